@@ -1,0 +1,53 @@
+"""Controller errors: a branch of the one tree rooted at :class:`drivers.errors.TablectlError`.
+
+    ControllerError
+    ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
+    ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
+    ├── JournalError                   the journal cannot be opened, written or verified
+    │   └── ChainBrokenError           a hash-chain link does not verify
+    └── TransitionNotAllowedError      an engine was fed an event its state machine forbids
+
+Game-rule violations are not here: they are verdict values with stable codes.
+"""
+
+from __future__ import annotations
+
+from drivers.errors import TablectlError
+
+__all__ = [
+    "ChainBrokenError",
+    "ConfigError",
+    "ControllerError",
+    "EventFormatError",
+    "JournalError",
+    "TransitionNotAllowedError",
+]
+
+
+class ControllerError(TablectlError):
+    """Something the controller cannot do."""
+
+
+class ConfigError(ControllerError, ValueError):
+    """A configuration file or value that cannot be used."""
+
+
+class EventFormatError(ControllerError, ValueError):
+    """A normalized event (JSON) that is malformed."""
+
+
+class JournalError(ControllerError):
+    """The journal cannot be opened, written or read."""
+
+
+class ChainBrokenError(JournalError):
+    """A journal record's hash does not match its content or its predecessor."""
+
+    def __init__(self, seq: int, why: str) -> None:
+        super().__init__(f"hash chain broken at seq {seq}: {why}")
+        self.seq = seq
+        self.why = why
+
+
+class TransitionNotAllowedError(ControllerError):
+    """An engine's strict state machine was fed an event it does not accept in this state."""

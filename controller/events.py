@@ -1,0 +1,279 @@
+"""Normalized table events (DESIGN §4.4): the one vocabulary of the journal, replay and ``cmd/event``.
+
+Device drivers speak their own protocols; the runner turns what they report into these events,
+journals them, and only then feeds them to the game engine. Replay feeds the same events from a
+JSONL file, so a disputed round is re-validated by exactly the code that validated it live.
+
+Each event is a frozen dataclass with a literal ``type``. Events built in code are trusted;
+events from outside (a JSONL file, an MQTT command) go through :func:`parse_event`, which is strict:
+unknown types, unknown keys and wrong value types are :class:`EventFormatError` with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+
+import pydantic
+
+from controller.errors import EventFormatError
+
+__all__ = [
+    "EVENT_TYPES",
+    "BallDrawn",
+    "BallLaunched",
+    "BetsClosed",
+    "Card",
+    "Confirm",
+    "CutCard",
+    "Direction",
+    "Fault",
+    "FaultCleared",
+    "NoSpin",
+    "RoundOpen",
+    "Segment",
+    "ShuffleCompleted",
+    "ShuffleStarted",
+    "TableEvent",
+    "Void",
+    "WinningNumber",
+    "event_from_json",
+    "event_to_dict",
+    "parse_event",
+]
+
+Direction = Literal["cw", "ccw"]
+"""Rotation seen from above the wheel: clockwise or counter-clockwise."""
+
+_STRICT = pydantic.ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Base:
+    """Fields every event may carry. ``seq`` is set once the journal has it."""
+
+    __pydantic_config__: ClassVar[pydantic.ConfigDict] = _STRICT
+
+    ts: str | None = None
+    device: str | None = None
+    manual: bool = False
+    seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundOpen(_Base):
+    """Betting opens for a new round. ``round`` is filled in by the engine when absent."""
+
+    type: Literal["round_open"] = "round_open"
+    round: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BetsClosed(_Base):
+    """ "No more bets": the betting window is closed (system timer, dealer or the wheel's state 4)."""
+
+    type: Literal["bets_closed"] = "bets_closed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BallLaunched(_Base):
+    """The roulette ball is in the rim (SS2 state 3)."""
+
+    type: Literal["ball_launched"] = "ball_launched"
+    rotor_direction: Direction | None = None
+    spin: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WinningNumber(_Base):
+    """The ball has settled in a pocket. ``number`` is an int, or the string ``"00"``.
+
+    ``revolutions`` is ``None`` when the wiring gives no count (status-only SS2): the wheel's own
+    validation is then trusted unless the table requires a count.
+    """
+
+    type: Literal["winning_number"] = "winning_number"
+    number: int | Literal["00"]
+    revolutions: int | None = None
+    ball_direction: Direction | None = None
+    rotor_direction: Direction | None = None
+    spin: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoSpin(_Base):
+    """The device (or the dealer's button) declares the spin invalid: "no spin" (seed-000 RL-I1/I2)."""
+
+    type: Literal["no_spin"] = "no_spin"
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Void(_Base):
+    """A supervisor's decision to void the round in progress, with a reason code."""
+
+    type: Literal["void"] = "void"
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Confirm(_Base):
+    """A supervisor confirms a round that is pending a decision."""
+
+    type: Literal["confirm"] = "confirm"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fault(_Base):
+    """A device fault was raised. Faults are latched until a :class:`FaultCleared`."""
+
+    type: Literal["fault"] = "fault"
+    code: str
+    detail: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultCleared(_Base):
+    """A latched fault was cleared (by the device or a supervisor)."""
+
+    type: Literal["fault_cleared"] = "fault_cleared"
+    code: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Card(_Base):
+    """A card left the shoe (DESIGN §4.1 notation: ``KH``, ``TS``, ``JK``)."""
+
+    type: Literal["card"] = "card"
+    card: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutCard(_Base):
+    """The cut card came out of the shoe."""
+
+    type: Literal["cut_card"] = "cut_card"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleStarted(_Base):
+    """The shuffler started a shuffle."""
+
+    type: Literal["shuffle_started"] = "shuffle_started"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleCompleted(_Base):
+    """The shuffler finished; ``cards`` is its own count (never trusted alone)."""
+
+    type: Literal["shuffle_completed"] = "shuffle_completed"
+    cards: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BallDrawn(_Base):
+    """A numbered ball was read at the drum's exit."""
+
+    type: Literal["ball_drawn"] = "ball_drawn"
+    ball: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Segment(_Base):
+    """A money wheel stopped at a segment index."""
+
+    type: Literal["segment"] = "segment"
+    index: int
+
+
+TableEvent = (
+    RoundOpen
+    | BetsClosed
+    | BallLaunched
+    | WinningNumber
+    | NoSpin
+    | Void
+    | Confirm
+    | Fault
+    | FaultCleared
+    | Card
+    | CutCard
+    | ShuffleStarted
+    | ShuffleCompleted
+    | BallDrawn
+    | Segment
+)
+
+EVENT_TYPES: Mapping[str, type[TableEvent]] = {
+    cls.type: cls  # type: ignore[misc]
+    for cls in (
+        RoundOpen,
+        BetsClosed,
+        BallLaunched,
+        WinningNumber,
+        NoSpin,
+        Void,
+        Confirm,
+        Fault,
+        FaultCleared,
+        Card,
+        CutCard,
+        ShuffleStarted,
+        ShuffleCompleted,
+        BallDrawn,
+        Segment,
+    )
+}
+
+_ADAPTER: pydantic.TypeAdapter[TableEvent] = pydantic.TypeAdapter(
+    Annotated[TableEvent, pydantic.Field(discriminator="type")]
+)
+
+
+def parse_event(obj: object) -> TableEvent:
+    """Validate a decoded JSON object as a normalized event.
+
+    Raises:
+        EventFormatError: naming the type and the offending field.
+    """
+    if not isinstance(obj, Mapping):
+        raise EventFormatError(f"an event must be a JSON object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    if kind not in EVENT_TYPES:
+        known = ", ".join(sorted(EVENT_TYPES))
+        raise EventFormatError(f"unknown event type {kind!r} (known: {known})")
+    try:
+        # JSON mode: strict types (no "3" for 3) while still accepting objects for dataclasses.
+        return _ADAPTER.validate_json(json.dumps(obj))
+    except (TypeError, ValueError) as exc:
+        if not isinstance(exc, pydantic.ValidationError):
+            raise EventFormatError(f"bad {kind} event: not JSON-serializable: {exc}") from None
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'event'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise EventFormatError(f"bad {kind} event: {problems}") from None
+
+
+def event_from_json(line: str | bytes) -> TableEvent:
+    """Parse one JSON line into an event (see :func:`parse_event`)."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EventFormatError(f"not JSON: {exc}") from None
+    return parse_event(obj)
+
+
+def event_to_dict(event: TableEvent) -> dict[str, Any]:
+    """The JSON form: ``type`` first, unset optional fields and ``manual=False`` left out."""
+    out: dict[str, Any] = {"type": event.type}
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        if field.name == "type" or value is None or (field.name == "manual" and not value):
+            continue
+        out[field.name] = value
+    return out

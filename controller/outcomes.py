@@ -1,0 +1,72 @@
+"""What an engine concludes: a round's :class:`Outcome` (settled or void) or a :class:`Verdict`.
+
+Both are values. An irregularity never propagates as an exception: it becomes a verdict with a
+stable code (listed in ``docs/verdicts.md``) that is journaled and published, and, when it ends the
+round, a void outcome with that code as its ``reason``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["EngineOutput", "Outcome", "Verdict"]
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """A round's end. ``reason`` is a stable code when ``status == "void"``, else ``None``."""
+
+    table: str
+    game: str
+    round: str
+    status: Literal["settled", "void"]
+    reason: str | None = None
+    result: dict[str, Any] | None = None
+    ts: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        """The DESIGN §4.3 outcome payload, minus ``seq``/``hash``/``prev_hash`` (the journal's)."""
+        return {
+            "schema": SCHEMA,
+            "table": self.table,
+            "game": self.game,
+            "round": self.round,
+            "ts": self.ts,
+            "status": self.status,
+            "reason": self.reason,
+            "result": self.result,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """An irregularity that does not by itself end the round (or an event refused outright).
+
+    ``code`` is stable (documented); ``rule`` names the rule-book id it comes from, if any.
+    """
+
+    code: str
+    message: str
+    round: str | None = None
+    rule: str | None = None
+    ts: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON form as journaled and published (under ``type: "verdict"``)."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.round is not None:
+            out["round"] = self.round
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.ts is not None:
+            out["ts"] = self.ts
+        if self.data:
+            out["data"] = self.data
+        return out
+
+
+EngineOutput = Outcome | Verdict

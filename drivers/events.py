@@ -1,0 +1,125 @@
+"""What devices report, in device terms (past-tense facts), before any game rule is applied.
+
+Drivers produce these; the controller maps them to normalized table events (DESIGN §4.4) and
+journals them. ``at`` is wall-clock seconds (``time.time()``) taken by the driver when the bytes
+arrived, through its injected clock, so codecs and game rules never read a clock themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "BallLaunched",
+    "DeviceAvailable",
+    "DeviceEvent",
+    "DeviceFaultCleared",
+    "DeviceFaultRaised",
+    "DeviceUnavailable",
+    "Direction",
+    "NoMoreBets",
+    "SpinInvalid",
+    "WheelReady",
+    "WheelSettled",
+]
+
+Direction = Literal["cw", "ccw"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _DeviceEvent:
+    device: str
+    at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceAvailable(_DeviceEvent):
+    """The link is up and the device answered (first valid message after connecting)."""
+
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceUnavailable(_DeviceEvent):
+    """The link is down or the device went silent. ``reason`` is a stable code
+    (``port_error``, ``disconnected``, ``silent``)."""
+
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceFaultRaised(_DeviceEvent):
+    """A device fault with a stable code (e.g. ``ss2_fault_5``, ``ss2_sensor_fault``)."""
+
+    code: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceFaultCleared(_DeviceEvent):
+    """The device reports the fault gone."""
+
+    code: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelReady(_DeviceEvent):
+    """A roulette wheel opened a game: place your bets (SS2 state 2)."""
+
+    spin: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BallLaunched(_DeviceEvent):
+    """The ball is in the rim (SS2 state 3)."""
+
+    spin: int | None = None
+    rotor_direction: Direction | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoMoreBets(_DeviceEvent):
+    """The wheel's no-more-bets point (SS2 state 4)."""
+
+    spin: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelSettled(_DeviceEvent):
+    """The ball settled in ``number`` (SS2 state 5 / bare number line).
+
+    ``revolutions`` and ``ball_direction`` come from the ball-sensor stream when it is enabled;
+    otherwise ``None``.
+    """
+
+    number: int | Literal["00"]
+    spin: int | None = None
+    revolutions: int | None = None
+    ball_direction: Direction | None = None
+    rotor_direction: Direction | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpinInvalid(_DeviceEvent):
+    """The device's own exception handling declared the spin void ("no spin").
+
+    ``reason``: ``same_direction`` (misspin), ``no_ball``, ``misfire``.
+    """
+
+    reason: str
+    spin: int | None = None
+
+
+DeviceEvent = (
+    DeviceAvailable
+    | DeviceUnavailable
+    | DeviceFaultRaised
+    | DeviceFaultCleared
+    | WheelReady
+    | BallLaunched
+    | NoMoreBets
+    | WheelSettled
+    | SpinInvalid
+)

@@ -1,0 +1,419 @@
+"""Cammegh Slingshot 2 (SS2 / Mercury) roulette wheel protocol, sans I/O.
+
+Bytes in, messages out; commands in, bytes out. No asyncio, serial or clock: the driver owns the
+port and the time, the simulator reuses this module to speak as the wheel (``encode_message``,
+:class:`CommandDecoder`). Facts from the vendor's developer guide V2.07/V2.10, summarised in
+``docs/protocols/cammegh-ss2.md``.
+
+Framing: a packet starts with ``*`` and ends with CR and/or LF; the wheel always sends ``\\r\\n``.
+Exceptions without ``*``: the bare winning number (two characters, space padded, port 1 only) and
+the ``*I 4`` sensor stream (``bs n``, ``bn nn``). Every line is validated field by field; a bad
+line becomes a :class:`DecodeError` value (counted by the driver), never an exception, and the
+decoder resynchronises on the next terminator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "COMMAND_LETTERS",
+    "CR",
+    "FAULT_MEANINGS",
+    "LF",
+    "MAX_LINE",
+    "START",
+    "BallInPocket",
+    "BareNumber",
+    "ChiSquare",
+    "Command",
+    "CommandDecoder",
+    "DecodeError",
+    "Decoder",
+    "FaultReport",
+    "LineSplitter",
+    "Message",
+    "Number",
+    "Reply",
+    "SensorPassed",
+    "Status",
+    "WarningBit",
+    "encode_command",
+    "encode_message",
+    "parse_number",
+]
+
+START = b"*"
+CR = b"\r"
+LF = b"\n"
+TERMINATOR = b"\r\n"
+MAX_LINE = 80
+"""Longest line we accept; a longer run without a terminator is garbage and is dropped."""
+
+Number = int | Literal["00"]
+"""A pocket: 0–36 (39/40-pocket wheels on firmware 2.52 go to 38), or the string ``"00"``."""
+
+
+class WarningBit:
+    """Warning bits of the status line (one hex digit, bitwise OR)."""
+
+    BALL_NOT_SENSED = 1
+    """Ball removed or not sensed (state 4 + this for ≥5 s = no ball)."""
+    SAME_DIRECTION = 2
+    """Ball rotating in the rotor's direction during state 3 = misspin."""
+    SENSOR_FAULT = 4
+    """Sensor stuck, motor or encoder fault."""
+    LAUNCH_FAILED = 8
+    """Ball launch failed, retrying (misfire)."""
+
+
+# --- messages the wheel sends ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Status:
+    """``*X;<state>;<spin>;<win>;<warn>;<speed>;<dir>``: a status *level*, repeated every 500 ms.
+
+    ``last_number`` is ``None`` before the first result (two spaces on the wire).
+    ``rotor_rpm_x10`` is the rotor speed in tenths of rpm; ``rotor_direction`` 0 = clockwise.
+    """
+
+    state: int
+    spin: int
+    last_number: Number | None
+    warnings: int
+    rotor_rpm_x10: int
+    rotor_direction: int
+
+
+@dataclass(frozen=True)
+class BareNumber:
+    """The legacy bare winning-number line (``" 7"``, ``"25"``, ``" 0"``, ``"00"``)."""
+
+    number: Number
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply to a command: ``*<letter> <text>`` (``*P OK``, ``*K CAM``, ``*V …``, ``*R OK``)."""
+
+    letter: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FaultReport:
+    """``*F <code>``: a self-test result or (mode bit 256) a fault during play."""
+
+    code: int
+
+
+@dataclass(frozen=True)
+class ChiSquare:
+    """``*w`` reply: the wheel's own chi-square value and percentage over its stored results."""
+
+    value: float
+    percent: float
+
+
+@dataclass(frozen=True)
+class SensorPassed:
+    """``bs n``: the ball passed in-rim sensor ``n`` (0–2); from the ``*I 4`` stream."""
+
+    sensor: int
+
+
+@dataclass(frozen=True)
+class BallInPocket:
+    """``bn nn``: the ball sensed in pocket ``nn``; from the ``*I 4`` stream."""
+
+    number: Number
+
+
+@dataclass(frozen=True)
+class DecodeError:
+    """A line that is not a valid SS2 message. ``raw`` is the offending bytes (capped)."""
+
+    reason: str
+    raw: bytes
+
+
+Message = (
+    Status
+    | BareNumber
+    | Reply
+    | FaultReport
+    | ChiSquare
+    | SensorPassed
+    | BallInPocket
+    | DecodeError
+)
+
+FAULT_MEANINGS: dict[int, str] = {
+    0: "ok",
+    1: "hardware fault",
+    2: "no ball",
+    3: "no ball position",
+    4: "wrong ball direction",
+    5: "motor fault",
+    6: "encoder fault or wheel not calibrated",
+    7: "cannot play clockwise",
+    8: "cannot play anticlockwise",
+    11: "sensor 0 stuck on",
+    12: "sensor 1 stuck on",
+    13: "sensor 2 stuck on",
+    21: "sensor 0 stuck off",
+    22: "sensor 1 stuck off",
+    23: "sensor 2 stuck off",
+    100: "self-test timeout",
+}
+"""``*F`` codes from the vendor's guide; used by diagnostics and alarm texts."""
+
+_STATUS = re.compile(rb"\*X;([1-6]);(\d{3});(  |[ \d]\d);([0-9A-Fa-f]);(\d{3});([01])")
+_BARE = re.compile(rb"[ \d]\d")
+_FAULT = re.compile(rb"\*F (\d{1,3})")
+_CHI = re.compile(rb"\*w (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)")
+_REPLY = re.compile(rb"\*([A-Za-z])(?: ([\x20-\x7e]*))?")
+_SENSOR = re.compile(rb"bs ([0-2])")
+_POCKET = re.compile(rb"bn ([ \d]\d)")
+
+
+def parse_number(field: bytes) -> Number | None:
+    """Two characters, space padded, to a pocket number; ``None`` if it is not one.
+
+    ``"00"`` is the american double zero. Numbers above 38 exist on no SS2 wheel.
+    """
+    if field == b"00":
+        return "00"
+    if not _BARE.fullmatch(field):
+        return None
+    value = int(field.strip() or b"-1")
+    return value if 0 <= value <= 38 else None
+
+
+def _format_number(number: Number) -> bytes:
+    if number == "00":
+        return b"00"
+    return f"{number:2d}".encode()
+
+
+def decode_line(line: bytes) -> Message:
+    """Decode one line (without its terminator)."""
+    if line.startswith(START):
+        if m := _STATUS.fullmatch(line):
+            state, spin, win, warn, speed, direction = m.groups()
+            last: Number | None = None
+            if win != b"  ":
+                last = parse_number(win)
+                if last is None:
+                    return DecodeError(f"status: bad winning number {win!r}", line)
+            spin_no = int(spin)
+            if not 0 <= spin_no <= 256:
+                return DecodeError(f"status: spin number {spin_no} out of range", line)
+            return Status(int(state), spin_no, last, int(warn, 16), int(speed), int(direction))
+        if line.startswith(b"*X"):
+            return DecodeError("status: malformed fields", line)
+        if m := _FAULT.fullmatch(line):
+            return FaultReport(int(m.group(1)))
+        if m := _CHI.fullmatch(line):
+            return ChiSquare(float(m.group(1)), float(m.group(2)))
+        if m := _REPLY.fullmatch(line):
+            return Reply(m.group(1).decode("ascii"), (m.group(2) or b"").decode("ascii"))
+        return DecodeError("packet: not printable ASCII or no command letter", line)
+    if m := _SENSOR.fullmatch(line):
+        return SensorPassed(int(m.group(1)))
+    if m := _POCKET.fullmatch(line):
+        number = parse_number(m.group(1))
+        if number is None:
+            return DecodeError("sensor stream: bad pocket", line)
+        return BallInPocket(number)
+    if len(line) == 2:
+        number = parse_number(line)
+        if number is not None:
+            return BareNumber(number)
+    return DecodeError("unrecognised line", line)
+
+
+class LineSplitter:
+    """CR, LF or CRLF framed lines from a byte stream that may be split or garbled anywhere.
+
+    Keeps the partial line between calls. Empty lines are skipped. A ``*`` inside a line means a
+    terminator was lost: the bytes before it are garbage. A line longer than :data:`MAX_LINE` is
+    reported once and dropped up to the next terminator.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._discarding = False
+
+    def feed(self, data: bytes) -> list[bytes | DecodeError]:
+        out: list[bytes | DecodeError] = []
+        for byte in data:
+            if byte in (0x0D, 0x0A):
+                if self._discarding:
+                    self._discarding = False
+                elif self._buffer:
+                    out.append(bytes(self._buffer))
+                self._buffer.clear()
+                continue
+            if self._discarding:
+                continue
+            if byte == 0x2A and self._buffer:
+                out.append(DecodeError("packet start inside a line", bytes(self._buffer)))
+                self._buffer.clear()
+            self._buffer.append(byte)
+            if len(self._buffer) > MAX_LINE:
+                out.append(DecodeError("line too long", bytes(self._buffer[:MAX_LINE])))
+                self._buffer.clear()
+                self._discarding = True
+        return out
+
+
+class Decoder:
+    """Incremental decoder for what the wheel sends: ``feed(bytes) -> list[Message]``.
+
+    Frames split anywhere decode the same; garbage becomes :class:`DecodeError` values and the
+    decoder resynchronises on the next terminator.
+    """
+
+    def __init__(self) -> None:
+        self._lines = LineSplitter()
+        self.errors = 0
+        """Count of :class:`DecodeError` values produced so far."""
+
+    def feed(self, data: bytes) -> list[Message]:
+        out = [
+            item if isinstance(item, DecodeError) else decode_line(item)
+            for item in self._lines.feed(data)
+        ]
+        self.errors += sum(isinstance(m, DecodeError) for m in out)
+        return out
+
+
+def encode_message(message: Message) -> bytes:
+    """What the wheel would send for ``message`` (used by the simulator and the tests)."""
+    match message:
+        case Status(state, spin, last, warn, speed, direction):
+            win = b"  " if last is None else _format_number(last)
+            return b"*X;%d;%03d;%s;%X;%03d;%d\r\n" % (state, spin, win, warn, speed, direction)
+        case BareNumber(number):
+            return _format_number(number) + TERMINATOR
+        case Reply(letter, text):
+            return (
+                b"*"
+                + letter.encode("ascii")
+                + (b" " + text.encode("ascii") if text else b"")
+                + TERMINATOR
+            )
+        case FaultReport(code):
+            return b"*F %d\r\n" % code
+        case ChiSquare(value, percent):
+            return f"*w {value:.2f} {percent:.1f}\r\n".encode()
+        case SensorPassed(sensor):
+            return b"bs %d\r\n" % sensor
+        case BallInPocket(number):
+            return b"bn " + _format_number(number) + TERMINATOR
+        case DecodeError(_, raw):
+            return raw + TERMINATOR
+    raise TypeError(f"not an SS2 message: {message!r}")  # pragma: no cover - exhaustive match
+
+
+# --- commands the host sends ---------------------------------------------------------------------
+
+COMMAND_LETTERS = frozenset("PRSVKuXIAdqwWMsTCFo")
+"""Command letters of the guide. ``encode_command`` refuses anything else."""
+
+_COMMAND = re.compile(rb"\*([A-Za-z])(?:[ ;]([\x20-\x7e]*))?")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A host command: the letter and its argument text (``Command("o", "1159")`` → ``*o 1159``).
+
+    Helpers: ``Command.restart()``, ``Command.poll()``, … build the common ones.
+    """
+
+    letter: str
+    argument: str = ""
+
+    @classmethod
+    def restart(cls) -> Command:
+        """``*R``: back to state 1; also the host's acknowledgement of a misspin."""
+        return cls("R")
+
+    @classmethod
+    def poll(cls) -> Command:
+        """``*X``: one status line."""
+        return cls("X")
+
+    @classmethod
+    def identify(cls) -> Command:
+        """``*K``: ``*K CAM`` when idle; starts a game in host-start mode."""
+        return cls("K")
+
+    @classmethod
+    def version(cls) -> Command:
+        """``*V``: the full firmware version."""
+        return cls("V")
+
+    @classmethod
+    def power(cls, on: bool) -> Command:
+        """``*P 1`` / ``*P 0``."""
+        return cls("P", "1" if on else "0")
+
+    @classmethod
+    def sensor_stream(cls, on: bool) -> Command:
+        """``*I 4`` / ``*I 0``: the ball-sensor event stream (port 1 only)."""
+        return cls("I", "4" if on else "0")
+
+    @classmethod
+    def operating_mode(cls, mode: int) -> Command:
+        """``*o <sum>``: set the operating-mode bits (stored in NVRAM, echoed)."""
+        if not 0 <= mode <= 0xFFFF:
+            raise ValueError(f"operating mode {mode} is not a 16-bit sum")
+        return cls("o", str(mode))
+
+    @classmethod
+    def self_test(cls) -> Command:
+        """``*F``: self-test (state 6 only; up to 5 minutes)."""
+        return cls("F")
+
+
+def encode_command(command: Command) -> bytes:
+    """``*<letter>[ <argument>]\\r\\n``.
+
+    Raises:
+        ValueError: an unknown letter or a non-printable argument (never sent half-formed).
+    """
+    if command.letter not in COMMAND_LETTERS:
+        raise ValueError(f"unknown SS2 command letter {command.letter!r}")
+    arg = command.argument
+    if any(not (0x20 <= ord(c) <= 0x7E) for c in arg) or len(arg) > MAX_LINE - 4:
+        raise ValueError(f"SS2 command argument must be short printable ASCII: {arg!r}")
+    sep = " " if arg else ""
+    return f"*{command.letter}{sep}{arg}\r\n".encode("ascii")
+
+
+class CommandDecoder:
+    """The wheel's side: host bytes in, :class:`Command` (or :class:`DecodeError`) out.
+
+    Same line discipline as :class:`Decoder`; the simulator uses it to understand the host.
+    """
+
+    def __init__(self) -> None:
+        self._lines = LineSplitter()
+
+    def feed(self, data: bytes) -> list[Command | DecodeError]:
+        out: list[Command | DecodeError] = []
+        for item in self._lines.feed(data):
+            if isinstance(item, DecodeError):
+                out.append(item)
+                continue
+            m = _COMMAND.fullmatch(item)
+            if m is None or m.group(1).decode() not in COMMAND_LETTERS:
+                out.append(DecodeError("not an SS2 command", item))
+                continue
+            out.append(Command(m.group(1).decode(), (m.group(2) or b"").decode("ascii")))
+        return out

@@ -51,6 +51,13 @@ class MqttConfig(_Strict):
     client_id: str | None = None
     keepalive: int = pydantic.Field(default=30, ge=5, le=3600)
     reconnect_max_delay: float = pydantic.Field(default=5.0, gt=0, le=300)
+    embedded_listen: str = pydantic.Field(default="127.0.0.1:1883", pattern=r"^[^:]+:\d{1,5}$")
+    """Where the in-process broker listens when ``url = "embedded"``."""
+
+    @property
+    def embedded_address(self) -> tuple[str, int]:
+        host, port = self.embedded_listen.rsplit(":", 1)
+        return host, int(port)
 
     @pydantic.field_validator("url")
     @classmethod

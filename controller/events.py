@@ -209,7 +209,7 @@ TableEvent = (
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
-    cls.type: cls  # type: ignore[misc]
+    cls.type: cls
     for cls in (
         RoundOpen,
         BetsClosed,

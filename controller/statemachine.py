@@ -145,10 +145,11 @@ def _problems(
         if not t.event:
             problems.append(f"transition {t.source}->{t.target} has an empty event name")
         key = (t.source, t.event)
-        if key in seen and seen[key] != t.target:
-            # Two targets for one (state, event) would make fire() depend on declaration order.
+        if key in seen:
+            # Two entries for one (state, event) would make fire() depend on declaration order
+            # (or, if identical, hide a copy-paste slip): one declaration per pair.
             problems.append(
-                f"{t.event!r} in {t.source!r} leads both to {seen[key]!r} and {t.target!r}"
+                f"{t.event!r} in {t.source!r} is declared twice ({seen[key]!r}, {t.target!r})"
             )
         seen.setdefault(key, t.target)
         if t.source in final:

@@ -1,0 +1,65 @@
+"""Everything that touches hardware, and nothing about games.
+
+The public surface: :func:`open_driver` builds a driver from a config entry, drivers yield the
+event types of :mod:`drivers.events`, and every failure is a :class:`DriverError`. Importing this
+package loads no hardware library (pyserial, pyusb, python-can): those are imported when a driver
+or port is actually used, so a missing one fails that device with a clear message.
+"""
+
+from __future__ import annotations
+
+from drivers import events
+from drivers.base import Driver, DriverSettings, StreamDriver
+from drivers.errors import (
+    DeviceTimeoutError,
+    DriverError,
+    DriverInitError,
+    DriverUnavailableError,
+    FramingError,
+    TablectlError,
+    TransportClosedError,
+    UnknownDriverError,
+)
+from drivers.events import (
+    BallLaunched,
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceFaultCleared,
+    DeviceFaultRaised,
+    DeviceUnavailable,
+    Direction,
+    NoMoreBets,
+    SpinInvalid,
+    WheelReady,
+    WheelSettled,
+)
+from drivers.registry import DRIVERS, get_driver_class, open_driver
+
+__all__ = [
+    "DRIVERS",
+    "BallLaunched",
+    "DeviceAvailable",
+    "DeviceEvent",
+    "DeviceFaultCleared",
+    "DeviceFaultRaised",
+    "DeviceTimeoutError",
+    "DeviceUnavailable",
+    "Direction",
+    "Driver",
+    "DriverError",
+    "DriverInitError",
+    "DriverSettings",
+    "DriverUnavailableError",
+    "FramingError",
+    "NoMoreBets",
+    "SpinInvalid",
+    "StreamDriver",
+    "TablectlError",
+    "TransportClosedError",
+    "UnknownDriverError",
+    "WheelReady",
+    "WheelSettled",
+    "events",
+    "get_driver_class",
+    "open_driver",
+]

@@ -385,13 +385,18 @@ def encode_command(command: Command) -> bytes:
     """``*<letter>[ <argument>]\\r\\n``.
 
     Raises:
-        ValueError: an unknown letter or a non-printable argument (never sent half-formed).
+        ValueError: an unknown letter, or an argument that is not printable, contains ``*`` (the
+            wheel would take it for a new packet) or is too long (never sent half-formed).
     """
     if command.letter not in COMMAND_LETTERS:
         raise ValueError(f"unknown SS2 command letter {command.letter!r}")
     arg = command.argument
-    if any(not (0x20 <= ord(c) <= 0x7E) for c in arg) or len(arg) > MAX_LINE - 4:
-        raise ValueError(f"SS2 command argument must be short printable ASCII: {arg!r}")
+    if (
+        any(not (0x20 <= ord(c) <= 0x7E) for c in arg)
+        or START.decode() in arg
+        or len(arg) > MAX_LINE - 4
+    ):
+        raise ValueError(f"SS2 command argument must be short printable ASCII without *: {arg!r}")
     sep = " " if arg else ""
     return f"*{command.letter}{sep}{arg}\r\n".encode("ascii")
 

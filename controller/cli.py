@@ -1,0 +1,186 @@
+"""``tablectl``: the command line (DESIGN §4.5).
+
+Every subcommand has ``--help``; errors exit non-zero with a one-line reason on stderr. ``replay``
+and ``verify`` never need a broker or a device. ``simulate`` and ``demo`` are the only places the
+controller reaches into ``simulators`` (lazily): they are composition roots for benches and demos.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from controller.logs import configure_logging
+from drivers.errors import TablectlError
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tablectl",
+        description="Open table-game controller: devices → validated rounds → MQTT.",
+    )
+    parser.add_argument("--log-format", choices=("auto", "console", "json"), default="auto")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one table (the service)")
+    run.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+
+    demo = sub.add_parser(
+        "demo", help="simulated wheel + embedded broker + controller + live view, one command"
+    )
+    demo.add_argument("--speed", type=float, default=4.0, help="simulator speed factor")
+    demo.add_argument("--rounds", type=int, default=0, help="stop after N outcomes (0: run on)")
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument(
+        "--fault",
+        action="append",
+        default=None,
+        metavar="KIND@GAME[=VALUE]",
+        help="inject a wheel fault (default: misspin@3); repeatable; 'none' for none",
+    )
+    demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
+
+    simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
+    sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
+    ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
+    from simulators import cli as sim_cli  # noqa: PLC0415 - composition root, see module doc
+
+    sim_cli.add_arguments(ss2)
+
+    replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
+    replay.add_argument("--config", required=True, type=Path)
+    replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
+
+    check = sub.add_parser("check-config", help="validate a table config and exit")
+    check.add_argument("config", type=Path)
+
+    watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
+    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
+    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
+    watch.add_argument("--prefix", default=None)
+    watch.add_argument("--table", default=None, help="table id (default: all tables)")
+    watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+
+    verify = sub.add_parser("verify", help="check a journal's hash chain")
+    verify.add_argument("journal", type=Path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tablectl`` console script."""
+    args = _parser().parse_args(argv)
+    configure_logging(args.log_format, verbose=args.verbose)
+    try:
+        return _dispatch(args)
+    except TablectlError as exc:
+        print(f"tablectl {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    command: str = args.command
+    if command == "run":
+        from controller.app import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
+        from controller.config import load_config  # noqa: PLC0415
+
+        asyncio.run(run_table(load_config(args.config)))
+        return EXIT_OK
+    if command == "demo":
+        from controller.demo import run_demo  # noqa: PLC0415
+
+        faults = args.fault if args.fault is not None else ["misspin@3"]
+        return asyncio.run(
+            run_demo(
+                speed=args.speed,
+                rounds=args.rounds,
+                seed=args.seed,
+                faults=[f for f in faults if f != "none"],
+                state_dir=args.state_dir,
+            )
+        )
+    if command == "simulate":
+        from simulators import cli as sim_cli  # noqa: PLC0415
+
+        return asyncio.run(sim_cli.run(args))
+    if command == "replay":
+        return _replay(args.config, args.events)
+    if command == "check-config":
+        from controller.app import check_config  # noqa: PLC0415
+        from controller.config import load_config  # noqa: PLC0415
+
+        for line in check_config(load_config(args.config)):
+            print(line)
+        print("OK")
+        return EXIT_OK
+    if command == "watch":
+        return _watch(args)
+    if command == "verify":
+        from controller.journal import verify_file  # noqa: PLC0415
+
+        count = verify_file(args.journal)
+        print(f"OK: {count} records, hash chain intact")
+        return EXIT_OK
+    raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
+
+
+def _replay(config_path: Path, events: Path) -> int:
+    from controller.app import build_engine_for  # noqa: PLC0415
+    from controller.config import load_config  # noqa: PLC0415
+    from controller.replay import run_replay  # noqa: PLC0415
+
+    engine = build_engine_for(load_config(config_path))
+    if str(events) == "-":
+        report = run_replay(engine, sys.stdin, sys.stdout, sys.stderr)
+    else:
+        try:
+            with events.open(encoding="utf-8") as source:
+                report = run_replay(engine, source, sys.stdout, sys.stderr)
+        except OSError as exc:
+            print(f"tablectl replay: cannot read {events}: {exc.strerror}", file=sys.stderr)
+            return EXIT_ERROR
+    print(
+        f"replay: {report.events} events, {report.outcomes} outcomes, "
+        f"{report.verdicts} verdicts, {report.errors} bad lines",
+        file=sys.stderr,
+    )
+    return EXIT_ERROR if report.errors else EXIT_OK
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from controller.publisher import broker_address  # noqa: PLC0415
+    from controller.watch import watch  # noqa: PLC0415
+
+    url, prefix, table = args.url, args.prefix, args.table
+    if args.config is not None:
+        from controller.config import load_config  # noqa: PLC0415
+
+        config = load_config(args.config)
+        url = url or config.mqtt.url
+        prefix = prefix or config.mqtt.topic_prefix
+        table = table or config.table.id
+        if url == "embedded":
+            url = f"mqtt://{config.mqtt.embedded_listen}"
+    host, port, _tls = broker_address(url or "mqtt://127.0.0.1:1883")
+    topic_filter = f"{prefix or 'tablectl'}/{table or '+'}/#"
+    try:
+        asyncio.run(watch(host, port, topic_filter, colour=sys.stdout.isatty(), raw=args.raw))
+    except OSError as exc:
+        print(f"tablectl watch: cannot reach {host}:{port}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

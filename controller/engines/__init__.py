@@ -1,0 +1,92 @@
+"""Round engines: one per game family, chosen by ``[table] game`` through a lazy registry.
+
+The registry holds ``"module.path", "ClassName"`` strings (python-can's ``BACKENDS`` pattern), so
+importing this package costs nothing and a broken engine module fails when a table that uses it
+starts, with a :class:`~controller.errors.ConfigError` naming the game, and not at import of the
+whole service.
+
+An engine is pure: events in (time inside them), :class:`~controller.outcomes.Outcome` and
+:class:`~controller.outcomes.Verdict` values out. The runner journals each event before calling
+:meth:`Engine.apply` and publishes :meth:`Engine.snapshot` on the retained ``state`` topic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from controller.errors import ConfigError
+from controller.events import TableEvent
+from controller.outcomes import EngineOutput
+
+__all__ = ["ENGINES", "Engine", "EngineClass", "build_engine"]
+
+ENGINES: Mapping[str, tuple[str, str]] = {
+    "roulette": ("controller.engines.roulette", "RouletteEngine"),
+}
+"""``game -> (module, class)``; the class implements :class:`EngineClass`."""
+
+
+class Engine(Protocol):
+    """What the runner needs from a game's round engine."""
+
+    @property
+    def game(self) -> str:
+        """The registry key, e.g. ``"roulette"`` (goes into every outcome)."""
+        ...
+
+    @property
+    def current_round(self) -> str | None:
+        """The round in progress, ``None`` between rounds."""
+        ...
+
+    def apply(self, event: TableEvent) -> list[EngineOutput]:
+        """Feed one event; never raises for a bad sequence (those are verdicts)."""
+        ...
+
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-ready table state for the retained ``state`` topic."""
+        ...
+
+
+class EngineClass(Protocol):
+    """The class-side contract of a registry entry: build an engine from a raw ``[rules]``."""
+
+    def from_rules(
+        self, table_id: str, rules: Mapping[str, Any], *, source: str, next_round: int = 1
+    ) -> Engine: ...
+
+
+def build_engine(
+    table_id: str,
+    game: str,
+    rules: Mapping[str, Any],
+    *,
+    source: str,
+    next_round: int = 1,
+) -> Engine:
+    """Build the engine for ``game`` with its ``[rules]`` validated strictly.
+
+    Args:
+        table_id: the ``[table] id``; round ids are ``f"{table_id}-{n:06d}"``.
+        game: the ``[table] game`` key.
+        rules: the raw ``[rules]`` mapping, validated by the engine's own model.
+        source: the config file, named in error messages.
+        next_round: ``n`` of the next round id (the runner takes it from the journal).
+
+    Raises:
+        ConfigError: unknown game (the message lists the known ones), an engine that cannot be
+            loaded, or ``[rules]`` that the engine rejects.
+    """
+    try:
+        module_name, class_name = ENGINES[game]
+    except KeyError:
+        known = ", ".join(sorted(ENGINES))
+        raise ConfigError(f"{source}: unknown game {game!r} (known: {known})") from None
+    try:
+        module = importlib.import_module(module_name)
+        cls: EngineClass = getattr(module, class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{source}: engine for game {game!r} cannot be loaded: {exc}") from None
+    return cls.from_rules(table_id, rules, source=source, next_round=next_round)

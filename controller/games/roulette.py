@@ -1,0 +1,216 @@
+"""Roulette rules as pure functions: wheels, the published result, and whether a spin is valid.
+
+No I/O, no clock, no state: the engine (:mod:`controller.engines.roulette`) owns the round and
+calls these. Rule-book ids in comments point into ``../shared/rules/``:
+
+- seed-000 (Bombay Club player's guide) §3: RL-I1 (croupier "no spin"), RL-I2 (fewer than 4 full
+  revolutions is "no spin"), V-RL-1..5 (validators derived from them);
+- seed-001 (live-casino regulations) §4.1 roulette, §4.4 american, §4.5 la partage;
+- seed-002-004 §A.3 (ROU 3.1.1: opposite direction, at least 3 rotations; ROU 2.1.x);
+- regulatory.md R1/R2 (opposite direction, at least 4 revolutions, otherwise "no spin").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, TypeAlias
+
+import pydantic
+
+from controller.events import Direction, WinningNumber
+
+__all__ = [
+    "AMERICAN_ORDER",
+    "BLACK",
+    "EUROPEAN_ORDER",
+    "RED",
+    "VARIANTS",
+    "VOID_MIN_REVOLUTIONS",
+    "VOID_NUMBER_OUT_OF_RANGE",
+    "VOID_REVOLUTIONS_UNKNOWN",
+    "VOID_SAME_DIRECTION",
+    "Color",
+    "Pocket",
+    "RouletteRules",
+    "Variant",
+    "check_spin",
+    "color",
+    "pockets",
+    "spin_result",
+    "validate_number",
+    "wheel_order",
+]
+
+Variant: TypeAlias = Literal["european", "american", "french"]
+Pocket: TypeAlias = int | Literal["00"]
+"""A pocket as events and results carry it: an int, or the string ``"00"`` (DESIGN §4.3)."""
+Color: TypeAlias = Literal["red", "black", "green"]
+
+VARIANTS: Final[tuple[Variant, ...]] = ("european", "american", "french")
+
+# seed-001 §4.1 (standard red set, L3325) and seed-002-004 §A.3.1: 18 red, 18 black, 0 green.
+RED: Final[frozenset[int]] = frozenset(
+    {1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36}
+)
+BLACK: Final[frozenset[int]] = frozenset(range(1, 37)) - RED
+
+# seed-002-004 §A.3.1: single-zero wheel, clockwise from 0 (also the french wheel).
+EUROPEAN_ORDER: Final[tuple[int, ...]] = (
+    0, 32, 15, 19, 4, 21, 2, 25, 17, 34, 6, 27, 13, 36, 11, 30, 8, 23, 10,
+    5, 24, 16, 33, 1, 20, 14, 31, 9, 22, 18, 29, 7, 28, 12, 35, 3, 26,
+)  # fmt: skip
+
+# seed-001 §4.4 gives the pockets (0, 00, 1-36) but not their order; this is the standard
+# double-zero wheel, clockwise from 0, with 00 opposite 0. Confirm against the installed wheel.
+AMERICAN_ORDER: Final[tuple[Pocket, ...]] = (
+    0, 28, 9, 26, 30, 11, 7, 20, 32, 17, 5, 22, 34, 15, 3, 24, 36, 13, 1,
+    "00", 27, 10, 25, 29, 12, 8, 19, 31, 18, 6, 21, 33, 16, 4, 23, 35, 14, 2,
+)  # fmt: skip
+
+_ORDERS: Final[dict[Variant, tuple[Pocket, ...]]] = {
+    "european": EUROPEAN_ORDER,
+    "french": EUROPEAN_ORDER,
+    "american": AMERICAN_ORDER,
+}
+_POCKETS: Final[dict[Variant, frozenset[Pocket]]] = {v: frozenset(o) for v, o in _ORDERS.items()}
+
+# Stable void codes (docs/verdicts.md). Strings, not an enum: they travel in JSON as they are.
+VOID_NUMBER_OUT_OF_RANGE: Final = "number_out_of_range"
+VOID_SAME_DIRECTION: Final = "same_direction"
+VOID_MIN_REVOLUTIONS: Final = "min_revolutions"
+VOID_REVOLUTIONS_UNKNOWN: Final = "revolutions_unknown"
+
+
+class RouletteRules(pydantic.BaseModel):
+    """The ``[rules]`` section of a roulette table (DESIGN §4.2), validated strictly.
+
+    Load with ``validate_section(RouletteRules, cfg.rules, source=cfg.source, section="rules")``
+    so an unknown or mistyped key names the key and the file.
+    """
+
+    # strict: a TOML ``min_revolutions = "4"`` or ``true`` is a config mistake, not a 4 or a 1.
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    variant: Variant = "european"
+    """european: 37 pockets; american: 38 with "00" (seed-001 §4.4); french: 37 + la partage."""
+
+    min_revolutions: int = pydantic.Field(default=4, ge=1)
+    """Full ball revolutions for a valid spin: 4 in seed-000 RL-I2 and regulatory R1, 3 in
+    seed-004 ROU 3.1.1. The default is the stricter one."""
+
+    require_revolution_count: bool = False
+    """If true, a result without a revolution count is void (``revolutions_unknown``). If false,
+    a wheel that reports no count is trusted to have validated the spin itself (the SS2 only
+    reaches "no more bets"/state 4 after about 3.5 revolutions)."""
+
+    void_on_fault: bool = True
+    """A device fault during a round voids it (seed-001 G1/G3, seed-004 ROU 2.1.6). False keeps
+    the round in play until a result comes (regulatory R23: operator terms for wheel problems)."""
+
+
+def pockets(variant: Variant) -> frozenset[Pocket]:
+    """Every pocket of the wheel."""
+    return _POCKETS[variant]
+
+
+def wheel_order(variant: Variant) -> tuple[Pocket, ...]:
+    """The pockets clockwise from 0 (for sector statistics and displays)."""
+    return _ORDERS[variant]
+
+
+def validate_number(variant: Variant, number: object) -> bool:
+    """Whether ``number`` is a pocket of this wheel (seed-000 V-RL-2, seed-001 §4.1/§4.4).
+
+    Strict about types: ``True`` is not 1, ``"17"`` is not 17, and ``"00"`` exists only on an
+    american wheel. A value from the wire that is none of these is a void, never a guess.
+    """
+    if isinstance(number, bool):
+        return False
+    if isinstance(number, int | str):
+        return number in _POCKETS[variant]
+    return False
+
+
+def color(number: Pocket) -> Color:
+    """Colour of a pocket; 0 and "00" are green (seed-001 §4.1, §4.4)."""
+    if number in {0, "00"}:
+        return "green"
+    return "red" if number in RED else "black"
+
+
+def spin_result(
+    variant: Variant,
+    number: Pocket,
+    revolutions: int | None,
+    *,
+    ball_direction: Direction | None = None,
+    rotor_direction: Direction | None = None,
+    spin: int | None = None,
+) -> dict[str, Any]:
+    """The ``result`` of a settled roulette outcome (DESIGN §4.3, plus derived bet attributes).
+
+    The derived fields let a consumer settle outside bets without its own layout table: zero
+    (and "00") has no parity, range, dozen or column, so even chances, dozens and columns lose
+    (seed-001 §4.1 L99) except that a french wheel returns half of even-chance bets on zero
+    (``la_partage``, seed-001 §4.5).
+
+    The two directions are keyword-only: swapped positionally they would pass any type check
+    and silently publish the wrong one.
+
+    Raises:
+        ValueError: ``number`` is not a pocket of this wheel (check with :func:`check_spin`
+            first; an invalid number is a void, never a result).
+    """
+    if not validate_number(variant, number):
+        raise ValueError(f"{number!r} is not a pocket of a {variant} wheel")
+    parity: str | None = None
+    low_high: str | None = None
+    dozen: int | None = None
+    column: int | None = None
+    if isinstance(number, int) and number > 0:
+        parity = "even" if number % 2 == 0 else "odd"
+        low_high = "low" if number <= 18 else "high"
+        dozen = (number - 1) // 12 + 1
+        column = (number - 1) % 3 + 1
+    return {
+        "number": number,
+        "color": color(number),
+        "revolutions": revolutions,
+        "parity": parity,
+        "range": low_high,
+        "dozen": dozen,
+        "column": column,
+        "ball_direction": ball_direction,
+        "rotor_direction": rotor_direction,
+        "wheel_spin": spin,
+        "variant": variant,
+        "la_partage": variant == "french" and number == 0,
+    }
+
+
+def check_spin(rules: RouletteRules, event: WinningNumber) -> str | None:
+    """Why this spin is void, as a stable code, or ``None`` if it stands.
+
+    Checked in this order, so the code names the most basic problem:
+
+    1. ``number_out_of_range``: not a pocket of this wheel, e.g. 37, or "00" on a single-zero
+       wheel (seed-000 V-RL-2; seed-001 §4.1/§4.4).
+    2. ``same_direction``: ball and rotor turned the same way, when both are known (seed-002-004
+       ROU 3.1.1; regulatory R1, R2(a); seed-001 §4.1 L95 "in the opposite direction").
+    3. ``min_revolutions``: fewer full revolutions than ``rules.min_revolutions`` (seed-000
+       RL-I2 / V-RL-1; seed-002-004 ROU 3.1.1; regulatory R1, R2(b)).
+    4. ``revolutions_unknown``: no count reported but the table requires one. Without that
+       requirement the wheel's own validation is trusted (the count is then simply absent).
+    """
+    if not validate_number(rules.variant, event.number):
+        return VOID_NUMBER_OUT_OF_RANGE
+    if (
+        event.ball_direction is not None
+        and event.rotor_direction is not None
+        and event.ball_direction == event.rotor_direction
+    ):
+        return VOID_SAME_DIRECTION
+    if event.revolutions is None:
+        return VOID_REVOLUTIONS_UNKNOWN if rules.require_revolution_count else None
+    if event.revolutions < rules.min_revolutions:
+        return VOID_MIN_REVOLUTIONS
+    return None

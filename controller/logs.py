@@ -1,0 +1,42 @@
+"""Logging setup: structlog, readable in a terminal, JSON lines under systemd (journald).
+
+Log lines carry the table, round, device and seq as keys where they are known; nothing is logged
+per device byte at info level (that is what ``diag sniff`` and the trace hooks are for).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Literal
+
+import structlog
+
+__all__ = ["configure_logging"]
+
+
+def configure_logging(
+    fmt: Literal["auto", "console", "json"] | str = "auto", *, verbose: bool = False
+) -> None:
+    """Configure structlog and stdlib logging once, for the CLI process (logs go to stderr)."""
+    level = logging.DEBUG if verbose else logging.INFO
+    use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer()
+        if use_json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    for noisy in ("amqtt", "transitions", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,66 @@
+"""Device events (driver terms) → normalized table events (DESIGN §4.4).
+
+The one place where what a device reports becomes the table's vocabulary. Pure: the wall-clock
+``at`` stamped by the driver becomes the event's ISO ``ts``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from drivers import events as dev
+from controller.events import (
+    BallLaunched,
+    BetsClosed,
+    Fault,
+    FaultCleared,
+    NoSpin,
+    RoundOpen,
+    TableEvent,
+    WinningNumber,
+)
+
+__all__ = ["UNAVAILABLE", "iso_ts", "to_table_event"]
+
+UNAVAILABLE = "device_unavailable"
+"""Fault code latched while a device's link is down or it is silent."""
+
+
+def iso_ts(at: float) -> str:
+    """Seconds since the epoch → ``2026-11-30T10:00:00.123456Z``."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def to_table_event(event: dev.DeviceEvent) -> TableEvent:
+    """Translate one device event. Every device event has a normalized counterpart."""
+    ts = iso_ts(event.at)
+    device = event.device
+    match event:
+        case dev.WheelReady():
+            return RoundOpen(ts=ts, device=device)
+        case dev.BallLaunched(spin=spin, rotor_direction=rotor):
+            return BallLaunched(ts=ts, device=device, spin=spin, rotor_direction=rotor)
+        case dev.NoMoreBets():
+            return BetsClosed(ts=ts, device=device)
+        case dev.WheelSettled():
+            return WinningNumber(
+                ts=ts,
+                device=device,
+                number=event.number,
+                revolutions=event.revolutions,
+                ball_direction=event.ball_direction,
+                rotor_direction=event.rotor_direction,
+                spin=event.spin,
+            )
+        case dev.SpinInvalid(reason=reason):
+            return NoSpin(ts=ts, device=device, reason=reason)
+        case dev.DeviceFaultRaised(code=code, detail=detail):
+            return Fault(ts=ts, device=device, code=code, detail=detail or None)
+        case dev.DeviceFaultCleared(code=code):
+            return FaultCleared(ts=ts, device=device, code=code)
+        case dev.DeviceUnavailable(reason=reason, detail=detail):
+            text = f"{reason}: {detail}" if detail else reason
+            return Fault(ts=ts, device=device, code=UNAVAILABLE, detail=text)
+        case dev.DeviceAvailable():
+            return FaultCleared(ts=ts, device=device, code=UNAVAILABLE)
+    raise TypeError(f"unmapped device event {event!r}")  # pragma: no cover - exhaustive

@@ -1,0 +1,459 @@
+"""The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
+
+The only module that imports aiomqtt. Why it is shaped this way:
+
+* The journal is the queue. Records are published from :meth:`Journal.unpublished` in ``seq``
+  order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a cut
+  connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
+  ``(table, seq)``), never a gap. The MQTT session is therefore clean: the broker need not keep
+  anything for us, and commands sent while the table is offline are dropped rather than executed
+  late.
+* Reconnect is an explicit loop with jittered exponential backoff (aiomqtt 2 does not reconnect by
+  itself): start 0.1 s, double up to ``reconnect_max_delay``, reset after a successful connect.
+* ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
+  tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
+  DISCONNECT suppresses the Will.
+* One connection's loops (outbox, retained slots, commands) run as named tasks in a TaskGroup:
+  if any of them fails, the others stop with it and the whole connection is rebuilt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+import aiomqtt
+import structlog
+
+from controller.config import MqttConfig
+from controller.errors import ConfigError, JournalError
+from controller.journal import SCHEMA, Journal, canonical_json
+from controller.topics import Topics
+
+__all__ = ["CommandHandler", "Publisher", "TraceHook", "broker_address"]
+
+CommandHandler = Callable[[str, bytes], Awaitable[Mapping[str, Any]]]
+"""``on_command(verb, payload) -> reply``: called for each message on ``cmd/{verb}``."""
+
+TraceHook = Callable[[str, Mapping[str, Any]], None]
+"""``trace(what, details)``: an observation seam for tests and diagnostics (see Publisher)."""
+
+_INITIAL_DELAY = 0.1
+_OFFLINE_TIMEOUT = 1.0
+"""Bound on the goodbye publish: a dead broker must not hold up shutdown."""
+
+log = structlog.get_logger(__name__)
+
+
+def broker_address(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of an ``mqtt://`` or ``mqtts://`` URL; ports default to 1883/8883.
+
+    Raises:
+        ConfigError: ``"embedded"`` (it has no address until the broker is started) or any URL
+            that is not ``mqtt[s]://host[:port]``.
+    """
+    if url == "embedded":
+        raise ConfigError('mqtt.url "embedded" has no address: start an EmbeddedBroker and use it')
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ConfigError(f"mqtt.url {url!r}: scheme must be mqtt:// or mqtts://")
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"mqtt.url {url!r}: port is not a number in 1..65535") from None
+    if not parts.hostname:
+        raise ConfigError(f"mqtt.url {url!r}: no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(f"mqtt.url {url!r}: only mqtt[s]://host[:port] is supported")
+    return parts.hostname, port or (8883 if tls else 1883), tls
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _as_bytes(payload: object) -> bytes:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    if payload is None:
+        return b""
+    return str(payload).encode("utf-8")
+
+
+def _request_id(payload: bytes) -> Any:
+    # Echo a correlation id on error replies even when the handler never saw the request.
+    try:
+        obj = json.loads(payload)
+    except ValueError:
+        return None
+    return obj.get("id") if isinstance(obj, dict) else None
+
+
+class Publisher:
+    """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
+
+    An async context manager, reusable but not reentrant. Entering starts the background loop
+    (it connects in the background; see :meth:`wait_connected`); leaving flushes the outbox for
+    up to ``flush_timeout`` seconds, publishes ``status`` offline and disconnects.
+
+    Args:
+        config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``).
+        topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
+        journal: the outbox; only :meth:`Journal.unpublished` and ``mark_published`` are used.
+        host: broker host (from :func:`broker_address` or an :class:`EmbeddedBroker`).
+        port: broker port.
+        on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
+            Without one, commands get an ``ok: false`` reply.
+        trace: called with ``("connected", {...})``, ``("disconnected", {"error": ...})``,
+            ``("puback", {"seq", "topic"})``, ``("marked", {"up_to"})``,
+            ``("command", {"verb"})``; must be cheap and must not raise.
+        now: the clock for ``ts`` of status payloads (injected for tests).
+        batch_size: records read and pipelined per outbox round; one mark (one fsync) each.
+        timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is
+            considered dead and rebuilt.
+        flush_timeout: how long a graceful exit may spend publishing the remaining outbox.
+    """
+
+    def __init__(
+        self,
+        config: MqttConfig,
+        topics: Topics,
+        journal: Journal,
+        *,
+        host: str,
+        port: int,
+        on_command: CommandHandler | None = None,
+        trace: TraceHook | None = None,
+        now: Callable[[], datetime] = _utc_now,
+        batch_size: int = 100,
+        timeout: float = 10.0,
+        flush_timeout: float = 2.0,
+    ) -> None:
+        self._config = config
+        self._topics = topics
+        self._journal = journal
+        self._host = host
+        self._port = port
+        self._on_command = on_command
+        self._trace = trace
+        self._now = now
+        self._batch_size = batch_size
+        self._timeout = timeout
+        self._flush_timeout = flush_timeout
+        self._tls = config.url != "embedded" and broker_address(config.url)[2]
+        self._client_id = config.client_id or f"tablectl-{topics.table_id}"
+        self._offline = canonical_json(
+            {"schema": SCHEMA, "state": "offline", "table": topics.table_id}
+        ).encode("utf-8")
+        # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
+        self._slots: dict[str, bytes] = {}
+        self._dirty: dict[str, None] = {}
+        self._task_group: asyncio.TaskGroup | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._new_events()
+
+    def _new_events(self) -> None:
+        # Fresh per use: asyncio primitives bind to the loop they are first used in.
+        self._stop = asyncio.Event()
+        self._wakeup = asyncio.Event()
+        self._slots_changed = asyncio.Event()
+        self._connected = asyncio.Event()
+
+    # -- public API ------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Whether a broker connection is up (birth published, commands subscribed)."""
+        return self._connected.is_set()
+
+    async def wait_connected(self) -> None:
+        """Wait until connected (bound it with ``asyncio.timeout``)."""
+        await self._connected.wait()
+
+    def notify(self) -> None:
+        """Tell the outbox that the journal has new records (call after each append, cheap).
+
+        Must be called from the event loop's thread.
+        """
+        self._wakeup.set()
+
+    def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Set a latest-value slot (e.g. ``topics.state``, ``topics.device(id)``).
+
+        Published retained with QoS 1 as soon as possible and again after every reconnect.
+        Only the latest value per topic matters, so rapid updates coalesce. ``schema`` is added
+        when missing.
+
+        Raises:
+            ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
+        """
+        self._slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self._dirty[topic] = None
+        self._slots_changed.set()
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise RuntimeError("Publisher is reusable but not reentrant")
+        self._new_events()
+        self._dirty = dict.fromkeys(self._slots)
+        task_group = asyncio.TaskGroup()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        self._main = task_group.create_task(
+            self._reconnect_loop(), name=f"mqtt-{self._topics.table_id}-reconnect"
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        task_group, main = self._task_group, self._main
+        if task_group is None or main is None:
+            return
+        self._stop.set()
+        self._wakeup.set()
+        try:
+            # Let the loop flush and say goodbye; it bounds its own time (flush_timeout).
+            await asyncio.wait({main})
+        except BaseException as err:
+            # Cancelled while leaving: abort the loop (it still tries the offline status).
+            await task_group.__aexit__(type(err), err, err.__traceback__)
+            raise
+        finally:
+            self._task_group = self._main = None
+        await task_group.__aexit__(exc_type, exc, tb)
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _make_client(self) -> aiomqtt.Client:
+        return aiomqtt.Client(
+            self._host,
+            self._port,
+            identifier=self._client_id,
+            keepalive=self._config.keepalive,
+            clean_session=True,
+            timeout=self._timeout,
+            will=aiomqtt.Will(self._topics.status, self._offline, qos=1, retain=True),
+            tls_context=ssl.create_default_context() if self._tls else None,
+        )
+
+    async def _reconnect_loop(self) -> None:
+        delay = _INITIAL_DELAY
+        while not self._stop.is_set():
+            client = self._make_client()
+            was_connected = False
+            try:
+                async with client:
+                    was_connected = True
+                    delay = _INITIAL_DELAY
+                    try:
+                        await self._serve(client)
+                    except asyncio.CancelledError:
+                        await self._say_offline(client)
+                        raise
+            except* (aiomqtt.MqttError, JournalError) as group:
+                self._on_connection_error(group, was_connected=was_connected)
+            finally:
+                self._connected.clear()
+            if self._stop.is_set():
+                return
+            # Jitter so a fleet of tables does not reconnect in lockstep after a broker restart.
+            pause = random.uniform(delay / 2, delay)
+            delay = min(delay * 2, self._config.reconnect_max_delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(pause):
+                    await self._stop.wait()
+
+    def _on_connection_error(self, group: BaseExceptionGroup[Any], *, was_connected: bool) -> None:
+        error = "; ".join(str(e) or type(e).__name__ for e in group.exceptions)
+        if self._trace is not None:
+            self._trace("disconnected", {"error": error})
+        if was_connected:
+            log.warning("mqtt connection lost", table=self._topics.table_id, error=error)
+        else:
+            log.debug("mqtt connect failed", table=self._topics.table_id, error=error)
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        """One connection's life: birth, snapshots, subscribe, then the loops until stop."""
+        birth = {
+            "schema": SCHEMA,
+            "state": "online",
+            "table": self._topics.table_id,
+            "ts": _iso(self._now()),
+        }
+        await client.publish(self._topics.status, canonical_json(birth), qos=1, retain=True)
+        self._dirty = dict.fromkeys(self._slots)
+        await self._publish_slots(client)
+        await client.subscribe(self._topics.command_filter, qos=1)
+        self._connected.set()
+        log.info("mqtt connected", table=self._topics.table_id, host=self._host, port=self._port)
+        if self._trace is not None:
+            self._trace("connected", {"host": self._host, "port": self._port})
+        name = f"mqtt-{self._topics.table_id}"
+        async with asyncio.TaskGroup() as tg:
+            outbox = tg.create_task(self._outbox_loop(client), name=f"{name}-outbox")
+            others = [
+                tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
+                tg.create_task(self._command_loop(client), name=f"{name}-commands"),
+            ]
+            await self._stop.wait()
+            await asyncio.wait({outbox}, timeout=self._flush_timeout)
+            for task in (outbox, *others):
+                task.cancel()
+        self._connected.clear()
+        await self._say_offline(client)
+
+    async def _say_offline(self, client: aiomqtt.Client) -> None:
+        self._connected.clear()
+        payload = {
+            "schema": SCHEMA,
+            "state": "offline",
+            "table": self._topics.table_id,
+            "ts": _iso(self._now()),
+        }
+        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+            async with asyncio.timeout(_OFFLINE_TIMEOUT):
+                await client.publish(
+                    self._topics.status, canonical_json(payload), qos=1, retain=True
+                )
+
+    # -- outbox ----------------------------------------------------------------------------
+
+    async def _outbox_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            self._wakeup.clear()
+            await self._drain(client)
+            if self._stop.is_set():
+                return
+            await self._wakeup.wait()
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        """Publish unpublished records until there are none; mark each acked prefix.
+
+        A batch is pipelined (all PUBLISHes sent, PUBACKs awaited together); the wire order is
+        the journal order because each publish is handed to paho in task-creation order.
+        """
+        while True:
+            batch = self._journal.unpublished(self._batch_size)
+            if not batch:
+                return
+            acked = [0] * len(batch)
+            needed = [0] * len(batch)
+            try:
+                async with asyncio.TaskGroup() as tg:
+                    for index, record in enumerate(batch):
+                        payload = canonical_json(record).encode("utf-8")
+                        routes = self._topics.routes(record)
+                        needed[index] = len(routes)
+                        for topic, retain in routes:
+                            tg.create_task(
+                                self._send(
+                                    client,
+                                    acked=acked,
+                                    index=index,
+                                    seq=record["seq"],
+                                    route=(topic, retain),
+                                    payload=payload,
+                                )
+                            )
+            finally:
+                # Also on failure: whatever prefix was fully acknowledged need not be resent.
+                done = 0
+                while done < len(batch) and needed[done] and acked[done] == needed[done]:
+                    done += 1
+                if done:
+                    up_to = int(batch[done - 1]["seq"])
+                    self._journal.mark_published(up_to)
+                    if self._trace is not None:
+                        self._trace("marked", {"up_to": up_to})
+
+    async def _send(
+        self,
+        client: aiomqtt.Client,
+        *,
+        acked: list[int],
+        index: int,
+        seq: int,
+        route: tuple[str, bool],
+        payload: bytes,
+    ) -> None:
+        topic, retain = route
+        await client.publish(topic, payload, qos=1, retain=retain)  # returns after PUBACK
+        acked[index] += 1
+        if self._trace is not None:
+            self._trace("puback", {"seq": seq, "topic": topic})
+
+    # -- retained slots --------------------------------------------------------------------
+
+    async def _retained_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._slots_changed.wait()
+            self._slots_changed.clear()
+            await self._publish_slots(client)
+
+    async def _publish_slots(self, client: aiomqtt.Client) -> None:
+        while self._dirty:
+            topic = next(iter(self._dirty))
+            del self._dirty[topic]
+            try:
+                await client.publish(topic, self._slots[topic], qos=1, retain=True)
+            except BaseException:
+                # Not acknowledged: publish again (the then-latest value) after reconnect.
+                self._dirty.setdefault(topic, None)
+                raise
+
+    # -- commands --------------------------------------------------------------------------
+
+    async def _command_loop(self, client: aiomqtt.Client) -> None:
+        # Sequential on purpose: commands such as manual card entry must apply in order.
+        async for message in client.messages:
+            verb = self._topics.command_verb(message.topic.value)
+            if verb is None:
+                continue
+            if self._trace is not None:
+                self._trace("command", {"verb": verb})
+            reply = await self._run_command(verb, _as_bytes(message.payload))
+            await client.publish(self._topics.reply(verb), reply, qos=1)
+
+    async def _run_command(self, verb: str, payload: bytes) -> bytes:
+        if self._on_command is None:
+            reply: Mapping[str, Any] = self._error_reply(
+                payload, "commands are not accepted by this table"
+            )
+        else:
+            try:
+                reply = await self._on_command(verb, payload)
+            except Exception as exc:  # a handler bug must not take the table offline
+                log.exception("command handler failed", table=self._topics.table_id, verb=verb)
+                reply = self._error_reply(payload, f"{type(exc).__name__}: {exc}")
+        try:
+            return canonical_json({"schema": SCHEMA, **reply}).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            log.error("command reply is not JSON", table=self._topics.table_id, verb=verb)
+            return canonical_json(
+                self._error_reply(payload, f"reply is not JSON-serializable: {exc}")
+            ).encode("utf-8")
+
+    @staticmethod
+    def _error_reply(payload: bytes, error: str) -> dict[str, Any]:
+        reply: dict[str, Any] = {"schema": SCHEMA, "ok": False, "error": error}
+        request_id = _request_id(payload)
+        if request_id is not None:
+            reply["id"] = request_id
+        return reply

@@ -1,0 +1,313 @@
+"""TableRunner: the only async glue of one table.
+
+Device events and commands are funnelled through one queue, so the table sees a single ordered
+stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
+concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
+
+On start the runner replays the journal through a fresh engine to rebuild the table state (round
+counter, phase, latched faults), and journals any conclusion that a crash between "event
+journaled" and "outcome journaled" left out, so nothing the engine decided is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import structlog
+
+from controller.engines import Engine
+from controller.errors import EventFormatError, JournalError
+from controller.events import (
+    EVENT_TYPES,
+    Fault,
+    FaultCleared,
+    TableEvent,
+    Void,
+    event_to_dict,
+    parse_event,
+)
+from controller.journal import Journal
+from controller.mapping import iso_ts, to_table_event
+from controller.outcomes import EngineOutput, Outcome, Verdict
+from drivers import events as dev
+from drivers.base import Driver
+
+__all__ = ["Sink", "TableRunner", "output_record"]
+
+log = structlog.get_logger("tablectl.runner")
+
+Sink = Callable[[], None]
+"""Called after records were journaled (wakes the publisher's outbox drain)."""
+RetainedSink = Callable[[str, Mapping[str, Any]], None]
+"""Publishes a retained latest-value topic (suffix under the table, payload)."""
+
+_OUTPUT_TYPES = frozenset({"outcome", "verdict"})
+
+
+def output_record(output: EngineOutput) -> dict[str, Any]:
+    """The journal record for an engine conclusion."""
+    if isinstance(output, Outcome):
+        return {**output.to_payload(), "type": "outcome"}
+    return {"type": "verdict", **output.to_payload()}
+
+
+def _event_record(event: TableEvent) -> dict[str, Any]:
+    record = event_to_dict(event)
+    record.pop("seq", None)
+    return record
+
+
+class TableRunner:
+    """Runs one table: drivers → engine → journal → publisher."""
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        engine: Engine,
+        journal: Journal,
+        drivers: Sequence[Driver] = (),
+        on_journaled: Sink = lambda: None,
+        publish_retained: RetainedSink = lambda _topic, _payload: None,
+        clock: Callable[[], float],
+    ) -> None:
+        self.table_id = table_id
+        self.engine = engine
+        self.journal = journal
+        self.drivers = list(drivers)
+        self._on_journaled = on_journaled
+        self._publish_retained = publish_retained
+        self._clock = clock
+        self._queue: asyncio.Queue[tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]]
+        self._queue = asyncio.Queue()
+        self.latched: dict[str, set[str]] = {d.device_id: set() for d in self.drivers}
+        self.device_seen: set[str] = set()
+
+    # --- recovery --------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Rebuild engine state from the journal; returns the number of events replayed."""
+        pending: list[EngineOutput] = []
+        replayed = 0
+        for record in self.journal.records():
+            kind = record.get("type")
+            if kind in _OUTPUT_TYPES:
+                if pending:
+                    pending.pop(0)
+                continue
+            if kind not in EVENT_TYPES:
+                continue
+            fields = {k: v for k, v in record.items() if k not in _JOURNAL_FIELDS}
+            try:
+                event = parse_event(fields)
+            except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
+                log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
+                continue
+            self._track_faults(event)
+            pending = list(self.engine.apply(event))
+            replayed += 1
+        if pending:
+            # The crash came after the event was journaled and before its outcome was.
+            log.warning("recovering_missing_outputs", count=len(pending))
+            self.journal.append([output_record(o) for o in pending])
+            self._on_journaled()
+        return replayed
+
+    # --- inputs ------------------------------------------------------------------------------
+
+    def submit(self, event: TableEvent) -> asyncio.Future[list[dict[str, Any]]]:
+        """Queue an event (a command's); the future gets the journaled records."""
+        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((event, future))
+        return future
+
+    async def run(self) -> None:
+        """Process events until cancelled; one task per driver feeds the queue."""
+        self.publish_state()
+        for driver in self.drivers:
+            self.publish_device(driver)
+        async with asyncio.TaskGroup() as group:
+            for driver in self.drivers:
+                group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
+            group.create_task(self._process(), name="table:process")
+
+    async def _pump_driver(self, driver: Driver) -> None:
+        async for device_event in driver.events():
+            if isinstance(device_event, dev.DeviceAvailable):
+                self.device_seen.add(driver.device_id)
+            event = to_table_event(device_event)
+            if self._is_redundant(event):
+                self.publish_device(driver)
+                continue
+            self._queue.put_nowait((event, None))
+
+    async def _process(self) -> None:
+        while True:
+            event, future = await self._queue.get()
+            try:
+                records = self.handle(event)
+            except JournalError as exc:
+                # Disk full or similar: the event is not journaled, so it must not be acted on.
+                log.error("journal_write_failed", error=str(exc), event_type=event.type)
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+                continue
+            if future is not None and not future.done():
+                future.set_result(records)
+
+    # --- the step ----------------------------------------------------------------------------
+
+    def handle(self, event: TableEvent) -> list[dict[str, Any]]:
+        """Journal ``event``, apply the engine, journal its conclusions. Returns the records."""
+        if event.ts is None:
+            event = replace(event, ts=iso_ts(self._clock()))
+        stored = self.journal.append([_event_record(event)])
+        self._track_faults(event)
+        outputs = self.engine.apply(replace(event, seq=stored[0]["seq"]))
+        if outputs:
+            stored += self.journal.append([output_record(o) for o in outputs])
+        self._on_journaled()
+        for output in outputs:
+            if isinstance(output, Outcome):
+                log.info(
+                    "round_outcome",
+                    round=output.round,
+                    status=output.status,
+                    reason=output.reason,
+                    result=output.result,
+                )
+            elif isinstance(output, Verdict):
+                log.warning("verdict", code=output.code, round=output.round, message=output.message)
+        self.publish_state()
+        if event.device is not None:
+            for driver in self.drivers:
+                if driver.device_id == event.device:
+                    self.publish_device(driver)
+        return stored
+
+    def _is_redundant(self, event: TableEvent) -> bool:
+        """A fault already latched, or a clear for a fault that is not: nothing to journal."""
+        if event.device is None:
+            return False
+        latched = self.latched.setdefault(event.device, set())
+        if isinstance(event, Fault):
+            return event.code in latched
+        if isinstance(event, FaultCleared):
+            return event.code not in latched
+        return False
+
+    def _track_faults(self, event: TableEvent) -> None:
+        if event.device is None:
+            return
+        latched = self.latched.setdefault(event.device, set())
+        if isinstance(event, Fault):
+            latched.add(event.code)
+        elif isinstance(event, FaultCleared):
+            latched.discard(event.code)
+
+    # --- retained views ----------------------------------------------------------------------
+
+    def publish_state(self) -> None:
+        snapshot = dict(self.engine.snapshot())
+        self._publish_retained(
+            "state",
+            {
+                "schema": 1,
+                "table": self.table_id,
+                "game": self.engine.game,
+                "ts": iso_ts(self._clock()),
+                "seq": self.journal.last_seq,
+                **snapshot,
+                "devices": {
+                    device: {"faults": sorted(codes)} for device, codes in self.latched.items()
+                },
+            },
+        )
+
+    def publish_device(self, driver: Driver) -> None:
+        self._publish_retained(
+            f"devices/{driver.device_id}",
+            {
+                "schema": 1,
+                "table": self.table_id,
+                "device": driver.device_id,
+                "available": driver.available,
+                "faults": sorted(self.latched.get(driver.device_id, ())),
+                "counters": dict(driver.counters),
+                "ts": iso_ts(self._clock()),
+            },
+        )
+
+    # --- commands ----------------------------------------------------------------------------
+
+    async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
+        """Handle ``cmd/{verb}``; the reply carries the request's ``id`` for correlation.
+
+        Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under
+        ``event``, journaled as manual: a scanner failed and the dealer keys it in),
+        ``clear_fault`` (``code``, ``device``), ``status``.
+        """
+        try:
+            request = json.loads(payload) if payload else {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _reply(None, error=f"payload is not JSON: {exc}")
+        if not isinstance(request, dict):
+            return _reply(None, error="payload must be a JSON object")
+        corr = request.get("id")
+        try:
+            event = self._command_event(verb, request)
+        except EventFormatError as exc:
+            return _reply(corr, error=str(exc))
+        if event is None:
+            return _reply(corr, ok=True, state=dict(self.engine.snapshot()))
+        try:
+            records = await asyncio.wait_for(self.submit(event), timeout=10)
+        except (JournalError, TimeoutError) as exc:
+            return _reply(corr, error=f"not journaled: {exc}")
+        outputs = [r for r in records if r.get("type") in _OUTPUT_TYPES]
+        return _reply(corr, ok=True, seq=records[0]["seq"], outputs=outputs)
+
+    def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent | None:
+        ts = iso_ts(self._clock())
+        if verb == "status":
+            return None
+        if verb == "void":
+            reason = request.get("reason")
+            by = request.get("by")
+            if not isinstance(reason, str) or not reason:
+                raise EventFormatError("void needs a non-empty string 'reason'")
+            if by is not None and not isinstance(by, str):
+                raise EventFormatError("'by' must be a string")
+            return Void(ts=ts, reason=reason, by=by, manual=True)
+        if verb == "event":
+            body = request.get("event")
+            if not isinstance(body, dict):
+                raise EventFormatError("event needs an 'event' object (a normalized event)")
+            event = parse_event({k: v for k, v in body.items() if k not in ("seq", "manual")})
+            return replace(event, ts=event.ts or ts, manual=True)
+        if verb == "clear_fault":
+            code = request.get("code")
+            device = request.get("device")
+            if not isinstance(code, str) or not isinstance(device, str):
+                raise EventFormatError("clear_fault needs string 'code' and 'device'")
+            if code not in self.latched.get(device, set()):
+                raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
+            return FaultCleared(ts=ts, device=device, code=code, manual=True)
+        raise EventFormatError(f"unknown command {verb!r} (known: clear_fault, event, status, void)")
+
+
+_JOURNAL_FIELDS = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
+
+
+def _reply(corr: object, *, ok: bool = False, error: str | None = None, **extra: Any) -> dict[str, Any]:
+    reply: dict[str, Any] = {"schema": 1, "id": corr, "ok": ok and error is None}
+    if error is not None:
+        reply["error"] = error
+    reply.update(extra)
+    return reply
+
+

@@ -1,0 +1,77 @@
+"""Driver registry: config ``driver = "cammegh-ss2"`` → a :class:`~drivers.base.Driver` class.
+
+Entries are ``(module path, class name)`` strings imported on first use (STYLE practice 3, after
+python-can's ``BACKENDS``), so that importing :mod:`drivers` never pulls in pyusb or python-can,
+and a missing library fails when a config *uses* that driver, with a message naming the library,
+rather than crashing every tablectl start.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from drivers.base import Driver
+from drivers.errors import DriverUnavailableError, UnknownDriverError
+
+__all__ = ["DRIVERS", "get_driver_class", "open_driver"]
+
+DRIVERS: dict[str, tuple[str, str]] = {
+    "cammegh-ss2": ("drivers.ss2.driver", "SS2Driver"),
+}
+"""Config key → (module, class). Add a device family here; nothing else needs to know."""
+
+
+def get_driver_class(name: str) -> type[Driver]:
+    """Import and return the driver class registered as ``name``.
+
+    Raises:
+        UnknownDriverError: ``name`` is not a registry key (the message lists the known ones).
+        DriverUnavailableError: The driver's module cannot be imported (typically a missing
+            third-party library or native backend), or does not define the class.
+    """
+    try:
+        module_name, class_name = DRIVERS[name]
+    except KeyError:
+        known = ", ".join(sorted(DRIVERS)) or "(none)"
+        raise UnknownDriverError(f"unknown driver {name!r}; known drivers: {known}") from None
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = exc.name or "a dependency"
+        raise DriverUnavailableError(
+            f"driver {name!r} cannot be loaded: importing {module_name} failed because "
+            f"{missing!r} is not installed ({exc})"
+        ) from exc
+    except OSError as exc:
+        # ctypes-backed libraries (libusb, CAN vendor DLLs) fail this way when the .so is absent.
+        raise DriverUnavailableError(
+            f"driver {name!r} cannot be loaded: importing {module_name} failed: {exc}"
+        ) from exc
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Driver)):
+        raise DriverUnavailableError(
+            f"driver {name!r}: {module_name} defines no Driver subclass {class_name!r}"
+        )
+    return cls
+
+
+def open_driver(
+    device_id: str,
+    driver: str,
+    port: str | None,
+    options: Mapping[str, Any],
+    **kwargs: Any,
+) -> Driver:
+    """Build (not connect) the driver for one ``[[devices]]`` entry.
+
+    ``kwargs`` (``clock``, ``trace``) go to the driver's constructor unchanged. Connecting
+    happens in ``Driver.events()``, so an absent device is an availability event, not a crash.
+
+    Raises:
+        UnknownDriverError, DriverUnavailableError: see :func:`get_driver_class`.
+        DriverInitError: ``options`` do not validate against the driver's settings model.
+    """
+    cls = get_driver_class(driver)
+    return cls(device_id, port, options, **kwargs)

@@ -1,0 +1,508 @@
+"""Cammegh Slingshot 2: decoded messages + time in, device events out. Pure (STYLE practice 1).
+
+The wheel reports *levels* — the same ``*X`` status line every 500 ms while a state holds — and
+the engine wants *facts*, once. This module owns that translation and the vendor's exception
+handling, so that neither the driver (I/O) nor the engine (rules) has to. It reads no clock:
+every entry point takes ``now`` (STYLE practice 15, an injected clock), which is what lets the
+tests script "held for 4.9 s" exactly.
+
+Games. The spin number (1–256, wrapping) is not a round id: after a misspin the host sends ``*R``
+and the wheel respins, possibly with the same number. So a *game* starts whenever the wheel
+enters state 2 from 1/5/6 (or after the current game was voided/settled), or shows a spin number
+we have no open game for while in 2–4. Within a game each milestone — ``WheelReady`` (2),
+``BallLaunched`` (3), ``NoMoreBets`` (4), the result (5 or the bare number) — is emitted at most
+once and always in that order; a status that skips ahead (a reconnect, a lost line) emits the
+milestones in between. After a ``SpinInvalid`` the game is dead: nothing more is emitted for it.
+
+Reconnects. What we knew before the link dropped (state, spin, game) is kept; the first status
+afterwards is compared with it by the same catch-up rule: same spin and the state moved on →
+the missed milestones (3 then 5 → ``NoMoreBets``, ``WheelSettled``); a new spin in 2–4 → a new
+game (its ``WheelReady``, plus ``BallLaunched``/``NoMoreBets`` if the wheel is already past
+them, so the engine never holds bets open on a wheel that has closed them); the engine voids the
+old round as abandoned. A new spin seen already in state 5 opens nothing: we never announced
+that game, so we do not settle it.
+
+Vendor's exception handling (developer guide V2.07, "exception handling"):
+
+* warn 2 in state 3 = misspin, "a VOID game; host locks bets and sends ``*R``" →
+  ``SpinInvalid("same_direction")`` + ``*R``.
+* warn 1 in state 4 = no ball: "ignore for at least 5 s (10 status lines); if it persists, void
+  or stop" → ``SpinInvalid("no_ball")`` + ``*R`` once it has been held ``no_ball_timeout``.
+* warn 8 = launch failed, retrying: in state 2 the wheel retries by itself (we count
+  :attr:`SS2Interpreter.misfire_retries`); in state 3 "ignore during the first 3 s; if it
+  persists … the host voids" → ``SpinInvalid("misfire")`` + ``*R`` once held
+  ``misfire_grace``. The hold is timed from the first state-3 line carrying the bit, which is
+  never earlier than the guide's "first 3 s of state 3".
+* warn 4 = sensor / motor / encoder fault → latched ``ss2_sensor_fault`` while the bit is set.
+* ``*F <code>`` (mode bit 256, or a self-test reply) with code ≠ 0 → latched
+  ``ss2_fault_<code>`` until the wheel plays again (enters state 2) or reports ``*F 0``.
+* "without bit 256 the wheel silently drops to state 6": state 6 straight after 2–4 → latched
+  ``ss2_powered_down`` until the wheel leaves 6.
+
+A latched code is raised once and cleared once (:meth:`SS2Interpreter._raise` /
+:meth:`SS2Interpreter._clear` are the only places that emit fault events).
+
+Sensor stream (``*I 4``, port 1 only). ASSUMPTION, not in the vendor's guide: the three in-rim
+sensors are numbered 0 → 1 → 2 in the clockwise direction seen from above, so consecutive passes
+0→1→2→0 mean the ball runs clockwise ("cw") and 0→2→1→0 anticlockwise ("ccw"). Revolutions are
+the passes of sensor 0 after the first sensor event of the game (the first event only fixes the
+starting point). Without the stream, ``revolutions`` and ``ball_direction`` are ``None`` and
+the engine trusts the wheel's own validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from drivers.events import (
+    BallLaunched,
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceFaultCleared,
+    DeviceFaultRaised,
+    DeviceUnavailable,
+    Direction,
+    NoMoreBets,
+    SpinInvalid,
+    WheelReady,
+    WheelSettled,
+)
+from drivers.ss2.protocol import (
+    FAULT_MEANINGS,
+    BallInPocket,
+    BareNumber,
+    Command,
+    DecodeError,
+    FaultReport,
+    Message,
+    Number,
+    SensorPassed,
+    Status,
+    WarningBit,
+)
+
+__all__ = [
+    "FAULT_POWERED_DOWN",
+    "FAULT_SENSOR",
+    "InterpreterSettings",
+    "SS2Interpreter",
+    "fault_code",
+]
+
+FAULT_SENSOR = "ss2_sensor_fault"
+"""Latched while status warn bit 4 (sensor stuck, motor or encoder fault) is set."""
+FAULT_POWERED_DOWN = "ss2_powered_down"
+"""Latched while the wheel sits in state 6 after dropping there from a game (2–4)."""
+
+_FAULT_PREFIX = "ss2_fault_"
+
+_READY, _LAUNCHED, _NO_MORE_BETS, _RESULT = 2, 3, 4, 5
+_IN_GAME = (_READY, _LAUNCHED, _NO_MORE_BETS)
+_IDLE, _CLOSED = 1, 6
+
+
+def fault_code(code: int) -> str:
+    """The stable fault code of a ``*F <code>`` report (``ss2_fault_5``)."""
+    return f"{_FAULT_PREFIX}{code}"
+
+
+def _direction(bit: int) -> Direction:
+    # Status field "dir": 0 clockwise, 1 anticlockwise.
+    return "ccw" if bit else "cw"
+
+
+class InterpreterSettings(Protocol):
+    """What the interpreter reads from :class:`drivers.ss2.driver.SS2Settings`.
+
+    A protocol rather than the pydantic model itself so that this module imports nothing that
+    pulls in asyncio (the driver module does); ``SS2Settings`` satisfies it structurally.
+    """
+
+    @property
+    def sensor_stream(self) -> bool: ...
+
+    @property
+    def silence_timeout(self) -> float: ...
+
+    @property
+    def no_ball_timeout(self) -> float: ...
+
+    @property
+    def misfire_grace(self) -> float: ...
+
+
+@dataclass
+class _Game:
+    """One game of the wheel, from its state 2 to its result or void."""
+
+    spin: int
+    launched: bool = False
+    bets_closed: bool = False
+    settled: bool = False
+    voided: bool = False
+    ended: bool = False
+    """The wheel left the game's states (1, 5, 6): no further milestones, whatever happened."""
+    number: Number | None = None
+    rotor_direction: Direction | None = None
+    # Sensor stream (reset at each launch attempt).
+    sensor_events: int = 0
+    last_sensor: int | None = None
+    revolutions: int = 0
+    cw_steps: int = 0
+    ccw_steps: int = 0
+    pocket: Number | None = None
+    mismatch_reported: bool = False
+
+    @property
+    def live(self) -> bool:
+        """Still owed events: not ended, voided or settled."""
+        return not (self.ended or self.voided or self.settled)
+
+    def reset_launch(self) -> None:
+        self.launched = False
+        self.rotor_direction = None
+        self.sensor_events = 0
+        self.last_sensor = None
+        self.revolutions = 0
+        self.cw_steps = 0
+        self.ccw_steps = 0
+        self.pocket = None
+
+    @property
+    def ball_direction(self) -> Direction | None:
+        if self.cw_steps > self.ccw_steps:
+            return "cw"
+        if self.ccw_steps > self.cw_steps:
+            return "ccw"
+        return None
+
+
+class SS2Interpreter:
+    """Turns decoded SS2 messages into :mod:`drivers.events` facts; see the module docstring.
+
+    Args:
+        device_id: copied into every event's ``device``.
+        settings: the driver's validated settings (timeouts, sensor stream).
+
+    Entry points never raise for any message sequence: a wheel that says something odd gets
+    ignored or reported, never a crashed driver loop.
+    """
+
+    def __init__(self, device_id: str, settings: InterpreterSettings) -> None:
+        self.device_id = device_id
+        self.settings = settings
+        self.misfire_retries = 0
+        """Launch retries seen in state 2 (rising edges of warn 8): a diagnostic, not a void."""
+        self.available = False
+        self._reported_down = False
+        self._silence_ref: float | None = None
+        # What the wheel last told us; kept across reconnects for the catch-up rule.
+        self._state: int | None = None
+        self._spin: int | None = None
+        self._warnings = 0
+        self._game: _Game | None = None
+        self._no_ball_since: float | None = None
+        self._misfire_since: float | None = None
+        self._faults: set[str] = set()
+        self._commands: list[Command] = []
+
+    # --- public entry points ---------------------------------------------------------------
+
+    @property
+    def state(self) -> int | None:
+        """The wheel's last reported state (1–6), or ``None`` before the first status."""
+        return self._state
+
+    @property
+    def spin(self) -> int | None:
+        """The wheel's last reported spin number, or ``None`` before the first status."""
+        return self._spin
+
+    @property
+    def active_faults(self) -> frozenset[str]:
+        """Fault codes raised and not yet cleared."""
+        return frozenset(self._faults)
+
+    def feed(self, message: Message, now: float) -> list[DeviceEvent]:
+        """One decoded message that arrived at ``now``. :class:`DecodeError` is ignored (the
+        driver counts them): garbage proves nothing about the wheel being alive."""
+        if isinstance(message, DecodeError):
+            return []
+        events: list[DeviceEvent] = []
+        self._silence_ref = now
+        if not self.available:
+            self.available = True
+            self._reported_down = False
+            events.append(DeviceAvailable(device=self.device_id, at=now))
+        match message:
+            case Status():
+                events += self._on_status(message, now)
+            case BareNumber(number):
+                events += self._on_bare_number(number, now)
+            case FaultReport(code):
+                events += self._on_fault_report(code, now)
+            case SensorPassed(sensor):
+                self._on_sensor(sensor)
+            case BallInPocket(number):
+                events += self._on_pocket(number, now)
+            case _:
+                pass  # Replies and chi-square values: for technicians, not for the game.
+        return events
+
+    def tick(self, now: float) -> list[DeviceEvent]:
+        """Timers: silence and the no-ball / misfire holds. Call often (every 100 ms or so).
+
+        The first tick after a (re)connect starts the silence clock, so a wheel that never
+        says anything is reported too (it is silent for a few seconds after power-up; the
+        default 2 s timeout is four automatic status periods).
+        """
+        events: list[DeviceEvent] = []
+        if self._silence_ref is None:
+            self._silence_ref = now
+        quiet = now - self._silence_ref
+        if not self._reported_down and quiet >= self.settings.silence_timeout:
+            self._reported_down = True
+            self.available = False
+            # A hold must be *continuous*: a silent wheel has not confirmed it.
+            self._no_ball_since = self._misfire_since = None
+            events.append(
+                DeviceUnavailable(
+                    device=self.device_id,
+                    at=now,
+                    reason="silent",
+                    detail=f"no valid message for {quiet:.1f} s",
+                )
+            )
+        if self.available:
+            events += self._check_holds(now)
+        return events
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        """The link went away. The driver base reports ``DeviceUnavailable("disconnected")``,
+        so this only forgets per-connection state; the game knowledge is kept for catch-up."""
+        del now
+        self.available = False
+        self._reported_down = True
+        self._silence_ref = None
+        self._no_ball_since = self._misfire_since = None
+        self._warnings = 0
+        return []
+
+    def take_commands(self) -> list[Command]:
+        """Commands the host must send now (``*R`` after a void), oldest first; empties the queue."""
+        commands, self._commands = self._commands, []
+        return commands
+
+    # --- status lines ----------------------------------------------------------------------
+
+    def _on_status(self, status: Status, now: float) -> list[DeviceEvent]:
+        prev_state, prev_warnings = self._state, self._warnings
+        events = self._track_game(status, prev_state, now)
+        events += self._track_faults(status, prev_state, now)
+        events += self._track_warnings(status, prev_state, prev_warnings, now)
+        self._state, self._spin, self._warnings = status.state, status.spin, status.warnings
+        if status.state in (_IDLE, _RESULT, _CLOSED) and self._game is not None:
+            self._game.ended = True
+        return events
+
+    def _track_game(self, status: Status, prev_state: int | None, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        state, game = status.state, self._game
+        if state in _IN_GAME:
+            entering_ready = state == _READY and prev_state != _READY
+            if (
+                game is None
+                or game.spin != status.spin
+                or game.ended
+                or (entering_ready and (game.voided or game.settled))
+                or (entering_ready and prev_state in (_IDLE, _RESULT, _CLOSED))
+            ):
+                game = self._game = _Game(status.spin)
+                self._no_ball_since = self._misfire_since = None
+                events.append(WheelReady(device=self.device_id, at=now, spin=status.spin))
+            elif entering_ready:
+                # 3/4 → 2 on the same, still open game: the wheel relaunches. Same round;
+                # what we learnt about the failed launch no longer applies.
+                game.reset_launch()
+                game.bets_closed = False
+        if game is None or game.ended or game.voided or game.settled:
+            return events
+        if game.spin != status.spin:
+            return events  # state 5/1/6 of a spin we never opened: nothing to announce
+        if state >= _LAUNCHED and state != _CLOSED and not game.launched:
+            game.launched = True
+            # Taken here, not in state 2: the rotor reverses through 0 rpm during state 2.
+            game.rotor_direction = _direction(status.rotor_direction)
+            events.append(
+                BallLaunched(
+                    device=self.device_id,
+                    at=now,
+                    spin=game.spin,
+                    rotor_direction=game.rotor_direction,
+                )
+            )
+        if state in (_NO_MORE_BETS, _RESULT) and not game.bets_closed:
+            game.bets_closed = True
+            events.append(NoMoreBets(device=self.device_id, at=now, spin=game.spin))
+        if state == _RESULT and status.last_number is not None:
+            events += self._settle(game, status.last_number, now)
+        return events
+
+    def _track_faults(self, status: Status, prev_state: int | None, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        state = status.state
+        if status.warnings & WarningBit.SENSOR_FAULT:
+            events += self._raise(FAULT_SENSOR, now, "sensor stuck, motor or encoder fault")
+        else:
+            events += self._clear(FAULT_SENSOR, now)
+        if state == _CLOSED and prev_state in _IN_GAME:
+            events += self._raise(FAULT_POWERED_DOWN, now, f"dropped to state 6 from {prev_state}")
+        elif state != _CLOSED:
+            events += self._clear(FAULT_POWERED_DOWN, now)
+        if state == _READY and prev_state != _READY:
+            # The wheel is playing again: whatever *F reported is behind it.
+            for code in sorted(c for c in self._faults if c.startswith(_FAULT_PREFIX)):
+                events += self._clear(code, now)
+        return events
+
+    def _track_warnings(
+        self, status: Status, prev_state: int | None, prev_warnings: int, now: float
+    ) -> list[DeviceEvent]:
+        state, warn = status.state, status.warnings
+        events: list[DeviceEvent] = []
+        if state == _READY and warn & WarningBit.LAUNCH_FAILED:
+            if not (prev_state == _READY and prev_warnings & WarningBit.LAUNCH_FAILED):
+                self.misfire_retries += 1
+        if state == _LAUNCHED and warn & WarningBit.SAME_DIRECTION:
+            events += self._void("same_direction", now)
+        if state == _NO_MORE_BETS and warn & WarningBit.BALL_NOT_SENSED:
+            if self._no_ball_since is None:
+                self._no_ball_since = now
+        else:
+            self._no_ball_since = None
+        if state == _LAUNCHED and warn & WarningBit.LAUNCH_FAILED:
+            if self._misfire_since is None:
+                self._misfire_since = now
+        else:
+            self._misfire_since = None
+        events += self._check_holds(now)
+        return events
+
+    def _check_holds(self, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        if (
+            self._no_ball_since is not None
+            and now - self._no_ball_since >= self.settings.no_ball_timeout
+        ):
+            events += self._void("no_ball", now)
+        if (
+            self._misfire_since is not None
+            and now - self._misfire_since >= self.settings.misfire_grace
+        ):
+            events += self._void("misfire", now)
+        return events
+
+    # --- other messages --------------------------------------------------------------------
+
+    def _on_bare_number(self, number: Number, now: float) -> list[DeviceEvent]:
+        # Only port 1 sends it, just before the first state-5 line; trusted while the game
+        # is at no-more-bets, ignored anywhere else (the state-5 line carries it as well).
+        game = self._game
+        if game is None or self._state != _NO_MORE_BETS or game.spin != self._spin:
+            return []
+        return self._settle(game, number, now)
+
+    def _on_fault_report(self, code: int, now: float) -> list[DeviceEvent]:
+        if code == 0:
+            events: list[DeviceEvent] = []
+            for latched in sorted(c for c in self._faults if c.startswith(_FAULT_PREFIX)):
+                events += self._clear(latched, now)
+            return events
+        return self._raise(fault_code(code), now, FAULT_MEANINGS.get(code, "unknown fault code"))
+
+    def _on_sensor(self, sensor: int) -> None:
+        game = self._game
+        if (
+            not self.settings.sensor_stream
+            or game is None
+            or not game.live
+            or self._state not in (_LAUNCHED, _NO_MORE_BETS)
+        ):
+            return
+        game.sensor_events += 1
+        if sensor == 0 and game.sensor_events > 1:
+            game.revolutions += 1
+        last = game.last_sensor
+        if last is not None and sensor != last:
+            if (last + 1) % 3 == sensor:
+                game.cw_steps += 1
+            else:
+                game.ccw_steps += 1
+        game.last_sensor = sensor
+
+    def _on_pocket(self, number: Number, now: float) -> list[DeviceEvent]:
+        game = self._game
+        if not self.settings.sensor_stream or game is None or game.voided:
+            return []
+        if game.settled:
+            # Too late to stop the result: report it anyway so the engine records a verdict.
+            return self._mismatch(game, now) if number != game.number else []
+        if not game.ended:
+            game.pocket = number
+        return []
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _settle(self, game: _Game, number: Number, now: float) -> list[DeviceEvent]:
+        """The result, exactly once per game (bare number or state 5, whichever comes first)."""
+        if not game.live:
+            return []
+        if game.pocket is not None and game.pocket != number:
+            game.number = number
+            game.voided = True
+            return self._mismatch(game, now)
+        game.settled = True
+        game.number = number
+        stream = self.settings.sensor_stream and game.sensor_events > 0
+        return [
+            WheelSettled(
+                device=self.device_id,
+                at=now,
+                number=number,
+                spin=game.spin,
+                revolutions=game.revolutions if stream else None,
+                ball_direction=game.ball_direction if stream else None,
+                rotor_direction=game.rotor_direction,
+            )
+        ]
+
+    def _mismatch(self, game: _Game, now: float) -> list[DeviceEvent]:
+        if game.mismatch_reported:
+            return []
+        game.mismatch_reported = True
+        return [
+            SpinInvalid(device=self.device_id, at=now, reason="number_mismatch", spin=game.spin)
+        ]
+
+    def _void(self, reason: str, now: float) -> list[DeviceEvent]:
+        """The guide's VOID game: once per game, and ``*R`` to acknowledge / restart."""
+        game = self._game
+        self._no_ball_since = self._misfire_since = None
+        if game is None or not game.live:
+            return []
+        game.voided = True
+        self._commands.append(Command.restart())
+        return [SpinInvalid(device=self.device_id, at=now, reason=reason, spin=game.spin)]
+
+    def _raise(self, code: str, now: float, detail: str) -> list[DeviceEvent]:
+        if code in self._faults:
+            return []
+        self._faults.add(code)
+        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
+
+    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
+        if code not in self._faults:
+            return []
+        self._faults.discard(code)
+        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]

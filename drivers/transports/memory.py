@@ -1,0 +1,103 @@
+"""In-process null-modem :class:`~drivers.transports.base.ByteStream` pairs (STYLE practice 7).
+
+A real implementation of the transport interface, not a mock: driver and simulator tests run the
+production ``StreamDriver`` loop over it, with no pty, socket or thread. Modelled on pymodbus's
+``NullModem`` with its manipulator: a ``mangle`` hook rewrites every write into the chunks the
+peer will read, so tests can split frames at awkward places, garble bytes or drop writes.
+
+Semantics mirror a socket, so tests exercise the same paths as production:
+
+* each chunk is delivered as one ``read`` result (chunk boundaries survive, which is the point of
+  splitting tests); empty chunks are skipped because ``read`` returns at least one byte;
+* ``close`` on one side lets the peer drain what was already sent, then its ``read`` raises
+  :class:`~drivers.errors.TransportClosedError`; writing towards a closed peer raises too
+  (like ``EPIPE``);
+* a closed stream stays closed: ``open`` raises :class:`~drivers.errors.DriverInitError`, which
+  ``StreamDriver`` reports as a port error, as it would for an unplugged adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from drivers.errors import DriverInitError, TransportClosedError
+
+__all__ = ["Mangle", "MemoryStream", "memory_pair"]
+
+Mangle = Callable[[bytes], list[bytes]]
+"""Turns one write into the chunks the peer reads: ``[data]`` is a clean line, ``[]`` drops it."""
+
+_EOF = None
+
+
+class MemoryStream:
+    """One end of a :func:`memory_pair`.
+
+    ``mangle`` is a public attribute so a test can switch faults on mid-conversation.
+    """
+
+    def __init__(self, name: str, mangle: Mangle | None = None) -> None:
+        self.name = name
+        self.mangle = mangle
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._peer: MemoryStream | None = None
+        self._closed = False
+        self._eof = False  # our inbox delivered the peer's EOF marker
+
+    def __repr__(self) -> str:
+        return f"MemoryStream({self.name!r}, {'closed' if self._closed else 'open'})"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def open(self) -> None:
+        """No-op while open; a closed stream cannot reopen (the link is gone for good)."""
+        if self._closed:
+            raise DriverInitError(f"memory stream {self.name!r} is closed")
+
+    async def read(self) -> bytes:
+        """Next chunk the peer wrote (after ``mangle``); raises once either side has closed."""
+        if self._closed or self._eof:
+            raise TransportClosedError(f"memory stream {self.name!r} closed")
+        chunk = await self._inbox.get()
+        if chunk is _EOF:
+            self._eof = True
+            raise TransportClosedError(f"memory stream {self.name!r}: peer closed")
+        return chunk
+
+    async def write(self, data: bytes) -> None:
+        """Deliver ``data`` (through ``mangle``) to the peer; never blocks (unbounded buffer)."""
+        peer = self._peer
+        if self._closed:
+            raise TransportClosedError(f"memory stream {self.name!r} closed")
+        if peer is None or peer._closed:
+            raise TransportClosedError(f"memory stream {self.name!r}: peer closed")
+        chunks = self.mangle(bytes(data)) if self.mangle is not None else [bytes(data)]
+        for chunk in chunks:
+            if chunk:
+                peer._inbox.put_nowait(bytes(chunk))
+
+    async def close(self) -> None:
+        """Idempotent. Wakes our own pending ``read`` and signals EOF to the peer."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox.put_nowait(_EOF)  # wake a read pending on this side
+        if self._peer is not None and not self._peer._closed:
+            self._peer._inbox.put_nowait(_EOF)
+
+
+def memory_pair(mangle: Mangle | None = None) -> tuple[MemoryStream, MemoryStream]:
+    """Two connected streams: what ``a`` writes, ``b`` reads, and vice versa.
+
+    Args:
+        mangle: Applied to every write in both directions (set ``stream.mangle`` to fault one
+            direction only).
+    """
+    a = MemoryStream("a", mangle)
+    b = MemoryStream("b", mangle)
+    a._peer = b
+    b._peer = a
+    return a, b

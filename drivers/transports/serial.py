@@ -1,0 +1,315 @@
+"""A :class:`~drivers.transports.base.ByteStream` over any pyserial URL (STYLE practices 5, 6).
+
+One class serves a USB serial adapter (``/dev/ttyUSB0``), a pty (a simulator or ``socat``), a TCP
+bridge (``socket://host:7001``) and pyserial's in-process ``loop://``, so a device's config picks
+its medium and the protocol code never knows.
+
+How it waits, and why:
+
+* Ports with a real file descriptor (ttys, ptys, ``socket://``) are driven by the event loop:
+  ``loop.add_reader``/``add_writer`` tell us when pyserial's non-blocking ``read``/``write``
+  (``timeout=0``, ``write_timeout=0``) will make progress, so an idle port costs no CPU and no
+  thread, and a pending ``read`` can be cancelled at any time.
+* Ports without one (``loop://``, ``rfc2217://``; see STYLE practice 6) fall back to a worker
+  thread doing a short blocking read. The thread cannot be interrupted, so its result is kept
+  across a cancelled ``read`` and handed to the next one: cancelling never loses bytes.
+
+pyserial's own exceptions (``SerialException`` subclasses ``OSError``) are mapped at this boundary:
+failure to open becomes :class:`~drivers.errors.DriverInitError`, anything after that becomes
+:class:`~drivers.errors.TransportClosedError`, which is what makes ``StreamDriver`` reconnect.
+
+``pyserial`` itself is imported inside :meth:`SerialStream.open`, so importing :mod:`drivers`
+(and this module) stays cheap and works on a host without pyserial until a port is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from drivers.errors import DriverInitError, TransportClosedError
+
+__all__ = ["SerialStream", "open_serial_stream"]
+
+_CHUNK = 4096
+"""Upper bound of one non-blocking read; a burst larger than this just takes two reads."""
+
+_THREAD_POLL = 0.1
+"""pyserial timeout of one fallback thread read: bounds how long a thread outlives ``close``."""
+
+
+def _is_device_path(url: str) -> bool:
+    # pyserial only implements ``exclusive`` (flock) for native ports. URL handlers accept the
+    # keyword but silently ignore it, so only pass it where it means something.
+    return "://" not in url
+
+
+class SerialStream:
+    """A byte pipe over ``serial.serial_for_url(url)``; see the module docstring.
+
+    Args:
+        url: Anything pyserial accepts: a device path, ``socket://host:port``, ``loop://``, …
+        baudrate: Line speed; ignored by the URL handlers that have none.
+        exclusive: Take an advisory lock (``flock``) on device paths, so a second tablectl (or a
+            stray ``screen``) cannot silently share the wheel's port. Ignored for URLs.
+
+    One task reads and one task writes at a time; ``close`` may come from anywhere and wakes both.
+    """
+
+    def __init__(self, url: str, *, baudrate: int = 9600, exclusive: bool = True) -> None:
+        self.url = url
+        self.baudrate = baudrate
+        self.exclusive = exclusive
+        self._port: Any = None  # serial.SerialBase once open; pyserial ships no type stubs
+        self._fd: int | None = None
+        self._read_waiter: asyncio.Future[None] | None = None
+        self._write_waiter: asyncio.Future[None] | None = None
+        self._thread_read: asyncio.Future[bytes] | None = None
+
+    def __repr__(self) -> str:
+        state = "open" if self._port is not None else "closed"
+        return f"SerialStream({self.url!r}, baudrate={self.baudrate}, {state})"
+
+    @property
+    def is_open(self) -> bool:
+        return self._port is not None
+
+    @property
+    def uses_event_loop(self) -> bool:
+        """True when reads are driven by ``add_reader``; False for the thread fallback."""
+        return self._fd is not None
+
+    # --- open / close ----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the port (blocking work runs in a thread: a TCP connect can take seconds).
+
+        Raises:
+            DriverInitError: The port does not exist, is busy/locked, or the URL is invalid.
+        """
+        if self._port is not None:
+            return
+        opening = asyncio.ensure_future(asyncio.to_thread(self._open_blocking))
+        try:
+            port = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            # The thread cannot be stopped; close whatever it opens so the port is not leaked
+            # (and, for an exclusive device, not left locked until the process exits).
+            opening.add_done_callback(_close_if_opened)
+            raise
+        fd = _usable_fileno(port)
+        try:
+            if fd is not None:
+                # Non-blocking writes; we wait for writability on the loop ourselves.
+                port.write_timeout = 0
+            else:
+                # Short blocking reads in the worker thread, so it never outlives close by much.
+                port.timeout = _THREAD_POLL
+        except (OSError, ValueError) as exc:
+            await asyncio.to_thread(_close_quietly, port)
+            raise DriverInitError(f"cannot configure serial port {self.url!r}: {exc}") from exc
+        self._port = port
+        self._fd = fd
+
+    def _open_blocking(self) -> Any:
+        try:
+            import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
+        except ImportError as exc:  # pragma: no cover - pyserial is a hard dependency
+            raise DriverInitError(f"cannot open {self.url!r}: pyserial is not installed") from exc
+        kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0}
+        if self.exclusive and _is_device_path(self.url):
+            kwargs["exclusive"] = True
+        try:
+            return serial.serial_for_url(self.url, **kwargs)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise DriverInitError(f"cannot open serial port {self.url!r}: {exc}") from exc
+
+    async def close(self) -> None:
+        """Close the port and wake any pending ``read``/``write`` with TransportClosedError.
+
+        Idempotent. Readers and writers are unregistered *before* the descriptor is closed, so
+        the selector never watches a closed (or reused) fd.
+        """
+        port, fd = self._port, self._fd
+        if port is None:
+            return
+        self._port = None
+        self._fd = None
+        closed = TransportClosedError(f"serial port {self.url!r} closed")
+        if fd is not None:
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(fd)
+            loop.remove_writer(fd)
+        for waiter in (self._read_waiter, self._write_waiter):
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(closed)
+        # Unblock a fallback thread read now rather than after its timeout.
+        with contextlib.suppress(Exception):
+            port.cancel_read()
+        # In a thread: pyserial's socket:// close() sleeps 0.3 s ("give the server some time"),
+        # which would freeze every other device on this event loop.
+        await asyncio.to_thread(_close_quietly, port)
+        # Not cancelled: a reader may be awaiting it and gets its TransportClosedError (the
+        # thread returns at once after cancel_read, or within _THREAD_POLL).
+        self._thread_read = None
+
+    # --- read ------------------------------------------------------------------------------
+
+    async def read(self) -> bytes:
+        """Wait for at least one byte and return everything available (up to 4 KiB).
+
+        Raises:
+            TransportClosedError: The stream is closed, the far side went away (a pty master
+                closed → EIO, a ``socket://`` peer closed → pyserial's "socket disconnected",
+                a USB adapter unplugged), or any other I/O error occurred.
+        """
+        if self._fd is None:
+            return await self._read_in_thread()
+        while True:
+            port = self._require_port()
+            try:
+                data: bytes = port.read(_CHUNK)
+            except OSError as exc:  # SerialException is an OSError
+                raise self._lost("read", exc) from exc
+            if data:
+                return data
+            # Nothing there: sleep until the fd is readable. A spurious wake-up just reads b""
+            # and sleeps again; it never spins because each pass waits on the selector.
+            await self._wait_ready(writable=False)
+
+    async def _read_in_thread(self) -> bytes:
+        while True:
+            port = self._require_port()
+            pending = self._thread_read
+            if pending is None:
+                pending = asyncio.ensure_future(asyncio.to_thread(self._blocking_read, port))
+                # If close() orphans it, its TransportClosedError must not be logged as
+                # "exception was never retrieved".
+                pending.add_done_callback(_consume_result)
+                self._thread_read = pending
+            try:
+                # shield: a cancelled read() leaves the thread's result for the next read().
+                data = await asyncio.shield(pending)
+            finally:
+                if pending.done() and self._thread_read is pending:
+                    self._thread_read = None
+            if data:
+                return data
+
+    def _blocking_read(self, port: Any) -> bytes:
+        try:
+            first: bytes = port.read(1)  # waits up to _THREAD_POLL
+            if not first:
+                if not port.is_open:
+                    raise TransportClosedError(f"serial port {self.url!r} closed")
+                return b""
+            waiting = port.in_waiting
+            return first + (port.read(min(waiting, _CHUNK - 1)) if waiting else b"")
+        except OSError as exc:
+            raise self._lost("read", exc) from exc
+
+    # --- write -----------------------------------------------------------------------------
+
+    async def write(self, data: bytes) -> None:
+        """Write all of ``data``, waiting (without blocking the loop) while the port is full.
+
+        Raises:
+            TransportClosedError: The stream is closed or the link failed mid-write. Some of
+                ``data`` may then have been sent.
+        """
+        view = memoryview(data)
+        if self._fd is None:
+            port = self._require_port()
+            try:
+                # loop:// and friends: pyserial's blocking write (write_timeout=None) in a thread.
+                await asyncio.to_thread(port.write, bytes(view))
+            except OSError as exc:
+                raise self._lost("write", exc) from exc
+            return
+        while view:
+            # Wait first: with write_timeout=0 pyserial retries EAGAIN in a tight loop, so we
+            # only call write() once the selector says at least one byte will be accepted.
+            await self._wait_ready(writable=True)
+            port = self._require_port()
+            try:
+                written: int | None = port.write(view)
+            except OSError as exc:
+                raise self._lost("write", exc) from exc
+            view = view[written or 0 :]
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _require_port(self) -> Any:
+        if self._port is None:
+            raise TransportClosedError(f"serial port {self.url!r} is not open")
+        return self._port
+
+    def _lost(self, what: str, exc: BaseException) -> TransportClosedError:
+        return TransportClosedError(f"serial port {self.url!r}: {what} failed: {exc}")
+
+    async def _wait_ready(self, *, writable: bool) -> None:
+        fd = self._fd
+        if fd is None:
+            raise TransportClosedError(f"serial port {self.url!r} is not open")
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        if writable:
+            self._write_waiter = waiter
+            loop.add_writer(fd, wake)
+        else:
+            self._read_waiter = waiter
+            loop.add_reader(fd, wake)
+        try:
+            await waiter
+        finally:
+            # Also on cancellation: a stale reader would keep firing on a readable fd.
+            if self._fd == fd:
+                if writable:
+                    loop.remove_writer(fd)
+                else:
+                    loop.remove_reader(fd)
+            if writable:
+                self._write_waiter = None
+            else:
+                self._read_waiter = None
+
+
+def _usable_fileno(port: Any) -> int | None:
+    """The port's descriptor if the event loop can watch it, else None (``loop://``)."""
+    try:
+        fd = port.fileno()
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+def _consume_result(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _close_quietly(port: Any) -> None:
+    with contextlib.suppress(OSError):
+        port.close()
+
+
+def _close_if_opened(fut: asyncio.Future[Any]) -> None:
+    if fut.cancelled() or fut.exception() is not None:
+        return
+    _close_quietly(fut.result())
+
+
+async def open_serial_stream(
+    url: str, baudrate: int = 9600, *, exclusive: bool = True
+) -> SerialStream:
+    """Build and open a :class:`SerialStream` (for tools and simulators; drivers let
+    ``StreamDriver`` call ``open`` so that failures become availability events)."""
+    stream = SerialStream(url, baudrate=baudrate, exclusive=exclusive)
+    await stream.open()
+    return stream

@@ -1,0 +1,462 @@
+"""Transports over real media: a pty pair, a TCP socket (``socket://``) and pyserial's ``loop://``.
+
+These use the kernel's pty and loopback TCP rather than mocks, because what matters is exactly
+what mocks get wrong: EIO when the pty master goes, pyserial's "socket disconnected", partial
+writes against a full kernel buffer, and whether an idle read really sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import tty
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from drivers.errors import DriverInitError, TransportClosedError
+from drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
+
+pytestmark = pytest.mark.timeout(10)
+
+
+# --- fixtures: the far side of each medium ----------------------------------------------------
+
+
+@dataclass
+class Pty:
+    master: int
+    slave: int
+    path: str
+    closed: bool = False
+
+    def close_master(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.master)
+
+
+@pytest.fixture
+def pty_pair() -> Iterator[Pty]:
+    master, slave = os.openpty()
+    tty.setraw(master)
+    os.set_blocking(master, False)
+    pair = Pty(master, slave, os.ttyname(slave))
+    try:
+        yield pair
+    finally:
+        pair.close_master()
+        os.close(slave)
+
+
+async def _wait_fd(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+
+
+async def master_recv(pty: Pty, n: int) -> bytes:
+    """Read exactly ``n`` bytes from the pty master (what the SerialStream wrote)."""
+    buf = b""
+    async with asyncio.timeout(2):
+        while len(buf) < n:
+            await _wait_fd(pty.master)
+            with contextlib.suppress(BlockingIOError):
+                buf += os.read(pty.master, n - len(buf))
+    return buf
+
+
+async def master_send(pty: Pty, data: bytes) -> None:
+    view = memoryview(data)
+    loop = asyncio.get_running_loop()
+    while view:
+        try:
+            view = view[os.write(pty.master, view) :]
+        except BlockingIOError:
+            ready: asyncio.Future[None] = loop.create_future()
+            loop.add_writer(pty.master, lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                loop.remove_writer(pty.master)
+
+
+@dataclass
+class TcpPeer:
+    """An asyncio TCP server standing in for a serial-over-IP bridge; one client at a time."""
+
+    server: asyncio.Server
+    port: int
+    connected: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = field(
+        default_factory=asyncio.Queue
+    )
+
+    @property
+    def url(self) -> str:
+        return f"socket://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+async def tcp_peer() -> AsyncIterator[TcpPeer]:
+    queue: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
+    writers: list[asyncio.StreamWriter] = []
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await queue.put((reader, writer))
+
+    server = await asyncio.start_server(on_client, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield TcpPeer(server, port, queue)
+    finally:
+        for writer in writers:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def read_exactly(stream: ByteStream, n: int, *, timeout: float = 2) -> bytes:
+    buf = b""
+    async with asyncio.timeout(timeout):
+        while len(buf) < n:
+            buf += await stream.read()
+    return buf
+
+
+async def assert_read_idles_without_cpu(stream: ByteStream) -> None:
+    """A read with nothing to read must sleep on the selector (or a thread), not poll."""
+    reader = asyncio.ensure_future(stream.read())
+    await asyncio.sleep(0.05)  # let it settle into its wait
+    cpu_before = time.process_time()
+    await asyncio.sleep(0.5)
+    cpu = time.process_time() - cpu_before
+    assert not reader.done()
+    reader.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader
+    assert cpu < 0.1, f"idle read burned {cpu:.3f}s CPU in 0.5s"
+
+
+async def assert_cancel_leaves_usable(
+    stream: ByteStream, far_send: Callable[[bytes], Awaitable[None]]
+) -> None:
+    """Cancel a pending read, then the stream still delivers every byte sent afterwards."""
+    for _ in range(3):
+        reader = asyncio.ensure_future(stream.read())
+        await asyncio.sleep(0.02)
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+    await far_send(b"after-cancel")
+    assert await read_exactly(stream, len(b"after-cancel")) == b"after-cancel"
+
+
+# --- pty ---------------------------------------------------------------------------------------
+
+
+async def test_pty_bytes_both_ways(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path, baudrate=115200)
+    await stream.open()
+    try:
+        assert stream.uses_event_loop
+        await stream.write(b"\x02hello\x03")
+        assert await master_recv(pty_pair, 7) == b"\x02hello\x03"
+        await master_send(pty_pair, b"*X;1;0;17;0\r\n")
+        assert await read_exactly(stream, 13) == b"*X;1;0;17;0\r\n"
+    finally:
+        await stream.close()
+
+
+async def test_pty_split_reads_reassemble(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    try:
+        message = b"*X;1;123;32;0;345;0\r\n"
+        received = b""
+        for i in range(0, len(message), 3):
+            await master_send(pty_pair, message[i : i + 3])
+            await asyncio.sleep(0.005)
+            received += await stream.read()
+        received += await read_exactly(stream, len(message) - len(received))
+        assert received == message
+    finally:
+        await stream.close()
+
+
+async def test_pty_large_write_survives_full_kernel_buffer(pty_pair: Pty) -> None:
+    """64 KiB is far more than a pty buffers: the write must wait for room, not drop or spin."""
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    payload = bytes(range(256)) * 256
+    try:
+        writer = asyncio.ensure_future(stream.write(payload))
+        assert await master_recv(pty_pair, len(payload)) == payload
+        await writer
+    finally:
+        await stream.close()
+
+
+async def test_pty_master_closed_raises_transport_closed(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    try:
+        reader = asyncio.ensure_future(stream.read())
+        await asyncio.sleep(0.05)
+        pty_pair.close_master()
+        async with asyncio.timeout(1):
+            with pytest.raises(TransportClosedError, match="read failed"):
+                await reader
+        with pytest.raises(TransportClosedError):
+            await stream.write(b"x")
+    finally:
+        await stream.close()
+
+
+async def test_pty_idle_read_does_not_spin(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    try:
+        await assert_read_idles_without_cpu(stream)
+    finally:
+        await stream.close()
+
+
+async def test_pty_cancelled_read_leaves_stream_usable(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    try:
+        await assert_cancel_leaves_usable(stream, lambda data: master_send(pty_pair, data))
+    finally:
+        await stream.close()
+
+
+async def test_pty_exclusive_lock_refuses_second_open(pty_pair: Pty) -> None:
+    first = SerialStream(pty_pair.path)
+    await first.open()
+    try:
+        with pytest.raises(DriverInitError, match="exclusively lock"):
+            await SerialStream(pty_pair.path).open()
+        shared = SerialStream(pty_pair.path, exclusive=False)
+        await shared.open()  # opting out of the lock is allowed
+        await shared.close()
+    finally:
+        await first.close()
+
+
+async def test_close_wakes_pending_read_and_is_idempotent(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    reader = asyncio.ensure_future(stream.read())
+    await asyncio.sleep(0.02)
+    await stream.close()
+    with pytest.raises(TransportClosedError):
+        await reader
+    await stream.close()
+    assert not stream.is_open
+    with pytest.raises(TransportClosedError):
+        await stream.read()
+    with pytest.raises(TransportClosedError):
+        await stream.write(b"x")
+
+
+async def test_reopen_after_close(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    for attempt in (b"one", b"two"):
+        await stream.open()
+        await master_send(pty_pair, attempt)
+        assert await read_exactly(stream, 3) == attempt
+        await stream.close()
+
+
+# --- open failures -----------------------------------------------------------------------------
+
+
+async def test_open_missing_path_names_it() -> None:
+    path = "/dev/tablectl-no-such-port-0"
+    with pytest.raises(DriverInitError, match="tablectl-no-such-port-0"):
+        await SerialStream(path).open()
+
+
+async def test_open_unknown_url_scheme() -> None:
+    with pytest.raises(DriverInitError, match="bogus://x"):
+        await SerialStream("bogus://x").open()
+
+
+async def test_open_refused_socket() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"socket://127.0.0.1:{port}"
+    with pytest.raises(DriverInitError, match=url):
+        await SerialStream(url).open()
+
+
+# --- socket:// ---------------------------------------------------------------------------------
+
+
+async def test_socket_bytes_both_ways_and_split(tcp_peer: TcpPeer) -> None:
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    try:
+        assert stream.uses_event_loop
+        reader, writer = await asyncio.wait_for(tcp_peer.connected.get(), 2)
+        await stream.write(b"ping")
+        assert await asyncio.wait_for(reader.readexactly(4), 2) == b"ping"
+        message = b"*X;1;0;17;0\r\n"
+        for i in range(0, len(message), 4):
+            writer.write(message[i : i + 4])
+            await writer.drain()
+            await asyncio.sleep(0.005)
+        assert await read_exactly(stream, len(message)) == message
+    finally:
+        await stream.close()
+
+
+async def test_socket_large_write(tcp_peer: TcpPeer) -> None:
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    try:
+        reader, _ = await asyncio.wait_for(tcp_peer.connected.get(), 2)
+        payload = os.urandom(4 * 1024 * 1024)
+        writing = asyncio.ensure_future(stream.write(payload))
+        assert await asyncio.wait_for(reader.readexactly(len(payload)), 2) == payload
+        await writing
+    finally:
+        await stream.close()
+
+
+async def test_socket_peer_close_raises_transport_closed(tcp_peer: TcpPeer) -> None:
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    try:
+        _, writer = await asyncio.wait_for(tcp_peer.connected.get(), 2)
+        pending = asyncio.ensure_future(stream.read())
+        await asyncio.sleep(0.05)
+        writer.close()
+        async with asyncio.timeout(1):
+            with pytest.raises(TransportClosedError, match="socket disconnected"):
+                await pending
+    finally:
+        await stream.close()
+
+
+async def test_socket_idle_and_cancel(tcp_peer: TcpPeer) -> None:
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    try:
+        _, writer = await asyncio.wait_for(tcp_peer.connected.get(), 2)
+        await assert_read_idles_without_cpu(stream)
+
+        async def send(data: bytes) -> None:
+            writer.write(data)
+            await writer.drain()
+
+        await assert_cancel_leaves_usable(stream, send)
+    finally:
+        await stream.close()
+
+
+# --- loop:// (no fileno: thread fallback) ------------------------------------------------------
+
+
+async def test_loop_url_echoes_through_thread_fallback() -> None:
+    stream = SerialStream("loop://")
+    await stream.open()
+    try:
+        assert not stream.uses_event_loop
+        await stream.write(b"abc")
+        await stream.write(b"def")
+        assert await read_exactly(stream, 6) == b"abcdef"
+    finally:
+        await stream.close()
+
+
+async def test_loop_url_idle_and_cancel_do_not_lose_bytes() -> None:
+    stream = SerialStream("loop://")
+    await stream.open()
+    try:
+        await assert_read_idles_without_cpu(stream)
+        await assert_cancel_leaves_usable(stream, stream.write)
+    finally:
+        await stream.close()
+
+
+async def test_loop_url_close_wakes_read() -> None:
+    stream = SerialStream("loop://")
+    await stream.open()
+    reader = asyncio.ensure_future(stream.read())
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await stream.close()
+    with pytest.raises(TransportClosedError):
+        await asyncio.wait_for(reader, 1)
+    assert time.monotonic() - started < 0.5
+    with pytest.raises(TransportClosedError):
+        await stream.write(b"x")
+
+
+# --- memory pair -------------------------------------------------------------------------------
+
+
+async def test_memory_pair_both_ways() -> None:
+    a, b = memory_pair()
+    await a.open()
+    await b.open()
+    await a.write(b"to-b")
+    await b.write(b"to-a")
+    assert await b.read() == b"to-b"
+    assert await a.read() == b"to-a"
+
+
+async def test_memory_mangle_splits_garbles_and_drops() -> None:
+    def mangle(data: bytes) -> list[bytes]:
+        if data == b"drop":
+            return []
+        if data == b"garble":
+            return [b"g\xffrble"]
+        return [data[:2], b"", data[2:]]
+
+    a, b = memory_pair(mangle)
+    await a.write(b"drop")
+    await a.write(b"garble")
+    await a.write(b"split")
+    chunks = [await b.read() for _ in range(3)]
+    assert chunks == [b"g\xffrble", b"sp", b"lit"]
+    b.mangle = None  # faults can be switched per direction, mid-test
+    await b.write(b"clean")
+    assert await a.read() == b"clean"
+
+
+async def test_memory_close_drains_then_raises_on_peer() -> None:
+    a, b = memory_pair()
+    await a.write(b"last words")
+    pending = asyncio.ensure_future(a.read())
+    await asyncio.sleep(0)
+    await a.close()
+    await a.close()  # idempotent
+    with pytest.raises(TransportClosedError):
+        await pending  # local close wakes our own reader
+    assert await b.read() == b"last words"
+    with pytest.raises(TransportClosedError, match="peer closed"):
+        await asyncio.wait_for(b.read(), 1)
+    with pytest.raises(TransportClosedError):
+        await b.read()
+    with pytest.raises(TransportClosedError, match="peer closed"):
+        await b.write(b"anyone?")
+    with pytest.raises(DriverInitError):
+        await a.open()
+
+
+async def test_memory_stream_is_a_byte_stream() -> None:
+    a, _ = memory_pair()
+    stream: ByteStream = a
+    assert isinstance(stream, MemoryStream)

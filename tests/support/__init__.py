@@ -1,0 +1,1 @@
+"""Test helpers shared by several test packages (real brokers, MQTT subscribers, a TCP proxy)."""

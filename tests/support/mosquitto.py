@@ -1,0 +1,138 @@
+"""A real Mosquitto broker on a free port, for tests that need a broker that can die and return.
+
+Why a subprocess and not the embedded broker: the reliability tests must stop and restart the
+broker on the same port while the publisher is connected, the way a production outage looks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+__all__ = ["MosquittoProcess", "find_mosquitto", "free_port"]
+
+_FALLBACK = Path("/usr/sbin/mosquitto")
+
+
+def find_mosquitto() -> str | None:
+    """Path of the mosquitto binary, or ``None`` when it is not installed."""
+    found = shutil.which("mosquitto")
+    if found:
+        return found
+    return str(_FALLBACK) if _FALLBACK.is_file() else None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class MosquittoProcess:
+    """One mosquitto process that can be stopped and started again on the same port.
+
+    ``persistence false``: a restart loses retained messages and sessions, which is the harder
+    case for the publisher (it must re-publish its retained slots itself).
+
+    Args:
+        workdir: holds the config file and the broker's log (shown when startup fails).
+        binary: the mosquitto executable (default: :func:`find_mosquitto`).
+        port: fixed port, or ``None`` to pick a free one once (kept across restarts).
+    """
+
+    def __init__(self, workdir: Path, binary: str | None = None, port: int | None = None) -> None:
+        found = binary or find_mosquitto()
+        if found is None:
+            raise FileNotFoundError("mosquitto binary not found")
+        self.binary = found
+        self.host = "127.0.0.1"
+        self.port = port or free_port(self.host)
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.config_path = self.workdir / "mosquitto.conf"
+        self.log_path = self.workdir / "mosquitto.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout: float = 5.0) -> None:
+        """Start the broker and return once its port accepts connections."""
+        if self.running:
+            return
+        self.config_path.write_text(
+            f"listener {self.port} {self.host}\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            "log_dest stderr\n"
+            "log_type error\n"
+            "log_type warning\n",
+            encoding="utf-8",
+        )
+        with self.log_path.open("ab") as log:
+            self._proc = subprocess.Popen(
+                [self.binary, "-c", str(self.config_path)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited at startup: {self._log_tail()}")
+            with contextlib.suppress(OSError):
+                socket.create_connection((self.host, self.port), timeout=0.2).close()
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"mosquitto did not listen on {self.port} in {timeout}s")
+
+    def stop(self) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL after 3 s). Idempotent."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=3)
+
+    def kill(self) -> None:
+        """Kill the broker abruptly (SIGKILL): no goodbye to clients."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=3)
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+        except OSError:
+            return "(no log)"
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

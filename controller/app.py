@@ -117,8 +117,10 @@ async def open_table(
             journal=journal,
             drivers=drivers,
             on_journaled=lambda: publisher_box[0].notify() if publisher_box else None,
-            publish_retained=lambda topic, payload: (
-                publisher_box[0].set_retained(topic, payload) if publisher_box else None
+            publish_retained=lambda suffix, payload: (
+                publisher_box[0].set_retained(f"{topics.base}/{suffix}", payload)
+                if publisher_box
+                else None
             ),
             clock=time.time,
         )

@@ -57,7 +57,14 @@ class EmbeddedBroker:
         from amqtt.broker import Broker  # noqa: PLC0415  (heavy import, only when embedded)
 
         broker = Broker(
-            {"listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}}}
+            {
+                "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
+                # Only anonymous auth (loopback demo broker): amqtt's defaults also load packet
+                # loggers and a deprecated $SYS plugin that warns on every start.
+                "plugins": {
+                    "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+                },
+            }
         )
         await broker.start()
         self._broker = broker

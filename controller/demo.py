@@ -15,12 +15,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from simulators.serve import serve_tcp
+from simulators.ss2 import FaultSpec, SimSS2
+
 from controller.app import open_table
 from controller.broker import EmbeddedBroker
 from controller.config import parse_config
 from controller.watch import watch
-from simulators.serve import serve_tcp
-from simulators.ss2 import SimSS2, from_spec
 
 __all__ = ["demo_config", "run_demo"]
 
@@ -54,7 +55,7 @@ async def run_demo(
     state_dir: Path | None = None,
 ) -> int:
     """Run until Ctrl-C, or until ``rounds`` outcomes were shown."""
-    fault_specs = [from_spec(text) for text in faults]
+    fault_specs = [FaultSpec.from_spec(text) for text in faults]
     model = SimSS2(seed=seed, speed=speed, faults=fault_specs)
     wheel_ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
@@ -72,7 +73,7 @@ async def run_demo(
         folder = state_dir or Path(files.enter_context(tempfile.TemporaryDirectory()))
         async with EmbeddedBroker() as broker, asyncio.TaskGroup() as group:
             wheel = group.create_task(
-                serve_tcp(model, "127.0.0.1", 0, on_ready=lambda where: wheel_ready.set_result(where)),
+                serve_tcp(model, "127.0.0.1", 0, on_ready=wheel_ready.set_result),
                 name="demo:wheel",
             )
             where = await wheel_ready

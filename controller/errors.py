@@ -5,7 +5,8 @@
     ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
     ├── JournalError                   the journal cannot be opened, written or verified
     │   └── ChainBrokenError           a hash-chain link does not verify
-    └── TransitionNotAllowedError      an engine was fed an event its state machine forbids
+    ├── TransitionNotAllowedError      an engine was fed an event its state machine forbids
+    └── InvalidDefinitionError(ValueError)  a state machine defined inconsistently (at import)
 
 Game-rule violations are not here: they are verdict values with stable codes.
 """
@@ -19,6 +20,7 @@ __all__ = [
     "ConfigError",
     "ControllerError",
     "EventFormatError",
+    "InvalidDefinitionError",
     "JournalError",
     "TransitionNotAllowedError",
 ]
@@ -51,3 +53,7 @@ class ChainBrokenError(JournalError):
 
 class TransitionNotAllowedError(ControllerError):
     """An engine's strict state machine was fed an event it does not accept in this state."""
+
+
+class InvalidDefinitionError(ControllerError, ValueError):
+    """A state-machine definition that is inconsistent (a programming error, raised at import)."""

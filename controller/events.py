@@ -1,4 +1,4 @@
-"""Normalized table events (DESIGN §4.4): the one vocabulary of the journal, replay and ``cmd/event``.
+"""Normalized table events (DESIGN §4.4): the vocabulary of the journal, replay and ``cmd/event``.
 
 Device drivers speak their own protocols; the runner turns what they report into these events,
 journals them, and only then feeds them to the game engine. Replay feeds the same events from a
@@ -73,7 +73,7 @@ class RoundOpen(_Base):
 
 @dataclass(frozen=True, kw_only=True)
 class BetsClosed(_Base):
-    """ "No more bets": the betting window is closed (system timer, dealer or the wheel's state 4)."""
+    """No more bets: the betting window is closed (system timer, dealer or the SS2 state 4)."""
 
     type: Literal["bets_closed"] = "bets_closed"
 
@@ -105,7 +105,7 @@ class WinningNumber(_Base):
 
 @dataclass(frozen=True, kw_only=True)
 class NoSpin(_Base):
-    """The device (or the dealer's button) declares the spin invalid: "no spin" (seed-000 RL-I1/I2)."""
+    """The device (or the dealer) declares the spin invalid: "no spin" (seed-000 RL-I1/I2)."""
 
     type: Literal["no_spin"] = "no_spin"
     reason: str

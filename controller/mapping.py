@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from drivers import events as dev
 from controller.events import (
     BallLaunched,
     BetsClosed,
@@ -19,6 +18,7 @@ from controller.events import (
     TableEvent,
     WinningNumber,
 )
+from drivers import events as dev
 
 __all__ = ["UNAVAILABLE", "iso_ts", "to_table_event"]
 

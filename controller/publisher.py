@@ -9,7 +9,7 @@ The only module that imports aiomqtt. Why it is shaped this way:
   anything for us, and commands sent while the table is offline are dropped rather than executed
   late.
 * Reconnect is an explicit loop with jittered exponential backoff (aiomqtt 2 does not reconnect by
-  itself): start 0.1 s, double up to ``reconnect_max_delay``, reset after a successful connect.
+  itself): start 0.1 s, double up to ``reconnect_max_delay``, reset after a lasting connection.
 * ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
   tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
   DISCONNECT suppresses the Will.
@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import random
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
@@ -47,6 +48,8 @@ TraceHook = Callable[[str, Mapping[str, Any]], None]
 """``trace(what, details)``: an observation seam for tests and diagnostics (see Publisher)."""
 
 _INITIAL_DELAY = 0.1
+_MAX_INFLIGHT = 100
+"""PUBLISHes awaiting PUBACK on the wire (paho's default of 20 halves outbox throughput)."""
 _OFFLINE_TIMEOUT = 1.0
 """Bound on the goodbye publish: a dead broker must not hold up shutdown."""
 
@@ -75,6 +78,12 @@ def broker_address(url: str) -> tuple[str, int, bool]:
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(f"mqtt.url {url!r}: only mqtt[s]://host[:port] is supported")
     return parts.hostname, port or (8883 if tls else 1883), tls
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 def _utc_now() -> datetime:
@@ -229,8 +238,12 @@ class Publisher:
         self._stop.set()
         self._wakeup.set()
         try:
-            # Let the loop flush and say goodbye; it bounds its own time (flush_timeout).
-            await asyncio.wait({main})
+            # Let the loop flush and say goodbye (it bounds that itself); a connect attempt to a
+            # black-holed broker is not worth waiting for, so cancel after a grace period.
+            done, _ = await asyncio.wait({main}, timeout=self._flush_timeout + 3 * _OFFLINE_TIMEOUT)
+            if not done:
+                main.cancel()
+                await asyncio.wait({main})
         except BaseException as err:
             # Cancelled while leaving: abort the loop (it still tries the offline status).
             await task_group.__aexit__(type(err), err, err.__traceback__)
@@ -242,7 +255,7 @@ class Publisher:
     # -- connection ------------------------------------------------------------------------
 
     def _make_client(self) -> aiomqtt.Client:
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             self._host,
             self._port,
             identifier=self._client_id,
@@ -251,9 +264,16 @@ class Publisher:
             timeout=self._timeout,
             will=aiomqtt.Will(self._topics.status, self._offline, qos=1, retain=True),
             tls_context=ssl.create_default_context() if self._tls else None,
+            max_inflight_messages=_MAX_INFLIGHT,
+            # Small MQTT packets must not wait for Nagle's algorithm (up to 40 ms per batch).
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
+        # A pipelined outbox batch is many pending publishes by design, not a warning sign.
+        client.pending_calls_threshold = 3 * self._batch_size + _MAX_INFLIGHT
+        return client
 
     async def _reconnect_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         delay = _INITIAL_DELAY
         while not self._stop.is_set():
             client = self._make_client()
@@ -261,7 +281,7 @@ class Publisher:
             try:
                 async with client:
                     was_connected = True
-                    delay = _INITIAL_DELAY
+                    connected_at = loop.time()
                     try:
                         await self._serve(client)
                     except asyncio.CancelledError:
@@ -273,6 +293,11 @@ class Publisher:
                 self._connected.clear()
             if self._stop.is_set():
                 return
+            # Back off from the start again only after a connection that lasted: a broker that
+            # accepts and then drops us (say, a second process with our client id) must not
+            # see a reconnect every 0.1 s.
+            if was_connected and loop.time() - connected_at >= self._config.reconnect_max_delay:
+                delay = _INITIAL_DELAY
             # Jitter so a fleet of tables does not reconnect in lockstep after a broker restart.
             pause = random.uniform(delay / 2, delay)
             delay = min(delay * 2, self._config.reconnect_max_delay)
@@ -281,7 +306,8 @@ class Publisher:
                     await self._stop.wait()
 
     def _on_connection_error(self, group: BaseExceptionGroup[Any], *, was_connected: bool) -> None:
-        error = "; ".join(str(e) or type(e).__name__ for e in group.exceptions)
+        # Nested groups (a pipelined batch fails 100 times over) collapse to distinct messages.
+        error = "; ".join(dict.fromkeys(str(e) or type(e).__name__ for e in _leaves(group)))
         if self._trace is not None:
             self._trace("disconnected", {"error": error})
         if was_connected:

@@ -85,6 +85,8 @@ class TableRunner:
         self._queue: asyncio.Queue[tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]]
         self._queue = asyncio.Queue()
         self.latched: dict[str, set[str]] = {d.device_id: set() for d in self.drivers}
+        # What the queue will have latched once processed (filters repeated raises and clears).
+        self._pending_latches: dict[str, set[str]] = {d.device_id: set() for d in self.drivers}
         self.device_seen: set[str] = set()
 
     # --- recovery --------------------------------------------------------------------------
@@ -143,6 +145,8 @@ class TableRunner:
             if self._is_redundant(event):
                 self.publish_device(driver)
                 continue
+            # Track at enqueue time too: a clear that follows a raise still in the queue is real.
+            self._track_faults(event, self._pending_latches)
             self._queue.put_nowait((event, None))
 
     async def _process(self) -> None:
@@ -193,21 +197,23 @@ class TableRunner:
         """A fault already latched, or a clear for a fault that is not: nothing to journal."""
         if event.device is None:
             return False
-        latched = self.latched.setdefault(event.device, set())
+        latched = self._pending_latches.setdefault(event.device, set())
         if isinstance(event, Fault):
             return event.code in latched
         if isinstance(event, FaultCleared):
             return event.code not in latched
         return False
 
-    def _track_faults(self, event: TableEvent) -> None:
+    def _track_faults(self, event: TableEvent, *views: dict[str, set[str]]) -> None:
+        """Update latched faults: the journaled view, or the given ones (the queue's view)."""
         if event.device is None:
             return
-        latched = self.latched.setdefault(event.device, set())
-        if isinstance(event, Fault):
-            latched.add(event.code)
-        elif isinstance(event, FaultCleared):
-            latched.discard(event.code)
+        for view in views or (self.latched, self._pending_latches):
+            latched = view.setdefault(event.device, set())
+            if isinstance(event, Fault):
+                latched.add(event.code)
+            elif isinstance(event, FaultCleared):
+                latched.discard(event.code)
 
     # --- retained views ----------------------------------------------------------------------
 
@@ -297,17 +303,19 @@ class TableRunner:
             if code not in self.latched.get(device, set()):
                 raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
             return FaultCleared(ts=ts, device=device, code=code, manual=True)
-        raise EventFormatError(f"unknown command {verb!r} (known: clear_fault, event, status, void)")
+        raise EventFormatError(
+            f"unknown command {verb!r} (known: clear_fault, event, status, void)"
+        )
 
 
 _JOURNAL_FIELDS = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
 
 
-def _reply(corr: object, *, ok: bool = False, error: str | None = None, **extra: Any) -> dict[str, Any]:
+def _reply(
+    corr: object, *, ok: bool = False, error: str | None = None, **extra: Any
+) -> dict[str, Any]:
     reply: dict[str, Any] = {"schema": 1, "id": corr, "ok": ok and error is None}
     if error is not None:
         reply["error"] = error
     reply.update(extra)
     return reply
-
-

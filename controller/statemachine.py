@@ -18,13 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from controller.errors import ControllerError, TransitionNotAllowedError
+from controller.errors import InvalidDefinitionError, TransitionNotAllowedError
 
 __all__ = ["InvalidDefinitionError", "MachineDefinition", "StateMachine", "Transition"]
-
-
-class InvalidDefinitionError(ControllerError, ValueError):
-    """A machine definition that is inconsistent (a programming error, raised at import)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,9 @@ def format_message(topic: str, payload: bytes, *, colour: bool = False) -> str |
         return _format_outcome(body, colour=colour)
     if leaf == "alarms":
         verb = "RAISED " if body.get("type") == "fault" else "CLEARED"
-        return f"ALARM   {verb} {body.get('code')} on {body.get('device')}  {body.get('detail') or ''}"
+        return (
+            f"ALARM   {verb} {body.get('code')} on {body.get('device')}  {body.get('detail') or ''}"
+        )
     if leaf == "status":
         return f"STATUS  {body.get('table')} {body.get('state')}"
     if leaf == "events":

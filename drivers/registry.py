@@ -39,11 +39,13 @@ def get_driver_class(name: str) -> type[Driver]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        missing = exc.name or "a dependency"
-        raise DriverUnavailableError(
-            f"driver {name!r} cannot be loaded: importing {module_name} failed because "
-            f"{missing!r} is not installed ({exc})"
-        ) from exc
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            # The driver's own module is absent: a wrong registry entry or a broken install.
+            reason = f"module {module_name} does not exist"
+        else:
+            reason = f"importing {module_name} failed: {missing or 'a dependency'!r} is missing"
+        raise DriverUnavailableError(f"driver {name!r} cannot be loaded: {reason} ({exc})") from exc
     except OSError as exc:
         # ctypes-backed libraries (libusb, CAN vendor DLLs) fail this way when the .so is absent.
         raise DriverUnavailableError(

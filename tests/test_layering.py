@@ -21,7 +21,18 @@ ALLOWED = {
 }
 # Composition roots that start simulators for benches and the demo (documented in cli.py).
 SIMULATOR_USERS = {"controller/cli.py", "controller/demo.py"}
-IMPURE = {"asyncio", "serial", "usb", "can", "socket", "time", "sqlite3", "aiomqtt", "os", "threading"}
+IMPURE = {
+    "aiomqtt",
+    "asyncio",
+    "can",
+    "os",
+    "serial",
+    "socket",
+    "sqlite3",
+    "threading",
+    "time",
+    "usb",
+}
 
 
 def _imports(path: Path) -> list[str]:

@@ -290,7 +290,9 @@ class SS2Interpreter:
         return []
 
     def take_commands(self) -> list[Command]:
-        """Commands the host must send now (``*R`` after a void), oldest first; empties the queue."""
+        """Commands the host must send now (``*R`` after a void), oldest first; empties the queue.
+
+        Fire and forget: the wheel's next status lines show whether it obeyed."""
         commands, self._commands = self._commands, []
         return commands
 
@@ -298,8 +300,10 @@ class SS2Interpreter:
 
     def _on_status(self, status: Status, now: float) -> list[DeviceEvent]:
         prev_state, prev_warnings = self._state, self._warnings
-        events = self._track_game(status, prev_state, now)
-        events += self._track_faults(status, prev_state, now)
+        # Faults first: a fault that clears as the wheel reaches state 2 must be gone before the
+        # engine is asked to open the round (a latched fault may keep it from opening one).
+        events = self._track_faults(status, prev_state, now)
+        events += self._track_game(status, prev_state, now)
         events += self._track_warnings(status, prev_state, prev_warnings, now)
         self._state, self._spin, self._warnings = status.state, status.spin, status.warnings
         if status.state in (_IDLE, _RESULT, _CLOSED) and self._game is not None:
@@ -324,8 +328,8 @@ class SS2Interpreter:
             elif entering_ready:
                 # 3/4 → 2 on the same, still open game: the wheel relaunches. Same round;
                 # what we learnt about the failed launch no longer applies.
+                # Bets stay closed if they were: the engine cannot reopen them.
                 game.reset_launch()
-                game.bets_closed = False
         if game is None or game.ended or game.voided or game.settled:
             return events
         if game.spin != status.spin:
@@ -349,7 +353,9 @@ class SS2Interpreter:
             events += self._settle(game, status.last_number, now)
         return events
 
-    def _track_faults(self, status: Status, prev_state: int | None, now: float) -> list[DeviceEvent]:
+    def _track_faults(
+        self, status: Status, prev_state: int | None, now: float
+    ) -> list[DeviceEvent]:
         events: list[DeviceEvent] = []
         state = status.state
         if status.warnings & WarningBit.SENSOR_FAULT:
@@ -371,9 +377,11 @@ class SS2Interpreter:
     ) -> list[DeviceEvent]:
         state, warn = status.state, status.warnings
         events: list[DeviceEvent] = []
-        if state == _READY and warn & WarningBit.LAUNCH_FAILED:
-            if not (prev_state == _READY and prev_warnings & WarningBit.LAUNCH_FAILED):
-                self.misfire_retries += 1
+        misfiring = state == _READY and warn & WarningBit.LAUNCH_FAILED
+        was_misfiring = prev_state == _READY and prev_warnings & WarningBit.LAUNCH_FAILED
+        if misfiring and not was_misfiring:
+            # The wheel retries by itself in state 2; count each retry once, not per line.
+            self.misfire_retries += 1
         if state == _LAUNCHED and warn & WarningBit.SAME_DIRECTION:
             events += self._void("same_direction", now)
         if state == _NO_MORE_BETS and warn & WarningBit.BALL_NOT_SENSED:

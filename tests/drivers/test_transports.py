@@ -53,14 +53,19 @@ def pty_pair() -> Iterator[Pty]:
         os.close(slave)
 
 
-async def _wait_fd(fd: int) -> None:
+async def _wait_fd(fd: int, *, writable: bool = False) -> None:
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    (loop.add_writer if writable else loop.add_reader)(fd, wake)
     try:
         await ready
     finally:
-        loop.remove_reader(fd)
+        (loop.remove_writer if writable else loop.remove_reader)(fd)
 
 
 async def master_recv(pty: Pty, n: int) -> bytes:
@@ -76,17 +81,11 @@ async def master_recv(pty: Pty, n: int) -> bytes:
 
 async def master_send(pty: Pty, data: bytes) -> None:
     view = memoryview(data)
-    loop = asyncio.get_running_loop()
     while view:
         try:
             view = view[os.write(pty.master, view) :]
         except BlockingIOError:
-            ready: asyncio.Future[None] = loop.create_future()
-            loop.add_writer(pty.master, lambda: ready.done() or ready.set_result(None))
-            try:
-                await ready
-            finally:
-                loop.remove_writer(pty.master)
+            await _wait_fd(pty.master, writable=True)
 
 
 @dataclass
@@ -124,9 +123,9 @@ async def tcp_peer() -> AsyncIterator[TcpPeer]:
         await server.wait_closed()
 
 
-async def read_exactly(stream: ByteStream, n: int, *, timeout: float = 2) -> bytes:
+async def read_exactly(stream: ByteStream, n: int) -> bytes:
     buf = b""
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(2):
         while len(buf) < n:
             buf += await stream.read()
     return buf
@@ -363,6 +362,26 @@ async def test_socket_idle_and_cancel(tcp_peer: TcpPeer) -> None:
         await assert_cancel_leaves_usable(stream, send)
     finally:
         await stream.close()
+
+
+async def test_socket_close_does_not_block_the_loop(tcp_peer: TcpPeer) -> None:
+    """pyserial's socket:// close() sleeps 0.3 s; other devices must keep running meanwhile."""
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticking = asyncio.ensure_future(ticker())
+    started = time.monotonic()
+    await stream.close()
+    elapsed = time.monotonic() - started
+    ticking.cancel()
+    assert ticks >= elapsed / 0.01 / 3, f"only {ticks} ticks during a {elapsed:.2f}s close"
 
 
 # --- loop:// (no fileno: thread fallback) ------------------------------------------------------

@@ -63,8 +63,11 @@ class Subscriber:
         """Decoded JSON payloads received on exactly ``topic``."""
         return [m.json() for m in self.on(topic)]
 
+    # The timeout is a parameter (ASYNC109) so that a failure can say what did arrive instead.
     async def wait_for(
-        self, predicate: Callable[[Received], bool], timeout: float = 3.0
+        self,
+        predicate: Callable[[Received], bool],
+        timeout: float = 3.0,  # noqa: ASYNC109
     ) -> Received:
         """The first message (already received or arriving) that matches ``predicate``."""
         found: list[Received] = []
@@ -79,7 +82,9 @@ class Subscriber:
         return found[0]
 
     async def wait_until(
-        self, condition: Callable[[list[Received]], bool], timeout: float = 3.0
+        self,
+        condition: Callable[[list[Received]], bool],
+        timeout: float = 3.0,  # noqa: ASYNC109
     ) -> list[Received]:
         """Wait until ``condition(all messages so far)`` holds; return the messages."""
 
@@ -91,7 +96,12 @@ class Subscriber:
             raise AssertionError(f"subscriber lost its connection: {self.error!r}")
         return self.messages
 
-    async def _wait(self, check: Callable[[], bool], timeout: float, what: str) -> None:
+    async def _wait(
+        self,
+        check: Callable[[], bool],
+        timeout: float,  # noqa: ASYNC109
+        what: str,
+    ) -> None:
         try:
             async with asyncio.timeout(timeout), self._changed:
                 await self._changed.wait_for(check)
@@ -194,6 +204,9 @@ class TcpProxy:
             self._links.add(link)
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
             self._links.discard(link)
+        except asyncio.CancelledError:
+            # Ending normally: asyncio's stream callback logs a cancelled handler as an error.
+            writer.transport.abort()
         finally:
             self._handlers.discard(task)
 
@@ -208,10 +221,12 @@ class TcpProxy:
         tb: TracebackType | None,
     ) -> None:
         self.pause()
-        handlers = list(self._handlers)
-        for task in handlers:
-            task.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
+        if self._handlers:
+            # Aborted links end their pipes by themselves; cancel only what is still stuck.
+            _, stuck = await asyncio.wait(set(self._handlers), timeout=1)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*stuck, return_exceptions=True)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -1,0 +1,232 @@
+"""The real SS2 driver over a real pty pair: the test plays the wheel on the master side.
+
+No mocks: the driver opens the slave's path with pyserial exactly as it would open
+``/dev/ttyUSB0``, so these tests also cover what a mock would get wrong (pyserial flushing input on
+open, EIO when the master goes away, reconnect attempts on a path that has vanished).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+import tty
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+
+import pytest
+
+from drivers.events import (
+    BallLaunched,
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceUnavailable,
+    SpinInvalid,
+    WheelReady,
+)
+from drivers.ss2.driver import SS2Driver, SS2Settings
+
+pytestmark = pytest.mark.timeout(10)
+
+E = TypeVar("E", bound=DeviceEvent)
+
+
+def status(state: int, spin: int, warn: int = 0, rotor: int = 0) -> bytes:
+    return b"*X;%d;%03d;  ;%X;140;%d\r\n" % (state, spin, warn, rotor)
+
+
+class Wheel:
+    """The far side of the pty: repeats its current status line (the wheel's automatic status,
+    faster than the real 500 ms to keep tests short) and records what the host sent."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self.slave)
+        self.line: bytes | None = None
+        self.received = b""
+        self._arrived = asyncio.Event()
+        self.closed = False
+        asyncio.get_running_loop().add_reader(self.master, self._on_readable)
+        self._repeater = asyncio.create_task(self._repeat())
+
+    def show(self, line: bytes) -> None:
+        """Make ``line`` the status the wheel repeats (and send it now)."""
+        self.line = line
+        self.send(line)
+
+    def send(self, data: bytes) -> None:
+        # A pty buffers kilobytes; these tests never come close, so a plain write is enough.
+        with contextlib.suppress(OSError):
+            os.write(self.master, data)
+
+    async def wait_for(self, needle: bytes) -> None:
+        """Until the host has written ``needle``."""
+        while needle not in self.received:
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    def unplug(self) -> None:
+        """Pull the cable: the master and the slave path both go away."""
+        if self.closed:
+            return
+        self.closed = True
+        self._repeater.cancel()
+        asyncio.get_running_loop().remove_reader(self.master)
+        os.close(self.master)
+        os.close(self.slave)
+
+    async def _repeat(self) -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            if self.line is not None:
+                self.send(self.line)
+
+    def _on_readable(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            self.received += os.read(self.master, 4096)
+        self._arrived.set()
+
+
+class Host:
+    """Runs ``driver.events()`` in a task and lets the test wait for particular events."""
+
+    def __init__(self, driver: SS2Driver) -> None:
+        self.driver = driver
+        self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+        self.seen: list[DeviceEvent] = []
+        self.task = asyncio.create_task(self._consume())
+
+    async def _consume(self) -> None:
+        async for event in self.driver.events():
+            self.queue.put_nowait(event)
+
+    async def expect(self, kind: type[E]) -> E:
+        """The next event of ``kind`` (others are kept in ``seen``)."""
+        while True:
+            event = await self.queue.get()
+            self.seen.append(event)
+            if isinstance(event, kind):
+                return event
+
+
+@pytest.fixture
+async def wheel() -> AsyncIterator[Wheel]:
+    w = Wheel()
+    try:
+        yield w
+    finally:
+        w.unplug()
+
+
+def make_host(wheel: Wheel, **options: Any) -> Host:
+    options.setdefault("reconnect_min_delay", 0.1)
+    options.setdefault("reconnect_max_delay", 0.5)
+    return Host(SS2Driver("wheel-1", wheel.path, options))
+
+
+@contextlib.asynccontextmanager
+async def running(host: Host) -> AsyncIterator[Host]:
+    try:
+        yield host
+    finally:
+        await host.driver.aclose()
+        async with asyncio.timeout(2):
+            await host.task
+
+
+async def test_handshake_sends_mode_and_sensor_stream(wheel: Wheel) -> None:
+    host = make_host(wheel, operating_mode=1159, sensor_stream=True)
+    async with asyncio.timeout(3), running(host):
+        await wheel.wait_for(b"*o 1159\r\n*I 4\r\n")
+        wheel.show(status(1, 11))
+        await host.expect(DeviceAvailable)
+
+
+async def test_no_handshake_commands_by_default(wheel: Wheel) -> None:
+    host = make_host(wheel)
+    async with asyncio.timeout(3), running(host):
+        wheel.show(status(1, 11))
+        await host.expect(DeviceAvailable)
+        await asyncio.sleep(0.3)
+        assert wheel.received == b""
+
+
+async def test_misspin_gets_restart_written_back_once(wheel: Wheel) -> None:
+    host = make_host(wheel)
+    async with asyncio.timeout(3), running(host):
+        wheel.show(status(2, 40))
+        assert (await host.expect(WheelReady)).spin == 40
+        wheel.show(status(3, 40, warn=2))
+        invalid = await host.expect(SpinInvalid)
+        assert (invalid.reason, invalid.spin) == ("same_direction", 40)
+        await wheel.wait_for(b"*R\r\n")
+        await asyncio.sleep(0.4)  # the misspin line keeps repeating
+        assert wheel.received == b"*R\r\n"
+
+
+async def test_garbage_between_lines_is_counted_and_skipped(wheel: Wheel) -> None:
+    host = make_host(wheel)
+    async with asyncio.timeout(3), running(host):
+        wheel.show(status(1, 7))
+        await host.expect(DeviceAvailable)
+        wheel.line = None
+        wheel.send(b"\x00\xffgarbage\r\n" + status(2, 7) + b"*X;9;bad\r\n")
+        wheel.send(b"\x07\x07" + status(3, 7, rotor=1))  # a lost terminator before the packet
+        assert (await host.expect(WheelReady)).spin == 7
+        launched = await host.expect(BallLaunched)
+        assert (launched.spin, launched.rotor_direction) == (7, "ccw")
+        assert host.driver.counters["decode_errors"] == 3
+
+
+async def test_unplugged_mid_game_reports_disconnected_and_retries_calmly(wheel: Wheel) -> None:
+    host = make_host(wheel)
+    async with asyncio.timeout(4), running(host):
+        wheel.show(status(2, 50))
+        await host.expect(WheelReady)
+        wheel.show(status(3, 50))
+        await host.expect(BallLaunched)
+        wheel.unplug()
+        down = await host.expect(DeviceUnavailable)
+        assert down.reason == "disconnected"
+        cpu, wall = time.process_time(), time.monotonic()
+        await asyncio.sleep(1.5)
+        failures = host.driver.counters.get("open_failures", 0)
+        # Backoff 0.1 s doubling to 0.5 s (half jittered): a handful of attempts, not a spin.
+        assert 2 <= failures <= 15
+        assert time.process_time() - cpu < 0.5 * (time.monotonic() - wall)
+        assert host.queue.empty()  # port_error is not re-reported while already down
+        assert not host.driver.available
+
+
+async def test_polls_when_auto_status_is_off(wheel: Wheel) -> None:
+    host = make_host(wheel, auto_status=False, poll_interval=0.1)
+    async with asyncio.timeout(3), running(host):
+        await wheel.wait_for(b"*X\r\n")
+        start = wheel.received.count(b"*X\r\n")
+        await asyncio.sleep(0.6)
+        polls = wheel.received.count(b"*X\r\n") - start
+        assert 3 <= polls <= 7  # every 100 ms at most: the vendor's minimum
+        assert wheel.received.replace(b"*X\r\n", b"") == b""
+
+
+async def test_aclose_ends_events(wheel: Wheel) -> None:
+    host = make_host(wheel)
+    async with asyncio.timeout(3):
+        wheel.show(status(1, 3))
+        await host.expect(DeviceAvailable)
+        await host.driver.aclose()
+        await asyncio.wait_for(host.task, 1)
+        await host.driver.aclose()  # idempotent
+
+
+def test_settings_are_strict() -> None:
+    assert SS2Settings().poll_interval == 0.2
+    with pytest.raises(ValueError, match="extra"):
+        SS2Settings.model_validate({"baud": 9600})
+    with pytest.raises(ValueError, match="poll_interval"):
+        SS2Settings(poll_interval=0.05)
+    with pytest.raises(ValueError, match="silence_timeout"):
+        SS2Settings(silence_timeout=0.4)

@@ -1,0 +1,358 @@
+"""The publisher against a real Mosquitto: order, retained topics, Last Will, outages, commands.
+
+The invariant under test (DESIGN §7): every journaled record reaches the broker, in seq order,
+and is marked published only after its PUBACKs; outages cost duplicates, never gaps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config import MqttConfig
+from controller.errors import ConfigError
+from controller.journal import Journal
+from controller.publisher import Publisher, broker_address
+from controller.topics import Topics
+from tests.support.mosquitto import MosquittoProcess
+from tests.support.mqtt import Received, Subscriber, TcpProxy
+
+TABLE = "BAC-01"
+TOPICS = Topics("tablectl", TABLE)
+ALL = f"{TOPICS.base}/#"
+
+
+def rec(kind: str = "card", **data: Any) -> dict[str, Any]:
+    return {"type": kind, "ts": "2026-11-30T10:00:00.000000Z", **data}
+
+
+class AckLedger:
+    """Trace hook that checks, as it happens, that no seq is marked before all its PUBACKs."""
+
+    def __init__(self, journal: Journal, topics: Topics) -> None:
+        self.journal = journal
+        self.topics = topics
+        self.acked: dict[int, set[str]] = {}
+        self.marked = 0
+        self.violations: list[str] = []
+        self.events: list[str] = []
+
+    def __call__(self, what: str, details: Mapping[str, Any]) -> None:
+        self.events.append(what)
+        if what == "puback":
+            self.acked.setdefault(details["seq"], set()).add(details["topic"])
+        elif what == "marked":
+            up_to = details["up_to"]
+            for record in self.journal.records(since_seq=self.marked):
+                if record["seq"] > up_to:
+                    break
+                routes = {topic for topic, _ in self.topics.routes(record)}
+                if not routes <= self.acked.get(record["seq"], set()):
+                    self.violations.append(f"seq {record['seq']} marked before all PUBACKs")
+            self.marked = max(self.marked, up_to)
+
+
+def seqs(messages: list[Received], topic: str = TOPICS.events) -> list[int]:
+    return [m.json()["seq"] for m in messages if m.topic == topic]
+
+
+def has_seqs(upto: int, topic: str = TOPICS.events) -> Callable[[list[Received]], bool]:
+    return lambda messages: upto in seqs(messages, topic)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll a condition on state that has no event to await (journal marks, ``connected``)."""
+    async with asyncio.timeout(3):
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[Journal]:
+    with Journal(tmp_path / "journal.sqlite", TABLE) as j:
+        yield j
+
+
+@asynccontextmanager
+async def publisher(journal: Journal, port: int, **kwargs: Any) -> AsyncIterator[Publisher]:
+    config = MqttConfig(url=f"mqtt://127.0.0.1:{port}", reconnect_max_delay=0.3)
+    pub = Publisher(config, TOPICS, journal, host="127.0.0.1", port=port, timeout=3, **kwargs)
+    async with pub:
+        async with asyncio.timeout(3):
+            await pub.wait_connected()
+        yield pub
+
+
+# -- broker_address (pure) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("mqtt://broker", ("broker", 1883, False)),
+        ("mqtts://broker", ("broker", 8883, True)),
+        ("mqtt://127.0.0.1:1884", ("127.0.0.1", 1884, False)),
+        ("mqtts://[::1]:9999/", ("::1", 9999, True)),
+    ],
+)
+def test_broker_address(url: str, expected: tuple[str, int, bool]) -> None:
+    assert broker_address(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url", ["embedded", "http://x", "mqtt://", "mqtt://h:99999", "mqtt://h:1/path"]
+)
+def test_broker_address_refuses(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"mqtt\.url"):
+        broker_address(url)
+
+
+# -- against Mosquitto ---------------------------------------------------------------------
+
+
+@pytest.mark.broker
+async def test_records_arrive_in_order_on_their_topics(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    ledger = AckLedger(journal, TOPICS)
+    async with (
+        Subscriber(mosquitto.host, mosquitto.port, ALL) as sub,
+        publisher(journal, mosquitto.port, trace=ledger) as pub,
+    ):
+        online = await sub.wait_for(lambda m: m.topic == TOPICS.status)
+        assert online.json() == {
+            "schema": 1,
+            "state": "online",
+            "table": TABLE,
+            "ts": online.json()["ts"],
+        }
+        batch = [rec(i=i) for i in range(40)]
+        batch[10] = rec("outcome", round="R-1", status="settled")
+        batch[20] = rec("fault", code="shoe_removed")
+        batch[30] = rec("fault_cleared", code="shoe_removed")
+        for start in range(0, 40, 7):  # several appends while the drain is running
+            journal.append(batch[start : start + 7])
+            pub.notify()
+        await sub.wait_until(has_seqs(40))
+        await until(lambda: journal.unpublished() == [])
+
+    assert seqs(sub.messages) == list(range(1, 41))
+    assert seqs(sub.messages, TOPICS.outcome) == [11]
+    assert seqs(sub.messages, TOPICS.alarms) == [21, 31]
+    assert sub.on(TOPICS.events)[0].json() == next(journal.records())
+    assert ledger.violations == []
+    assert ledger.marked == 40
+    # Graceful exit said goodbye itself (with a ts, unlike the Last Will).
+    goodbye = sub.on(TOPICS.status)[-1].json()
+    assert goodbye["state"] == "offline"
+    assert "ts" in goodbye
+
+
+@pytest.mark.broker
+async def test_backlog_from_before_start_is_published(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    journal.append([rec(i=i) for i in range(250)])  # as after a restart with a broker outage
+    async with (
+        Subscriber(mosquitto.host, mosquitto.port, TOPICS.events) as sub,
+        publisher(journal, mosquitto.port),
+    ):
+        await sub.wait_until(has_seqs(250))
+    assert seqs(sub.messages) == list(range(1, 251))
+    assert journal.unpublished() == []
+
+
+@pytest.mark.broker
+async def test_retained_outcome_and_state_for_late_subscriber(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    async with publisher(journal, mosquitto.port) as pub:
+        pub.set_retained(TOPICS.state, {"phase": "betting", "round": "R-1"})
+        pub.set_retained(TOPICS.state, {"phase": "dealing", "round": "R-1"})  # coalesces
+        pub.set_retained(TOPICS.device("shoe"), {"available": True, "faults": []})
+        journal.append([rec("outcome", round="R-1"), rec(), rec("outcome", round="R-2"), rec()])
+        pub.notify()
+        await until(lambda: journal.unpublished() == [])
+        topics = [TOPICS.outcome, TOPICS.state, TOPICS.device("shoe"), TOPICS.status]
+        async with Subscriber(mosquitto.host, mosquitto.port, topics) as late:
+            await late.wait_until(lambda ms: len({m.topic for m in ms}) == 4)
+    outcome = late.on(TOPICS.outcome)
+    assert [(m.retain, m.json()["round"]) for m in outcome] == [(True, "R-2")]
+    state = late.on(TOPICS.state)[-1]
+    assert state.retain
+    assert state.json() == {"schema": 1, "phase": "dealing", "round": "R-1"}
+    assert late.on(TOPICS.status)[0].json()["state"] == "online"
+
+
+@pytest.mark.broker
+async def test_last_will_when_connection_is_cut_then_reconnects(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    async with (
+        TcpProxy(mosquitto.host, mosquitto.port) as proxy,
+        Subscriber(mosquitto.host, mosquitto.port, TOPICS.status) as sub,
+        publisher(journal, proxy.port) as pub,
+    ):
+        await sub.wait_for(lambda m: m.json()["state"] == "online")
+        proxy.cut()  # the table's network goes away without a DISCONNECT
+        will = await sub.wait_for(lambda m: m.json()["state"] == "offline")
+        assert will.json() == {"schema": 1, "state": "offline", "table": TABLE}
+        # ...and it comes back by itself, with a fresh birth message.
+        await sub.wait_until(lambda ms: [m.json()["state"] for m in ms][-1:] == ["online"])
+        assert proxy.connections == 2
+        journal.append([rec()])
+        pub.notify()
+        await until(lambda: journal.unpublished() == [])
+
+
+@pytest.mark.broker
+async def test_broker_restart_loses_nothing(mosquitto: MosquittoProcess, journal: Journal) -> None:
+    ledger = AckLedger(journal, TOPICS)
+    async with (
+        TcpProxy(mosquitto.host, mosquitto.port) as proxy,
+        publisher(journal, proxy.port, trace=ledger, batch_size=20) as pub,
+    ):
+        pub.set_retained(TOPICS.state, {"phase": "idle"})
+        async with Subscriber(mosquitto.host, mosquitto.port, TOPICS.events) as before:
+            journal.append([rec(i=i) for i in range(10)])
+            pub.notify()
+            await before.wait_until(has_seqs(10))
+            # A burst, and the broker dies while it is in flight.
+            journal.append([rec(i=i) for i in range(300)])
+            pub.notify()
+            await asyncio.sleep(0.005)
+            mosquitto.stop()
+            proxy.pause()  # refuse reconnects until our subscriber is back (no race)
+            await until(lambda: not pub.connected)
+        marked_at_outage = ledger.marked
+        assert marked_at_outage < 310, "the outage must interrupt the burst to test anything"
+
+        journal.append([rec(i=i) for i in range(20)])  # journaled while the broker is down
+        pub.notify()
+        mosquitto.start()  # same port, no persistence: retained state is gone
+        async with Subscriber(mosquitto.host, mosquitto.port, ALL) as after:
+            await proxy.resume()
+            await after.wait_until(has_seqs(330), timeout=4)
+            await until(lambda: journal.unpublished() == [])
+
+    seen_before = seqs(before.messages)
+    seen_after = seqs(after.messages)
+    assert seen_before == list(range(1, len(seen_before) + 1))
+    # Resumes exactly from the first unmarked record, in order, without gaps. (Records the
+    # broker acknowledged but had not delivered when it died are the broker's to lose:
+    # `persistence false` here; end-to-end delivery across a broker crash needs a persistent
+    # broker and subscriber sessions. The network-cut test below checks the union.)
+    assert seen_after == list(range(marked_at_outage + 1, 331))
+    assert ledger.violations == []
+    # Retained slots were re-published to the fresh broker.
+    assert after.payloads(TOPICS.state)[-1] == {"schema": 1, "phase": "idle"}
+    assert "disconnected" in ledger.events
+
+
+@pytest.mark.broker
+async def test_network_cut_mid_burst_duplicates_but_no_gaps(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    ledger = AckLedger(journal, TOPICS)
+    async with (
+        TcpProxy(mosquitto.host, mosquitto.port) as proxy,
+        Subscriber(mosquitto.host, mosquitto.port, TOPICS.events) as sub,
+        publisher(journal, proxy.port, trace=ledger, batch_size=25) as pub,
+    ):
+        for cut in range(3):
+            journal.append([rec(cut=cut, i=i) for i in range(200)])
+            pub.notify()
+            await asyncio.sleep(0.003)
+            proxy.cut()  # PUBLISHes and PUBACKs in flight are lost both ways
+        await sub.wait_until(has_seqs(600), timeout=4)
+        await until(lambda: journal.unpublished() == [])
+    seen = seqs(sub.messages)
+    first_seen = list(dict.fromkeys(seen))
+    assert first_seen == list(range(1, 601))  # every seq, first deliveries in order
+    assert ledger.violations == []
+    assert proxy.connections >= 2
+
+
+@pytest.mark.broker
+async def test_commands_round_trip(mosquitto: MosquittoProcess, journal: Journal) -> None:
+    calls: list[tuple[str, bytes]] = []
+
+    async def on_command(verb: str, payload: bytes) -> Mapping[str, Any]:
+        calls.append((verb, payload))
+        if verb == "boom":
+            raise RuntimeError("handler bug")
+        return {"ok": True, "id": "c-1", "verb": verb}
+
+    async with (
+        publisher(journal, mosquitto.port, on_command=on_command),
+        Subscriber(mosquitto.host, mosquitto.port, f"{TOPICS.base}/cmd/+/reply") as sub,
+        Subscriber(mosquitto.host, mosquitto.port, "unused/#") as commander,
+    ):
+        client = commander._client
+        await client.publish(TOPICS.command("boom"), b'{"id":"c-0"}', qos=1)
+        failed = await sub.wait_for(lambda m: m.topic == TOPICS.reply("boom"))
+        assert failed.json() == {
+            "schema": 1,
+            "ok": False,
+            "id": "c-0",
+            "error": "RuntimeError: handler bug",
+        }
+        assert not failed.retain
+        await client.publish(TOPICS.command("void"), b'{"id":"c-1"}', qos=1)
+        ok = await sub.wait_for(lambda m: m.topic == TOPICS.reply("void"))
+        assert ok.json() == {"schema": 1, "ok": True, "id": "c-1", "verb": "void"}
+    assert calls == [("boom", b'{"id":"c-0"}'), ("void", b'{"id":"c-1"}')]
+
+
+@pytest.mark.broker
+async def test_commands_without_handler_get_an_error_reply(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    async with (
+        publisher(journal, mosquitto.port),
+        Subscriber(mosquitto.host, mosquitto.port, TOPICS.reply("void")) as sub,
+    ):
+        await sub._client.publish(TOPICS.command("void"), b'{"id":7}', qos=1)
+        reply = await sub.wait_for(lambda m: True)
+    assert reply.json()["ok"] is False
+    assert reply.json()["id"] == 7
+
+
+@pytest.mark.broker
+async def test_reusable_not_reentrant(mosquitto: MosquittoProcess, journal: Journal) -> None:
+    config = MqttConfig(url=mosquitto.url)
+    pub = Publisher(config, TOPICS, journal, host=mosquitto.host, port=mosquitto.port)
+    async with Subscriber(mosquitto.host, mosquitto.port, TOPICS.events) as sub:
+        for round_no in (1, 2):
+            async with pub:
+                with pytest.raises(RuntimeError, match="not reentrant"):
+                    await pub.__aenter__()
+                journal.append([rec(round_no=round_no)])
+                pub.notify()
+                await sub.wait_until(has_seqs(round_no))
+            assert not pub.connected
+
+
+async def test_gives_up_quietly_when_no_broker(journal: Journal) -> None:
+    # Nothing listens on this port: the loop keeps retrying with backoff and exits promptly.
+    from tests.support.mosquitto import free_port  # noqa: PLC0415
+
+    port = free_port()
+    events: list[str] = []
+    config = MqttConfig(url=f"mqtt://127.0.0.1:{port}", reconnect_max_delay=0.2)
+    pub = Publisher(
+        config, TOPICS, journal, host="127.0.0.1", port=port, trace=lambda w, d: events.append(w)
+    )
+    loop = asyncio.get_running_loop()
+    async with pub:
+        await asyncio.sleep(0.6)
+        assert not pub.connected
+        started = loop.time()
+    assert loop.time() - started < 0.5
+    # Backoff, not a busy loop: 0.05..0.1, then 0.1..0.2 s apart, so only a handful of tries.
+    assert 2 <= events.count("disconnected") <= 10

@@ -1,0 +1,141 @@
+"""Real processes for end-to-end tests: the simulator and the controller, as users run them.
+
+Each is started with ``python -m controller …`` (the same code as the ``tablectl`` script), its
+stderr kept in a log file so a failing test can show what the process said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Process", "start_controller", "start_simulator", "write_config"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Process:
+    """A started subprocess with its log file."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+    ready: str = ""
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log.read_text(encoding="utf-8", errors="replace")[-chars:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 5.0) -> int:
+        """Signal the process and wait; SIGKILL if it does not go. Returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=timeout)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        return self.proc.returncode
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _start(args: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "controller", *args],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+            cwd=REPO,
+        )
+
+
+@contextlib.contextmanager
+def start_simulator(args: Sequence[str], workdir: Path, timeout: float = 10.0) -> Iterator[Process]:
+    """``tablectl simulate ss2 ARGS``; yields once it printed its ``READY …`` line."""
+    log = workdir / "simulator.log"
+    proc = _start(["--log-format", "json", "simulate", "ss2", *args], log)
+    process = Process(proc, log)
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        line = b""
+        while time.monotonic() < deadline and not line:
+            line = proc.stdout.readline()
+            if proc.poll() is not None and not line:
+                break
+        if not line.startswith(b"READY "):
+            raise AssertionError(f"simulator not ready: {line!r}\n{process.log_tail()}")
+        process.ready = line.decode().split(" ", 2)[2].strip()
+        yield process
+    finally:
+        process.stop()
+
+
+@contextlib.contextmanager
+def start_controller(config: Path, workdir: Path) -> Iterator[Process]:
+    """``tablectl run --config CONFIG``; stopped with SIGTERM at the end."""
+    log = workdir / "controller.log"
+    proc = _start(["--log-format", "json", "run", "--config", str(config)], log)
+    process = Process(proc, log)
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def write_config(
+    path: Path,
+    *,
+    table: str,
+    port: str,
+    mqtt_url: str,
+    journal: Path,
+    rules: str = "",
+    device: str = "",
+) -> Path:
+    """A table config file for the roulette table under test."""
+    path.write_text(
+        f"""[table]
+id = "{table}"
+game = "roulette"
+
+[rules]
+{rules}
+
+[mqtt]
+url = "{mqtt_url}"
+topic_prefix = "it"
+reconnect_max_delay = 0.5
+
+[journal]
+path = "{journal}"
+
+[[devices]]
+id = "wheel"
+driver = "cammegh-ss2"
+port = "{port}"
+reconnect_max_delay = 0.5
+{device}
+""",
+        encoding="utf-8",
+    )
+    return path

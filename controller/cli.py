@@ -53,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
-    from simulators import cli as sim_cli  # noqa: PLC0415 - composition root, see module doc
+    from simulators.cli import add_arguments  # noqa: PLC0415 - composition root, see module doc
 
-    sim_cli.add_arguments(ss2)
+    add_arguments(ss2)
 
     replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
     replay.add_argument("--config", required=True, type=Path)
@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tablectl`` console script."""
     args = _parser().parse_args(argv)
-    configure_logging(args.log_format, verbose=args.verbose)
+    configure_logging(args.log_format, verbose=args.verbose, quiet=args.command == "demo")
     try:
         return _dispatch(args)
     except TablectlError as exc:
@@ -111,9 +111,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         )
     if command == "simulate":
-        from simulators import cli as sim_cli  # noqa: PLC0415
+        from simulators.cli import run as run_simulator  # noqa: PLC0415
 
-        return asyncio.run(sim_cli.run(args))
+        return asyncio.run(run_simulator(args))
     if command == "replay":
         return _replay(args.config, args.events)
     if command == "check-config":

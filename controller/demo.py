@@ -15,13 +15,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from simulators.serve import serve_tcp
-from simulators.ss2 import FaultSpec, SimSS2
-
 from controller.app import open_table
 from controller.broker import EmbeddedBroker
 from controller.config import parse_config
 from controller.watch import watch
+from simulators.serve import serve_tcp
+from simulators.ss2 import FaultSpec, SimSS2
 
 __all__ = ["demo_config", "run_demo"]
 

@@ -16,10 +16,16 @@ __all__ = ["configure_logging"]
 
 
 def configure_logging(
-    fmt: Literal["auto", "console", "json"] | str = "auto", *, verbose: bool = False
+    fmt: Literal["auto", "console", "json"] | str = "auto",
+    *,
+    verbose: bool = False,
+    quiet: bool = False,
 ) -> None:
-    """Configure structlog and stdlib logging once, for the CLI process (logs go to stderr)."""
-    level = logging.DEBUG if verbose else logging.INFO
+    """Configure structlog and stdlib logging once, for the CLI process (logs go to stderr).
+
+    ``quiet`` keeps warnings and errors only: the demo's live view is its output.
+    """
+    level = logging.DEBUG if verbose else (logging.WARNING if quiet else logging.INFO)
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()

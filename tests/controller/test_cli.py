@@ -13,9 +13,10 @@ from controller.journal import Journal
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
+ROUNDS = DATA / "replay" / "roulette-rounds.jsonl"
 
 
-def _config(tmp_path: Path, extra: str = "", rules: str = 'min_revolutions = 4') -> Path:
+def _config(tmp_path: Path, extra: str = "", rules: str = "min_revolutions = 4") -> Path:
     path = tmp_path / "table.toml"
     path.write_text(
         f"""
@@ -42,7 +43,9 @@ port = "socket://127.0.0.1:1"
 def test_replay_prints_one_outcome_per_round(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["replay", "--config", str(_config(tmp_path)), str(DATA / "replay/roulette-rounds.jsonl")])
+    code = main(
+        ["replay", "--config", str(_config(tmp_path)), str(DATA / "replay/roulette-rounds.jsonl")]
+    )
     out, err = capsys.readouterr()
     outcomes = [json.loads(line) for line in out.splitlines()]
     assert code == 0, err
@@ -66,7 +69,9 @@ def test_replay_min_revolutions_comes_from_config(
 ) -> None:
     # seed-004 ROU 3.1.1 sets three rotations: the 3-revolution spin settles.
     config = _config(tmp_path, rules="min_revolutions = 3")
-    assert main(["replay", "--config", str(config), str(DATA / "replay/roulette-rounds.jsonl")]) == 0
+    assert (
+        main(["replay", "--config", str(config), str(DATA / "replay/roulette-rounds.jsonl")]) == 0
+    )
     statuses = [json.loads(line)["status"] for line in capsys.readouterr().out.splitlines()]
     assert statuses[1] == "settled"
 

@@ -119,9 +119,9 @@ async def test_spins_settle_and_publish_the_contract(
             assert result["color"] == expected
             assert result["revolutions"] >= 4  # seed-000 RL-I2, counted from the `bs` stream
             assert result["ball_direction"] != result["rotor_direction"]  # R1
-            assert outcome["schema"] == 1 and outcome["table"] == TABLE
-            assert outcome["game"] == "roulette" and outcome["reason"] is None
-            assert len(outcome["hash"]) == 64 and len(outcome["prev_hash"]) == 64
+            assert (outcome["schema"], outcome["table"]) == (1, TABLE)
+            assert (outcome["game"], outcome["reason"]) == ("roulette", None)
+            assert (len(outcome["hash"]), len(outcome["prev_hash"])) == (64, 64)
         assert [o["round"] for o in settled[:3]] == [
             f"{TABLE}-000001",
             f"{TABLE}-000002",
@@ -315,7 +315,7 @@ async def test_unplugged_port_at_start_then_plugged(
                 except AssertionError as exc:
                     raise AssertionError(f"{exc}\n{_why(sim, ctl)}") from None
         cleared = [p for p in sub.payloads(f"{PREFIX}/alarms") if p["type"] == "fault_cleared"]
-        assert cleared and cleared[0]["code"] == "device_unavailable"
+        assert [c["code"] for c in cleared][:1] == ["device_unavailable"]
 
 
 # --- recorded traces played onto a pty ----------------------------------------------------------

@@ -48,11 +48,15 @@ RetainedSink = Callable[[str, Mapping[str, Any]], None]
 _OUTPUT_TYPES = frozenset({"outcome", "verdict"})
 
 
-def output_record(output: EngineOutput) -> dict[str, Any]:
-    """The journal record for an engine conclusion."""
+def output_record(output: EngineOutput, ts: str | None = None) -> dict[str, Any]:
+    """The journal record for an engine conclusion; ``ts`` is the deciding event's when unset."""
     if isinstance(output, Outcome):
-        return {**output.to_payload(), "type": "outcome"}
-    return {"type": "verdict", **output.to_payload()}
+        record = {**output.to_payload(), "type": "outcome"}
+    else:
+        record = {"type": "verdict", **output.to_payload()}
+    if record.get("ts") is None:
+        record["ts"] = ts
+    return record
 
 
 def _event_record(event: TableEvent) -> dict[str, Any]:
@@ -94,6 +98,7 @@ class TableRunner:
     def recover(self) -> int:
         """Rebuild engine state from the journal; returns the number of events replayed."""
         pending: list[EngineOutput] = []
+        pending_ts: str | None = None
         replayed = 0
         for record in self.journal.records():
             kind = record.get("type")
@@ -111,11 +116,12 @@ class TableRunner:
                 continue
             self._track_faults(event)
             pending = list(self.engine.apply(event))
+            pending_ts = event.ts
             replayed += 1
         if pending:
             # The crash came after the event was journaled and before its outcome was.
             log.warning("recovering_missing_outputs", count=len(pending))
-            self.journal.append([output_record(o) for o in pending])
+            self.journal.append([output_record(o, pending_ts) for o in pending])
             self._on_journaled()
         return replayed
 
@@ -154,8 +160,9 @@ class TableRunner:
             event, future = await self._queue.get()
             try:
                 records = self.handle(event)
-            except JournalError as exc:
-                # Disk full or similar: the event is not journaled, so it must not be acted on.
+            except (JournalError, ValueError) as exc:
+                # Disk full (or a record the journal refuses): the event is not journaled, so it
+                # is not acted on; the table goes on with the next event.
                 log.error("journal_write_failed", error=str(exc), event_type=event.type)
                 if future is not None and not future.done():
                     future.set_exception(exc)
@@ -173,7 +180,7 @@ class TableRunner:
         self._track_faults(event)
         outputs = self.engine.apply(replace(event, seq=stored[0]["seq"]))
         if outputs:
-            stored += self.journal.append([output_record(o) for o in outputs])
+            stored += self.journal.append([output_record(o, event.ts) for o in outputs])
         self._on_journaled()
         for output in outputs:
             if isinstance(output, Outcome):

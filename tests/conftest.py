@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 
 from tests.support.mosquitto import MosquittoProcess, find_mosquitto
 
@@ -26,14 +25,3 @@ def mosquitto(tmp_path: Path) -> Iterator[MosquittoProcess]:
         yield broker
     finally:
         broker.stop()
-
-
-@pytest.fixture(autouse=True)
-def _reset_structlog() -> Iterator[None]:
-    """Undo a test's ``configure_logging`` (the CLI calls it).
-
-    It binds structlog to the ``sys.stderr`` of that moment, which under pytest is the test's
-    capture file, closed afterwards: a later test's first log line would raise ValueError.
-    """
-    yield
-    structlog.reset_defaults()

@@ -72,11 +72,12 @@ class Driver(ABC):
     ) -> None:
         self.device_id = device_id
         self.port = port
-        if isinstance(options, DriverSettings):
-            self.settings = options
+        if isinstance(options, self.settings_model):
+            self.settings: DriverSettings = options
         else:
+            raw = options.model_dump() if isinstance(options, DriverSettings) else options
             try:
-                self.settings = self.settings_model.model_validate(dict(options or {}))
+                self.settings = self.settings_model.model_validate(dict(raw or {}))
             except pydantic.ValidationError as exc:
                 raise DriverInitError(f"device {device_id!r}: {exc}") from None
         self.clock = clock

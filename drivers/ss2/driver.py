@@ -84,12 +84,7 @@ class SS2Driver(StreamDriver):
         super().__init__(device_id, port, options, clock=clock, trace=trace)
         if port is None:
             raise DriverInitError(f"device {device_id!r}: an SS2 wheel needs a serial port")
-        if not isinstance(self.settings, SS2Settings):
-            # A base DriverSettings instance was passed in: re-validate it as ours.
-            try:
-                self.settings = SS2Settings.model_validate(self.settings.model_dump())
-            except pydantic.ValidationError as exc:
-                raise DriverInitError(f"device {device_id!r}: {exc}") from None
+        assert isinstance(self.settings, SS2Settings)  # the base validated it with settings_model
         self.ss2_settings: SS2Settings = self.settings
         self.interpreter = SS2Interpreter(device_id, self.ss2_settings)
         self.last_reply: Reply | None = None

@@ -29,12 +29,16 @@ __all__ = [
     "Card",
     "Confirm",
     "CutCard",
+    "Decision",
     "Direction",
     "Fault",
     "FaultCleared",
     "NoSpin",
+    "ReadError",
     "RoundOpen",
     "Segment",
+    "ShoeEmpty",
+    "ShoeRemoved",
     "ShuffleCompleted",
     "ShuffleStarted",
     "TableEvent",
@@ -168,10 +172,52 @@ class ShuffleStarted(_Base):
 
 @dataclass(frozen=True, kw_only=True)
 class ShuffleCompleted(_Base):
-    """The shuffler finished; ``cards`` is its own count (never trusted alone)."""
+    """The shuffler finished; ``cards`` is its own count (never trusted alone, R6).
+
+    ``missing``/``extra`` are its deck check in card codes, when the shuffler reads faces.
+    """
 
     type: Literal["shuffle_completed"] = "shuffle_completed"
     cards: int
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadError(_Base):
+    """The shoe saw a card it could not read or that is no card of this table (``reason``).
+
+    The dealer rescans, or enters the card by hand (``cmd/event``, journaled as manual).
+    """
+
+    type: Literal["read_error"] = "read_error"
+    reason: str
+    barcode: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeRemoved(_Base):
+    """The shoe was taken off its base (its cards can no longer be vouched for)."""
+
+    type: Literal["shoe_removed"] = "shoe_removed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeEmpty(_Base):
+    """The shoe reports no cards left."""
+
+    type: Literal["shoe_empty"] = "shoe_empty"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision(_Base):
+    """A player's decision from the dealer's screen (blackjack): ``hit``, ``stand``, ``double``,
+    ``split``, ``insurance``, ``even_money``, ``surrender``. ``hand`` picks a split hand."""
+
+    type: Literal["decision"] = "decision"
+    box: int
+    action: Literal["hit", "stand", "double", "split", "insurance", "even_money", "surrender"]
+    hand: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +252,10 @@ TableEvent = (
     | ShuffleCompleted
     | BallDrawn
     | Segment
+    | ReadError
+    | ShoeRemoved
+    | ShoeEmpty
+    | Decision
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
@@ -226,6 +276,10 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         ShuffleCompleted,
         BallDrawn,
         Segment,
+        ReadError,
+        ShoeRemoved,
+        ShoeEmpty,
+        Decision,
     )
 }
 

@@ -11,19 +11,28 @@ from datetime import UTC, datetime
 from controller.events import (
     BallLaunched,
     BetsClosed,
+    Card,
+    CutCard,
     Fault,
     FaultCleared,
     NoSpin,
+    ReadError,
     RoundOpen,
+    ShoeEmpty,
+    ShoeRemoved,
+    ShuffleCompleted,
+    ShuffleStarted,
     TableEvent,
     WinningNumber,
 )
 from drivers import events as dev
 
-__all__ = ["UNAVAILABLE", "iso_ts", "to_table_event"]
+__all__ = ["SHOE_REMOVED", "UNAVAILABLE", "iso_ts", "to_table_event"]
 
 UNAVAILABLE = "device_unavailable"
 """Fault code latched while a device's link is down or it is silent."""
+SHOE_REMOVED = "shoe_removed"
+"""Latched by the engine when the shoe leaves its base; cleared when it is back."""
 
 
 def iso_ts(at: float) -> str:
@@ -63,4 +72,20 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
             return Fault(ts=ts, device=device, code=UNAVAILABLE, detail=text)
         case dev.DeviceAvailable():
             return FaultCleared(ts=ts, device=device, code=UNAVAILABLE)
+        case dev.CardScanned(card=card):
+            return Card(ts=ts, device=device, card=card)
+        case dev.ScanRejected(barcode=barcode, reason=reason):
+            return ReadError(ts=ts, device=device, reason=reason, barcode=barcode)
+        case dev.CutCardSeen():
+            return CutCard(ts=ts, device=device)
+        case dev.ShoeEmptied():
+            return ShoeEmpty(ts=ts, device=device)
+        case dev.ShoeRemoved():
+            return ShoeRemoved(ts=ts, device=device)
+        case dev.ShoeInserted():
+            return FaultCleared(ts=ts, device=device, code=SHOE_REMOVED)
+        case dev.ShuffleStarted():
+            return ShuffleStarted(ts=ts, device=device)
+        case dev.ShuffleCompleted(cards=cards, missing=missing, extra=extra):
+            return ShuffleCompleted(ts=ts, device=device, cards=cards, missing=missing, extra=extra)
     raise TypeError(f"unmapped device event {event!r}")  # pragma: no cover - exhaustive

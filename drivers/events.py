@@ -12,6 +12,8 @@ from typing import Literal
 
 __all__ = [
     "BallLaunched",
+    "CardScanned",
+    "CutCardSeen",
     "DeviceAvailable",
     "DeviceEvent",
     "DeviceFaultCleared",
@@ -19,6 +21,12 @@ __all__ = [
     "DeviceUnavailable",
     "Direction",
     "NoMoreBets",
+    "ScanRejected",
+    "ShoeEmptied",
+    "ShoeInserted",
+    "ShoeRemoved",
+    "ShuffleCompleted",
+    "ShuffleStarted",
     "SpinInvalid",
     "WheelReady",
     "WheelSettled",
@@ -112,6 +120,58 @@ class SpinInvalid(_DeviceEvent):
     spin: int | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class CardScanned(_DeviceEvent):
+    """A card left the shoe and its barcode was read. ``card`` is canonical (``KH``, ``TS``)."""
+
+    card: str
+    barcode: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScanRejected(_DeviceEvent):
+    """A barcode that is no card of this table's decks, or unreadable. ``reason`` is a stable code
+    (``unreadable``, ``unknown_barcode``, ``foreign_deck``)."""
+
+    barcode: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutCardSeen(_DeviceEvent):
+    """The cut card came out of the shoe."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeEmptied(_DeviceEvent):
+    """The shoe reports no cards left."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeRemoved(_DeviceEvent):
+    """The shoe (or its card tray) was taken off its base."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeInserted(_DeviceEvent):
+    """The shoe is back on its base."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleStarted(_DeviceEvent):
+    """The shuffler started shuffling."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShuffleCompleted(_DeviceEvent):
+    """The shuffler finished. ``cards`` is its own count; ``missing``/``extra`` its deck check
+    (canonical card codes), when the shuffler reads card faces."""
+
+    cards: int
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+
 DeviceEvent = (
     DeviceAvailable
     | DeviceUnavailable
@@ -122,4 +182,12 @@ DeviceEvent = (
     | NoMoreBets
     | WheelSettled
     | SpinInvalid
+    | CardScanned
+    | ScanRejected
+    | CutCardSeen
+    | ShoeEmptied
+    | ShoeRemoved
+    | ShoeInserted
+    | ShuffleStarted
+    | ShuffleCompleted
 )

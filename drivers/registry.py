@@ -19,6 +19,9 @@ __all__ = ["DRIVERS", "get_driver_class", "open_driver"]
 
 DRIVERS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("drivers.ss2.driver", "SS2Driver"),
+    "hid-shoe": ("drivers.shoe.driver", "HidShoeDriver"),
+    "serial-shoe": ("drivers.shoe.driver", "SerialShoeDriver"),
+    "tablectl-shuffler": ("drivers.shuffler.driver", "ShufflerDriver"),
 }
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 

@@ -24,6 +24,9 @@ __all__ = ["ENGINES", "Engine", "EngineClass", "build_engine"]
 
 ENGINES: Mapping[str, tuple[str, str]] = {
     "roulette": ("controller.engines.roulette", "RouletteEngine"),
+    "baccarat": ("controller.engines.baccarat", "BaccaratEngine"),
+    "dragon_tiger": ("controller.engines.dragon_tiger", "DragonTigerEngine"),
+    "blackjack": ("controller.engines.blackjack", "BlackjackEngine"),
 }
 """``game -> (module, class)``; the class implements :class:`EngineClass`."""
 

@@ -123,6 +123,7 @@ async def open_table(
                 else None
             ),
             clock=time.time,
+            betting=config.betting,
         )
         replayed = runner.recover()
         log.info("journal_recovered", events=replayed, last_seq=journal.last_seq)

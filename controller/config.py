@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
+from controller.betting import BettingConfig
 from controller.errors import ConfigError
 
 __all__ = [
@@ -95,6 +96,7 @@ class TableConfig(_Strict):
     mqtt: MqttConfig = MqttConfig()
     journal: JournalConfig
     rules: dict[str, Any] = pydantic.Field(default_factory=dict)
+    betting: BettingConfig = BettingConfig()
     devices: tuple[DeviceConfig, ...] = ()
     source: str = "<memory>"
 

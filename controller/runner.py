@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from controller.betting import BettingConfig, BettingTimer
 from controller.engines import Engine
 from controller.errors import EventFormatError, JournalError
 from controller.events import (
@@ -78,8 +79,13 @@ class TableRunner:
         on_journaled: Sink = lambda: None,
         publish_retained: RetainedSink = lambda _topic, _payload: None,
         clock: Callable[[], float],
+        betting: BettingConfig | None = None,
+        listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
     ) -> None:
         self.table_id = table_id
+        self.betting = betting or BettingConfig()
+        self.listeners = list(listeners)
+        """Called with every record once it is journaled (metrics, diagnostics); must be cheap."""
         self.engine = engine
         self.journal = journal
         self.drivers = list(drivers)
@@ -142,6 +148,8 @@ class TableRunner:
             for driver in self.drivers:
                 group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
             group.create_task(self._process(), name="table:process")
+            timer = BettingTimer(self.betting, self.engine.snapshot, self.submit)
+            group.create_task(timer.run(), name="table:betting")
 
     async def _pump_driver(self, driver: Driver) -> None:
         async for device_event in driver.events():
@@ -182,6 +190,9 @@ class TableRunner:
         if outputs:
             stored += self.journal.append([output_record(o, event.ts) for o in outputs])
         self._on_journaled()
+        for listener in self.listeners:
+            for record in stored:
+                listener(record)
         for output in outputs:
             if isinstance(output, Outcome):
                 log.info(

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,21 +22,28 @@ from controller.config import TableConfig, validate_section
 from controller.engines import Engine, build_engine
 from controller.errors import ConfigError
 from controller.journal import Journal
-from controller.publisher import Publisher, broker_address
+from controller.metrics import MetricsRegistry, MetricsServer, TableMetrics, parse_listen
+from controller.publisher import Publisher, TraceHook, broker_address
 from controller.runner import TableRunner
+from controller.systemd import Notifier, watchdog_interval, watchdog_pings
 from controller.topics import Topics
 from drivers.base import Driver
 from drivers.errors import DriverError
 from drivers.registry import get_driver_class
 
 __all__ = [
+    "READY_TIMEOUT",
+    "Service",
     "TableApp",
+    "TableReady",
     "build_drivers",
     "build_engine_for",
     "check_config",
     "open_table",
     "run_table",
     "run_until_signal",
+    "serve_table",
+    "service_scope",
 ]
 
 log = structlog.get_logger("tablectl.app")
@@ -95,9 +103,17 @@ class TableApp:
 
 @contextlib.asynccontextmanager
 async def open_table(
-    config: TableConfig, *, broker: tuple[str, int] | None = None
+    config: TableConfig,
+    *,
+    broker: tuple[str, int] | None = None,
+    listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
+    trace: TraceHook | None = None,
 ) -> AsyncIterator[TableApp]:
-    """Open the journal, recover, connect the publisher; yield the app (not yet running)."""
+    """Open the journal, recover, connect the publisher; yield the app (not yet running).
+
+    ``listeners`` get every record the runner journals (metrics, readiness); ``trace`` is the
+    publisher's observation hook (metrics). Both must be cheap and must not raise.
+    """
     drivers = build_drivers(config)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.journal.path, config.table.id)
@@ -124,11 +140,18 @@ async def open_table(
             ),
             clock=time.time,
             betting=config.betting,
+            listeners=listeners,
         )
         replayed = runner.recover()
         log.info("journal_recovered", events=replayed, last_seq=journal.last_seq)
         publisher = Publisher(
-            config.mqtt, topics, journal, host=host, port=port, on_command=runner.command
+            config.mqtt,
+            topics,
+            journal,
+            host=host,
+            port=port,
+            on_command=runner.command,
+            trace=trace,
         )
         publisher_box.append(publisher)
         async with publisher:
@@ -139,32 +162,285 @@ async def open_table(
         journal.close()
 
 
+# --- readiness --------------------------------------------------------------------------------
+
+READY_TIMEOUT = 30.0
+"""Seconds a table waits for its devices' first connect attempt and the broker before it reports
+ready anyway. Bounded on purpose: with the broker down the table must still journal (DESIGN §7:
+broker down for an hour), and an unbounded wait would let systemd's start timeout kill it in a
+loop. The unit's ``TimeoutStartSec`` is larger than this."""
+
+_ATTEMPT_COUNTERS = ("open_failures", "disconnects")
+
+
+class _Readiness:
+    """Which devices have had their first connect attempt (a runner listener).
+
+    A device counts once it is available, or its driver counted a failed open or a lost link,
+    or it produced a journaled event (e.g. ``device_unavailable`` for a silent wheel).
+    """
+
+    def __init__(self) -> None:
+        self.drivers: Sequence[Driver] = ()
+        self._reported: set[str] = set()
+
+    def on_record(self, record: Mapping[str, Any]) -> None:
+        device = record.get("device")
+        if isinstance(device, str):
+            self._reported.add(device)
+
+    def pending(self) -> list[str]:
+        return [
+            d.device_id
+            for d in self.drivers
+            if not (
+                d.available
+                or d.device_id in self._reported
+                or any(d.counters.get(name) for name in _ATTEMPT_COUNTERS)
+            )
+        ]
+
+
+async def _wait_ready(app: TableApp, readiness: _Readiness, limit: float) -> list[str]:
+    """Wait (bounded) for the broker session and every device's first attempt; what is missing."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(limit):
+            await app.publisher.wait_connected()
+            # Polled: availability and driver counters are plain attributes, not events, and this
+            # runs for well under a second at startup.
+            while readiness.pending():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+    missing = [f"device {device}" for device in readiness.pending()]
+    if not app.publisher.connected:
+        missing.append("broker")
+    return missing
+
+
+TableReady = Callable[[TableApp, Sequence[str]], None]
+"""``on_ready(app, missing)``: the table is running; ``missing`` is empty or names what the bounded
+readiness wait gave up on (``"broker"``, ``"device wheel"``)."""
+
+
+async def serve_table(
+    config: TableConfig,
+    *,
+    broker: tuple[str, int] | None = None,
+    metrics: TableMetrics | None = None,
+    on_ready: TableReady | None = None,
+    on_closed: Callable[[], None] | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+) -> None:
+    """Run one table until cancelled or until it fails; no signals, no systemd.
+
+    The unit a multi-table host supervises (``controller.host``). Every log line emitted in this
+    task and the tasks it starts carries ``table`` (structlog contextvars are per task, so tables
+    in one process do not mix). ``"embedded"`` brokers are started here unless ``broker`` is set.
+    """
+    with structlog.contextvars.bound_contextvars(table=config.table.id):
+        async with contextlib.AsyncExitStack() as stack:
+            if broker is None and config.mqtt.url == "embedded":
+                embedded = await stack.enter_async_context(
+                    EmbeddedBroker(*config.mqtt.embedded_address)
+                )
+                broker = (embedded.host, embedded.port)
+            readiness = _Readiness()
+            listeners: list[Callable[[Mapping[str, Any]], None]] = [readiness.on_record]
+            if metrics is not None:
+                listeners.append(metrics.on_record)
+            app = await stack.enter_async_context(
+                open_table(
+                    config,
+                    broker=broker,
+                    listeners=listeners,
+                    trace=metrics.on_publisher if metrics is not None else None,
+                )
+            )
+            if on_closed is not None:
+                stack.callback(on_closed)
+            readiness.drivers = app.runner.drivers
+            if metrics is not None:
+                metrics.attach(
+                    journal=app.journal, drivers=app.runner.drivers, publisher=app.publisher
+                )
+                stack.callback(metrics.detach)
+            async with asyncio.TaskGroup() as group:
+                group.create_task(app.runner.run(), name=f"table:{config.table.id}")
+                missing = await _wait_ready(app, readiness, ready_timeout)
+                if missing:
+                    log.warning("table_running_degraded", waiting_for=missing)
+                else:
+                    log.info("table_ready")
+                if on_ready is not None:
+                    on_ready(app, missing)
+
+
+# --- the process: systemd, metrics endpoint, signals ----------------------------------------
+
+
+class Service:
+    """Process-level plumbing shared by ``run_table`` and a multi-table host.
+
+    Sends ``READY=1`` once every expected table reported ready (or the deadline passed), keeps
+    ``STATUS=`` current, pings the watchdog from the event loop, says ``STOPPING=1`` on the way
+    out, and owns the metrics registry.
+    """
+
+    def __init__(self, notifier: Notifier, metrics: MetricsRegistry | None) -> None:
+        self.notifier = notifier
+        self.metrics = metrics
+        self.metrics_server: MetricsServer | None = None
+        self.apps: dict[str, TableApp] = {}
+        self._expected: set[str] = set()
+        self._reported: dict[str, Sequence[str]] = {}
+        self._ready_sent = False
+        self._stopping = False
+
+    def expect(self, table_ids: Iterable[str]) -> None:
+        """The tables whose readiness ``READY=1`` waits for."""
+        self._expected.update(table_ids)
+
+    def table_metrics(self, table_id: str) -> TableMetrics | None:
+        return self.metrics.table(table_id) if self.metrics is not None else None
+
+    def table_ready(self, app: TableApp, missing: Sequence[str]) -> None:
+        """A table finished its readiness wait (``missing`` is what it gave up on)."""
+        table_id = app.config.table.id
+        self.apps[table_id] = app
+        self._reported[table_id] = missing
+        if self._expected <= set(self._reported):
+            self.send_ready()
+
+    def table_closed(self, table_id: str) -> None:
+        self.apps.pop(table_id, None)
+
+    def send_ready(self) -> None:
+        """``READY=1`` (once). Also called by the deadline when a table never comes up."""
+        if self._ready_sent or self._stopping:
+            return
+        self._ready_sent = True
+        self.notifier.ready(self.status_line())
+        # Logged from a fresh context: this runs inside the last table's task, whose bound
+        # ``table`` would mislabel a line about the whole process.
+        asyncio.get_running_loop().call_soon(
+            lambda: log.info(
+                "service_ready", tables=sorted(self.apps), sd_notify=self.notifier.enabled
+            ),
+            context=contextvars.Context(),
+        )
+
+    async def ready_deadline(self, delay: float) -> None:
+        """Send ``READY=1`` after ``delay`` s even if a table is still failing to start."""
+        await asyncio.sleep(delay)
+        if not self._ready_sent:
+            log.warning("service_ready_without", tables=sorted(self._expected - set(self.apps)))
+            self.send_ready()
+
+    def stopping(self) -> None:
+        """``STOPPING=1`` (once): a signal arrived, the outbox is being flushed."""
+        if not self._stopping:
+            self._stopping = True
+            self.notifier.stopping("stopping: flushing the outbox")
+
+    def status_line(self) -> str:
+        """One line for ``systemctl status``: per table devices up, broker, seq, faults."""
+        if self._stopping:
+            return "stopping"
+        parts: list[str] = []
+        for table_id in sorted(self._expected | set(self.apps)):
+            app = self.apps.get(table_id)
+            if app is None:
+                parts.append(f"{table_id} starting")
+                continue
+            drivers = app.runner.drivers
+            up = sum(1 for d in drivers if d.available)
+            faults = sum(len(codes) for codes in app.runner.latched.values())
+            broker = "up" if app.publisher.connected else "DOWN"
+            seq = app.journal.last_seq
+            text = f"{table_id} devices {up}/{len(drivers)} broker {broker} seq {seq}"
+            parts.append(text + (f" faults {faults}" if faults else ""))
+        return "; ".join(parts) or "starting"
+
+
+@contextlib.asynccontextmanager
+async def service_scope(
+    *, metrics_listen: str | None = None, notifier: Notifier | None = None
+) -> AsyncIterator[Service]:
+    """Start the metrics endpoint (if ``metrics_listen``) and the watchdog; yield the service."""
+    notifier = notifier if notifier is not None else Notifier.from_environ()
+    service = Service(notifier, MetricsRegistry() if metrics_listen else None)
+    async with contextlib.AsyncExitStack() as stack:
+        if metrics_listen is not None and service.metrics is not None:
+            host, port = parse_listen(metrics_listen)
+            service.metrics_server = await stack.enter_async_context(
+                MetricsServer(service.metrics, host, port)
+            )
+        pings = asyncio.create_task(
+            watchdog_pings(notifier, watchdog_interval(), status=service.status_line),
+            name="systemd:watchdog",
+        )
+        try:
+            yield service
+        finally:
+            service.stopping()
+            pings.cancel()
+            await asyncio.wait({pings})
+            notifier.close()
+
+
 async def run_table(
     config: TableConfig,
     *,
     broker: tuple[str, int] | None = None,
     on_ready: Callable[[TableApp], None] | None = None,
+    metrics_listen: str | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+    notifier: Notifier | None = None,
 ) -> None:
-    """Run one table until cancelled or SIGTERM/SIGINT. ``"embedded"`` starts a broker too."""
-    async with contextlib.AsyncExitStack() as stack:
-        if broker is None and config.mqtt.url == "embedded":
-            embedded = await stack.enter_async_context(
-                EmbeddedBroker(*config.mqtt.embedded_address)
-            )
-            broker = (embedded.host, embedded.port)
-        app = await stack.enter_async_context(open_table(config, broker=broker))
-        if on_ready is not None:
-            on_ready(app)
-        await run_until_signal(app.runner.run())
+    """Run one table until cancelled or SIGTERM/SIGINT: the service (``tablectl run``).
+
+    ``on_ready(app)`` is called once the devices had their first connect attempt and the broker
+    session is up (or ``ready_timeout`` passed), right when ``READY=1`` goes to systemd.
+    ``metrics_listen`` (``"HOST:PORT"``) serves Prometheus metrics on ``/metrics``.
+    """
+    async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:
+        service.expect([config.table.id])
+
+        def ready(app: TableApp, missing: Sequence[str]) -> None:
+            service.table_ready(app, missing)
+            if on_ready is not None:
+                on_ready(app)
+
+        await run_until_signal(
+            serve_table(
+                config,
+                broker=broker,
+                metrics=service.table_metrics(config.table.id),
+                on_ready=ready,
+                on_closed=lambda: service.table_closed(config.table.id),
+                ready_timeout=ready_timeout,
+            ),
+            on_signal=service.stopping,
+        )
 
 
-async def run_until_signal(work: Coroutine[Any, Any, None]) -> None:
-    """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out."""
+async def run_until_signal(
+    work: Coroutine[Any, Any, None], *, on_signal: Callable[[], None] | None = None
+) -> None:
+    """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out.
+
+    ``on_signal`` runs first (``STOPPING=1`` to systemd).
+    """
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)
+
+    def stop() -> None:
+        if on_signal is not None:
+            on_signal()
+        task.cancel()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, stop)
     try:
         await task
     except asyncio.CancelledError:

@@ -53,9 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
-    from simulators.cli import add_arguments  # noqa: PLC0415 - composition root, see module doc
+    from simulators import cli as ss2_cli  # noqa: PLC0415 - composition root, see module doc
+    from simulators import shoe_cli  # noqa: PLC0415
 
-    add_arguments(ss2)
+    ss2_cli.add_arguments(ss2)
+    shoe = sim_sub.add_parser("shoe", help="card shoe / barcode scanner (serial lines)")
+    shoe_cli.add_arguments(shoe)
 
     replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
     replay.add_argument("--config", required=True, type=Path)
@@ -111,9 +114,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         )
     if command == "simulate":
-        from simulators.cli import run as run_simulator  # noqa: PLC0415
-
-        return asyncio.run(run_simulator(args))
+        return _simulate(args)
     if command == "replay":
         return _replay(args.config, args.events)
     if command == "check-config":
@@ -133,6 +134,17 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"OK: {count} records, hash chain intact")
         return EXIT_OK
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    """``tablectl simulate DEVICE``: each device family's simulator brings its own CLI."""
+    if args.device == "shoe":
+        from simulators.shoe_cli import run as run_shoe  # noqa: PLC0415
+
+        return asyncio.run(run_shoe(args))
+    from simulators.cli import run as run_ss2  # noqa: PLC0415
+
+    return asyncio.run(run_ss2(args))
 
 
 def _replay(config_path: Path, events: Path) -> int:

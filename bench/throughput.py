@@ -1,0 +1,117 @@
+"""Sustained device events per second through one controller: pty → parse → rules → journal →
+outbox → Mosquitto → subscriber.
+
+A stepped ramp: for each offered rate the harness writes whole rounds (state 2, 3, 4, bare
+number + state 5: four device events and five journal records) to the wheel's pty on a fixed
+schedule from a writer thread, then checks that (a) the pty accepted them on time — a controller
+that does not read fast enough fills the 4 KiB pty buffer and the writes block — and (b) the
+subscriber has every record within :data:`DRAIN_SLACK` seconds of the step's end. The highest
+step meeting both is the sustained rate; the first step that fails also gives the saturated
+rate (everything it wrote, over the time until the last record arrived).
+
+A real SS2 link is 9600 baud (about 37 status lines per second): these rates are what one
+process can carry, e.g. for a studio host running many tables, not what one wheel can send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.support import Broker, WheelLines, WheelPty, proc_cpu_seconds
+from bench.table import SingleTable
+
+__all__ = ["measure_throughput"]
+
+TABLE = "BENCH-TPUT"
+EVENTS_PER_ROUND = 4
+RECORDS_PER_ROUND = 5
+DRAIN_SLACK = 0.5
+"""Seconds after a step's last write by which every record must have arrived."""
+_SLICE = 0.005
+
+RATES = (1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12500, 15000, 20000, 25000, 30000)
+
+
+def _writer(wheel: WheelPty, lines: WheelLines, rate: float, duration: float) -> tuple[int, float]:
+    """Write ``rate`` events/s for ``duration`` s in whole rounds; returns (rounds, seconds)."""
+    rounds_per_s = rate / EVENTS_PER_ROUND
+    written = 0
+    start = time.perf_counter()
+    while True:
+        elapsed = time.perf_counter() - start
+        if elapsed >= duration:
+            break
+        due = int(elapsed * rounds_per_s) + 1 - written
+        if due > 0:
+            wheel.write(b"".join(b"".join(lines.next_round()) for _ in range(due)))
+            written += due
+        time.sleep(_SLICE)
+    return written, time.perf_counter() - start
+
+
+async def measure_throughput(
+    broker: Broker,
+    workdir: Path,
+    *,
+    step_seconds: float,
+    controller_args: list[str] | None = None,
+) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = []
+    async with SingleTable(broker, workdir, TABLE, controller_args=controller_args or []) as table:
+        await table.start()
+        await table.wait_wheel()
+        assert table.proc is not None
+        pid = table.proc.pid
+        # One round first: the wheel is in a game rhythm and the first records are out.
+        await _run_step(table, rate=100, duration=0.2, slack=5)
+        for rate in RATES:
+            cpu0 = proc_cpu_seconds(pid)
+            step = await _run_step(table, rate=rate, duration=step_seconds, slack=DRAIN_SLACK)
+            step["controller_cpu_percent"] = round(
+                (proc_cpu_seconds(pid) - cpu0) / step["elapsed_s"] * 100, 1
+            )
+            steps.append(step)
+            if not step["sustained"]:
+                break
+    sustained = [s["offered_events_per_s"] for s in steps if s["sustained"]]
+    failing = next((s for s in steps if not s["sustained"]), None)
+    return {
+        "sustained_events_per_s": max(sustained) if sustained else 0,
+        "saturated_events_per_s": failing["achieved_events_per_s"] if failing else None,
+        "step_seconds": step_seconds,
+        "steps": steps,
+    }
+
+
+async def _run_step(table: SingleTable, *, rate: float, duration: float, slack: float) -> dict[str, Any]:
+    base = table.max_seq
+    t0 = time.perf_counter()
+    rounds, wrote_s = await asyncio.to_thread(_writer, table.wheel, table.lines, rate, duration)
+    target = base + rounds * RECORDS_PER_ROUND
+    drained = True
+    try:
+        await asyncio.wait_for(table.expect_seq(target), slack)
+    except TimeoutError:
+        drained = False
+        try:  # how long it does take: the saturated rate
+            await asyncio.wait_for(table.expect_seq(target), 30)
+        except TimeoutError:
+            pass
+    elapsed = time.perf_counter() - t0
+    received = table.max_seq - base
+    events = received / RECORDS_PER_ROUND * EVENTS_PER_ROUND
+    on_time = wrote_s <= duration * 1.05 + 0.05 and rounds >= rate / EVENTS_PER_ROUND * duration * 0.95
+    return {
+        "offered_events_per_s": rate,
+        "written_events": rounds * EVENTS_PER_ROUND,
+        "writes_on_time": on_time,
+        "drained_within_slack": drained,
+        "sustained": on_time and drained,
+        "elapsed_s": round(elapsed, 3),
+        "achieved_events_per_s": round(events / elapsed),
+        "records_per_s": round(received / elapsed),
+    }

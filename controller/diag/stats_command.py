@@ -1,0 +1,247 @@
+"""``diag stats``: the journal's wheel-bias report, optionally with the wheel's own figures.
+
+Kept apart from :mod:`controller.diag.stats` (reading) and :mod:`controller.diag.statistics`
+(maths) so both stay usable from tests and other tools without any output format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.config import TableConfig, load_config
+from controller.diag.errors import DiagError, PortHeldError
+from controller.diag.link import Link
+from controller.diag.plugins import DeviceStatistics
+from controller.diag.render import emit_json, table
+from controller.diag.statistics import BiasReport, SerialCorrelation
+from controller.diag.stats import Window, check_variant, device_report, read_spins, wheel_report
+from controller.diag.target import resolve_target
+from controller.games.roulette import Variant
+
+__all__ = ["StatsRequest", "run_stats"]
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    """What ``diag stats`` was asked for (mirrors its flags)."""
+
+    config: Path | None = None
+    journal: Path | None = None
+    variant: str | None = None
+    last: int | None = None
+    alpha: float = 0.025
+    sigma: float = 3.0
+    device: str | None = None
+
+
+def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
+    config = load_config(request.config) if request.config is not None else None
+    if config is None and request.journal is None:
+        raise DiagError("give --config FILE (or --journal FILE)")
+    if config is not None and config.table.game != "roulette" and request.journal is None:
+        raise DiagError(
+            f"{config.source}: diag stats analyses roulette wheels; this table plays "
+            f"{config.table.game!r}"
+        )
+    journal = request.journal or (config.journal.path if config is not None else None)
+    assert journal is not None
+    name = request.variant
+    if name is None:
+        configured = config.rules.get("variant", "european") if config is not None else None
+        name = configured if isinstance(configured, str) else "european"
+    return config, journal, check_variant(name)
+
+
+async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
+    """Print the report; 1 if the wheel was asked for and could not be reached, else 0."""
+    config, journal, variant = _sources(request)
+    window = read_spins(journal, variant, last=request.last)
+    report = wheel_report(window, variant, alpha=request.alpha, sigma=request.sigma)
+    device: DeviceStatistics | None = None
+    device_error: str | None = None
+    if request.device is not None:
+        if request.config is None:
+            raise DiagError("--device needs --config to find the device")
+        target = resolve_target(request.config, request.device)
+        try:
+            async with Link(target.diagnostics.open_stream(), target.diagnostics.port) as link:
+                device = await target.diagnostics.statistics(link)
+        except PortHeldError as exc:
+            device_error = str(exc)
+    device_bias = (
+        device_report(dict(device.counts), variant, alpha=request.alpha, sigma=request.sigma)
+        if device is not None and device.counts
+        else None
+    )
+    table_id = config.table.id if config is not None else None
+    if as_json:
+        emit_json(
+            out,
+            {
+                "table": table_id,
+                "journal": str(journal),
+                "variant": variant,
+                "window": _window_json(window, request.last),
+                "journal_stats": _bias_json(report),
+                "device": _device_json(request.device, device, device_bias, device_error),
+            },
+        )
+    else:
+        _render(
+            out,
+            table_id=table_id,
+            journal=journal,
+            variant=variant,
+            window=window,
+            report=report,
+            last=request.last,
+        )
+        if device is not None:
+            _render_device(out, request.device or "", device, device_bias)
+    if device_error is not None:
+        err.write(f"tablectl diag stats: {device_error}\n")
+        return 1
+    return 0
+
+
+def _window_json(window: Window, last: int | None) -> dict[str, Any]:
+    first, final = (window.spins[0], window.spins[-1]) if window.spins else (None, None)
+    return {
+        "requested_last": last,
+        "spins": len(window.spins),
+        "voids_skipped": window.voids,
+        "invalid_skipped": window.invalid,
+        "first": None if first is None else {"round": first.round, "ts": first.ts},
+        "last": None if final is None else {"round": final.round, "ts": final.ts},
+    }
+
+
+def _serial_json(serial: SerialCorrelation | None) -> dict[str, Any] | None:
+    if serial is None:
+        return None
+    return {"r": serial.r, "z": serial.z, "p_value": serial.p_value, "flagged": serial.flagged}
+
+
+def _bias_json(report: BiasReport) -> dict[str, Any]:
+    return {
+        "spins": report.spins,
+        "pockets": report.pockets,
+        "flagged": report.flagged,
+        "chi_square": {
+            "value": report.chi_square,
+            "dof": report.dof,
+            "p_value": report.p_value,
+            "alpha": report.alpha,
+            "flagged": report.chi_flagged,
+        },
+        "sigma": report.sigma,
+        "frequencies": [
+            {
+                "number": f.number,
+                "count": f.count,
+                "expected": f.expected,
+                "z": f.z,
+                "flagged": f.flagged,
+            }
+            for f in report.frequencies
+        ],
+        "serial_correlation": {
+            "by_number": _serial_json(report.serial_by_number),
+            "by_wheel_position": _serial_json(report.serial_by_position),
+        },
+    }
+
+
+def _device_json(
+    name: str | None,
+    device: DeviceStatistics | None,
+    bias: BiasReport | None,
+    error: str | None,
+) -> dict[str, Any] | None:
+    if name is None:
+        return None
+    out: dict[str, Any] = {"device": name, "error": error}
+    if device is not None:
+        out |= {
+            "chi_square": device.chi_square,
+            "percent": device.percent,
+            "counts": {str(k): v for k, v in device.counts.items()},
+            "notes": list(device.notes),
+            "table_stats": _bias_json(bias) if bias is not None else None,
+        }
+    return out
+
+
+def _flag(flagged: bool) -> str:
+    return "FLAGGED" if flagged else "ok"
+
+
+def _serial_text(label: str, serial: SerialCorrelation | None) -> str:
+    if serial is None:
+        return f"  {label}: not enough spins"
+    return (
+        f"  {label}: r = {serial.r:+.4f}, z = {serial.z:+.2f}, p = {serial.p_value:.4f}"
+        f"  {_flag(serial.flagged)}"
+    )
+
+
+def _render_bias(out: TextIO, report: BiasReport, *, serial: bool) -> None:
+    out.write(
+        f"chi-square = {report.chi_square:.2f} with {report.dof} dof, "
+        f"p = {report.p_value:.4f} (risk level {report.alpha:g})  {_flag(report.chi_flagged)}\n"
+    )
+    if serial:
+        out.write("lag-1 serial correlation:\n")
+        out.write(_serial_text("by number        ", report.serial_by_number) + "\n")
+        out.write(_serial_text("by wheel position", report.serial_by_position) + "\n")
+    flagged = report.flagged_numbers
+    beyond = ", ".join(f"{f.number} ({f.count}, z {f.z:+.1f})" for f in flagged) or "none"
+    out.write(f"numbers beyond {report.sigma:g} sigma: {beyond}\n")
+    rows = [
+        (f.number, f.count, f"{f.expected:.1f}", f"{f.z:+.2f}", "FLAG" if f.flagged else "")
+        for f in report.frequencies
+    ]
+    out.write(table(("number", "count", "expected", "z", ""), rows, right="0123") + "\n")
+
+
+def _render(
+    out: TextIO,
+    *,
+    table_id: str | None,
+    journal: Path,
+    variant: Variant,
+    window: Window,
+    report: BiasReport,
+    last: int | None,
+) -> None:
+    out.write(f"wheel bias, table {table_id or '-'}, journal {journal} ({variant}, ")
+    out.write(f"{report.pockets} pockets)\n")
+    span = f"last {last}" if last is not None else "all"
+    out.write(f"window: {span} settled spins: {len(window.spins)}")
+    if window.spins:
+        first, final = window.spins[0], window.spins[-1]
+        out.write(f" (rounds {first.round} .. {final.round}, {first.ts} .. {final.ts})")
+    out.write(f"; skipped {window.voids} void, {window.invalid} invalid\n")
+    if not window.spins:
+        out.write("no settled spins in the journal window: nothing to test\n")
+        return
+    _render_bias(out, report, serial=True)
+    verdict = "FLAGGED: look at this wheel" if report.flagged else "no test flagged"
+    out.write(f"overall: {verdict}\n")
+    out.flush()
+
+
+def _render_device(
+    out: TextIO, name: str, device: DeviceStatistics, bias: BiasReport | None
+) -> None:
+    out.write(f"\nthe wheel's own statistics ({name}):\n")
+    if device.chi_square is not None:
+        out.write(f"  *w chi-square {device.chi_square:.2f} ({device.percent:.1f} %)\n")
+    for note in device.notes:
+        out.write(f"  note: {note}\n")
+    if bias is not None:
+        out.write(f"  *W table: {bias.spins} results\n")
+        _render_bias(out, bias, serial=False)
+    out.flush()

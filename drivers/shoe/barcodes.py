@@ -1,0 +1,276 @@
+"""Barcode text → card, shoe signal or rejection: the per-table part of reading a shoe.
+
+Card vendors print different barcodes on the same card (their own symbol tables, deck serial
+numbers, one code per card per deck), and shoes add barcodes of their own (the cut card, tray
+sensors reported as pseudo-scans). So the mapping is configuration, not code: one
+:class:`BarcodeCodec` per table, built from the device's settings and checked at startup
+(construction raises ``ValueError``), after which :meth:`BarcodeCodec.decode` is total — any text
+gives a value, never an exception, because a scanner can send anything.
+
+Decoding order (first hit wins; comparisons ignore case and surrounding whitespace):
+
+1. unreadable: empty, non-ASCII or non-printable (a misread; see :mod:`drivers.shoe.hid`), too long,
+   or the scanner's own no-read message (``NOREAD``);
+2. the cut card and the shoe-signal barcodes (``CUT``, ``EMPTY``, ``REMOVED``, ``INSERTED``);
+3. the explicit mapping (``barcodes``: barcode → card, e.g. loaded from a TOML table);
+4. the vendor pattern: a regex (full match) with named groups ``rank`` and ``suit`` and optionally
+   ``deck``, whose symbols go through ``rank_map``/``suit_map`` (``{"01": "A", "13": "K"}``);
+5. card notation (DESIGN §4.1 and the spellings :func:`drivers.cards.parse_card` accepts: ``KH``,
+   ``10H``, ``H10``, ``HT``), optionally prefixed by a deck serial: ``B7731-KH`` (``-``, ``/`` or
+   ``:`` separate).
+
+Deck serials: when the table lists ``deck_serials``, a card whose barcode names another deck —
+or names none — is ``foreign_deck``: the table said every card carries one of its serials.
+Explicit-mapping entries are the table's own list, so they are not deck-checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal, get_args
+
+from drivers.cards import RANKS, SUITS, parse_card
+
+__all__ = [
+    "DEFAULT_CUT_CARD_BARCODES",
+    "DEFAULT_NO_READ_BARCODES",
+    "DEFAULT_SIGNAL_BARCODES",
+    "SIGNAL_KINDS",
+    "BarcodeCodec",
+    "BarcodeResult",
+    "Decoded",
+    "RejectReason",
+    "Rejected",
+    "Signal",
+    "SignalKind",
+]
+
+SignalKind = Literal["cut_card", "shoe_empty", "shoe_removed", "shoe_inserted"]
+SIGNAL_KINDS: Final[tuple[SignalKind, ...]] = get_args(SignalKind)
+RejectReason = Literal["unreadable", "unknown_barcode", "foreign_deck"]
+
+DEFAULT_CUT_CARD_BARCODES: Final = ("CUT",)
+DEFAULT_SIGNAL_BARCODES: Final[Mapping[str, SignalKind]] = {
+    "EMPTY": "shoe_empty",
+    "REMOVED": "shoe_removed",
+    "INSERTED": "shoe_inserted",
+}
+DEFAULT_NO_READ_BARCODES: Final = ("NOREAD",)
+MAX_BARCODE: Final = 128
+"""Longer text is no barcode a shoe reads (Code 128 on a card edge holds a few dozen)."""
+
+_NOTATION: Final = re.compile(r"(?:(?P<deck>[A-Z0-9_]+)[-/:])?(?P<card>[A-Z0-9]{2,3})")
+_DECK_SERIAL: Final = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A card of this table: ``card`` in canonical notation, ``deck`` the serial if the barcode
+    carries one (upper case)."""
+
+    card: str
+    deck: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A barcode that is a shoe event rather than a card."""
+
+    kind: SignalKind
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """No card: ``reason`` is a stable code, ``detail`` is for people."""
+
+    reason: RejectReason
+    detail: str = ""
+
+
+BarcodeResult = Decoded | Signal | Rejected
+
+
+def _key(text: str) -> str:
+    return text.strip().upper()
+
+
+def _canonical(text: str, where: str) -> str:
+    try:
+        return parse_card(text).code
+    except ValueError:
+        raise ValueError(f"{where}: {text!r} is not a card (e.g. KH, TS, 10H)") from None
+
+
+class BarcodeCodec:
+    """One table's barcode rules; see the module docstring for the decoding order.
+
+    Args:
+        pattern: vendor regex with named groups ``rank`` and ``suit`` (``deck`` optional).
+        rank_map / suit_map: vendor symbol → our rank (``A``…``K``, ``10`` ok) / suit (``SHDC``).
+        barcodes: explicit barcode → card (any accepted spelling).
+        deck_serials: the table's deck serial numbers; empty = no deck check.
+        cut_card_barcodes / signal_barcodes / no_read_barcodes: the special barcodes.
+        accept_notation: whether plain card notation (``KH``, ``B7731-KH``) is accepted.
+
+    Raises:
+        ValueError: a bad pattern or map entry, or one barcode given two meanings.
+    """
+
+    def __init__(
+        self,
+        *,
+        pattern: str | None = None,
+        rank_map: Mapping[str, str] | None = None,
+        suit_map: Mapping[str, str] | None = None,
+        barcodes: Mapping[str, str] | None = None,
+        deck_serials: Iterable[str] = (),
+        cut_card_barcodes: Iterable[str] = DEFAULT_CUT_CARD_BARCODES,
+        signal_barcodes: Mapping[str, SignalKind] | None = None,
+        no_read_barcodes: Iterable[str] = DEFAULT_NO_READ_BARCODES,
+        accept_notation: bool = True,
+    ) -> None:
+        self._pattern = self._compile(pattern)
+        self._rank_map = {_key(k): self._rank(v) for k, v in (rank_map or {}).items()}
+        self._suit_map = {_key(k): self._suit(v) for k, v in (suit_map or {}).items()}
+        self._decks = frozenset(_key(d) for d in deck_serials)
+        for deck in self._decks:
+            if not _DECK_SERIAL.fullmatch(deck):
+                raise ValueError(f"deck_serials: {deck!r} is not a serial (letters, digits, _)")
+        self._accept_notation = accept_notation
+        self._meaning: dict[str, str] = {}  # barcode → what it was configured as, for conflicts
+        self._no_read = self._claim(no_read_barcodes, "no_read_barcodes")
+        self._signals: dict[str, SignalKind] = {}
+        for code in self._claim(cut_card_barcodes, "cut_card_barcodes"):
+            self._signals[code] = "cut_card"
+        signals = DEFAULT_SIGNAL_BARCODES if signal_barcodes is None else signal_barcodes
+        for code, kind in signals.items():
+            if kind not in SIGNAL_KINDS:
+                raise ValueError(f"signal_barcodes: {kind!r} is not one of {SIGNAL_KINDS}")
+            (key,) = self._claim([code], "signal_barcodes")
+            self._signals[key] = kind
+        self._mapping: dict[str, str] = {}
+        for code, card in (barcodes or {}).items():
+            (key,) = self._claim([code], "barcodes")
+            self._mapping[key] = _canonical(card, f"barcodes[{code!r}]")
+
+    # --- construction helpers -----------------------------------------------------------------
+
+    @staticmethod
+    def _compile(pattern: str | None) -> re.Pattern[str] | None:
+        if pattern is None:
+            return None
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"barcode_pattern {pattern!r}: {exc}") from None
+        missing = {"rank", "suit"} - set(compiled.groupindex)
+        if missing:
+            raise ValueError(
+                f"barcode_pattern {pattern!r} lacks named group(s) {', '.join(sorted(missing))}"
+            )
+        return compiled
+
+    @staticmethod
+    def _rank(value: str) -> str:
+        rank = _key(value)
+        rank = "T" if rank == "10" else rank
+        if rank not in RANKS and rank not in ("JK", "JK1", "JK2"):
+            raise ValueError(f"rank_map: {value!r} is not a rank ({' '.join(RANKS)} or JK)")
+        return rank
+
+    @staticmethod
+    def _suit(value: str) -> str:
+        suit = _key(value)
+        if len(suit) != 1 or suit not in SUITS:
+            raise ValueError(f"suit_map: {value!r} is not a suit ({' '.join(SUITS)})")
+        return suit
+
+    def _claim(self, codes: Iterable[str], where: str) -> frozenset[str]:
+        keys = []
+        for code in codes:
+            key = _key(code)
+            if not key:
+                raise ValueError(f"{where}: empty barcode")
+            if key in self._meaning:
+                raise ValueError(f"barcode {code!r} is in both {self._meaning[key]} and {where}")
+            self._meaning[key] = where
+            keys.append(key)
+        return frozenset(keys)
+
+    # --- decoding -------------------------------------------------------------------------------
+
+    def decode(self, barcode: object) -> BarcodeResult:
+        """Classify one scanned barcode. Total: never raises, whatever ``barcode`` is."""
+        if not isinstance(barcode, str):
+            return Rejected("unreadable", f"not text: {type(barcode).__name__}")
+        text = barcode.strip()
+        if not text:
+            return Rejected("unreadable", "empty")
+        if not (text.isascii() and text.isprintable()):
+            return Rejected("unreadable", "unreadable characters")
+        if len(text) > MAX_BARCODE:
+            return Rejected("unreadable", f"longer than {MAX_BARCODE} characters")
+        key = text.upper()
+        if key in self._no_read:
+            return Rejected("unreadable", "scanner reported no read")
+        if (kind := self._signals.get(key)) is not None:
+            return Signal(kind)
+        if (card := self._mapping.get(key)) is not None:
+            return Decoded(card)
+        if self._pattern is not None and (match := self._pattern.fullmatch(text)):
+            return self._from_vendor(match)
+        if self._accept_notation and (match := _NOTATION.fullmatch(key)):
+            try:
+                code = parse_card(match["card"]).code
+            except ValueError:
+                return Rejected("unknown_barcode", "not a card")
+            return self._deck_checked(code, match["deck"])
+        return Rejected("unknown_barcode", "matches no configured format")
+
+    def _from_vendor(self, match: re.Match[str]) -> BarcodeResult:
+        raw_rank, raw_suit = _key(match["rank"] or ""), _key(match["suit"] or "")
+        rank = self._rank_map.get(raw_rank, "T" if raw_rank == "10" else raw_rank)
+        suit = self._suit_map.get(raw_suit, raw_suit)
+        deck = match.groupdict().get("deck")
+        if rank in ("JK", "JK1", "JK2"):
+            return self._deck_checked(rank, deck)
+        if len(rank) != 1 or rank not in RANKS or len(suit) != 1 or suit not in SUITS:
+            return Rejected("unknown_barcode", f"vendor symbols {raw_rank!r}/{raw_suit!r}")
+        return self._deck_checked(rank + suit, deck)
+
+    def _deck_checked(self, card: str, deck: str | None) -> BarcodeResult:
+        serial = _key(deck) if deck else None
+        if self._decks and serial not in self._decks:
+            what = f"deck {serial!r}" if serial else "no deck serial"
+            return Rejected("foreign_deck", f"{what}; the table's decks are {sorted(self._decks)}")
+        return Decoded(card, serial)
+
+    # --- encoding (simulators) ---------------------------------------------------------------
+
+    def encode(self, card: str, *, deck: str | None = None) -> str:
+        """A barcode this codec decodes to ``card`` (and ``deck``): the notation form, or the
+        explicit mapping's barcode when notation is off. Vendor patterns are not invertible.
+
+        Raises:
+            ValueError: ``card`` is not a card, or this codec has no barcode for it.
+        """
+        code = _canonical(card, "encode")
+        if self._accept_notation:
+            return f"{deck}-{code}" if deck else code
+        for barcode, mapped in self._mapping.items():
+            if mapped == code:
+                return barcode
+        raise ValueError(f"this codec has no barcode for {code}")
+
+    def signal_barcode(self, kind: SignalKind) -> str:
+        """The first configured barcode for ``kind`` (what a simulated shoe sends).
+
+        Raises:
+            ValueError: no barcode is configured for ``kind``.
+        """
+        for barcode, configured in sorted(self._signals.items()):
+            if configured == kind:
+                return barcode
+        raise ValueError(f"no barcode is configured for {kind}")

@@ -1,0 +1,339 @@
+"""Card shuffler driver: a serial port or USB bulk endpoints bound to a shuffler codec.
+
+All protocol knowledge lives in a :class:`~drivers.shuffler.protocol.Codec` (bytes ↔ reference
+messages; the reference protocol by default) and :mod:`drivers.shuffler.interpreter` (messages +
+time → events, polling, silence); this class wires them to :class:`drivers.base.StreamDriver`,
+which owns the link, reconnects and the write queue (STYLE practices 1, 4, 5). The same frames
+run over either transport, so the transport is one config key (``transport = "serial"|"usb"``).
+
+Another vendor's shuffler is one codec module and a registry entry whose class is a two-line
+subclass: ``class AcmeShufflerDriver(ShufflerDriver): codec = ACME_CODEC``.
+
+Technician and controller calls (:meth:`ShufflerDriver.start_shuffle`,
+:meth:`ShufflerDriver.query_status`, …) write through the same queue as the polls and wait for
+the shuffler's reply, which the running :meth:`~drivers.base.StreamDriver.events` loop decodes;
+they therefore need someone iterating ``events()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Literal, TypeVar
+
+import pydantic
+
+from drivers.base import Clock, DriverSettings, StreamDriver
+from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from drivers.events import DeviceEvent
+from drivers.shuffler.interpreter import ShufflerInterpreter
+from drivers.shuffler.protocol import (
+    MAX_CODE,
+    MAX_DECKS,
+    REFERENCE_CODEC,
+    Ack,
+    ClearFault,
+    Codec,
+    Command,
+    DeckReport,
+    DecodeError,
+    Message,
+    MessageDecoder,
+    Nak,
+    QueryStatus,
+    QueryVersion,
+    RequestDeckCheck,
+    StartShuffle,
+    Status,
+    Version,
+    command_verb,
+)
+from drivers.transports.base import ByteStream, TraceHook
+
+__all__ = ["ShufflerDriver", "ShufflerSettings"]
+
+_BAUDRATES = frozenset({1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200})
+
+T = TypeVar("T")
+
+
+class ShufflerSettings(DriverSettings):
+    """The ``[[devices]]`` options of a shuffler (unknown keys are rejected).
+
+    Serial: ``port`` is any pyserial URL, ``baudrate`` 9600 (reference default) or 19200.
+    USB: ``vid``/``pid`` (and ``serial`` when two identical shufflers share a host) pick the
+    device; ``interface``/``ep_in``/``ep_out`` default to the interface's first bulk pair.
+    ``decks`` is what :meth:`ShufflerDriver.start_shuffle` asks for when not told otherwise.
+    """
+
+    transport: Literal["serial", "usb"] = "serial"
+    baudrate: int = 9600
+    vid: int | None = pydantic.Field(default=None, ge=0, le=0xFFFF)
+    pid: int | None = pydantic.Field(default=None, ge=0, le=0xFFFF)
+    serial: str | None = pydantic.Field(default=None, min_length=1, max_length=126)
+    interface: int = pydantic.Field(default=0, ge=0, le=255)
+    ep_in: int | None = pydantic.Field(default=None, ge=0x81, le=0x8F)
+    ep_out: int | None = pydantic.Field(default=None, ge=0x01, le=0x0F)
+    decks: int = pydantic.Field(default=8, ge=1, le=MAX_DECKS)
+    status_interval: float = pydantic.Field(default=1.0, ge=0.05, le=60)
+    missed_polls: int = pydantic.Field(default=3, ge=1, le=100)
+    reply_timeout: float = pydantic.Field(default=2.0, gt=0, le=60)
+
+    @pydantic.model_validator(mode="after")
+    def _transport_keys(self) -> ShufflerSettings:
+        if self.baudrate not in _BAUDRATES:
+            raise ValueError(f"baudrate {self.baudrate} is not one of {sorted(_BAUDRATES)}")
+        usb_keys = {
+            name: getattr(self, name)
+            for name in ("vid", "pid", "serial", "ep_in", "ep_out")
+            if getattr(self, name) is not None
+        }
+        if self.transport == "usb":
+            if self.vid is None or self.pid is None:
+                raise ValueError('transport = "usb" needs vid and pid')
+        elif usb_keys:
+            # A vid on a serial shuffler is a config mistake, not something to ignore silently.
+            raise ValueError(f'{", ".join(sorted(usb_keys))} only apply to transport = "usb"')
+        return self
+
+
+class ShufflerDriver(StreamDriver):
+    """One shuffler over serial (any pyserial URL) or USB bulk endpoints.
+
+    Args:
+        device_id, port, options, clock, trace: as for every driver; ``port`` is required for
+            ``transport = "serial"`` and ignored for USB.
+        usb_backend: a pyusb backend to find the device with (tests pass the simulated one).
+        codec: overrides the class's :attr:`codec` (tests; production uses a subclass).
+
+    Counters: ``decode_errors`` plus the base's ``open_failures`` and ``disconnects``.
+    """
+
+    settings_model: ClassVar[type[DriverSettings]] = ShufflerSettings
+    codec: ClassVar[Codec] = REFERENCE_CODEC
+    """The wire protocol; a vendor subclass sets its own."""
+
+    def __init__(
+        self,
+        device_id: str,
+        port: str | None,
+        options: Mapping[str, Any] | DriverSettings | None = None,
+        *,
+        clock: Clock = time.time,
+        trace: TraceHook | None = None,
+        usb_backend: Any = None,
+        codec: Codec | None = None,
+    ) -> None:
+        super().__init__(device_id, port, options, clock=clock, trace=trace)
+        assert isinstance(self.settings, ShufflerSettings)  # validated by settings_model
+        self.shuffler_settings: ShufflerSettings = self.settings
+        if self.shuffler_settings.transport == "serial" and port is None:
+            raise DriverInitError(
+                f'device {device_id!r}: a serial shuffler needs a port (or transport = "usb")'
+            )
+        self.usb_backend = usb_backend
+        self._codec = codec or type(self).codec
+        self.interpreter = ShufflerInterpreter(
+            device_id,
+            status_interval=self.shuffler_settings.status_interval,
+            missed_polls=self.shuffler_settings.missed_polls,
+        )
+        self._decoder: MessageDecoder = self._codec.new_decoder()
+        self._waiters: list[tuple[Callable[[Message], bool], asyncio.Future[Message]]] = []
+
+    # --- StreamDriver hooks --------------------------------------------------------------------
+
+    def _open_stream(self) -> ByteStream:
+        s = self.shuffler_settings
+        if s.transport == "usb":
+            # Lazy: pyusb (and libusb) are only needed by tables that have a USB shuffler.
+            from drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
+
+            # Both checked by ShufflerSettings.
+            assert s.vid is not None
+            assert s.pid is not None
+            return UsbEndpointStream(
+                vid=s.vid,
+                pid=s.pid,
+                serial=s.serial,
+                interface=s.interface,
+                ep_in=s.ep_in,
+                ep_out=s.ep_out,
+                backend=self.usb_backend,
+            )
+        from drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+
+        assert self.port is not None  # checked in __init__
+        return SerialStream(self.port, baudrate=s.baudrate)
+
+    async def _handshake(self) -> None:
+        # A fresh decoder: half a frame from the previous connection must not prefix the next.
+        self._decoder = self._codec.new_decoder()
+        self.interpreter.connected(self.clock())
+        self._send_pending()
+
+    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        for message in self._decoder.feed(data):
+            if isinstance(message, DecodeError):
+                self.count("decode_errors")
+                continue
+            events += self.interpreter.feed(message, now)
+            self._resolve(message)
+        self._send_pending()
+        return events
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        events = self.interpreter.tick(now)
+        self._send_pending()
+        return events
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: link lost"))
+        return self.interpreter.connection_lost(now)
+
+    async def _close(self) -> None:
+        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+
+    # --- requests (controller, technicians) ------------------------------------------------------
+
+    async def start_shuffle(self, decks: int | None = None) -> Ack | Nak:
+        """Ask for a shuffle of ``decks`` decks (default: the ``decks`` setting).
+
+        Returns the shuffler's :class:`Ack` or :class:`Nak` (a refusal is a value: ``BUSY``,
+        ``DOOR``, ``FAULT``…). The shuffle itself is reported as ``ShuffleStarted`` /
+        ``ShuffleCompleted`` events.
+
+        Raises:
+            ValueError: ``decks`` outside 1–8.
+            TransportClosedError: not connected, or the link dropped while waiting.
+            DeviceTimeoutError: no reply within ``reply_timeout``.
+        """
+        count = self.shuffler_settings.decks if decks is None else decks
+        if not 1 <= count <= MAX_DECKS:
+            raise ValueError(f"decks must be 1-{MAX_DECKS}, not {count}")
+        return await self._request(StartShuffle(count), _ack_or_nak("SHUF"), _ack_nak)
+
+    async def query_status(self) -> Status:
+        """The shuffler's current status (state, door, cards, faults, last shuffle number).
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
+        """
+        return await self._request(QueryStatus(), _is(Status), _cast(Status))
+
+    async def query_version(self) -> Version:
+        """Model, firmware and serial number (R9: identical to the approved prototype).
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
+        """
+        return await self._request(QueryVersion(), _is(Version), _cast(Version))
+
+    async def clear_fault(self, code: int | None = None) -> Ack | Nak:
+        """Ask the shuffler to clear fault ``code`` (all clearable faults when ``None``).
+
+        The ``DeviceFaultCleared`` event follows the shuffler's own ``FCLR``, not this call.
+
+        Raises:
+            ValueError: ``code`` outside 1–99.
+            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
+        """
+        if code is not None and not 1 <= code <= MAX_CODE:
+            raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
+        return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
+
+    async def deck_check(self) -> DeckReport | Nak:
+        """Count and check the loaded cards (missing/extra by rank and suit), or the refusal.
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
+        """
+
+        def match(message: Message) -> bool:
+            return isinstance(message, DeckReport) or (
+                isinstance(message, Nak) and message.verb in ("DCHK", "?")
+            )
+
+        def convert(message: Message) -> DeckReport | Nak:
+            assert isinstance(message, DeckReport | Nak)
+            return message
+
+        return await self._request(RequestDeckCheck(), match, convert)
+
+    async def _request(
+        self,
+        command: Command,
+        match: Callable[[Message], bool],
+        convert: Callable[[Message], T],
+    ) -> T:
+        if self._stream is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        entry = (match, future)
+        self._waiters.append(entry)
+        try:
+            self._send(command)
+            async with asyncio.timeout(self.shuffler_settings.reply_timeout):
+                reply = await future
+        except TimeoutError:
+            raise DeviceTimeoutError(
+                f"device {self.device_id!r}: no reply to {command_verb(command)} within "
+                f"{self.shuffler_settings.reply_timeout} s"
+            ) from None
+        finally:
+            if entry in self._waiters:
+                self._waiters.remove(entry)
+        return convert(reply)
+
+    def _resolve(self, message: Message) -> None:
+        # Oldest waiter first: replies come back in command order on one link.
+        for entry in list(self._waiters):
+            match, future = entry
+            if not future.done() and match(message):
+                future.set_result(message)
+                self._waiters.remove(entry)
+                return
+
+    def _fail_waiters(self, exc: Exception) -> None:
+        waiters, self._waiters = self._waiters, []
+        for _, future in waiters:
+            if not future.done():
+                future.set_exception(exc)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def _send_pending(self) -> None:
+        for command in self.interpreter.take_commands():
+            self._send(command)
+
+    def _send(self, command: Command) -> None:
+        self.queue_write(self._codec.encode_command(command))
+
+
+def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
+    def match(message: Message) -> bool:
+        return isinstance(message, Ack | Nak) and message.verb in (verb, "?")
+
+    return match
+
+
+def _ack_nak(message: Message) -> Ack | Nak:
+    assert isinstance(message, Ack | Nak)
+    return message
+
+
+def _is(kind: type[Message]) -> Callable[[Message], bool]:
+    def match(message: Message) -> bool:
+        return isinstance(message, kind)
+
+    return match
+
+
+def _cast(kind: type[T]) -> Callable[[Message], T]:
+    def convert(message: Message) -> T:
+        assert isinstance(message, kind)
+        return message
+
+    return convert

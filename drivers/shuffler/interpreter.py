@@ -1,0 +1,293 @@
+"""Shuffler messages + time in, device events out. Pure (STYLE practice 1).
+
+The shuffler mixes *facts* (``SHST``, ``SHDN``, ``FALT``, ``DOOR``: sent once, when they happen)
+with *levels* (``STAT``: the current state, door, active faults, last shuffle number, sent on
+every poll). Facts can be lost on a noisy line or while the link is down; levels repeat. So this
+module acts on the facts and reconciles against every status, the way the SS2 interpreter does:
+
+* **Shuffles.** Each is announced once, in order: ``ShuffleStarted`` then ``ShuffleCompleted``,
+  keyed by the shuffle number. A repeated ``SHST``/``SHDN`` is ignored; an ``SHDN`` whose ``SHST``
+  was lost emits both; a status showing ``SHUF`` for a number never announced emits
+  ``ShuffleStarted``; a status showing ``READY`` for a number never completed emits the missing
+  events, ``ShuffleCompleted`` with the status's card count and *no* deck-check lists (the status
+  does not carry them; the count still lets the engine apply R6). The first status after start-up
+  only sets the baseline: a shuffle finished before we connected is history, not an event. A
+  shuffle that ends in a fault (a jam) never completes; the fault events say why. An idle or
+  faulted status with an unexpected number (a power cycle restarts the counter at 0) only moves
+  the baseline.
+* **Faults.** Latched codes (``shuffler_jam`` for fault 1, ``shuffler_fault_<n>`` otherwise,
+  ``shuffler_door_open`` while the door is open) are raised once and cleared once, on ``FALT`` /
+  ``FCLR`` / ``DOOR`` or when a status disagrees with what is latched (a lost ``FCLR`` is healed
+  by the next poll). Only the device clears a fault: the host's ``CLRF`` is a request, and the
+  event follows the shuffler's own ``FCLR`` or status.
+* **Silence.** The host polls ``STAT`` every ``status_interval``. Any valid frame answers; after
+  ``missed_polls`` polls in a row went unanswered, ``DeviceUnavailable(reason="silent")`` (once),
+  and ``DeviceAvailable`` again with the next valid frame. Garbage is not an answer.
+
+No clock is read here: every entry point takes ``now``, so tests script time exactly.
+"""
+
+from __future__ import annotations
+
+from drivers.events import (
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceFaultCleared,
+    DeviceFaultRaised,
+    DeviceUnavailable,
+    ShuffleCompleted,
+    ShuffleStarted,
+)
+from drivers.shuffler.protocol import (
+    FAULT_JAM,
+    FAULT_MEANINGS,
+    Ack,
+    Command,
+    DeckReport,
+    DecodeError,
+    Door,
+    Fault,
+    FaultClear,
+    Message,
+    Nak,
+    QueryStatus,
+    QueryVersion,
+    ShuffleDone,
+    ShufflerState,
+    ShuffleStart,
+    Status,
+    Version,
+)
+
+__all__ = [
+    "FAULT_DOOR_OPEN",
+    "FAULT_JAM_CODE",
+    "ShufflerInterpreter",
+    "fault_code",
+]
+
+FAULT_JAM_CODE = "shuffler_jam"
+FAULT_DOOR_OPEN = "shuffler_door_open"
+_FAULT_PREFIX = "shuffler_fault_"
+
+
+def fault_code(code: int) -> str:
+    """The stable alarm code of wire fault ``code``: ``shuffler_jam`` or ``shuffler_fault_<n>``."""
+    return FAULT_JAM_CODE if code == FAULT_JAM else f"{_FAULT_PREFIX}{code}"
+
+
+class ShufflerInterpreter:
+    """Turns decoded shuffler messages into :mod:`drivers.events` facts; see the module docstring.
+
+    Args:
+        device_id: copied into every event's ``device``.
+        status_interval: seconds between status polls.
+        missed_polls: unanswered polls in a row before the shuffler counts as silent.
+
+    No entry point raises for any message sequence.
+    """
+
+    def __init__(self, device_id: str, *, status_interval: float, missed_polls: int = 3) -> None:
+        self.device_id = device_id
+        self.status_interval = status_interval
+        self.missed_polls = missed_polls
+        self.available = False
+        self.version: Version | None = None
+        self.last_status: Status | None = None
+        self.last_deck_report: DeckReport | None = None
+        self.last_reply: Ack | Nak | None = None
+        self._reported_down = False
+        self._last_poll: float | None = None
+        self._unanswered = 0
+        self._started: int | None = None
+        self._completed: int | None = None
+        self._door_open = False
+        self._faults: dict[str, str] = {}  # latched stable code -> detail
+        self._commands: list[Command] = []
+
+    # --- observation -----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ShufflerState | None:
+        """The state of the last status, or ``None`` before the first."""
+        return None if self.last_status is None else self.last_status.state
+
+    @property
+    def door_open(self) -> bool:
+        """The door as last reported (``DOOR`` or status)."""
+        return self._door_open
+
+    @property
+    def active_faults(self) -> frozenset[str]:
+        """Stable fault codes raised and not yet cleared."""
+        return frozenset(self._faults)
+
+    # --- entry points ----------------------------------------------------------------------------
+
+    def connected(self, now: float) -> None:
+        """A (re)connect: ask for the version and the status (the handshake), which also counts
+        as the first poll, so a shuffler that never answers is reported silent."""
+        self._commands += [QueryVersion(), QueryStatus()]
+        self._last_poll = now
+        self._unanswered = 1
+
+    def feed(self, message: Message, now: float) -> list[DeviceEvent]:
+        """One decoded message that arrived at ``now``. :class:`DecodeError` is ignored (the
+        driver counts them): garbage proves nothing about the shuffler being alive."""
+        if isinstance(message, DecodeError):
+            return []
+        events: list[DeviceEvent] = []
+        self._unanswered = 0
+        if isinstance(message, Version):
+            self.version = message
+        if not self.available:
+            self.available = True
+            self._reported_down = False
+            detail = ""
+            if self.version is not None:
+                v = self.version
+                detail = f"{v.model} firmware {v.firmware} serial {v.serial}"
+            events.append(DeviceAvailable(device=self.device_id, at=now, detail=detail))
+        match message:
+            case Status():
+                events += self._on_status(message, now)
+            case ShuffleStart(shuffle, _):
+                events += self._start(shuffle, now)
+            case ShuffleDone(shuffle, cards, missing, extra, _):
+                events += self._complete(shuffle, cards, missing, extra, now)
+            case Door(is_open):
+                events += self._door(is_open, now)
+            case Fault(code, detail):
+                events += self._raise(fault_code(code), now, detail or _meaning(code))
+            case FaultClear(code):
+                events += self._clear(fault_code(code), now)
+            case DeckReport():
+                self.last_deck_report = message
+            case Ack() | Nak():
+                self.last_reply = message
+            case _:
+                pass  # Version: stored above
+        return events
+
+    def tick(self, now: float) -> list[DeviceEvent]:
+        """Polls and silence. Call often (every 100 ms or so); queues ``STAT`` when one is due."""
+        events: list[DeviceEvent] = []
+        if self._last_poll is not None and now - self._last_poll < self.status_interval:
+            return events
+        if self._unanswered >= self.missed_polls and not self._reported_down:
+            self._reported_down = True
+            self.available = False
+            events.append(
+                DeviceUnavailable(
+                    device=self.device_id,
+                    at=now,
+                    reason="silent",
+                    detail=f"{self._unanswered} status polls unanswered",
+                )
+            )
+        self._commands.append(QueryStatus())
+        self._last_poll = now
+        self._unanswered += 1
+        return events
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        """The link went away. The driver base reports ``DeviceUnavailable("disconnected")``, so
+        this only forgets per-connection state; faults and shuffle numbers are kept and the next
+        status after reconnecting reconciles them."""
+        del now
+        self.available = False
+        self._reported_down = True
+        self._last_poll = None
+        self._unanswered = 0
+        self._commands.clear()
+        return []
+
+    def take_commands(self) -> list[Command]:
+        """Commands the host must send now (polls, the handshake), oldest first; empties the
+        queue."""
+        commands, self._commands = self._commands, []
+        return commands
+
+    # --- shuffles --------------------------------------------------------------------------------
+
+    def _start(self, shuffle: int, now: float) -> list[DeviceEvent]:
+        if shuffle == self._started:
+            return []
+        self._started = shuffle
+        return [ShuffleStarted(device=self.device_id, at=now)]
+
+    def _complete(
+        self,
+        shuffle: int,
+        cards: int,
+        missing: tuple[str, ...],
+        extra: tuple[str, ...],
+        now: float,
+    ) -> list[DeviceEvent]:
+        if shuffle == self._completed:
+            return []
+        events = self._start(shuffle, now)
+        self._completed = shuffle
+        events.append(
+            ShuffleCompleted(
+                device=self.device_id, at=now, cards=cards, missing=missing, extra=extra
+            )
+        )
+        return events
+
+    def _on_status(self, status: Status, now: float) -> list[DeviceEvent]:
+        first = self.last_status is None
+        self.last_status = status
+        events = self._door(status.door_open, now)
+        events += self._reconcile_faults(status, now)
+        if first and self._started is None and status.state != "shuffling":
+            # Baseline: what happened before we connected is not announced.
+            self._started = self._completed = status.shuffle
+            return events
+        match status.state:
+            case "shuffling":
+                events += self._start(status.shuffle, now)
+            case "ready":
+                if status.shuffle != self._completed:
+                    # Its SHDN was lost (and maybe its SHST): the count is all we can report.
+                    events += self._complete(status.shuffle, status.cards, (), (), now)
+            case _:
+                if status.shuffle != self._started:
+                    # The counter moved without us: a power cycle (it restarts at 0) or a
+                    # shuffle that started and was abandoned while we were not listening.
+                    self._started = self._completed = status.shuffle
+        return events
+
+    # --- faults ----------------------------------------------------------------------------------
+
+    def _door(self, is_open: bool, now: float) -> list[DeviceEvent]:
+        self._door_open = is_open
+        if is_open:
+            return self._raise(FAULT_DOOR_OPEN, now, "shuffler door open")
+        return self._clear(FAULT_DOOR_OPEN, now)
+
+    def _reconcile_faults(self, status: Status, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        reported = {fault_code(code): code for code in status.faults}
+        for code in sorted(c for c in self._faults if c != FAULT_DOOR_OPEN):
+            if code not in reported:
+                events += self._clear(code, now)
+        for code, number in sorted(reported.items()):
+            events += self._raise(code, now, _meaning(number))
+        return events
+
+    def _raise(self, code: str, now: float, detail: str) -> list[DeviceEvent]:
+        if code in self._faults:
+            return []
+        self._faults[code] = detail
+        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
+
+    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
+        if code not in self._faults:
+            return []
+        del self._faults[code]
+        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]
+
+
+def _meaning(code: int) -> str:
+    return FAULT_MEANINGS.get(code, f"vendor fault {code}")

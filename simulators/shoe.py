@@ -1,0 +1,335 @@
+"""Simulated barcode-reading card shoe: an I/O-free model of one shoe, dealt as barcode lines.
+
+The model composes the whole shoe up front — a seeded shuffle of ``decks`` × 52 cards (or a
+scripted list), the cut card at its position, the scripted faults, and the shoe-empty signal at
+the end — as a list of barcode lines (:attr:`SimShoe.script`). Dealing only walks that list, so the
+same seed and faults give the same lines however the dealing is paced (STYLE practice 8).
+Barcodes are written by the production :class:`~drivers.shoe.barcodes.BarcodeCodec`
+(:meth:`~drivers.shoe.barcodes.BarcodeCodec.encode`), HID reports by
+:func:`drivers.shoe.hid.encode_line`, so the simulator cannot drift from the decoders.
+
+The two wirings:
+
+* serial: :meth:`SimShoe.advance_chunks` fits :class:`simulators.serve.SimDevice`, so
+  ``serve_pty``/``serve_tcp`` serve it; each line goes out as ASCII + CR LF, a misread character
+  as the byte 0xFF (which the driver decodes to U+FFFD → ``unreadable``);
+* HID: :func:`make_usb_device` builds the scanner on a
+  :class:`~simulators.usb_backend.SimUsbBackend` and :func:`push_lines` / :func:`serve_usb` type
+  lines into its interrupt IN endpoint as boot-keyboard reports.
+
+Pacing: ``rate`` lines per second (times ``speed``) from the first :meth:`SimShoe.advance`, plus
+any :meth:`SimShoe.request`-ed lines at once; ``rate = 0`` deals on request only. In-process
+tests skip time altogether with :meth:`SimShoe.deal` / :meth:`SimShoe.next_barcodes`.
+
+Faults (:class:`ShoeFault`, ``KIND@N`` with N the 1-based position in the shoe's card order):
+
+- ``unreadable@N``: card N's barcode is misread (some characters become U+FFFD);
+- ``duplicate@N``: card N is read twice;
+- ``foreign@N``: a card from deck :data:`FOREIGN_DECK` comes out before card N;
+- ``extra@N``: one more card of the shoe's own decks comes out before card N (composition +1);
+- ``cut_early@N`` / ``cut_late@N``: the cut card comes out after card N instead of its regular
+  place (N must be before / after it);
+- ``removed@N``: the shoe is taken off its base and put back before card N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from drivers.cards import full_deck, parse_card
+from drivers.shoe.barcodes import BarcodeCodec
+from drivers.shoe.hid import UNMAPPED, encode_line
+from simulators.ss2 import Chunk
+from simulators.usb_backend import SimUsbDevice
+
+__all__ = [
+    "DEFAULT_CUT_FROM_END",
+    "FAULT_KINDS",
+    "FOREIGN_DECK",
+    "HID_ENDPOINT",
+    "SIM_PID",
+    "SIM_VID",
+    "ShoeFault",
+    "SimShoe",
+    "encode_serial_line",
+    "make_usb_device",
+    "push_lines",
+    "serve_usb",
+]
+
+FAULT_KINDS: Final = frozenset(
+    {"unreadable", "duplicate", "foreign", "extra", "cut_early", "cut_late", "removed"}
+)
+FOREIGN_DECK: Final = "X9999"
+"""The deck serial of ``foreign`` cards: never one of a simulated table's decks."""
+DEFAULT_CUT_FROM_END: Final = 14
+SIM_VID: Final = 0x1209
+"""pid.codes' open-source vendor id; with :data:`SIM_PID` (its test product id) no real shoe."""
+SIM_PID: Final = 0x0001
+HID_ENDPOINT: Final = 0x81
+
+
+@dataclass(frozen=True)
+class ShoeFault:
+    """A scripted fault at card ``card`` (1-based position in the shoe's card order).
+
+    Raises:
+        ValueError: unknown kind or a position < 1.
+    """
+
+    kind: str
+    card: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            known = ", ".join(sorted(FAULT_KINDS))
+            raise ValueError(f"unknown shoe fault {self.kind!r}; known kinds: {known}")
+        if isinstance(self.card, bool) or not isinstance(self.card, int) or self.card < 1:
+            raise ValueError(f"fault {self.kind}: card must be an integer >= 1, not {self.card!r}")
+
+    @classmethod
+    def from_spec(cls, text: str) -> ShoeFault:
+        """Parse ``KIND@N`` (``duplicate@12``).
+
+        Raises:
+            ValueError: naming the text.
+        """
+        kind, sep, where = text.strip().partition("@")
+        if not sep or not where.strip().isdigit():
+            raise ValueError(f"expected KIND@CARD (e.g. duplicate@12), not {text!r}")
+        return cls(kind.strip(), int(where))
+
+
+class SimShoe:
+    """One simulated shoe; see the module docstring.
+
+    Args:
+        seed: RNG seed of the shuffle and of fault details (which card is extra, which
+            characters a misread loses).
+        decks: decks in a generated shoe (1–8 in practice).
+        cards: a scripted card order (any accepted spelling) instead of a shuffled shoe.
+        cut_from_end: cards behind the cut card; ``"auto"``: 14 for a generated shoe, no cut card
+            for a scripted list; None: no cut card (a shuffler-fed shoe).
+        deck_serials: one serial per deck, printed in each barcode (``B0001-KH``); empty: bare
+            notation (``KH``).
+        faults: scripted faults.
+        rate: lines per second when served (0: only on :meth:`request`).
+        speed: time-lapse factor for ``rate``.
+        codec: the barcode codec whose spelling to use (default: notation).
+
+    Raises:
+        ValueError: inconsistent arguments (a fault beyond the shoe, a cut position outside it…).
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        decks: int = 8,
+        cards: Sequence[str] | None = None,
+        cut_from_end: int | Literal["auto"] | None = "auto",
+        deck_serials: Sequence[str] = (),
+        faults: Sequence[ShoeFault] = (),
+        rate: float = 1.0,
+        speed: float = 1.0,
+        codec: BarcodeCodec | None = None,
+    ) -> None:
+        if decks < 1:
+            raise ValueError(f"decks must be >= 1, not {decks}")
+        if rate < 0 or speed <= 0:
+            raise ValueError("rate must be >= 0 and speed > 0")
+        if deck_serials and len(deck_serials) != decks:
+            raise ValueError(f"deck_serials: {len(deck_serials)} serials for {decks} decks")
+        self.seed = seed
+        self.decks = decks
+        self.rate = rate
+        self._speed = speed
+        self.deck_serials = tuple(deck_serials)
+        self.faults = tuple(faults)
+        self.codec = codec or BarcodeCodec()
+        self._rng = random.Random(seed)
+        order = self._compose(cards)
+        self.cards: tuple[str, ...] = tuple(card for card, _ in order)
+        """The shoe's cards in dealing order (canonical codes, without fault additions)."""
+        self.regular_cut = self._regular_cut(cards is not None, cut_from_end)
+        self.cut_after = self._cut_position()
+        """The cut card comes out after this many cards (None: no cut card)."""
+        self.script: tuple[str, ...] = tuple(self._lines(order))
+        """Every line the shoe will send, in order, ending with the shoe-empty signal."""
+        self._next = 0
+        self._requested = 0
+        self._start: float | None = None
+        self._paced = 0
+
+    # --- composition -------------------------------------------------------------------------
+
+    def _compose(self, cards: Sequence[str] | None) -> list[tuple[str, int]]:
+        if cards is not None:
+            return [(parse_card(c).code, 0) for c in cards]
+        order = [(card.code, deck) for deck in range(self.decks) for card in full_deck()]
+        self._rng.shuffle(order)
+        return order
+
+    def _regular_cut(
+        self, scripted: bool, cut_from_end: int | Literal["auto"] | None
+    ) -> int | None:
+        total = len(self.cards)
+        if cut_from_end is None or (cut_from_end == "auto" and scripted):
+            return None  # explicit None, or the default for a scripted list
+        behind = DEFAULT_CUT_FROM_END if cut_from_end == "auto" else cut_from_end
+        if not 0 < behind < total:
+            raise ValueError(f"cut_from_end must be 1..{total - 1} for {total} cards, not {behind}")
+        return total - behind
+
+    def _cut_position(self) -> int | None:
+        position = self.regular_cut
+        total = len(self.cards)
+        for fault in self.faults:
+            if fault.kind not in ("cut_early", "cut_late"):
+                continue
+            regular = self.regular_cut
+            if fault.card > total:
+                raise ValueError(f"{fault.kind}@{fault.card}: the shoe has {total} cards")
+            if regular is not None and fault.kind == "cut_early" and fault.card >= regular:
+                raise ValueError(f"cut_early@{fault.card} is not before the cut at {regular}")
+            if regular is not None and fault.kind == "cut_late" and fault.card <= regular:
+                raise ValueError(f"cut_late@{fault.card} is not after the cut at {regular}")
+            position = fault.card
+        return position
+
+    def _lines(self, order: list[tuple[str, int]]) -> list[str]:
+        at: dict[int, set[str]] = {}
+        for fault in self.faults:
+            if fault.card > len(order):
+                raise ValueError(f"{fault.kind}@{fault.card}: the shoe has {len(order)} cards")
+            at.setdefault(fault.card, set()).add(fault.kind)
+        codec = self.codec
+        lines: list[str] = []
+        for position, (card, deck) in enumerate(order, start=1):
+            kinds = at.get(position, set())
+            if "removed" in kinds:
+                lines += [
+                    codec.signal_barcode("shoe_removed"),
+                    codec.signal_barcode("shoe_inserted"),
+                ]
+            if "foreign" in kinds:
+                lines.append(codec.encode(self._rng.choice(order)[0], deck=FOREIGN_DECK))
+            if "extra" in kinds:
+                extra, extra_deck = self._rng.choice(order)
+                lines.append(codec.encode(extra, deck=self._serial(extra_deck)))
+            line = codec.encode(card, deck=self._serial(deck))
+            if "unreadable" in kinds:
+                line = self._garble(line)
+            lines.append(line)
+            if "duplicate" in kinds:
+                lines.append(line)
+            if position == self.cut_after:
+                lines.append(codec.signal_barcode("cut_card"))
+        lines.append(codec.signal_barcode("shoe_empty"))
+        return lines
+
+    def _serial(self, deck: int) -> str | None:
+        return self.deck_serials[deck] if self.deck_serials else None
+
+    def _garble(self, line: str) -> str:
+        chars = list(line)
+        count = max(1, len(chars) // 2)
+        for index in self._rng.sample(range(len(chars)), count):
+            chars[index] = UNMAPPED
+        return "".join(chars)
+
+    # --- dealing (in-process) -------------------------------------------------------------------
+
+    @property
+    def dealt(self) -> int:
+        """Lines handed out so far."""
+        return self._next
+
+    @property
+    def remaining(self) -> int:
+        return len(self.script) - self._next
+
+    @property
+    def done(self) -> bool:
+        """Every line (the shoe-empty signal included) has been dealt."""
+        return self._next >= len(self.script)
+
+    def deal(self, n: int = 1) -> list[str]:
+        """The next ``n`` lines (fewer at the end of the shoe)."""
+        lines = list(self.script[self._next : self._next + max(0, n)])
+        self._next += len(lines)
+        return lines
+
+    def next_barcodes(self, k: int = 1) -> list[str]:
+        """Same as :meth:`deal`: the next ``k`` barcode lines."""
+        return self.deal(k)
+
+    # --- pacing (servers) -----------------------------------------------------------------------
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    def request(self, n: int = 1) -> None:
+        """Deal ``n`` more lines at the next :meth:`advance`, besides the rate (a dealer's pull)."""
+        self._requested += max(0, n)
+
+    def advance(self, now: float) -> list[str]:
+        """The lines due by ``now`` (seconds on any monotonic clock)."""
+        if self._start is None:
+            self._start = now
+        due = 0
+        if self.rate > 0:
+            # The epsilon keeps 0.1 s × 10/s from landing on 0.999… and dealing a tick late.
+            paced = int((now - self._start) * self.rate * self._speed + 1e-9)
+            due, self._paced = max(0, paced - self._paced), max(self._paced, paced)
+        due += self._requested
+        self._requested = 0
+        return self.deal(due)
+
+    def advance_chunks(self, now: float) -> list[Chunk]:
+        """:meth:`advance` as serial bytes (the :class:`simulators.serve.SimDevice` protocol)."""
+        return [Chunk(now, encode_serial_line(line)) for line in self.advance(now)]
+
+    def receive(self, data: bytes, now: float) -> bytes:
+        """Host bytes: a shoe takes no commands; they are ignored."""
+        del data, now
+        return b""
+
+    def link_down(self, now: float) -> bool:
+        del now
+        return False
+
+
+def encode_serial_line(line: str) -> bytes:
+    """``line`` as a serial scanner sends it: ASCII, a misread character as 0xFF, then CR LF."""
+    return bytes(0xFF if ch == UNMAPPED or ord(ch) > 0x7E else ord(ch) for ch in line) + b"\r\n"
+
+
+def make_usb_device(
+    *, vid: int = SIM_VID, pid: int = SIM_PID, serial: str | None = "SIMSHOE-1"
+) -> SimUsbDevice:
+    """The shoe's scanner as a USB boot keyboard (interrupt IN :data:`HID_ENDPOINT`)."""
+    return SimUsbDevice.hid_keyboard(vid, pid, serial=serial, product="simulated card shoe")
+
+
+def push_lines(device: SimUsbDevice, lines: Sequence[str], *, endpoint: int = HID_ENDPOINT) -> int:
+    """Type ``lines`` into ``device`` as boot-keyboard reports; returns the reports queued."""
+    count = 0
+    for line in lines:
+        for report in encode_line(line):
+            device.push_in(endpoint, report)
+            count += 1
+    return count
+
+
+async def serve_usb(model: SimShoe, device: SimUsbDevice, *, tick: float = 0.02) -> None:
+    """Deal ``model`` into ``device`` at its pace until cancelled (in-process HID shoes)."""
+    while True:
+        push_lines(device, model.advance(time.monotonic()))
+        await asyncio.sleep(tick)

@@ -1,0 +1,770 @@
+"""Simulated card shuffler: an I/O-free device model speaking the tablectl reference protocol.
+
+Why a model rather than a replayed capture: the host talks back (``SHUF`` starts a shuffle,
+``CLRF`` clears a jam only after the door was opened and closed, ``STAT`` polls), and a replay
+cannot react. Why I/O-free: the same model runs in-process in unit tests (pass any clock to
+:meth:`SimShuffler.advance`), behind a pty or a TCP port (:mod:`simulators.serve`, through the
+same ``SimDevice`` interface as the SS2 wheel), and behind simulated USB bulk endpoints
+(:class:`SimShufflerUsb`). Every byte it sends comes from
+:func:`drivers.shuffler.protocol.encode_message` and every host command is parsed by
+:class:`drivers.shuffler.protocol.CommandDecoder`, so the simulator cannot drift from the codec
+(STYLE practice 8).
+
+Behaviour. ``decks`` decks are loaded. ``SHUF`` (or the dealer's button, ``auto``) starts a
+shuffle: ``ACK;SHUF``, then ``SHST``; ``shuffle_seconds`` later ``SHDN`` with the count and the
+deck check, and the shuffler is ``READY`` (the next ``SHUF`` reloads the discards and shuffles
+again). The status is sent only when polled. All durations are *device seconds*, divided by
+``speed``.
+
+Fault scripting: :class:`FaultSpec` (``kind@shuffle[=value]`` on the command line), where
+``shuffle`` counts shuffles since start (1-based):
+
+- ``jam``: halfway through, ``FALT;1`` and the shuffle is abandoned (no ``SHDN``). The dealer
+  opens the door ``value`` s later (default 1) and closes it 1 s after that; until then the
+  host's ``CLRF`` is refused (``NAK;CLRF;COND``), afterwards it gives ``ACK`` + ``FCLR;1``.
+- ``wrong_count``: ``SHDN`` reports ``value`` cards (default decks × 52 − 1), lists empty.
+- ``missing_card`` / ``extra_card``: the deck check lists ``value`` (default ``QS`` / ``AH``;
+  ``QS,KH`` for several) and the count moves by as many cards.
+- ``door_open``: a third of the way through, the door opens for ``value`` s (default 2): the
+  mechanism pauses and resumes when it closes; the shuffle then completes normally.
+- ``fault``: halfway through, ``FALT;<value>`` (default 2) and the shuffle is abandoned. Codes
+  4, 5 and 8 clear by themselves 2 s later; 7 never clears (``NAK;CLRF;COND``); the rest clear
+  on ``CLRF``.
+- ``garbage``: line noise and one frame with a bad checksum before ``SHST``.
+- ``split``: every frame of that shuffle goes out in 1–4 byte pieces.
+- ``silence``: right after ``SHST`` the device hangs for ``value`` s (default 3): no output,
+  commands ignored, the shuffle resumes afterwards.
+- ``disconnect``: right after ``SHST`` the link drops for ``value`` s (default 3); the shuffle
+  goes on, so its ``SHDN`` may be lost and the host learns the result from the status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from drivers.shuffler.protocol import (
+    CARD_PATTERN,
+    FAULT_JAM,
+    FAULT_MEANINGS,
+    GARBAGE,
+    MAX_CODE,
+    MAX_DECKS,
+    MAX_NUMBER,
+    Ack,
+    ClearFault,
+    CommandDecoder,
+    DeckReport,
+    DecodeError,
+    Door,
+    Fault,
+    FaultClear,
+    Message,
+    Nak,
+    QueryStatus,
+    QueryVersion,
+    RequestDeckCheck,
+    ShuffleDone,
+    ShufflerState,
+    ShuffleStart,
+    StartShuffle,
+    Status,
+    Version,
+    encode_message,
+)
+from simulators.ss2 import Chunk
+
+if TYPE_CHECKING:
+    from simulators.usb_backend import SimUsbBackend, SimUsbDevice
+
+__all__ = [
+    "FAULT_KINDS",
+    "MODEL",
+    "FaultSpec",
+    "ShuffleResult",
+    "SimShuffler",
+    "SimShufflerUsb",
+]
+
+USB_VID: Final = 0x1209
+"""pid.codes' vendor id for open-source hardware; the simulated shuffler's default."""
+USB_PID: Final = 0x5346
+MODEL: Final = "TS-1"
+FIRMWARE: Final = "1.0.0"
+
+FAULT_KINDS: Final = frozenset(
+    {
+        "jam",
+        "wrong_count",
+        "missing_card",
+        "extra_card",
+        "door_open",
+        "fault",
+        "garbage",
+        "split",
+        "silence",
+        "disconnect",
+    }
+)
+_NO_VALUE_KINDS: Final = frozenset({"garbage", "split"})
+_CARD_KINDS: Final = frozenset({"missing_card", "extra_card"})
+_INT_KINDS: Final = frozenset({"wrong_count", "fault"})
+_SECONDS_KINDS: Final = frozenset({"jam", "door_open", "silence", "disconnect"})
+_DEFAULT_SECONDS: Final[dict[str, float]] = {
+    "jam": 1.0,
+    "door_open": 2.0,
+    "silence": 3.0,
+    "disconnect": 3.0,
+}
+_DEFAULT_CARDS: Final[dict[str, tuple[str, ...]]] = {
+    "missing_card": ("QS",),
+    "extra_card": ("AH",),
+}
+_DEFAULT_FAULT: Final = 2
+_SELF_CLEARING: Final = frozenset({4, 5, 8})
+_SERVICE_ONLY: Final = frozenset({7})
+_SELF_CLEAR_SECONDS: Final = 2.0
+_DOOR_CLOSE_AFTER_JAM: Final = 1.0
+_STALE_LIMIT: Final = 1 << 20  # bytes not collected by advance(): drop output beyond this
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A scripted fault for shuffle number ``shuffle`` (1-based); see the module docstring.
+
+    ``value``: seconds for ``jam``/``door_open``/``silence``/``disconnect``; a card count for
+    ``wrong_count``; a fault code (1–99) for ``fault``; card codes for ``missing_card`` /
+    ``extra_card``; nothing for ``garbage``/``split``.
+
+    Raises:
+        ValueError: unknown kind, shuffle < 1, or a value the kind does not take.
+    """
+
+    kind: str
+    shuffle: int
+    value: float | int | tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            known = ", ".join(sorted(FAULT_KINDS))
+            raise ValueError(f"unknown fault kind {self.kind!r}; known kinds: {known}")
+        if isinstance(self.shuffle, bool) or not isinstance(self.shuffle, int) or self.shuffle < 1:
+            raise ValueError(f"fault {self.kind}: shuffle must be an integer >= 1")
+        value = self.value
+        if value is None:
+            return
+        if self.kind in _NO_VALUE_KINDS:
+            raise ValueError(f"fault {self.kind} takes no value (got {value!r})")
+        if self.kind in _CARD_KINDS:
+            if not isinstance(value, tuple) or not value:
+                raise ValueError(f"fault {self.kind}: value must be card codes, e.g. QS or QS,KH")
+            for card in value:
+                if not isinstance(card, str) or not CARD_PATTERN.fullmatch(card):
+                    raise ValueError(f"fault {self.kind}: {card!r} is not a card code (QS, TH)")
+            return
+        if isinstance(value, bool | tuple) or not isinstance(value, int | float):
+            raise ValueError(f"fault {self.kind}: value must be a number, not {value!r}")
+        if self.kind in _INT_KINDS:
+            if not isinstance(value, int):
+                raise ValueError(f"fault {self.kind}: value must be a whole number, not {value}")
+            if self.kind == "fault" and not 1 <= value <= MAX_CODE:
+                raise ValueError(f"fault fault: code must be 1-{MAX_CODE}, not {value}")
+            if self.kind == "wrong_count" and not 0 <= value <= MAX_NUMBER:
+                raise ValueError(f"fault wrong_count: count must be 0-{MAX_NUMBER}, not {value}")
+        elif not (math.isfinite(value) and 0 < value <= 3600):
+            raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
+
+    @property
+    def seconds(self) -> float:
+        """The value in device seconds (the kind's default when unset)."""
+        if isinstance(self.value, int | float) and not isinstance(self.value, bool):
+            return float(self.value)
+        return _DEFAULT_SECONDS.get(self.kind, 0.0)
+
+    @property
+    def cards(self) -> tuple[str, ...]:
+        """The cards of ``missing_card`` / ``extra_card`` (their default when unset)."""
+        if isinstance(self.value, tuple):
+            return self.value
+        return _DEFAULT_CARDS.get(self.kind, ())
+
+    @classmethod
+    def from_spec(cls, text: str) -> FaultSpec:
+        """Parse ``KIND@SHUFFLE[=VALUE]`` (``jam@2``, ``missing_card@1=QS``, ``fault@3=7``).
+
+        Raises:
+            ValueError: naming the bad part and the expected shape.
+        """
+        shape = "expected KIND@SHUFFLE[=VALUE], e.g. jam@2, missing_card@1=QS or silence@3=4"
+        kind, at, rest = text.strip().partition("@")
+        if not at or not kind:
+            raise ValueError(f"fault spec {text!r}: {shape}")
+        number_text, eq, value_text = rest.partition("=")
+        try:
+            shuffle = int(number_text)
+        except ValueError:
+            raise ValueError(
+                f"fault spec {text!r}: shuffle {number_text!r} is not a number; {shape}"
+            ) from None
+        value: float | int | tuple[str, ...] | None = None
+        if eq:
+            if kind in _CARD_KINDS:
+                value = tuple(c.strip().upper() for c in value_text.split(","))
+            else:
+                try:
+                    value = int(value_text) if kind in _INT_KINDS else float(value_text)
+                except ValueError:
+                    raise ValueError(
+                        f"fault spec {text!r}: value {value_text!r} is not a number"
+                    ) from None
+        try:
+            return cls(kind, shuffle, value)
+        except ValueError as exc:
+            raise ValueError(f"fault spec {text!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ShuffleResult:
+    """What one completed shuffle reported (for tests and the CLI's ``--shuffles``)."""
+
+    shuffle: int
+    cards: int
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+
+
+@dataclass
+class _Shuffle:
+    number: int
+    decks: int
+    faults: dict[str, FaultSpec]
+    fired: set[str] = field(default_factory=set)
+
+    def has(self, kind: str) -> bool:
+        return kind in self.faults
+
+
+_Handler = Callable[[Any, float], list[Message]]
+
+
+class SimShuffler:
+    """The simulated shuffler. Feed it time and host bytes; it returns shuffler bytes.
+
+    Args:
+        seed: RNG seed (garbage bytes, duration jitter, the serial number); the same seed,
+            faults and command timing give byte-identical output.
+        speed: time-lapse factor; every duration is divided by it.
+        decks: decks loaded (1–8); a complete shoe counts ``decks`` × 52 cards.
+        faults: scripted faults, at most one per kind and shuffle.
+        shuffle_seconds: device seconds per shuffle (default 2 + 1 per deck).
+        auto: the dealer presses the start button this many device seconds after the shuffler
+            becomes idle or ready (``None``: only the host's ``SHUF`` starts a shuffle).
+        reads_faces: False models a shuffler without a card reader (deck checks report ``?``).
+
+    Raises:
+        ValueError: an argument out of range or two faults of one kind for the same shuffle.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        speed: float = 1.0,
+        decks: int = 8,
+        faults: Sequence[FaultSpec] = (),
+        shuffle_seconds: float | None = None,
+        auto: float | None = None,
+        reads_faces: bool = True,
+    ) -> None:
+        if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
+            raise ValueError(f"speed must be 0.01-1000, not {speed}")
+        if not 1 <= decks <= MAX_DECKS:
+            raise ValueError(f"decks must be 1-{MAX_DECKS}, not {decks}")
+        if shuffle_seconds is not None and not (
+            math.isfinite(shuffle_seconds) and 0 < shuffle_seconds <= 3600
+        ):
+            raise ValueError(f"shuffle_seconds must be > 0 and <= 3600, not {shuffle_seconds}")
+        if auto is not None and not (math.isfinite(auto) and 0 < auto <= 3600):
+            raise ValueError(f"auto must be > 0 and <= 3600 seconds, not {auto}")
+        seen: set[tuple[str, int]] = set()
+        for spec in faults:
+            key = (spec.kind, spec.shuffle)
+            if key in seen:
+                raise ValueError(f"two {spec.kind} faults for shuffle {spec.shuffle}")
+            seen.add(key)
+            if spec.kind == "wrong_count" and spec.value == decks * 52:
+                raise ValueError(f"wrong_count@{spec.shuffle}: {spec.value} is the right count")
+        self._rng = random.Random(seed)
+        self._speed = speed
+        self._decks = decks
+        self._faults = tuple(faults)
+        self._shuffle_seconds = shuffle_seconds if shuffle_seconds is not None else 2.0 + decks
+        self._auto = auto
+        self._reads_faces = reads_faces
+        self._serial = f"SIM{seed % 100000:05d}"
+
+        self._decoder = CommandDecoder()
+        self._started_at: float | None = None
+        self._events: list[tuple[float, int, str, int]] = []
+        self._seq = 0
+        self._out: list[Chunk] = []
+        self._out_size = 0
+
+        self._state: ShufflerState = "idle"
+        self._door_open = False
+        self._cards = decks * 52
+        self._missing: tuple[str, ...] = ()
+        self._extra: tuple[str, ...] = ()
+        self._active: dict[int, str] = {}
+        self._jam_door_cycled = True
+        self._number = 0
+        self._shuffles = 0
+        self._current: _Shuffle | None = None
+        self._wire: _Shuffle | None = None  # whose wire faults (split) apply to output now
+        self._paused_until: float | None = None
+        self._results: list[ShuffleResult] = []
+        self._ignored = 0
+        self._silent_until = -math.inf
+        self._link_down: tuple[float, float] | None = None
+        self._handlers: dict[type, _Handler] = {
+            StartShuffle: self._cmd_shuffle,
+            QueryStatus: self._cmd_status,
+            QueryVersion: self._cmd_version,
+            ClearFault: self._cmd_clear,
+            RequestDeckCheck: self._cmd_deck_check,
+        }
+
+    # --- observation ---------------------------------------------------------------------------
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def state(self) -> ShufflerState:
+        return self._state
+
+    @property
+    def door_open(self) -> bool:
+        return self._door_open
+
+    @property
+    def active_faults(self) -> frozenset[int]:
+        return frozenset(self._active)
+
+    @property
+    def shuffles_started(self) -> int:
+        """Shuffles started since the model was created."""
+        return self._shuffles
+
+    @property
+    def results(self) -> tuple[ShuffleResult, ...]:
+        """Every completed shuffle, in order."""
+        return tuple(self._results)
+
+    @property
+    def ignored_commands(self) -> int:
+        """Host frames that were bad or arrived while the shuffler was silent or unplugged."""
+        return self._ignored
+
+    def status(self) -> Status:
+        """The status the shuffler would report now."""
+        return Status(
+            self._state,
+            self._door_open,
+            self._cards,
+            tuple(sorted(self._active)),
+            self._number,
+        )
+
+    def link_down(self, now: float) -> bool:
+        """True while a ``disconnect`` fault has the cable pulled."""
+        return self._link_down is not None and self._link_down[0] <= now < self._link_down[1]
+
+    # --- time and bytes ------------------------------------------------------------------------
+
+    def advance(self, now: float) -> bytes:
+        """Everything the shuffler sends up to ``now`` (seconds, any monotonic origin)."""
+        return b"".join(chunk.data for chunk in self.advance_chunks(now))
+
+    def advance_chunks(self, now: float) -> list[Chunk]:
+        """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
+        self._run_until(now)
+        out, self._out, self._out_size = self._out, [], 0
+        return out
+
+    def receive(self, data: bytes, now: float) -> bytes:
+        """Handle host bytes arriving at ``now``; return the immediate replies.
+
+        Unsolicited frames caused by a command (``SHST`` after ``ACK;SHUF``, ``FCLR`` after
+        ``ACK;CLRF``) are queued for the next :meth:`advance`, so they follow the reply.
+        """
+        self._run_until(now)
+        if now < self._silent_until or self.link_down(now):
+            self._ignored += 1
+            return b""
+        replies: list[Message] = []
+        for item in self._decoder.feed(data):
+            if isinstance(item, DecodeError):
+                self._ignored += 1
+                nak = _nak_for(item)
+                if nak is not None:
+                    replies.append(nak)
+                continue
+            replies += self._handlers[type(item)](item, now)
+        return b"".join(encode_message(m) for m in replies)
+
+    def press_start(self, now: float) -> bool:
+        """The dealer's start button: shuffle the loaded decks if the shuffler can."""
+        self._run_until(now)
+        return self._refusal() is None and self._begin(self._decks, now)
+
+    # --- the schedule --------------------------------------------------------------------------
+
+    def _run_until(self, now: float) -> None:
+        if self._started_at is None:
+            self._started_at = now
+            self._schedule_auto(now)
+        while self._events and self._events[0][0] <= now:
+            at, _, kind, arg = heapq.heappop(self._events)
+            self._on_event(at, kind, arg)
+
+    def _schedule(self, at: float, kind: str, arg: int = 0) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (at, self._seq, kind, arg))
+
+    def _cancel(self, kind: str) -> None:
+        self._events = [e for e in self._events if e[2] != kind]
+        heapq.heapify(self._events)
+
+    def _scaled(self, seconds: float) -> float:
+        return seconds / self._speed
+
+    def _schedule_auto(self, now: float) -> None:
+        if self._auto is not None:
+            self._cancel("auto")
+            self._schedule(now + self._scaled(self._auto), "auto")
+
+    def _on_event(self, at: float, kind: str, arg: int) -> None:
+        match kind:
+            case "auto":
+                if self._state in ("idle", "ready") and self._refusal() is None:
+                    self._begin(self._decks, at)
+            case "midway":
+                self._midway(at)
+            case "door_midway":
+                self._door_midway(at)
+            case "done":
+                self._done(at)
+            case "door_open":
+                self._set_door(at, is_open=True)
+            case "door_close":
+                self._set_door(at, is_open=False)
+                if FAULT_JAM in self._active:
+                    self._jam_door_cycled = True
+            case "self_clear":
+                self._clear_fault(at, arg)
+            case _:  # pragma: no cover - every kind is scheduled above
+                pass
+
+    def _stall(self, t: float, seconds: float) -> None:
+        """``silence``: the controller hangs; everything still to come moves ``seconds`` later."""
+        self._events = [(at + seconds, seq, k, a) for at, seq, k, a in self._events]
+        heapq.heapify(self._events)
+        self._silent_until = t + seconds
+
+    # --- shuffles ------------------------------------------------------------------------------
+
+    def _refusal(self) -> str | None:
+        if self._state == "shuffling":
+            return "BUSY"
+        if self._door_open:
+            return "DOOR"
+        if self._active:
+            return "FAULT"
+        return None
+
+    def _begin(self, decks: int, now: float) -> bool:
+        self._shuffles += 1
+        self._number = self._number % MAX_NUMBER + 1
+        faults = {f.kind: f for f in self._faults if f.shuffle == self._shuffles}
+        shuffle = self._current = self._wire = _Shuffle(self._number, decks, faults)
+        self._state = "shuffling"
+        self._cards = self._decks * 52
+        self._cancel("auto")
+        if shuffle.has("garbage"):
+            self._append(Chunk(now, _garbage(self._rng)))
+            bad = bytearray(encode_message(self.status()))
+            bad[-4] = ord("0") if bad[-4] != ord("0") else ord("1")  # break the checksum
+            self._append(Chunk(now, bytes(bad)))
+        self._emit(now, ShuffleStart(shuffle.number, decks))
+        duration = self._scaled(self._shuffle_seconds) * self._rng.uniform(0.95, 1.05)
+        if shuffle.has("jam") or shuffle.has("fault"):
+            self._schedule(now + duration / 2, "midway")
+        if shuffle.has("door_open"):
+            self._schedule(now + duration / 3, "door_midway")
+        self._schedule(now + duration, "done")
+        if shuffle.has("silence"):
+            self._stall(now, self._scaled(shuffle.faults["silence"].seconds))
+        if shuffle.has("disconnect"):
+            down = self._scaled(shuffle.faults["disconnect"].seconds)
+            self._link_down = (now, now + down)
+        return True
+
+    def _midway(self, at: float) -> None:
+        shuffle = self._current
+        if shuffle is None or self._state != "shuffling":
+            return
+        self._cancel("done")
+        self._cancel("door_midway")
+        self._current = None
+        self._state = "fault"
+        if shuffle.has("jam"):
+            self._jam_door_cycled = False
+            self._raise_fault(at, FAULT_JAM, "card jam in the mixing elevator")
+            opens = at + self._scaled(shuffle.faults["jam"].seconds)
+            self._schedule(opens, "door_open")
+            self._schedule(opens + self._scaled(_DOOR_CLOSE_AFTER_JAM), "door_close")
+        if shuffle.has("fault"):
+            spec = shuffle.faults["fault"]
+            code = spec.value if isinstance(spec.value, int) else _DEFAULT_FAULT
+            self._raise_fault(at, code, FAULT_MEANINGS.get(code, "simulated fault"))
+            if code in _SELF_CLEARING:
+                self._schedule(at + self._scaled(_SELF_CLEAR_SECONDS), "self_clear", code)
+
+    def _door_midway(self, at: float) -> None:
+        shuffle = self._current
+        if shuffle is None or self._state != "shuffling":
+            return
+        seconds = self._scaled(shuffle.faults["door_open"].seconds)
+        # The interlock stops the mechanism: the rest of the shuffle waits for the door.
+        self._events = [
+            (t + seconds, s, k, a) if k == "done" else (t, s, k, a) for t, s, k, a in self._events
+        ]
+        heapq.heapify(self._events)
+        self._set_door(at, is_open=True)
+        self._schedule(at + seconds, "door_close")
+
+    def _done(self, at: float) -> None:
+        shuffle = self._current
+        if shuffle is None:
+            return
+        self._current = None
+        full = self._decks * 52
+        missing: tuple[str, ...] = ()
+        extra: tuple[str, ...] = ()
+        cards = full
+        if shuffle.has("missing_card"):
+            missing = shuffle.faults["missing_card"].cards
+            cards -= len(missing)
+        if shuffle.has("extra_card"):
+            extra = shuffle.faults["extra_card"].cards
+            cards += len(extra)
+        if shuffle.has("wrong_count"):
+            spec = shuffle.faults["wrong_count"]
+            cards = spec.value if isinstance(spec.value, int) else full - 1
+            missing = extra = ()
+        self._cards, self._missing, self._extra = cards, missing, extra
+        self._state = "ready"
+        checked = self._reads_faces and 3 not in self._active
+        self._emit(
+            at,
+            ShuffleDone(
+                shuffle.number,
+                cards,
+                missing if checked else (),
+                extra if checked else (),
+                checked,
+            ),
+        )
+        self._results.append(ShuffleResult(shuffle.number, cards, missing, extra))
+        self._schedule_auto(at)
+
+    # --- door and faults -----------------------------------------------------------------------
+
+    def _set_door(self, at: float, *, is_open: bool) -> None:
+        if self._door_open == is_open:
+            return
+        self._door_open = is_open
+        self._emit(at, Door(is_open))
+
+    def _raise_fault(self, at: float, code: int, detail: str) -> None:
+        if code in self._active:
+            return
+        self._active[code] = detail
+        self._emit(at, Fault(code, detail))
+
+    def _clear_fault(self, at: float, code: int) -> None:
+        if code not in self._active:
+            return
+        del self._active[code]
+        self._emit(at, FaultClear(code))
+        if not self._active and self._state == "fault":
+            self._state = "idle"
+            self._schedule_auto(at)
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def _cmd_shuffle(self, command: StartShuffle, now: float) -> list[Message]:
+        refusal = self._refusal()
+        if refusal is not None:
+            return [Nak("SHUF", refusal)]
+        # The ACK goes first (the reply); SHST follows in the next advance().
+        self._begin(command.decks, now)
+        return [Ack("SHUF")]
+
+    def _cmd_status(self, command: QueryStatus, now: float) -> list[Message]:
+        del command, now
+        return [self.status()]
+
+    def _cmd_version(self, command: QueryVersion, now: float) -> list[Message]:
+        del command, now
+        return [Version(MODEL, FIRMWARE, self._serial)]
+
+    def _cmd_clear(self, command: ClearFault, now: float) -> list[Message]:
+        codes = sorted(self._active) if command.code is None else [command.code]
+        codes = [c for c in codes if c in self._active]
+        for code in codes:
+            if code in _SERVICE_ONLY or (code == FAULT_JAM and not self._jam_door_cycled):
+                return [Nak("CLRF", "COND")]
+            if code == FAULT_JAM and self._door_open:
+                return [Nak("CLRF", "DOOR")]
+        for code in codes:
+            self._schedule(now, "self_clear", code)
+        return [Ack("CLRF")]
+
+    def _cmd_deck_check(self, command: RequestDeckCheck, now: float) -> list[Message]:
+        del command, now
+        if self._state == "shuffling":
+            return [Nak("DCHK", "BUSY")]
+        if self._active:
+            return [Nak("DCHK", "FAULT")]
+        if not self._reads_faces:
+            return [DeckReport(self._cards, checked=False)]
+        return [DeckReport(self._cards, self._missing, self._extra)]
+
+    # --- output --------------------------------------------------------------------------------
+
+    def _emit(self, at: float, message: Message) -> None:
+        """Queue one frame, applying the last shuffle's ``split`` fault (it lasts until the next
+        shuffle starts); nothing goes out while the device is silent or unplugged."""
+        if at < self._silent_until or self.link_down(at) or self._out_size > _STALE_LIMIT:
+            return
+        data = encode_message(message)
+        if self._wire is not None and self._wire.has("split"):
+            pos = 0
+            while pos < len(data):
+                size = self._rng.randint(1, 4)
+                self._append(Chunk(at, data[pos : pos + size], partial=True))
+                pos += size
+            return
+        self._append(Chunk(at, data))
+
+    def _append(self, chunk: Chunk) -> None:
+        self._out.append(chunk)
+        self._out_size += len(chunk.data)
+
+
+def _nak_for(error: DecodeError) -> Nak | None:
+    """A real shuffler NAKs a frame it could not use; line noise outside frames it ignores."""
+    raw = error.raw
+    if error.reason == GARBAGE:
+        return None
+    if raw.startswith(b"\x02"):
+        if error.reason.startswith("checksum mismatch"):
+            return Nak("?", "FRAME")
+        return None  # a broken or truncated frame: nothing to answer
+    verb = raw[:4].decode("ascii", "replace")
+    if error.reason.startswith("unknown command verb"):
+        return Nak(verb if verb.isalpha() and verb.isupper() and len(verb) == 4 else "?", "VERB")
+    return Nak(verb if verb.isalpha() and verb.isupper() else "?", "ARG")
+
+
+def _garbage(rng: random.Random) -> bytes:
+    """Line noise without STX, ETX, CR or LF, so it cannot pass for (part of) a frame."""
+    alphabet = [b for b in range(256) if b not in (0x02, 0x03, 0x0D, 0x0A)]
+    return bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 12))) + b"\r\n"
+
+
+class SimShufflerUsb:
+    """A :class:`SimShuffler` behind the bulk IN/OUT endpoints of a simulated USB device.
+
+    The model is the same; only the wire differs: each chunk the model sends becomes one IN
+    transfer on ``0x81`` (a ``split`` fault's pieces become short transfers, which the host must
+    reassemble, as with any byte stream), and each OUT transfer on ``0x02`` goes to
+    :meth:`SimShuffler.receive`, its reply pushed at once. A ``disconnect`` fault unplugs the
+    device and plugs it back in as a new one. Pass :attr:`backend` to the driver
+    (``usb_backend=``) and drive time with :meth:`run` (or :meth:`poll` in a test).
+
+    Args:
+        model: the shuffler model.
+        vid, pid, serial: what the device enumerates as.
+        clock: the time source for the model (monotonic seconds).
+    """
+
+    def __init__(
+        self,
+        model: SimShuffler,
+        *,
+        vid: int = USB_VID,
+        pid: int = USB_PID,
+        serial: str | None = "SIM-SHUFFLER",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        # Lazy: pyusb is only needed when a USB shuffler is simulated.
+        from simulators.usb_backend import SimUsbBackend, SimUsbDevice  # noqa: PLC0415
+
+        self.model = model
+        self.device: SimUsbDevice = SimUsbDevice.bulk(
+            vid, pid, serial=serial, product="tablectl shuffler simulator"
+        )
+        self.backend: SimUsbBackend = SimUsbBackend(self.device)
+        self._clock = clock
+        # OUT transfers arrive in the host's writer thread, time in the event loop's: one lock.
+        self._lock = threading.Lock()
+        self._unplugged = False
+        self.device.on_out(self._on_out)
+
+    def poll(self, now: float | None = None) -> None:
+        """Advance the model to ``now`` and queue what it sent as IN transfers."""
+        with self._lock:
+            t = self._clock() if now is None else now
+            self._follow_link(t)
+            self._push(self.model.advance_chunks(t))
+
+    async def run(self, interval: float | None = None) -> None:
+        """Poll until cancelled (every ``interval`` s; default 20 ms / speed, at least 2 ms)."""
+        step = interval if interval is not None else max(0.002, 0.02 / self.model.speed)
+        while True:
+            self.poll()
+            await asyncio.sleep(step)
+
+    def _on_out(self, endpoint: int, data: bytes) -> None:
+        del endpoint
+        with self._lock:
+            now = self._clock()
+            self._push(self.model.advance_chunks(now))
+            reply = self.model.receive(data, now)
+            if reply:
+                self.device.push_in(0x81, reply)
+
+    def _follow_link(self, now: float) -> None:
+        down = self.model.link_down(now)
+        if down and not self._unplugged:
+            self._unplugged = True
+            self.device.unplug()
+        elif not down and self._unplugged:
+            self._unplugged = False
+            self.device.plug()
+
+    def _push(self, chunks: list[Chunk]) -> None:
+        for chunk in chunks:
+            if chunk.data:
+                self.device.push_in(0x81, chunk.data)

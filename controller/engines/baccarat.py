@@ -204,8 +204,11 @@ def _definition(name: str) -> MachineDefinition:
         for event in ("cut_card", "fault_cleared", "read_error", "card"):
             if phase != OPEN or event != "card":
                 add(phase, event, phase)
-        add(phase, "hold", PENDING_DECISION)
+        if phase != OPEN:
+            add(phase, "hold", PENDING_DECISION)
     add(OPEN, "bets_closed", DEALING)
+    add(OPEN, "fault", OPEN)
+    add(OPEN, "shoe_removed", OPEN)
     add(OPEN, "round_open", OPEN)
     add(OPEN, "misdeal", IDLE)
     add(OPEN, "misdeal_last", SHOE_END)
@@ -451,13 +454,20 @@ class CardEngine:
         return outputs
 
     def _bets_closed(self, event: BetsClosed) -> list[EngineOutput]:
+        if self._faults and self.phase == OPEN:
+            faults = ", ".join(sorted(self._faults))
+            return [
+                self._verdict(
+                    FAULT_LATCHED, f"no deal while faults are latched ({faults})", event, "R14"
+                )
+            ]
         self._machine.fire("bets_closed")
         self._model = self._new_round(event)
         outputs: list[EngineOutput] = []
-        carried, self._carry = self._carry, []
-        for card in carried:
+        model = self._model
+        while self._carry and model.expects_card():
             # BAC-I1/BAC-I2, BJ-I1: the carried card is the next card played.
-            outputs += self._place(card, event)
+            outputs += self._place(self._carry.pop(0), event)
         return outputs + self._maybe_settle(event)
 
     def _decision(self, event: Decision) -> list[EngineOutput]:
@@ -582,10 +592,11 @@ class CardEngine:
             return self._maybe_finish_no_bets(event)
         if self._carry and self._no_bets_deal:
             # BAC-I3: cards dealt with no bets in the boxes; the deal is played to the end.
-            self._no_bets = self._new_round(None)
-            carried, self._carry = self._carry, []
-            for c in (*carried, card):
-                self._no_bets.place(c)
+            model = self._new_round(None)
+            self._no_bets = model
+            self._carry.append(card)
+            while self._carry and model.expects_card():
+                model.place(self._carry.pop(0))
             started = self._verdict(
                 DEAL_WITHOUT_BETS,
                 "cards dealt with no round open: the coup is played to the end without bets",
@@ -735,7 +746,11 @@ class CardEngine:
                 self._machine.fire(self._end_event("void"))
                 self._faults.add(code)
                 return [self._end_round("void", VOID_DEVICE_FAULT, event)]
-            outputs += self._hold(code, event)
+            if phase == OPEN:
+                # No card is out yet: nothing to decide; bets cannot close until it is cleared.
+                self._machine.fire(event.type)
+            else:
+                outputs += self._hold(code, event)
         else:
             self._machine.fire(event.type)
         self._faults.add(code)

@@ -1,7 +1,7 @@
 """The floors of this machine: what the path cannot beat, measured in the same run.
 
-* **pty line**: one SS2 status line written to a pty master until it is read whole on the slave
-  (same thread, blocking read: the kernel's pty hand-off, nothing of ours).
+* **pty line**: one SS2 status line from the pty master to a reader asleep on the slave (half
+  the round trip through an echo thread): the kernel's pty hand-off and one wake-up.
 * **MQTT QoS 1 hop**: aiomqtt publish (QoS 1) → an aiomqtt subscriber on the same Mosquitto
   receives it; the same client library, socket options and broker the controller uses.
 * **fsync'd insert**: one row (an outcome-sized body) committed to SQLite in WAL mode with
@@ -15,9 +15,11 @@ is durable before it is acted on), and the outcome crosses the broker once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,21 +34,35 @@ _BODY = "x" * 320  # about the size of an outcome record
 
 
 def pty_line(rounds: int) -> list[int]:
+    """One way = half the round trip master → echo thread on the slave → master.
+
+    The echo thread sleeps in a blocking read, as the controller sleeps in epoll, so the figure
+    includes waking a reader, which writing and reading in one thread would not.
+    """
     wheel = WheelPty()
+    line = WheelLines().next_round()[2]
+
+    def echo() -> None:
+        with contextlib.suppress(OSError):
+            while data := os.read(wheel.slave, 4096):
+                os.write(wheel.slave, data)
+
+    thread = threading.Thread(target=echo, name="pty-echo", daemon=True)
+    thread.start()
     try:
-        line = WheelLines().next_round()[2]
         samples: list[int] = []
         for i in range(rounds + 50):
             t0 = time.perf_counter_ns()
             wheel.write(line)
             got = 0
             while got < len(line):
-                got += len(os.read(wheel.slave, 4096))
+                got += len(os.read(wheel.master, 4096))
             if i >= 50:  # warm-up
-                samples.append(time.perf_counter_ns() - t0)
+                samples.append((time.perf_counter_ns() - t0) // 2)
         return samples
     finally:
         wheel.close()
+        thread.join(timeout=1)
 
 
 def sqlite_fsync(path: Path, rounds: int) -> list[int]:

@@ -292,6 +292,7 @@ silence_timeout = 600
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    if os.environ.get("BENCH_ASYNCIO_DEBUG"): env["PYTHONASYNCIODEBUG"] = "1"
     return env
 
 

@@ -80,6 +80,8 @@ class BetsClosed(_Base):
     """No more bets: the betting window is closed (system timer, dealer or the SS2 state 4)."""
 
     type: Literal["bets_closed"] = "bets_closed"
+    boxes: tuple[int, ...] | None = None
+    """Blackjack: the boxes with a bet (seed-000 BJ-B4); ``None`` means every box is played."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,6 +156,8 @@ class Card(_Base):
 
     type: Literal["card"] = "card"
     card: str
+    barcode: str | None = None
+    """The physical card's barcode when the shoe reads one (War of Bets' unique-barcode rule)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -72,8 +72,8 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
             return Fault(ts=ts, device=device, code=UNAVAILABLE, detail=text)
         case dev.DeviceAvailable():
             return FaultCleared(ts=ts, device=device, code=UNAVAILABLE)
-        case dev.CardScanned(card=card):
-            return Card(ts=ts, device=device, card=card)
+        case dev.CardScanned(card=card, barcode=barcode):
+            return Card(ts=ts, device=device, card=card, barcode=barcode or None)
         case dev.ScanRejected(barcode=barcode, reason=reason):
             return ReadError(ts=ts, device=device, reason=reason, barcode=barcode)
         case dev.CutCardSeen():

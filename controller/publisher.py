@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import random
 import socket
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -78,6 +79,17 @@ def broker_address(url: str) -> tuple[str, int, bool]:
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(f"mqtt.url {url!r}: only mqtt[s]://host[:port] is supported")
     return parts.hostname, port or (8883 if tls else 1883), tls
+
+
+@contextlib.asynccontextmanager
+async def _puback_deadline(seconds: float) -> AsyncIterator[None]:
+    """``asyncio.timeout`` that fails as aiomqtt does on a missing ack, so the connection is
+    rebuilt by the reconnect loop."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError:
+        raise aiomqtt.MqttError(f"no PUBACK within {seconds} s") from None
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
@@ -384,7 +396,9 @@ class Publisher:
             acked = [0] * len(batch)
             needed = [0] * len(batch)
             try:
-                async with asyncio.TaskGroup() as tg:
+                # One deadline for the whole pipelined batch rather than one per PUBLISH (each of
+                # those costs aiomqtt a task and a timer): no PUBACK in time = a dead connection.
+                async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
                     for index, (seq, kind, payload) in enumerate(batch):
                         routes = self._topics.routes({"type": kind})
                         needed[index] = len(routes)
@@ -421,7 +435,8 @@ class Publisher:
         payload: bytes,
     ) -> None:
         topic, retain = route
-        await client.publish(topic, payload, qos=1, retain=retain)  # returns after PUBACK
+        # Returns after PUBACK; bounded by the batch's deadline (see _drain).
+        await client.publish(topic, payload, qos=1, retain=retain, timeout=math.inf)
         acked[index] += 1
         if self._trace is not None:
             self._trace("puback", {"seq": seq, "topic": topic})

@@ -26,13 +26,14 @@ from controller.events import (
     EVENT_TYPES,
     Fault,
     FaultCleared,
+    ShoeRemoved,
     TableEvent,
     Void,
     event_to_dict,
     parse_event,
 )
 from controller.journal import Journal, canonical_json
-from controller.mapping import iso_ts, to_table_event
+from controller.mapping import SHOE_REMOVED, iso_ts, to_table_event
 from controller.outcomes import EngineOutput, Outcome, Verdict
 from drivers import events as dev
 from drivers.base import Driver
@@ -283,6 +284,9 @@ class TableRunner:
             latched = view.setdefault(event.device, set())
             if isinstance(event, Fault):
                 latched.add(event.code)
+            elif isinstance(event, ShoeRemoved):
+                # Latched by the card engines until the shoe is back (a fault_cleared).
+                latched.add(SHOE_REMOVED)
             elif isinstance(event, FaultCleared):
                 latched.discard(event.code)
 

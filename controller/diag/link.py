@@ -28,7 +28,7 @@ Direction = Literal["rx", "tx"]
 Tap = Callable[[Direction, bytes, float], None]
 """Called with the direction, the bytes and the monotonic time they were read or written."""
 
-_LOCK_MARKERS = ("exclusively lock", "device or resource busy")
+_LOCK_MARKERS = ("exclusively lock", "device or resource busy", "resource busy")
 
 
 def is_lock_error(exc: BaseException) -> bool:
@@ -36,7 +36,8 @@ def is_lock_error(exc: BaseException) -> bool:
 
     pyserial's ``exclusive=True`` takes ``flock(LOCK_EX | LOCK_NB)`` and reports a held lock as
     "Could not exclusively lock port …: [Errno 11] Resource temporarily unavailable"; a tty
-    opened with ``TIOCEXCL`` by someone else gives EBUSY. Both arrive wrapped in
+    opened with ``TIOCEXCL`` by someone else, or a USB interface claimed by another process,
+    gives EBUSY ("Resource busy"). Both arrive wrapped in
     :class:`DriverInitError` by the transport, so the text is what we can go by.
     """
     text = str(exc).lower()

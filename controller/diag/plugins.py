@@ -43,6 +43,10 @@ __all__ = [
 
 DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("controller.diag.ss2", "SS2Diagnostics"),
+    # Listen-only (probe, sniff) until these families get plug-ins of their own.
+    "hid-shoe": ("controller.diag.generic", "StreamDriverDiagnostics"),
+    "serial-shoe": ("controller.diag.generic", "StreamDriverDiagnostics"),
+    "tablectl-shuffler": ("controller.diag.generic", "StreamDriverDiagnostics"),
 }
 """Driver registry key → (module, class) of its diagnostics. Keys are those of
 :data:`drivers.registry.DRIVERS`."""

@@ -3,7 +3,7 @@
 Output: the identity facts (SS2: ``*K CAM``, firmware from ``*V``, the current status), then
 one line per decoded message, per event the driver would report to the table, and per action
 the service would take (shown, never performed), until Ctrl-C or ``--seconds``. Exit status 0
-when the device identified itself, 1 when it did not answer.
+when the device identified itself (or has no way to), 1 when it did not answer.
 """
 
 from __future__ import annotations
@@ -25,13 +25,16 @@ _TICK = 0.25
 """How often the decoder's timers run (silence detection) when nothing arrives."""
 
 
-def render_identity(identity: Identity, out: TextIO) -> None:
+def render_identity(identity: Identity, out: TextIO, *, applicable: bool = True) -> None:
     width = max((len(k) for k in identity.facts), default=0)
     for key, value in identity.facts.items():
         out.write(f"{key.rjust(width)}: {value}\n")
     for warning in identity.warnings:
         out.write(f"WARNING: {warning}\n")
-    out.write(("identified" if identity.identified else "NOT identified") + "\n")
+    if not applicable:
+        out.write("listening only\n")
+    else:
+        out.write(("identified" if identity.identified else "NOT identified") + "\n")
     out.flush()
 
 
@@ -55,9 +58,12 @@ async def run_probe(
     diag = target.diagnostics
     decoder = diag.decoder()
     async with Link(diag.open_stream(), diag.port) as link:
+        required = True
         try:
             identity = await diag.identify(link)
         except UnsupportedError as exc:
+            # Nothing to ask (a barcode shoe only talks when a card passes): listen only.
+            required = False
             identity = Identity(False, {"device": diag.family, "identify": str(exc)})
         if as_json:
             emit_json(
@@ -71,7 +77,7 @@ async def run_probe(
                 },
             )
         else:
-            render_identity(identity, out)
+            render_identity(identity, out, applicable=required)
             out.write("live (Ctrl-C to stop):\n")
         deadline = Deadline(seconds, stop)
         while not deadline.done:
@@ -80,4 +86,4 @@ async def run_probe(
             items = decoder.feed(data, now) if data else []
             for item in items + decoder.tick(now):
                 _line(item, now, out, as_json)
-    return 0 if identity.identified else 1
+    return 0 if identity.identified or not required else 1

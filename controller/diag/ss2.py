@@ -18,9 +18,9 @@ import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from controller.diag.errors import DiagError
+from controller.diag.generic import describe_event
 from controller.diag.link import Link
 from controller.diag.plugins import (
     Decoded,
@@ -33,7 +33,6 @@ from controller.diag.plugins import (
     SelfTestOptions,
     SelfTestReport,
 )
-from drivers.events import DeviceEvent
 from drivers.ss2.driver import SS2Settings
 from drivers.ss2.interpreter import SS2Interpreter
 from drivers.ss2.protocol import (
@@ -151,17 +150,6 @@ def describe(message: Message) -> Decoded:
     raise TypeError(f"not an SS2 message: {message!r}")  # pragma: no cover - exhaustive
 
 
-def _event(event: DeviceEvent) -> Decoded:
-    fields = {k: v for k, v in dataclasses.asdict(event).items() if k not in ("device", "at")}
-    name = type(event).__name__
-    shown = " ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, "", ()))
-    return Decoded("event", f"{name} {shown}".rstrip(), {"type": name, **_jsonable(fields)})
-
-
-def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
-
-
 class SS2LiveDecoder:
     """Bytes → decoded messages and the events the driver would report.
 
@@ -199,11 +187,11 @@ class SS2LiveDecoder:
                     out.append(describe(message))
             else:
                 out.append(describe(message))
-            out += [_event(e) for e in self._interpreter.feed(message, now)]
+            out += [describe_event(e) for e in self._interpreter.feed(message, now)]
         return out + self._notes()
 
     def tick(self, now: float) -> list[Decoded]:
-        return [_event(e) for e in self._interpreter.tick(now)] + self._notes()
+        return [describe_event(e) for e in self._interpreter.tick(now)] + self._notes()
 
     def _notes(self) -> list[Decoded]:
         return [

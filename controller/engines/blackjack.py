@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.config import validate_section
-from controller.engines.baccarat import CardEngine
+from controller.engines.cards import CardEngine
 from controller.events import BetsClosed, Decision
 from controller.games.blackjack import BlackjackRound, BlackjackRules
 from controller.games.cards import Finding
@@ -34,9 +34,9 @@ class BlackjackModel:
     """Adapts :class:`BlackjackRound` to the engine's round-model protocol."""
 
     def __init__(self, rules: BlackjackRules, bets_closed: BetsClosed | None) -> None:
-        boxes = getattr(bets_closed, "boxes", None)
-        if isinstance(boxes, (list, tuple)) and boxes:
-            chosen = sorted({int(b) for b in boxes if 1 <= int(b) <= rules.boxes})
+        boxes = bets_closed.boxes if bets_closed is not None else None
+        if boxes:
+            chosen = sorted({b for b in boxes if 1 <= b <= rules.boxes})
         else:
             chosen = list(range(1, rules.boxes + 1))
         self._round = BlackjackRound(rules, chosen)

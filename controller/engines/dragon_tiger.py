@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.config import validate_section
-from controller.engines.baccarat import NOT_FOR_THIS_GAME, CardEngine
+from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
 from controller.events import BetsClosed, Decision
 from controller.games.cards import Finding
 from controller.games.dragon_tiger import (

@@ -7,7 +7,6 @@ import json
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -15,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.engines import build_engine
-from controller.engines.baccarat import BaccaratEngine, CardEngine
+from controller.engines.baccarat import BaccaratEngine
+from controller.engines.cards import CardEngine
 from controller.engines.dragon_tiger import DragonTigerEngine
 from controller.errors import ConfigError
 from controller.events import (
@@ -451,13 +451,6 @@ def test_dragon_tiger_malfunction_voids_seed_001_l1823() -> None:
     assert [(o.status, o.reason) for o in outcomes(out)] == [("void", "device_fault")]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScannedCard(Card):
-    """A card event with the barcode the War of Bets scanner reads (seed-001 §3.8 L2619)."""
-
-    barcode: str | None = None
-
-
 def test_war_of_bets_duplicate_barcode_seed_001_3_8() -> None:
     engine = DragonTigerEngine("WB-1", DragonTigerRules(variant="war_of_bets"))
     assert engine.shoe.decks == 6
@@ -466,14 +459,14 @@ def test_war_of_bets_duplicate_barcode_seed_001_3_8() -> None:
         [
             RoundOpen(),
             BetsClosed(),
-            ScannedCard(card="AH", barcode="0001"),
-            ScannedCard(card="2C", barcode="0002"),
+            Card(card="AH", barcode="0001"),
+            Card(card="2C", barcode="0002"),
         ],
     )
     assert [o.result for o in outcomes(out)] == [
         {"winner": "player", "player": "AH", "dealer": "2C"}
     ]
-    out = feed(engine, [RoundOpen(), BetsClosed(), ScannedCard(card="AH", barcode="0001")])
+    out = feed(engine, [RoundOpen(), BetsClosed(), Card(card="AH", barcode="0001")])
     assert codes(out) == ["duplicate_barcode"]
     assert engine.phase == "pending_decision"
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import itertools
 import json
+import os
 import random
 import time
+import tty
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,7 +167,7 @@ async def test_sniff_capture_replays_into_ss2_status_lines(sim: Sim, tmp_path: P
     records = load_capture(capture)
     assert records[0].direction == "tx"
     assert records[0].data == b"*X\r\n"
-    assert all(b.t >= a.t for a, b in zip(records, records[1:], strict=False))
+    assert all(b.t >= a.t for a, b in itertools.pairwise(records))
     messages = Decoder().feed(rx_bytes(records))
     statuses = [m for m in messages if isinstance(m, Status)]
     assert len(statuses) >= 10  # ~24 automatic lines at 25 ms, plus the *X reply
@@ -181,7 +184,8 @@ async def test_sniff_refuses_what_is_no_ss2_command(sim: Sim) -> None:
 def test_load_capture_names_the_bad_line(tmp_path: Path) -> None:
     good = tmp_path / "good.cap"
     good.write_text(
-        "# tablectl capture 1\n\n0.0 tx 2a580d0a\n0.5 rx 2a583b313b3030313b20203b303b3134303b300d0a\n",
+        "# tablectl capture 1\n\n0.0 tx 2a580d0a\n"
+        "0.5 rx 2a583b313b3030313b20203b303b3134303b300d0a\n",
         encoding="utf-8",
     )
     records = load_capture(good)
@@ -432,3 +436,41 @@ async def test_unknown_device_lists_the_configured_ones(table: Path) -> None:
     result = await diag("probe", "shoe", "--config", str(table))
     assert result.rc == 1
     assert "no device 'shoe' (configured: wheel)" in result.err
+
+
+# --- other stream drivers: listen-only through the driver's own hooks ----------------------------
+
+
+async def test_probe_listens_to_a_serial_shoe_through_its_driver(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    config = tmp_path / "bac.toml"
+    config.write_text(
+        f"""[table]
+id = "BAC-D1"
+game = "baccarat"
+[journal]
+path = "{tmp_path / "j.sqlite"}"
+[[devices]]
+id = "shoe"
+driver = "serial-shoe"
+port = "{os.ttyname(slave)}"
+""",
+        encoding="utf-8",
+    )
+
+    async def deal() -> None:
+        await asyncio.sleep(0.3)  # after the probe opened the port (pyserial flushes on open)
+        os.write(master, b"KH\r\n")
+
+    try:
+        dealer = asyncio.create_task(deal())
+        result = await diag("probe", "shoe", "--config", str(config), "--seconds", "0.8")
+        await dealer
+    finally:
+        os.close(master)
+        os.close(slave)
+
+    assert result.rc == 0, result.err
+    assert "listening only" in result.out
+    assert "event    CardScanned card=KH barcode=KH" in result.out

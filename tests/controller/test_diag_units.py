@@ -131,6 +131,6 @@ def test_fault_meanings_cover_unknown_codes() -> None:
 
 
 def test_drivers_without_diagnostics_get_a_clear_error() -> None:
-    device = DeviceConfig(id="shoe", driver="serial-shoe", port="/dev/ttyUSB1")
-    with pytest.raises(UnsupportedError, match="no diagnostics for driver 'serial-shoe'"):
+    device = DeviceConfig(id="saturn", driver="huxley-saturn", port="/dev/ttyUSB1")
+    with pytest.raises(UnsupportedError, match="no diagnostics for driver 'huxley-saturn'"):
         get_diagnostics(device, DriverSettings())

@@ -351,15 +351,9 @@ def test_ace_up_scanned_hole_waits_for_the_insurance_window() -> None:
 
 
 def test_bets_closed_boxes_pick_the_playing_boxes() -> None:
-    # Forward-compatible: a bets_closed carrying ``boxes`` (seed-000 BJ-B4).
-    from dataclasses import dataclass  # noqa: PLC0415
-
-    @dataclass(frozen=True, kw_only=True)
-    class BetsClosedWithBoxes(BetsClosed):
-        boxes: tuple[int, ...] = ()
-
+    # A bets_closed carrying ``boxes``: only those are dealt (seed-000 BJ-B4).
     engine = BlackjackEngine(TABLE, BlackjackRules(boxes=7))
-    feed(engine, [RoundOpen(), BetsClosedWithBoxes(boxes=(3,)), *cards("TS", "6D", "9H")])
+    feed(engine, [RoundOpen(), BetsClosed(boxes=(3,)), *cards("TS", "6D", "9H")])
     assert engine.snapshot()["coup"]["boxes"] == {"3": [["TS", "9H"]]}
 
 

@@ -1,0 +1,200 @@
+"""Many tables in one process: CPU per table and p99 outcome latency per table count.
+
+``python -m bench.host`` runs N roulette tables on one event loop (each with its own wheel pty,
+journal and MQTT connection to the one Mosquitto). The harness drives every wheel with the SS2
+round of the latency benchmark, but paced: one line every ``period / 4`` seconds per table, the
+tables evenly staggered. Time is compressed: a real wheel spins every 30–60 s, here a round
+takes ``period`` (2 s by default, 15–30× faster), while the line rate per table — two lines a
+second — is what a real wheel sends anyway (a status line every 500 ms) and what a card table
+produces at a card every 0.5 s.
+
+Per table count: seconds from process start to READY (all publishers connected), CPU of the
+host process per table while idle (wheels silent) and while driven, p50/p99/max of line →
+outcome, and RSS (total and per table).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.support import (
+    PREFIX,
+    Broker,
+    Subscriber,
+    WheelLines,
+    WheelPty,
+    proc_cpu_seconds,
+    proc_rss_kb,
+    start_module,
+    stop_process,
+    summarize_ms,
+    write_table_config,
+)
+
+__all__ = ["measure_scaling"]
+
+
+async def measure_scaling(
+    broker: Broker,
+    workdir: Path,
+    *,
+    counts: tuple[int, ...],
+    period: float,
+    window: float,
+    idle: float,
+) -> dict[str, Any]:
+    runs = []
+    for n in counts:
+        runs.append(await _run(broker, workdir / f"scale-{n}", n, period, window, idle))
+    one = next((r for r in runs if r["tables"] == 1), None)
+    for run in runs:
+        if one is not None and run["tables"] > 1:
+            run["rss_marginal_mb_per_table"] = round(
+                (run["rss_mb"] - one["rss_mb"]) / (run["tables"] - 1), 2
+            )
+    return {
+        "period_s": period,
+        "window_s": window,
+        "events_per_s_per_table": round(4 / period, 2),
+        "time_compression": f"a spin every {period:g} s instead of every 30 s",
+        "runs": runs,
+    }
+
+
+async def _run(
+    broker: Broker, workdir: Path, n: int, period: float, window: float, idle: float
+) -> dict[str, Any]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    ids = [f"BENCH-S{n:03d}-{i:03d}" for i in range(n)]
+    wheels = [WheelPty() for _ in range(n)]
+    lines = [WheelLines() for _ in range(n)]
+    configs = [
+        write_table_config(
+            workdir / f"{table}.toml",
+            table=table,
+            port=wheel.path,
+            broker=broker,
+            journal=workdir / f"{table}.sqlite",
+        )
+        for table, wheel in zip(ids, wheels, strict=True)
+    ]
+    index = {table: i for i, table in enumerate(ids)}
+    available: set[str] = set()
+    sent_at: dict[int, tuple[int, bool]] = {}
+    samples: list[int] = []
+    measuring = [False]
+    trace: list[tuple[int, int, int]] = []
+
+    def on_message(topic: str, payload: bytes, t_ns: int) -> None:
+        parts = topic.split("/")
+        table = parts[1]
+        if parts[-1] == "outcome":
+            sent = sent_at.pop(index.get(table, -1), None)
+            if sent is not None and sent[1]:
+                samples.append(t_ns - sent[0])
+                trace.append((sent[0], t_ns - sent[0], index.get(table, -1)))
+        elif b'"available":true' in payload:
+            available.add(table)
+
+    filters = [f"{PREFIX}/+/outcome", f"{PREFIX}/+/devices/wheel"]
+    proc = None
+    try:
+        async with Subscriber(broker.host, broker.port, filters, on_message):
+            t_start = time.perf_counter()
+            proc = start_module("bench.host", [str(c) for c in configs], workdir / "host.log")
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 120)
+            if not line.startswith(b"READY"):
+                raise RuntimeError(f"bench.host not ready; see {workdir / 'host.log'}")
+            ready_s = time.perf_counter() - t_start
+            deadline = time.monotonic() + 60
+            while len(available) < n:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"only {len(available)}/{n} wheels became available")
+                for wheel, feed in zip(wheels, lines, strict=True):
+                    wheel.write(feed.idle())
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.2)
+            pid = proc.pid
+            cpu0 = proc_cpu_seconds(pid)
+            await asyncio.sleep(idle)
+            idle_cpu = (proc_cpu_seconds(pid) - cpu0) / idle
+            rss_idle = proc_rss_kb(pid)
+            active_cpu, expected = await _drive(
+                wheels, lines, sent_at, measuring, pid, period=period, window=window
+            )
+            await asyncio.sleep(0.3)
+            rss = proc_rss_kb(pid)
+    finally:
+        if proc is not None:
+            await asyncio.to_thread(stop_process, proc)
+        for wheel in wheels:
+            wheel.close()
+    latency = summarize_ms(samples)
+    import json; json.dump(trace, open(f"/tmp/bw/trace{n}.json", "w"))
+    return {
+        "tables": n,
+        "ready_s": round(ready_s, 3),
+        "idle_cpu_percent_per_table": round(idle_cpu * 100 / n, 3),
+        "cpu_percent_per_table": round(active_cpu * 100 / n, 3),
+        "cpu_percent_total": round(active_cpu * 100, 1),
+        "outcome": latency,
+        "outcomes_expected": expected,
+        "outcomes_received": latency["n"],
+        "rss_idle_mb": round(rss_idle / 1024, 1),
+        "rss_mb": round(rss / 1024, 1),
+        "rss_mb_per_table": round(rss / 1024 / n, 2),
+    }
+
+
+async def _drive(
+    wheels: list[WheelPty],
+    lines: list[WheelLines],
+    sent_at: dict[int, tuple[int, bool]],
+    measuring: list[bool],
+    pid: int,
+    *,
+    period: float,
+    window: float,
+) -> tuple[float, int]:
+    """Write the staggered rounds; returns (CPU fraction in the window, outcomes expected)."""
+    n = len(wheels)
+    start = time.perf_counter() + 0.05
+    quarter = period / 4
+    # (due, table, phase): phase 0..3 = state 2, 3, 4, result
+    heap = [(start + period * i / n, i, 0) for i in range(n)]
+    heapq.heapify(heap)
+    current: list[tuple[bytes, bytes, bytes, bytes]] = [(b"", b"", b"", b"")] * n
+    window_start = start + period  # one round of warm-up per table
+    window_end = window_start + window
+    cpu0 = 0.0
+    expected = 0
+    while heap:
+        due, i, phase = heap[0]
+        if due >= window_end:
+            break
+        if not measuring[0] and due >= window_start:
+            measuring[0] = True
+            cpu0 = proc_cpu_seconds(pid)
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        heapq.heappop(heap)
+        if phase == 0:
+            current[i] = lines[i].next_round()
+        data = current[i][phase]
+        if phase == 3:
+            sent_at[i] = (time.perf_counter_ns(), measuring[0])
+            expected += measuring[0]
+        with contextlib.suppress(BlockingIOError):
+            wheels[i].write(data)
+        heapq.heappush(heap, (due + quarter, i, (phase + 1) % 4))
+    cpu = (proc_cpu_seconds(pid) - cpu0) / window
+    await asyncio.sleep(min(1.0, period / 2))  # the last outcomes
+    measuring[0] = False
+    return cpu, expected

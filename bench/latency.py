@@ -16,7 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import Broker, proc_cpu_seconds, proc_hwm_kb, proc_rss_kb, summarize_ms
+from bench.support import (
+    Broker,
+    proc_cpu_seconds,
+    proc_hwm_kb,
+    proc_rss_kb,
+    proc_runqueue_wait_seconds,
+    summarize_ms,
+)
 from bench.table import SingleTable
 
 __all__ = ["TABLE", "measure_latency"]
@@ -41,11 +48,12 @@ async def measure_latency(
         rss_idle = proc_rss_kb(pid)
         wheel = table.wheel
         warmup = 20
-        cpu0 = 0.0
+        cpu0 = wait0 = 0.0
         t_start = 0.0
         for index in range(rounds + warmup):
             if index == warmup:
                 cpu0 = proc_cpu_seconds(pid)
+                wait0 = proc_runqueue_wait_seconds(pid)
                 t_start = time.perf_counter()
             ready, launched, closed, result = table.lines.next_round()
             waiter = table.expect_event("ball_launched")
@@ -69,6 +77,7 @@ async def measure_latency(
                 outcome_ns.append(t3 - t2)
         cpu = proc_cpu_seconds(pid) - cpu0
         elapsed = time.perf_counter() - t_start
+        runqueue_wait = proc_runqueue_wait_seconds(pid) - wait0
         rss = proc_rss_kb(pid)
         hwm = proc_hwm_kb(pid)
     return {
@@ -77,6 +86,7 @@ async def measure_latency(
         "event": summarize_ms(event_ns),
         "controller_cpu_ms_per_round": round(cpu / rounds * 1000, 3),
         "controller_cpu_percent": round(cpu / elapsed * 100, 1),
+        "runqueue_wait_percent": round(runqueue_wait / elapsed * 100, 1),
         "rss_idle_mb": round(rss_idle / 1024, 1),
         "rss_after_mb": round(rss / 1024, 1),
         "rss_peak_mb": round(hwm / 1024, 1),

@@ -30,6 +30,7 @@ from bench.support import (
     WheelPty,
     proc_cpu_seconds,
     proc_rss_kb,
+    proc_runqueue_wait_seconds,
     start_module,
     stop_process,
     summarize_ms,
@@ -88,7 +89,6 @@ async def _run(
     sent_at: dict[int, tuple[int, bool]] = {}
     samples: list[int] = []
     measuring = [False]
-    trace: list[tuple[int, int, int]] = []
 
     def on_message(topic: str, payload: bytes, t_ns: int) -> None:
         parts = topic.split("/")
@@ -97,7 +97,6 @@ async def _run(
             sent = sent_at.pop(index.get(table, -1), None)
             if sent is not None and sent[1]:
                 samples.append(t_ns - sent[0])
-                trace.append((sent[0], t_ns - sent[0], index.get(table, -1)))
         elif b'"available":true' in payload:
             available.add(table)
 
@@ -125,9 +124,12 @@ async def _run(
             await asyncio.sleep(idle)
             idle_cpu = (proc_cpu_seconds(pid) - cpu0) / idle
             rss_idle = proc_rss_kb(pid)
+            wait0 = proc_runqueue_wait_seconds(pid)
             active_cpu, expected = await _drive(
                 wheels, lines, sent_at, measuring, pid, period=period, window=window
             )
+            # Time the host was runnable but not running: other load on the machine.
+            runqueue_wait = (proc_runqueue_wait_seconds(pid) - wait0) / (window + period)
             await asyncio.sleep(0.3)
             rss = proc_rss_kb(pid)
     finally:
@@ -136,7 +138,6 @@ async def _run(
         for wheel in wheels:
             wheel.close()
     latency = summarize_ms(samples)
-    import json; json.dump(trace, open(f"/tmp/bw/trace{n}.json", "w"))
     return {
         "tables": n,
         "ready_s": round(ready_s, 3),
@@ -144,6 +145,7 @@ async def _run(
         "cpu_percent_per_table": round(active_cpu * 100 / n, 3),
         "cpu_percent_total": round(active_cpu * 100, 1),
         "outcome": latency,
+        "runqueue_wait_percent": round(runqueue_wait * 100, 1),
         "outcomes_expected": expected,
         "outcomes_received": latency["n"],
         "rss_idle_mb": round(rss_idle / 1024, 1),

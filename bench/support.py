@@ -36,9 +36,13 @@ __all__ = [
     "Subscriber",
     "WheelLines",
     "WheelPty",
+    "load_average",
     "machine_info",
     "proc_cpu_seconds",
+    "proc_hwm_kb",
     "proc_rss_kb",
+    "proc_runqueue_wait_seconds",
+    "start_module",
     "start_controller",
     "stop_process",
     "summarize_ms",
@@ -292,7 +296,6 @@ silence_timeout = 600
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    if os.environ.get("BENCH_ASYNCIO_DEBUG"): env["PYTHONASYNCIODEBUG"] = "1"
     return env
 
 
@@ -362,6 +365,27 @@ def proc_cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def proc_runqueue_wait_seconds(pid: int) -> float:
+    """Time the process's threads spent runnable but waiting for a CPU (``schedstat``).
+
+    A benchmark is only as good as the machine is quiet: this says how much other load on it
+    delayed the process under test.
+    """
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
+def load_average() -> list[float]:
+    """1, 5 and 15 minute load averages."""
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return []
 
 
 def machine_info() -> dict[str, Any]:

@@ -21,7 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.support import Broker, WheelLines, WheelPty, proc_cpu_seconds
+from bench.support import (
+    Broker,
+    WheelLines,
+    WheelPty,
+    proc_cpu_seconds,
+    proc_runqueue_wait_seconds,
+)
 from bench.table import SingleTable
 
 __all__ = ["measure_throughput"]
@@ -69,10 +75,13 @@ async def measure_throughput(
         # One round first: the wheel is in a game rhythm and the first records are out.
         await _run_step(table, rate=100, duration=0.2, slack=5)
         for rate in RATES:
-            cpu0 = proc_cpu_seconds(pid)
+            cpu0, wait0 = proc_cpu_seconds(pid), proc_runqueue_wait_seconds(pid)
             step = await _run_step(table, rate=rate, duration=step_seconds, slack=DRAIN_SLACK)
             step["controller_cpu_percent"] = round(
                 (proc_cpu_seconds(pid) - cpu0) / step["elapsed_s"] * 100, 1
+            )
+            step["runqueue_wait_percent"] = round(
+                (proc_runqueue_wait_seconds(pid) - wait0) / step["elapsed_s"] * 100, 1
             )
             steps.append(step)
             if not step["sustained"]:

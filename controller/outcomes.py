@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["EngineOutput", "Outcome", "Verdict"]
+__all__ = ["EngineOutput", "Outcome", "ShoeReport", "Verdict"]
 
 SCHEMA = 1
 
@@ -69,4 +69,31 @@ class Verdict:
         return out
 
 
-EngineOutput = Outcome | Verdict
+@dataclass(frozen=True, kw_only=True)
+class ShoeReport:
+    """A shoe's end, reconciled: the cards read against the shuffler's count (R6, R10).
+
+    ``reconciled`` is ``None`` when the shoe was not seen from its start (a stream that began
+    mid-shoe) and nothing can be said; otherwise whether every card was read exactly once.
+    """
+
+    cards_read: int
+    expected: int
+    shuffler_count: int | None = None
+    reconciled: bool | None = None
+    rounds: int = 0
+    ts: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON form as journaled and published (under ``type: "shoe_end"``)."""
+        return {
+            "cards_read": self.cards_read,
+            "expected": self.expected,
+            "shuffler_count": self.shuffler_count,
+            "reconciled": self.reconciled,
+            "rounds": self.rounds,
+            "ts": self.ts,
+        }
+
+
+EngineOutput = Outcome | Verdict | ShoeReport

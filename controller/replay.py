@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from controller.engines import Engine
 from controller.errors import EventFormatError
 from controller.events import event_from_json
-from controller.outcomes import Outcome, Verdict
+from controller.outcomes import Outcome, ShoeReport, Verdict
 
 __all__ = ["ReplayReport", "replay_lines", "run_replay"]
 
@@ -32,7 +32,7 @@ class ReplayReport:
 
 def replay_lines(
     engine: Engine, lines: Iterable[str], report: ReplayReport
-) -> Iterator[tuple[int, Outcome | Verdict | EventFormatError]]:
+) -> Iterator[tuple[int, Outcome | Verdict | ShoeReport | EventFormatError]]:
     """Feed each non-blank line to ``engine``; yield ``(line_number, conclusion or error)``."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -47,7 +47,7 @@ def replay_lines(
         for output in engine.apply(event):
             if isinstance(output, Outcome):
                 report.outcomes += 1
-            else:
+            elif isinstance(output, Verdict):
                 report.verdicts += 1
             yield number, output
 
@@ -61,6 +61,9 @@ def run_replay(engine: Engine, source: TextIO, out: TextIO, err: TextIO) -> Repl
         elif isinstance(item, Verdict):
             payload: dict[str, Any] = {"line": number, "verdict": item.to_payload()}
             err.write(json.dumps(payload, separators=(",", ":")) + "\n")
+        elif isinstance(item, ShoeReport):
+            shoe_end = {"line": number, "shoe_end": item.to_payload()}
+            err.write(json.dumps(shoe_end, separators=(",", ":")) + "\n")
         else:
             err.write(f"line {number}: {item}\n")
     return report

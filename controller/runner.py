@@ -34,7 +34,7 @@ from controller.events import (
 )
 from controller.journal import Journal, canonical_json
 from controller.mapping import SHOE_REMOVED, iso_ts, to_table_event
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from drivers import events as dev
 from drivers.base import Driver
 
@@ -47,13 +47,15 @@ Sink = Callable[[], None]
 RetainedSink = Callable[[str, Mapping[str, Any]], None]
 """Publishes a retained latest-value topic (suffix under the table, payload)."""
 
-_OUTPUT_TYPES = frozenset({"outcome", "verdict"})
+_OUTPUT_TYPES = frozenset({"outcome", "verdict", "shoe_end"})
 
 
 def output_record(output: EngineOutput, ts: str | None = None) -> dict[str, Any]:
     """The journal record for an engine conclusion; ``ts`` is the deciding event's when unset."""
     if isinstance(output, Outcome):
         record = {**output.to_payload(), "type": "outcome"}
+    elif isinstance(output, ShoeReport):
+        record = {"type": "shoe_end", **output.to_payload()}
     else:
         record = {"type": "verdict", **output.to_payload()}
     if record.get("ts") is None:

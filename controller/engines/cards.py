@@ -68,7 +68,7 @@ from controller.events import (
 )
 from controller.games import cards as shoe_rules
 from controller.games.cards import Burn, Finding, Shoe, ShoeRules, check_cut_card, check_shuffle
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 from drivers.cards import Card as PlayingCard
 
@@ -112,7 +112,6 @@ READ_ERROR: Final = "read_error"
 DECISION_PENDING: Final = "decision_pending"
 BURN_INCOMPLETE: Final = "burn_incomplete"
 SHUFFLE_REQUIRED: Final = "shuffle_required"
-CARD_AFTER_LAST_COUP: Final = "card_after_last_coup"
 CUT_CARD_REPEATED: Final = "cut_card_repeated"
 SHOE_EXHAUSTED: Final = "shoe_exhausted"
 SHOE_REMOVED: Final = "shoe_removed"
@@ -288,6 +287,8 @@ class CardEngine:
         self._machine = StateMachine(_MACHINE)
         self._next = next_round
         self._rounds = 0
+        self._shoe_rounds = 0
+        """Rounds opened in the current shoe (reported at the shoe's end)."""
         self._round: str | None = None
         self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
         self._faults: set[str] = set()
@@ -448,6 +449,7 @@ class CardEngine:
         self._round = event.round if event.round is not None else self._auto_id()
         self._next += 1
         self._rounds += 1
+        self._shoe_rounds += 1
         return outputs
 
     def _bets_closed(self, event: BetsClosed) -> list[EngineOutput]:
@@ -518,15 +520,9 @@ class CardEngine:
         self._machine.fire("card")  # idle or shoe_end (anything else is refused here)
         outputs = self._deal_from_shoe(parsed, event, hidden=False)
         if phase == SHOE_END:
-            return [
-                *outputs,
-                self._verdict(
-                    CARD_AFTER_LAST_COUP,
-                    "a card came out after the last coup of the shoe",
-                    event,
-                    "seed-004 BAC 3.5.4",
-                ),
-            ]
+            # After the last coup (seed-004 BAC 3.5.4) the stub is counted out through the reader
+            # (R10: the dealer counts the stub); the shoe_empty that follows reconciles (R6).
+            return outputs
         return outputs + self._idle_card(parsed, event)
 
     def _card_in_round(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
@@ -705,6 +701,16 @@ class CardEngine:
         finding = self._shoe.empty()
         if finding is not None:
             outputs.append(self._finding(finding, event))
+        outputs.append(
+            ShoeReport(
+                cards_read=self._shoe.dealt,
+                expected=self._shoe.counted if self._shoe.counted is not None else self._shoe.size,
+                shuffler_count=self._shoe.counted,
+                reconciled=(finding is None) if self._shoe.known else None,
+                rounds=self._shoe_rounds,
+                ts=event.ts,
+            )
+        )
         self._shoe_state = "ended"
         self._coups_left = 1 if in_round else 0
         if phase == OPEN:
@@ -731,6 +737,7 @@ class CardEngine:
         self._coups_left = None
         self._barcodes = set()
         self._burn = None
+        self._shoe_rounds = 0
 
     # -- faults ---------------------------------------------------------------------------------
 

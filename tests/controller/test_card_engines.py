@@ -39,7 +39,8 @@ from controller.events import (
 from controller.games.baccarat import BaccaratRules
 from controller.games.cards import full_shoe_codes
 from controller.games.dragon_tiger import DragonTigerRules
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
+from drivers.cards import full_deck
 
 TABLE = "BAC-T1"
 R1, R2, R3 = (f"{TABLE}-{n:06d}" for n in (1, 2, 3))
@@ -385,7 +386,32 @@ def test_cut_card_current_coup_is_the_last_seed_004_bac_3_2_2() -> None:
     assert summary(out) == [(R1, "settled", "None")]
     assert engine.phase == "shoe_end"
     assert codes(engine.apply(RoundOpen())) == ["shuffle_required"]
-    assert codes(engine.apply(Card(card="5S"))) == ["card_after_last_coup"]
+    # The stub is counted out through the reader (R10): counted, no irregularity.
+    assert engine.apply(Card(card="5S")) == []
+    assert engine.snapshot()["shoe"]["dealt"] == 5
+
+
+def test_shoe_end_reconciles_cards_read_with_the_shuffler_count_r6() -> None:
+    engine = bac(burn=False, decks=1)
+    feed(engine, [ShuffleStarted(), ShuffleCompleted(cards=52)])
+    deck = [c.code for c in full_deck()]
+    # A,3 v 2,4 + P3 5: banker 6 stands; the cut card comes out mid-coup: it is the last.
+    feed(engine, [*coup(*deck[:3]), CutCard(), *cards(*deck[3:5])])
+    assert engine.phase == "shoe_end"
+    out = feed(engine, [*(Card(card=code) for code in deck[5:]), ShoeEmpty()])
+    reports = [o for o in out if isinstance(o, ShoeReport)]
+    assert [(r.cards_read, r.shuffler_count, r.reconciled) for r in reports] == [(52, 52, True)]
+
+
+def test_shoe_end_with_a_card_unread_is_not_reconciled_r6() -> None:
+    engine = bac(burn=False, decks=1)
+    feed(engine, [ShuffleStarted(), ShuffleCompleted(cards=52)])
+    deck = [c.code for c in full_deck()]
+    feed(engine, [*coup(*deck[:3]), CutCard(), *cards(*deck[3:5])])
+    out = feed(engine, [*(Card(card=code) for code in deck[5:-1]), ShoeEmpty()])
+    assert "shoe_count_mismatch" in codes(out)
+    reports = [o for o in out if isinstance(o, ShoeReport)]
+    assert [(r.cards_read, r.reconciled) for r in reports] == [(51, False)]
 
 
 def test_cut_card_between_coups_makes_the_next_coup_the_last() -> None:

@@ -117,8 +117,7 @@ async def mqtt_hop(broker: Broker, rounds: int) -> list[int]:
     return samples
 
 
-async def measure_floors(broker: Broker, workdir: Path, *, quick: bool) -> dict[str, Any]:
-    rounds = 300 if quick else 2000
+async def measure_floors(broker: Broker, workdir: Path, *, rounds: int) -> dict[str, Any]:
     pty = summarize_ms(pty_line(rounds))
     fsync = summarize_ms(sqlite_fsync(workdir / "floor.sqlite", rounds))
     hop = summarize_ms(await mqtt_hop(broker, rounds))

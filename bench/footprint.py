@@ -9,6 +9,7 @@ journaled event through the engine first.
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -60,8 +61,6 @@ async def measure_cold_start(
 
 
 def _count(journal: Path) -> int:
-    import sqlite3  # noqa: PLC0415 - only here
-
     conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
     try:
         return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])

@@ -38,9 +38,7 @@ async def measure_latency(
 ) -> dict[str, Any]:
     event_ns: list[int] = []
     outcome_ns: list[int] = []
-    async with SingleTable(
-        broker, workdir, TABLE, controller_args=controller_args or []
-    ) as table:
+    async with SingleTable(broker, workdir, TABLE, controller_args=controller_args or []) as table:
         await table.start()
         await table.wait_wheel()
         assert table.proc is not None

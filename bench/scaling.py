@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,9 @@ async def measure_scaling(
 ) -> dict[str, Any]:
     runs = []
     for n in counts:
-        runs.append(await _run(broker, workdir / f"scale-{n}", n, period, window, idle))
+        runs.append(
+            await _run(broker, workdir / f"scale-{n}", n, period=period, window=window, idle=idle)
+        )
     one = next((r for r in runs if r["tables"] == 1), None)
     for run in runs:
         if one is not None and run["tables"] > 1:
@@ -68,9 +71,9 @@ async def measure_scaling(
 
 
 async def _run(
-    broker: Broker, workdir: Path, n: int, period: float, window: float, idle: float
+    broker: Broker, workdir: Path, n: int, *, period: float, window: float, idle: float
 ) -> dict[str, Any]:
-    workdir.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     ids = [f"BENCH-S{n:03d}-{i:03d}" for i in range(n)]
     wheels = [WheelPty() for _ in range(n)]
     lines = [WheelLines() for _ in range(n)]
@@ -106,18 +109,9 @@ async def _run(
         async with Subscriber(broker.host, broker.port, filters, on_message):
             t_start = time.perf_counter()
             proc = start_module("bench.host", [str(c) for c in configs], workdir / "host.log")
-            assert proc.stdout is not None
-            line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 120)
-            if not line.startswith(b"READY"):
-                raise RuntimeError(f"bench.host not ready; see {workdir / 'host.log'}")
+            await _wait_ready(proc, workdir / "host.log")
             ready_s = time.perf_counter() - t_start
-            deadline = time.monotonic() + 60
-            while len(available) < n:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"only {len(available)}/{n} wheels became available")
-                for wheel, feed in zip(wheels, lines, strict=True):
-                    wheel.write(feed.idle())
-                await asyncio.sleep(0.1)
+            await _warm_up(wheels, lines, available)
             await asyncio.sleep(0.2)
             pid = proc.pid
             cpu0 = proc_cpu_seconds(pid)
@@ -152,6 +146,24 @@ async def _run(
         "rss_mb": round(rss / 1024, 1),
         "rss_mb_per_table": round(rss / 1024 / n, 2),
     }
+
+
+async def _wait_ready(proc: subprocess.Popen[bytes], log: Path) -> None:
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 120)
+    if not line.startswith(b"READY"):
+        raise RuntimeError(f"bench.host not ready; see {log}")
+
+
+async def _warm_up(wheels: list[WheelPty], lines: list[WheelLines], available: set[str]) -> None:
+    """Idle status lines until every table reports its wheel available."""
+    deadline = time.monotonic() + 60
+    while len(available) < len(wheels):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {len(available)}/{len(wheels)} wheels became available")
+        for wheel, feed in zip(wheels, lines, strict=True):
+            wheel.write(feed.idle())
+        await asyncio.sleep(0.1)
 
 
 async def _drive(

@@ -42,8 +42,8 @@ __all__ = [
     "proc_hwm_kb",
     "proc_rss_kb",
     "proc_runqueue_wait_seconds",
-    "start_module",
     "start_controller",
+    "start_module",
     "stop_process",
     "summarize_ms",
     "write_table_config",
@@ -262,9 +262,7 @@ class Subscriber:
 # --- controller processes --------------------------------------------------------------------
 
 
-def write_table_config(
-    path: Path, *, table: str, port: str, broker: Broker, journal: Path
-) -> Path:
+def write_table_config(path: Path, *, table: str, port: str, broker: Broker, journal: Path) -> Path:
     """A roulette table on an SS2 wheel at ``port``; the silence timeout is long so that pauses
     of the harness (between phases) never latch a fault."""
     path.write_text(
@@ -299,12 +297,23 @@ def _env() -> dict[str, str]:
     return env
 
 
-def start_controller(config: Path, log: Path, *, extra: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+def start_controller(
+    config: Path, log: Path, *, extra: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
     """``python -m controller run --config CONFIG`` as production runs it (JSON logs, to a file)."""
     with log.open("ab") as err:
         return subprocess.Popen(
-            [sys.executable, *extra, "-m", "controller", "--log-format", "json", "run",
-             "--config", str(config)],
+            [
+                sys.executable,
+                *extra,
+                "-m",
+                "controller",
+                "--log-format",
+                "json",
+                "run",
+                "--config",
+                str(config),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=err,
             stdin=subprocess.DEVNULL,
@@ -402,12 +411,18 @@ def machine_info() -> dict[str, Any]:
     commit = ""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
             check=False,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-            capture_output=True, text=True, check=False,
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
         ).stdout.strip()
         if dirty:
             commit += "+dirty"

@@ -74,8 +74,12 @@ class SingleTable:
         self.subscriber = Subscriber(
             broker.host,
             broker.port,
-            [f"{self.base}/status", f"{self.base}/events", f"{self.base}/outcome",
-             f"{self.base}/devices/wheel"],
+            [
+                f"{self.base}/status",
+                f"{self.base}/events",
+                f"{self.base}/outcome",
+                f"{self.base}/devices/wheel",
+            ],
             self._on_message,
         )
 
@@ -101,9 +105,12 @@ class SingleTable:
         elif suffix == "status":
             if self._online is not None and b'"state":"online"' in payload:
                 _resolve(self._online, t_ns)
-        elif suffix == "devices/wheel":
-            if self._available is not None and b'"available":true' in payload:
-                _resolve(self._available, t_ns)
+        elif (
+            suffix == "devices/wheel"
+            and self._available is not None
+            and b'"available":true' in payload
+        ):
+            _resolve(self._available, t_ns)
 
     def expect_event(self, type_: str) -> asyncio.Future[int]:
         """Resolves with the receive time of the next ``events`` record of ``type_``."""

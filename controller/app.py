@@ -60,8 +60,14 @@ def build_engine_for(config: TableConfig, *, next_round: int = 1) -> Engine:
     )
 
 
-def build_drivers(config: TableConfig) -> list[Driver]:
-    """Instantiate (not open) every configured device; driver keys are validated strictly."""
+def build_drivers(
+    config: TableConfig, extra: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Driver]:
+    """Instantiate (not open) every configured device; driver keys are validated strictly.
+
+    ``extra`` gives constructor keywords per device id that a config file cannot express
+    (e.g. a simulated pyusb backend in tests and the demo).
+    """
     drivers: list[Driver] = []
     for index, device in enumerate(config.devices):
         try:
@@ -74,7 +80,8 @@ def build_drivers(config: TableConfig) -> list[Driver]:
             source=config.source,
             section=f"devices[{index}]",
         )
-        drivers.append(cls(device.id, device.port, settings))
+        kwargs = dict((extra or {}).get(device.id, {}))
+        drivers.append(cls(device.id, device.port, settings, **kwargs))
     return drivers
 
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from controller.errors import ConfigError
 from controller.logs import configure_logging
 from drivers.errors import TablectlError
 
@@ -21,6 +22,7 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_CONFIG = 78
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,8 +34,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run one table (the service)")
-    run.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    run = sub.add_parser("run", help="run the table service (one or several tables)")
+    run.add_argument(
+        "--config",
+        required=True,
+        type=Path,
+        action="append",
+        help="table config (TOML); repeat to run several tables in one process",
+    )
+    run.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (overrides [metrics] listen)",
+    )
 
     demo = sub.add_parser(
         "demo", help="simulated wheel + embedded broker + controller + live view, one command"
@@ -87,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_format, verbose=args.verbose, quiet=args.command == "demo")
     try:
         return _dispatch(args)
+    except ConfigError as exc:
+        # 78 (EX_CONFIG): the unit's RestartPreventExitStatus stops a restart loop on a bad file.
+        print(f"tablectl {args.command}: {exc}", file=sys.stderr)
+        return EXIT_CONFIG if args.command == "run" else EXIT_ERROR
     except TablectlError as exc:
         print(f"tablectl {args.command}: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -97,11 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     command: str = args.command
     if command == "run":
-        from controller.app import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
-        from controller.config import load_config  # noqa: PLC0415
-
-        asyncio.run(run_table(load_config(args.config)))
-        return EXIT_OK
+        return _run(args)
     if command == "demo":
         from controller.demo import run_demo  # noqa: PLC0415
 
@@ -136,6 +149,27 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"OK: {count} records, hash chain intact")
         return EXIT_OK
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
+
+
+def _run(args: argparse.Namespace) -> int:
+    from controller.app import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
+    from controller.config import load_config  # noqa: PLC0415
+    from controller.errors import ConfigError  # noqa: PLC0415
+
+    configs = [load_config(path) for path in args.config]
+    listens = {c.metrics.listen for c in configs if c.metrics.listen}
+    if args.metrics_listen is None and len(listens) > 1:
+        raise ConfigError(
+            f"[metrics] listen differs between configs ({sorted(listens)}): use --metrics-listen"
+        )
+    listen = args.metrics_listen or next(iter(listens), None)
+    if len(configs) == 1:
+        asyncio.run(run_table(configs[0], metrics_listen=listen))
+    else:
+        from controller.host import run_tables  # noqa: PLC0415
+
+        asyncio.run(run_tables(configs, metrics_listen=listen))
+    return EXIT_OK
 
 
 def _simulate(args: argparse.Namespace) -> int:

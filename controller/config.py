@@ -22,6 +22,7 @@ from controller.errors import ConfigError
 __all__ = [
     "DeviceConfig",
     "JournalConfig",
+    "MetricsConfig",
     "MqttConfig",
     "TableConfig",
     "TableSection",
@@ -89,6 +90,14 @@ class DeviceConfig(pydantic.BaseModel):
         return dict(self.model_extra or {})
 
 
+class MetricsConfig(_Strict):
+    """``[metrics]``: the opt-in Prometheus endpoint; absent means no endpoint."""
+
+    listen: str | None = pydantic.Field(
+        default=None, pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+):\d{1,5}$"
+    )
+
+
 class TableConfig(_Strict):
     """A whole table config file."""
 
@@ -97,6 +106,7 @@ class TableConfig(_Strict):
     journal: JournalConfig
     rules: dict[str, Any] = pydantic.Field(default_factory=dict)
     betting: BettingConfig = BettingConfig()
+    metrics: MetricsConfig = MetricsConfig()
     devices: tuple[DeviceConfig, ...] = ()
     source: str = "<memory>"
 

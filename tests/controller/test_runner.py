@@ -193,3 +193,18 @@ async def test_manual_event_command(tmp_path: Path) -> None:
         assert reply["outputs"][0]["result"]["number"] == 4
         manual = [r for r in journal.records() if r.get("manual")]
         assert [r["type"] for r in manual] == ["winning_number"]
+
+
+def test_recovery_after_a_batch_whose_conclusions_were_not_journaled(tmp_path: Path) -> None:
+    # Group commit journals a batch's events first, then all their conclusions: a crash between
+    # the two commits leaves several events without their outcomes. All must be recovered.
+    path = tmp_path / "j.sqlite"
+    with Journal(path, "T1") as journal:
+        journal.append([_event_record(e) for e in _spin(5) + _spin(6)])
+    with Journal(path, "T1") as journal:
+        _runner(journal).recover()
+        outcomes = [r for r in journal.records() if r["type"] == "outcome"]
+        assert [(o["round"], o["result"]["number"]) for o in outcomes] == [
+            ("T1-000001", 5),
+            ("T1-000002", 6),
+        ]

@@ -1,0 +1,155 @@
+"""``python -m bench [--quick] [--json PATH] [--keep] [--profile DIR]``: run every benchmark once.
+
+Prints the figures table and writes every figure as JSON (``bench/results/<UTC time>.json`` by
+default) for comparison between commits. A full run takes about three minutes on the 2-core
+reference machine; ``--quick`` is a smoke run (same figures, far fewer samples) under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.floors import measure_floors
+from bench.footprint import measure_cold_start
+from bench.latency import TABLE as LATENCY_TABLE
+from bench.latency import measure_latency
+from bench.report import render, targets
+from bench.scaling import measure_scaling
+from bench.support import REPO, Broker, load_average, machine_info
+from bench.throughput import measure_throughput
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many samples each benchmark takes."""
+
+    floor_rounds: int
+    latency_rounds: int
+    step_seconds: float
+    table_counts: tuple[int, ...]
+    period: float
+    window: float
+    idle: float
+    cold_runs: int
+
+
+FULL = Plan(2000, 1000, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5)
+QUICK = Plan(300, 200, 0.5, (1, 10, 50, 100), 1.0, 2.0, 0.5, 2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smoke run: few samples, < 60 s")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="where to write the figures (default: bench/results/<UTC time>.json)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run the latency and throughput controllers under cProfile, stats into DIR "
+        "(figures then include the profiler's overhead)",
+    )
+    return parser
+
+
+async def run(plan: Plan, workdir: Path, profile: Path | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "schema": 1,
+        "taken_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "quick": plan is QUICK,
+        "profiled": profile is not None,
+        "machine": machine_info(),
+        "load_average_start": load_average(),
+    }
+
+    def prof(name: str) -> list[str]:
+        if profile is None:
+            return []
+        profile.mkdir(parents=True, exist_ok=True)
+        return ["-m", "cProfile", "-o", str(profile.resolve() / f"{name}.prof")]
+
+    def step(name: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)
+
+    with Broker(workdir / "mosquitto") as broker:
+        step("floors")
+        results["floors"] = await measure_floors(broker, workdir, rounds=plan.floor_rounds)
+        step(f"latency ({plan.latency_rounds} rounds)")
+        results["latency"] = await measure_latency(
+            broker, workdir, rounds=plan.latency_rounds, controller_args=prof("latency")
+        )
+        step("throughput")
+        results["throughput"] = await measure_throughput(
+            broker, workdir, step_seconds=plan.step_seconds, controller_args=prof("throughput")
+        )
+        step(f"scaling {plan.table_counts}")
+        results["scaling"] = await measure_scaling(
+            broker,
+            workdir,
+            counts=plan.table_counts,
+            period=plan.period,
+            window=plan.window,
+            idle=plan.idle,
+        )
+        step("footprint")
+        results["footprint"] = await measure_cold_start(
+            broker,
+            workdir,
+            runs=plan.cold_runs,
+            history=(LATENCY_TABLE, Path(results["latency"].pop("journal"))),
+        )
+    results["load_average_end"] = load_average()
+    results["duration_s"] = round(time.perf_counter() - started, 1)
+    results["targets"] = targets(results)
+    step("done")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    workdir = Path(tempfile.mkdtemp(prefix="tablectl-bench-"))
+    try:
+        results = asyncio.run(run(plan, workdir, args.profile))
+    finally:
+        if args.keep:
+            print(f"work directory kept: {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    out = args.json
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        out = REPO / "bench" / "results" / f"{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(render(results))
+    machine = results["machine"]
+    print(
+        f"\n{machine['cpus']} × {machine['cpu_model']}, {machine['mem_total_gib']} GiB, "
+        f"Python {machine['python']}, commit {machine['commit'] or '?'}; "
+        f"load average {results['load_average_start']} → {results['load_average_end']}; "
+        f"{results['duration_s']} s"
+    )
+    print(f"figures written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -166,6 +166,8 @@ class TableRunner:
             group.create_task(timer.run(), name="table:betting")
 
     async def _pump_driver(self, driver: Driver) -> None:
+        # Each pump is its own task: the binding stays scoped to this device's log lines.
+        structlog.contextvars.bind_contextvars(device=driver.device_id)
         async for device_event in driver.events():
             if isinstance(device_event, dev.DeviceAvailable):
                 self.device_seen.add(driver.device_id)

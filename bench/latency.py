@@ -29,7 +29,7 @@ from bench.table import SingleTable
 __all__ = ["TABLE", "measure_latency"]
 
 TABLE = "BENCH-LAT"
-_SETTLE = 0.002
+_SETTLE = 0.25
 """Pause after each milestone so retained-state publishes of the last event are done."""
 
 

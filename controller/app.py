@@ -115,13 +115,15 @@ async def open_table(
     broker: tuple[str, int] | None = None,
     listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
     trace: TraceHook | None = None,
+    driver_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AsyncIterator[TableApp]:
     """Open the journal, recover, connect the publisher; yield the app (not yet running).
 
     ``listeners`` get every record the runner journals (metrics, readiness); ``trace`` is the
     publisher's observation hook (metrics). Both must be cheap and must not raise.
+    ``driver_kwargs`` are extra constructor keywords per device id (see :func:`build_drivers`).
     """
-    drivers = build_drivers(config)
+    drivers = build_drivers(config, driver_kwargs)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.journal.path, config.table.id)
     try:

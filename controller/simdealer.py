@@ -12,7 +12,7 @@ simulators over real transports.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from controller.events import BetsClosed, RoundOpen
@@ -48,7 +48,7 @@ class SimulatedDealer:
         runner: TableRunner,
         *,
         pull_card: Callable[[], None],
-        start_shuffle: Callable[[], asyncio.Future[object]] | None = None,
+        start_shuffle: Callable[[], Awaitable[object]] | None = None,
         new_shoe: Callable[[], None] | None = None,
         open_rounds: bool = True,
         pace: DealerPace | None = None,

@@ -20,7 +20,7 @@ ALLOWED = {
     "controller": {"controller", "drivers"},
 }
 # Composition roots that start simulators for benches and the demo (documented in cli.py).
-SIMULATOR_USERS = {"controller/cli.py", "controller/demo.py"}
+SIMULATOR_USERS = {"controller/cli.py", "controller/demo.py", "controller/demo_tables.py"}
 IMPURE = {
     "aiomqtt",
     "asyncio",

@@ -26,8 +26,6 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from controller.diag.errors import DiagError
-from controller.diag.plugins import SelfTestOptions
 from drivers.errors import TablectlError
 
 __all__ = ["add_arguments", "run", "run_async"]
@@ -220,7 +218,8 @@ async def run_async(
 async def _dispatch(
     command: str, args: argparse.Namespace, stop: asyncio.Event, out: TextIO, err: TextIO
 ) -> int:
-    # Imports per command: `diag stats` must not need pyserial, `diag ports` no journal.
+    # Imports per command (and none at module level beyond the stdlib): building the parser
+    # must stay cheap for every other tablectl command, and `diag stats` must not need pyserial.
     if command == "ports":
         from controller.diag.ports_command import run_ports  # noqa: PLC0415
 
@@ -266,6 +265,7 @@ async def _dispatch(
             as_json=args.json,
         )
     if command == "selftest":
+        from controller.diag.plugins import SelfTestOptions  # noqa: PLC0415
         from controller.diag.selftest import run_selftest  # noqa: PLC0415
 
         options = SelfTestOptions(timeout=args.timeout, settle=args.settle, prepare=args.power_down)
@@ -273,4 +273,4 @@ async def _dispatch(
             run_selftest(target, options, out=out, err=err, as_json=args.json), stop
         )
         return EXIT_INTERRUPTED if result is None else result
-    raise DiagError(f"unknown diag command {command!r}")  # pragma: no cover - argparse checks
+    raise AssertionError(command)  # pragma: no cover - argparse restricts the choices

@@ -297,10 +297,6 @@ class SS2Diagnostics(DeviceDiagnostics):
         talk = _Conversation(link)
         status = await talk.status()
         warnings: list[str] = []
-        if status is not None and status.state in (1, 5):
-            warnings.append(
-                "*K starts a game when the wheel is in host-start mode (operating-mode bit 2)"
-            )
         ident = await talk.reply(Command.identify())
         if ident is not None and ident.text == "OK":
             warnings.append("the wheel answered *K OK: it is in host-start mode and STARTED A GAME")

@@ -1,0 +1,134 @@
+"""Simulated tables for the demo and the end-to-end tests: real drivers, simulated devices.
+
+Each function starts the simulators a table needs (over the same transports a bench uses: TCP
+``socket://`` for serial devices, the simulated pyusb backend for a USB HID shoe), returns the
+table's config, and — for card tables — the simulated dealer that works the table. Nothing in the
+controller is replaced: the table runs exactly as it would on the floor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.app import TableApp
+from controller.config import TableConfig, parse_config
+from controller.simdealer import DealerPace, SimulatedDealer
+from drivers.shuffler.driver import ShufflerDriver
+from simulators.serve import serve_tcp
+from simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, serve_usb
+from simulators.shuffler import SimShuffler
+from simulators.ss2 import FaultSpec, SimSS2
+from simulators.usb_backend import SimUsbBackend
+
+__all__ = ["CardTableSim", "start_card_table", "start_roulette_table"]
+
+
+async def _serve(group: asyncio.TaskGroup, model: Any, name: str) -> int:
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    group.create_task(serve_tcp(model, "127.0.0.1", 0, on_ready=ready.set_result), name=name)
+    return int((await ready).rsplit(":", 1)[-1])
+
+
+async def start_roulette_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    table_id: str = "ROU-DEMO",
+    speed: float = 4.0,
+    seed: int = 7,
+    faults: Sequence[str] = (),
+) -> TableConfig:
+    """A simulated SS2 wheel on a local TCP port, and the roulette table's config."""
+    model = SimSS2(seed=seed, speed=speed, faults=[FaultSpec.from_spec(f) for f in faults])
+    port = await _serve(group, model, f"sim:{table_id}:wheel")
+    return parse_config(
+        {
+            "table": {"id": table_id, "game": "roulette"},
+            "rules": {"variant": "european", "min_revolutions": 4},
+            "mqtt": {"url": "embedded", "topic_prefix": "tablectl"},
+            "journal": {"path": str(journal)},
+            "devices": [
+                {
+                    "id": "wheel",
+                    "driver": "cammegh-ss2",
+                    "port": f"socket://127.0.0.1:{port}",
+                    "sensor_stream": True,
+                }
+            ],
+        },
+        f"<{table_id}>",
+    )
+
+
+@dataclass
+class CardTableSim:
+    """A card table's simulated devices and how to drive them."""
+
+    config: TableConfig
+    shoe: SimShoe
+    usb_backend: SimUsbBackend
+    driver_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def dealer(self, app: TableApp, *, pace: DealerPace | None = None) -> SimulatedDealer:
+        """The simulated dealer for this table once it runs (``app`` from ``open_table``)."""
+        shuffler = next(d for d in app.runner.drivers if isinstance(d, ShufflerDriver))
+        decks = int(self.config.rules.get("decks", 8))
+
+        async def start_shuffle() -> object:
+            # The dealer presses start once the shuffler's link is up (its lamp is on).
+            while not shuffler.available:  # noqa: ASYNC110 - the driver has no event for it
+                await asyncio.sleep(0.02)
+            return await shuffler.start_shuffle(decks)
+
+        return SimulatedDealer(
+            app.runner,
+            pull_card=lambda: self.shoe.request(1),
+            start_shuffle=start_shuffle,
+            pace=pace,
+        )
+
+
+async def start_card_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    table_id: str = "BAC-DEMO",
+    game: str = "baccarat",
+    decks: int = 8,
+    seed: int = 11,
+    speed: float = 20.0,
+    prefix: str = "tablectl",
+    mqtt_url: str = "embedded",
+) -> CardTableSim:
+    """A shuffler on a local TCP port and a barcode shoe as a USB HID keyboard (simulated pyusb
+    backend, in-process), and the card table's config."""
+    shuffler = SimShuffler(seed=seed, speed=speed, decks=decks)
+    shuffler_port = await _serve(group, shuffler, f"sim:{table_id}:shuffler")
+    shoe = SimShoe(seed=seed, decks=decks, rate=0)
+    device = make_usb_device()
+    backend = SimUsbBackend(device)
+    group.create_task(serve_usb(shoe, device), name=f"sim:{table_id}:shoe")
+    config = parse_config(
+        {
+            "table": {"id": table_id, "game": game},
+            "rules": {"decks": decks},
+            "betting": {"mode": "external"},
+            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+            "journal": {"path": str(journal)},
+            "devices": [
+                {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID},
+                {
+                    "id": "shuffler",
+                    "driver": "tablectl-shuffler",
+                    "port": f"socket://127.0.0.1:{shuffler_port}",
+                    "decks": decks,
+                },
+            ],
+        },
+        f"<{table_id}>",
+    )
+    return CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}})

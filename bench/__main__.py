@@ -35,6 +35,7 @@ class Plan:
 
     floor_rounds: int
     latency_rounds: int
+    paced_rounds: int
     step_seconds: float
     table_counts: tuple[int, ...]
     period: float
@@ -43,8 +44,8 @@ class Plan:
     cold_runs: int
 
 
-FULL = Plan(2000, 1000, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5)
-QUICK = Plan(300, 200, 0.5, (1, 10, 50, 100), 1.0, 2.0, 0.5, 2)
+FULL = Plan(2000, 1000, 100, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5)
+QUICK = Plan(300, 200, 10, 0.5, (1, 10, 50, 100), 1.0, 2.0, 0.5, 2)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,7 +94,11 @@ async def run(plan: Plan, workdir: Path, profile: Path | None) -> dict[str, Any]
         results["floors"] = await measure_floors(broker, workdir, rounds=plan.floor_rounds)
         step(f"latency ({plan.latency_rounds} rounds)")
         results["latency"] = await measure_latency(
-            broker, workdir, rounds=plan.latency_rounds, controller_args=prof("latency")
+            broker,
+            workdir,
+            rounds=plan.latency_rounds,
+            paced_rounds=plan.paced_rounds,
+            controller_args=prof("latency"),
         )
         step("throughput")
         results["throughput"] = await measure_throughput(

@@ -71,6 +71,17 @@ def render(results: dict[str, Any]) -> str:
         verdict("outcome latency p99"),
     )
     add("line → outcome max", f"{out['max_ms']:.3f} ms", _ratio(out["max_ms"], path_floor))
+    paced = lat["outcome_paced"]
+    add(
+        f"line → outcome p50, after {lat['paced_pause_s']:g} s idle",
+        f"{paced['p50_ms']:.3f} ms",
+        _ratio(paced["p50_ms"], path_floor),
+    )
+    add(
+        "line → outcome p99, after idle",
+        f"{paced['p99_ms']:.3f} ms",
+        _ratio(paced["p99_ms"], path_floor),
+    )
     add("line → event p50", f"{ev['p50_ms']:.3f} ms", _ratio(ev["p50_ms"], event_floor))
     add("line → event p99", f"{ev['p99_ms']:.3f} ms", _ratio(ev["p99_ms"], event_floor))
     add("controller CPU per round (4 events)", f"{lat['controller_cpu_ms_per_round']:.2f} ms")

@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         help="inject a wheel fault (default: misspin@3); repeatable; 'none' for none",
     )
     demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
+    demo.add_argument(
+        "--tables",
+        default="roulette,baccarat",
+        help="comma-separated tables to run: roulette, baccarat (default both)",
+    )
+    demo.add_argument("--events", action="store_true", help="show every table event too")
 
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
@@ -88,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--prefix", default=None)
     watch.add_argument("--table", default=None, help="table id (default: all tables)")
     watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+
+    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
+    from controller.diag.cli import add_arguments as add_diag_arguments  # noqa: PLC0415
+
+    add_diag_arguments(diag)
 
     verify = sub.add_parser("verify", help="check a journal's hash chain")
     verify.add_argument("journal", type=Path)
@@ -126,6 +137,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 faults=[f for f in faults if f != "none"],
                 state_dir=args.state_dir,
+                tables=_demo_tables(args.tables),
+                events=args.events,
             )
         )
     if command == "simulate":
@@ -140,6 +153,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(line)
         print("OK")
         return EXIT_OK
+    if command == "diag":
+        from controller.diag.cli import run as run_diag  # noqa: PLC0415
+
+        return run_diag(args)
     if command == "watch":
         return _watch(args)
     if command == "verify":
@@ -149,6 +166,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"OK: {count} records, hash chain intact")
         return EXIT_OK
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
+
+
+def _demo_tables(text: str) -> list[str]:
+    from controller.demo import TABLES  # noqa: PLC0415
+
+    tables = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown or not tables:
+        raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(TABLES)}")
+    return tables
 
 
 def _run(args: argparse.Namespace) -> int:

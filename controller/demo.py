@@ -1,9 +1,10 @@
-"""``tablectl demo``: a whole roulette table on one machine, one command.
+"""``tablectl demo``: whole tables on one machine, one command.
 
-Starts an in-process MQTT broker, a simulated Cammegh SS2 wheel on a local TCP port (the same
-``socket://`` URL a bench config would use), the real controller (journal, engine, publisher)
-and a live view subscribed to the broker like any results display. Nothing is mocked: only the
-wheel is simulated, and it speaks the real wire protocol.
+Starts an in-process MQTT broker, the simulated devices (a Cammegh SS2 wheel on a local TCP port;
+a shuffler on a TCP port and a barcode shoe as a USB HID keyboard behind a simulated pyusb
+backend), the real controller for each table (journal, engine, publisher) and a live view
+subscribed to the broker like any results display. Only the devices (and the card dealer's hands)
+are simulated: they speak the real wire protocols to the real drivers.
 """
 
 from __future__ import annotations
@@ -17,32 +18,14 @@ from pathlib import Path
 
 from controller.app import open_table
 from controller.broker import EmbeddedBroker
-from controller.config import parse_config
+from controller.demo_tables import start_card_table, start_roulette_table
+from controller.simdealer import DealerPace
 from controller.watch import watch
-from simulators.serve import serve_tcp
-from simulators.ss2 import FaultSpec, SimSS2
 
-__all__ = ["demo_config", "run_demo"]
+__all__ = ["TABLES", "run_demo"]
 
-TABLE_ID = "ROU-DEMO"
-
-
-def demo_config(journal: Path, wheel_port: int, *, source: str = "<demo>") -> dict[str, object]:
-    """The demo table's config, as a TOML document would decode."""
-    return {
-        "table": {"id": TABLE_ID, "game": "roulette"},
-        "rules": {"variant": "european", "min_revolutions": 4},
-        "mqtt": {"url": "embedded", "topic_prefix": "tablectl"},
-        "journal": {"path": str(journal)},
-        "devices": [
-            {
-                "id": "wheel",
-                "driver": "cammegh-ss2",
-                "port": f"socket://127.0.0.1:{wheel_port}",
-                "sensor_stream": True,
-            }
-        ],
-    }
+TABLES = ("roulette", "baccarat")
+PREFIX = "tablectl"
 
 
 async def run_demo(
@@ -52,11 +35,18 @@ async def run_demo(
     seed: int = 7,
     faults: Sequence[str] = ("misspin@3",),
     state_dir: Path | None = None,
+    tables: Sequence[str] = TABLES,
+    events: bool = False,
 ) -> int:
-    """Run until Ctrl-C, or until ``rounds`` outcomes were shown."""
-    fault_specs = [FaultSpec.from_spec(text) for text in faults]
-    model = SimSS2(seed=seed, speed=speed, faults=fault_specs)
-    wheel_ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    """Run until Ctrl-C, or until ``rounds`` outcomes were shown.
+
+    Args:
+        speed: time-lapse of the simulated devices and the dealer.
+        rounds: stop after this many outcomes (all tables together); 0 runs on.
+        faults: wheel faults (``KIND@GAME``) for the roulette table.
+        tables: which tables to run (``roulette``, ``baccarat``).
+        events: also show every table event, not only outcomes, alarms and shoe ends.
+    """
     done = asyncio.Event()
     shown = 0
 
@@ -68,42 +58,49 @@ async def run_demo(
             if rounds and shown >= rounds:
                 done.set()
 
+    def view(line: str) -> None:
+        if events or not line.startswith("event "):
+            show(line)
+
     with contextlib.ExitStack() as files:
         folder = state_dir or Path(files.enter_context(tempfile.TemporaryDirectory()))
-        async with EmbeddedBroker() as broker, asyncio.TaskGroup() as group:
-            wheel = group.create_task(
-                serve_tcp(model, "127.0.0.1", 0, on_ready=wheel_ready.set_result),
-                name="demo:wheel",
-            )
-            where = await wheel_ready
-            port = int(where.rsplit(":", 1)[-1])
-            config = parse_config(demo_config(folder / "ROU-DEMO.sqlite", port))
+        async with (
+            EmbeddedBroker() as broker,
+            asyncio.TaskGroup() as group,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            address = (broker.host, broker.port)
             print(
-                f"tablectl demo: broker mqtt://{broker.host}:{broker.port}, "
-                f"wheel socket://{where}, journal {config.journal.path}\n"
+                f"tablectl demo: tables {', '.join(tables)}; broker mqtt://{broker.host}:"
+                f"{broker.port}; journals in {folder}\n"
                 f"watch it from another shell: tablectl watch --url "
                 f"mqtt://{broker.host}:{broker.port}\n",
                 flush=True,
             )
-            viewer = group.create_task(
-                watch(
-                    broker.host,
-                    broker.port,
-                    f"tablectl/{TABLE_ID}/#",
-                    emit=show,
-                    colour=sys.stdout.isatty(),
-                ),
+            group.create_task(
+                watch(*address, f"{PREFIX}/+/#", emit=view, colour=sys.stdout.isatty()),
                 name="demo:view",
             )
-            async with open_table(config, broker=(broker.host, broker.port)) as app:
-                table = group.create_task(app.runner.run(), name="demo:table")
-                stopper = asyncio.ensure_future(done.wait())
-                try:
-                    await asyncio.wait({stopper, table}, return_when=asyncio.FIRST_COMPLETED)
-                except asyncio.CancelledError:
-                    pass
-                finally:
-                    stopper.cancel()
-                    for task in (table, viewer, wheel):
-                        task.cancel()
+            if "roulette" in tables:
+                config = await start_roulette_table(
+                    group, folder / "ROU-DEMO.sqlite", speed=speed, seed=seed, faults=faults
+                )
+                app = await stack.enter_async_context(open_table(config, broker=address))
+                group.create_task(app.runner.run(), name="demo:roulette")
+            if "baccarat" in tables:
+                sim = await start_card_table(
+                    group, folder / "BAC-DEMO.sqlite", seed=seed, speed=speed * 5
+                )
+                app = await stack.enter_async_context(
+                    open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
+                )
+                group.create_task(app.runner.run(), name="demo:baccarat")
+                pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed)
+                dealer = sim.dealer(app, pace=pace, shoes=0)  # shoe after shoe
+                group.create_task(dealer.run(), name="demo:dealer")
+            try:
+                await done.wait()
+            finally:
+                for task in list(group._tasks):
+                    task.cancel()
     return 0

@@ -9,6 +9,7 @@ controller is replaced: the table runs exactly as it would on the floor.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +20,10 @@ from controller.config import TableConfig, parse_config
 from controller.simdealer import DealerPace, SimulatedDealer
 from drivers.shuffler.driver import ShufflerDriver
 from simulators.serve import serve_tcp
-from simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, serve_usb
+from simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, push_lines
 from simulators.shuffler import SimShuffler
 from simulators.ss2 import FaultSpec, SimSS2
-from simulators.usb_backend import SimUsbBackend
+from simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
 __all__ = ["CardTableSim", "start_card_table", "start_roulette_table"]
 
@@ -73,8 +74,24 @@ class CardTableSim:
     usb_backend: SimUsbBackend
     driver_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def dealer(self, app: TableApp, *, pace: DealerPace | None = None) -> SimulatedDealer:
-        """The simulated dealer for this table once it runs (``app`` from ``open_table``)."""
+    seed: int = 0
+
+    def new_shoe(self) -> None:
+        """Load the next simulated shoe (a freshly shuffled one, as from the shuffler)."""
+        self.seed += 1
+        self.shoe = SimShoe(seed=self.seed, decks=self.shoe.decks, rate=0)
+
+    async def serve_shoe(self, device: SimUsbDevice) -> None:
+        """Type whatever the current shoe deals into the HID device, until cancelled."""
+        while True:
+            push_lines(device, self.shoe.advance(time.monotonic()))
+            await asyncio.sleep(0.02)
+
+    def dealer(
+        self, app: TableApp, *, pace: DealerPace | None = None, shoes: int = 1
+    ) -> SimulatedDealer:
+        """The simulated dealer for this table once it runs (``app`` from ``open_table``);
+        ``shoes`` = 0 deals shoe after shoe."""
         shuffler = next(d for d in app.runner.drivers if isinstance(d, ShufflerDriver))
         decks = int(self.config.rules.get("decks", 8))
 
@@ -88,7 +105,9 @@ class CardTableSim:
             app.runner,
             pull_card=lambda: self.shoe.request(1),
             start_shuffle=start_shuffle,
+            new_shoe=self.new_shoe if shoes != 1 else None,
             pace=pace,
+            shoes=shoes,
         )
 
 
@@ -111,7 +130,6 @@ async def start_card_table(
     shoe = SimShoe(seed=seed, decks=decks, rate=0)
     device = make_usb_device()
     backend = SimUsbBackend(device)
-    group.create_task(serve_usb(shoe, device), name=f"sim:{table_id}:shoe")
     config = parse_config(
         {
             "table": {"id": table_id, "game": game},
@@ -131,4 +149,6 @@ async def start_card_table(
         },
         f"<{table_id}>",
     )
-    return CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}})
+    sim = CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}}, seed=seed)
+    group.create_task(sim.serve_shoe(device), name=f"sim:{table_id}:shoe")
+    return sim

@@ -60,7 +60,24 @@ def _format_outcome(body: dict[str, Any], *, colour: bool) -> str:
         revs = result.get("revolutions")
         extra = f"  revolutions {revs}" if revs is not None else ""
         return f"{head}  {text}{extra}"
+    if "player" in result and "banker" in result:
+        return f"{head}  {_format_baccarat(result)}"
+    if "dragon" in result and "tiger" in result:
+        return (
+            f"{head}  {str(result.get('winner', '')).upper()}  dragon {result['dragon']}"
+            f" v tiger {result['tiger']}"
+        )
     return f"{head}  {_compact(result)}"
+
+
+def _format_baccarat(result: dict[str, Any]) -> str:
+    def hand(name: str) -> str:
+        side = result.get(name) or {}
+        return f"{name} {side.get('total')} ({' '.join(side.get('cards', []))})"
+
+    extras = [flag for flag in ("natural", "player_pair", "banker_pair") if result.get(flag)]
+    tail = f"  [{', '.join(extras)}]" if extras else ""
+    return f"{str(result.get('winner', '')).upper():<6}  {hand('player')} v {hand('banker')}{tail}"
 
 
 def _compact(obj: object) -> str:

@@ -25,7 +25,8 @@ def _env() -> dict[str, str]:
 @pytest.mark.slow
 def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "demo", "--speed", "20", "--rounds", "4"],
+        [sys.executable, "-m", "controller", "demo", "--speed", "20", "--rounds", "4"]
+        + ["--tables", "roulette"],
         capture_output=True,
         text=True,
         timeout=90,
@@ -40,6 +41,26 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
     assert sum("VOID (same_direction)" in line for line in outcomes) == 1
     assert sum("revolutions" in line for line in outcomes) == 3
     assert "STATUS  ROU-DEMO online" in result.stdout
+
+
+@pytest.mark.slow
+def test_demo_runs_a_baccarat_table_next_to_the_roulette_one(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "demo", "--speed", "20", "--rounds", "12"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=_env(),
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    outcomes = [line for line in result.stdout.splitlines() if line.startswith("OUTCOME")]
+    baccarat = [line for line in outcomes if "BAC-DEMO-" in line]
+    roulette = [line for line in outcomes if "ROU-DEMO-" in line]
+    assert baccarat, result.stdout[-3000:]
+    assert roulette, result.stdout[-3000:]
+    assert all(" v banker " in line for line in baccarat)
 
 
 @pytest.mark.broker

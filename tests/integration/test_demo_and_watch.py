@@ -16,6 +16,7 @@ from tests.support.mosquitto import MosquittoProcess
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
+DEMO = [sys.executable, "-m", "controller", "demo"]
 
 
 def _env() -> dict[str, str]:
@@ -25,8 +26,7 @@ def _env() -> dict[str, str]:
 @pytest.mark.slow
 def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "demo", "--speed", "20", "--rounds", "4"]
-        + ["--tables", "roulette"],
+        [*DEMO, "--speed", "20", "--rounds", "4", "--tables", "roulette"],
         capture_output=True,
         text=True,
         timeout=90,
@@ -46,7 +46,7 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_demo_runs_a_baccarat_table_next_to_the_roulette_one(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "demo", "--speed", "20", "--rounds", "12"],
+        [*DEMO, "--speed", "20", "--rounds", "12"],
         capture_output=True,
         text=True,
         timeout=90,

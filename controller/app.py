@@ -94,7 +94,7 @@ def check_config(config: TableConfig) -> list[str]:
         f"mqtt {config.mqtt.url} prefix {config.mqtt.topic_prefix}",
         f"journal {config.journal.path}",
     ]
-    lines += [f"device {d.device_id}: {type(d).__name__} on {d.port}" for d in drivers]
+    lines += [f"device {d.device_id}: {type(d).__name__} on {d.port or 'USB'}" for d in drivers]
     return lines
 
 

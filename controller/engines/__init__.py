@@ -52,6 +52,11 @@ class Engine(Protocol):
         """JSON-ready table state for the retained ``state`` topic."""
         ...
 
+    def conceals(self, event: TableEvent) -> bool:
+        """Whether ``event``, applied next, is a card dealt face down (not to be published
+        before its reveal); asked before the event is journaled."""
+        ...
+
 
 class EngineClass(Protocol):
     """The class-side contract of a registry entry: build an engine from a raw ``[rules]``."""

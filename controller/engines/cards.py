@@ -333,6 +333,24 @@ class CardEngine:
     def current_round(self) -> str | None:
         return self._round
 
+    def conceals(self, event: TableEvent) -> bool:
+        """Whether ``event``, applied next, is a card dealt face down, which must not be published
+        before it is revealed: the blackjack hole card read by the scanner (seed-002-004 BJ 3.7),
+        burned cards ("burned without anyone seeing them", seed-000 BAC-E6), and generally no
+        card before its reveal (seed-000 L79). The runner asks before journaling the event."""
+        if not isinstance(event, Card):
+            return False
+        phase = self.phase
+        if phase in (DEALING, PENDING_DECISION):
+            return (
+                self._model is not None
+                and self._model.expects_card()
+                and (self._model.next_hidden())
+            )
+        if phase == BURNING:
+            return self._burn is not None and self._burn.shown is not None
+        return False
+
     @property
     def faults(self) -> frozenset[str]:
         return frozenset(self._faults)

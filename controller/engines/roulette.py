@@ -179,6 +179,11 @@ class RouletteEngine:
         """The latched fault codes."""
         return frozenset(self._faults)
 
+    def conceals(self, event: TableEvent) -> bool:
+        """Nothing on a roulette table is dealt face down."""
+        del event
+        return False
+
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic.
 

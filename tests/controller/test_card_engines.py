@@ -620,3 +620,27 @@ def test_apply_never_raises(game: str, events: list[TableEvent]) -> None:
         json.dumps(engine.snapshot())
     # Every round gets at most one outcome.
     assert len(ended) == len(set(ended))
+
+
+def test_the_scanned_hole_card_is_concealed_until_revealed_seed_004_bj_3_7() -> None:
+    from controller.engines.blackjack import BlackjackEngine  # noqa: PLC0415
+    from controller.games.blackjack import BlackjackRules  # noqa: PLC0415
+
+    engine = BlackjackEngine("BJ-1", BlackjackRules(boxes=1, hole_card="scanned"))
+    feed(engine, [RoundOpen(), BetsClosed()])
+    dealt: list[tuple[str, bool]] = []
+    for code in ("TS", "6D", "9H", "QC"):  # box, dealer up, box, dealer hole card
+        event = Card(card=code)
+        dealt.append((code, engine.conceals(event)))
+        engine.apply(event)
+    assert dealt == [("TS", False), ("6D", False), ("9H", False), ("QC", True)]
+    assert "QC" not in json.dumps(engine.snapshot())
+
+
+def test_burned_cards_are_concealed_the_shown_one_is_not_bac_e6() -> None:
+    engine = bac()
+    feed(engine, [ShuffleStarted(), ShuffleCompleted(cards=416)])
+    assert engine.phase == "burn"
+    assert engine.conceals(Card(card="3H")) is False  # the first card is shown face up
+    engine.apply(Card(card="3H"))
+    assert [engine.conceals(Card(card=c)) for c in ("KS",)] == [True]

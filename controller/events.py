@@ -33,6 +33,7 @@ __all__ = [
     "Direction",
     "Fault",
     "FaultCleared",
+    "Mixing",
     "NoSpin",
     "ReadError",
     "RoundOpen",
@@ -42,7 +43,9 @@ __all__ = [
     "ShuffleCompleted",
     "ShuffleStarted",
     "TableEvent",
+    "TubeFull",
     "Void",
+    "WheelSpin",
     "WinningNumber",
     "event_from_json",
     "event_to_dict",
@@ -226,18 +229,55 @@ class Decision(_Base):
 
 @dataclass(frozen=True, kw_only=True)
 class BallDrawn(_Base):
-    """A numbered ball was read at the drum's exit."""
+    """A numbered ball was read at the drum's exit.
+
+    ``position`` is the receiver/cylinder slot (1-based) where the drum has them; ``reader`` and
+    ``quality`` (0–100) say which reader read it and how sure it was.
+    """
 
     type: Literal["ball_drawn"] = "ball_drawn"
     ball: int
+    position: int | None = None
+    reader: int | None = None
+    quality: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mixing(_Base):
+    """The drum's mixing (blower) went on or off; the engine times the minimum mixing."""
+
+    type: Literal["mixing"] = "mixing"
+    on: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class TubeFull(_Base):
+    """The drum's tube/cylinders are full."""
+
+    type: Literal["tube_full"] = "tube_full"
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelSpin(_Base):
+    """A money wheel was set spinning (``direction`` when the sensor knows it)."""
+
+    type: Literal["wheel_spin"] = "wheel_spin"
+    direction: Direction | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Segment(_Base):
-    """A money wheel stopped at a segment index."""
+    """A money wheel stopped at a segment index (0-based, in the configured physical order).
+
+    ``revolutions`` are the full turns the sensor counted; ``on_divider``: the pointer rests on a
+    divider pin.
+    """
 
     type: Literal["segment"] = "segment"
     index: int
+    revolutions: int | None = None
+    direction: Direction | None = None
+    on_divider: bool = False
 
 
 TableEvent = (
@@ -260,6 +300,9 @@ TableEvent = (
     | ShoeRemoved
     | ShoeEmpty
     | Decision
+    | Mixing
+    | TubeFull
+    | WheelSpin
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
@@ -284,6 +327,9 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         ShoeRemoved,
         ShoeEmpty,
         Decision,
+        Mixing,
+        TubeFull,
+        WheelSpin,
     )
 }
 

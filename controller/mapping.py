@@ -9,20 +9,25 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from controller.events import (
+    BallDrawn,
     BallLaunched,
     BetsClosed,
     Card,
     CutCard,
     Fault,
     FaultCleared,
+    Mixing,
     NoSpin,
     ReadError,
     RoundOpen,
+    Segment,
     ShoeEmpty,
     ShoeRemoved,
     ShuffleCompleted,
     ShuffleStarted,
     TableEvent,
+    TubeFull,
+    WheelSpin,
     WinningNumber,
 )
 from drivers import events as dev
@@ -86,6 +91,25 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
             return FaultCleared(ts=ts, device=device, code=SHOE_REMOVED)
         case dev.ShuffleStarted():
             return ShuffleStarted(ts=ts, device=device)
+        case dev.MixingChanged(on=on):
+            return Mixing(ts=ts, device=device, on=on)
+        case dev.BallRead(ball=ball, reader=reader, position=position, quality=quality):
+            return BallDrawn(
+                ts=ts, device=device, ball=ball, position=position, reader=reader, quality=quality
+            )
+        case dev.TubeFull():
+            return TubeFull(ts=ts, device=device)
+        case dev.WheelSpinStarted(direction=direction):
+            return WheelSpin(ts=ts, device=device, direction=direction)
+        case dev.WheelStopped():
+            return Segment(
+                ts=ts,
+                device=device,
+                index=event.index,
+                revolutions=event.revolutions,
+                direction=event.direction,
+                on_divider=event.on_divider,
+            )
         case dev.ShuffleCompleted(cards=cards, missing=missing, extra=extra):
             return ShuffleCompleted(ts=ts, device=device, cards=cards, missing=missing, extra=extra)
     raise TypeError(f"unmapped device event {event!r}")  # pragma: no cover - exhaustive

@@ -3,6 +3,8 @@
 Device events and commands are funnelled through one queue, so the table sees a single ordered
 stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
 concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
+Under load this is a group commit: the events that queued up meanwhile are journaled in one
+transaction, then applied in order, then their conclusions journaled in a second one.
 
 On start the runner replays the journal through a fresh engine to rebuild the table state (round
 counter, phase, latched faults), and journals any conclusion that a crash between "event

@@ -22,6 +22,7 @@ from drivers.errors import (
 )
 from drivers.events import (
     BallLaunched,
+    BallRead,
     CardScanned,
     CutCardSeen,
     DeviceAvailable,
@@ -30,6 +31,7 @@ from drivers.events import (
     DeviceFaultRaised,
     DeviceUnavailable,
     Direction,
+    MixingChanged,
     NoMoreBets,
     ScanRejected,
     ShoeEmptied,
@@ -38,14 +40,18 @@ from drivers.events import (
     ShuffleCompleted,
     ShuffleStarted,
     SpinInvalid,
+    TubeFull,
     WheelReady,
     WheelSettled,
+    WheelSpinStarted,
+    WheelStopped,
 )
 from drivers.registry import DRIVERS, get_driver_class, open_driver
 
 __all__ = [
     "DRIVERS",
     "BallLaunched",
+    "BallRead",
     "CardScanned",
     "CutCardSeen",
     "DeviceAvailable",
@@ -61,6 +67,7 @@ __all__ = [
     "DriverSettings",
     "DriverUnavailableError",
     "FramingError",
+    "MixingChanged",
     "NoMoreBets",
     "ScanRejected",
     "ShoeEmptied",
@@ -72,9 +79,12 @@ __all__ = [
     "StreamDriver",
     "TablectlError",
     "TransportClosedError",
+    "TubeFull",
     "UnknownDriverError",
     "WheelReady",
     "WheelSettled",
+    "WheelSpinStarted",
+    "WheelStopped",
     "events",
     "get_driver_class",
     "open_driver",

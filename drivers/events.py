@@ -12,6 +12,7 @@ from typing import Literal
 
 __all__ = [
     "BallLaunched",
+    "BallRead",
     "CardScanned",
     "CutCardSeen",
     "DeviceAvailable",
@@ -20,6 +21,7 @@ __all__ = [
     "DeviceFaultRaised",
     "DeviceUnavailable",
     "Direction",
+    "MixingChanged",
     "NoMoreBets",
     "ScanRejected",
     "ShoeEmptied",
@@ -28,8 +30,11 @@ __all__ = [
     "ShuffleCompleted",
     "ShuffleStarted",
     "SpinInvalid",
+    "TubeFull",
     "WheelReady",
     "WheelSettled",
+    "WheelSpinStarted",
+    "WheelStopped",
 ]
 
 Direction = Literal["cw", "ccw"]
@@ -172,6 +177,50 @@ class ShuffleCompleted(_DeviceEvent):
     extra: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class MixingChanged(_DeviceEvent):
+    """A ball drum's blower/mixing turned on or off (the air mixes the balls, R16)."""
+
+    on: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class BallRead(_DeviceEvent):
+    """A numbered ball was read at a reader. ``position`` is the receiver/cylinder slot it went to
+    (1-based, when the drum has positions); ``quality`` is the reader's confidence 0–100."""
+
+    ball: int
+    reader: int = 0
+    position: int | None = None
+    quality: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TubeFull(_DeviceEvent):
+    """The drum's tube/cylinders are full: no more balls can come out."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelSpinStarted(_DeviceEvent):
+    """A money wheel was set spinning."""
+
+    direction: Direction | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelStopped(_DeviceEvent):
+    """A money wheel stopped with the pointer at segment ``index`` (0-based, config order).
+
+    ``revolutions`` are full turns counted by the wheel's sensor; ``on_divider`` means the pointer
+    rests on a divider pin between two segments.
+    """
+
+    index: int
+    revolutions: int | None = None
+    direction: Direction | None = None
+    on_divider: bool = False
+
+
 DeviceEvent = (
     DeviceAvailable
     | DeviceUnavailable
@@ -190,4 +239,9 @@ DeviceEvent = (
     | ShoeInserted
     | ShuffleStarted
     | ShuffleCompleted
+    | MixingChanged
+    | BallRead
+    | TubeFull
+    | WheelSpinStarted
+    | WheelStopped
 )

@@ -22,6 +22,8 @@ DRIVERS: dict[str, tuple[str, str]] = {
     "hid-shoe": ("drivers.shoe.driver", "HidShoeDriver"),
     "serial-shoe": ("drivers.shoe.driver", "SerialShoeDriver"),
     "tablectl-shuffler": ("drivers.shuffler.driver", "ShufflerDriver"),
+    "tablectl-drum": ("drivers.drum.driver", "DrumDriver"),
+    "tablectl-bigwheel": ("drivers.bigwheel.driver", "BigWheelDriver"),
 }
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 

@@ -14,19 +14,34 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from controller.errors import ConfigError
 from controller.events import TableEvent
 from controller.outcomes import EngineOutput
 
-__all__ = ["ENGINES", "Engine", "EngineClass", "build_engine"]
+__all__ = ["ENGINES", "Engine", "EngineClass", "PresetEngineClass", "build_engine"]
 
 ENGINES: Mapping[str, tuple[str, str]] = {
     "roulette": ("controller.engines.roulette", "RouletteEngine"),
     "baccarat": ("controller.engines.baccarat", "BaccaratEngine"),
     "dragon_tiger": ("controller.engines.dragon_tiger", "DragonTigerEngine"),
     "blackjack": ("controller.engines.blackjack", "BlackjackEngine"),
+    # Ball draws: one engine, a preset per rule-book game ([rules] overrides its parameters).
+    "lucky5": ("controller.engines.draw", "DrawEngine"),
+    "lucky6": ("controller.engines.draw", "DrawEngine"),
+    "lucky7": ("controller.engines.draw", "DrawEngine"),
+    "lotto_5_35": ("controller.engines.draw", "DrawEngine"),
+    "mega_ball": ("controller.engines.draw", "DrawEngine"),
+    "bingo37": ("controller.engines.draw", "DrawEngine"),
+    "bingo38": ("controller.engines.draw", "DrawEngine"),
+    "keno": ("controller.engines.draw", "DrawEngine"),
+    # Money wheels: one engine, a preset (segment layout) per rule-book game.
+    "dream_catcher": ("controller.engines.wheel", "WheelEngine"),
+    "wheel_of_fortune": ("controller.engines.wheel", "WheelEngine"),
+    "crazy_time": ("controller.engines.wheel", "WheelEngine"),
+    "monopoly": ("controller.engines.wheel", "WheelEngine"),
+    "mega_wheel": ("controller.engines.wheel", "WheelEngine"),
 }
 """``game -> (module, class)``; the class implements :class:`EngineClass`."""
 
@@ -66,6 +81,22 @@ class EngineClass(Protocol):
     ) -> Engine: ...
 
 
+@runtime_checkable
+class PresetEngineClass(Protocol):
+    """A registry entry shared by several games (the draw and wheel families): the game key
+    selects a preset of the rule book's parameters, and ``[rules]`` overrides them."""
+
+    def from_preset(
+        self,
+        table_id: str,
+        game: str,
+        rules: Mapping[str, Any],
+        *,
+        source: str,
+        next_round: int = 1,
+    ) -> Engine: ...
+
+
 def build_engine(
     table_id: str,
     game: str,
@@ -97,4 +128,7 @@ def build_engine(
         cls: EngineClass = getattr(module, class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{source}: engine for game {game!r} cannot be loaded: {exc}") from None
+    if isinstance(cls, PresetEngineClass):
+        # One engine, many rule-book games: the game key picks the preset.
+        return cls.from_preset(table_id, game, rules, source=source, next_round=next_round)
     return cls.from_rules(table_id, rules, source=source, next_round=next_round)

@@ -44,6 +44,9 @@ class Plan:
     cold_runs: int
 
 
+PACED_PAUSE = 0.1
+"""Idle seconds before each paced latency sample and each idle floor sample."""
+
 FULL = Plan(2000, 1000, 100, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5)
 QUICK = Plan(300, 200, 10, 0.5, (1, 10, 50, 100), 1.0, 2.0, 0.5, 2)
 
@@ -91,13 +94,20 @@ async def run(plan: Plan, workdir: Path, profile: Path | None) -> dict[str, Any]
 
     with Broker(workdir / "mosquitto") as broker:
         step("floors")
-        results["floors"] = await measure_floors(broker, workdir, rounds=plan.floor_rounds)
+        results["floors"] = await measure_floors(
+            broker,
+            workdir,
+            rounds=plan.floor_rounds,
+            idle_rounds=plan.paced_rounds // 2,
+            pause=PACED_PAUSE,
+        )
         step(f"latency ({plan.latency_rounds} rounds)")
         results["latency"] = await measure_latency(
             broker,
             workdir,
             rounds=plan.latency_rounds,
             paced_rounds=plan.paced_rounds,
+            pause=PACED_PAUSE,
             controller_args=prof("latency"),
         )
         step("throughput")

@@ -10,6 +10,10 @@
 ``path_floor`` composes them the way the controller's path does: the completing line crosses
 the pty, the event and then the engine's outcome are committed (two fsyncs, DESIGN §3: an event
 is durable before it is acted on), and the outcome crosses the broker once.
+
+All three are measured twice: back to back (hot) and after a pause before each sample (idle),
+because a real wheel's result line comes seconds after the line before it, and waking a sleeping
+machine (a VM's halted vCPU, an idle disk queue) costs far more than the work itself.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ __all__ = ["measure_floors"]
 _BODY = "x" * 320  # about the size of an outcome record
 
 
-def pty_line(rounds: int) -> list[int]:
+def pty_line(rounds: int, pause: float = 0.0) -> list[int]:
     """One way = half the round trip master → echo thread on the slave → master.
 
     The echo thread sleeps in a blocking read, as the controller sleeps in epoll, so the figure
@@ -51,13 +55,16 @@ def pty_line(rounds: int) -> list[int]:
     thread.start()
     try:
         samples: list[int] = []
-        for i in range(rounds + 50):
+        warmup = 0 if pause else 50
+        for i in range(rounds + warmup):
+            if pause:
+                time.sleep(pause)
             t0 = time.perf_counter_ns()
             wheel.write(line)
             got = 0
             while got < len(line):
                 got += len(os.read(wheel.master, 4096))
-            if i >= 50:  # warm-up
+            if i >= warmup:
                 samples.append((time.perf_counter_ns() - t0) // 2)
         return samples
     finally:
@@ -65,19 +72,22 @@ def pty_line(rounds: int) -> list[int]:
         thread.join(timeout=1)
 
 
-def sqlite_fsync(path: Path, rounds: int) -> list[int]:
+def sqlite_fsync(path: Path, rounds: int, pause: float = 0.0) -> list[int]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("CREATE TABLE IF NOT EXISTS t (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         samples: list[int] = []
-        for i in range(rounds + 20):
+        warmup = 1 if pause else 20
+        for i in range(rounds + warmup):
+            if pause:
+                time.sleep(pause)
             t0 = time.perf_counter_ns()
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO t (body) VALUES (?)", (_BODY,))
             conn.execute("COMMIT")
-            if i >= 20:
+            if i >= warmup:
                 samples.append(time.perf_counter_ns() - t0)
         return samples
     finally:
@@ -86,7 +96,7 @@ def sqlite_fsync(path: Path, rounds: int) -> list[int]:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-async def mqtt_hop(broker: Broker, rounds: int) -> list[int]:
+async def mqtt_hop(broker: Broker, rounds: int, pause: float = 0.0) -> list[int]:
     topic = f"{PREFIX}/floor/hop"
     loop = asyncio.get_running_loop()
     waiting: list[asyncio.Future[int]] = []
@@ -106,25 +116,45 @@ async def mqtt_hop(broker: Broker, rounds: int) -> list[int]:
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],  # as the Publisher
         ) as client,
     ):
-        for i in range(rounds + 50):
+        warmup = 1 if pause else 50
+        for i in range(rounds + warmup):
+            if pause:
+                await asyncio.sleep(pause)
             waiting[:] = [loop.create_future()]
             t0 = time.perf_counter_ns()
             publish = asyncio.ensure_future(client.publish(topic, payload, qos=1))
             t1 = await asyncio.wait_for(waiting[0], timeout=5)
             await publish
-            if i >= 50:
+            if i >= warmup:
                 samples.append(t1 - t0)
     return samples
 
 
-async def measure_floors(broker: Broker, workdir: Path, *, rounds: int) -> dict[str, Any]:
+async def measure_floors(
+    broker: Broker, workdir: Path, *, rounds: int, idle_rounds: int, pause: float
+) -> dict[str, Any]:
     pty = summarize_ms(pty_line(rounds))
     fsync = summarize_ms(sqlite_fsync(workdir / "floor.sqlite", rounds))
     hop = summarize_ms(await mqtt_hop(broker, rounds))
+    # The same after ``pause`` s of idleness before each sample: what the paced latency pays.
+    idle_pty = summarize_ms(pty_line(idle_rounds, pause))
+    idle_fsync = summarize_ms(sqlite_fsync(workdir / "floor-idle.sqlite", idle_rounds, pause))
+    idle_hop = summarize_ms(await mqtt_hop(broker, idle_rounds, pause))
     return {
         "pty_line": pty,
         "mqtt_qos1_hop": hop,
         "sqlite_fsync_insert": fsync,
-        "path_floor_ms": round(pty["p50_ms"] + 2 * fsync["p50_ms"] + hop["p50_ms"], 4),
-        "event_floor_ms": round(pty["p50_ms"] + fsync["p50_ms"] + hop["p50_ms"], 4),
+        "path_floor_ms": _path(pty, fsync, hop, fsyncs=2),
+        "event_floor_ms": _path(pty, fsync, hop, fsyncs=1),
+        "idle_pause_s": pause,
+        "idle_pty_line": idle_pty,
+        "idle_mqtt_qos1_hop": idle_hop,
+        "idle_sqlite_fsync_insert": idle_fsync,
+        "idle_path_floor_ms": _path(idle_pty, idle_fsync, idle_hop, fsyncs=2),
     }
+
+
+def _path(
+    pty: dict[str, float], fsync: dict[str, float], hop: dict[str, float], *, fsyncs: int
+) -> float:
+    return round(pty["p50_ms"] + fsyncs * fsync["p50_ms"] + hop["p50_ms"], 4)

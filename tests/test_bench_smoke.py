@@ -63,6 +63,8 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
     floors = figures["floors"]
     for name in ("pty_line", "mqtt_qos1_hop", "sqlite_fsync_insert"):
         _latency(floors[name])
+        _latency(floors[f"idle_{name}"])
+    assert _positive(floors["idle_path_floor_ms"])
     assert _positive(floors["path_floor_ms"])
     assert _positive(floors["event_floor_ms"])
 
@@ -74,6 +76,7 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
 
     throughput = figures["throughput"]
     assert _number(throughput["sustained_events_per_s"])
+    assert _positive(throughput["capacity_events_per_s"])
     assert throughput["steps"]
     assert all(_number(s["achieved_events_per_s"]) for s in throughput["steps"])
 

@@ -161,6 +161,9 @@ class Card(_Base):
     card: str
     barcode: str | None = None
     """The physical card's barcode when the shoe reads one (War of Bets' unique-barcode rule)."""
+    face_down: bool = False
+    """Dealt face down (a scanned hole card, a burned card): journaled in full, but published
+    with ``card`` and ``barcode`` withheld until the round's outcome reveals it (seed-000 L79)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -372,12 +375,16 @@ def event_from_json(line: str | bytes) -> TableEvent:
     return parse_event(obj)
 
 
+_FLAGS = frozenset({"manual", "face_down"})
+"""Boolean fields left out of the JSON form when false."""
+
+
 def event_to_dict(event: TableEvent) -> dict[str, Any]:
-    """The JSON form: ``type`` first, unset optional fields and ``manual=False`` left out."""
+    """The JSON form: ``type`` first; unset optional fields and false flags left out."""
     out: dict[str, Any] = {"type": event.type}
     for field in dataclasses.fields(event):
         value = getattr(event, field.name)
-        if field.name == "type" or value is None or (field.name == "manual" and not value):
+        if field.name == "type" or value is None or (field.name in _FLAGS and not value):
             continue
         out[field.name] = value
     return out

@@ -123,6 +123,22 @@ def _request_id(payload: bytes) -> Any:
     return obj.get("id") if isinstance(obj, dict) else None
 
 
+_FACE_DOWN = b'"face_down":true'
+
+
+def _withhold_face_down(payload: bytes) -> bytes:
+    """A card dealt face down is published without its face (seed-000 L79: nothing that tells a
+    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
+    journaled record, which ``tablectl verify`` / export show in full after the round."""
+    if _FACE_DOWN not in payload:
+        return payload
+    record = json.loads(payload)
+    record["card"] = None
+    record.pop("barcode", None)
+    record["withheld"] = True
+    return canonical_json(record).encode("utf-8")
+
+
 class Publisher:
     """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
 
@@ -399,8 +415,9 @@ class Publisher:
                 # One deadline for the whole pipelined batch rather than one per PUBLISH (each of
                 # those costs aiomqtt a task and a timer): no PUBACK in time = a dead connection.
                 async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
-                    for index, (seq, kind, payload) in enumerate(batch):
+                    for index, (seq, kind, stored) in enumerate(batch):
                         routes = self._topics.routes({"type": kind})
+                        payload = _withhold_face_down(stored) if kind == "card" else stored
                         needed[index] = len(routes)
                         for topic, retain in routes:
                             tg.create_task(

@@ -26,6 +26,7 @@ from controller.engines import Engine
 from controller.errors import EventFormatError, JournalError
 from controller.events import (
     EVENT_TYPES,
+    Card,
     Fault,
     FaultCleared,
     ShoeRemoved,
@@ -229,7 +230,15 @@ class TableRunner:
         durable, and each conclusion follows its event in the journal (after the rest of the
         batch's events). Returns each event's records: its own, then its conclusions.
         """
+        if len(events) > 1 and any(isinstance(e, Card) for e in events[1:]):
+            # Whether a card goes face down depends on every event before it, and it must be
+            # known before the card is journaled: cut the batch before each card.
+            cuts = [i for i, e in enumerate(events) if isinstance(e, Card) and i > 0]
+            bounds = zip([0, *cuts], [*cuts, len(events)], strict=True)
+            return [r for start, end in bounds for r in self.handle_batch(events[start:end])]
         events = [e if e.ts is not None else replace(e, ts=iso_ts(self._clock())) for e in events]
+        if isinstance(events[0], Card) and self.engine.conceals(events[0]):
+            events[0] = replace(events[0], face_down=True)
         stored_events = self.journal.append([_event_record(e) for e in events])
         decided: list[list[EngineOutput]] = []
         for event, record in zip(events, stored_events, strict=True):

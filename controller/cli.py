@@ -73,13 +73,15 @@ def _parser() -> argparse.ArgumentParser:
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
     from simulators import cli as ss2_cli  # noqa: PLC0415 - composition root, see module doc
-    from simulators import shoe_cli, shuffler_cli  # noqa: PLC0415
+    from simulators import bigwheel_cli, shoe_cli, shuffler_cli  # noqa: PLC0415
 
     ss2_cli.add_arguments(ss2)
     shoe = sim_sub.add_parser("shoe", help="card shoe / barcode scanner (serial lines)")
     shoe_cli.add_arguments(shoe)
     shuffler = sim_sub.add_parser("shuffler", help="card shuffler (reference protocol)")
     shuffler_cli.add_arguments(shuffler)
+    bigwheel = sim_sub.add_parser("bigwheel", help="money wheel sensor (reference protocol)")
+    bigwheel_cli.add_arguments(bigwheel)
 
     replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
     replay.add_argument("--config", required=True, type=Path)
@@ -205,6 +207,10 @@ def _simulate(args: argparse.Namespace) -> int:
         from simulators.shoe_cli import run as run_shoe  # noqa: PLC0415
 
         return asyncio.run(run_shoe(args))
+    if args.device == "bigwheel":
+        from simulators.bigwheel_cli import run as run_bigwheel  # noqa: PLC0415
+
+        return asyncio.run(run_bigwheel(args))
     if args.device == "shuffler":
         from simulators.shuffler_cli import run as run_shuffler  # noqa: PLC0415
 

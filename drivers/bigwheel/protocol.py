@@ -8,7 +8,7 @@ Why this framing. Big-wheel sensor vendors keep their protocols closed; this one
 NMEA 0183 sentence framing, the convention of most serial sensors a technician meets (GPS,
 anemometers, encoders), so any NMEA viewer or a terminal at 9600 baud reads a sniff::
 
-    $BWSTP,17,12,4,CW*3C<CR><LF>
+    $BWSTP,17,12,4,CW*67<CR><LF>
     |  |   '--------'  '-- checksum: XOR of every byte between $ and *, two hex digits
     |  '- sentence type  fields, comma separated
     '- talker: BW = the wheel sensor, BH = the host
@@ -29,9 +29,9 @@ counts them), never an exception.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Final, Literal, TypeGuard
+from dataclasses import dataclass
+from typing import Final, Literal
 
 __all__ = [
     "CHECKSUM_MARK",
@@ -41,6 +41,7 @@ __all__ = [
     "GARBAGE",
     "HEARTBEAT_PERIOD",
     "MAX_GARBAGE",
+    "MAX_PERIOD_MS",
     "MAX_RAW",
     "MAX_REVOLUTIONS",
     "MAX_SEGMENTS",
@@ -64,6 +65,7 @@ __all__ = [
     "Message",
     "Nak",
     "QueryStatus",
+    "Rest",
     "RevolutionTick",
     "SentenceScanner",
     "SetSegments",
@@ -110,12 +112,13 @@ Direction = Literal["cw", "ccw"]
 WheelState = Literal["idle", "spinning", "stopped"]
 
 FAULT_MEANINGS: Final[dict[str, str]] = {
-    "IDX": "index (reference mark) sensor: no mark seen, or seen at a wrong angle",
-    "ENC": "encoder: counts missing or inconsistent with the index mark",
-    "PTR": "pointer sensor: pointer/flapper position unreadable",
-    "MOT": "motor or brake: drive/brake fault or wheel blocked",
+    "IDX": "index sensor: reference mark not seen",
+    "ENC": "encoder: counts lost or inconsistent",
+    "PTR": "pointer sensor: position unreadable",
+    "MOT": "motor or brake fault",
 }
-"""Reference fault codes; a vendor mapping may add its own three-letter codes."""
+"""Reference fault codes; a vendor mapping may add its own three-letter codes. Each meaning fits
+the 40-character ``FLT`` detail field, so the sensor can send it verbatim."""
 FAULT_CODES: Final = tuple(FAULT_MEANINGS)
 
 NAK_REASONS: Final[dict[str, str]] = {
@@ -135,7 +138,7 @@ _DIR_TOKEN: Final[dict[Direction, str]] = {"cw": "CW", "ccw": "CCW"}
 
 
 def checksum(body: bytes) -> int:
-    """NMEA checksum: XOR of the bytes between ``$`` and ``*`` (``checksum(b"BHQRY") == 0x4E``)."""
+    """NMEA checksum: XOR of the bytes between ``$`` and ``*`` (``checksum(b"BHQRY") == 0x50``)."""
     value = 0
     for byte in body:
         value ^= byte
@@ -153,13 +156,7 @@ def sentence(body: bytes) -> bytes:
         ValueError: an empty, over-long body, or one holding non-printable bytes, ``$`` or ``*``
             (never sent half-formed).
     """
-    if (
-        not body
-        or len(body) > _MAX_BODY
-        or not _printable(body)
-        or b"$" in body
-        or b"*" in body
-    ):
+    if not body or len(body) > _MAX_BODY or not _printable(body) or b"$" in body or b"*" in body:
         raise ValueError(f"sentence body must be 1-{_MAX_BODY} printable bytes without $ or *")
     return b"$" + body + b"*%02X" % checksum(body) + CRLF
 
@@ -549,7 +546,9 @@ class SentenceScanner:
                     out.append(DecodeError(GARBAGE, _cap(self._garbage)))
                     self._garbage.clear()
             elif not 0x20 <= byte <= 0x7E:
-                out.append(DecodeError("non-printable byte in sentence", _cap(self._raw + bytes([byte]))))
+                out.append(
+                    DecodeError("non-printable byte in sentence", _cap(self._raw + bytes([byte])))
+                )
                 self._inside, self._discarding = False, True
                 self._line.clear()
             else:
@@ -615,10 +614,6 @@ def _decode(
     return out
 
 
-def _is_message(item: _Parsed) -> TypeGuard[Message]:
-    return not isinstance(item, QueryStatus | SetSegments | ClearFault | Identify)
-
-
 class Decoder:
     """The host's side: wheel bytes in, :data:`Message` values out (errors included).
 
@@ -635,7 +630,7 @@ class Decoder:
     def feed(self, data: bytes) -> list[Message]:
         out: list[Message] = []
         for item in _decode(self._scanner, data, TALKER_WHEEL, _parse_message):
-            if _is_message(item):
+            if not isinstance(item, QueryStatus | SetSegments | ClearFault | Identify):
                 out.append(item)
         self.errors += sum(isinstance(m, DecodeError) for m in out)
         return out
@@ -651,7 +646,142 @@ class CommandDecoder:
     def feed(self, data: bytes) -> list[Command | DecodeError]:
         out: list[Command | DecodeError] = []
         for item in _decode(self._scanner, data, TALKER_HOST, _parse_command):
-            if not _is_message(item) or isinstance(item, DecodeError):
+            if isinstance(item, QueryStatus | SetSegments | ClearFault | Identify | DecodeError):
                 out.append(item)
         self.errors += sum(isinstance(m, DecodeError) for m in out)
         return out
+
+
+# --- encoders ------------------------------------------------------------------------------------
+
+
+def _enc_number(value: int, what: str, low: int, high: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} must be an integer {low}-{high}, not {value!r}")
+    return str(value)
+
+
+def _enc_index(value: int, what: str = "index") -> str:
+    return _enc_number(value, what, 0, MAX_SEGMENTS - 1)
+
+
+def _enc_direction(direction: Direction) -> str:
+    if direction not in _DIR_TOKEN:
+        raise ValueError(f"direction must be 'cw' or 'ccw', not {direction!r}")
+    return _DIR_TOKEN[direction]
+
+
+def _enc_pattern(text: str, what: str, pattern: re.Pattern[str]) -> str:
+    if not pattern.fullmatch(text):
+        raise ValueError(f"{what} {text!r} does not match {pattern.pattern}")
+    return text
+
+
+def _enc_divider(before: int, after: int) -> str:
+    try:
+        _divider(before, after)
+    except _FieldError as exc:
+        raise ValueError(str(exc)) from None
+    return f"{_enc_index(before)}:{_enc_index(after)}"
+
+
+def _enc_rest(last: Rest | None) -> str:
+    if last is None:
+        return "-"
+    if isinstance(last, tuple):
+        return _enc_divider(*last)
+    return _enc_index(last, "last")
+
+
+def _enc_status(status: Status) -> str:
+    try:
+        # Encode through the decoder's own consistency rules: nothing invalid is ever framed.
+        fields = [
+            "STA",
+            _STATE_TOKEN[status.state],
+            _enc_number(status.segments, "segments", MIN_SEGMENTS, MAX_SEGMENTS),
+            _enc_number(status.spin, "spin", 0, MAX_SPIN),
+            "-" if status.direction is None else _enc_direction(status.direction),
+            _enc_number(status.revolutions, "revolutions", 0, MAX_REVOLUTIONS),
+            _enc_rest(status.last),
+            *(_enc_pattern(code, "fault code", _CODE) for code in status.faults),
+        ]
+        _parse_status(fields)
+    except (KeyError, _FieldError) as exc:
+        raise ValueError(f"not a valid status: {exc}") from None
+    return ",".join(fields)
+
+
+def _body(message: Message) -> str:
+    match message:
+        case Status():
+            return _enc_status(message)
+        case SpinStarted(spin, direction):
+            return f"SPN,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_direction(direction)}"
+        case RevolutionTick(spin, count, period_ms):
+            return (
+                f"REV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
+                f"{_enc_number(count, 'count', 1, MAX_REVOLUTIONS)},"
+                f"{_enc_number(period_ms, 'period', 1, MAX_PERIOD_MS)}"
+            )
+        case Stopped(spin, index, revolutions, direction):
+            return (
+                f"STP,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_index(index)},"
+                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
+                f"{_enc_direction(direction)}"
+            )
+        case StoppedOnDivider(spin, before, after, revolutions, direction):
+            return (
+                f"DIV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
+                f"{_enc_divider(before, after).replace(':', ',')},"
+                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
+                f"{_enc_direction(direction)}"
+            )
+        case Fault(code, detail):
+            code = _enc_pattern(code, "fault code", _CODE)
+            return f"FLT,{code},{_enc_pattern(detail, 'detail', _DETAIL)}"
+        case FaultCleared(code):
+            return f"FCL,{_enc_pattern(code, 'fault code', _CODE)}"
+        case Version(model, firmware, serial):
+            return "VER," + ",".join(
+                _enc_pattern(text, name, _TOKEN)
+                for name, text in (("model", model), ("firmware", firmware), ("serial", serial))
+            )
+        case Ack(kind):
+            return f"ACK,{_enc_pattern(kind, 'sentence type', _TYPE)}"
+        case Nak(kind, reason):
+            if kind != "?":
+                _enc_pattern(kind, "sentence type", _TYPE)
+            return f"NAK,{kind},{_enc_pattern(reason, 'reason', _REASON)}"
+        case DecodeError():
+            raise ValueError("a DecodeError has no wire form")
+    raise TypeError(f"not a big-wheel message: {message!r}")  # pragma: no cover - exhaustive
+
+
+def encode_message(message: Message) -> bytes:
+    """The sentence the wheel sends for ``message`` (simulator and tests).
+
+    Raises:
+        ValueError: a field out of range or an inconsistent status (nothing invalid is framed).
+    """
+    return sentence((TALKER_WHEEL + _body(message)).encode("ascii"))
+
+
+def encode_command(command: Command) -> bytes:
+    """The sentence the host sends for ``command``.
+
+    Raises:
+        ValueError: a segment count or fault code out of range.
+    """
+    match command:
+        case QueryStatus():
+            body = "QRY"
+        case SetSegments(count):
+            body = f"SEG,{_enc_number(count, 'segments', MIN_SEGMENTS, MAX_SEGMENTS)}"
+        case ClearFault(code):
+            body = "CLR" if code is None else f"CLR,{_enc_pattern(code, 'fault code', _CODE)}"
+        case Identify():
+            body = "IDN"
+        case _:  # pragma: no cover - exhaustive
+            raise TypeError(f"not a big-wheel command: {command!r}")
+    return sentence((TALKER_HOST + body).encode("ascii"))

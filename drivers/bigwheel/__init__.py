@@ -1,0 +1,12 @@
+"""Big money wheels speaking the tablectl reference sensor protocol.
+
+The protocol is documented in ``docs/protocols/bigwheel.md``.
+
+:mod:`drivers.bigwheel.protocol` is the pure codec, :mod:`drivers.bigwheel.interpreter` turns its
+messages into device events, and :mod:`drivers.bigwheel.driver` binds both to a serial port.
+Importing this package loads no pyserial and no event loop.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,602 @@
+"""Simulated big money wheel sensor: an I/O-free device model driven by passed-in time.
+
+Every byte it sends comes from :func:`drivers.bigwheel.protocol.encode_message` and every host
+command is parsed by :class:`drivers.bigwheel.protocol.CommandDecoder`, so the simulator cannot
+drift from the production codec (STYLE practice 8). The same model runs in-process in tests (call
+:meth:`SimBigWheel.advance` with any clock), behind a pty or a TCP port
+(:mod:`simulators.serve`), and in the demo, with byte-identical output for the same seed,
+script and command timing.
+
+Physics. A spin is planned when it starts: the direction (clockwise unless ``wrong_direction``),
+the full revolutions (seeded in ``revolutions``, or ``short_spin``'s value), the stop segment
+(scripted ``stops`` in order, then seeded) and where inside it the pointer comes to rest (never
+within 15 % of a pin, unless ``divider`` puts it exactly on the pin after the segment). From an
+initial speed of 0.45–0.6 rev/s the wheel decelerates uniformly through exactly that angle, so
+the revolution ticks come slower and slower and their periods are the true kinematic ones.
+Segment indices increase clockwise around the face, index 0 starting at the reference mark; a
+clockwise-turning wheel brings lower indices under the fixed pointer.
+
+Time. All durations are *wheel seconds*, divided by ``speed``: the 1 s heartbeat, the spin, the
+rest ``every`` between a stop and the next start (also from power-up to the first spin), and
+fault values. The schedule depends only on the seeded RNG, drawn in spin order, so the output does
+not depend on how often :meth:`SimBigWheel.advance` is called. Periods in ``REV`` are wheel
+milliseconds (what the sensor measures), whatever the speed.
+
+Faults: :class:`FaultSpec`, ``kind@spin[=value]`` on the command line; ``spin`` counts spins since
+start (1-based, the same as the wire's spin number until it wraps at 9999).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from drivers.bigwheel.protocol import (
+    FAULT_MEANINGS,
+    HEARTBEAT_PERIOD,
+    MAX_REVOLUTIONS,
+    MAX_SEGMENTS,
+    MAX_SPIN,
+    MIN_SEGMENTS,
+    Ack,
+    ClearFault,
+    Command,
+    CommandDecoder,
+    DecodeError,
+    Direction,
+    Fault,
+    FaultCleared,
+    Identify,
+    Message,
+    Nak,
+    QueryStatus,
+    Rest,
+    RevolutionTick,
+    SetSegments,
+    SpinStarted,
+    Status,
+    Stopped,
+    StoppedOnDivider,
+    Version,
+    WheelState,
+    encode_message,
+)
+from simulators.ss2 import Chunk
+
+__all__ = ["FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
+
+FAULT_KINDS: Final = frozenset(
+    {
+        "short_spin",
+        "divider",
+        "wrong_direction",
+        "sensor_fault",
+        "garbage",
+        "split",
+        "silence",
+        "disconnect",
+    }
+)
+_NO_VALUE_KINDS: Final = frozenset({"divider", "wrong_direction", "garbage", "split"})
+_DEFAULT_VALUES: Final[dict[str, float | str]] = {
+    "short_spin": 2,
+    "sensor_fault": "IDX",
+    "silence": 5.0,
+    "disconnect": 3.0,
+}
+_CODE: Final = re.compile(r"[A-Z]{3}")
+
+_OMEGA: Final = (0.45, 0.6)
+"""Initial wheel speed, revolutions per wheel second (a hand-spun big wheel)."""
+_INSIDE: Final = (0.15, 0.85)
+"""Where the pointer rests inside its segment (fraction from the segment's first edge)."""
+_FAULT_AFTER: Final = 1.0
+"""Wheel seconds into a spin at which sensor faults, silence and disconnects begin."""
+_FAULT_CLEAR_AFTER: Final = 2.0
+"""Wheel seconds after the stop at which a ``sensor_fault`` clears itself."""
+_STALE_LIMIT: Final = 1 << 22
+"""Bytes not collected by advance() after which output is dropped (bounded memory)."""
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A scripted fault for spin number ``spin`` (1-based count of spins since start).
+
+    ``value`` by kind (``None`` → the default in brackets):
+
+    - ``short_spin``: full revolutions, 1–100 [2].
+    - ``sensor_fault``: the wire fault code, three capital letters (``IDX``, ``ENC``, ``PTR``,
+      ``MOT``) [IDX]; raised 1 s into the spin, cleared by the wheel 2 s after it stops.
+    - ``silence``: wheel seconds without output, from 1 s into the spin [5].
+    - ``disconnect``: wheel seconds with the link down, from 1 s into the spin [3].
+    - ``divider``, ``wrong_direction``, ``garbage``, ``split``: no value.
+
+    Raises:
+        ValueError: unknown kind, spin < 1, or a value the kind does not take.
+    """
+
+    kind: str
+    spin: int
+    value: float | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            known = ", ".join(sorted(FAULT_KINDS))
+            raise ValueError(f"unknown fault kind {self.kind!r}; known kinds: {known}")
+        if isinstance(self.spin, bool) or not isinstance(self.spin, int) or self.spin < 1:
+            raise ValueError(f"fault {self.kind}: spin must be an integer >= 1, not {self.spin!r}")
+        value = self.value
+        if value is None:
+            return
+        if self.kind in _NO_VALUE_KINDS:
+            raise ValueError(f"fault {self.kind} takes no value (got {value!r})")
+        if self.kind == "sensor_fault":
+            if not (isinstance(value, str) and _CODE.fullmatch(value)):
+                codes = ", ".join(FAULT_MEANINGS)
+                raise ValueError(f"fault sensor_fault: code must be 3 capitals ({codes})")
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"fault {self.kind}: value must be a number, not {value!r}")
+        if self.kind == "short_spin":
+            if not float(value).is_integer() or not 1 <= value <= 100:
+                raise ValueError(f"fault short_spin: revolutions must be 1-100, not {value}")
+        elif not (math.isfinite(value) and 0 < value <= 3600):
+            raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
+
+    @property
+    def effective_value(self) -> float | str:
+        """``value``, or the kind's default (0 for kinds without a value)."""
+        if self.value is not None:
+            return self.value
+        return _DEFAULT_VALUES.get(self.kind, 0.0)
+
+    def seconds(self) -> float:
+        value = self.effective_value
+        assert not isinstance(value, str)
+        return float(value)
+
+    @classmethod
+    def from_spec(cls, text: str) -> FaultSpec:
+        """Parse ``KIND@SPIN[=VALUE]`` (``short_spin@2=2``, ``divider@3``, ``sensor_fault@1=ENC``).
+
+        Raises:
+            ValueError: with a message naming the bad part and the expected shape.
+        """
+        shape = "expected KIND@SPIN[=VALUE], e.g. short_spin@2=2 or divider@3"
+        kind, at, rest = text.strip().partition("@")
+        if not at or not kind:
+            raise ValueError(f"fault spec {text!r}: {shape}")
+        spin_text, eq, value_text = rest.partition("=")
+        try:
+            spin = int(spin_text)
+        except ValueError:
+            raise ValueError(
+                f"fault spec {text!r}: spin {spin_text!r} is not a number; {shape}"
+            ) from None
+        value: float | str | None = None
+        if eq:
+            if kind == "sensor_fault":
+                value = value_text.strip().upper()
+            else:
+                try:
+                    value = float(value_text)
+                except ValueError:
+                    raise ValueError(
+                        f"fault spec {text!r}: value {value_text!r} is not a number"
+                    ) from None
+                if value.is_integer() and kind == "short_spin":
+                    value = int(value)
+        try:
+            return cls(kind, spin, value)
+        except ValueError as exc:
+            raise ValueError(f"fault spec {text!r}: {exc}") from None
+
+
+from_spec = FaultSpec.from_spec
+"""Module-level alias of :meth:`FaultSpec.from_spec` (used by the CLI and the demo)."""
+
+
+@dataclass(frozen=True)
+class SpinResult:
+    """One finished spin as the simulator planned it (what a correct host must report)."""
+
+    spin: int
+    index: int
+    revolutions: int
+    direction: Direction
+    on_divider: bool
+
+
+@dataclass
+class _Plan:
+    spin: int
+    faults: dict[str, FaultSpec]
+    direction: Direction
+    revolutions: int
+    index: int
+    on_divider: bool
+    rest_position: float
+    garbage_sent: bool = False
+
+    def has(self, kind: str) -> bool:
+        return kind in self.faults
+
+
+class SimBigWheel:
+    """The simulated sensor. Feed it time and host bytes; it returns sensor bytes.
+
+    Args:
+        seed: RNG seed; the same seed, script and command timing give byte-identical output.
+        speed: time-lapse factor; every duration is divided by it.
+        segments: the segment count the sensor starts configured for (``SEG`` changes it).
+        stops: scripted stop indices in order; seeded random afterwards.
+        every: wheel seconds at rest between a stop and the next spin (and before the first).
+        faults: scripted faults, at most one per kind and spin.
+        revolutions: inclusive range of full revolutions of a normal spin.
+        spins: stop spinning after this many spins (``None``: run on); heartbeats go on.
+
+    Raises:
+        ValueError: any argument out of range, a scripted stop the wheel does not have, or two
+            faults of the same kind for the same spin.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        speed: float = 1.0,
+        segments: int = 54,
+        stops: Sequence[int] | None = None,
+        every: float = 10.0,
+        faults: Sequence[FaultSpec] = (),
+        revolutions: tuple[int, int] = (3, 6),
+        spins: int | None = None,
+    ) -> None:
+        _check_arguments(
+            speed=speed,
+            segments=segments,
+            stops=stops or (),
+            every=every,
+            faults=faults,
+            revolutions=revolutions,
+            spins=spins,
+        )
+        self._rng = random.Random(seed)
+        self._seed = seed
+        self._speed = speed
+        self._segments = segments
+        self._script = list(stops or ())
+        self._every = every
+        self._faults = tuple(faults)
+        self._revolutions = revolutions
+        self._max_spins = spins
+
+        self._decoder = CommandDecoder()
+        self._t0: float | None = None
+        self._events: list[tuple[float, int, str, tuple[int, int]]] = []  # (at, seq, kind, arg)
+        self._seq = 0
+        self._out: list[Chunk] = []
+        self._out_size = 0
+
+        self._state: WheelState = "idle"
+        self._spin = 0  # wire spin number (wraps MAX_SPIN → 1)
+        self._spins = 0  # spins since start (the FaultSpec numbering)
+        self._plan: _Plan | None = None  # the spin in progress or last stopped
+        self._direction: Direction | None = None
+        self._turns = 0  # full revolutions so far in the current spin
+        self._last: Rest | None = None
+        self._position = self._rng.uniform(0, segments)  # pointer, in segment units
+        self._active: dict[str, float] = {}  # wire fault code -> model time it clears
+        self._results: list[SpinResult] = []
+        self._quiet: tuple[float, float] | None = None
+        self._down: tuple[float, float] | None = None
+        self._ignored = 0
+
+    # --- observation ---------------------------------------------------------------------------
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def state(self) -> WheelState:
+        return self._state
+
+    @property
+    def segments(self) -> int:
+        return self._segments
+
+    @property
+    def spins_started(self) -> int:
+        """Spins started since start; the ``spin`` numbering of :class:`FaultSpec`."""
+        return self._spins
+
+    @property
+    def results(self) -> tuple[SpinResult, ...]:
+        """Finished spins, in order."""
+        return tuple(self._results)
+
+    @property
+    def active_faults(self) -> tuple[str, ...]:
+        return tuple(sorted(self._active))
+
+    @property
+    def ignored_commands(self) -> int:
+        """Host sentences the sensor ignored (garbled or unknown)."""
+        return self._ignored
+
+    def link_down(self, now: float) -> bool:
+        """Whether a ``disconnect`` fault has the port vanished at ``now`` (servers poll this)."""
+        return _inside(self._down, now)
+
+    # --- driving -------------------------------------------------------------------------------
+
+    def advance(self, now: float) -> bytes:
+        """Everything the sensor sends up to ``now`` (seconds, any monotonic origin)."""
+        return b"".join(chunk.data for chunk in self.advance_chunks(now))
+
+    def advance_chunks(self, now: float) -> list[Chunk]:
+        """Like :meth:`advance`, with send times and the chunk boundaries of ``split`` faults."""
+        self._run_until(now)
+        out, self._out, self._out_size = self._out, [], 0
+        return out
+
+    def receive(self, data: bytes, now: float) -> bytes:
+        """Handle host bytes arriving at ``now``; return the immediate replies.
+
+        Output due up to ``now`` is kept for the next :meth:`advance`; call ``advance(now)``
+        first when wire order matters (the servers do).
+        """
+        self._run_until(now)
+        if _inside(self._quiet, now) or self.link_down(now):
+            return b""  # a hung sensor or a pulled cable: the bytes are lost
+        replies = bytearray()
+        for item in self._decoder.feed(data):
+            if isinstance(item, DecodeError):
+                self._ignored += 1
+                replies += encode_message(_refusal(item))
+                continue
+            for message in self._command(item, now):
+                replies += encode_message(message)
+        return bytes(replies)
+
+    # --- the schedule --------------------------------------------------------------------------
+
+    def _run_until(self, now: float) -> None:
+        if self._t0 is None:
+            self._t0 = now
+            self._schedule(now, "heartbeat")
+            self._schedule(now + self._every / self._speed, "start")
+        while self._events and self._events[0][0] <= now:
+            at, _, kind, arg = heapq.heappop(self._events)
+            self._on_event(at, kind, arg)
+
+    def _schedule(self, at: float, kind: str, arg: tuple[int, int] = (0, 0)) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (at, self._seq, kind, arg))
+
+    def _on_event(self, at: float, kind: str, arg: tuple[int, int]) -> None:
+        match kind:
+            case "heartbeat":
+                self._emit(at, self._status())
+                self._schedule(at + HEARTBEAT_PERIOD / self._speed, "heartbeat")
+            case "start":
+                self._start(at)
+            case "tick":
+                self._turns, period_ms = arg
+                self._emit(at, RevolutionTick(self._spin, self._turns, period_ms))
+            case "stop":
+                self._stop(at)
+            case "fault":
+                self._raise_fault(at)
+            case "clear":
+                self._clear_faults(at)
+
+    def _start(self, t: float) -> None:
+        if self._max_spins is not None and self._spins >= self._max_spins:
+            return
+        self._spins += 1
+        self._spin = self._spin % MAX_SPIN + 1
+        faults = {f.kind: f for f in self._faults if f.spin == self._spins}
+        rng = self._rng
+        n = self._segments
+        direction: Direction = "ccw" if "wrong_direction" in faults else "cw"
+        if "short_spin" in faults:
+            turns = int(faults["short_spin"].seconds())
+        else:
+            turns = rng.randint(*self._revolutions)
+        index = self._script.pop(0) % n if self._script else rng.randrange(n)
+        inside = rng.uniform(*_INSIDE)
+        omega = rng.uniform(*_OMEGA)
+        on_divider = "divider" in faults
+        target = index + (1.0 if on_divider else inside)
+        # Clockwise moves the pointer to lower indices (module docstring).
+        if direction == "cw":
+            extra = (self._position - target) % n
+        else:
+            extra = (target - self._position) % n
+        theta = turns + extra / n
+        plan = _Plan(self._spin, faults, direction, turns, index, on_divider, target % n)
+        self._plan = plan
+        self._state, self._direction, self._turns, self._last = "spinning", direction, 0, None
+        self._emit(t, SpinStarted(self._spin, direction))
+        # Uniform deceleration through theta revolutions: theta(t) = omega t - a t^2 / 2.
+        decel = omega * omega / (2 * theta)
+        duration = 2 * theta / omega
+        previous = 0.0
+        for k in range(1, turns + 1):
+            at = (omega - math.sqrt(max(0.0, omega * omega - 2 * decel * k))) / decel
+            period_ms = max(1, round((at - previous) * 1000))
+            previous = at
+            self._schedule(t + at / self._speed, "tick", (k, period_ms))
+        self._schedule(t + duration / self._speed, "stop")
+        begin = t + min(_FAULT_AFTER, duration / 2) / self._speed
+        if "sensor_fault" in faults:
+            self._schedule(begin, "fault")
+        if "silence" in faults:
+            self._quiet = (begin, begin + faults["silence"].seconds() / self._speed)
+        if "disconnect" in faults:
+            self._down = (begin, begin + faults["disconnect"].seconds() / self._speed)
+
+    def _stop(self, t: float) -> None:
+        plan = self._plan
+        assert plan is not None
+        self._state, self._turns = "stopped", plan.revolutions
+        self._position = plan.rest_position
+        n = self._segments
+        if plan.on_divider:
+            after = (plan.index + 1) % n
+            self._last = (plan.index, after)
+            message: Message = StoppedOnDivider(
+                plan.spin, plan.index, after, plan.revolutions, plan.direction
+            )
+        else:
+            self._last = plan.index
+            message = Stopped(plan.spin, plan.index, plan.revolutions, plan.direction)
+        self._results.append(
+            SpinResult(plan.spin, plan.index, plan.revolutions, plan.direction, plan.on_divider)
+        )
+        self._emit(t, message)
+        if plan.has("sensor_fault"):
+            clear_at = t + _FAULT_CLEAR_AFTER / self._speed
+            self._active = dict.fromkeys(self._active, clear_at)
+            self._schedule(clear_at, "clear")
+        self._schedule(t + self._every / self._speed, "start")
+
+    def _raise_fault(self, t: float) -> None:
+        plan = self._plan
+        assert plan is not None
+        code = str(plan.faults["sensor_fault"].effective_value)
+        self._active[code] = math.inf  # until the spin stops
+        self._emit(t, Fault(code, FAULT_MEANINGS.get(code, "")[:40]))
+
+    def _clear_faults(self, t: float) -> None:
+        for code, until in sorted(self._active.items()):
+            if until <= t:
+                del self._active[code]
+                self._emit(t, FaultCleared(code))
+
+    def _status(self) -> Status:
+        return Status(
+            state=self._state,
+            segments=self._segments,
+            spin=self._spin,
+            direction=self._direction if self._state != "idle" else None,
+            revolutions=self._turns if self._state != "idle" else 0,
+            last=self._last if self._state == "stopped" else None,
+            faults=tuple(sorted(self._active)),
+        )
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def _command(self, command: Command, now: float) -> list[Message]:
+        match command:
+            case QueryStatus():
+                return [self._status()]
+            case Identify():
+                return [Version("TBW-SIM", "1.0.0", f"SIM{self._seed % 100000:05d}")]
+            case SetSegments(count):
+                if self._state == "spinning":
+                    return [Nak("SEG", "BUSY")]
+                if count != self._segments:
+                    # A new layout: the old rest position means nothing in it.
+                    self._segments = count
+                    self._position %= count
+                    self._state, self._direction, self._turns, self._last = "idle", None, 0, None
+                return [Ack("SEG")]
+            case ClearFault(code):
+                pending = [c for c, until in self._active.items() if until > now]
+                if (code is None and pending) or code in pending:
+                    return [Nak("CLR", "COND")]
+                return [Ack("CLR")]
+        return []  # pragma: no cover - exhaustive
+
+    # --- output --------------------------------------------------------------------------------
+
+    def _emit(self, at: float, message: Message) -> None:
+        """Queue one sentence, applying the current spin's wire faults."""
+        if _inside(self._quiet, at) or self.link_down(at) or self._out_size > _STALE_LIMIT:
+            return
+        data = encode_message(message)
+        plan = self._plan
+        rng = self._rng
+        split = plan is not None and plan.has("split")
+        garbage = plan is not None and plan.has("garbage")
+        if plan is not None and garbage and (not plan.garbage_sent or rng.random() < 0.25):
+            plan.garbage_sent = True
+            self._append(Chunk(at, _garbage(rng), partial=split))
+        if split:
+            pos = 0
+            while pos < len(data):
+                size = rng.randint(1, 4)
+                self._append(Chunk(at, data[pos : pos + size], partial=True))
+                pos += size
+            return
+        self._append(Chunk(at, data))
+
+    def _append(self, chunk: Chunk) -> None:
+        self._out.append(chunk)
+        self._out_size += len(chunk.data)
+
+
+_COMMAND_TYPES: Final = frozenset({"QRY", "SEG", "CLR", "IDN"})
+
+
+def _refusal(error: DecodeError) -> Nak:
+    """The NAK for a host sentence that failed: ``ARG`` for a known command with a bad field
+    (its checksum passed, so ``raw`` is the body without ``*``), ``TYPE`` for anything else."""
+    raw = error.raw
+    kind = raw[3:6].decode("ascii", "replace")
+    if raw.startswith(b"$BH") and b"*" not in raw and kind in _COMMAND_TYPES:
+        return Nak(kind, "ARG")
+    return Nak("?", "TYPE")
+
+
+def _inside(window: tuple[float, float] | None, now: float) -> bool:
+    return window is not None and window[0] <= now < window[1]
+
+
+def _check_arguments(
+    *,
+    speed: float,
+    segments: int,
+    stops: Sequence[int],
+    every: float,
+    faults: Sequence[FaultSpec],
+    revolutions: tuple[int, int],
+    spins: int | None,
+) -> None:
+    """Reject arguments a real wheel could not have, before any state is built."""
+    if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
+        raise ValueError(f"speed must be between 0.01 and 1000, not {speed}")
+    if not MIN_SEGMENTS <= segments <= MAX_SEGMENTS:
+        raise ValueError(f"segments must be {MIN_SEGMENTS}-{MAX_SEGMENTS}, not {segments}")
+    for stop in stops:
+        if isinstance(stop, bool) or not isinstance(stop, int) or not 0 <= stop < segments:
+            raise ValueError(f"stop {stop!r} is not a segment index 0-{segments - 1}")
+    if not (math.isfinite(every) and 0.1 <= every <= 3600):
+        raise ValueError(f"every must be 0.1-3600 wheel seconds, not {every}")
+    low, high = revolutions
+    if not 1 <= low <= high <= MAX_REVOLUTIONS:
+        raise ValueError(f"revolutions must be (low, high) with 1 <= low <= high: {revolutions}")
+    if spins is not None and spins < 0:
+        raise ValueError(f"spins must be >= 0, not {spins}")
+    seen: set[tuple[str, int]] = set()
+    for spec in faults:
+        if (spec.kind, spec.spin) in seen:
+            raise ValueError(f"two {spec.kind} faults for spin {spec.spin}")
+        seen.add((spec.kind, spec.spin))
+
+
+def _garbage(rng: random.Random) -> bytes:
+    """Line noise: binary bytes with a NUL or 0xFF, and a lone ``$`` (a false sentence start)
+    that the next real ``$`` restarts. CR and LF are left out, so each burst costs the host
+    exactly two decode errors (the run, and the false start)."""
+    alphabet = [b for b in range(256) if b not in b"\r\n$"]
+    body = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
+    return bytes([rng.choice((0x00, 0xFF))]) + body + b"$"

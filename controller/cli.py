@@ -72,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
-    from simulators import cli as ss2_cli  # noqa: PLC0415 - composition root, see module doc
     from simulators import bigwheel_cli, shoe_cli, shuffler_cli  # noqa: PLC0415
+    from simulators import cli as ss2_cli  # noqa: PLC0415 - composition root, see module doc
 
     ss2_cli.add_arguments(ss2)
     shoe = sim_sub.add_parser("shoe", help="card shoe / barcode scanner (serial lines)")

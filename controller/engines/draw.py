@@ -1,0 +1,539 @@
+"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno): a strict
+state machine around :class:`controller.games.draw.Draw`.
+
+Phases (the machine's states)::
+
+    idle ─round_open─▶ open ─bets_closed─▶ closed ─ball─▶ drawing ─settle─▶ drawn ─round_open─▶ …
+                        │                    │  ╲            │   ▲              │
+                        │                    │   hold        hold resume        └ ball: extra_ball
+                        │                    │     ╲         ▼   │
+                        └── void ◀───────────┴────── held ───────┘   (held: confirm / void)
+
+- ``drawn``: the outcome is published and the tube still holds the balls; balls read now are past
+  the count (Lucky 7 L2319: "the other balls are ignored") → verdict ``extra_ball``.
+- ``held``: a read waits for a re-read, a manual entry or a supervisor (``confirm`` accepts the
+  read as given, ``void`` voids), or a device fault waits for a supervisor (``on_fault =
+  "decide"``). Reads are still taken while held; the outcome waits until nothing is held.
+- Faults are latched beside the phase; no round opens and bets do not close while one is latched
+  (regulatory R14, R18, R21). Mixing (``mixing`` on/off) is tracked beside the phase too: the
+  minimum mixing before the first ball is timed from the events' ``ts`` (R16).
+
+Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
+round. :meth:`DrawEngine.apply` never raises for an event sequence: whatever the machine refuses
+becomes a :class:`~controller.outcomes.Verdict` (codes in ``docs/verdicts.md``, "Ball draws").
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from controller.config import validate_section
+from controller.errors import ConfigError, TransitionNotAllowedError
+from controller.events import (
+    BallDrawn,
+    Fault,
+    FaultCleared,
+    Mixing,
+    RoundOpen,
+    TableEvent,
+    Void,
+)
+from controller.games.draw import PRESETS, Draw, DrawRules, Finding
+from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.statemachine import MachineDefinition, StateMachine, Transition
+
+__all__ = [
+    "BALL_BEFORE_BETS_CLOSED",
+    "DECISION_PENDING",
+    "DRAW_NOT_TAKEN_PLACE",
+    "EXTRA_BALL",
+    "FAULT_LATCHED",
+    "MIXING_TOO_SHORT",
+    "DrawEngine",
+]
+
+IDLE: Final = "idle"
+OPEN: Final = "open"
+CLOSED: Final = "closed"
+DRAWING: Final = "drawing"
+HELD: Final = "held"
+DRAWN: Final = "drawn"
+
+# Void reasons.
+BALL_BEFORE_BETS_CLOSED: Final = "ball_before_bets_closed"
+MIXING_TOO_SHORT: Final = "mixing_too_short"
+DRAW_NOT_TAKEN_PLACE: Final = "draw_not_taken_place"
+VOID_DEVICE_FAULT: Final = "device_fault"
+VOID_ROUND_ABANDONED: Final = "round_abandoned"
+VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
+
+# Verdict codes (the read findings are in controller.games.draw).
+EXTRA_BALL: Final = "extra_ball"
+HOLD_DEVICE_FAULT: Final = "device_fault"
+UNEXPECTED_EVENT: Final = "unexpected_event"
+NOT_FOR_THIS_GAME: Final = "not_for_this_game"
+FAULT_LATCHED: Final = "fault_latched"
+DUPLICATE_ROUND: Final = "duplicate_round"
+DECISION_PENDING: Final = "decision_pending"
+
+_OTHER_GAMES: Final = frozenset(
+    {
+        "card",
+        "cut_card",
+        "shuffle_started",
+        "shuffle_completed",
+        "ball_launched",
+        "winning_number",
+        "no_spin",
+        "segment",
+        "wheel_spin",
+        "read_error",
+        "shoe_removed",
+        "shoe_empty",
+        "decision",
+    }
+)
+_RECENT_ROUNDS: Final = 1024
+_IN_DRAW: Final = (CLOSED, DRAWING, HELD)
+
+
+def _definition() -> MachineDefinition:
+    t: list[Transition] = []
+
+    def add(source: str, event: str, target: str) -> None:
+        t.append(Transition(source, event, target))
+
+    every = (IDLE, OPEN, CLOSED, DRAWING, HELD, DRAWN)
+    for phase in every:
+        # Latches and drum state sit beside the phase.
+        for event in ("fault", "fault_cleared", "mixing", "tube_full"):
+            add(phase, event, phase)
+    for phase in (IDLE, DRAWN, OPEN, CLOSED, DRAWING):
+        # From a round in progress, round_open abandons it (void round_abandoned).
+        add(phase, "round_open", OPEN)
+    add(OPEN, "bets_closed", CLOSED)
+    for phase in (OPEN, *_IN_DRAW):
+        add(phase, "void", IDLE)
+    for phase in (CLOSED, DRAWING):
+        add(phase, "ball", DRAWING)
+    for phase in _IN_DRAW:
+        add(phase, "hold", HELD)
+        add(phase, "settle", DRAWN)
+    add(HELD, "confirm", HELD)
+    add(HELD, "resume", DRAWING)
+    add(DRAWN, "extra", DRAWN)
+    return MachineDefinition("draw", states=every, initial=IDLE, transitions=t)
+
+
+_MACHINE: Final = _definition()
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    """Seconds from ``start`` to ``end`` (ISO 8601 event timestamps), ``None`` if unknown."""
+    if start is None or end is None:
+        return None
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (TypeError, ValueError):
+        # Naive against aware, or not a timestamp: the mixing cannot be shown.
+        return None
+
+
+class DrawEngine:
+    """One ball-draw table's rounds.
+
+    Args:
+        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
+        rules: the validated rules (see :meth:`from_preset` for a game key and a raw ``[rules]``).
+        game: the registry key published in every outcome (default: the rules' variant).
+        next_round: ``n`` of the first round id.
+
+    Raises:
+        ValueError: ``next_round`` is below 1.
+    """
+
+    def __init__(
+        self,
+        table_id: str,
+        rules: DrawRules,
+        *,
+        game: str | None = None,
+        next_round: int = 1,
+    ) -> None:
+        if next_round < 1:
+            raise ValueError(f"next_round must be >= 1, got {next_round}")
+        self._table = table_id
+        self._rules = rules
+        self._game = game or rules.variant or "draw"
+        self._machine = StateMachine(_MACHINE)
+        self._next = next_round
+        self._rounds = 0
+        self._round: str | None = None
+        self._draw = Draw(rules)
+        self._first_ball = True
+        self._fault_hold = False
+        self._ended = False
+        self._faults: set[str] = set()
+        self._mixing_since: str | None = None
+        self._mixing_until: str | None = None
+        self._mixing_on = False
+        self._last_round: str | None = None
+        self._last_balls: list[int] = []
+        self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
+        self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
+            "round_open": self._round_open,
+            "bets_closed": self._bets_closed,
+            "mixing": self._mixing,
+            "ball_drawn": self._ball_drawn,
+            "tube_full": self._tube_full,
+            "confirm": self._confirm,
+            "void": self._void,
+            "fault": self._fault,
+            "fault_cleared": self._fault_cleared,
+        }
+
+    @classmethod
+    def from_preset(
+        cls,
+        table_id: str,
+        game: str,
+        rules: Mapping[str, Any],
+        *,
+        source: str,
+        next_round: int = 1,
+    ) -> DrawEngine:
+        """The rule book's preset for ``game`` (or ``[rules] variant``), ``rules`` on top.
+
+        Raises:
+            ConfigError: an unknown preset, or ``[rules]`` the model rejects (key and file named).
+        """
+        variant = rules.get("variant", game)
+        if not isinstance(variant, str) or variant not in PRESETS:
+            known = ", ".join(PRESETS)
+            where = "rules.variant" if "variant" in rules else "table.game"
+            raise ConfigError(f"{source}: {where}: no draw preset {variant!r} (known: {known})")
+        merged = {**PRESETS[variant], "variant": variant, **rules}
+        parsed = validate_section(DrawRules, merged, source=source, section="rules")
+        return cls(table_id, parsed, game=game, next_round=next_round)
+
+    @property
+    def game(self) -> str:
+        return self._game
+
+    @property
+    def rules(self) -> DrawRules:
+        return self._rules
+
+    @property
+    def phase(self) -> str:
+        return self._machine.state
+
+    @property
+    def current_round(self) -> str | None:
+        return self._round
+
+    @property
+    def faults(self) -> frozenset[str]:
+        return frozenset(self._faults)
+
+    def conceals(self, event: TableEvent) -> bool:
+        """Every ball is drawn in view."""
+        del event
+        return False
+
+    def snapshot(self) -> dict[str, Any]:
+        """Table state for the retained ``state`` topic (drawn balls are public)."""
+        return {
+            "phase": self.phase,
+            "round": self._round,
+            "rounds": self._rounds,
+            "faults": sorted(self._faults),
+            "mixing": self._mixing_on,
+            "balls": self._draw.balls() if self._round is not None else [],
+            "held": self._held_for(),
+            "last_round": self._last_round,
+            "last_balls": list(self._last_balls),
+        }
+
+    def apply(self, event: TableEvent) -> list[EngineOutput]:
+        """Feed one event; get the outcome and verdicts it concludes. Never raises for a bad
+        sequence."""
+        if event.type in _OTHER_GAMES:
+            return [self._verdict(NOT_FOR_THIS_GAME, f"{event.type!r} is not a draw event", event)]
+        handler = self._handlers.get(event.type, self._not_declared)
+        try:
+            return handler(event)
+        except TransitionNotAllowedError as exc:
+            # Handlers fire (or check) the machine before changing anything.
+            return [self._verdict(UNEXPECTED_EVENT, str(exc), event)]
+
+    # -- handlers ---------------------------------------------------------------------------------
+
+    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
+        if self.phase == HELD:
+            return [
+                self._verdict(
+                    DECISION_PENDING, "round not opened: the draw waits for a supervisor", event,
+                    "seed-001 G4, C42",
+                )
+            ]  # fmt: skip
+        if self._faults:
+            faults = ", ".join(sorted(self._faults))
+            return [
+                self._verdict(
+                    FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
+                )
+            ]
+        if event.round is not None and (event.round == self._round or event.round in self._recent):
+            return [
+                self._verdict(DUPLICATE_ROUND, f"round id {event.round!r} was already used", event)
+            ]
+        self._machine.fire("round_open")
+        outputs: list[EngineOutput] = []
+        if self._round is not None:
+            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
+        self._round = event.round if event.round is not None else self._auto_id()
+        self._next += 1
+        self._rounds += 1
+        self._draw = Draw(self._rules)
+        self._first_ball = True
+        self._fault_hold = False
+        self._ended = False
+        return outputs
+
+    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
+        if self.phase == OPEN and self._faults:
+            faults = ", ".join(sorted(self._faults))
+            return [
+                self._verdict(
+                    FAULT_LATCHED, f"bets stay open: faults latched ({faults})", event, "R14"
+                )
+            ]
+        self._machine.fire("bets_closed")
+        return []
+
+    def _mixing(self, event: Mixing) -> list[EngineOutput]:
+        self._machine.fire("mixing")
+        if event.on and not self._mixing_on:
+            self._mixing_since, self._mixing_until = event.ts, None
+        elif not event.on and self._mixing_on:
+            self._mixing_until = event.ts
+        self._mixing_on = event.on
+        return []
+
+    def _ball_drawn(self, event: BallDrawn) -> list[EngineOutput]:
+        phase = self.phase
+        if phase == OPEN:
+            # Bets close before the first ball (seed-001 L2859 "Once the betting time is over …
+            # balls are drawn"; DESIGN §6; as roulette's seed-000 V-RL-3).
+            self._machine.fire("void")
+            return [self._end("void", BALL_BEFORE_BETS_CLOSED, event, {"ball": event.ball})]
+        if phase == DRAWN:
+            return self._extra(event)
+        if phase not in _IN_DRAW:
+            self._machine.fire("ball")  # idle: refused (unexpected_event)
+        first, self._first_ball = self._first_ball, False
+        if first and self._mixing_short(event):
+            # The first ball out of the drum, whatever becomes of its read, ends the mixing.
+            self._machine.fire("void")
+            return [self._end("void", MIXING_TOO_SHORT, event, {"ball": event.ball})]
+        outputs: list[EngineOutput] = [self._finding(f, event) for f in self._draw.read(event)]
+        return outputs + self._progress(event)
+
+    def _tube_full(self, event: TableEvent) -> list[EngineOutput]:
+        phase = self.phase
+        self._machine.fire("tube_full")
+        if phase not in _IN_DRAW:
+            return []
+        # The drum says the draw is over (tube/cylinders full).
+        self._ended = True
+        return self._progress(event)
+
+    def _confirm(self, event: TableEvent) -> list[EngineOutput]:
+        self._machine.fire("confirm")  # only while held
+        if self._fault_hold:
+            # seed-001 G3 / C42: the supervisor judges the fault did not affect the draw.
+            self._fault_hold = False
+        else:
+            self._draw.confirm()
+        return self._progress(event)
+
+    def _void(self, event: Void) -> list[EngineOutput]:
+        self._machine.fire("void")
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        return [self._end("void", reason, event, self._partial())]
+
+    def _fault(self, event: Fault) -> list[EngineOutput]:
+        phase = self.phase
+        self._machine.fire("fault")
+        self._faults.add(event.code)
+        if phase not in _IN_DRAW:
+            return []  # betting, or between rounds: latched only (bets cannot close now)
+        if self._rules.on_fault == "void":
+            # seed-001 G1 (technical shortcomings → refund).
+            self._machine.fire("void")
+            return [self._end("void", VOID_DEVICE_FAULT, event, self._partial())]
+        self._fault_hold = True
+        if phase != HELD:
+            self._machine.fire("hold")
+        return [
+            self._verdict(
+                HOLD_DEVICE_FAULT,
+                f"fault {event.code!r} during the draw: confirm to go on, or void",
+                event,
+                "seed-001 G3, G4, C42",
+                fault=event.code,
+            )
+        ]
+
+    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
+        if event.code not in self._faults:
+            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
+        self._machine.fire("fault_cleared")
+        self._faults.discard(event.code)
+        return []
+
+    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
+        self._machine.fire(event.type)
+        return []
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _progress(self, event: TableEvent) -> list[EngineOutput]:
+        """Move the machine to where the draw now stands; settle or void when it is over."""
+        if self._fault_hold or self._draw.held:
+            if self.phase != HELD:
+                self._machine.fire("hold")
+            return []
+        if self._draw.complete(ended=self._ended):
+            self._machine.fire("settle")
+            return self._settle(event)
+        if self._ended:
+            # seed-001 §6.2 L2319: "The draw is deemed to have taken place when at least 7 balls
+            # have been drawn"; fewer has no stated remedy (C38): void, stakes returned (G1).
+            self._machine.fire("void")
+            partial = self._partial() or {}
+            partial["expected"] = self._rules.slots_min
+            return [self._end("void", DRAW_NOT_TAKEN_PLACE, event, partial)]
+        if self.phase == HELD:
+            self._machine.fire("resume")
+        elif self.phase == CLOSED:
+            self._machine.fire("ball")
+        return []
+
+    def _settle(self, event: TableEvent) -> list[EngineOutput]:
+        result, extras = self._draw.result()
+        self._last_balls = [*result["balls"], *result["bonus"]]
+        outputs: list[EngineOutput] = [self._end("settled", None, event, result)]
+        if self._rules.extras == "flag":
+            outputs += [
+                self._verdict(
+                    EXTRA_BALL,
+                    f"ball {ball} is past the count: ignored",
+                    event,
+                    "seed-001 §6.2 L2319",
+                    ball=ball,
+                    round=self._last_round,
+                )
+                for ball in extras
+            ]
+        return outputs
+
+    def _extra(self, event: BallDrawn) -> list[EngineOutput]:
+        self._machine.fire("extra")
+        if self._rules.extras == "ignore":
+            return []
+        data = {"ball": event.ball, "position": event.position, "round": self._last_round}
+        if event.ball in self._last_balls:
+            return [
+                self._verdict(
+                    "duplicate_ball",
+                    f"ball {event.ball} is already in the draw of {self._last_round}",
+                    event,
+                    "DESIGN §6",
+                    **data,
+                )
+            ]
+        return [
+            self._verdict(
+                EXTRA_BALL,
+                f"ball {event.ball} is past the count: ignored (the outcome stands)",
+                event,
+                "seed-001 §6.2 L2319",
+                **data,
+            )
+        ]
+
+    def _mixing_short(self, event: BallDrawn) -> bool:
+        """Whether the mixing before this first ball was shorter than the minimum (R16)."""
+        minimum = self._rules.min_mixing_seconds
+        if minimum <= 0:
+            return False
+        if self._mixing_since is None:
+            return True
+        end = self._mixing_until if not self._mixing_on else event.ts
+        seconds = _seconds_between(self._mixing_since, end)
+        # An unknown duration cannot show the minimum was met: void rather than guess.
+        return seconds is None or seconds < minimum
+
+    def _held_for(self) -> list[dict[str, Any]]:
+        held = self._draw.pending() if self._round is not None else []
+        if self._fault_hold:
+            held = [{"reason": "device_fault"}, *held]
+        return held
+
+    def _partial(self) -> dict[str, Any] | None:
+        balls = self._draw.balls()
+        return {"balls": balls} if balls else None
+
+    def _auto_id(self) -> str:
+        while True:
+            candidate = f"{self._table}-{self._next:06d}"
+            if candidate not in self._recent:
+                return candidate
+            self._next += 1
+
+    def _end(
+        self,
+        status: Literal["settled", "void"],
+        reason: str | None,
+        event: TableEvent,
+        result: dict[str, Any] | None = None,
+    ) -> Outcome:
+        assert self._round is not None, "only a round in progress can end"
+        outcome = Outcome(
+            table=self._table,
+            game=self._game,
+            round=self._round,
+            status=status,
+            reason=reason,
+            result=result,
+            ts=event.ts,
+        )
+        self._recent.append(self._round)
+        self._last_round = self._round
+        if status == "void":
+            self._last_balls = []
+        self._round = None
+        self._fault_hold = False
+        self._ended = False
+        return outcome
+
+    def _finding(self, finding: Finding, event: TableEvent) -> Verdict:
+        return self._verdict(finding.code, finding.message, event, finding.rule, **finding.data)
+
+    def _verdict(
+        self, code: str, message: str, event: TableEvent, rule: str | None = None, **data: Any
+    ) -> Verdict:
+        round_id = data.pop("round", None) or self._round
+        return Verdict(
+            code=code,
+            message=message,
+            round=round_id,
+            rule=rule,
+            ts=event.ts,
+            data={"event": event.type, "phase": self.phase, **data},
+        )

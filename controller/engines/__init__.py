@@ -31,7 +31,6 @@ ENGINES: Mapping[str, tuple[str, str]] = {
     "lucky5": ("controller.engines.draw", "DrawEngine"),
     "lucky6": ("controller.engines.draw", "DrawEngine"),
     "lucky7": ("controller.engines.draw", "DrawEngine"),
-    "lucky6_60": ("controller.engines.draw", "DrawEngine"),
     "super_six": ("controller.engines.draw", "DrawEngine"),
     "mega6": ("controller.engines.draw", "DrawEngine"),
     "one_bet": ("controller.engines.draw", "DrawEngine"),

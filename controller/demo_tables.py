@@ -19,13 +19,14 @@ from controller.app import TableApp
 from controller.config import TableConfig, parse_config
 from controller.simdealer import DealerPace, SimulatedDealer
 from drivers.shuffler.driver import ShufflerDriver
+from simulators.bigwheel import SimBigWheel
 from simulators.serve import serve_tcp
 from simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, push_lines
 from simulators.shuffler import SimShuffler
 from simulators.ss2 import FaultSpec, SimSS2
 from simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
-__all__ = ["CardTableSim", "start_card_table", "start_roulette_table"]
+__all__ = ["CardTableSim", "start_card_table", "start_roulette_table", "start_wheel_table"]
 
 
 async def _serve(group: asyncio.TaskGroup, model: Any, name: str) -> int:
@@ -152,3 +153,43 @@ async def start_card_table(
     sim = CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}}, seed=seed)
     group.create_task(sim.serve_shoe(device), name=f"sim:{table_id}:shoe")
     return sim
+
+
+async def start_wheel_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    table_id: str = "DC-DEMO",
+    game: str = "dream_catcher",
+    segments: int = 54,
+    seed: int = 3,
+    speed: float = 4.0,
+    every: float = 12.0,
+    stops: Sequence[int] | None = None,
+    prefix: str = "tablectl",
+    mqtt_url: str = "embedded",
+) -> TableConfig:
+    """A simulated money-wheel sensor on a local TCP port, and the wheel table's config.
+
+    The wheel rests ``every`` (wheel) seconds between spins: the presenter opens and closes
+    betting inside that rest, as a studio host does before setting the wheel going.
+    """
+    model = SimBigWheel(seed=seed, speed=speed, segments=segments, every=every, stops=stops)
+    port = await _serve(group, model, f"sim:{table_id}:wheel")
+    return parse_config(
+        {
+            "table": {"id": table_id, "game": game},
+            "betting": {"mode": "external"},
+            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+            "journal": {"path": str(journal)},
+            "devices": [
+                {
+                    "id": "wheel",
+                    "driver": "tablectl-bigwheel",
+                    "port": f"socket://127.0.0.1:{port}",
+                    "segments": segments,
+                }
+            ],
+        },
+        f"<{table_id}>",
+    )

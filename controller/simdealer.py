@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from controller.events import BetsClosed, RoundOpen
 from controller.runner import TableRunner
 
-__all__ = ["DealerPace", "SimulatedDealer"]
+__all__ = ["DealerPace", "SimulatedDealer", "SimulatedPresenter"]
 
 
 @dataclass(frozen=True)
@@ -128,3 +128,39 @@ class SimulatedDealer:
                 return False
             await asyncio.sleep(0.005)
         return True
+
+
+class SimulatedPresenter:
+    """The presenter of a wheel or ball-draw game: opens betting, closes it, then lets the device
+    produce the result (``start`` is the presenter's action once bets are closed: start the
+    drum's mixing and release the balls, or nothing for a wheel that spins on its own).
+
+    Rounds are run until ``rounds`` are done (0: forever).
+    """
+
+    def __init__(
+        self,
+        runner: TableRunner,
+        *,
+        start: Callable[[], Awaitable[object]] | None = None,
+        betting: float = 2.0,
+        rounds: int = 0,
+    ) -> None:
+        self._runner = runner
+        self._start = start
+        self._betting = betting
+        self._rounds = rounds
+        self.rounds = 0
+
+    async def run(self) -> None:
+        while not self._rounds or self.rounds < self._rounds:
+            while self._runner.engine.snapshot().get("phase") != "idle":  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+            await self._runner.submit(RoundOpen())
+            await asyncio.sleep(self._betting)
+            await self._runner.submit(BetsClosed())
+            self.rounds += 1
+            if self._start is not None:
+                await self._start()
+            while self._runner.engine.snapshot().get("phase") != "idle":  # noqa: ASYNC110
+                await asyncio.sleep(0.02)

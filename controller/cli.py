@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
-    from simulators import bigwheel_cli, shoe_cli, shuffler_cli  # noqa: PLC0415
+    from simulators import bigwheel_cli, drum_cli, shoe_cli, shuffler_cli  # noqa: PLC0415
     from simulators import cli as ss2_cli  # noqa: PLC0415 - composition root, see module doc
 
     ss2_cli.add_arguments(ss2)
@@ -82,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     shuffler_cli.add_arguments(shuffler)
     bigwheel = sim_sub.add_parser("bigwheel", help="money wheel sensor (reference protocol)")
     bigwheel_cli.add_arguments(bigwheel)
+    drum = sim_sub.add_parser("drum", help="lotto/keno ball drum on a CAN bus (reference protocol)")
+    drum_cli.add_arguments(drum)
 
     replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
     replay.add_argument("--config", required=True, type=Path)
@@ -207,6 +209,10 @@ def _simulate(args: argparse.Namespace) -> int:
         from simulators.shoe_cli import run as run_shoe  # noqa: PLC0415
 
         return asyncio.run(run_shoe(args))
+    if args.device == "drum":
+        from simulators.drum_cli import run as run_drum  # noqa: PLC0415
+
+        return asyncio.run(run_drum(args))
     if args.device == "bigwheel":
         from simulators.bigwheel_cli import run as run_bigwheel  # noqa: PLC0415
 

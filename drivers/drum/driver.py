@@ -1,0 +1,432 @@
+"""Lotto/keno ball drum driver: a CAN bus (python-can) bound to the pure drum modules.
+
+All the protocol knowledge lives in :mod:`drivers.drum.protocol` (frames ↔ messages, specified in
+``docs/protocols/drum.md``) and :mod:`drivers.drum.interpreter` (messages + time → events); this
+module only owns the bus, reconnects, and matches command acknowledgements.
+
+:class:`FrameDriver` is the frame-based sibling of :class:`drivers.base.StreamDriver`: the same
+lifecycle (open, reconnect with :class:`drivers.base.Backoff`, availability events, a tick for
+timers) over a :class:`~drivers.transports.frames.FrameLink` instead of a byte stream. It is
+generic; a second CAN device family (a big wheel on CAN) would subclass it too.
+
+Configuration (``[[devices]]``, unknown keys rejected)::
+
+    [[devices]]
+    id = "drum"
+    driver = "tablectl-drum"
+    interface = "socketcan"   # any python-can interface: slcan, pcan, kvaser, virtual, ...
+    channel = "can0"          # or `port = "can0"` (the same thing; both only if equal)
+    bitrate = 250000          # omit for socketcan (set with `ip link`); adapters need it
+    node_id = 16              # the drum controller; readers are node_id + 1 .. node_id + readers
+    readers = 2
+    balls = 42                # numbers first_ball .. first_ball + balls - 1 are in range
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+import pydantic
+
+from drivers.base import Backoff, Clock, Driver, DriverSettings
+from drivers.drum.interpreter import DrumInterpreter
+from drivers.drum.protocol import (
+    MAX_BALL,
+    MAX_NODE,
+    MAX_READERS,
+    Ack,
+    AckResult,
+    Command,
+    DecodeError,
+    DrumState,
+    FaultKind,
+    Opcode,
+    decode,
+    encode_command,
+)
+from drivers.errors import DeviceTimeoutError, DriverError, DriverInitError, TransportClosedError
+from drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
+from drivers.transports.base import TraceHook
+from drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
+
+__all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings", "FrameDriver"]
+
+DEFAULT_CHANNEL = "can0"
+
+
+class FrameDriver(Driver):
+    """A driver over a :class:`FrameLink`, with reconnect, availability and timers.
+
+    Hooks (synchronous, time passed in, so device logic is testable without I/O):
+    ``_open_link`` (build, not open), ``_handshake`` (after each connect; may ``queue_frame``),
+    ``_on_frame``, ``_on_tick`` and ``_on_connection_lost``. ``_on_tick`` may raise
+    :class:`TransportClosedError` to make the loop drop and reopen the link.
+    """
+
+    tick_interval: float = 0.1
+    """How often ``_on_tick`` runs while connected (seconds; instances may lower it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._link: FrameLink | None = None
+        self._out: list[CanFrame] = []
+        self._wake = asyncio.Event()
+        self.frame_trace: FrameTraceHook | None = None
+
+    @abstractmethod
+    def _open_link(self) -> FrameLink:
+        """Build (not open) the link."""
+
+    async def _handshake(self) -> None:
+        """Runs after each (re)connect, before reading."""
+
+    @abstractmethod
+    def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
+        """Decode one frame and turn it into events."""
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        del now
+        return []
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        del now
+        return []
+
+    # --- services for subclasses ---------------------------------------------------------------
+
+    def queue_frame(self, frame: CanFrame) -> None:
+        """Send ``frame`` as soon as the loop gets control (hooks are synchronous)."""
+        self._out.append(frame)
+        self._wake.set()
+
+    async def send_frame(self, frame: CanFrame) -> None:
+        """Send ``frame`` now.
+
+        Raises:
+            TransportClosedError: not connected, or the link failed.
+        """
+        link = self._link
+        if link is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        if self.frame_trace:
+            self.frame_trace("tx", frame)
+        await link.send(frame)
+
+    async def send_raw(self, data: bytes) -> None:
+        """Technician tools: ``data`` is a 2-byte big-endian 11-bit id and 0–8 data bytes
+        (``bytes.fromhex("0310" "01010000")`` = start mixing on node 0x10).
+
+        Raises:
+            ValueError: not an id and at most 8 bytes.
+            TransportClosedError: not connected.
+        """
+        if not 2 <= len(data) <= 10:
+            raise ValueError("raw CAN frame: 2-byte id and 0-8 data bytes")
+        await self.send_frame(CanFrame(int.from_bytes(data[:2], "big"), bytes(data[2:])))
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[DeviceEvent]:
+        backoff = Backoff(self.settings.reconnect_min_delay, self.settings.reconnect_max_delay)
+        reported_down = False
+        while not self._closed:
+            link = self._open_link()
+            try:
+                await link.open()
+            except DriverError as exc:
+                self.count("open_failures")
+                if not reported_down:
+                    reported_down = True
+                    yield self._mark(
+                        DeviceUnavailable(
+                            device=self.device_id,
+                            at=self.clock(),
+                            reason="port_error",
+                            detail=str(exc),
+                        )
+                    )
+                await asyncio.sleep(backoff.next())
+                continue
+            self._link = link
+            try:
+                await self._handshake()
+                async for event in self._pump(link):
+                    if isinstance(event, DeviceAvailable):
+                        backoff.reset()
+                        reported_down = False
+                    elif isinstance(event, DeviceUnavailable):
+                        reported_down = True
+                    yield self._mark(event)
+            except TransportClosedError as exc:
+                self.count("disconnects")
+                now = self.clock()
+                for event in self._on_connection_lost(now):
+                    yield self._mark(event)
+                if not reported_down:
+                    reported_down = True
+                    yield self._mark(
+                        DeviceUnavailable(
+                            device=self.device_id, at=now, reason="disconnected", detail=str(exc)
+                        )
+                    )
+            finally:
+                self._link = None
+                self._out.clear()
+                await link.close()
+            if not self._closed:
+                await asyncio.sleep(backoff.next())
+
+    async def _pump(self, link: FrameLink) -> AsyncIterator[DeviceEvent]:
+        reader: asyncio.Future[CanFrame] | None = None
+        try:
+            while not self._closed:
+                while self._out:
+                    await self.send_frame(self._out.pop(0))
+                if reader is None:
+                    reader = asyncio.ensure_future(link.recv())
+                waker: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
+                done, _ = await asyncio.wait(
+                    {reader, waker}, timeout=self.tick_interval, return_when=asyncio.FIRST_COMPLETED
+                )
+                waker.cancel()
+                self._wake.clear()
+                now = self.clock()
+                if reader in done:
+                    frame = reader.result()  # raises TransportClosedError when the link is gone
+                    reader = None
+                    if self.frame_trace:
+                        self.frame_trace("rx", frame)
+                    for event in self._on_frame(frame, now):
+                        yield event
+                for event in self._on_tick(now):
+                    yield event
+        finally:
+            if reader is not None:
+                reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+
+    async def _close(self) -> None:
+        self._wake.set()  # the pump notices _closed at its next turn
+
+    def _mark(self, event: DeviceEvent) -> DeviceEvent:
+        if isinstance(event, DeviceAvailable):
+            self.available = True
+        elif isinstance(event, DeviceUnavailable):
+            self.available = False
+        return event
+
+
+class DrumSettings(DriverSettings):
+    """The ``[[devices]]`` options of a ``tablectl-drum`` (see the module docstring).
+
+    ``channel`` defaults to the entry's ``port``, then to ``can0``. ``can_options`` go to
+    ``can.Bus`` unchanged (e.g. ``{tty_baudrate = 115200}`` for slcan). ``relink_after``: a
+    drum silent this long gets its bus closed and reopened, which is how an unplugged socketcan
+    adapter is noticed (python-can reports nothing on that path; see
+    :mod:`drivers.transports.can`).
+    """
+
+    interface: str = pydantic.Field(default="socketcan", min_length=1)
+    channel: str | None = pydantic.Field(default=None, min_length=1)
+    bitrate: int | None = pydantic.Field(default=None, ge=10_000, le=1_000_000)
+    can_options: dict[str, str | int | float | bool] = pydantic.Field(default_factory=dict)
+    node_id: int = pydantic.Field(default=0x10, ge=1, le=MAX_NODE - MAX_READERS)
+    readers: int = pydantic.Field(default=1, ge=1, le=MAX_READERS)
+    heartbeat_timeout: float = pydantic.Field(default=1.0, ge=0.05, le=60)
+    balls: int = pydantic.Field(default=80, ge=1, le=MAX_BALL + 1)
+    first_ball: int = pydantic.Field(default=1, ge=0, le=1)
+    command_timeout: float = pydantic.Field(default=1.0, gt=0, le=30)
+    relink_after: float = pydantic.Field(default=10.0, gt=0, le=3600)
+
+    @pydantic.model_validator(mode="after")
+    def _check(self) -> DrumSettings:
+        if self.first_ball + self.balls - 1 > MAX_BALL:
+            raise ValueError(
+                f"balls {self.first_ball}..{self.first_ball + self.balls - 1} exceed the "
+                f"protocol's largest ball number {MAX_BALL}"
+            )
+        if self.relink_after <= self.heartbeat_timeout:
+            raise ValueError("relink_after must exceed heartbeat_timeout")
+        return self
+
+
+class DrumDriver(FrameDriver):
+    """One ball drum on a CAN bus (tablectl reference protocol).
+
+    Public commands (each waits for the controller's acknowledgement and returns its
+    :class:`AckResult`; a refusal is a value, not an exception): :meth:`start_mixing`,
+    :meth:`stop_mixing`, :meth:`release_ball`, :meth:`query_status`, :meth:`clear_fault`,
+    :meth:`return_balls`.
+
+    Counters: ``decode_errors``, the interpreter's (``rereads``, ``repeated_frames``,
+    ``out_of_range``, ``foreign_frames``, ``reader_mismatch``, ``reboots``), ``relinks``, plus
+    ``open_failures`` and ``disconnects``.
+    """
+
+    settings_model: ClassVar[type[DriverSettings]] = DrumSettings
+
+    def __init__(
+        self,
+        device_id: str,
+        port: str | None,
+        options: Mapping[str, Any] | DriverSettings | None = None,
+        *,
+        clock: Clock = time.time,
+        trace: TraceHook | None = None,
+    ) -> None:
+        super().__init__(device_id, port, options, clock=clock, trace=trace)
+        assert isinstance(self.settings, DrumSettings)  # the base validated it with settings_model
+        self.drum_settings: DrumSettings = self.settings
+        s = self.drum_settings
+        if s.channel is not None and port is not None and s.channel != port:
+            raise DriverInitError(
+                f"device {device_id!r}: port {port!r} and channel {s.channel!r} disagree; "
+                "give one of them"
+            )
+        self.channel = s.channel or port or DEFAULT_CHANNEL
+        self._check_interface(s.interface)
+        if trace is not None:
+            byte_trace = trace
+
+            def frame_trace(direction: Any, frame: CanFrame) -> None:
+                # The byte seam sees each frame in candump form ("210#0300070000").
+                byte_trace(direction, str(frame).encode())
+
+            self.frame_trace = frame_trace
+        self.interpreter = DrumInterpreter(device_id, s, count=self.count)
+        self.tick_interval = min(0.1, s.heartbeat_timeout / 4)
+        self.last_ack: Ack | None = None
+        self._token = 0
+        self._pending: dict[tuple[Opcode, int], asyncio.Future[AckResult]] = {}
+        self._quiet_since: float | None = None
+
+    def _check_interface(self, interface: str) -> None:
+        try:
+            from can.interfaces import VALID_INTERFACES  # noqa: PLC0415 - lazy, like the link
+        except ImportError:
+            return  # CanLink.open reports the missing library as DriverUnavailableError
+        if interface not in VALID_INTERFACES:
+            known = ", ".join(sorted(VALID_INTERFACES))
+            raise DriverInitError(
+                f"device {self.device_id!r}: unknown CAN interface {interface!r}; known: {known}"
+            )
+
+    @property
+    def state(self) -> DrumState | None:
+        """The drum's last reported state (None before the first state frame)."""
+        return self.interpreter.state
+
+    # --- hooks ---------------------------------------------------------------------------------
+
+    def _open_link(self) -> FrameLink:
+        from drivers.transports.can import CanLink  # noqa: PLC0415 - keeps python-can lazy
+
+        s = self.drum_settings
+        options: dict[str, Any] = dict(s.can_options)
+        if s.node_id % 16 == 0 and "can_filters" not in options:
+            # The drum's nodes share the id's bits 4-6: one filter, applied in the kernel or
+            # the adapter where the interface can, keeps other devices' traffic out of Python.
+            options["can_filters"] = [{"can_id": s.node_id, "can_mask": 0x070, "extended": False}]
+        return CanLink(s.interface, self.channel, bitrate=s.bitrate, **options)
+
+    async def _handshake(self) -> None:
+        self._quiet_since = self.clock()
+        # Ask for the state now instead of waiting up to a second for the periodic one; the
+        # answer also settles faults that cleared while the link was down.
+        self.queue_frame(encode_command(Command(self.drum_settings.node_id, Opcode.QUERY_STATUS)))
+
+    def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
+        message = decode(frame)
+        if isinstance(message, DecodeError):
+            self.count("decode_errors")
+            return []
+        if isinstance(message, Ack) and message.node == self.drum_settings.node_id:
+            self.last_ack = message
+            future = self._pending.pop((message.opcode, message.token), None)
+            if future is not None and not future.done():
+                future.set_result(message.result)
+        return self.interpreter.feed(message, now)
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        events = self.interpreter.tick(now)
+        if self.interpreter.available:
+            self._quiet_since = None
+        elif self._quiet_since is None:
+            self._quiet_since = now
+        elif now - self._quiet_since > self.drum_settings.relink_after:
+            # Unavailable, so the interpreter had nothing more to say (events is empty).
+            self.count("relinks")
+            self._quiet_since = None
+            raise TransportClosedError(
+                f"no frame from the drum for {self.drum_settings.relink_after:g} s: reopening"
+            )
+        return events
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(TransportClosedError("the CAN link dropped"))
+        self._pending.clear()
+        return self.interpreter.connection_lost(now)
+
+    # --- commands ------------------------------------------------------------------------------
+
+    async def start_mixing(self) -> AckResult:
+        """Blower and air on: the balls mix (R16: mechanical mixing by air flow)."""
+        return await self.command(Opcode.START_MIXING)
+
+    async def stop_mixing(self) -> AckResult:
+        return await self.command(Opcode.STOP_MIXING)
+
+    async def release_ball(self) -> AckResult:
+        """Open the gate for one ball; its read arrives later as a ``BallRead`` event."""
+        return await self.command(Opcode.RELEASE_BALL)
+
+    async def query_status(self) -> AckResult:
+        """Ask for a state frame now (and a fault frame per latched fault)."""
+        return await self.command(Opcode.QUERY_STATUS)
+
+    async def return_balls(self) -> AckResult:
+        """Empty the receiver back into the drum (between draws)."""
+        return await self.command(Opcode.RETURN_BALLS)
+
+    async def clear_fault(self, kind: FaultKind | None = None, reader: int = 0) -> AckResult:
+        """Ask the drum to clear a latched fault (``None``: all); the drum answers with a
+        fault-cleared frame if the cause is gone, ``REFUSED`` otherwise."""
+        return await self.command(Opcode.CLEAR_FAULT, kind=int(kind or 0), reader=reader)
+
+    async def command(self, opcode: Opcode, *, kind: int = 0, reader: int = 0) -> AckResult:
+        """Send one command and wait for its acknowledgement.
+
+        Raises:
+            TransportClosedError: not connected, or the link dropped before the answer.
+            DeviceTimeoutError: no acknowledgement within ``command_timeout``.
+            ValueError: arguments the protocol does not allow.
+        """
+        # Tokens 1-255: 0 is the driver's own status query on connect, whose answer must never
+        # be taken for a command's.
+        self._token = self._token % 255 + 1
+        command = Command(self.drum_settings.node_id, opcode, self._token, kind, reader)
+        frame = encode_command(command)
+        future: asyncio.Future[AckResult] = asyncio.get_running_loop().create_future()
+        key = (opcode, command.token)
+        self._pending[key] = future
+        try:
+            await self.send_frame(frame)
+            return await asyncio.wait_for(
+                asyncio.shield(future), self.drum_settings.command_timeout
+            )
+        except TimeoutError:
+            raise DeviceTimeoutError(
+                f"device {self.device_id!r}: no acknowledgement of {opcode.name} within "
+                f"{self.drum_settings.command_timeout:g} s"
+            ) from None
+        finally:
+            if self._pending.get(key) is future:
+                del self._pending[key]
+            if not future.done():
+                future.cancel()

@@ -1,0 +1,333 @@
+"""Ball drum: decoded messages + time in, device events out. Pure (STYLE practice 1).
+
+The drum reports *levels* (a state frame every second, heartbeats every 200 ms) and *edges* that
+may arrive twice (a reader that did not see its frame acknowledged on the bus sends it again);
+the engine wants each fact once. This module owns that translation. It reads no clock: every
+entry point takes ``now``.
+
+Rules:
+
+* **Liveness.** Any valid frame from the controller node (its heartbeat comes every 200 ms) makes
+  the drum available (:class:`DeviceAvailable` on the first one); none for
+  ``heartbeat_timeout`` → :class:`DeviceUnavailable` ``reason="silent"``, and the next frame →
+  available again. A *reader* that stops heartbeating while the controller is alive is a latched
+  fault ``drum_reader_silent_<r>`` (cleared by its next heartbeat): the drum is still there,
+  but balls may pass unread.
+* **Mixing.** :class:`MixingChanged` whenever the state frame's mixing flag differs from the last
+  one reported (the first state frame ever always reports).
+* **Balls.** One :class:`BallRead` per physical read:
+
+  - a frame with the same reader and sequence counter as that reader's previous read is the same
+    frame again (a CAN retransmission or a reader's resend), not a second ball;
+  - within one draw (from an empty receiver to the next empty receiver), the same ball number at
+    the same receiver position again (or where either position is unknown) is the same ball
+    read twice (a second reader, a re-read), not a second ball: counted as ``rereads``.
+    The same number at a *different* position is reported: two physical balls cannot share a
+    number, so the engine must see it and decide (re-read / supervisor);
+  - a ball outside ``first_ball .. first_ball + balls - 1`` is reported all the same (counted
+    as ``out_of_range``): judging it is the draw engine's job, and dropping it would hide that
+    the tube holds a foreign ball.
+
+  A reader that reboots (its heartbeat uptime went backwards) starts its counter again, so its
+  last sequence number is forgotten.
+* **Tube full.** :class:`TubeFull` once per fill, on the tube-full frame or the state frame's
+  flag, whichever comes first; re-armed when the receiver is emptied.
+* **Faults.** Latched by code, raised once and cleared once: from fault frames (the edges, with
+  their detail) and from the state frame's fault bits (the level, which also tells a host that
+  reconnects what cleared meanwhile). Codes: ``drum_blower_fault``, ``drum_gate_fault``,
+  ``drum_sensor_fault``, ``drum_reader_fault_<r>``, ``drum_reader_silent_<r>``,
+  ``drum_not_operational`` (the controller's heartbeat says it is not operational).
+
+Frames from nodes outside this drum (``node_id .. node_id + readers``), acknowledgements and
+commands (another host on the bus) produce no events. Entry points never raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from drivers.drum.protocol import (
+    Ack,
+    BallReport,
+    Command,
+    DrumMessage,
+    DrumState,
+    FaultKind,
+    FaultReport,
+    Heartbeat,
+    NodeState,
+    TubeFullReport,
+)
+from drivers.events import (
+    BallRead,
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceFaultCleared,
+    DeviceFaultRaised,
+    DeviceUnavailable,
+    MixingChanged,
+    TubeFull,
+)
+
+__all__ = [
+    "FAULT_BLOWER",
+    "FAULT_GATE",
+    "FAULT_NOT_OPERATIONAL",
+    "FAULT_SENSOR",
+    "DrumInterpreter",
+    "InterpreterSettings",
+    "fault_code",
+    "reader_silent_code",
+]
+
+FAULT_BLOWER = "drum_blower_fault"
+FAULT_GATE = "drum_gate_fault"
+FAULT_SENSOR = "drum_sensor_fault"
+FAULT_NOT_OPERATIONAL = "drum_not_operational"
+
+_KIND_CODES = {
+    FaultKind.BLOWER: FAULT_BLOWER,
+    FaultKind.GATE: FAULT_GATE,
+    FaultKind.SENSOR: FAULT_SENSOR,
+}
+
+
+def fault_code(kind: FaultKind, reader: int = 0) -> str:
+    """The stable code of a drum fault (``drum_blower_fault``, ``drum_reader_fault_2``)."""
+    if kind is FaultKind.READER:
+        return f"drum_reader_fault_{reader}"
+    return _KIND_CODES[kind]
+
+
+def reader_silent_code(reader: int) -> str:
+    """``drum_reader_silent_<r>``: reader ``r`` stopped heartbeating."""
+    return f"drum_reader_silent_{reader}"
+
+
+class InterpreterSettings(Protocol):
+    """What the interpreter reads from :class:`drivers.drum.driver.DrumSettings` (a protocol, so
+    this module does not import the driver module and with it asyncio)."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def readers(self) -> int: ...
+
+    @property
+    def heartbeat_timeout(self) -> float: ...
+
+    @property
+    def balls(self) -> int: ...
+
+    @property
+    def first_ball(self) -> int: ...
+
+
+@dataclass
+class _Reader:
+    last_heartbeat: float | None = None
+    uptime: int | None = None
+    last_seq: int | None = None
+
+
+class DrumInterpreter:
+    """Turns decoded drum messages into :mod:`drivers.events` facts; see the module docstring.
+
+    Args:
+        device_id: copied into every event's ``device``.
+        settings: the driver's validated settings.
+        count: called with a diagnostic counter name (``rereads``, ``repeated_frames``,
+            ``out_of_range``, ``foreign_frames``, ``reader_mismatch``, ``reboots``).
+    """
+
+    def __init__(
+        self,
+        device_id: str,
+        settings: InterpreterSettings,
+        *,
+        count: Callable[[str], None] | None = None,
+    ) -> None:
+        self.device_id = device_id
+        self.settings = settings
+        self._count = count or (lambda _name: None)
+        self.available = False
+        self.state: DrumState | None = None
+        """The last state frame (technician tools; kept across silence and reconnects)."""
+        self.faults: dict[str, str] = {}
+        """Latched fault codes → detail."""
+        self._last_controller: float | None = None
+        self._controller_uptime: int | None = None
+        self._readers = {r: _Reader() for r in range(1, settings.readers + 1)}
+        self._readers_ref: float | None = None
+        self._mixing: bool | None = None
+        self._tube_full_reported = False
+        self._draw: list[tuple[int, int]] = []  # (ball, position) of this draw's reads
+
+    # --- entry points --------------------------------------------------------------------------
+
+    def feed(self, message: DrumMessage, now: float) -> list[DeviceEvent]:
+        """Events caused by ``message`` arriving at ``now``."""
+        base = self.settings.node_id
+        offset = message.node - base
+        if not 0 <= offset <= self.settings.readers:
+            self._count("foreign_frames")
+            return []
+        events: list[DeviceEvent] = []
+        if offset == 0 and not isinstance(message, Command):
+            self._last_controller = now
+            if not self.available:
+                self.available = True
+                self._readers_ref = now
+                events.append(DeviceAvailable(device=self.device_id, at=now))
+        match message:
+            case Heartbeat():
+                events += self._heartbeat(message, offset, now)
+            case DrumState():
+                if offset == 0:
+                    events += self._state(message, now)
+            case BallReport():
+                events += self._ball(message, offset, now)
+            case TubeFullReport():
+                if offset == 0:
+                    events += self._tube_full(now)
+            case FaultReport():
+                code = fault_code(message.kind, message.reader)
+                if message.active:
+                    events += self._raise(code, f"detail {message.detail}", now)
+                else:
+                    events += self._clear(code, now)
+            case Ack() | Command():
+                pass
+        return events
+
+    def tick(self, now: float) -> list[DeviceEvent]:
+        """Timers: controller silence and reader silence."""
+        timeout = self.settings.heartbeat_timeout
+        if not self.available:
+            return []
+        if self._last_controller is not None and now - self._last_controller > timeout:
+            self.available = False
+            return [
+                DeviceUnavailable(
+                    device=self.device_id,
+                    at=now,
+                    reason="silent",
+                    detail=f"no frame from node {self.settings.node_id} for {timeout:g} s",
+                )
+            ]
+        events: list[DeviceEvent] = []
+        for number, reader in self._readers.items():
+            ref = reader.last_heartbeat
+            if ref is None or (self._readers_ref is not None and ref < self._readers_ref):
+                ref = self._readers_ref
+            if ref is not None and now - ref > timeout:
+                events += self._raise(
+                    reader_silent_code(number), f"no heartbeat for {timeout:g} s", now
+                )
+        return events
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        """The link dropped: forget liveness (the driver reports the unavailability itself).
+
+        Latched faults, the mixing level and the draw's reads are kept: the drum did not forget
+        them, and the first state frame after reconnecting settles what changed.
+        """
+        del now
+        self.available = False
+        self._last_controller = None
+        return []
+
+    # --- handlers ------------------------------------------------------------------------------
+
+    def _heartbeat(self, hb: Heartbeat, offset: int, now: float) -> list[DeviceEvent]:
+        if offset == 0:
+            if self._controller_uptime is not None and hb.uptime < self._controller_uptime:
+                self._count("reboots")
+            self._controller_uptime = hb.uptime
+            if hb.state is NodeState.OPERATIONAL:
+                return self._clear(FAULT_NOT_OPERATIONAL, now)
+            return self._raise(FAULT_NOT_OPERATIONAL, f"node state {hb.state.name}", now)
+        reader = self._readers[offset]
+        if reader.uptime is not None and hb.uptime < reader.uptime:
+            self._count("reboots")
+            reader.last_seq = None  # a rebooted reader counts its reads from scratch
+        reader.uptime = hb.uptime
+        reader.last_heartbeat = now
+        return self._clear(reader_silent_code(offset), now)
+
+    def _state(self, state: DrumState, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        self.state = state
+        if state.mixing != self._mixing:
+            self._mixing = state.mixing
+            events.append(MixingChanged(device=self.device_id, at=now, on=state.mixing))
+        if state.tube_count == 0:
+            self._draw.clear()
+        if state.tube_full:
+            events += self._tube_full(now)
+        else:
+            self._tube_full_reported = False
+        # The fault bits are levels: they raise what we missed and clear what went away.
+        for kind, code in _KIND_CODES.items():
+            if kind in state.faults:
+                events += self._raise(code, "reported in drum state", now)
+            else:
+                events += self._clear(code, now)
+        for number in range(1, self.settings.readers + 1):
+            code = fault_code(FaultKind.READER, number)
+            if number in state.reader_faults:
+                events += self._raise(code, "reported in drum state", now)
+            else:
+                events += self._clear(code, now)
+        return events
+
+    def _ball(self, report: BallReport, offset: int, now: float) -> list[DeviceEvent]:
+        if offset != report.reader:
+            # A reader's frame must come from its own node; anything else is a misconfigured
+            # node id, and trusting either number could credit the read to the wrong reader.
+            self._count("reader_mismatch")
+            return []
+        reader = self._readers[offset]
+        if reader.last_seq == report.seq:
+            self._count("repeated_frames")
+            return []
+        reader.last_seq = report.seq
+        position = report.position or None
+        for ball, seen_at in self._draw:
+            if ball == report.ball and (position is None or seen_at in (0, report.position)):
+                self._count("rereads")
+                return []
+        self._draw.append((report.ball, report.position))
+        low = self.settings.first_ball
+        if not low <= report.ball < low + self.settings.balls:
+            self._count("out_of_range")
+        return [
+            BallRead(
+                device=self.device_id,
+                at=now,
+                ball=report.ball,
+                reader=report.reader,
+                position=position,
+                quality=report.quality,
+            )
+        ]
+
+    def _tube_full(self, now: float) -> list[DeviceEvent]:
+        if self._tube_full_reported:
+            return []
+        self._tube_full_reported = True
+        return [TubeFull(device=self.device_id, at=now)]
+
+    def _raise(self, code: str, detail: str, now: float) -> list[DeviceEvent]:
+        if code in self.faults:
+            return []
+        self.faults[code] = detail
+        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
+
+    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
+        if self.faults.pop(code, None) is None:
+            return []
+        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]

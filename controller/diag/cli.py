@@ -95,7 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser(
         "probe",
         parents=[common, device, timed],
-        help="identify a device (SS2 *K, *V), show its status and live decoded events",
+        help="identify a device (SS2 *K, *V; shuffler VERS, STAT), show its status and live "
+        "decoded events",
     )
 
     sniff = sub.add_parser(
@@ -127,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     selftest = sub.add_parser(
         "selftest",
         parents=[common, device],
-        help="run the device's self-test (SS2 *F) and explain each code",
+        help="run the device's self-test (SS2 *F; shuffler deck check DCHK) and explain each code",
     )
     selftest.add_argument(
         "--timeout", type=_positive, default=300.0, help="give up after this long (default 300 s)"
@@ -147,24 +148,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats = sub.add_parser(
         "stats",
         parents=[common],
-        help="wheel bias: 3-sigma frequencies, chi-square p-value, serial correlation",
+        help="wheel bias or shuffle randomness from the journal: 3-sigma frequencies, "
+        "chi-square p-values, serial correlation",
+        description="Roulette tables: wheel bias of the settled spins. Card tables (baccarat, "
+        "dragon tiger, blackjack): shuffle randomness of the dealt shoes (rank and suit at "
+        "each position, the first card, serial correlation, shoe-to-shoe repetition, results "
+        "against theory). The table's game picks which.",
     )
-    stats.add_argument("--config", type=Path, help="table config (journal, variant, devices)")
+    stats.add_argument("--config", type=Path, help="table config (journal, game, rules, devices)")
     stats.add_argument("--journal", type=Path, help="journal file (default: the config's)")
     stats.add_argument(
         "--variant",
         choices=("european", "american", "french"),
-        help="wheel (default: the config's [rules] variant, else european)",
+        help="roulette wheel (default: the config's [rules] variant, else european)",
     )
-    stats.add_argument("--last", type=_count, metavar="N", help="only the last N settled spins")
+    stats.add_argument(
+        "--last",
+        type=_count,
+        metavar="N",
+        help="only the last N settled spins (roulette) or dealt shoes (card tables)",
+    )
     stats.add_argument(
         "--alpha",
         type=_probability,
-        default=0.025,
-        help="risk level of the chi-square and serial tests (default 0.025, regulatory R24)",
+        default=None,
+        help="risk level of the chi-square and serial tests (default: 0.025 for a wheel, "
+        "regulatory R24; 0.05 for a shuffler, R5)",
     )
     stats.add_argument(
-        "--sigma", type=_positive, default=3.0, help="flag numbers beyond this many sigma"
+        "--sigma",
+        type=_positive,
+        default=3.0,
+        help="flag numbers (first-card ranks, results) beyond this many sigma",
     )
     stats.add_argument(
         "--device",

@@ -17,13 +17,14 @@ from typing import Any
 
 from controller.config import DeviceConfig
 from controller.diag.errors import UnsupportedError
-from controller.diag.plugins import Decoded, DeviceDiagnostics, LiveDecoder
+from controller.diag.link import Link
+from controller.diag.plugins import Decoded, DeviceDiagnostics, Identity, LiveDecoder
 from drivers.base import DriverSettings, StreamDriver
 from drivers.events import DeviceEvent
 from drivers.registry import get_driver_class
 from drivers.transports.base import ByteStream
 
-__all__ = ["StreamDriverDiagnostics", "describe_event"]
+__all__ = ["ShoeDiagnostics", "StreamDriverDiagnostics", "describe_event"]
 
 
 def describe_event(event: DeviceEvent) -> Decoded:
@@ -83,3 +84,14 @@ class StreamDriverDiagnostics(DeviceDiagnostics):
         if callable(connected):
             connected()
         return _DriverDecoder(driver)
+
+
+class ShoeDiagnostics(StreamDriverDiagnostics):
+    """A card shoe: listen and decode only, and say why."""
+
+    async def identify(self, link: Link) -> Identity:
+        raise UnsupportedError(
+            "a card shoe has no query protocol (no identify, status or self-test command): it "
+            "only sends a line when a card passes its reader, so diag can only listen; deal or "
+            "scan a card to see it decoded"
+        )

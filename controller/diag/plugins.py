@@ -43,10 +43,12 @@ __all__ = [
 
 DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("controller.diag.ss2", "SS2Diagnostics"),
-    # Listen-only (probe, sniff) until these families get plug-ins of their own.
-    "hid-shoe": ("controller.diag.generic", "StreamDriverDiagnostics"),
-    "serial-shoe": ("controller.diag.generic", "StreamDriverDiagnostics"),
-    "tablectl-shuffler": ("controller.diag.generic", "StreamDriverDiagnostics"),
+    "tablectl-shuffler": ("controller.diag.shuffler", "ShufflerDiagnostics"),
+    # Listen-only (probe, sniff): a shoe has no query protocol, it only speaks when a card passes.
+    "hid-shoe": ("controller.diag.generic", "ShoeDiagnostics"),
+    "serial-shoe": ("controller.diag.generic", "ShoeDiagnostics"),
+    # Listen-only until the family gets a plug-in of its own.
+    "tablectl-bigwheel": ("controller.diag.generic", "StreamDriverDiagnostics"),
 }
 """Driver registry key → (module, class) of its diagnostics. Keys are those of
 :data:`drivers.registry.DRIVERS`."""

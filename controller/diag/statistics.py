@@ -15,6 +15,23 @@ its expectation, a **χ² goodness-of-fit test against uniform at risk level 0.0
 
 A flag means "look at this wheel", not "the wheel is biased": with 37 numbers, about one in 370
 fair windows flags some number at 3σ by chance.
+
+The shuffle tests (R5) reuse the same pieces on cards, shoe by shoe:
+
+* :func:`frequency_test`: χ² of counts against any probabilities (the first card's rank, a
+  baccarat shoe's banker/player/tie results), with a z and a σ flag per category;
+* :func:`position_test`: one χ² per card position across shoes (the rank, or suit, of the n-th
+  card of every shoe against uniform), summed over the positions into one statistic with the
+  summed degrees of freedom, plus each position on its own against a Bonferroni limit. The sum is
+  not exactly χ² (positions of one shoe are drawn without replacement), but its mean is exact and
+  its spread a little smaller, so the test errs on the quiet side (checked by simulation in the
+  tests: about α of fair windows flag, fewer with few shoes); each position alone is judged by
+  its most frequent category (:func:`max_cell_p`, exact enough with a handful of shoes, where
+  the χ² approximation is not);
+* :func:`pooled_serial_correlation`: lag-1 correlation of consecutive values *within* each
+  sequence (never across a shuffle), pooled; a whole shuffled shoe has E[r₁] = −1/L, L its length;
+* :func:`repetition_test`: how often a shoe repeats the previous shoe's card at the same position
+  (a shuffler that does not shuffle), one-sided against the rate of two independent shoes.
 """
 
 from __future__ import annotations
@@ -23,19 +40,30 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 __all__ = [
     "BiasReport",
+    "FrequencyTest",
     "NumberFrequency",
+    "PositionOutlier",
+    "PositionTest",
+    "RepetitionTest",
     "SerialCorrelation",
     "analyse_counts",
     "analyse_spins",
     "chi2_sf",
+    "frequency_test",
     "gamma_q",
+    "max_cell_p",
+    "pooled_serial_correlation",
+    "position_test",
+    "repetition_test",
     "serial_correlation",
 ]
 
 Pocket = int | str
+Category = TypeVar("Category", bound=int | str)
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -223,3 +251,247 @@ def analyse_spins(
         index = {p: i for i, p in enumerate(wheel_order)}
         by_position = serial_correlation([index[n] for n in numbers if n in index], alpha=alpha)
     return dataclasses.replace(report, serial_by_number=by_number, serial_by_position=by_position)
+
+
+def _binomial_z(count: int, n: int, p: float) -> float:
+    sd = math.sqrt(n * p * (1 - p))
+    return (count - n * p) / sd if sd > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class FrequencyTest:
+    """Counts of categories against their probabilities: χ², its p-value and σ flags."""
+
+    n: int
+    frequencies: tuple[NumberFrequency, ...]
+    chi_square: float
+    dof: int
+    p_value: float
+    alpha: float
+    sigma: float
+    chi_flagged: bool
+
+    @property
+    def flagged_categories(self) -> tuple[NumberFrequency, ...]:
+        return tuple(f for f in self.frequencies if f.flagged)
+
+    @property
+    def flagged(self) -> bool:
+        return self.chi_flagged or bool(self.flagged_categories)
+
+
+def frequency_test(
+    counts: Mapping[Category, int],
+    probabilities: Mapping[Category, float],
+    *,
+    alpha: float = 0.05,
+    sigma: float = 3.0,
+    sigma_min_expected: float = 0.0,
+) -> FrequencyTest:
+    """χ² goodness of fit of ``counts`` to ``probabilities`` (which must sum to 1), with k − 1
+    degrees of freedom, and each category's binomial z (flagged beyond ``sigma``, but only where
+    at least ``sigma_min_expected`` are expected: a binomial with a small mean is too skewed for
+    a σ limit, e.g. 7 of 30 where 2.3 are expected is "3.2 σ" and happens one time in 120).
+
+    Raises:
+        ValueError: fewer than two categories, or probabilities that are not a distribution.
+    """
+    k = len(probabilities)
+    if k < 2:
+        raise ValueError("need at least two categories")
+    if any(p <= 0 for p in probabilities.values()) or abs(sum(probabilities.values()) - 1) > 1e-6:
+        raise ValueError("probabilities must be positive and sum to 1")
+    n = sum(counts.get(c, 0) for c in probabilities)
+    frequencies = []
+    chi = 0.0
+    for category, p in probabilities.items():
+        count = counts.get(category, 0)
+        expected = n * p
+        z = _binomial_z(count, n, p)
+        flagged = abs(z) > sigma and expected >= sigma_min_expected
+        frequencies.append(NumberFrequency(category, count, expected, z, flagged))
+        if expected > 0:
+            chi += (count - expected) ** 2 / expected
+    p_value = chi2_sf(chi, k - 1) if n > 0 else 1.0
+    return FrequencyTest(
+        n=n,
+        frequencies=tuple(frequencies),
+        chi_square=chi,
+        dof=k - 1,
+        p_value=p_value,
+        alpha=alpha,
+        sigma=sigma,
+        chi_flagged=n > 0 and p_value < alpha,
+    )
+
+
+def max_cell_p(counts: Sequence[int]) -> float:
+    """P(some category gets at least ``max(counts)``) for ``sum(counts)`` uniform draws over
+    ``len(counts)`` categories, bounded above by the union: k · P(Binomial(n, 1/k) ≥ max).
+
+    Valid for any n (the χ² approximation is not, with a handful of shoes per position), and
+    what a stacked position looks like: the same rank again and again.
+    """
+    k, n, top = len(counts), sum(counts), max(counts, default=0)
+    if k < 2 or n == 0:
+        return 1.0
+    p = 1 / k
+    tail = sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(top, n + 1))
+    return min(1.0, k * tail)
+
+
+@dataclass(frozen=True)
+class PositionOutlier:
+    """A position where one category came up too often: ``count`` of ``shoes``, p-value."""
+
+    position: int
+    category: str
+    count: int
+    shoes: int
+    p_value: float
+
+
+@dataclass(frozen=True)
+class PositionTest:
+    """Per-position χ² against uniform, summed (see the module docstring).
+
+    ``positions``: how many positions were tested (1-based positions ``1..positions`` that at
+    least ``min_shoes`` shoes reached). ``outliers``: positions whose most frequent category is
+    beyond ``outlier_alpha / positions`` (Bonferroni) by :func:`max_cell_p`, most extreme first.
+    ``least_p``: the smallest of those per-position p-values and its position (shown even when
+    not an outlier, so a technician sees where the window is least uniform).
+    """
+
+    categories: tuple[str, ...]
+    positions: int
+    shoes: int
+    chi_square: float
+    dof: int
+    p_value: float
+    alpha: float
+    outlier_alpha: float
+    outliers: tuple[PositionOutlier, ...]
+    least_p: PositionOutlier | None
+
+    @property
+    def sum_flagged(self) -> bool:
+        """The summed χ² is beyond its risk level."""
+        return self.positions > 0 and self.p_value < self.alpha
+
+    @property
+    def flagged(self) -> bool:
+        """The sum, or some position on its own, is beyond its risk level."""
+        return self.sum_flagged or bool(self.outliers)
+
+
+def position_test(
+    columns: Sequence[Sequence[int]],
+    categories: Sequence[str],
+    *,
+    min_shoes: int,
+    alpha: float = 0.05,
+    outlier_alpha: float | None = None,
+    max_outliers: int = 20,
+) -> PositionTest:
+    """``columns[i][c]``: how many shoes had ``categories[c]`` at position ``i + 1``.
+
+    Positions are tested from the first while at least ``min_shoes`` shoes reached them (a
+    position only a few shoes reached says nothing: one shoe gives a constant χ²). The sum is
+    tested at ``alpha``, the positions one by one at ``outlier_alpha`` (default ``alpha``)
+    divided by the number of positions.
+
+    Raises:
+        ValueError: fewer than two categories, ``min_shoes`` below 2, or a column that does not
+            have one count per category.
+    """
+    k = len(categories)
+    if k < 2:
+        raise ValueError("need at least two categories")
+    if min_shoes < 2:
+        raise ValueError("min_shoes must be at least 2")
+    family = alpha if outlier_alpha is None else outlier_alpha
+    chi_total = 0.0
+    tops: list[PositionOutlier] = []
+    shoes = 0
+    for index, column in enumerate(columns):
+        n = sum(column)
+        if n < min_shoes:
+            break
+        if len(column) != k:
+            raise ValueError(f"position {index + 1}: {len(column)} counts, not {k}")
+        shoes = max(shoes, n)
+        expected = n / k
+        chi_total += sum((c - expected) ** 2 for c in column) / expected
+        top = max(range(k), key=lambda c: column[c])
+        tops.append(PositionOutlier(index + 1, categories[top], column[top], n, max_cell_p(column)))
+    positions = len(tops)
+    dof = positions * (k - 1)
+    p_value = chi2_sf(chi_total, dof) if dof > 0 else 1.0
+    limit = family / positions if positions else 0.0
+    ranked = sorted(tops, key=lambda t: (t.p_value, t.position))
+    return PositionTest(
+        categories=tuple(categories),
+        positions=positions,
+        shoes=shoes,
+        chi_square=chi_total,
+        dof=dof,
+        p_value=p_value,
+        alpha=alpha,
+        outlier_alpha=family,
+        outliers=tuple(t for t in ranked[:max_outliers] if t.p_value < limit),
+        least_p=ranked[0] if ranked else None,
+    )
+
+
+def pooled_serial_correlation(
+    sequences: Sequence[Sequence[float]], *, alpha: float = 0.05
+) -> SerialCorrelation | None:
+    """Lag-1 autocorrelation of consecutive values within each sequence, pooled over all of
+    them (around the overall mean); ``None`` when undefined (under 3 pairs, or constant).
+
+    Each sequence is a whole shuffled shoe (or its dealt part), for which E[r₁] ≈ −1/L; pooled
+    over S sequences of V values in all that is −S/V, and z = (r₁ + S/V)·√pairs.
+    """
+    used = [s for s in sequences if len(s) >= 2]
+    values = [v for s in used for v in s]
+    pairs = len(values) - len(used)
+    if pairs < 3:
+        return None
+    mean = sum(values) / len(values)
+    denominator = sum((v - mean) ** 2 for v in values)
+    if denominator == 0:
+        return None
+    numerator = sum((s[i] - mean) * (s[i + 1] - mean) for s in used for i in range(len(s) - 1))
+    r = numerator / denominator
+    z = (r + len(used) / len(values)) * math.sqrt(pairs)
+    p_value = math.erfc(abs(z) / math.sqrt(2))
+    return SerialCorrelation(r, z, p_value, p_value < alpha)
+
+
+@dataclass(frozen=True)
+class RepetitionTest:
+    """Cards at the same position as in the previous shoe: ``matches`` of ``compared``
+    positions, against ``rate`` (two independent shoes), one-sided (only too many is odd)."""
+
+    matches: int
+    compared: int
+    rate: float
+    z: float
+    p_value: float
+    flagged: bool
+
+    @property
+    def expected(self) -> float:
+        return self.compared * self.rate
+
+
+def repetition_test(
+    matches: int, compared: int, rate: float, *, alpha: float = 0.05
+) -> RepetitionTest | None:
+    """The normal approximation to the binomial upper tail; ``None`` when fewer than five
+    matches are expected (too few positions compared for the approximation)."""
+    if not 0 < rate < 1 or compared * rate < 5:
+        return None
+    z = _binomial_z(matches, compared, rate)
+    p_value = 0.5 * math.erfc(z / math.sqrt(2))
+    return RepetitionTest(matches, compared, rate, z, p_value, p_value < alpha)

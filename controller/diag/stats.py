@@ -26,6 +26,7 @@ __all__ = [
     "Spin",
     "Window",
     "check_variant",
+    "connect_read_only",
     "device_report",
     "ordered_pockets",
     "read_spins",
@@ -62,7 +63,12 @@ def ordered_pockets(variant: Variant) -> list[Pocket]:
     )
 
 
-def _connect_read_only(path: Path) -> sqlite3.Connection:
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """The journal at ``path``, opened read-only (see the module docstring).
+
+    Raises:
+        DiagError: the file is missing or is not a journal.
+    """
     if not path.is_file():
         raise DiagError(f"{path}: no such journal file")
     uri = path.resolve().as_uri() + "?mode=ro"
@@ -91,7 +97,7 @@ def read_spins(path: Path, variant: Variant, *, last: int | None = None) -> Wind
     valid = pockets(variant)
     spins: list[Spin] = []
     voids = invalid = 0
-    conn = _connect_read_only(path)
+    conn = connect_read_only(path)
     try:
         cursor = conn.execute(
             "SELECT seq, body FROM records WHERE type = 'outcome' ORDER BY seq DESC"

@@ -1,14 +1,19 @@
-"""``diag stats``: the journal's wheel-bias report, optionally with the wheel's own figures.
+"""``diag stats``: wheel bias or shuffle randomness, whichever the table's game calls for.
 
-Kept apart from :mod:`controller.diag.stats` (reading) and :mod:`controller.diag.statistics`
-(maths) so both stay usable from tests and other tools without any output format.
+A roulette table gets the journal's wheel-bias report, optionally with the wheel's own figures
+(:mod:`controller.diag.stats`); a card table (baccarat, dragon tiger, blackjack) gets the
+shuffle-randomness report of its shoes (:mod:`controller.diag.shoes`, presented by
+:mod:`controller.diag.shuffle_command`). The game comes from the config's ``[table] game``; with
+``--journal`` alone, from the journal itself (its newest outcome, else whether it holds cards).
+Kept apart from the reading and the maths (:mod:`controller.diag.statistics`) so those stay
+usable from tests and other tools without any output format.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from controller.config import TableConfig, load_config
 from controller.diag.errors import DiagError, PortHeldError
@@ -31,20 +36,42 @@ class StatsRequest:
     journal: Path | None = None
     variant: str | None = None
     last: int | None = None
-    alpha: float = 0.025
+    alpha: float | None = None
+    """``None``: 0.025 for a wheel (R24), 0.05 for a shuffler (R5)."""
     sigma: float = 3.0
     device: str | None = None
+
+
+WHEEL_ALPHA = 0.025
+"""Regulatory R24: the wheel's χ² at risk level 0.025."""
+SHUFFLE_ALPHA = 0.05
+"""Regulatory R5: the shuffler's χ² at 95 % confidence."""
+
+Kind = Literal["wheel", "shuffle"]
+
+
+def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
+    """Wheel or shuffle statistics, and the game, from the config or else the journal."""
+    from controller.diag.shoes import CARD_GAMES, journal_game  # noqa: PLC0415
+
+    game = config.table.game if config is not None else journal_game(journal)
+    if game is None or game == "roulette":
+        return "wheel", "roulette"
+    if game in CARD_GAMES:
+        return "shuffle", game
+    if game == "cards":  # a journal with shoes but no outcome yet
+        return "shuffle", None
+    where = config.source if config is not None else journal
+    raise DiagError(
+        f"{where}: diag stats analyses roulette wheels and card shoes "
+        f"({', '.join(sorted(CARD_GAMES))}); this table plays {game!r}"
+    )
 
 
 def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
     config = load_config(request.config) if request.config is not None else None
     if config is None and request.journal is None:
         raise DiagError("give --config FILE (or --journal FILE)")
-    if config is not None and config.table.game != "roulette" and request.journal is None:
-        raise DiagError(
-            f"{config.source}: diag stats analyses roulette wheels; this table plays "
-            f"{config.table.game!r}"
-        )
     journal = request.journal or (config.journal.path if config is not None else None)
     assert journal is not None
     name = request.variant
@@ -56,9 +83,66 @@ def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
 
 async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
     """Print the report; 1 if the wheel was asked for and could not be reached, else 0."""
+    config = load_config(request.config) if request.config is not None else None
+    if config is None and request.journal is None:
+        raise DiagError("give --config FILE (or --journal FILE)")
+    journal = request.journal or (config.journal.path if config is not None else None)
+    assert journal is not None
+    kind, game = _kind(config, journal)
+    if kind == "shuffle":
+        return _run_shuffle(request, config, journal, game, out=out, as_json=as_json)
+    return await _run_wheel(request, out=out, err=err, as_json=as_json)
+
+
+def _run_shuffle(
+    request: StatsRequest,
+    config: TableConfig | None,
+    journal: Path,
+    game: str | None,
+    *,
+    out: TextIO,
+    as_json: bool,
+) -> int:
+    from controller.diag.shoes import read_shoes, result_model, shuffle_report  # noqa: PLC0415
+    from controller.diag.shuffle_command import (  # noqa: PLC0415
+        ShuffleView,
+        render_shuffle,
+        shuffle_json,
+    )
+
+    played = game or "a card game"
+    if request.variant is not None:
+        raise DiagError(f"--variant is a roulette wheel's; this table plays {played}")
+    if request.device is not None:
+        raise DiagError(
+            f"--device asks a wheel for its own statistics (SS2 *w, *W); this table plays "
+            f"{played}, whose shuffler keeps none: its randomness is read from the journal"
+        )
+    window = read_shoes(journal, last=request.last)
+    model = None
+    if game is not None:
+        rules = config.rules if config is not None else {}
+        model = result_model(game, rules, [w for shoe in window.shoes for w in shoe.results])
+    report = shuffle_report(
+        window,
+        model=model,
+        alpha=request.alpha if request.alpha is not None else SHUFFLE_ALPHA,
+        sigma=request.sigma,
+    )
+    table_id = config.table.id if config is not None else None
+    view = ShuffleView(table_id, journal, game, window, report, request.last)
+    if as_json:
+        emit_json(out, shuffle_json(view))
+    else:
+        render_shuffle(out, view)
+    return 0
+
+
+async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
     config, journal, variant = _sources(request)
     window = read_spins(journal, variant, last=request.last)
-    report = wheel_report(window, variant, alpha=request.alpha, sigma=request.sigma)
+    alpha = request.alpha if request.alpha is not None else WHEEL_ALPHA
+    report = wheel_report(window, variant, alpha=alpha, sigma=request.sigma)
     device: DeviceStatistics | None = None
     device_error: str | None = None
     if request.device is not None:
@@ -71,7 +155,7 @@ async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json:
         except PortHeldError as exc:
             device_error = str(exc)
     device_bias = (
-        device_report(dict(device.counts), variant, alpha=request.alpha, sigma=request.sigma)
+        device_report(dict(device.counts), variant, alpha=alpha, sigma=request.sigma)
         if device is not None and device.counts
         else None
     )
@@ -82,6 +166,7 @@ async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json:
             {
                 "table": table_id,
                 "journal": str(journal),
+                "kind": "wheel",
                 "variant": variant,
                 "window": _window_json(window, request.last),
                 "journal_stats": _bias_json(report),

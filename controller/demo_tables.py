@@ -17,16 +17,27 @@ from typing import Any
 
 from controller.app import TableApp
 from controller.config import TableConfig, parse_config
-from controller.simdealer import DealerPace, SimulatedDealer
+from controller.simdealer import DealerPace, SimulatedDealer, SimulatedPresenter
+from drivers.drum.driver import DrumDriver
 from drivers.shuffler.driver import ShufflerDriver
+from drivers.transports.can import CanLink
 from simulators.bigwheel import SimBigWheel
+from simulators.drum import FaultSpec as DrumFault
+from simulators.drum import SimDrum, run_sim_drum
 from simulators.serve import serve_tcp
 from simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, push_lines
 from simulators.shuffler import SimShuffler
 from simulators.ss2 import FaultSpec, SimSS2
 from simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
-__all__ = ["CardTableSim", "start_card_table", "start_roulette_table", "start_wheel_table"]
+__all__ = [
+    "CardTableSim",
+    "DrawTableSim",
+    "start_card_table",
+    "start_draw_table",
+    "start_roulette_table",
+    "start_wheel_table",
+]
 
 
 async def _serve(group: asyncio.TaskGroup, model: Any, name: str) -> int:
@@ -193,3 +204,92 @@ async def start_wheel_table(
         },
         f"<{table_id}>",
     )
+
+
+@dataclass
+class DrawTableSim:
+    """A ball-draw table's simulated drum and the presenter's actions on it."""
+
+    config: TableConfig
+    drum: SimDrum
+    draw: int
+
+    def presenter(
+        self, app: TableApp, *, betting: float = 2.0, mixing: float = 1.0, interval: float = 0.3
+    ) -> SimulatedPresenter:
+        """The presenter: after "no more bets" empties the receiver, mixes, releases the balls
+        one by one until the table has its result (one more is tried, as a drum can over-fill)."""
+        driver = next(d for d in app.runner.drivers if isinstance(d, DrumDriver))
+        runner = app.runner
+
+        async def draw_balls() -> None:
+            while not driver.available:  # noqa: ASYNC110 - the driver has no event for it
+                await asyncio.sleep(0.02)
+            await driver.return_balls()
+            await driver.start_mixing()
+            await asyncio.sleep(mixing)
+            for _ in range(self.draw + 1):
+                if presenter.between_rounds():
+                    break
+                await driver.release_ball()
+                await asyncio.sleep(interval)
+            await driver.stop_mixing()
+
+        presenter = SimulatedPresenter(
+            runner, start=draw_balls, betting=betting, between=("idle", "drawn")
+        )
+        return presenter
+
+
+async def start_draw_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    table_id: str = "L7-DEMO",
+    game: str = "lucky7",
+    balls: int = 42,
+    draw: int = 7,
+    channel: str = "tablectl-demo-drum",
+    seed: int = 5,
+    speed: float = 4.0,
+    faults: Sequence[str] = (),
+    prefix: str = "tablectl",
+    mqtt_url: str = "embedded",
+) -> DrawTableSim:
+    """A simulated drum on python-can's ``virtual`` bus (in-process), and the table's config."""
+    model = SimDrum(
+        seed=seed,
+        speed=speed,
+        balls=balls,
+        draw=draw,
+        faults=[DrumFault.from_spec(f) for f in faults],
+    )
+    link = CanLink("virtual", channel)
+    await link.open()
+
+    async def run_drum() -> None:
+        try:
+            await run_sim_drum(model, link)
+        finally:
+            await link.close()
+
+    group.create_task(run_drum(), name=f"sim:{table_id}:drum")
+    config = parse_config(
+        {
+            "table": {"id": table_id, "game": game},
+            "betting": {"mode": "external"},
+            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+            "journal": {"path": str(journal)},
+            "devices": [
+                {
+                    "id": "drum",
+                    "driver": "tablectl-drum",
+                    "interface": "virtual",
+                    "channel": channel,
+                    "balls": balls,
+                }
+            ],
+        },
+        f"<{table_id}>",
+    )
+    return DrawTableSim(config, model, draw)

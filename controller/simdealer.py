@@ -12,7 +12,7 @@ simulators over real transports.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from controller.events import BetsClosed, RoundOpen
@@ -145,8 +145,11 @@ class SimulatedPresenter:
         start: Callable[[], Awaitable[object]] | None = None,
         betting: float = 2.0,
         rounds: int = 0,
+        between: Sequence[str] = ("idle",),
     ) -> None:
         self._runner = runner
+        self._between = frozenset(between)
+        """Phases in which the previous round is over (a drum is ``drawn`` until emptied)."""
         self._start = start
         self._betting = betting
         self._rounds = rounds
@@ -154,7 +157,7 @@ class SimulatedPresenter:
 
     async def run(self) -> None:
         while not self._rounds or self.rounds < self._rounds:
-            while self._runner.engine.snapshot().get("phase") != "idle":  # noqa: ASYNC110
+            while not self.between_rounds():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
             await self._runner.submit(RoundOpen())
             await asyncio.sleep(self._betting)
@@ -162,5 +165,9 @@ class SimulatedPresenter:
             self.rounds += 1
             if self._start is not None:
                 await self._start()
-            while self._runner.engine.snapshot().get("phase") != "idle":  # noqa: ASYNC110
+            while not self.between_rounds():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
+
+    def between_rounds(self) -> bool:
+        """Whether the table's last round is over."""
+        return self._runner.engine.snapshot().get("phase") in self._between

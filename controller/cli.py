@@ -64,8 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
     demo.add_argument(
         "--tables",
-        default="roulette,baccarat",
-        help="comma-separated tables to run: roulette, baccarat (default both)",
+        default="roulette,baccarat,lucky7,dream_catcher",
+        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher (default all)",
     )
     demo.add_argument("--events", action="store_true", help="show every table event too")
 

@@ -18,13 +18,18 @@ from pathlib import Path
 
 from controller.app import open_table
 from controller.broker import EmbeddedBroker
-from controller.demo_tables import start_card_table, start_roulette_table
-from controller.simdealer import DealerPace
+from controller.demo_tables import (
+    start_card_table,
+    start_draw_table,
+    start_roulette_table,
+    start_wheel_table,
+)
+from controller.simdealer import DealerPace, SimulatedPresenter
 from controller.watch import watch
 
 __all__ = ["TABLES", "run_demo"]
 
-TABLES = ("roulette", "baccarat")
+TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher")
 PREFIX = "tablectl"
 
 
@@ -44,7 +49,7 @@ async def run_demo(
         speed: time-lapse of the simulated devices and the dealer.
         rounds: stop after this many outcomes (all tables together); 0 runs on.
         faults: wheel faults (``KIND@GAME``) for the roulette table.
-        tables: which tables to run (``roulette``, ``baccarat``).
+        tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``).
         events: also show every table event, not only outcomes, alarms and shoe ends.
     """
     done = asyncio.Event()
@@ -98,6 +103,20 @@ async def run_demo(
                 pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed)
                 dealer = sim.dealer(app, pace=pace, shoes=0)  # shoe after shoe
                 group.create_task(dealer.run(), name="demo:dealer")
+            if "lucky7" in tables:
+                draw = await start_draw_table(group, folder / "L7-DEMO.sqlite", speed=speed)
+                app = await stack.enter_async_context(open_table(draw.config, broker=address))
+                group.create_task(app.runner.run(), name="demo:lucky7")
+                host = draw.presenter(app, betting=8.0 / speed, mixing=4.0 / speed)
+                group.create_task(host.run(), name="demo:lucky7-host")
+            if "dream_catcher" in tables:
+                config = await start_wheel_table(
+                    group, folder / "DC-DEMO.sqlite", speed=speed, every=12.0
+                )
+                app = await stack.enter_async_context(open_table(config, broker=address))
+                group.create_task(app.runner.run(), name="demo:dream_catcher")
+                wheel_host = SimulatedPresenter(app.runner, betting=4.0 / speed)
+                group.create_task(wheel_host.run(), name="demo:dream_catcher-host")
             try:
                 await done.wait()
             finally:

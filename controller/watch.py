@@ -53,13 +53,20 @@ def _format_outcome(body: dict[str, Any], *, colour: bool) -> str:
     if body.get("status") == "void":
         return f"{head}  VOID ({body.get('reason')})"
     result = body.get("result") or {}
-    if "number" in result:
+    if "number" in result and "segment" not in result:
         text = f"{result['number']} {result.get('color', '')}"
         if colour and result.get("color") in _COLOURS:
             text = f"{_COLOURS[result['color']]}{text}{_RESET}"
         revs = result.get("revolutions")
         extra = f"  revolutions {revs}" if revs is not None else ""
         return f"{head}  {text}{extra}"
+    if "balls" in result:
+        balls = " ".join(str(b) for b in result["balls"])
+        return f"{head}  balls {balls}  (sum {result.get('sum')})"
+    if "segment" in result:
+        multiplier = result.get("multiplier")
+        extra = f"  x{multiplier}" if multiplier not in (None, 1) else ""
+        return f"{head}  segment {result['segment']}{extra}"
     if "player" in result and "banker" in result:
         return f"{head}  {_format_baccarat(result)}"
     if "dragon" in result and "tiger" in result:

@@ -44,9 +44,9 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_demo_runs_a_baccarat_table_next_to_the_roulette_one(tmp_path: Path) -> None:
+def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) -> None:
     result = subprocess.run(
-        [*DEMO, "--speed", "20", "--rounds", "12"],
+        [*DEMO, "--speed", "20", "--rounds", "30"],
         capture_output=True,
         text=True,
         timeout=90,
@@ -61,6 +61,8 @@ def test_demo_runs_a_baccarat_table_next_to_the_roulette_one(tmp_path: Path) -> 
     assert baccarat, result.stdout[-3000:]
     assert roulette, result.stdout[-3000:]
     assert all(" v banker " in line for line in baccarat)
+    assert any("L7-DEMO-" in line and " balls " in line for line in outcomes), outcomes
+    assert any("DC-DEMO-" in line and " segment " in line for line in outcomes), outcomes
 
 
 @pytest.mark.broker

@@ -25,6 +25,7 @@ from controller.journal import Journal
 from controller.metrics import MetricsRegistry, MetricsServer, TableMetrics, parse_listen
 from controller.publisher import Publisher, TraceHook, broker_address
 from controller.runner import TableRunner
+from controller.security import authority_for, describe_security
 from controller.systemd import Notifier, watchdog_interval, watchdog_pings
 from controller.topics import Topics
 from drivers.base import Driver
@@ -95,6 +96,7 @@ def check_config(config: TableConfig) -> list[str]:
         f"journal {config.journal.path}",
     ]
     lines += [f"device {d.device_id}: {type(d).__name__} on {d.port or 'USB'}" for d in drivers]
+    lines += describe_security(config)
     return lines
 
 
@@ -125,7 +127,13 @@ async def open_table(
     """
     drivers = build_drivers(config, driver_kwargs)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
-    journal = Journal(config.journal.path, config.table.id)
+    journal = Journal(
+        config.journal.path,
+        config.table.id,
+        rotate_bytes=config.journal.rotate_bytes,
+        rotate_days=config.journal.rotate_days,
+        retention_days=config.journal.retention_days,
+    )
     try:
         # Recovery replays every journaled event in order through a fresh engine, so round
         # numbers (and phase, and latched faults) come back exactly as they were.
@@ -151,7 +159,11 @@ async def open_table(
             betting=config.betting,
             listeners=listeners,
         )
+        runner.authority = authority_for(config)
         replayed = runner.recover()
+        # Power-on is journaled before anything else happens (R21); it also decides what to do
+        # with a round the last run left in play (controller.recovery).
+        runner.power_on()
         log.info("journal_recovered", events=replayed, last_seq=journal.last_seq)
         publisher = Publisher(
             config.mqtt,
@@ -164,7 +176,16 @@ async def open_table(
         )
         publisher_box.append(publisher)
         async with publisher:
-            yield TableApp(config=config, journal=journal, runner=runner, publisher=publisher)
+            reason = "error"
+            try:
+                yield TableApp(config=config, journal=journal, runner=runner, publisher=publisher)
+                reason = "shutdown"
+            except asyncio.CancelledError:
+                reason = "shutdown"  # SIGTERM / SIGINT / the host stopping the table
+                raise
+            finally:
+                # Inside the publisher's scope: its final flush publishes the record too.
+                runner.power_off(reason)
     finally:
         for driver in drivers:
             await driver.aclose()

@@ -12,6 +12,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from controller.errors import ConfigError
 from controller.logs import configure_logging
@@ -48,6 +49,47 @@ def _parser() -> argparse.ArgumentParser:
         help="serve Prometheus metrics on http://HOST:PORT/metrics (overrides [metrics] listen)",
     )
 
+    _add_demo(sub)
+    _add_simulate(sub)
+    replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
+    replay.add_argument("--config", required=True, type=Path)
+    replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
+
+    check = sub.add_parser("check-config", help="validate a table config and exit")
+    check.add_argument("config", type=Path)
+
+    watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
+    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
+    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
+    watch.add_argument("--prefix", default=None)
+    watch.add_argument("--table", default=None, help="table id (default: all tables)")
+    watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+
+    cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
+    from controller.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
+
+    add_cmd_arguments(cmd)
+
+    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
+    from controller.diag.cli import add_arguments as add_diag_arguments  # noqa: PLC0415
+
+    add_diag_arguments(diag)
+
+    verify = sub.add_parser(
+        "verify", help="check a journal's hash chain (files or a folder as one chain)"
+    )
+    from controller.retention import add_verify_arguments  # noqa: PLC0415
+
+    add_verify_arguments(verify)
+
+    export = sub.add_parser("export", help="a round or a time range as normalized events (JSONL)")
+    from controller.export import add_arguments as add_export_arguments  # noqa: PLC0415
+
+    add_export_arguments(export)
+    return parser
+
+
+def _add_demo(sub: Any) -> None:
     demo = sub.add_parser(
         "demo", help="simulated wheel + embedded broker + controller + live view, one command"
     )
@@ -69,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--events", action="store_true", help="show every table event too")
 
+
+def _add_simulate(sub: Any) -> None:
+    """``tablectl simulate DEVICE``: each device family's simulator brings its own options."""
     simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
     sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
     ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
@@ -84,29 +129,6 @@ def _parser() -> argparse.ArgumentParser:
     bigwheel_cli.add_arguments(bigwheel)
     drum = sim_sub.add_parser("drum", help="lotto/keno ball drum on a CAN bus (reference protocol)")
     drum_cli.add_arguments(drum)
-
-    replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
-    replay.add_argument("--config", required=True, type=Path)
-    replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
-
-    check = sub.add_parser("check-config", help="validate a table config and exit")
-    check.add_argument("config", type=Path)
-
-    watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
-    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
-    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
-    watch.add_argument("--prefix", default=None)
-    watch.add_argument("--table", default=None, help="table id (default: all tables)")
-    watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
-
-    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
-    from controller.diag.cli import add_arguments as add_diag_arguments  # noqa: PLC0415
-
-    add_diag_arguments(diag)
-
-    verify = sub.add_parser("verify", help="check a journal's hash chain")
-    verify.add_argument("journal", type=Path)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,6 +179,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(line)
         print("OK")
         return EXIT_OK
+    if command == "cmd":
+        from controller.commander import run as run_cmd  # noqa: PLC0415
+
+        return run_cmd(args)
     if command == "diag":
         from controller.diag.cli import run as run_diag  # noqa: PLC0415
 
@@ -164,11 +190,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if command == "watch":
         return _watch(args)
     if command == "verify":
-        from controller.journal import verify_file  # noqa: PLC0415
+        from controller.retention import run_verify  # noqa: PLC0415
 
-        count = verify_file(args.journal)
-        print(f"OK: {count} records, hash chain intact")
-        return EXIT_OK
+        return run_verify(args)
+    if command == "export":
+        from controller.export import run as run_export  # noqa: PLC0415
+
+        return run_export(args)
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
 
 

@@ -76,6 +76,8 @@ class RoundOpen(_Base):
 
     type: Literal["round_open"] = "round_open"
     round: str | None = None
+    spin: int | None = None
+    """The wheel's own spin counter when a wheel opened the round (lets a restart confirm it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -356,6 +358,8 @@ def parse_event(obj: object) -> TableEvent:
     try:
         # JSON mode: strict types (no "3" for 3) while still accepting objects for dataclasses.
         return _ADAPTER.validate_json(json.dumps(obj))
+    except RecursionError:
+        raise EventFormatError(f"bad {kind} event: nested too deeply") from None
     except (TypeError, ValueError) as exc:
         if not isinstance(exc, pydantic.ValidationError):
             raise EventFormatError(f"bad {kind} event: not JSON-serializable: {exc}") from None
@@ -372,6 +376,8 @@ def event_from_json(line: str | bytes) -> TableEvent:
         obj = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         raise EventFormatError(f"not JSON: {exc}") from None
+    except RecursionError:  # "[[[[…" deep enough to exhaust the stack: garbage, not a crash
+        raise EventFormatError("not JSON: nested too deeply") from None
     return parse_event(obj)
 
 

@@ -50,8 +50,8 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
     ts = iso_ts(event.at)
     device = event.device
     match event:
-        case dev.WheelReady():
-            return RoundOpen(ts=ts, device=device)
+        case dev.WheelReady(spin=spin):
+            return RoundOpen(ts=ts, device=device, spin=spin)
         case dev.BallLaunched(spin=spin, rotor_direction=rotor):
             return BallLaunched(ts=ts, device=device, spin=spin, rotor_direction=rotor)
         case dev.NoMoreBets():

@@ -25,7 +25,6 @@ import json
 import math
 import random
 import socket
-import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from types import TracebackType
@@ -38,6 +37,7 @@ import structlog
 from controller.config import MqttConfig
 from controller.errors import ConfigError, JournalError
 from controller.journal import SCHEMA, Journal, canonical_json
+from controller.security import ClientSecurity, client_security, connect_failure_hint
 from controller.topics import Topics
 
 __all__ = ["CommandHandler", "Publisher", "TraceHook", "broker_address"]
@@ -53,6 +53,8 @@ _MAX_INFLIGHT = 100
 """PUBLISHes awaiting PUBACK on the wire (paho's default of 20 halves outbox throughput)."""
 _OFFLINE_TIMEOUT = 1.0
 """Bound on the goodbye publish: a dead broker must not hold up shutdown."""
+_REFUSAL_LOG_INTERVAL = 60.0
+"""Seconds between repeated warnings for the same TLS/credential refusal (retries go on)."""
 
 log = structlog.get_logger(__name__)
 
@@ -118,9 +120,19 @@ def _request_id(payload: bytes) -> Any:
     # Echo a correlation id on error replies even when the handler never saw the request.
     try:
         obj = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return obj.get("id") if isinstance(obj, dict) else None
+    request_id = obj.get("id") if isinstance(obj, dict) else None
+    # Only plain ids are echoed: NaN or a lone surrogate would make the reply itself unencodable.
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
+        return request_id
+    if isinstance(request_id, str) and request_id.isprintable() and len(request_id) <= 200:
+        try:
+            request_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return request_id
+    return None
 
 
 _FACE_DOWN = b'"face_down":true'
@@ -147,7 +159,9 @@ class Publisher:
     up to ``flush_timeout`` seconds, publishes ``status`` offline and disconnects.
 
     Args:
-        config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``).
+        config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``
+            with ``ca_file``/``cert_file``/``key_file``, ``username`` + ``password_file``).
+            Its files are read here: a missing or unusable one raises :class:`ConfigError`.
         topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
         journal: the outbox; only :meth:`Journal.unpublished_payloads` and ``mark_published``
             are used.
@@ -191,7 +205,13 @@ class Publisher:
         self._batch_size = batch_size
         self._timeout = timeout
         self._flush_timeout = flush_timeout
-        self._tls = config.url != "embedded" and broker_address(config.url)[2]
+        # Secrets and certificates are read now, so a bad path fails the start with a
+        # ConfigError naming it instead of every reconnect failing in the background.
+        self._security = ClientSecurity()
+        if config.url != "embedded":
+            broker_address(config.url)  # a bad URL is a ConfigError now, not in the background
+            self._security = client_security(config)
+        self._refusal: tuple[str, float] | None = None
         self._client_id = config.client_id or f"tablectl-{topics.table_id}"
         self._offline = canonical_json(
             {"schema": SCHEMA, "state": "offline", "table": topics.table_id}
@@ -292,7 +312,9 @@ class Publisher:
             clean_session=True,
             timeout=self._timeout,
             will=aiomqtt.Will(self._topics.status, self._offline, qos=1, retain=True),
-            tls_context=ssl.create_default_context() if self._tls else None,
+            username=self._security.username,
+            password=self._security.password,
+            tls_context=self._security.tls_context,
             max_inflight_messages=_MAX_INFLIGHT,
             # Small MQTT packets must not wait for Nagle's algorithm (up to 40 ms per batch).
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
@@ -339,10 +361,23 @@ class Publisher:
         error = "; ".join(dict.fromkeys(str(e) or type(e).__name__ for e in _leaves(group)))
         if self._trace is not None:
             self._trace("disconnected", {"error": error})
+        hint = None if was_connected else connect_failure_hint(error)
         if was_connected:
             log.warning("mqtt connection lost", table=self._topics.table_id, error=error)
+        elif hint is not None and self._should_warn(error):
+            # A wrong CA or password does not heal by retrying: say so (we still retry, since
+            # the broker's side may be what gets fixed), at most once a minute per error.
+            log.warning("mqtt connect refused", table=self._topics.table_id, error=error, hint=hint)
         else:
             log.debug("mqtt connect failed", table=self._topics.table_id, error=error)
+
+    def _should_warn(self, error: str) -> bool:
+        now = asyncio.get_running_loop().time()
+        last = self._refusal
+        if last is not None and last[0] == error and now - last[1] < _REFUSAL_LOG_INTERVAL:
+            return False
+        self._refusal = (error, now)
+        return True
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """One connection's life: birth, snapshots, subscribe, then the loops until stop."""

@@ -8,7 +8,10 @@ transaction, then applied in order, then their conclusions journaled in a second
 
 On start the runner replays the journal through a fresh engine to rebuild the table state (round
 counter, phase, latched faults), and journals any conclusion that a crash between "event
-journaled" and "outcome journaled" left out, so nothing the engine decided is lost.
+journaled" and "outcome journaled" left out, so nothing the engine decided is lost. Then it
+journals ``power_on`` and lets :class:`controller.recovery.RestartGate` decide, from the first
+device reports, whether a round that was in play resumes or is voided (``controller_restart``);
+an orderly stop journals ``power_off`` (regulatory R12, R21).
 """
 
 from __future__ import annotations
@@ -38,6 +41,20 @@ from controller.events import (
 from controller.journal import Journal, canonical_json
 from controller.mapping import SHOE_REMOVED, iso_ts, to_table_event
 from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
+from controller.recovery import (
+    CARD_OUTAGE_LIMIT,
+    CONFIRM_SECONDS,
+    CONTROLLER_RESTART,
+    POWER_OFF,
+    POWER_ON,
+    ROUND_RESUMED,
+    GateAnswer,
+    Interrupted,
+    JournalScan,
+    RestartGate,
+)
+from controller.security import CommandAuthority, action_for
+from controller.security import Verdict as CommandVerdict
 from drivers import events as dev
 from drivers.base import Driver
 
@@ -87,6 +104,8 @@ class TableRunner:
         clock: Callable[[], float],
         betting: BettingConfig | None = None,
         listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
+        restart_window: float = CONFIRM_SECONDS,
+        card_outage_limit: float = CARD_OUTAGE_LIMIT,
     ) -> None:
         self.table_id = table_id
         self.betting = betting or BettingConfig()
@@ -104,6 +123,12 @@ class TableRunner:
         # What the queue will have latched once processed (filters repeated raises and clears).
         self._pending_latches: dict[str, set[str]] = {d.device_id: set() for d in self.drivers}
         self.device_seen: set[str] = set()
+        self.scan = JournalScan()
+        """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
+        self.gate: RestartGate | None = None
+        """Set by :meth:`power_on`: whether an interrupted round resumes."""
+        self._restart_window = restart_window
+        self._card_outage_limit = card_outage_limit
 
     # --- recovery --------------------------------------------------------------------------
 
@@ -119,6 +144,8 @@ class TableRunner:
         replayed = 0
         for record in self.journal.records():
             kind = record.get("type")
+            if kind not in EVENT_TYPES:
+                self.scan.record(record, self.engine.current_round)
             if kind in _OUTPUT_TYPES:
                 key = _output_key(record)
                 for index, (expected, _) in enumerate(pending):
@@ -140,13 +167,144 @@ class TableRunner:
             for output in self.engine.apply(event):
                 out = output_record(output, event.ts)
                 pending.append((_output_key(out), out))
+            self.scan.record(record, self.engine.current_round)
             replayed += 1
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
-            self.journal.append([out for _, out in pending])
+            for stored in self.journal.append([out for _, out in pending]):
+                self.scan.record(stored, self.engine.current_round)
             self._on_journaled()
         return replayed
+
+    def power_on(self) -> dict[str, Any]:
+        """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate.
+
+        The record says how the last run ended (``previous``: ``power_off``, ``unclean`` or
+        ``none``), which round was interrupted, and the faults still latched (R18). A decision that
+        needs no device (a coup dealt through a long outage, a round awaiting a supervisor) is
+        journaled at once; otherwise the first device reports decide (see ``_gate_admits``), or
+        the window's end (``_restart_deadline``). Raises :class:`JournalError` when the journal
+        cannot be written: a table that cannot journal must not start.
+        """
+        now = self._clock()
+        interrupted = Interrupted.of(self.engine.snapshot(), self.engine.game, self.scan, now)
+        record: dict[str, Any] = {
+            "type": POWER_ON,
+            "ts": iso_ts(now),
+            "previous": self.scan.previous,
+            "interrupted": None
+            if interrupted is None
+            else {
+                "round": interrupted.round,
+                "phase": interrupted.phase,
+                "spin": interrupted.spin,
+                "outage_s": None if interrupted.outage is None else round(interrupted.outage, 3),
+                "confirm_within_s": self._restart_window,
+            },
+            "latched": {d: sorted(codes) for d, codes in sorted(self.latched.items()) if codes},
+        }
+        stored = self._journal_records([record], raising=True)[0]
+        log.info(
+            "power_on",
+            previous=self.scan.previous,
+            interrupted=interrupted.round if interrupted else None,
+        )
+        self.gate = RestartGate(
+            interrupted,
+            devices=[d.device_id for d in self.drivers],
+            now=now,
+            window=self._restart_window,
+            card_outage_limit=self._card_outage_limit,
+        )
+        answer = self.gate.at_start()
+        if answer is not None:
+            for event in self._gate_decision(answer):
+                self.handle(event)
+        return stored
+
+    def power_off(self, reason: str) -> None:
+        """Journal ``power_off``: an orderly stop (R21). Never raises (the stop goes on)."""
+        snapshot = self.engine.snapshot()
+        record = {
+            "type": POWER_OFF,
+            "ts": iso_ts(self._clock()),
+            "reason": reason,
+            "round": self.engine.current_round,
+            "phase": snapshot.get("phase"),
+        }
+        self._journal_records([record], raising=False)
+        log.info("power_off", reason=reason, round=self.engine.current_round)
+
+    def _journal_records(
+        self, records: list[dict[str, Any]], *, raising: bool
+    ) -> list[dict[str, Any]]:
+        """Append the controller's own (non-event) records; wake the outbox and listeners."""
+        try:
+            stored = self.journal.append(records)
+        except (JournalError, ValueError) as exc:
+            log.error("journal_write_failed", error=str(exc), record_type=records[0]["type"])
+            if raising:
+                raise
+            return []
+        self._on_journaled()
+        for listener in self.listeners:
+            for item in stored:
+                listener(item)
+        return stored
+
+    def _gate_decision(self, answer: GateAnswer) -> list[TableEvent]:
+        """Act on a gate decision: journal ``round_resumed`` now, or return the void to queue."""
+        gate = self.gate
+        it = gate.interrupted if gate is not None else None
+        if it is None or answer.decision is None:
+            return []
+        if answer.decision == "resume":
+            log.info("round_resumed", round=it.round, **answer.detail)
+            record = {
+                "type": ROUND_RESUMED,
+                "ts": iso_ts(self._clock()),
+                "round": it.round,
+                **answer.detail,
+            }
+            self._journal_records([record], raising=False)
+            return []
+        log.warning("round_not_resumed", round=it.round, **answer.detail)
+        return [Void(ts=iso_ts(self._clock()), reason=CONTROLLER_RESTART, by="controller")]
+
+    def _gate_admits(self, device_event: dev.DeviceEvent, event: TableEvent) -> bool:
+        """Feed the restart gate one device event; queue its void first if it decided one."""
+        gate = self.gate
+        if gate is None or not gate.active:
+            return True
+        if gate.pending and self._round_moved_on(gate):
+            return True
+        spin = getattr(device_event, "spin", None)
+        answer = gate.on_event(event, spin if isinstance(spin, int) else None, self._clock())
+        for decided in self._gate_decision(answer):
+            self._queue.put_nowait((decided, None))
+        return answer.forward
+
+    def _round_moved_on(self, gate: RestartGate) -> bool:
+        """The interrupted round ended without the gate (a supervisor, a fault): stand down."""
+        it = gate.interrupted
+        if it is not None and self.engine.current_round != it.round:
+            gate.round_ended()
+            return True
+        return False
+
+    async def _restart_deadline(self) -> None:
+        """Void the interrupted round when no device confirmed it within the window."""
+        gate = self.gate
+        while gate is not None and gate.pending:
+            # Polled in short steps: the deadline is on the injected (wall) clock.
+            await asyncio.sleep(min(0.25, max(0.0, gate.deadline - self._clock()) + 0.01))
+            if not gate.pending or self._round_moved_on(gate):
+                return
+            answer = gate.expire(self._clock())
+            if answer is not None:
+                for decided in self._gate_decision(answer):
+                    self._queue.put_nowait((decided, None))
 
     # --- inputs ------------------------------------------------------------------------------
 
@@ -165,6 +323,7 @@ class TableRunner:
             for driver in self.drivers:
                 group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
             group.create_task(self._process(), name="table:process")
+            group.create_task(self._restart_deadline(), name="table:restart")
             timer = BettingTimer(self.betting, self.engine.snapshot, self.submit)
             group.create_task(timer.run(), name="table:betting")
 
@@ -175,6 +334,8 @@ class TableRunner:
             if isinstance(device_event, dev.DeviceAvailable):
                 self.device_seen.add(driver.device_id)
             event = to_table_event(device_event)
+            if not self._gate_admits(device_event, event):
+                continue  # a catch-up milestone the resumed round already has
             if self._is_redundant(event):
                 self.publish_device(driver)
                 continue
@@ -340,32 +501,134 @@ class TableRunner:
 
     # --- commands ----------------------------------------------------------------------------
 
+    authority: CommandAuthority | None = None
+    """Verifies signed commands (``[security]``); ``None``: commands are not authenticated
+    (development and demo; the app warns at start). Set by the composition root."""
+
     async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
         """Handle ``cmd/{verb}``; the reply carries the request's ``id`` for correlation.
 
         Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under
         ``event``, journaled as manual: a scanner failed and the dealer keys it in),
-        ``clear_fault`` (``code``, ``device``), ``status``.
+        ``clear_fault`` (``code``, ``device``), ``status``. With an :attr:`authority`, all but
+        ``status`` must be signed by a role ``[security] require`` allows
+        (:mod:`controller.security`).
+
+        Every command but ``status`` (a read, which a polling UI would repeat all day) is
+        journaled as a ``command`` record with its verdict, accepted or refused and why, before
+        anything is acted on (R19: logical access is logged with who and why). Never raises:
+        whatever arrives on ``cmd/+`` is answered with a reply (``ok`` false and ``error``).
         """
         try:
-            request = json.loads(payload) if payload else {}
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _reply(None, error=f"payload is not JSON: {exc}")
-        if not isinstance(request, dict):
-            return _reply(None, error="payload must be a JSON object")
-        corr = request.get("id")
+            return await self._command(verb, payload)
+        except Exception as exc:  # a bug here must cost one reply, never the table
+            log.exception("command_failed", verb=_clip(verb))
+            return _reply(None, error=f"internal error: {type(exc).__name__}")
+
+    async def _command(self, verb: str, payload: bytes) -> dict[str, Any]:
+        journaled = verb != "status"
+        request, problem = _decode_request(payload)
+        if request is None:
+            if journaled:
+                refused = CommandVerdict(False, problem)
+                self._journal_command(verb, None, refused, size=len(payload))
+            return _reply(None, error=problem)
+        corr = _safe_id(request.get("id"))
+        if verb not in _COMMAND_VERBS:
+            error = f"unknown command {_clip(verb)!r} (known: {', '.join(_COMMAND_VERBS)})"
+            self._journal_command(verb, request, CommandVerdict(False, error))
+            return _reply(corr, error=error)
+        verdict = self._authorise(verb, request)
+        if not verdict.accepted:
+            self._journal_command(verb, request, verdict)
+            return _reply(corr, error=f"refused: {verdict.reason}")
         try:
             event = self._command_event(verb, request)
         except EventFormatError as exc:
+            if journaled:
+                refused = replace(verdict, accepted=False, reason=str(exc))
+                self._journal_command(verb, request, refused)
             return _reply(corr, error=str(exc))
         if event is None:
             return _reply(corr, ok=True, state=dict(self.engine.snapshot()))
+        if verdict.verified and isinstance(event, Void):
+            # The journaled decision names the person whose signature was verified.
+            event = replace(event, by=verdict.by)
+        # The verdict is durable before the event is acted on; a journal that cannot take it
+        # cannot take the event either, so nothing happens unrecorded.
+        record = self._journal_command(verb, request, verdict)
+        if record is None:
+            return _reply(corr, error="not journaled: the journal refused the command record")
         try:
             records = await asyncio.wait_for(self.submit(event), timeout=10)
-        except (JournalError, TimeoutError) as exc:
-            return _reply(corr, error=f"not journaled: {exc}")
+        except (JournalError, ValueError, TimeoutError) as exc:
+            return _reply(corr, error=f"not journaled: {exc or type(exc).__name__}")
         outputs = [r for r in records if r.get("type") in _OUTPUT_TYPES]
-        return _reply(corr, ok=True, seq=records[0]["seq"], outputs=outputs)
+        return _reply(
+            corr, ok=True, seq=records[0]["seq"], command_seq=record["seq"], outputs=outputs
+        )
+
+    def _authorise(self, verb: str, request: Mapping[str, Any]) -> CommandVerdict:
+        """The authority's verdict, or an unverified acceptance when none is configured."""
+        authority = self.authority
+        if authority is None:
+            by = request.get("by")
+            return CommandVerdict(True, by=_clip(by) if isinstance(by, str) else None)
+        now = self._clock()
+        if not authority.seeded and action_for(verb, request) is not None:
+            # After a restart: the nonces accepted just before it must stay spent.
+            since = max(0, self.journal.last_seq - _NONCE_SEED_RECORDS)
+            authority.seed(self.journal.records(since), now)
+        return authority.check(verb, request, now)
+
+    def _journal_command(
+        self,
+        verb: str,
+        request: Mapping[str, Any] | None,
+        verdict: CommandVerdict,
+        *,
+        size: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Journal a ``command`` record: verb, id, verdict and who; never a key or signature.
+
+        Returns the stored record, or ``None`` when the journal refused it (logged: the reply
+        says so, and an accepted command is then not acted on).
+        """
+        record: dict[str, Any] = {
+            "type": "command",
+            "ts": iso_ts(self._clock()),
+            "verb": _clip(verb),
+            "id": _safe_id(request.get("id")) if request is not None else None,
+            "accepted": verdict.accepted,
+            "reason": _clip(verdict.reason, _MAX_REASON) if verdict.reason else None,
+            "role": verdict.role,
+            "by": _clip(verdict.by) if verdict.by is not None else None,
+            "verified": verdict.verified,
+        }
+        if verdict.nonce is not None:
+            record["nonce"] = verdict.nonce
+        body = request.get("event") if request is not None else None
+        if verb == "event" and isinstance(body, Mapping) and isinstance(body.get("type"), str):
+            record["event_type"] = _clip(body["type"])
+        if size is not None:
+            record["bytes"] = size
+        try:
+            stored = self.journal.append([record])[0]
+        except (JournalError, ValueError) as exc:
+            log.error("command_not_journaled", verb=record["verb"], error=str(exc))
+            return None
+        self._on_journaled()
+        for listener in self.listeners:
+            listener(stored)
+        log.info(
+            "command",
+            verb=record["verb"],
+            accepted=verdict.accepted,
+            reason=record["reason"],
+            role=verdict.role,
+            by=record["by"],
+        )
+        return stored
 
     def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent | None:
         ts = iso_ts(self._clock())
@@ -409,11 +672,56 @@ def _output_key(record: Mapping[str, Any]) -> str:
     return canonical_json({k: v for k, v in record.items() if k not in _JOURNAL_FIELDS})
 
 
+_COMMAND_VERBS = ("clear_fault", "event", "status", "void")
+
+MAX_COMMAND_BYTES = 64 * 1024
+"""Largest command payload decoded; a manual event is a few hundred bytes, so anything near
+this is a mistake or an attack, refused before it costs a parse (or a deep recursion)."""
+
+_MAX_TEXT = 64
+_MAX_REASON = 300
+_NONCE_SEED_RECORDS = 20_000
+"""Journal records scanned for recently used nonces after a restart (far more than a table
+journals within a freshness window)."""
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    """Untrusted text made safe to journal and publish: bounded, valid UTF-8 (no surrogates)."""
+    clipped = text if len(text) <= limit else text[: limit - 1] + "…"
+    return clipped.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _safe_id(value: object) -> str | int | None:
+    """A correlation id that survives canonical JSON, or ``None`` for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None
+    if isinstance(value, str):
+        return _clip(value, 128)
+    return None
+
+
+def _decode_request(payload: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """``(request, None)`` or ``(None, why not)`` for a command payload; never raises."""
+    if len(payload) > MAX_COMMAND_BYTES:
+        return None, f"payload too large: {len(payload)} bytes (at most {MAX_COMMAND_BYTES})"
+    try:
+        request = json.loads(payload) if payload else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"payload is not JSON: {_clip(str(exc), _MAX_REASON)}"
+    except RecursionError:
+        return None, "payload is not JSON: nested too deeply"
+    if not isinstance(request, dict):
+        return None, "payload must be a JSON object"
+    return request, None
+
+
 def _reply(
     corr: object, *, ok: bool = False, error: str | None = None, **extra: Any
 ) -> dict[str, Any]:
     reply: dict[str, Any] = {"schema": 1, "id": corr, "ok": ok and error is None}
     if error is not None:
-        reply["error"] = error
+        reply["error"] = _clip(error, _MAX_REASON)
     reply.update(extra)
     return reply

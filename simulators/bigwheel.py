@@ -66,7 +66,7 @@ from drivers.bigwheel.protocol import (
     WheelState,
     encode_message,
 )
-from simulators.ss2 import Chunk
+from simulators.chunks import Chunk, Outbox
 
 __all__ = ["FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
 
@@ -280,8 +280,7 @@ class SimBigWheel:
         self._t0: float | None = None
         self._events: list[tuple[float, int, str, tuple[int, int]]] = []  # (at, seq, kind, arg)
         self._seq = 0
-        self._out: list[Chunk] = []
-        self._out_size = 0
+        self._outbox = Outbox()
 
         self._state: WheelState = "idle"
         self._spin = 0  # wire spin number (wraps MAX_SPIN → 1)
@@ -343,8 +342,7 @@ class SimBigWheel:
     def advance_chunks(self, now: float) -> list[Chunk]:
         """Like :meth:`advance`, with send times and the chunk boundaries of ``split`` faults."""
         self._run_until(now)
-        out, self._out, self._out_size = self._out, [], 0
-        return out
+        return self._outbox.take()
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Handle host bytes arriving at ``now``; return the immediate replies.
@@ -520,7 +518,7 @@ class SimBigWheel:
 
     def _emit(self, at: float, message: Message) -> None:
         """Queue one sentence, applying the current spin's wire faults."""
-        if _inside(self._quiet, at) or self.link_down(at) or self._out_size > _STALE_LIMIT:
+        if _inside(self._quiet, at) or self.link_down(at) or self._outbox.size > _STALE_LIMIT:
             return
         data = encode_message(message)
         plan = self._plan
@@ -529,19 +527,11 @@ class SimBigWheel:
         garbage = plan is not None and plan.has("garbage")
         if plan is not None and garbage and (not plan.garbage_sent or rng.random() < 0.25):
             plan.garbage_sent = True
-            self._append(Chunk(at, _garbage(rng), partial=split))
+            self._outbox.append(Chunk(at, _garbage(rng), partial=split))
         if split:
-            pos = 0
-            while pos < len(data):
-                size = rng.randint(1, 4)
-                self._append(Chunk(at, data[pos : pos + size], partial=True))
-                pos += size
+            self._outbox.append_split(at, data, rng)
             return
-        self._append(Chunk(at, data))
-
-    def _append(self, chunk: Chunk) -> None:
-        self._out.append(chunk)
-        self._out_size += len(chunk.data)
+        self._outbox.append(Chunk(at, data))
 
 
 _COMMAND_TYPES: Final = frozenset({"QRY", "SEG", "CLR", "IDN"})

@@ -17,29 +17,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
 from collections.abc import Callable, Sequence
 
 from drivers.drum.protocol import MAX_BALL, MAX_READERS
 from drivers.errors import DriverError
 from drivers.transports.can import CanLink
+from simulators import clikit
 from simulators.drum import FaultSpec, SimDrum, run_sim_drum
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
+EXIT_OK = clikit.EXIT_OK
+EXIT_ERROR = clikit.EXIT_ERROR
+EXIT_USAGE = clikit.EXIT_USAGE
+_NAME = "tablectl simulate drum"
 
-
-def _fault(text: str) -> FaultSpec:
-    # argparse reports ArgumentTypeError verbatim, a bare ValueError as "invalid _fault value".
-    try:
-        return FaultSpec.from_spec(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_fault = clikit.argument_type(FaultSpec.from_spec)
 
 
 def _int(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -50,19 +44,6 @@ def _int(low: int, high: int, what: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{what} must be {low}-{high}, not {value}")
-        return value
-
-    return parse
-
-
-def _number(low: float, high: float, what: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be {low:g}-{high:g}, not {value:g}")
         return value
 
     return parse
@@ -125,19 +106,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--speed",
-        type=_number(0.01, 1000, "speed"),
+        type=clikit.speed_type,
         default=1.0,
         help="time-lapse factor for mechanical durations (heartbeats stay at 200 ms)",
     )
     parser.add_argument(
         "--mix-seconds",
-        type=_number(0.01, 3600, "mix seconds"),
+        type=clikit.number_type(0.01, 3600, "mix seconds"),
         default=3.0,
         help="automatic cycle: drum seconds of mixing before the first ball (default 3)",
     )
     parser.add_argument(
         "--ball-interval",
-        type=_number(0.01, 3600, "ball interval"),
+        type=clikit.number_type(0.01, 3600, "ball interval"),
         default=1.0,
         help="automatic cycle: drum seconds between balls (default 1)",
     )
@@ -180,67 +161,42 @@ async def run(args: argparse.Namespace) -> int:
             ball_interval=args.ball_interval,
         )
     except ValueError as exc:
-        print(f"tablectl simulate drum: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return clikit.usage_error(_NAME, exc)
     link = CanLink(args.interface, args.channel, bitrate=args.bitrate, **dict(args.can_option))
     try:
         await link.open()
     except DriverError as exc:
-        print(f"tablectl simulate drum: {exc}", file=sys.stderr)
+        print(f"{_NAME}: {exc}", file=sys.stderr)
         return EXIT_ERROR
     print(f"READY can {args.interface} {args.channel}", flush=True)
-
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
-    serving = asyncio.create_task(run_sim_drum(model, link), name="sim:drum")
-    waiters: list[asyncio.Task[object]] = [asyncio.create_task(_wait(stop), name="sim:signal")]
-    if args.draws > 0:
-        waiters.append(asyncio.create_task(_draws_done(model, args.draws)))
     try:
-        await asyncio.wait([serving, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        return await clikit.serve_until_stopped(
+            _NAME,
+            run_sim_drum(model, link),
+            done=_draws_done(model, args.draws) if args.draws > 0 else None,
+            task_name="sim:drum",
+        )
     finally:
-        for task in (serving, *waiters):
-            task.cancel()
-        await asyncio.gather(serving, *waiters, return_exceptions=True)
-        for sig in installed:
-            loop.remove_signal_handler(sig)
         await link.close()
-    if not serving.cancelled() and (error := serving.exception()) is not None:
-        print(f"tablectl simulate drum: {error}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
 
 
-async def _wait(event: asyncio.Event) -> object:
-    return await event.wait()
-
-
-async def _draws_done(model: SimDrum, draws: int) -> object:
+async def _draws_done(model: SimDrum, draws: int) -> None:
     """Return once ``draws`` draws completed and their last frames had time to go out."""
     # The model is I/O-free and has no event to await: polling its result count is the seam.
     while len(model.results) < draws:  # noqa: ASYNC110
         await asyncio.sleep(0.02)
     await asyncio.sleep(0.3)
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simulators.drum_cli``: ``tablectl simulate drum`` without the service."""
-    parser = argparse.ArgumentParser(
+    return clikit.run_main(
+        argv,
         prog="python -m simulators.drum_cli",
         description="Run a simulated ball drum on a CAN bus (tablectl reference protocol).",
+        add_arguments=add_arguments,
+        run=run,
     )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
-        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from simulators.ss2 import Chunk
+from simulators.chunks import Chunk
 
 __all__ = ["SimDevice", "serve_pty", "serve_tcp"]
 

@@ -44,7 +44,7 @@ from typing import Final, Literal
 from drivers.cards import full_deck, parse_card
 from drivers.shoe.barcodes import BarcodeCodec
 from drivers.shoe.hid import UNMAPPED, encode_line
-from simulators.ss2 import Chunk
+from simulators.chunks import Chunk
 from simulators.usb_backend import SimUsbDevice
 
 __all__ = [

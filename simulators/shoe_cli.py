@@ -17,76 +17,39 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Iterator, Sequence
+from typing import Literal
 
 from drivers.cards import parse_card
-from simulators.serve import serve_pty, serve_tcp
+from simulators import clikit
 from simulators.shoe import ShoeFault, SimShoe
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
+EXIT_OK = clikit.EXIT_OK
+EXIT_ERROR = clikit.EXIT_ERROR
+EXIT_USAGE = clikit.EXIT_USAGE
+_NAME = "tablectl simulate shoe"
 
 _log = logging.getLogger(__name__)
 
-
-def _fault(text: str) -> ShoeFault:
-    try:
-        return ShoeFault.from_spec(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_fault = clikit.argument_type(ShoeFault.from_spec)
 
 
+@clikit.argument_type
 def _cards(text: str) -> list[str]:
-    try:
-        return [parse_card(part).code for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return [parse_card(part).code for part in text.split(",") if part.strip()]
 
 
 def _serials(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _tcp(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT (port 0 = any free), not {text!r}")
-    return host.strip("[]"), int(port)
-
-
-def _number(low: float, high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {low:g}-{high:g}, not {value:g}")
-        return value
-
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``simulate shoe`` options to ``parser``."""
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--pty", action="store_true", help="serve on a new pty (the default)")
-    where.add_argument(
-        "--tcp",
-        type=_tcp,
-        metavar="HOST:PORT",
-        help="serve on TCP for pyserial socket://HOST:PORT (port 0: pick a free one)",
-    )
-    parser.add_argument(
-        "--link",
-        metavar="PATH",
-        help="with --pty: keep a symlink at PATH to the slave",
+    clikit.add_transport_arguments(
+        parser, link_help="with --pty: keep a symlink at PATH to the slave"
     )
     parser.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
     parser.add_argument(
@@ -113,12 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--rate",
-        type=_number(0, 1000),
+        type=clikit.number_type(0, 1000),
         default=1.0,
         help="cards per second (default 1); 0: deal one per stdin line",
     )
     parser.add_argument(
-        "--speed", type=_number(0.01, 1000), default=1.0, help="time-lapse factor (default 1)"
+        "--speed",
+        type=clikit.number_type(0.01, 1000),
+        default=1.0,
+        help="time-lapse factor (default 1)",
     )
     parser.add_argument(
         "--fault",
@@ -155,56 +121,18 @@ def build_model(args: argparse.Namespace) -> SimShoe:
 
 async def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (or the end of the shoe with ``--exit-at-end``)."""
-    if args.link and args.tcp:
-        print("tablectl simulate shoe: --link needs --pty", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        model = build_model(args)
-    except ValueError as exc:
-        print(f"tablectl simulate shoe: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-    loop = asyncio.get_running_loop()
-    kind = "tcp" if args.tcp else "pty"
-
-    def report(where: str) -> None:
-        print(f"READY {kind} {where}", flush=True)
-
-    if args.tcp:
-        host, port = args.tcp
-        server = serve_tcp(model, host, port, on_ready=report)
-    else:
-        server = serve_pty(model, on_ready=report, link_path=args.link)
-
-    stop = asyncio.Event()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
-    reading_stdin = args.rate == 0 and _deal_on_stdin(model)
-    serving = asyncio.create_task(server, name="sim:serve")
-    waiters: list[asyncio.Task[Any]] = [asyncio.create_task(stop.wait(), name="sim:signal")]
-    if args.exit_at_end:
-        waiters.append(asyncio.create_task(_shoe_done(model), name="sim:end"))
-    try:
-        await asyncio.wait([serving, *waiters], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (serving, *waiters):
-            task.cancel()
-        await asyncio.gather(serving, *waiters, return_exceptions=True)
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-        if reading_stdin:
-            loop.remove_reader(sys.stdin.fileno())
-    if not serving.cancelled() and (error := serving.exception()) is not None:
-        print(f"tablectl simulate shoe: {error}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+    return await clikit.run_served(
+        _NAME,
+        args,
+        lambda: build_model(args),
+        done=(lambda model, ready: _shoe_done(model)) if args.exit_at_end else None,
+        while_serving=_deal_on_stdin if args.rate == 0 else None,
+    )
 
 
-def _deal_on_stdin(model: SimShoe) -> bool:
-    """Deal on stdin lines (a number deals that many). False when stdin cannot be watched."""
+@contextlib.contextmanager
+def _deal_on_stdin(model: SimShoe) -> Iterator[None]:
+    """Deal on stdin lines (a number deals that many), unless stdin cannot be watched."""
     loop = asyncio.get_running_loop()
 
     def on_line() -> None:
@@ -219,8 +147,14 @@ def _deal_on_stdin(model: SimShoe) -> bool:
         loop.add_reader(sys.stdin.fileno(), on_line)
     except (OSError, ValueError, NotImplementedError) as exc:
         _log.warning("--rate 0 deals on stdin lines, but stdin cannot be watched: %s", exc)
-        return False
-    return True
+        watching = False
+    else:
+        watching = True
+    try:
+        yield
+    finally:
+        if watching:
+            loop.remove_reader(sys.stdin.fileno())
 
 
 async def _shoe_done(model: SimShoe) -> None:
@@ -232,15 +166,13 @@ async def _shoe_done(model: SimShoe) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simulators.shoe_cli``: the same as ``tablectl simulate shoe``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m simulators.shoe_cli", description="Serve a simulated barcode shoe."
+    return clikit.run_main(
+        argv,
+        prog="python -m simulators.shoe_cli",
+        description="Serve a simulated barcode shoe.",
+        add_arguments=add_arguments,
+        run=run,
     )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
-        return EXIT_OK
 
 
 if __name__ == "__main__":

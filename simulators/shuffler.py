@@ -79,7 +79,7 @@ from drivers.shuffler.protocol import (
     Version,
     encode_message,
 )
-from simulators.ss2 import Chunk
+from simulators.chunks import Chunk, Outbox
 
 if TYPE_CHECKING:
     from simulators.usb_backend import SimUsbBackend, SimUsbDevice
@@ -314,8 +314,7 @@ class SimShuffler:
         self._started_at: float | None = None
         self._events: list[tuple[float, int, str, int]] = []
         self._seq = 0
-        self._out: list[Chunk] = []
-        self._out_size = 0
+        self._outbox = Outbox()
 
         self._state: ShufflerState = "idle"
         self._door_open = False
@@ -397,8 +396,7 @@ class SimShuffler:
     def advance_chunks(self, now: float) -> list[Chunk]:
         """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
         self._run_until(now)
-        out, self._out, self._out_size = self._out, [], 0
-        return out
+        return self._outbox.take()
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Handle host bytes arriving at ``now``; return the immediate replies.
@@ -500,10 +498,10 @@ class SimShuffler:
         self._cards = self._decks * 52
         self._cancel("auto")
         if shuffle.has("garbage"):
-            self._append(Chunk(now, _garbage(self._rng)))
+            self._outbox.append(Chunk(now, _garbage(self._rng)))
             bad = bytearray(encode_message(self.status()))
             bad[-4] = ord("0") if bad[-4] != ord("0") else ord("1")  # break the checksum
-            self._append(Chunk(now, bytes(bad)))
+            self._outbox.append(Chunk(now, bytes(bad)))
         self._emit(now, ShuffleStart(shuffle.number, decks))
         duration = self._scaled(self._shuffle_seconds) * self._rng.uniform(0.95, 1.05)
         if shuffle.has("jam") or shuffle.has("fault"):
@@ -655,21 +653,13 @@ class SimShuffler:
     def _emit(self, at: float, message: Message) -> None:
         """Queue one frame, applying the last shuffle's ``split`` fault (it lasts until the next
         shuffle starts); nothing goes out while the device is silent or unplugged."""
-        if at < self._silent_until or self.link_down(at) or self._out_size > _STALE_LIMIT:
+        if at < self._silent_until or self.link_down(at) or self._outbox.size > _STALE_LIMIT:
             return
         data = encode_message(message)
         if self._wire is not None and self._wire.has("split"):
-            pos = 0
-            while pos < len(data):
-                size = self._rng.randint(1, 4)
-                self._append(Chunk(at, data[pos : pos + size], partial=True))
-                pos += size
+            self._outbox.append_split(at, data, self._rng)
             return
-        self._append(Chunk(at, data))
-
-    def _append(self, chunk: Chunk) -> None:
-        self._out.append(chunk)
-        self._out_size += len(chunk.data)
+        self._outbox.append(Chunk(at, data))
 
 
 def _nak_for(error: DecodeError) -> Nak | None:

@@ -13,48 +13,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Sequence
 
 from drivers.shuffler.protocol import MAX_DECKS
-from simulators.serve import serve_pty, serve_tcp
+from simulators import clikit
 from simulators.shuffler import FaultSpec, SimShuffler
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
+EXIT_OK = clikit.EXIT_OK
+EXIT_ERROR = clikit.EXIT_ERROR
+EXIT_USAGE = clikit.EXIT_USAGE
+_NAME = "tablectl simulate shuffler"
 
-
-def _fault(text: str) -> FaultSpec:
-    # argparse reports ArgumentTypeError verbatim, a bare ValueError as "invalid _fault value".
-    try:
-        return FaultSpec.from_spec(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _tcp(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT (port 0 = any free), not {text!r}")
-    return host.strip("[]"), int(port)
-
-
-def _number(low: float, high: float, what: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be {low:g}-{high:g}, not {value:g}")
-        return value
-
-    return parse
+_fault = clikit.argument_type(FaultSpec.from_spec)
 
 
 def _decks(text: str) -> int:
@@ -65,39 +38,22 @@ def _decks(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``simulate shuffler`` options to ``parser``."""
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--pty", action="store_true", help="serve on a new pty (the default)")
-    where.add_argument(
-        "--tcp",
-        type=_tcp,
-        metavar="HOST:PORT",
-        help="serve on TCP for pyserial socket://HOST:PORT (port 0: pick a free one)",
-    )
-    parser.add_argument(
-        "--link",
-        metavar="PATH",
-        help="with --pty: keep a symlink at PATH to the current slave (stable across disconnects)",
-    )
+    clikit.add_transport_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
     parser.add_argument(
         "--decks", type=_decks, default=8, help=f"decks loaded, 1-{MAX_DECKS} (default 8)"
     )
-    parser.add_argument(
-        "--speed",
-        type=_number(0.01, 1000, "speed"),
-        default=1.0,
-        help="time-lapse factor (default 1 = real time)",
-    )
+    parser.add_argument("--speed", type=clikit.speed_type, default=1.0, help=clikit.SPEED_HELP)
     parser.add_argument(
         "--shuffle-seconds",
-        type=_number(0.01, 3600, "shuffle seconds"),
+        type=clikit.number_type(0.01, 3600, "shuffle seconds"),
         default=None,
         metavar="S",
         help="device seconds per shuffle (default 2 + 1 per deck)",
     )
     parser.add_argument(
         "--auto",
-        type=_number(0.01, 3600, "auto"),
+        type=clikit.number_type(0.01, 3600, "auto"),
         default=None,
         metavar="S",
         help="the dealer presses start S device seconds after each shuffle (default: host only)",
@@ -129,11 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM, or until ``--shuffles`` shuffles completed."""
-    if args.link and args.tcp:
-        print("tablectl simulate shuffler: --link needs --pty", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        model = SimShuffler(
+
+    def build() -> SimShuffler:
+        return SimShuffler(
             seed=args.seed,
             speed=args.speed,
             decks=args.decks,
@@ -142,75 +96,25 @@ async def run(args: argparse.Namespace) -> int:
             auto=args.auto,
             reads_faces=not args.no_reader,
         )
-    except ValueError as exc:
-        print(f"tablectl simulate shuffler: {exc}", file=sys.stderr)
-        return EXIT_USAGE
 
-    loop = asyncio.get_running_loop()
-    is_ready: asyncio.Future[None] = loop.create_future()
-    kind = "tcp" if args.tcp else "pty"
+    def shuffles_done(model: SimShuffler, ready: asyncio.Future[None]) -> Awaitable[None]:
+        # Give the last shuffle's SHDN time to go out.
+        return clikit.results_done(model, args.shuffles, ready, settle=0.2)
 
-    def report(where: str) -> None:
-        print(f"READY {kind} {where}", flush=True)
-        if not is_ready.done():
-            is_ready.set_result(None)
-
-    if args.tcp:
-        host, port = args.tcp
-        server = serve_tcp(model, host, port, on_ready=report)
-    else:
-        server = serve_pty(model, on_ready=report, link_path=args.link)
-
-    stop = asyncio.Event()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
-    serving = asyncio.create_task(server, name="sim:serve")
-    waiters = [asyncio.create_task(_wait(stop), name="sim:signal")]
-    if args.shuffles > 0:
-        waiters.append(asyncio.create_task(_shuffles_done(model, args.shuffles, is_ready)))
-    try:
-        await asyncio.wait([serving, *waiters], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (serving, *waiters):
-            task.cancel()
-        await asyncio.gather(serving, *waiters, return_exceptions=True)
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-    if not serving.cancelled() and (error := serving.exception()) is not None:
-        print(f"tablectl simulate shuffler: {error}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
-
-
-async def _wait(event: asyncio.Event) -> None:
-    await event.wait()
-
-
-async def _shuffles_done(model: SimShuffler, count: int, ready: asyncio.Future[None]) -> None:
-    """Return once ``count`` shuffles completed and their ``SHDN`` had time to go out."""
-    await ready
-    poll = max(0.005, 0.05 / model.speed)
-    # The model is I/O-free and has no event to await: polling its result count is the seam.
-    while len(model.results) < count:  # noqa: ASYNC110
-        await asyncio.sleep(poll)
-    await asyncio.sleep(0.2)
+    return await clikit.run_served(
+        _NAME, args, build, done=shuffles_done if args.shuffles > 0 else None
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m simulators.shuffler_cli``: ``tablectl simulate shuffler`` without the service."""
-    parser = argparse.ArgumentParser(
+    return clikit.run_main(
+        argv,
         prog="python -m simulators.shuffler_cli",
         description="Serve a simulated card shuffler (tablectl reference protocol).",
+        add_arguments=add_arguments,
+        run=run,
     )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
-        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Final, NamedTuple
+from typing import Final
 
 from drivers.ss2.protocol import (
     BallInPocket,
@@ -56,6 +56,7 @@ from drivers.ss2.protocol import (
     WarningBit,
     encode_message,
 )
+from simulators.chunks import Chunk, Outbox  # Chunk re-exported: it lived here first
 
 __all__ = [
     "DEFAULT_MODE",
@@ -227,18 +228,6 @@ from_spec = FaultSpec.from_spec
 """Module-level alias of :meth:`FaultSpec.from_spec` (used by the CLI and the demo)."""
 
 
-class Chunk(NamedTuple):
-    """Bytes the wheel sent at model time ``at`` (the timeline of the ``now`` arguments).
-
-    ``partial`` marks a fragment of a line cut by a ``split`` fault: servers pause briefly before
-    writing the next chunk so that the host really reads it in pieces.
-    """
-
-    at: float
-    data: bytes
-    partial: bool = False
-
-
 class _Phase(Enum):
     """Controller phases; the value is the state reported on the wire."""
 
@@ -336,8 +325,7 @@ class SimSS2:
         self._tick = 0
         self._events: list[tuple[float, int, str, int]] = []  # (at, seq, kind, arg) heap
         self._seq = 0
-        self._out: list[Chunk] = []
-        self._out_size = 0
+        self._outbox = Outbox()
 
         self._phase = _Phase.BOOT
         self._entered = 0
@@ -448,8 +436,7 @@ class SimSS2:
     def advance_chunks(self, now: float) -> list[Chunk]:
         """Like :meth:`advance`, with send times and the chunk boundaries of ``split`` faults."""
         self._run_until(now)
-        out, self._out, self._out_size = self._out, [], 0
-        return out
+        return self._outbox.take()
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Handle host bytes arriving at ``now``; return the immediate replies.
@@ -735,7 +722,7 @@ class SimSS2:
 
     def _emit(self, at: float, message: Message) -> None:
         """Queue one line, applying this game's wire faults (disconnect, garbage, split)."""
-        if self.link_down(at) or self._out_size > _STALE_LIMIT:
+        if self.link_down(at) or self._outbox.size > _STALE_LIMIT:
             return
         data = encode_message(message)
         game = self._game
@@ -749,19 +736,11 @@ class SimSS2:
             and (not game.garbage_sent or rng.random() < 0.25)
         ):
             game.garbage_sent = True
-            self._append(Chunk(at, _garbage(rng), partial=game.has("split")))
+            self._outbox.append(Chunk(at, _garbage(rng), partial=game.has("split")))
         if game is not None and game.has("split"):
-            pos = 0
-            while pos < len(data):
-                size = rng.randint(1, 4)
-                self._append(Chunk(at, data[pos : pos + size], partial=True))
-                pos += size
+            self._outbox.append_split(at, data, rng)
             return
-        self._append(Chunk(at, data))
-
-    def _append(self, chunk: Chunk) -> None:
-        self._out.append(chunk)
-        self._out_size += len(chunk.data)
+        self._outbox.append(Chunk(at, data))
 
     # --- commands ------------------------------------------------------------------------------
 

@@ -4,10 +4,11 @@ All the protocol knowledge lives in :mod:`drivers.drum.protocol` (frames ↔ mes
 ``docs/protocols/drum.md``) and :mod:`drivers.drum.interpreter` (messages + time → events); this
 module only owns the bus, reconnects, and matches command acknowledgements.
 
-:class:`FrameDriver` is the frame-based sibling of :class:`drivers.base.StreamDriver`: the same
-lifecycle (open, reconnect with :class:`drivers.base.Backoff`, availability events, a tick for
-timers) over a :class:`~drivers.transports.frames.FrameLink` instead of a byte stream. It is
-generic; a second CAN device family (a big wheel on CAN) would subclass it too.
+:class:`~drivers.base.FrameDriver` (in :mod:`drivers.base`, re-exported here) is the frame-based
+sibling of :class:`drivers.base.StreamDriver`: the same lifecycle (open, reconnect with
+:class:`drivers.base.Backoff`, availability events, a tick for timers) over a
+:class:`~drivers.transports.frames.FrameLink` instead of a byte stream. It is generic; a second
+CAN device family (a big wheel on CAN) would subclass it too.
 
 Configuration (``[[devices]]``, unknown keys rejected)::
 
@@ -26,13 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from abc import abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pydantic
 
-from drivers.base import Backoff, Clock, Driver, DriverSettings
+from drivers.base import Clock, DriverSettings, FrameDriver
 from drivers.drum.interpreter import DrumInterpreter
 from drivers.drum.protocol import (
     MAX_BALL,
@@ -48,176 +48,14 @@ from drivers.drum.protocol import (
     decode,
     encode_command,
 )
-from drivers.errors import DeviceTimeoutError, DriverError, DriverInitError, TransportClosedError
-from drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
+from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from drivers.events import DeviceEvent
 from drivers.transports.base import TraceHook
-from drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
+from drivers.transports.frames import CanFrame, FrameLink
 
 __all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings", "FrameDriver"]
 
 DEFAULT_CHANNEL = "can0"
-
-
-class FrameDriver(Driver):
-    """A driver over a :class:`FrameLink`, with reconnect, availability and timers.
-
-    Hooks (synchronous, time passed in, so device logic is testable without I/O):
-    ``_open_link`` (build, not open), ``_handshake`` (after each connect; may ``queue_frame``),
-    ``_on_frame``, ``_on_tick`` and ``_on_connection_lost``. ``_on_tick`` may raise
-    :class:`TransportClosedError` to make the loop drop and reopen the link.
-    """
-
-    tick_interval: float = 0.1
-    """How often ``_on_tick`` runs while connected (seconds; instances may lower it)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._link: FrameLink | None = None
-        self._out: list[CanFrame] = []
-        self._wake = asyncio.Event()
-        self.frame_trace: FrameTraceHook | None = None
-
-    @abstractmethod
-    def _open_link(self) -> FrameLink:
-        """Build (not open) the link."""
-
-    async def _handshake(self) -> None:
-        """Runs after each (re)connect, before reading."""
-
-    @abstractmethod
-    def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
-        """Decode one frame and turn it into events."""
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        del now
-        return []
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        del now
-        return []
-
-    # --- services for subclasses ---------------------------------------------------------------
-
-    def queue_frame(self, frame: CanFrame) -> None:
-        """Send ``frame`` as soon as the loop gets control (hooks are synchronous)."""
-        self._out.append(frame)
-        self._wake.set()
-
-    async def send_frame(self, frame: CanFrame) -> None:
-        """Send ``frame`` now.
-
-        Raises:
-            TransportClosedError: not connected, or the link failed.
-        """
-        link = self._link
-        if link is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        if self.frame_trace:
-            self.frame_trace("tx", frame)
-        await link.send(frame)
-
-    async def send_raw(self, data: bytes) -> None:
-        """Technician tools: ``data`` is a 2-byte big-endian 11-bit id and 0–8 data bytes
-        (``bytes.fromhex("0310" "01010000")`` = start mixing on node 0x10).
-
-        Raises:
-            ValueError: not an id and at most 8 bytes.
-            TransportClosedError: not connected.
-        """
-        if not 2 <= len(data) <= 10:
-            raise ValueError("raw CAN frame: 2-byte id and 0-8 data bytes")
-        await self.send_frame(CanFrame(int.from_bytes(data[:2], "big"), bytes(data[2:])))
-
-    # --- the loop ------------------------------------------------------------------------------
-
-    async def events(self) -> AsyncIterator[DeviceEvent]:
-        backoff = Backoff(self.settings.reconnect_min_delay, self.settings.reconnect_max_delay)
-        reported_down = False
-        while not self._closed:
-            link = self._open_link()
-            try:
-                await link.open()
-            except DriverError as exc:
-                self.count("open_failures")
-                if not reported_down:
-                    reported_down = True
-                    yield self._mark(
-                        DeviceUnavailable(
-                            device=self.device_id,
-                            at=self.clock(),
-                            reason="port_error",
-                            detail=str(exc),
-                        )
-                    )
-                await asyncio.sleep(backoff.next())
-                continue
-            self._link = link
-            try:
-                await self._handshake()
-                async for event in self._pump(link):
-                    if isinstance(event, DeviceAvailable):
-                        backoff.reset()
-                        reported_down = False
-                    elif isinstance(event, DeviceUnavailable):
-                        reported_down = True
-                    yield self._mark(event)
-            except TransportClosedError as exc:
-                self.count("disconnects")
-                now = self.clock()
-                for event in self._on_connection_lost(now):
-                    yield self._mark(event)
-                if not reported_down:
-                    reported_down = True
-                    yield self._mark(
-                        DeviceUnavailable(
-                            device=self.device_id, at=now, reason="disconnected", detail=str(exc)
-                        )
-                    )
-            finally:
-                self._link = None
-                self._out.clear()
-                await link.close()
-            if not self._closed:
-                await asyncio.sleep(backoff.next())
-
-    async def _pump(self, link: FrameLink) -> AsyncIterator[DeviceEvent]:
-        reader: asyncio.Future[CanFrame] | None = None
-        try:
-            while not self._closed:
-                while self._out:
-                    await self.send_frame(self._out.pop(0))
-                if reader is None:
-                    reader = asyncio.ensure_future(link.recv())
-                waker: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
-                done, _ = await asyncio.wait(
-                    {reader, waker}, timeout=self.tick_interval, return_when=asyncio.FIRST_COMPLETED
-                )
-                waker.cancel()
-                self._wake.clear()
-                now = self.clock()
-                if reader in done:
-                    frame = reader.result()  # raises TransportClosedError when the link is gone
-                    reader = None
-                    if self.frame_trace:
-                        self.frame_trace("rx", frame)
-                    for event in self._on_frame(frame, now):
-                        yield event
-                for event in self._on_tick(now):
-                    yield event
-        finally:
-            if reader is not None:
-                reader.cancel()
-                await asyncio.gather(reader, return_exceptions=True)
-
-    async def _close(self) -> None:
-        self._wake.set()  # the pump notices _closed at its next turn
-
-    def _mark(self, event: DeviceEvent) -> DeviceEvent:
-        if isinstance(event, DeviceAvailable):
-            self.available = True
-        elif isinstance(event, DeviceUnavailable):
-            self.available = False
-        return event
 
 
 class DrumSettings(DriverSettings):

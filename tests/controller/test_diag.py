@@ -472,5 +472,6 @@ port = "{os.ttyname(slave)}"
         os.close(slave)
 
     assert result.rc == 0, result.err
+    assert "a card shoe has no query protocol" in result.out
     assert "listening only" in result.out
     assert "event    CardScanned card=KH barcode=KH" in result.out

@@ -12,7 +12,17 @@ from controller.diag.errors import UnsupportedError
 from controller.diag.plugins import get_diagnostics
 from controller.diag.ports import SerialPort, UsbDevice, _mark, list_can
 from controller.diag.ss2 import SS2LiveDecoder, fault_meaning
-from controller.diag.statistics import analyse_counts, chi2_sf, gamma_q, serial_correlation
+from controller.diag.statistics import (
+    analyse_counts,
+    chi2_sf,
+    frequency_test,
+    gamma_q,
+    max_cell_p,
+    pooled_serial_correlation,
+    position_test,
+    repetition_test,
+    serial_correlation,
+)
 from drivers.base import DriverSettings
 from drivers.ss2.driver import SS2Settings
 
@@ -134,3 +144,85 @@ def test_drivers_without_diagnostics_get_a_clear_error() -> None:
     device = DeviceConfig(id="saturn", driver="huxley-saturn", port="/dev/ttyUSB1")
     with pytest.raises(UnsupportedError, match="no diagnostics for driver 'huxley-saturn'"):
         get_diagnostics(device, DriverSettings())
+
+
+# --- the shuffle tests' maths --------------------------------------------------------------------
+
+
+def test_frequency_test_against_unequal_probabilities() -> None:
+    probabilities = {"banker": 0.458597, "player": 0.446247, "tie": 0.095156}
+    counts = {"banker": 480, "player": 420, "tie": 100}
+    test = frequency_test(counts, probabilities, alpha=0.05, sigma=3.0)
+
+    chi = sum((counts[k] - 1000 * p) ** 2 / (1000 * p) for k, p in probabilities.items())
+    assert test.n == 1000
+    assert test.dof == 2
+    assert test.chi_square == pytest.approx(chi)
+    assert test.p_value == pytest.approx(math.exp(-chi / 2), rel=1e-9)  # 2 dof: closed form
+    assert not test.flagged
+    with pytest.raises(ValueError, match="sum to 1"):
+        frequency_test(counts, {"banker": 0.5, "player": 0.4, "tie": 0.05})
+
+
+def test_frequency_test_leaves_small_expectations_out_of_the_sigma_flags() -> None:
+    ranks = dict.fromkeys("A23456789TJQK", 1 / 13)
+    counts = {"5": 7, "6": 6, **dict.fromkeys("A2347", 1), **dict.fromkeys("89TJQK", 2)}
+    loose = frequency_test(counts, ranks, sigma=3.0)
+    strict = frequency_test(counts, ranks, sigma=3.0, sigma_min_expected=5.0)
+
+    assert [f.number for f in loose.flagged_categories] == ["5"]  # 7 of 29 where 2.2 expected
+    assert strict.flagged_categories == ()
+
+
+def test_max_cell_p_is_exact_for_two_categories_and_tiny_for_a_stacked_position() -> None:
+    # Two categories, 10 draws, one of them 9 times or more: 2 · (11 / 1024) (here exact).
+    assert max_cell_p([9, 1]) == pytest.approx(2 * 11 / 1024)
+    assert max_cell_p([30] + [0] * 12) == pytest.approx(13 * 13.0**-30)
+    assert max_cell_p([1] * 13) == 1.0
+    assert max_cell_p([]) == 1.0
+
+
+def test_position_test_sums_positions_and_finds_the_stacked_one() -> None:
+    uniform = [[2] * 13 for _ in range(50)]
+    stacked = [*uniform[:10], [26] + [0] * 12, *uniform[11:]]
+    short = [*uniform, [1] * 13, [0] * 13]  # the last positions reached by too few shoes
+
+    flat = position_test(short, "A23456789TJQK", min_shoes=20)
+    assert flat.positions == 50
+    assert flat.chi_square == 0.0
+    assert flat.p_value == 1.0
+    assert not flat.flagged
+    found = position_test(stacked, "A23456789TJQK", min_shoes=20, alpha=0.05)
+    assert [(o.position, o.category, o.count) for o in found.outliers] == [(11, "A", 26)]
+    # χ² = 12 · 26 = 312 on 600 dof: one position barely moves the sum (p ≈ 1), which is why
+    # each position is also judged on its own.
+    assert not found.sum_flagged
+    assert found.flagged
+    with pytest.raises(ValueError, match="counts, not 13"):
+        position_test([[1, 2]], "A23456789TJQK", min_shoes=2)
+
+
+def test_pooled_serial_correlation_never_pairs_across_shoes() -> None:
+    # Each shoe rises 1..13; pooled, that is a strong positive correlation...
+    rising = pooled_serial_correlation([list(range(1, 14))] * 20)
+    assert rising is not None
+    assert rising.r > 0.7
+    assert rising.flagged
+    # ...while alternating high/low is negative; two values make no pair worth testing.
+    alternating = pooled_serial_correlation([[1, 13] * 20] * 5)
+    assert alternating is not None
+    assert alternating.r < -0.9
+    assert pooled_serial_correlation([[1, 2], [3]]) is None
+
+
+def test_repetition_test_is_one_sided_and_needs_enough_positions() -> None:
+    assert repetition_test(3, 100, 1 / 52) is None  # under 5 expected matches
+    fair = repetition_test(8, 416, 1 / 52)
+    assert fair is not None
+    assert not fair.flagged
+    few = repetition_test(0, 416, 1 / 52)
+    assert few is not None
+    assert not few.flagged  # fewer matches than chance is no sign of an unshuffled shoe
+    many = repetition_test(40, 416, 1 / 52)
+    assert many is not None
+    assert many.flagged

@@ -172,7 +172,11 @@ async def test_bad_commands_get_a_specific_error_and_change_nothing(
         reply = await runner.command(verb, payload)
         assert reply["ok"] is False
         assert error in reply["error"]
-        assert journal.last_seq == 0
+        # Nothing but the refused command itself (its verdict is the audit trail, R19).
+        [record] = journal.records()
+        assert record["type"] == "command"
+        assert record["accepted"] is False
+        assert error in record["reason"]
 
 
 async def test_manual_event_command(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import os
 import time
 import tty
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -40,11 +41,15 @@ class Wheel:
     """The far side of the pty: repeats its current status line (the wheel's automatic status,
     faster than the real 500 ms to keep tests short) and records what the host sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, link: Path) -> None:
         self.master, self.slave = os.openpty()
         tty.setraw(self.master)
         os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
+        # The host opens a symlink (as /dev/serial/by-id/... in the field): unplugging removes
+        # it, so a /dev/pts number reused by another process meanwhile is never mistaken for it.
+        link.symlink_to(os.ttyname(self.slave))
+        self.link = link
+        self.path = str(link)
         self.line: bytes | None = None
         self.received = b""
         self._arrived = asyncio.Event()
@@ -73,6 +78,7 @@ class Wheel:
         if self.closed:
             return
         self.closed = True
+        self.link.unlink(missing_ok=True)
         self._repeater.cancel()
         asyncio.get_running_loop().remove_reader(self.master)
         os.close(self.master)
@@ -113,8 +119,8 @@ class Host:
 
 
 @pytest.fixture
-async def wheel() -> AsyncIterator[Wheel]:
-    w = Wheel()
+async def wheel(tmp_path: Path) -> AsyncIterator[Wheel]:
+    w = Wheel(tmp_path / "wheel")
     try:
         yield w
     finally:
@@ -194,8 +200,9 @@ async def test_unplugged_mid_game_reports_disconnected_and_retries_calmly(wheel:
         cpu, wall = time.process_time(), time.monotonic()
         await asyncio.sleep(1.5)
         failures = host.driver.counters.get("open_failures", 0)
-        # Backoff 0.1 s doubling to 0.5 s (half jittered): a handful of attempts, not a spin.
-        assert 2 <= failures <= 15
+        # Backoff 0.1 s doubling to 0.5 s (half jittered): a handful of attempts, not a spin
+        # (at least one even on a loaded machine, where the retries come later).
+        assert 1 <= failures <= 15
         assert time.process_time() - cpu < 0.5 * (time.monotonic() - wall)
         assert host.queue.empty()  # port_error is not re-reported while already down
         assert not host.driver.available

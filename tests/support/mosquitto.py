@@ -73,18 +73,7 @@ class MosquittoProcess:
         """Start the broker and return once its port accepts connections."""
         if self.running:
             return
-        self.config_path.write_text(
-            f"listener {self.port} {self.host}\n"
-            "allow_anonymous true\n"
-            "persistence false\n"
-            # As production should: without it, pipelined PUBACKs wait on Nagle + delayed ACK
-            # (about 40 ms per outbox batch, ~2k instead of ~10k records/s).
-            "set_tcp_nodelay true\n"
-            "log_dest stderr\n"
-            "log_type error\n"
-            "log_type warning\n",
-            encoding="utf-8",
-        )
+        self.config_path.write_text(self.config_text(), encoding="utf-8")
         with self.log_path.open("ab") as log:
             self._proc = subprocess.Popen(
                 [self.binary, "-c", str(self.config_path)],
@@ -102,6 +91,20 @@ class MosquittoProcess:
             time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"mosquitto did not listen on {self.port} in {timeout}s")
+
+    def config_text(self) -> str:
+        """The broker's config file (a TLS/ACL variant overrides it: ``tests/support/tls.py``)."""
+        return (
+            f"listener {self.port} {self.host}\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            # As production should: without it, pipelined PUBACKs wait on Nagle + delayed ACK
+            # (about 40 ms per outbox batch, ~2k instead of ~10k records/s).
+            "set_tcp_nodelay true\n"
+            "log_dest stderr\n"
+            "log_type error\n"
+            "log_type warning\n"
+        )
 
     def stop(self) -> None:
         """Stop the broker (SIGTERM, then SIGKILL after 3 s). Idempotent."""

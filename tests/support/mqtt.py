@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -45,13 +45,17 @@ class Subscriber:
         topic_filter: str | Sequence[str],
         *,
         client_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
+        """``options``: more ``aiomqtt.Client`` keywords (``tls_context``, ``username``, ...)."""
         self.host = host
         self.port = port
         self.filters = [topic_filter] if isinstance(topic_filter, str) else list(topic_filter)
         self.messages: list[Received] = []
         self.error: BaseException | None = None
-        self._client = aiomqtt.Client(host, port, identifier=client_id, timeout=5)
+        self._client = aiomqtt.Client(
+            host, port, identifier=client_id, timeout=5, **dict(options or {})
+        )
         self._changed = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
 

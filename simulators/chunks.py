@@ -1,0 +1,53 @@
+"""What a simulated serial device hands its server: timed pieces of output (:class:`Chunk`).
+
+Neutral ground for the models (:mod:`simulators.ss2`, :mod:`simulators.shuffler`, …) and the
+servers (:mod:`simulators.serve`), so that none of them imports another device's model for it.
+:class:`Outbox` is the output buffer the serial models share.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import NamedTuple
+
+__all__ = ["Chunk", "Outbox"]
+
+
+class Chunk(NamedTuple):
+    """Bytes the wheel sent at model time ``at`` (the timeline of the ``now`` arguments).
+
+    ``partial`` marks a fragment of a line cut by a ``split`` fault: servers pause briefly before
+    writing the next chunk so that the host really reads it in pieces.
+    """
+
+    at: float
+    data: bytes
+    partial: bool = False
+
+
+class Outbox:
+    """The chunks a model queued since its server last took them (``advance_chunks``).
+
+    ``size`` (bytes queued) lets a model stop queueing for a server that does not take them.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: list[Chunk] = []
+        self.size = 0
+
+    def append(self, chunk: Chunk) -> None:
+        self._chunks.append(chunk)
+        self.size += len(chunk.data)
+
+    def append_split(self, at: float, data: bytes, rng: random.Random) -> None:
+        """Queue ``data`` in ``partial`` fragments of 1-4 bytes (a ``split`` fault)."""
+        pos = 0
+        while pos < len(data):
+            size = rng.randint(1, 4)
+            self.append(Chunk(at, data[pos : pos + size], partial=True))
+            pos += size
+
+    def take(self) -> list[Chunk]:
+        """Everything queued, oldest first; the outbox is empty afterwards."""
+        out, self._chunks, self.size = self._chunks, [], 0
+        return out

@@ -1,0 +1,525 @@
+"""The fault suite's machinery: tables as real processes, a collector, the invariant checks.
+
+Why real processes: the promises under test ("kill -9 at any point", "broker down", "disk full")
+are about what survives a dead process and a half-written file, which no in-process test can fake.
+A :class:`Lane` is one table: ``tablectl simulate ss2`` (the wheel) + ``tablectl run`` (the
+controller, restarted by the harness the way systemd's ``Restart=on-failure`` would) with its own
+journal and table id, so several lanes share one broker and run in parallel on two cores.
+
+The :class:`Collector` is the consumer: one MQTT session on the real broker that sees every table's
+``events``. Controllers reach the broker through a :class:`~tests.support.mqtt.TcpProxy` where an
+outage must not cut the collector too, and a real broker restart reconnects the collector before
+the proxies let the controllers back in, so the collector misses nothing it should see.
+
+:func:`check_lane` is the contract (DESIGN §3, §7; issue 5): the journal's ``seq`` is contiguous
+and its hash chain verifies; every journaled record is published; every published payload is byte
+for byte the journal's record for that ``seq`` (so no seq is published with two contents, and
+nothing is published that was never journaled); no round has two outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from controller.journal import GENESIS_HASH, Journal, record_hash
+from tests.support.processes import REPO, write_config
+
+__all__ = [
+    "PREFIX",
+    "Collector",
+    "FaultReport",
+    "GarbageRelay",
+    "Lane",
+    "check_lane",
+    "read_journal",
+]
+
+PREFIX = "it"
+"""The topic prefix :func:`tests.support.processes.write_config` gives every table."""
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+@dataclass
+class FaultReport:
+    """What was injected and what was checked, for the end-of-run table."""
+
+    injected: Counter[str] = field(default_factory=Counter)
+    checked: Counter[str] = field(default_factory=Counter)
+    observed: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def inject(self, kind: str, n: int = 1) -> None:
+        self.injected[kind] += n
+
+    def check(self, what: str, n: int = 1) -> None:
+        self.checked[what] += n
+
+    def observe(self, what: str, n: int = 1) -> None:
+        self.observed[what] += n
+
+    @property
+    def total_injected(self) -> int:
+        return sum(self.injected.values())
+
+    def lines(self) -> list[str]:
+        width = max([len(k) for k in (*self.injected, *self.checked, *self.observed)] + [30])
+        out = [f"{'injected':<{width}}  count"]
+        out += [f"  {k:<{width - 2}}  {v:>5}" for k, v in sorted(self.injected.items())]
+        out.append(f"  {'TOTAL crashes/outages':<{width - 2}}  {self.total_injected:>5}")
+        out.append(f"{'invariant checked':<{width}}  times")
+        out += [f"  {k:<{width - 2}}  {v:>5}" for k, v in sorted(self.checked.items())]
+        if self.observed:
+            out.append(f"{'observed':<{width}}  count")
+            out += [f"  {k:<{width - 2}}  {v:>5}" for k, v in sorted(self.observed.items())]
+        if self.seconds:
+            out.append("wall time: " + ", ".join(f"{k} {v:.0f}s" for k, v in self.seconds.items()))
+        verdict = "ALL INVARIANTS OK" if not self.failures else f"{len(self.failures)} FAILED"
+        out.append(verdict)
+        out += [f"  FAILED: {f}" for f in self.failures]
+        return out
+
+
+# --- the consumer ------------------------------------------------------------------------------
+
+
+class Collector:
+    """Every payload seen on ``{PREFIX}/+/events``, per table and ``seq`` (duplicates kept)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self.events: dict[str, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
+        self.other: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        self._client: aiomqtt.Client | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+
+    async def connect(self) -> None:
+        client = aiomqtt.Client(self.host, self.port, identifier="fault-collector", timeout=5)
+        await client.__aenter__()
+        await client.subscribe(f"{PREFIX}/#", qos=1)
+        self._client = client
+        self._reader = asyncio.create_task(self._read(client), name="fault-collector")
+
+    async def disconnect(self) -> None:
+        reader, client = self._reader, self._client
+        self._reader = self._client = None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        if client is not None:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await client.__aexit__(None, None, None)
+
+    async def _read(self, client: aiomqtt.Client) -> None:
+        with contextlib.suppress(aiomqtt.MqttError):
+            async for message in client.messages:
+                topic = message.topic.value
+                raw = message.payload
+                data = raw if isinstance(raw, bytes) else str(raw).encode()
+                parts = topic.split("/")
+                if len(parts) == 3 and parts[2] == "events":
+                    with contextlib.suppress(ValueError, KeyError, TypeError):
+                        self.events[parts[1]][int(json.loads(data)["seq"])].append(data)
+                elif len(parts) >= 3:
+                    self.other[parts[1]].append(("/".join(parts[2:]), data))
+                self._changed.set()
+
+    def seqs(self, table: str) -> set[int]:
+        return set(self.events[table])
+
+    async def wait(self, predicate: Any, timeout: float, what: str) -> None:  # noqa: ASYNC109
+        """Wait until ``predicate()`` holds (re-checked on every message and every 50 ms)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(left, 0.05))
+
+    def settled_after(self, table: str, seq: int) -> bool:
+        for s, payloads in self.events[table].items():
+            if s > seq and any(b'"status":"settled"' in p for p in payloads):
+                return True
+        return False
+
+
+# --- the journal -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    seq: int
+    body: bytes
+    prev_hash: str
+    hash: str
+
+
+def read_journal(path: Path) -> list[Row]:
+    """Every row, read beside a live writer (WAL readers never block it)."""
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        rows = conn.execute(
+            "SELECT seq, body, prev_hash, hash FROM records ORDER BY seq"
+        ).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    finally:
+        conn.close()
+    return [Row(int(s), str(b).encode("utf-8"), str(p), str(h)) for s, b, p, h in rows]
+
+
+def records(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        record: dict[str, Any] = json.loads(row.body)
+        yield record
+
+
+def check_journal(rows: list[Row], report: FaultReport) -> None:
+    """``seq`` is 1..n without a gap; each record links to the previous one and hashes right."""
+    seqs = [r.seq for r in rows]
+    assert seqs == list(range(1, len(rows) + 1)), f"seq not contiguous: {_gaps(seqs)}"
+    report.check("journal seq contiguous")
+    prev = GENESIS_HASH
+    for row in rows:
+        record = json.loads(row.body)
+        assert record["prev_hash"] == row.prev_hash == prev, f"broken link at seq {row.seq}"
+        assert record_hash(prev, record) == row.hash == record["hash"], f"bad hash at {row.seq}"
+        prev = row.hash
+    report.check("hash chain verifies")
+
+
+def _gaps(seqs: list[int]) -> str:
+    missing = sorted(set(range(1, max(seqs, default=0) + 1)) - set(seqs))
+    return f"missing {missing[:10]}, {len(seqs)} rows"
+
+
+async def check_lane(
+    lane: Lane,
+    collector: Collector,
+    report: FaultReport,
+    *,
+    timeout: float = 20.0,  # noqa: ASYNC109 - a bound on one wait, named in the failure
+) -> list[Row]:
+    """The invariants for one table after an injection (the controller must be running)."""
+    rows = read_journal(lane.journal)
+    check_journal(rows, report)
+    wanted = {r.seq for r in rows}
+    try:
+        await collector.wait(
+            lambda: wanted <= collector.seqs(lane.table),
+            timeout,
+            f"{lane.table}: journal seqs published",
+        )
+    except AssertionError:
+        missing = sorted(wanted - collector.seqs(lane.table))
+        raise AssertionError(
+            f"{lane.table}: journaled but not published: {missing[:20]} "
+            f"(of {len(missing)})\n{lane.log_tail()}"
+        ) from None
+    report.check("every journaled record published")
+    check_published(lane, collector, report, rows)
+    return rows
+
+
+def check_published(lane: Lane, collector: Collector, report: FaultReport, rows: list[Row]) -> None:
+    """Each published payload is exactly the journal's record for its seq; one outcome a round."""
+    by_seq = {r.seq: r.body for r in rows}
+    for seq, payloads in collector.events[lane.table].items():
+        if seq not in by_seq:
+            # Published after ``rows`` was read: check it against a fresh read.
+            by_seq = {r.seq: r.body for r in read_journal(lane.journal)}
+        assert seq in by_seq, f"{lane.table}: seq {seq} published but never journaled"
+        for payload in payloads:
+            assert payload == by_seq[seq], (
+                f"{lane.table}: seq {seq} published as {payload[:120]!r}, "
+                f"journaled as {by_seq[seq][:120]!r}"
+            )
+    report.check("published == journaled (same seq, same bytes, same hash)")
+    outcomes = Counter(r["round"] for r in records(rows) if r["type"] == "outcome")
+    twice = [k for k, n in outcomes.items() if n > 1]
+    assert not twice, f"{lane.table}: rounds with two outcomes: {twice}"
+    report.check("one outcome per round")
+
+
+# --- processes ---------------------------------------------------------------------------------
+
+
+_CONTROLLER = (sys.executable, "-m", "controller")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Lane:
+    """One table: a simulated wheel and a controller that the test kills and restarts.
+
+    Args:
+        name: the table id suffix (``FT-{name}``).
+        workdir: config, logs, and (unless ``journal`` is given) the journal.
+        broker_url: where the controller connects (a proxy's port for outage tests).
+        sim_args: extra ``simulate ss2`` arguments (faults, seed).
+        tcp: serve the wheel on TCP (``socket://``) instead of a pty with a stable link.
+        journal: journal path (a small filesystem for disk-full tests).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        workdir: Path,
+        broker_url: str,
+        *,
+        sim_args: Iterable[str] = (),
+        speed: str = "50",
+        tcp: bool = False,
+        journal: Path | None = None,
+        port_override: str | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.table = f"FT-{name}"
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.link = workdir / "wheel"
+        self.journal = journal or workdir / "journal.sqlite"
+        self.sim_args = ["--speed", speed, *sim_args]
+        self.tcp = tcp
+        self.sim: subprocess.Popen[bytes] | None = None
+        self.sim_where = ""
+        self.ctl: subprocess.Popen[bytes] | None = None
+        self.ctl_log = workdir / "controller.log"
+        self.sim_log = workdir / "simulator.log"
+        self.broker_url = broker_url
+        self.port_override = port_override
+        self.starts = 0
+        self.verbose = verbose
+
+    # -- the wheel ---------------------------------------------------------------------------
+
+    def start_sim(self, extra: Iterable[str] = ()) -> None:
+        where = ["--tcp", "127.0.0.1:0"] if self.tcp else ["--pty", "--link", str(self.link)]
+        args = [*where, *self.sim_args, *extra]
+        with self.sim_log.open("ab") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "controller", "simulate", "ss2", *args],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=_env(),
+                cwd=REPO,
+            )
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith(b"READY "):
+            proc.kill()
+            raise AssertionError(f"simulator not ready: {line!r}\n{_tail(self.sim_log)}")
+        self.sim = proc
+        self.sim_where = line.decode().split(" ", 2)[2].strip()
+
+    def kill_sim(self) -> None:
+        _kill(self.sim, signal.SIGKILL)
+        self.sim = None
+
+    # -- the controller ----------------------------------------------------------------------
+
+    def write_config(self, port: str | None = None) -> Path:
+        where = port or self.port_override or str(self.link)
+        return write_config(
+            self.workdir / "table.toml",
+            table=self.table,
+            port=where,
+            mqtt_url=self.broker_url,
+            journal=self.journal,
+        )
+
+    def start_ctl(self) -> None:
+        """Start the controller (as systemd would after a crash)."""
+        config = self.workdir / "table.toml"
+        if not config.exists():
+            self.write_config()
+        with self.ctl_log.open("ab") as err:
+            self.ctl = subprocess.Popen(
+                [
+                    *_CONTROLLER,
+                    "--log-format",
+                    "json",
+                    *(["-v"] if self.verbose else []),
+                    "run",
+                    "--config",
+                    str(config),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=_env(),
+                cwd=REPO,
+            )
+        self.starts += 1
+
+    def kill_ctl(self, sig: int = signal.SIGKILL) -> int | None:
+        code = _kill(self.ctl, sig)
+        self.ctl = None
+        return code
+
+    @property
+    def ctl_alive(self) -> bool:
+        return self.ctl is not None and self.ctl.poll() is None
+
+    def log_tail(self) -> str:
+        """The controller's last lines about MQTT, recovery and the journal (not every round)."""
+        try:
+            lines = self.ctl_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        keep = [
+            line[:300] for line in lines if "round_outcome" not in line and '"verdict"' not in line
+        ]
+        return f"--- {self.table} controller log:\n" + "\n".join(keep[-40:])
+
+    def stop(self) -> None:
+        self.kill_ctl(signal.SIGTERM)
+        self.kill_sim()
+
+
+def _kill(proc: subprocess.Popen[bytes] | None, sig: int) -> int | None:
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return proc.returncode
+
+
+def _tail(path: Path, chars: int = 3000) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
+
+
+def count_in_log(path: Path, needle: str) -> int:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").count(needle)
+    except OSError:
+        return 0
+
+
+# --- garbage on the device port ----------------------------------------------------------------
+
+_NOISE = bytes(b for b in range(256) if b < 0x20 or b >= 0x7F or b in b"!\"#$%&'()+-./;<=>?@[]^_")
+"""Line noise that can never decode as an SS2 message: no digits, letters, ``*``, ``:``, ``,`` or
+line ends (a checksum-less ASCII protocol cannot tell a forged valid line from a real one, and the
+suite tests robustness, not forgery)."""
+_NOISE = bytes(b for b in _NOISE if b not in b"\r\n")
+
+
+class GarbageRelay:
+    """A TCP relay between the wheel (``socket://``) and the controller that floods garbage.
+
+    A flood is queued and written to the controller between two whole lines of the wheel, so it
+    never splices a real line into a different valid one.
+    """
+
+    def __init__(self, upstream: tuple[str, int], rng: random.Random) -> None:
+        self.upstream = upstream
+        self.rng = rng
+        self.port = 0
+        self.flooded = 0
+        self._server: asyncio.Server | None = None
+        self._pending: list[bytes] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def flood(self) -> int:
+        """Queue one burst: noise, a false packet start, an over-long line. Returns its size."""
+        size = self.rng.randint(1024, 16384)
+        noise = bytes(self.rng.choice(_NOISE) for _ in range(size))
+        burst = noise[: size // 2] + b"\r\n*" + noise[size // 2 :] + b"\r\n"
+        self._pending.append(burst)
+        return len(burst)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        except OSError:
+            writer.close()
+            self._tasks.discard(task)
+            return
+        try:
+            await asyncio.gather(self._down(up_reader, writer), _pipe(reader, up_writer))
+        finally:
+            writer.close()
+            up_writer.close()
+            self._tasks.discard(task)
+
+    async def _down(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                if self._pending and data.endswith(b"\n"):
+                    for burst in self._pending:
+                        writer.write(burst)
+                        self.flooded += 1
+                    self._pending.clear()
+                await writer.drain()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(ConnectionError, OSError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+
+
+def verify_with_journal(path: Path, table: str) -> int:
+    """The project's own verifier over the whole file, once no process writes it."""
+    with Journal(path, table) as journal:
+        return journal.verify()

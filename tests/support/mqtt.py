@@ -203,6 +203,12 @@ class TcpProxy:
             except OSError:
                 writer.transport.abort()
                 return
+            if self._server is None:
+                # Paused while this connection was being set up: cut() has already run and
+                # would never see it, so it must not live on as a link nobody can cut.
+                writer.transport.abort()
+                up_writer.transport.abort()
+                return
             self.connections += 1
             link = (writer, up_writer)
             self._links.add(link)

@@ -43,7 +43,7 @@ from drivers.ss2.protocol import (
 
 TICK = "<tick>"
 LOST = "<lost>"
-CAPTURE = Path(__file__).parent.parent / "data" / "captures" / "ss2-six-spins.log"
+CAPTURE = Path(__file__).parent.parent / "data" / "captures" / "ss2-six-spins.trace"
 
 
 def status(

@@ -31,7 +31,7 @@ from drivers.ss2.protocol import (
 )
 
 REAL_CAPTURE = Path(__file__).resolve().parents[3] / "shared" / "captures" / "ss2-status-trace.log"
-OUR_CAPTURE = Path(__file__).resolve().parents[1] / "data" / "captures" / "ss2-six-spins.log"
+OUR_CAPTURE = Path(__file__).resolve().parents[1] / "data" / "captures" / "ss2-six-spins.trace"
 
 GOOD = b"*X;2;011;34;0;154;0\r\n"
 GOOD_MSG = Status(2, 11, 34, 0, 154, 0)

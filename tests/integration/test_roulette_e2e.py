@@ -321,7 +321,7 @@ async def test_unplugged_port_at_start_then_plugged(
 # --- recorded traces played onto a pty ----------------------------------------------------------
 
 SHARED_TRACE = Path(__file__).resolve().parents[3] / "shared" / "captures" / "ss2-status-trace.log"
-OWN_TRACE = Path(__file__).resolve().parents[1] / "data" / "captures" / "ss2-six-spins.log"
+OWN_TRACE = Path(__file__).resolve().parents[1] / "data" / "captures" / "ss2-six-spins.trace"
 
 
 @pytest.fixture

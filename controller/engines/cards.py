@@ -46,10 +46,10 @@ Irregularities of the card stream (codes in ``docs/verdicts.md``, "Card games"):
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, Protocol
 
+from controller.engines.base import FAULT_LATCHED, NOT_FOR_THIS_GAME, EngineBase, RoundIds
 from controller.errors import TransitionNotAllowedError
 from controller.events import (
     BetsClosed,
@@ -57,7 +57,6 @@ from controller.events import (
     CutCard,
     Decision,
     Fault,
-    FaultCleared,
     ReadError,
     RoundOpen,
     ShoeEmpty,
@@ -76,6 +75,7 @@ __all__ = [
     "BURNING",
     "DEALING",
     "IDLE",
+    "NOT_FOR_THIS_GAME",
     "OPEN",
     "PENDING_DECISION",
     "SHOE_END",
@@ -100,10 +100,6 @@ VOID_SHOE_EXHAUSTED: Final = "shoe_exhausted"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
 # Verdict codes (the shoe's own are in controller.games.cards).
-UNEXPECTED_EVENT: Final = "unexpected_event"
-NOT_FOR_THIS_GAME: Final = "not_for_this_game"
-FAULT_LATCHED: Final = "fault_latched"
-DUPLICATE_ROUND: Final = "duplicate_round"
 EXTRA_CARD: Final = "extra_card"
 DEAL_WITHOUT_BETS: Final = "deal_without_bets"
 NO_ACTION_COUP: Final = "no_action_coup"
@@ -120,7 +116,6 @@ PENDING_FAULT: Final = "device_fault"
 _OTHER_GAMES: Final = frozenset(
     {"ball_launched", "winning_number", "no_spin", "ball_drawn", "segment"}
 )
-_RECENT_ROUNDS: Final = 1024
 
 
 class RoundModel(Protocol):
@@ -242,7 +237,7 @@ def _definition(name: str) -> MachineDefinition:
 _MACHINE: Final = _definition("card_table")
 
 
-class CardEngine:
+class CardEngine(EngineBase):
     """One shoe-game table's shoes and rounds (see the module docstring).
 
     Args:
@@ -263,6 +258,8 @@ class CardEngine:
         ValueError: ``next_round`` is below 1.
     """
 
+    _family = "card"
+
     def __init__(
         self,
         table_id: str,
@@ -275,8 +272,7 @@ class CardEngine:
         decisions: bool = False,
         next_round: int = 1,
     ) -> None:
-        if next_round < 1:
-            raise ValueError(f"next_round must be >= 1, got {next_round}")
+        self._ids = RoundIds(table_id, next_round)
         self._table = table_id
         self._game = game
         self._shoe_rules = rules
@@ -285,12 +281,10 @@ class CardEngine:
         self._unique_barcodes = unique_barcodes
         self._other_games = _OTHER_GAMES if decisions else _OTHER_GAMES | {"decision"}
         self._machine = StateMachine(_MACHINE)
-        self._next = next_round
         self._rounds = 0
         self._shoe_rounds = 0
         """Rounds opened in the current shoe (reported at the shoe's end)."""
         self._round: str | None = None
-        self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
         self._faults: set[str] = set()
         self._pending: set[str] = set()
         self._model: RoundModel | None = None
@@ -325,14 +319,6 @@ class CardEngine:
     def game(self) -> str:
         return self._game
 
-    @property
-    def phase(self) -> str:
-        return self._machine.state
-
-    @property
-    def current_round(self) -> str | None:
-        return self._round
-
     def conceals(self, event: TableEvent) -> bool:
         """Whether ``event``, applied next, is a card dealt face down, which must not be published
         before it is revealed: the blackjack hole card read by the scanner (seed-002-004 BJ 3.7),
@@ -350,10 +336,6 @@ class CardEngine:
         if phase == BURNING:
             return self._burn is not None and self._burn.shown is not None
         return False
-
-    @property
-    def faults(self) -> frozenset[str]:
-        return frozenset(self._faults)
 
     @property
     def shoe(self) -> Shoe:
@@ -391,19 +373,14 @@ class CardEngine:
 
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event, get what it concludes. Never raises for a bad sequence."""
-        if event.type in self._other_games:
-            return [self._verdict(NOT_FOR_THIS_GAME, f"{event.type!r} is not a card event", event)]
-        handler = self._handlers.get(event.type, self._not_declared)
-        try:
-            return handler(event)
-        except TransitionNotAllowedError as exc:
-            # Handlers fire the machine before changing anything, so the state is intact here.
-            # The machine may have been fired with an internal name (settle_last, shoe_burn…):
-            # the verdict names the event as it came.
-            allowed = self._accepted()
-            detail = str(exc) if "latched" in str(exc) else f"allowed: {allowed}"
-            message = f"{event.type!r} is not allowed in phase {self.phase!r} ({detail})"
-            return [self._verdict(UNEXPECTED_EVENT, message, event)]
+        return self._dispatch(event)
+
+    def _refusal(self, exc: TransitionNotAllowedError, event: TableEvent) -> str:
+        # The machine may have been fired with an internal name (settle_last, shoe_burn…): the
+        # verdict names the event as it came.
+        allowed = self._accepted()
+        detail = str(exc) if "latched" in str(exc) else f"allowed: {allowed}"
+        return f"{event.type!r} is not allowed in phase {self.phase!r} ({detail})"
 
     def _accepted(self) -> str:
         """The event types the current phase takes (for verdict messages)."""
@@ -429,17 +406,9 @@ class CardEngine:
         if refusal is not None:
             code, why, rule = refusal
             return [self._verdict(code, f"round not opened: {why}", event, rule)]
-        if self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
-                )
-            ]
-        if event.round is not None and (event.round == self._round or event.round in self._recent):
-            return [
-                self._verdict(DUPLICATE_ROUND, f"round id {event.round!r} was already used", event)
-            ]
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
         outputs: list[EngineOutput] = []
         if self._round is not None and self._end_event("void") == "void_last":
             # The abandoned round was the shoe's last: it is void and no new one opens.
@@ -464,8 +433,7 @@ class CardEngine:
                 )
             )
             self._no_bets = None
-        self._round = event.round if event.round is not None else self._auto_id()
-        self._next += 1
+        self._round = self._ids.take(event.round)
         self._rounds += 1
         self._shoe_rounds += 1
         return outputs
@@ -778,13 +746,6 @@ class CardEngine:
         self._faults.add(code)
         return outputs
 
-    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
-        if event.code not in self._faults:
-            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
-        self._machine.fire("fault_cleared")
-        self._faults.discard(event.code)
-        return []
-
     def _read_error(self, event: ReadError) -> list[EngineOutput]:
         self._machine.fire("read_error")
         waiting = self._model is not None
@@ -799,10 +760,6 @@ class CardEngine:
         """Put the round before a supervisor (seed-000 GEN-11/12, BAC-I4)."""
         self._machine.fire("hold")
         self._pending.add(reason)
-        return []
-
-    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
-        self._machine.fire(event.type)
         return []
 
     # -- ends -----------------------------------------------------------------------------------
@@ -857,7 +814,7 @@ class CardEngine:
             result=result,
             ts=event.ts,
         )
-        self._recent.append(self._round)
+        self._ids.ended(self._round)
         self._round = None
         self._model = None
         self._pending.clear()
@@ -865,24 +822,5 @@ class CardEngine:
             self._shoe_state = "ended"
         return outcome_
 
-    def _auto_id(self) -> str:
-        while True:
-            candidate = f"{self._table}-{self._next:06d}"
-            if candidate not in self._recent:
-                return candidate
-            self._next += 1
-
     def _finding(self, finding: Finding, event: TableEvent) -> Verdict:
         return self._verdict(finding.code, finding.message, event, finding.rule)
-
-    def _verdict(
-        self, code: str, message: str, event: TableEvent, rule: str | None = None
-    ) -> Verdict:
-        return Verdict(
-            code=code,
-            message=message,
-            round=self._round,
-            rule=rule,
-            ts=event.ts,
-            data={"event": event.type, "phase": self.phase},
-        )

@@ -25,17 +25,16 @@ becomes a :class:`~controller.outcomes.Verdict` (codes in ``docs/verdicts.md``, 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, Literal
 
 from controller.config import validate_section
-from controller.errors import ConfigError, TransitionNotAllowedError
+from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds
+from controller.errors import ConfigError
 from controller.events import (
     BallDrawn,
     Fault,
-    FaultCleared,
     Mixing,
     RoundOpen,
     TableEvent,
@@ -73,10 +72,6 @@ VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 # Verdict codes (the read findings are in controller.games.draw).
 EXTRA_BALL: Final = "extra_ball"
 HOLD_DEVICE_FAULT: Final = "device_fault"
-UNEXPECTED_EVENT: Final = "unexpected_event"
-NOT_FOR_THIS_GAME: Final = "not_for_this_game"
-FAULT_LATCHED: Final = "fault_latched"
-DUPLICATE_ROUND: Final = "duplicate_round"
 DECISION_PENDING: Final = "decision_pending"
 
 _OTHER_GAMES: Final = frozenset(
@@ -96,7 +91,6 @@ _OTHER_GAMES: Final = frozenset(
         "decision",
     }
 )
-_RECENT_ROUNDS: Final = 1024
 _IN_DRAW: Final = (CLOSED, DRAWING, HELD)
 
 
@@ -142,7 +136,7 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
         return None
 
 
-class DrawEngine:
+class DrawEngine(EngineBase):
     """One ball-draw table's rounds.
 
     Args:
@@ -155,6 +149,9 @@ class DrawEngine:
         ValueError: ``next_round`` is below 1.
     """
 
+    _family = "draw"
+    _other_games = _OTHER_GAMES
+
     def __init__(
         self,
         table_id: str,
@@ -163,13 +160,11 @@ class DrawEngine:
         game: str | None = None,
         next_round: int = 1,
     ) -> None:
-        if next_round < 1:
-            raise ValueError(f"next_round must be >= 1, got {next_round}")
+        self._ids = RoundIds(table_id, next_round)
         self._table = table_id
         self._rules = rules
         self._game = game or rules.variant or "draw"
         self._machine = StateMachine(_MACHINE)
-        self._next = next_round
         self._rounds = 0
         self._round: str | None = None
         self._draw = Draw(rules)
@@ -182,7 +177,6 @@ class DrawEngine:
         self._mixing_on = False
         self._last_round: str | None = None
         self._last_balls: list[int] = []
-        self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
         self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
             "round_open": self._round_open,
             "bets_closed": self._bets_closed,
@@ -227,23 +221,6 @@ class DrawEngine:
     def rules(self) -> DrawRules:
         return self._rules
 
-    @property
-    def phase(self) -> str:
-        return self._machine.state
-
-    @property
-    def current_round(self) -> str | None:
-        return self._round
-
-    @property
-    def faults(self) -> frozenset[str]:
-        return frozenset(self._faults)
-
-    def conceals(self, event: TableEvent) -> bool:
-        """Every ball is drawn in view."""
-        del event
-        return False
-
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic (drawn balls are public)."""
         return {
@@ -261,14 +238,7 @@ class DrawEngine:
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event; get the outcome and verdicts it concludes. Never raises for a bad
         sequence."""
-        if event.type in _OTHER_GAMES:
-            return [self._verdict(NOT_FOR_THIS_GAME, f"{event.type!r} is not a draw event", event)]
-        handler = self._handlers.get(event.type, self._not_declared)
-        try:
-            return handler(event)
-        except TransitionNotAllowedError as exc:
-            # Handlers fire (or check) the machine before changing anything.
-            return [self._verdict(UNEXPECTED_EVENT, str(exc), event)]
+        return self._dispatch(event)
 
     # -- handlers ---------------------------------------------------------------------------------
 
@@ -280,23 +250,14 @@ class DrawEngine:
                     "seed-001 G4, C42",
                 )
             ]  # fmt: skip
-        if self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
-                )
-            ]
-        if event.round is not None and (event.round == self._round or event.round in self._recent):
-            return [
-                self._verdict(DUPLICATE_ROUND, f"round id {event.round!r} was already used", event)
-            ]
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
         self._machine.fire("round_open")
         outputs: list[EngineOutput] = []
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
-        self._round = event.round if event.round is not None else self._auto_id()
-        self._next += 1
+        self._round = self._ids.take(event.round)
         self._rounds += 1
         self._draw = Draw(self._rules)
         self._first_ball = True
@@ -389,17 +350,6 @@ class DrawEngine:
             )
         ]
 
-    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
-        if event.code not in self._faults:
-            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
-        self._machine.fire("fault_cleared")
-        self._faults.discard(event.code)
-        return []
-
-    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
-        self._machine.fire(event.type)
-        return []
-
     # -- helpers ----------------------------------------------------------------------------------
 
     def _progress(self, event: TableEvent) -> list[EngineOutput]:
@@ -489,13 +439,6 @@ class DrawEngine:
         balls = self._draw.balls()
         return {"balls": balls} if balls else None
 
-    def _auto_id(self) -> str:
-        while True:
-            candidate = f"{self._table}-{self._next:06d}"
-            if candidate not in self._recent:
-                return candidate
-            self._next += 1
-
     def _end(
         self,
         status: Literal["settled", "void"],
@@ -513,7 +456,7 @@ class DrawEngine:
             result=result,
             ts=event.ts,
         )
-        self._recent.append(self._round)
+        self._ids.ended(self._round)
         self._last_round = self._round
         if status == "void":
             self._last_balls = []
@@ -528,6 +471,7 @@ class DrawEngine:
     def _verdict(
         self, code: str, message: str, event: TableEvent, rule: str | None = None, **data: Any
     ) -> Verdict:
+        # A verdict may name another round than the one in progress (extra balls: the last one).
         round_id = data.pop("round", None) or self._round
         return Verdict(
             code=code,

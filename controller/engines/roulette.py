@@ -19,16 +19,20 @@ machine refuses becomes a :class:`~controller.outcomes.Verdict` (codes in ``docs
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from controller.config import validate_section
-from controller.errors import TransitionNotAllowedError
+from controller.engines.base import (
+    FAULT_LATCHED,
+    NOT_FOR_THIS_GAME,
+    UNEXPECTED_EVENT,
+    EngineBase,
+    RoundIds,
+)
 from controller.events import (
     BallLaunched,
     Fault,
-    FaultCleared,
     NoSpin,
     RoundOpen,
     TableEvent,
@@ -36,7 +40,7 @@ from controller.events import (
     WinningNumber,
 )
 from controller.games.roulette import Pocket, RouletteRules, check_spin, spin_result
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.outcomes import EngineOutput, Outcome
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 
 __all__ = [
@@ -61,20 +65,10 @@ VOID_ROUND_ABANDONED: Final = "round_abandoned"
 VOID_NO_SPIN_DEFAULT: Final = "no_spin"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
-# Verdict codes: the event was refused, the round (if any) goes on unchanged.
-UNEXPECTED_EVENT: Final = "unexpected_event"
-NOT_FOR_THIS_GAME: Final = "not_for_this_game"
-FAULT_LATCHED: Final = "fault_latched"
-DUPLICATE_ROUND: Final = "duplicate_round"
-
 # Events of other game families: well-formed, just not roulette's.
 _OTHER_GAMES: Final = frozenset(
     {"card", "cut_card", "shuffle_started", "shuffle_completed", "ball_drawn", "segment"}
 )
-
-# How many recent round ids are remembered to refuse a reused one: enough for any re-sent or
-# replayed round_open, bounded so a table running for months does not grow without limit.
-_RECENT_ROUNDS: Final = 1024
 
 
 def _definition(void_on_fault: bool) -> MachineDefinition:
@@ -112,7 +106,7 @@ def _definition(void_on_fault: bool) -> MachineDefinition:
 _MACHINES: Final = {True: _definition(True), False: _definition(False)}
 
 
-class RouletteEngine:
+class RouletteEngine(EngineBase):
     """One roulette table's rounds.
 
     Args:
@@ -125,23 +119,22 @@ class RouletteEngine:
     """
 
     game: Final = "roulette"
+    _family = "roulette"
+    _other_games = _OTHER_GAMES
 
     def __init__(
         self, table_id: str, rules: RouletteRules | None = None, *, next_round: int = 1
     ) -> None:
-        if next_round < 1:
-            raise ValueError(f"next_round must be >= 1, got {next_round}")
+        self._ids = RoundIds(table_id, next_round)
         self._table = table_id
         self._rules = rules if rules is not None else RouletteRules()
         self._machine = StateMachine(_MACHINES[self._rules.void_on_fault])
-        self._next = next_round
         self._rounds = 0
         self._round: str | None = None
         self._ball_in_play = False
         self._launch: BallLaunched | None = None
         self._faults: set[str] = set()
         self._last_number: Pocket | None = None
-        self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
         self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
             "round_open": self._round_open,
             "bets_closed": self._bets_closed,
@@ -165,25 +158,6 @@ class RouletteEngine:
     def rules(self) -> RouletteRules:
         return self._rules
 
-    @property
-    def phase(self) -> str:
-        """``idle``, ``open`` or ``closed``."""
-        return self._machine.state
-
-    @property
-    def current_round(self) -> str | None:
-        return self._round
-
-    @property
-    def faults(self) -> frozenset[str]:
-        """The latched fault codes."""
-        return frozenset(self._faults)
-
-    def conceals(self, event: TableEvent) -> bool:
-        """Nothing on a roulette table is dealt face down."""
-        del event
-        return False
-
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic.
 
@@ -202,38 +176,19 @@ class RouletteEngine:
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event, get what it concludes: at most one void of an abandoned round, then
         at most one outcome or verdict for the event itself. Never raises for a bad sequence."""
-        if event.type in _OTHER_GAMES:
-            return [
-                self._verdict(NOT_FOR_THIS_GAME, f"{event.type!r} is not a roulette event", event)
-            ]
-        handler = self._handlers.get(event.type, self._not_declared)
-        try:
-            return handler(event)
-        except TransitionNotAllowedError as exc:
-            # Handlers fire the machine before changing anything, so the state is intact here.
-            return [self._verdict(UNEXPECTED_EVENT, str(exc), event)]
+        return self._dispatch(event)
 
     # -- handlers (each fires the machine first: a refusal must leave no partial change) -------
 
     def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        if self._faults:
-            # Regulatory R14/R18/R21: play stays locked until every fault is cleared.
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
-                )
-            ]
-        if event.round is not None and (event.round == self._round or event.round in self._recent):
-            return [
-                self._verdict(DUPLICATE_ROUND, f"round id {event.round!r} was already used", event)
-            ]
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
         self._machine.fire("round_open")
         outputs: list[EngineOutput] = []
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, None, event))
-        self._round = event.round if event.round is not None else self._auto_id()
-        self._next += 1
+        self._round = self._ids.take(event.round)
         self._rounds += 1
         return outputs
 
@@ -289,18 +244,6 @@ class RouletteEngine:
             return [self._end("void", VOID_DEVICE_FAULT, None, event)]
         return []
 
-    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
-        if event.code not in self._faults:
-            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
-        self._machine.fire("fault_cleared")
-        self._faults.discard(event.code)
-        return []
-
-    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
-        # confirm (roulette never waits for one) and any future type: the machine refuses them.
-        self._machine.fire(event.type)
-        return []
-
     # -- helpers --------------------------------------------------------------------------------
 
     def _with_launch_data(self, event: WinningNumber) -> WinningNumber:
@@ -315,14 +258,6 @@ class RouletteEngine:
             rotor_direction=event.rotor_direction or launch.rotor_direction,
             spin=event.spin if event.spin is not None else launch.spin,
         )
-
-    def _auto_id(self) -> str:
-        while True:
-            candidate = f"{self._table}-{self._next:06d}"
-            if candidate not in self._recent:
-                return candidate
-            # A hand-given id took this one; skip ahead rather than publish a round id twice.
-            self._next += 1
 
     def _end(
         self,
@@ -341,20 +276,8 @@ class RouletteEngine:
             result=result,
             ts=event.ts,
         )
-        self._recent.append(self._round)
+        self._ids.ended(self._round)
         self._round = None
         self._ball_in_play = False
         self._launch = None
         return outcome
-
-    def _verdict(
-        self, code: str, message: str, event: TableEvent, rule: str | None = None
-    ) -> Verdict:
-        return Verdict(
-            code=code,
-            message=message,
-            round=self._round,
-            rule=rule,
-            ts=event.ts,
-            data={"event": event.type, "phase": self.phase},
-        )

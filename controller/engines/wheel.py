@@ -25,16 +25,15 @@ Pure: no asyncio, no I/O, no clock. :meth:`WheelEngine.apply` never raises for a
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from controller.config import validate_section
+from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds
 from controller.errors import ConfigError, TransitionNotAllowedError
 from controller.events import (
     Direction,
     Fault,
-    FaultCleared,
     NoSpin,
     RoundOpen,
     Segment,
@@ -49,7 +48,7 @@ from controller.games.wheel import (
     check_spin,
     spin_result,
 )
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from controller.outcomes import EngineOutput, Outcome
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 
 __all__ = [
@@ -76,10 +75,6 @@ VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 RESPIN: Final = "respin"
 SEGMENT_OUT_OF_RANGE: Final = "segment_out_of_range"
 HOLD_DEVICE_FAULT: Final = "device_fault"
-UNEXPECTED_EVENT: Final = "unexpected_event"
-NOT_FOR_THIS_GAME: Final = "not_for_this_game"
-FAULT_LATCHED: Final = "fault_latched"
-DUPLICATE_ROUND: Final = "duplicate_round"
 DECISION_PENDING: Final = "decision_pending"
 
 RULE_SPIN: Final = "seed-001 §5.4 L2471, C37"
@@ -102,7 +97,6 @@ _OTHER_GAMES: Final = frozenset(
         "decision",
     }
 )
-_RECENT_ROUNDS: Final = 1024
 _AFTER_BETS: Final = (CLOSED, SPINNING, CHAINED)
 
 
@@ -136,7 +130,7 @@ def _definition() -> MachineDefinition:
 _MACHINE: Final = _definition()
 
 
-class WheelEngine:
+class WheelEngine(EngineBase):
     """One money-wheel table's rounds.
 
     Args:
@@ -149,6 +143,9 @@ class WheelEngine:
         ValueError: ``next_round`` is below 1.
     """
 
+    _family = "wheel"
+    _other_games = _OTHER_GAMES
+
     def __init__(
         self,
         table_id: str,
@@ -157,13 +154,11 @@ class WheelEngine:
         game: str | None = None,
         next_round: int = 1,
     ) -> None:
-        if next_round < 1:
-            raise ValueError(f"next_round must be >= 1, got {next_round}")
+        self._ids = RoundIds(table_id, next_round)
         self._table = table_id
         self._rules = rules
         self._game = game or rules.variant or "wheel"
         self._machine = StateMachine(_MACHINE)
-        self._next = next_round
         self._rounds = 0
         self._round: str | None = None
         self._spins: list[dict[str, Any]] = []
@@ -173,7 +168,6 @@ class WheelEngine:
         self._held_segment: Segment | None = None
         self._faults: set[str] = set()
         self._last: dict[str, Any] | None = None
-        self._recent: deque[str] = deque(maxlen=_RECENT_ROUNDS)
         self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
             "round_open": self._round_open,
             "bets_closed": self._bets_closed,
@@ -220,23 +214,6 @@ class WheelEngine:
     def rules(self) -> WheelRules:
         return self._rules
 
-    @property
-    def phase(self) -> str:
-        return self._machine.state
-
-    @property
-    def current_round(self) -> str | None:
-        return self._round
-
-    @property
-    def faults(self) -> frozenset[str]:
-        return frozenset(self._faults)
-
-    def conceals(self, event: TableEvent) -> bool:
-        """A wheel shows everything."""
-        del event
-        return False
-
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic."""
         return {
@@ -254,13 +231,7 @@ class WheelEngine:
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event; get the outcome and verdicts it concludes. Never raises for a bad
         sequence."""
-        if event.type in _OTHER_GAMES:
-            return [self._verdict(NOT_FOR_THIS_GAME, f"{event.type!r} is not a wheel event", event)]
-        handler = self._handlers.get(event.type, self._not_declared)
-        try:
-            return handler(event)
-        except TransitionNotAllowedError as exc:
-            return [self._verdict(UNEXPECTED_EVENT, str(exc), event)]
+        return self._dispatch(event)
 
     # -- handlers ---------------------------------------------------------------------------------
 
@@ -272,23 +243,14 @@ class WheelEngine:
                     "seed-001 G4, C42",
                 )
             ]  # fmt: skip
-        if self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
-                )
-            ]
-        if event.round is not None and (event.round == self._round or event.round in self._recent):
-            return [
-                self._verdict(DUPLICATE_ROUND, f"round id {event.round!r} was already used", event)
-            ]
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
         self._machine.fire("round_open")
         outputs: list[EngineOutput] = []
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
-        self._round = event.round if event.round is not None else self._auto_id()
-        self._next += 1
+        self._round = self._ids.take(event.round)
         self._rounds += 1
         return outputs
 
@@ -393,17 +355,6 @@ class WheelEngine:
             )
         ]
 
-    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
-        if event.code not in self._faults:
-            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
-        self._machine.fire("fault_cleared")
-        self._faults.discard(event.code)
-        return []
-
-    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
-        self._machine.fire(event.type)
-        return []
-
     # -- helpers ----------------------------------------------------------------------------------
 
     def _land(self, event: Segment) -> list[EngineOutput]:
@@ -461,13 +412,6 @@ class WheelEngine:
             return None
         return {"spins": [dict(s) for s in self._spins], "respins": self._respins}
 
-    def _auto_id(self) -> str:
-        while True:
-            candidate = f"{self._table}-{self._next:06d}"
-            if candidate not in self._recent:
-                return candidate
-            self._next += 1
-
     def _end(
         self,
         status: Literal["settled", "void"],
@@ -485,7 +429,7 @@ class WheelEngine:
             result=result,
             ts=event.ts,
         )
-        self._recent.append(self._round)
+        self._ids.ended(self._round)
         self._round = None
         self._spins = []
         self._respins = 0
@@ -493,15 +437,3 @@ class WheelEngine:
         self._fault_hold = False
         self._held_segment = None
         return outcome
-
-    def _verdict(
-        self, code: str, message: str, event: TableEvent, rule: str | None = None, **data: Any
-    ) -> Verdict:
-        return Verdict(
-            code=code,
-            message=message,
-            round=self._round,
-            rule=rule,
-            ts=event.ts,
-            data={"event": event.type, "phase": self.phase, **data},
-        )

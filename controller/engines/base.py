@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeVar
 
-from controller.errors import TransitionNotAllowedError
+import pydantic
+
+from controller.config import validate_section
+from controller.errors import ConfigError, TransitionNotAllowedError
 from controller.events import FaultCleared, RoundOpen, TableEvent
 from controller.outcomes import EngineOutput, Verdict
 from controller.statemachine import StateMachine
@@ -28,6 +31,7 @@ __all__ = [
     "UNEXPECTED_EVENT",
     "EngineBase",
     "RoundIds",
+    "preset_rules",
 ]
 
 # Verdict codes every engine uses: the event was refused, the round (if any) goes on unchanged.
@@ -170,3 +174,31 @@ class EngineBase:
             ts=event.ts,
             data={"event": event.type, "phase": self.phase, **data},
         )
+
+
+Model = TypeVar("Model", bound=pydantic.BaseModel)
+
+
+def preset_rules(
+    model: type[Model],
+    presets: Mapping[str, Mapping[str, Any]],
+    game: str,
+    rules: Mapping[str, Any],
+    *,
+    family: str,
+    source: str,
+) -> Model:
+    """The rule book's preset for ``game`` (or ``[rules] variant``) with the table's ``rules`` on
+    top, validated strictly: the shared step of the families whose one engine serves many games.
+
+    Raises:
+        ConfigError: an unknown preset (naming where it came from), or ``[rules]`` the model
+            rejects (key and file named).
+    """
+    variant = rules.get("variant", game)
+    if not isinstance(variant, str) or variant not in presets:
+        known = ", ".join(presets)
+        where = "rules.variant" if "variant" in rules else "table.game"
+        raise ConfigError(f"{source}: {where}: no {family} preset {variant!r} (known: {known})")
+    merged = {**presets[variant], "variant": variant, **rules}
+    return validate_section(model, merged, source=source, section="rules")

@@ -29,9 +29,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from controller.config import validate_section
-from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds
-from controller.errors import ConfigError
+from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
 from controller.events import (
     BallDrawn,
     Fault,
@@ -204,13 +202,9 @@ class DrawEngine(EngineBase):
         Raises:
             ConfigError: an unknown preset, or ``[rules]`` the model rejects (key and file named).
         """
-        variant = rules.get("variant", game)
-        if not isinstance(variant, str) or variant not in PRESETS:
-            known = ", ".join(PRESETS)
-            where = "rules.variant" if "variant" in rules else "table.game"
-            raise ConfigError(f"{source}: {where}: no draw preset {variant!r} (known: {known})")
-        merged = {**PRESETS[variant], "variant": variant, **rules}
-        parsed = validate_section(DrawRules, merged, source=source, section="rules")
+        # A table's own settings go on top of the preset (for a wheel, its own ``segments``
+        # keep the preset's ``counts``: the layout is checked against the rule book's counts).
+        parsed = preset_rules(DrawRules, PRESETS, game, rules, family="draw", source=source)
         return cls(table_id, parsed, game=game, next_round=next_round)
 
     @property

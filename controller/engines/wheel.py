@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from controller.config import validate_section
-from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds
-from controller.errors import ConfigError, TransitionNotAllowedError
+from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
+from controller.errors import TransitionNotAllowedError
 from controller.events import (
     Direction,
     Fault,
@@ -195,15 +194,9 @@ class WheelEngine(EngineBase):
         Raises:
             ConfigError: an unknown preset, or ``[rules]`` the model rejects (key and file named).
         """
-        variant = rules.get("variant", game)
-        if not isinstance(variant, str) or variant not in PRESETS:
-            known = ", ".join(PRESETS)
-            where = "rules.variant" if "variant" in rules else "table.game"
-            raise ConfigError(f"{source}: {where}: no wheel preset {variant!r} (known: {known})")
-        # A table's own ``segments`` keep the preset's ``counts``: the layout is checked against
-        # the rule book's counts unless the table sets its own.
-        merged = {**PRESETS[variant], "variant": variant, **rules}
-        parsed = validate_section(WheelRules, merged, source=source, section="rules")
+        # A table's own settings go on top of the preset (for a wheel, its own ``segments``
+        # keep the preset's ``counts``: the layout is checked against the rule book's counts).
+        parsed = preset_rules(WheelRules, PRESETS, game, rules, family="wheel", source=source)
         return cls(table_id, parsed, game=game, next_round=next_round)
 
     @property

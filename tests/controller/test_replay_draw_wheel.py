@@ -3,44 +3,20 @@ irregularities as verdicts on stderr."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controller.cli import main
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
-
-
-def _config(tmp_path: Path, table: str, game: str, rules: str = "") -> Path:
-    path = tmp_path / "table.toml"
-    path.write_text(
-        f"""
-[table]
-id = "{table}"
-game = "{game}"
-[rules]
-{rules}
-[mqtt]
-url = "mqtt://127.0.0.1:1"
-[journal]
-path = "{tmp_path / "j.sqlite"}"
-""",
-        encoding="utf-8",
-    )
-    return path
+from tests.support.replay import DATA, replay
+from tests.support.replay import table_config as _config
 
 
 def _replay(
     capsys: pytest.CaptureFixture[str], config: Path, events: Path
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    code = main(["replay", "--config", str(config), str(events)])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    verdicts = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
-    return [json.loads(line) for line in out.splitlines()], verdicts
+    outcomes, diagnostics = replay(capsys, config, events)
+    return outcomes, diagnostics
 
 
 def test_lucky7_stream_one_outcome_per_round(

@@ -158,6 +158,23 @@ class Collector:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), min(left, 0.05))
 
+    async def quiet(self, seconds: float, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+        """Wait until no message has arrived for ``seconds`` (bounded by ``timeout``).
+
+        The broker forwards a publish to its subscribers as it acknowledges it, so once the
+        publishers are cut off and the stream has gone quiet, everything the broker accepted has
+        reached this consumer: stopping the broker then loses nothing the controllers consider
+        delivered.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), seconds)
+            except TimeoutError:
+                return
+        raise AssertionError(f"messages still arriving {timeout}s after the publishers were cut")
+
     def settled_after(self, table: str, seq: int) -> bool:
         for s, payloads in self.events[table].items():
             if s > seq and any(b'"status":"settled"' in p for p in payloads):

@@ -106,8 +106,10 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
     demo.add_argument(
         "--tables",
-        default="roulette,baccarat,lucky7,dream_catcher",
-        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher (default all)",
+        default="roulette,baccarat,lucky7,dream_catcher,ultimate_texas_holdem",
+        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher, and any house-"
+        "banked poker or card game (e.g. ultimate_texas_holdem, andar_bahar); default the first "
+        "five",
     )
     demo.add_argument("--events", action="store_true", help="show every table event too")
 
@@ -202,11 +204,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _demo_tables(text: str) -> list[str]:
     from controller.demo import TABLES  # noqa: PLC0415
+    from controller.games.catalog import GAMES  # noqa: PLC0415
 
     tables = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = sorted(set(tables) - set(TABLES))
+    known = {*TABLES, *GAMES}
+    unknown = sorted(set(tables) - known)
     if unknown or not tables:
-        raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(TABLES)}")
+        raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(sorted(known))}")
     return tables
 
 

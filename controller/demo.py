@@ -22,14 +22,18 @@ from controller.demo_tables import (
     start_card_table,
     start_draw_table,
     start_roulette_table,
+    start_scripted_table,
     start_wheel_table,
 )
+from controller.games.catalog import GAMES
 from controller.simdealer import DealerPace, SimulatedPresenter
 from controller.watch import watch
 
 __all__ = ["TABLES", "run_demo"]
 
-TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher")
+TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
+"""The default tables; any house-banked poker or single-deck card game of
+:data:`controller.games.catalog.GAMES` may be named too."""
 PREFIX = "tablectl"
 
 
@@ -49,7 +53,8 @@ async def run_demo(
         speed: time-lapse of the simulated devices and the dealer.
         rounds: stop after this many outcomes (all tables together); 0 runs on.
         faults: wheel faults (``KIND@GAME``) for the roulette table.
-        tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``).
+        tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``,
+            and any game of :data:`controller.games.catalog.GAMES`).
         events: also show every table event, not only outcomes, alarms and shoe ends.
     """
     done = asyncio.Event()
@@ -117,9 +122,41 @@ async def run_demo(
                 group.create_task(app.runner.run(), name="demo:dream_catcher")
                 wheel_host = SimulatedPresenter(app.runner, betting=4.0 / speed)
                 group.create_task(wheel_host.run(), name="demo:dream_catcher-host")
+            for game in (t for t in tables if t in GAMES):
+                await _scripted_table(
+                    group, stack, folder, address, game=game, seed=seed, speed=speed
+                )
             try:
                 await done.wait()
             finally:
                 for task in list(group._tasks):
                     task.cancel()
     return 0
+
+
+async def _scripted_table(
+    group: asyncio.TaskGroup,
+    stack: contextlib.AsyncExitStack,
+    folder: Path,
+    address: tuple[str, int],
+    *,
+    game: str,
+    seed: int,
+    speed: float,
+) -> None:
+    """A house-banked poker or single-deck card game table and its dealer."""
+    table_id = game.replace("_", "-").upper()[:12] + "-DEMO"
+    sim = await start_scripted_table(
+        group,
+        folder / f"{table_id}.sqlite",
+        game=game,
+        table_id=table_id,
+        seed=seed,
+        speed=speed * 5,
+    )
+    app = await stack.enter_async_context(
+        open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
+    )
+    group.create_task(app.runner.run(), name=f"demo:{game}")
+    pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
+    group.create_task(sim.dealer(app, rounds=0, pace=pace).run(), name=f"demo:{game}-dealer")

@@ -17,7 +17,11 @@ from typing import Any
 
 from controller.app import TableApp
 from controller.config import TableConfig, parse_config
+from controller.engines.scripted import load_game
+from controller.events import ShuffleCompleted, ShuffleStarted
+from controller.games.deal import BaseGame
 from controller.simdealer import DealerPace, SimulatedDealer, SimulatedPresenter
+from drivers.cards import RANKS, SUITS
 from drivers.drum.driver import DrumDriver
 from drivers.shuffler.driver import ShufflerDriver
 from drivers.transports.can import CanLink
@@ -33,9 +37,11 @@ from simulators.usb_backend import SimUsbBackend, SimUsbDevice
 __all__ = [
     "CardTableSim",
     "DrawTableSim",
+    "ScriptedTableSim",
     "start_card_table",
     "start_draw_table",
     "start_roulette_table",
+    "start_scripted_table",
     "start_wheel_table",
 ]
 
@@ -162,6 +168,144 @@ async def start_card_table(
         f"<{table_id}>",
     )
     sim = CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}}, seed=seed)
+    group.create_task(sim.serve_shoe(device), name=f"sim:{table_id}:shoe")
+    return sim
+
+
+@dataclass
+class ScriptedTableSim:
+    """A house-banked poker or single-deck card game table: a barcode shoe (USB HID), a shuffler
+    when the game's decks are standard 52-card decks, and the dealer who works the table.
+
+    Decks a shuffler cannot check (jokers, 21 Bet's 36 cards) are shuffled by hand: the dealer
+    enters ``shuffle_started`` / ``shuffle_completed`` with the deck's count, as on the floor.
+    """
+
+    config: TableConfig
+    game: BaseGame
+    shoe: SimShoe
+    driver_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seed: int = 0
+    shuffler: bool = True
+
+    @property
+    def every_round(self) -> bool:
+        return self.game.script.reshuffle == "every_round"
+
+    def deck(self) -> list[str]:
+        """The table's cards: ``decks`` decks of its ranks plus its jokers (``JK1``, ``JK2``)."""
+        rules = self.game.rules
+        jokers = [f"JK{j + 1}" for j in range(rules.jokers_per_deck)]
+        one = [rank + suit for suit in SUITS for rank in rules.ranks] + jokers
+        return one * rules.decks
+
+    def new_shoe(self) -> None:
+        """Load the next simulated deck or shoe, freshly shuffled (seeded)."""
+        self.seed += 1
+        self.shoe = _scripted_shoe(self.game, self.seed, self.deck())
+
+    async def serve_shoe(self, device: SimUsbDevice) -> None:
+        while True:
+            push_lines(device, self.shoe.advance(time.monotonic()))
+            await asyncio.sleep(0.02)
+
+    def dealer(
+        self, app: TableApp, *, rounds: int, pace: DealerPace | None = None
+    ) -> SimulatedDealer:
+        """The simulated dealer, for ``rounds`` rounds (0: on and on); a new deck for each round
+        when the game shuffles every round, a new shoe after each shoe otherwise."""
+        runner = app.runner
+        count = len(self.deck())
+
+        async def shuffle_by_hand() -> object:
+            await runner.submit(ShuffleStarted())
+            return await runner.submit(ShuffleCompleted(cards=count))
+
+        start_shuffle = shuffle_by_hand
+        if self.shuffler:
+            shuffler = next(d for d in runner.drivers if isinstance(d, ShufflerDriver))
+
+            async def start_shuffler() -> object:
+                while not shuffler.available:  # noqa: ASYNC110 - the driver has no event for it
+                    await asyncio.sleep(0.02)
+                return await shuffler.start_shuffle(self.game.rules.decks)
+
+            start_shuffle = start_shuffler
+        return SimulatedDealer(
+            runner,
+            pull_card=lambda: self.shoe.request(1),
+            start_shuffle=start_shuffle,
+            new_shoe=self.new_shoe,
+            count_stub=not self.every_round,
+            pace=pace,
+            shoes=0,  # deck after deck (or shoe after shoe) until ``rounds`` are done
+            rounds=rounds,
+        )
+
+
+def _scripted_shoe(game: BaseGame, seed: int, deck: list[str]) -> SimShoe:
+    import random  # noqa: PLC0415 - only the simulated shoe shuffles
+
+    random.Random(seed).shuffle(deck)
+    # A single deck shuffled every round has no cut card; a shoe has one 14 cards from the end.
+    cut = None if game.script.reshuffle == "every_round" or len(deck) <= 54 else 14
+    return SimShoe(seed=seed, cards=deck, cut_from_end=cut, rate=0)
+
+
+async def start_scripted_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    game: str,
+    table_id: str = "POK-DEMO",
+    rules: dict[str, Any] | None = None,
+    seed: int = 13,
+    speed: float = 50.0,
+    prefix: str = "tablectl",
+    mqtt_url: str = "embedded",
+) -> ScriptedTableSim:
+    """A scripted card game's table: barcode shoe as a USB HID keyboard (simulated pyusb backend),
+    a shuffler on a local TCP port for standard decks, and the table's config."""
+    raw_rules = dict(rules or {})
+    loaded = load_game(game, raw_rules, source=f"<{table_id}>")
+    standard = loaded.rules.jokers_per_deck == 0 and loaded.rules.ranks == RANKS
+    devices: list[dict[str, Any]] = [
+        {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID}
+    ]
+    if standard:
+        decks = loaded.rules.decks
+        shuffler = SimShuffler(seed=seed, speed=speed, decks=decks)
+        port = await _serve(group, shuffler, f"sim:{table_id}:shuffler")
+        devices.append(
+            {
+                "id": "shuffler",
+                "driver": "tablectl-shuffler",
+                "port": f"socket://127.0.0.1:{port}",
+                "decks": decks,
+            }
+        )
+    device = make_usb_device()
+    backend = SimUsbBackend(device)
+    config = parse_config(
+        {
+            "table": {"id": table_id, "game": game},
+            "rules": raw_rules,
+            "betting": {"mode": "external"},
+            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+            "journal": {"path": str(journal)},
+            "devices": devices,
+        },
+        f"<{table_id}>",
+    )
+    sim = ScriptedTableSim(
+        config,
+        loaded,
+        SimShoe(seed=seed, cards=["AS"], cut_from_end=None, rate=0),
+        {"shoe": {"usb_backend": backend}},
+        seed=seed,
+        shuffler=standard,
+    )
+    sim.new_shoe()
     group.create_task(sim.serve_shoe(device), name=f"sim:{table_id}:shoe")
     return sim
 

@@ -29,6 +29,7 @@ __all__ = [
     "Card",
     "Confirm",
     "CutCard",
+    "DealError",
     "Decision",
     "Direction",
     "Fault",
@@ -223,13 +224,46 @@ class ShoeEmpty(_Base):
 
 @dataclass(frozen=True, kw_only=True)
 class Decision(_Base):
-    """A player's decision from the dealer's screen (blackjack): ``hit``, ``stand``, ``double``,
-    ``split``, ``insurance``, ``even_money``, ``surrender``. ``hand`` picks a split hand."""
+    """A player's decision from the dealer's screen. Blackjack: ``hit``, ``stand``, ``double``,
+    ``split``, ``insurance``, ``even_money``, ``surrender`` (``hand`` picks a split hand).
+    House-banked poker: ``fold``, ``play``, ``exchange`` (with ``cards``), ``sixth_card``,
+    ``buy_game``, ``war`` (Top Card); which a game takes is its own rule."""
 
     type: Literal["decision"] = "decision"
     box: int
-    action: Literal["hit", "stand", "double", "split", "insurance", "even_money", "surrender"]
+    action: Literal[
+        "hit",
+        "stand",
+        "double",
+        "split",
+        "insurance",
+        "even_money",
+        "surrender",
+        # House-banked poker (controller.games.deal): the decisions that change the deal.
+        "fold",
+        "play",
+        "exchange",
+        "sixth_card",
+        "buy_game",
+        "war",
+    ]
     hand: int | None = None
+    cards: tuple[str, ...] | None = None
+    """``exchange``: the cards given back (they leave the hand; as many new ones are dealt)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DealError(_Base):
+    """The dealer (or pit) reports a deal irregularity the shoe cannot see: a card exposed or
+    dealt face up, or the wrong number of cards at a position (seed-000 PKH-21; seed-001 L335).
+    The game's rule book says the remedy (``controller.games.deal``)."""
+
+    type: Literal["deal_error"] = "deal_error"
+    kind: Literal["card_exposed", "wrong_count"]
+    position: str | None = None
+    """The position as the deal script names it (``box2``, ``dealer``, ``player``, ``flop``)."""
+    cards: int | None = None
+    """``wrong_count``: how many cards the position holds."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,6 +339,7 @@ TableEvent = (
     | ShoeRemoved
     | ShoeEmpty
     | Decision
+    | DealError
     | Mixing
     | TubeFull
     | WheelSpin
@@ -332,6 +367,7 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         ShoeRemoved,
         ShoeEmpty,
         Decision,
+        DealError,
         Mixing,
         TubeFull,
         WheelSpin,

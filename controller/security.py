@@ -82,10 +82,12 @@ SIGNED_FIELDS: Final = ("role", "by", "table", "verb", "ts", "nonce")
 
 _EVENT_ACTIONS: Final[Mapping[str, str]] = {
     "void": "void",
+    "deal_error": "void",
     "fault_cleared": "clear_fault",
     "confirm": "confirm",
 }
-"""``cmd/event`` of these types needs what the dedicated command needs (no way around it)."""
+"""``cmd/event`` of these types needs what the dedicated command needs (no way around it); a
+``deal_error`` can void the round (PKH-21), so it needs what ``void`` needs."""
 
 _HEX_SIG = re.compile(r"[0-9a-fA-F]{64}")
 _NONCE = re.compile(r"[A-Za-z0-9_-]{8,64}")

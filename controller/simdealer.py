@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from controller.events import BetsClosed, RoundOpen
+from controller.events import BetsClosed, Confirm, RoundOpen
 from controller.runner import TableRunner
 
 __all__ = ["DealerPace", "SimulatedDealer", "SimulatedPresenter"]
@@ -30,6 +30,8 @@ class DealerPace:
     between_rounds: float = 1.0
     card_timeout: float = 5.0
     """How long to wait for a pulled card to reach the table before pulling again."""
+    decisions: float = 0.0
+    """A decision window (house-banked poker) stays open this long before the dealer closes it."""
 
 
 class SimulatedDealer:
@@ -40,7 +42,11 @@ class SimulatedDealer:
         pull_card: take one card (line) out of the simulated shoe.
         start_shuffle: start the shuffler (the dealer's button), or None when cards are preloaded.
         new_shoe: load the next simulated shoe after a shoe ends (None: stop after one shoe).
+        rounds: stop once this many rounds are over (0: no limit).
         open_rounds: press open / no more bets (False when a betting timer or game server does).
+        count_stub: after a shoe's last round, count the rest of the shoe out through the reader
+            (R10; multi-deck shoes). ``False`` for a deck shuffled every round: the dealer puts
+            the rest back into the shuffler unread.
     """
 
     def __init__(
@@ -51,16 +57,20 @@ class SimulatedDealer:
         start_shuffle: Callable[[], Awaitable[object]] | None = None,
         new_shoe: Callable[[], None] | None = None,
         open_rounds: bool = True,
+        count_stub: bool = True,
         pace: DealerPace | None = None,
         shoes: int = 1,
+        rounds: int = 0,
     ) -> None:
         self._runner = runner
         self._pull_card = pull_card
         self._start_shuffle = start_shuffle
         self._new_shoe = new_shoe
         self._open_rounds = open_rounds
+        self._count_stub = count_stub
         self._pace = pace or DealerPace()
         self._shoes = shoes
+        self._max_rounds = rounds
         self.rounds = 0
 
     @property
@@ -70,7 +80,7 @@ class SimulatedDealer:
     async def run(self) -> None:
         """Deal until the requested number of shoes is done."""
         done = 0
-        while not self._shoes or done < self._shoes:
+        while (not self._shoes or done < self._shoes) and not self._enough():
             if self._start_shuffle is not None:
                 mark = self._runner.journal.last_seq
                 await self._start_shuffle()
@@ -87,6 +97,8 @@ class SimulatedDealer:
             if phase == "burn":
                 await self._deal_one()
             elif phase == "idle":
+                if self._enough():
+                    return
                 if not self._open_rounds:
                     await asyncio.sleep(0.02)
                     continue
@@ -96,8 +108,14 @@ class SimulatedDealer:
                 await self._runner.submit(BetsClosed())
                 self.rounds += 1
             elif phase == "dealing":
-                await self._deal_one()
+                if self._awaits_confirm():
+                    await asyncio.sleep(self._pace.decisions)
+                    await self._runner.submit(Confirm())
+                else:
+                    await self._deal_one()
             elif phase == "shoe_end":
+                if not self._count_stub:
+                    return
                 # The stub is counted out through the reader (R10) until the shoe reports empty.
                 before = self._runner.journal.last_seq
                 self._pull_card()
@@ -105,6 +123,14 @@ class SimulatedDealer:
                     return  # the shoe reported empty and was reconciled
             else:  # open (waiting for a betting timer), shuffling, pending_decision: wait
                 await asyncio.sleep(0.02)
+
+    def _enough(self) -> bool:
+        return bool(self._max_rounds) and self.rounds >= self._max_rounds
+
+    def _awaits_confirm(self) -> bool:
+        """The dealer screen of a scripted game asks to close the decision window first."""
+        deal = self._runner.engine.snapshot().get("deal")
+        return isinstance(deal, dict) and bool(deal.get("awaits_confirm"))
 
     def _seen(self, record_type: str, after: int) -> bool:
         return any(r.get("type") == record_type for r in self._runner.journal.records(after))

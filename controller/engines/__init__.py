@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from controller.errors import ConfigError
 from controller.events import TableEvent
+from controller.games.catalog import GAMES
 from controller.outcomes import EngineOutput
 
 __all__ = ["ENGINES", "Engine", "EngineClass", "PresetEngineClass", "build_engine"]
@@ -46,6 +47,9 @@ ENGINES: Mapping[str, tuple[str, str]] = {
     "crazy_time": ("controller.engines.wheel", "WheelEngine"),
     "monopoly": ("controller.engines.wheel", "WheelEngine"),
     "mega_wheel": ("controller.engines.wheel", "WheelEngine"),
+    # House-banked poker and the single-deck card games: one engine runs every deal script; the
+    # game key picks the game (controller.games.catalog).
+    **{game: ("controller.engines.scripted", "ScriptEngine") for game in GAMES},
 }
 """``game -> (module, class)``; the class implements :class:`EngineClass`."""
 

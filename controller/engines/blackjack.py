@@ -18,16 +18,19 @@ with no round are each carried to the next round (seed-000 BJ-I1: "all cards are
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, cast, get_args
 
 from controller.config import validate_section
 from controller.engines.cards import CardEngine
 from controller.events import BetsClosed, Decision
-from controller.games.blackjack import BlackjackRound, BlackjackRules
+from controller.games.blackjack import Action, BlackjackRound, BlackjackRules
 from controller.games.cards import Finding
 from drivers.cards import Card
 
-__all__ = ["BlackjackEngine", "BlackjackModel"]
+__all__ = ["DECISION_NOT_BLACKJACK", "BlackjackEngine", "BlackjackModel"]
+
+DECISION_NOT_BLACKJACK: Final = "decision_not_blackjack"
+"""A poker decision (``fold``, ``exchange`` …) sent to a blackjack table."""
 
 
 class BlackjackModel:
@@ -55,7 +58,12 @@ class BlackjackModel:
         return self._round.next_hidden()
 
     def decide(self, decision: Decision) -> Finding | None:
-        return self._round.decide(decision.box, decision.action, decision.hand)
+        action = decision.action
+        if action not in get_args(Action):
+            return Finding(
+                DECISION_NOT_BLACKJACK, "seed-000 §2.5", f"{action!r} is not a blackjack decision"
+            )
+        return self._round.decide(decision.box, cast(Action, action), decision.hand)
 
     def confirm(self) -> bool:
         return self._round.confirm()

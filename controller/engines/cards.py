@@ -252,6 +252,10 @@ class CardEngine(EngineBase):
             twice in a shoe is a ``duplicate_barcode`` hold.
         decisions: whether players decide (blackjack); otherwise ``decision`` events are
             ``not_for_this_game``.
+        coups_per_shoe: rounds a shoe deals before it must be shuffled again (``1``: a deck
+            shuffled for every round, the single-deck games); ``None``: until the cut card.
+        deal_errors: whether the game takes ``deal_error`` reports (the scripted games);
+            otherwise they are ``not_for_this_game``.
         next_round: ``n`` of the first round id.
 
     Raises:
@@ -270,6 +274,8 @@ class CardEngine(EngineBase):
         no_bets_deal: bool = True,
         unique_barcodes: bool = False,
         decisions: bool = False,
+        coups_per_shoe: int | None = None,
+        deal_errors: bool = False,
         next_round: int = 1,
     ) -> None:
         self._ids = RoundIds(table_id, next_round)
@@ -279,7 +285,9 @@ class CardEngine(EngineBase):
         self._new_round = new_round
         self._no_bets_deal = no_bets_deal
         self._unique_barcodes = unique_barcodes
-        self._other_games = _OTHER_GAMES if decisions else _OTHER_GAMES | {"decision"}
+        other = _OTHER_GAMES if decisions else _OTHER_GAMES | {"decision"}
+        self._other_games = other if deal_errors else other | {"deal_error"}
+        self._coups_per_shoe = coups_per_shoe
         self._machine = StateMachine(_MACHINE)
         self._rounds = 0
         self._shoe_rounds = 0
@@ -290,12 +298,14 @@ class CardEngine(EngineBase):
         self._model: RoundModel | None = None
         self._carry: list[PlayingCard] = []
         self._no_bets: RoundModel | None = None
-        self._shoe = Shoe(rules.decks, jokers_per_deck=rules.jokers_per_deck, known=False)
+        self._shoe = Shoe(
+            rules.decks, jokers_per_deck=rules.jokers_per_deck, known=False, ranks=rules.ranks
+        )
         self._shoe_state: Literal["unknown", "ready", "rejected", "ended"] = "unknown"
         self._burn: Burn | None = None
         self._barcodes: set[str] = set()
         self._cut_card = False
-        self._coups_left: int | None = None
+        self._coups_left: int | None = coups_per_shoe
         self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
             "round_open": self._round_open,
             "bets_closed": self._bets_closed,
@@ -523,13 +533,15 @@ class CardEngine(EngineBase):
         assert self._model is not None
         hidden = self._model.next_hidden()
         outputs = self._deal_from_shoe(card, event, hidden=hidden)
-        if card.is_joker:
+        if card.is_joker and not self._shoe_rules.jokers_per_deck:
             return outputs  # refused by the shoe (a hold); it takes no place in a hand
         finding = self._model.place(card)
         if finding is not None:
             outputs.append(self._finding(finding, event))
             if finding.severity == "carry":
                 self._carry.append(card)
+            elif finding.severity == "hold" and self.phase == DEALING:
+                outputs += self._hold(finding.code, event)
         return outputs
 
     def _deal_from_shoe(
@@ -657,6 +669,7 @@ class CardEngine(EngineBase):
             event.missing,
             event.extra,
             jokers_per_deck=rules.jokers_per_deck,
+            ranks=rules.ranks,
         )
         if finding is not None:
             self._machine.fire("shoe_rejected")
@@ -666,10 +679,15 @@ class CardEngine(EngineBase):
         self._machine.fire("shoe_burn" if rules.burn else "shoe_ok")
         self._forget_shoe()
         self._shoe = Shoe(
-            rules.decks, jokers_per_deck=rules.jokers_per_deck, known=True, counted=event.cards
+            rules.decks,
+            jokers_per_deck=rules.jokers_per_deck,
+            known=True,
+            counted=event.cards,
+            ranks=rules.ranks,
         )
         self._burn = Burn() if rules.burn else None
         self._shoe_state = "ready"
+        self._coups_left = self._coups_per_shoe
         return []
 
     def _shoe_empty(self, event: ShoeEmpty) -> list[EngineOutput]:

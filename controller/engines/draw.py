@@ -87,6 +87,7 @@ _OTHER_GAMES: Final = frozenset(
         "shoe_removed",
         "shoe_empty",
         "decision",
+        "deal_error",
     }
 )
 _IN_DRAW: Final = (CLOSED, DRAWING, HELD)

@@ -67,7 +67,15 @@ VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
 # Events of other game families: well-formed, just not roulette's.
 _OTHER_GAMES: Final = frozenset(
-    {"card", "cut_card", "shuffle_started", "shuffle_completed", "ball_drawn", "segment"}
+    {
+        "card",
+        "cut_card",
+        "shuffle_started",
+        "shuffle_completed",
+        "ball_drawn",
+        "segment",
+        "deal_error",
+    }
 )
 
 

@@ -94,6 +94,7 @@ _OTHER_GAMES: Final = frozenset(
         "shoe_removed",
         "shoe_empty",
         "decision",
+        "deal_error",
     }
 )
 _AFTER_BETS: Final = (CLOSED, SPINNING, CHAINED)

@@ -43,6 +43,7 @@ __all__ = [
     "DUPLICATE_BARCODE",
     "JOKER_NOT_ALLOWED",
     "NOT_A_CARD",
+    "RANK_NOT_IN_DECK",
     "SHOE_COUNT_MISMATCH",
     "SHUFFLER_COUNT_MISMATCH",
     "SHUFFLER_DECK_CHECK",
@@ -63,6 +64,7 @@ __all__ = [
 # Stable codes (docs/verdicts.md, "Card games").
 COMPOSITION_EXCEEDED: Final = "composition_exceeded"
 JOKER_NOT_ALLOWED: Final = "joker_not_allowed"
+RANK_NOT_IN_DECK: Final = "rank_not_in_deck"
 NOT_A_CARD: Final = "not_a_card"
 SHUFFLER_COUNT_MISMATCH: Final = "shuffler_count_mismatch"
 SHUFFLER_DECK_CHECK: Final = "shuffler_deck_check"
@@ -129,6 +131,17 @@ class ShoeRules(pydantic.BaseModel):
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=2)
     """Jokers each deck carries; 0 refuses any joker (seed-001 §3.0 validator (4))."""
 
+    ranks: str = RANKS
+    """The ranks each deck holds, four suits each: 21 Bet's 36-card deck is ``"6789TJQKA"``
+    (seed-001 L3499, §3.0 validator (5)); a card of another rank proves a foreign card."""
+
+    @pydantic.field_validator("ranks")
+    @classmethod
+    def _known_ranks(cls, value: str) -> str:
+        if not value or any(r not in RANKS for r in value) or len(set(value)) != len(value):
+            raise ValueError(f"ranks must be distinct ranks out of {RANKS!r}, got {value!r}")
+        return value
+
     burn: bool = False
     """Expect the burn procedure after each shuffle (seed-000 BAC-E6, V-BAC-1)."""
 
@@ -142,9 +155,10 @@ class ShoeRules(pydantic.BaseModel):
     """A device fault during a round: a supervisor decides, or it is void (:data:`OnFault`)."""
 
 
-def shoe_size(decks: int, jokers_per_deck: int = 0) -> int:
-    """Cards in a full shoe: ``decks × (52 + jokers_per_deck)``."""
-    return decks * (52 + jokers_per_deck)
+def shoe_size(decks: int, jokers_per_deck: int = 0, ranks: str = RANKS) -> int:
+    """Cards in a full shoe: ``decks × (4 × len(ranks) + jokers_per_deck)`` (52 a standard
+    deck)."""
+    return decks * (4 * len(ranks) + jokers_per_deck)
 
 
 def burn_count(card: Card) -> int:
@@ -184,12 +198,13 @@ class Shoe:
             from a full shoe, but how many cards came out before is unknown, so depth checks
             (cut card, ``shoe_empty``) are skipped.
         counted: the shuffler's own count of this shoe, when a shuffler loaded it (R6).
+        ranks: the ranks each deck holds (:attr:`ShoeRules.ranks`).
 
     Raises:
         ValueError: ``decks`` below 1 or ``jokers_per_deck`` below 0.
     """
 
-    __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known")
+    __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known", "_ranks")
 
     def __init__(
         self,
@@ -198,6 +213,7 @@ class Shoe:
         jokers_per_deck: int = 0,
         known: bool = True,
         counted: int | None = None,
+        ranks: str = RANKS,
     ) -> None:
         if decks < 1 or jokers_per_deck < 0:
             raise ValueError(f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}")
@@ -205,6 +221,7 @@ class Shoe:
         self._jokers = jokers_per_deck
         self._known = known
         self._counted = counted
+        self._ranks = ranks
         self._counts: Counter[tuple[str, str]] = Counter()
         self._dealt = 0
 
@@ -215,7 +232,7 @@ class Shoe:
     @property
     def size(self) -> int:
         """Cards in the full shoe (decks × 52, plus jokers where the decks carry them)."""
-        return shoe_size(self._decks, self._jokers)
+        return shoe_size(self._decks, self._jokers, self._ranks)
 
     @property
     def known(self) -> bool:
@@ -261,6 +278,13 @@ class Shoe:
                     f"a joker came out of a shoe whose decks carry {self._jokers} per deck",
                     "hold",
                 )
+        elif card.rank not in self._ranks:
+            return Finding(
+                RANK_NOT_IN_DECK,
+                "seed-001 §3.0(5)",
+                f"{card.code} is not a card of this table's decks (ranks {self._ranks})",
+                "hold",
+            )
         elif seen > self._decks:
             return Finding(
                 COMPOSITION_EXCEEDED,
@@ -297,10 +321,11 @@ def check_shuffle(
     extra: Iterable[str] = (),
     *,
     jokers_per_deck: int = 0,
+    ranks: str = RANKS,
 ) -> Finding | None:
     """Reconcile a ``shuffle_completed`` report (regulatory R6; seed-000 DEV-01 "validate the
     loaded card count"). ``None``: the shoe may be used."""
-    expected = shoe_size(decks, jokers_per_deck)
+    expected = shoe_size(decks, jokers_per_deck, ranks)
     if cards != expected:
         return Finding(
             SHUFFLER_COUNT_MISMATCH,

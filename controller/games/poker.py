@@ -78,6 +78,7 @@ __all__ = [
     "evaluate3",
     "evaluate5",
     "qualifies",
+    "summary",
 ]
 
 JokerMode = Literal["forbid", "wild"]
@@ -512,3 +513,14 @@ def describe(hand: HandValue) -> str:
     if name == "PAIR":
         return f"pair of {_many(r[0])}"
     return f"{_one(r[0])} high"
+
+
+def summary(hand: HandValue) -> dict[str, object]:
+    """A hand as the outcomes publish it: ``{"hand": "two pair, kings and fives",
+    "category": "two_pair", "best": ["KH", "KD", "5S", "5C", "9H"]}`` (UTH §14: the cards that
+    form the combination)."""
+    return {
+        "hand": describe(hand),
+        "category": hand.category.name.lower(),
+        "best": [card.code for card in hand.cards],
+    }

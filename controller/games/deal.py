@@ -1,0 +1,285 @@
+"""Deal scripts: which position each card of a round goes to, as data, and the game contract.
+
+Issue 8, Deliver 2. Every house-banked poker game and the single-deck card games of the rule
+books (seed-000 §5–§8, seed-001 §3.8a–§3.23) are one engine (:mod:`controller.engines.scripted`)
+running a :class:`DealScript` plus a game's :class:`Game` object: what the script cannot say
+statically (exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws, Bombay's
+dealer replacement) the game adds as :class:`Slot` values from its hooks.
+
+How a round is dealt, as the controller sees it through the card reader:
+
+- The script expands into a queue of :class:`Slot`: each read card goes to the next slot's
+  position. ``"boxes"`` in a step stands for every playing box (``box1``, ``box2`` …, from the
+  ``bets_closed`` event or the table's ``boxes``), dealt in rotation with the other positions of
+  the step ("clockwise … including him", seed-001 L295; seed-000 PKH-09).
+- ``face = "down"`` cards are concealed (withheld from the live event stream) until the round's
+  outcome reveals them (seed-000 L79, PKH-15: the dealer opens his cards first, then the boxes).
+- ``stage``: the decision windows. Stage 0 is the initial deal; a slot of stage *k* is due only
+  after the dealer has closed *k* decision windows (a ``confirm`` each). A card read before its
+  window closed was exposed early: the round waits for a supervisor (seed-000 §6.5 "not covered",
+  seed-000 PR-8.2/8.3 by analogy: "the dealer exposes the flop before betting ends").
+- ``reshuffle = "every_round"``: one or more single decks are shuffled for every round (Casino
+  Hold'em L569 "The cards are mixed up after each round"; Side Bet City L3423 "Only one game is
+  played with one deck"; Andar Bahar L3543): after each round the table needs a new
+  ``shuffle_completed`` before the next round opens. ``"shoe"``: a multi-deck shoe dealt until
+  its cut card (Top Card Trump's 6 decks, L1599; Jokerbet's deck cycle, L3157).
+
+Pure: no I/O. Games return plain data; the engine turns findings into verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias
+
+import pydantic
+
+from controller.events import BetsClosed, DealError, Decision
+from controller.games.cards import Finding, LastCoup, OnFault, ShoeRules
+from drivers.cards import Card
+
+__all__ = [
+    "BOXES",
+    "CARD_BEFORE_DECISIONS",
+    "DECISION_REFUSED",
+    "WRONG_CARD_COUNT",
+    "BaseGame",
+    "Deal",
+    "DealScript",
+    "Face",
+    "Game",
+    "GameRules",
+    "Remedy",
+    "Reshuffle",
+    "Slot",
+    "Step",
+    "box_name",
+    "hand_codes",
+    "positions_result",
+]
+
+Face: TypeAlias = Literal["up", "down"]
+Reshuffle: TypeAlias = Literal["every_round", "shoe"]
+
+BOXES: Final = "boxes"
+"""The step position that stands for every playing box, in box order."""
+
+# Stable verdict codes of scripted games (docs/verdicts.md, "House-banked poker and single-deck
+# card games").
+CARD_BEFORE_DECISIONS: Final = "card_before_decisions"
+WRONG_CARD_COUNT: Final = "wrong_card_count"
+DECISION_REFUSED: Final = "decision_refused"
+
+
+def box_name(box: int) -> str:
+    """The position name of box ``box`` (1-based): ``box1``."""
+    return f"box{box}"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """``count`` cards to each of ``to``, in rotation (one card to each position, then again)."""
+
+    to: tuple[str, ...]
+    count: int = 1
+    face: Face = "up"
+    stage: int = 0
+    rotate: bool = True
+    """``False``: all ``count`` cards to the first position, then to the next (the flop)."""
+
+    def slots(self, boxes: Sequence[int]) -> list[Slot]:
+        positions: list[str] = []
+        for name in self.to:
+            positions += [box_name(b) for b in boxes] if name == BOXES else [name]
+        if self.rotate:
+            return [Slot(p, self.face, self.stage) for _ in range(self.count) for p in positions]
+        return [Slot(p, self.face, self.stage) for p in positions for _ in range(self.count)]
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where one card goes: its position, how it lies, and the decision window it waits for."""
+
+    position: str
+    face: Face = "up"
+    stage: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DealScript:
+    """A game's deal, as data (see the module docstring)."""
+
+    steps: tuple[Step, ...]
+    reshuffle: Reshuffle = "every_round"
+
+    def slots(self, boxes: Sequence[int]) -> list[Slot]:
+        """The initial deal for these playing boxes, in the order the cards come out."""
+        return [slot for step in self.steps for slot in step.slots(boxes)]
+
+    @property
+    def stages(self) -> int:
+        """Decision windows the static script has (the highest stage)."""
+        return max((s.stage for s in self.steps), default=0)
+
+    def positions(self, boxes: Sequence[int]) -> list[str]:
+        """Every position of the script, in first-dealt order."""
+        seen: dict[str, None] = {}
+        for slot in self.slots(boxes):
+            seen.setdefault(slot.position, None)
+        return list(seen)
+
+
+@dataclass
+class Deal:
+    """One round's deal so far: what the game's hooks read (and may keep notes in)."""
+
+    boxes: tuple[int, ...]
+    hands: dict[str, list[Card]] = field(default_factory=dict)
+    """Position → its cards in the order they came (exchanged cards removed)."""
+    order: list[tuple[str, Card, Face]] = field(default_factory=list)
+    """Every card read in this round: the position it went to and how it lay."""
+    decisions: list[Decision] = field(default_factory=list)
+    """Accepted decisions, in order."""
+    windows_closed: int = 0
+    """Decision windows the dealer has closed (``confirm`` events)."""
+    void_positions: dict[str, str] = field(default_factory=dict)
+    """Positions voided by a deal error → the remedy (the card-poker family, L335)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """Game-private state (e.g. Bombay's removed dealer cards)."""
+
+    def hand(self, position: str) -> list[Card]:
+        return self.hands.get(position, [])
+
+    def decided(self, box: int, action: str) -> bool:
+        return any(d.box == box and d.action == action for d in self.decisions)
+
+
+def hand_codes(cards: Iterable[Card]) -> list[str]:
+    return [c.code for c in cards]
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """What a deal error does, by the game's rule book.
+
+    ``void``: the round ends void with ``reason`` and the result's ``remedy`` (e.g.
+    ``reshuffle_bets_stand`` for PKH-21). ``void_position``: only that position is out of the
+    round, with ``remedy`` (the card-poker family: refund plus half the ante, L335).
+    ``deal_more``: the position takes ``slots`` more cards (the dealer with four cards takes a
+    fifth, L335). ``rule`` is the rule-book id the verdict cites.
+    """
+
+    action: Literal["void", "void_position", "deal_more"]
+    rule: str
+    reason: str = "misdeal"
+    remedy: str = "refund"
+    slots: tuple[Slot, ...] = ()
+
+
+class GameRules(ShoeRules):
+    """``[rules]`` keys every scripted game shares; games subclass it for their own keys.
+
+    Defaults: one 52-card deck shuffled for every round, no burn, no cut card (PKH-01, PKH-03),
+    and a device fault voids the round: "Any technical bug cancels the round … the player gets
+    back his bet" (seed-001 L561, L617, L679, L773).
+    """
+
+    decks: int = pydantic.Field(default=1, ge=1, le=16)
+    boxes: int = pydantic.Field(default=1, ge=1, le=9)
+    """Boxes (player positions) at the table; ``bets_closed.boxes`` picks the playing ones."""
+    last_coup: LastCoup = "current"
+    on_fault: OnFault = "void"
+
+
+class Game(Protocol):
+    """A scripted game: its script, its hooks and its outcome (see the module docstring).
+
+    Every hook has a neutral default in :class:`BaseGame`.
+    """
+
+    name: str
+    script: DealScript
+    rules: GameRules
+    decision_actions: frozenset[str]
+    """The ``decision`` actions this game takes (others are ``decision_refused``)."""
+
+    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        """The boxes in play this round."""
+        ...
+
+    def more(self, deal: Deal) -> Sequence[Slot]:
+        """Cards the rules call for once the queue is empty (``[]``: none)."""
+        ...
+
+    def waiting(self, deal: Deal) -> bool:
+        """Whether a decision window is open that can still add cards (the round is not complete
+        until the dealer closes it)."""
+        ...
+
+    def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
+        """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
+        ...
+
+    def deal_error(self, deal: Deal, error: DealError) -> Remedy:
+        """The rule book's remedy for a reported deal irregularity."""
+        ...
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        """The settled result (only once complete)."""
+        ...
+
+
+def positions_result(deal: Deal, positions: Iterable[str]) -> Mapping[str, list[str]]:
+    """The cards of ``positions`` as codes (for void results and snapshots)."""
+    return {p: hand_codes(deal.hand(p)) for p in positions}
+
+
+class BaseGame:
+    """The neutral hooks of :class:`Game`: a game subclasses this, sets ``name``, ``script``,
+    ``rules_model`` (and ``decision_actions``), and writes :meth:`outcome`.
+
+    Defaults: the playing boxes are ``bets_closed.boxes`` within ``1..rules.boxes`` (all boxes
+    when the event names none); nothing is dealt beyond the script; no decision changes the deal;
+    a reported deal error voids the round with the bets returned — seed-001's rule for its
+    card games: "Any technical bug cancels the round … the player gets back his bet" (L561, L617,
+    L679, L773).
+    """
+
+    name: ClassVar[str]
+    script: ClassVar[DealScript]
+    rules_model: ClassVar[type[GameRules]] = GameRules
+    decision_actions: ClassVar[frozenset[str]] = frozenset()
+    deal_error_rule: ClassVar[str] = "seed-001 L561"
+
+    def __init__(self, rules: GameRules) -> None:
+        self.rules = rules
+
+    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        boxes = bets_closed.boxes if bets_closed is not None else None
+        if boxes:
+            chosen = tuple(sorted({b for b in boxes if 1 <= b <= self.rules.boxes}))
+            if chosen:
+                return chosen
+        return tuple(range(1, self.rules.boxes + 1))
+
+    def more(self, deal: Deal) -> Sequence[Slot]:
+        del deal
+        return []
+
+    def waiting(self, deal: Deal) -> bool:
+        del deal
+        return False
+
+    def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
+        del deal
+        return Finding(
+            DECISION_REFUSED, "DESIGN §4.4", f"{decision.action!r} does not change this deal"
+        )
+
+    def deal_error(self, deal: Deal, error: DealError) -> Remedy:
+        del deal, error
+        return Remedy("void", self.deal_error_rule, "misdeal", "refund")
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        raise NotImplementedError

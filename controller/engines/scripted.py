@@ -53,9 +53,12 @@ from controller.games.deal import (
 from controller.outcomes import EngineOutput
 from drivers.cards import Card as PlayingCard
 
-__all__ = ["HAND_CANCELLED", "ScriptEngine", "ScriptRound", "load_game"]
+__all__ = ["DEAL_ERROR_NOTED", "HAND_CANCELLED", "ScriptEngine", "ScriptRound", "load_game"]
 
 HAND_CANCELLED: Final = "hand_cancelled"
+DEAL_ERROR_NOTED: Final = "deal_error_noted"
+"""A reported deal error the game's rules let the round survive (a card exposed that lies face
+up anyway): journaled as a verdict, the round goes on."""
 
 
 def load_game(game: str, rules: Mapping[str, Any], *, source: str) -> BaseGame:
@@ -80,6 +83,9 @@ class ScriptRound:
         self._game = game
         self.deal = Deal(game.playing_boxes(bets_closed))
         self._queue: deque[Slot] = deque(game.script.slots(self.deal.boxes))
+        self._early: list[PlayingCard] = []
+        """Cards read while a decision window that may add cards was open (Top Card's war
+        decision): they fill the slots the decision calls for, or stay unplayed."""
 
     def _refill(self) -> None:
         if not self._queue:
@@ -96,23 +102,41 @@ class ScriptRound:
         return sum(1 for slot in self._queue if slot.stage <= window)
 
     def expects_card(self) -> bool:
-        return self.due() is not None
+        return self.due() is not None or self._game.waiting(self.deal)
 
     def place(self, card: PlayingCard) -> Finding | None:
+        if self.due() is None:
+            # Only while the game waits for a decision (expects_card): too early to place.
+            self._early.append(card)
+            return Finding(
+                CARD_BEFORE_DECISIONS,
+                "seed-000 PR-8.2",
+                "a card came before the decision that calls for it",
+                "hold",
+            )
         slot = self._queue.popleft()
-        deal = self.deal
-        deal.hands.setdefault(slot.position, []).append(card)
-        deal.order.append((slot.position, card, slot.face))
-        if slot.stage > deal.windows_closed:
+        finding = self._put(slot, card)
+        if slot.stage > self.deal.windows_closed:
             # The card is out: its window is over whatever the supervisor decides (go on or void).
-            deal.windows_closed = slot.stage
+            self.deal.windows_closed = slot.stage
             return Finding(
                 CARD_BEFORE_DECISIONS,
                 "seed-000 PR-8.2",
                 f"a card for {slot.position} came before decision window {slot.stage} was closed",
                 "hold",
             )
-        return None
+        return finding
+
+    def _put(self, slot: Slot, card: PlayingCard) -> Finding | None:
+        deal = self.deal
+        deal.hands.setdefault(slot.position, []).append(card)
+        deal.order.append((slot.position, card, slot.face))
+        return self._game.check(deal, slot, card)
+
+    def _take_early(self) -> None:
+        """Cards read early fill the slots that are now due, in order."""
+        while self._early and self.due() is not None:
+            self._put(self._queue.popleft(), self._early.pop(0))
 
     def next_hidden(self) -> bool:
         slot = self.due()
@@ -136,6 +160,7 @@ class ScriptRound:
             # Later windows' cards stay behind the ones this decision calls for.
             queue = sorted([*self._queue, *taken], key=lambda s: s.stage)
             self._queue = deque(queue)
+        self._take_early()
         return None
 
     def add(self, slots: tuple[Slot, ...]) -> None:
@@ -153,6 +178,7 @@ class ScriptRound:
         opens = slot is not None and slot.stage > self.deal.windows_closed
         if opens or (slot is None and self._game.waiting(self.deal)):
             self.deal.windows_closed += 1
+            self._take_early()
             return True
         return False
 
@@ -161,9 +187,17 @@ class ScriptRound:
 
     def result(self) -> dict[str, Any]:
         deal = self.deal
-        result = self._game.outcome(deal)
+        try:
+            result = self._game.outcome(deal)
+        except ValueError as exc:
+            # A hand the evaluator refuses (a foreign card a supervisor let through): the cards
+            # as dealt, and why no settlement facts can be given; never an exception.
+            cards = {p: [c.code for c in hand] for p, hand in deal.hands.items()}
+            result = {"cards": cards, "unsettled": str(exc)}
         if deal.void_positions:
             result["void_positions"] = dict(deal.void_positions)
+        if self._early:
+            result["unplayed"] = [card.code for card in self._early]
         return result
 
     def public(self) -> dict[str, Any]:
@@ -179,7 +213,9 @@ class ScriptRound:
 class ScriptEngine(CardEngine):
     """A table of one scripted card game (see the module docstring)."""
 
-    def __init__(self, table_id: str, game: BaseGame, *, next_round: int = 1) -> None:
+    def __init__(
+        self, table_id: str, game: BaseGame, *, key: str | None = None, next_round: int = 1
+    ) -> None:
         self._game_rules = game
         every_round = game.script.reshuffle == "every_round"
 
@@ -188,7 +224,7 @@ class ScriptEngine(CardEngine):
 
         super().__init__(
             table_id,
-            game.name,
+            key or game.name,
             game.rules,
             new_round,
             no_bets_deal=False,
@@ -217,7 +253,8 @@ class ScriptEngine(CardEngine):
         source: str,
         next_round: int = 1,
     ) -> ScriptEngine:
-        return cls(table_id, load_game(game, rules, source=source), next_round=next_round)
+        loaded = load_game(game, rules, source=source)
+        return cls(table_id, loaded, key=game, next_round=next_round)
 
     @property
     def game_rules(self) -> BaseGame:
@@ -305,6 +342,9 @@ class ScriptEngine(CardEngine):
                 )
             ]
         self._machine.fire("decision")  # stays in its phase
+        if remedy.action == "note":
+            message = f"{what}: noted, the round goes on ({remedy.remedy})"
+            return [self._verdict(DEAL_ERROR_NOTED, message, event, remedy.rule)]
         if remedy.action == "void_position" and event.position is not None:
             model.deal.void_positions[event.position] = remedy.remedy
             model.drop_position(event.position)

@@ -255,7 +255,9 @@ class Shoe:
         return max(self.size - self._dealt, 0)
 
     def count(self, card: Card) -> int:
-        """How many times this (rank, suit) came out of the shoe."""
+        """How many times this (rank, suit) — or this numbered joker — came out of the shoe."""
+        if card.is_joker:
+            return self._counts[(card.rank, card.joker_id)]
         return self._counts[(card.rank, card.suit)]
 
     def deal(self, card: Card) -> Finding | None:
@@ -267,15 +269,24 @@ class Shoe:
         counted: :data:`SHOE_COUNT_MISMATCH` (R6: its count is never trusted alone).
         """
         self._dealt += 1
-        key = (card.rank, "") if card.is_joker else (card.rank, card.suit)
+        key = (card.rank, card.joker_id) if card.is_joker else (card.rank, card.suit)
         self._counts[key] += 1
         seen = self._counts[key]
         if card.is_joker:
-            if seen > self._jokers * self._decks:
+            jokers = sum(n for (rank, _), n in self._counts.items() if rank == card.rank)
+            if jokers > self._jokers * self._decks:
                 return Finding(
                     JOKER_NOT_ALLOWED,
                     "seed-001 §3.0(4)",
                     f"a joker came out of a shoe whose decks carry {self._jokers} per deck",
+                    "hold",
+                )
+            if card.joker_id and seen > self._decks:
+                # Numbered jokers (Jokerbet's red JK1 and black JK2, L3157) are one per deck each.
+                return Finding(
+                    COMPOSITION_EXCEEDED,
+                    "seed-001 §3.20",
+                    f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
                     "hold",
                 )
         elif card.rank not in self._ranks:

@@ -167,10 +167,11 @@ class Remedy:
     ``reshuffle_bets_stand`` for PKH-21). ``void_position``: only that position is out of the
     round, with ``remedy`` (the card-poker family: refund plus half the ante, L335).
     ``deal_more``: the position takes ``slots`` more cards (the dealer with four cards takes a
-    fifth, L335). ``rule`` is the rule-book id the verdict cites.
+    fifth, L335). ``note``: a verdict only, the round goes on (a card exposed that is dealt face
+    up anyway). ``rule`` is the rule-book id the verdict cites.
     """
 
-    action: Literal["void", "void_position", "deal_more"]
+    action: Literal["void", "void_position", "deal_more", "note"]
     rule: str
     reason: str = "misdeal"
     remedy: str = "refund"
@@ -223,6 +224,11 @@ class Game(Protocol):
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
         """The rule book's remedy for a reported deal irregularity."""
+        ...
+
+    def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
+        """A rule the card breaks where it lands (it is placed anyway); a ``hold`` finding puts
+        the round before a supervisor."""
         ...
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
@@ -280,6 +286,10 @@ class BaseGame:
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
         del deal, error
         return Remedy("void", self.deal_error_rule, "misdeal", "refund")
+
+    def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
+        del deal, slot, card
+        return None
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
         raise NotImplementedError

@@ -100,6 +100,7 @@ def _test_games(monkeypatch: pytest.MonkeyPatch) -> None:
     games = dict(catalog.GAMES)
     games["mini"] = (__name__, "MiniHoldem", {})
     games["endless"] = (__name__, "EndlessDraw", {})
+    games["strict"] = (__name__, "Strict", {})
     monkeypatch.setattr("controller.engines.scripted.GAMES", games)
 
 
@@ -349,3 +350,26 @@ def test_config_errors_name_the_key_and_the_game() -> None:
 def test_every_catalog_game_is_an_engine_registry_entry() -> None:
     for game in catalog.GAMES:
         assert ENGINES[game] == ("controller.engines.scripted", "ScriptEngine")
+
+
+class Strict(MiniHoldem):
+    """A game whose outcome refuses a foul deck, as the hand evaluator does."""
+
+    name = "strict"
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        codes_ = [c.code for _, c, _ in deal.order]
+        if len(set(codes_)) != len(codes_):
+            raise ValueError("duplicate card")
+        return super().outcome(deal)
+
+
+def test_a_foreign_card_a_supervisor_lets_through_settles_without_facts_not_a_crash() -> None:
+    eng = engine("strict")
+    out = run(eng, *SHUFFLED, *OPEN, "AS", "AS")
+    assert codes(out) == ["composition_exceeded"]
+    out = run(eng, CONFIRM, "QS", "JS", "TS", "9S", CONFIRM, "2H", "3H", "4H")
+    (outcome,) = outcomes(out)
+    assert outcome.result is not None
+    assert outcome.result["unsettled"] == "duplicate card"
+    assert outcome.result["cards"]["box1"] == ["AS", "JS"]

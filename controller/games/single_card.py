@@ -351,6 +351,20 @@ class Jokerbet(BaseGame):
     rules_model: ClassVar[type[GameRules]] = JokerbetRules
     deal_error_rule: ClassVar[str] = _DEAL_ERROR_RULE
 
+    def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
+        """A joker read without its colour leaves the Red/Black Joker and colour items (L3161–3311)
+        undecided: the round waits for a supervisor, who confirms (settled as unidentified) or
+        voids."""
+        del deal, slot
+        if card.is_joker and not card.joker_id:
+            return Finding(
+                JOKER_UNIDENTIFIED,
+                "seed-001 L3157",
+                "a joker without its colour (JK1 red, JK2 black): supervisor decision",
+                "hold",
+            )
+        return None
+
     def outcome(self, deal: Deal) -> dict[str, Any]:
         (card,) = deal.hand("card")
         return jokerbet_facts(card)

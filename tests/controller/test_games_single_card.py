@@ -725,6 +725,11 @@ JOKERBET_CASES: list[tuple[str, dict[str, Any]]] = [
 def test_jokerbet_round(card: str, want: dict[str, Any]) -> None:
     eng = engine("jokerbet")
     assert isinstance(eng.game_rules, Jokerbet)
+    if card == "JK":  # the supervisor decides first; confirmed, it settles as unidentified
+        assert codes(feed(eng, *OPEN, *cards(card))) == [JOKER_UNIDENTIFIED]
+        assert eng.phase == "pending_decision"
+        assert settled(feed(eng, {"type": "confirm"})) == want
+        return
     assert settled(feed(eng, *OPEN, *cards(card))) == want
 
 

@@ -50,6 +50,10 @@ from controller.games.cards import Finding, OnFault
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
+    MISDEAL,
+    REFUND,
+    REFUND_PLUS_HALF_ANTE,
+    RESHUFFLE_BETS_STAND,
     BaseGame,
     Deal,
     DealScript,
@@ -126,13 +130,7 @@ FOLD: Final = "fold"
 VOID: Final = "void"
 """The box is out of the round (card poker wrong count, L335): see its ``remedy``."""
 
-# Void reasons and remedies (the engine's outcome ``reason`` / ``result.remedy``).
-MISDEAL: Final = "misdeal"
-REFUND: Final = "refund"
-REFUND_PLUS_HALF_ANTE: Final = "refund_plus_half_ante"
-"""seed-001 L335: "return of bets … and a fine at the amount of 50% of the Ante"."""
-RESHUFFLE_BETS_STAND: Final = "reshuffle_bets_stand"
-"""seed-000 PKH-21: "all cards will be reshuffled and Bets will remain untouched"."""
+# A remedy of Bombay's (the shared void reason and remedies are controller.games.deal's).
 FACE_UP_ANYWAY: Final = "face_up_anyway"
 """Bombay: a card exposed after the dealer's reveal (PKH-15) is noted, the round goes on."""
 

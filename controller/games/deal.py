@@ -43,6 +43,10 @@ __all__ = [
     "BOXES",
     "CARD_BEFORE_DECISIONS",
     "DECISION_REFUSED",
+    "MISDEAL",
+    "REFUND",
+    "REFUND_PLUS_HALF_ANTE",
+    "RESHUFFLE_BETS_STAND",
     "WRONG_CARD_COUNT",
     "BaseGame",
     "Deal",
@@ -68,6 +72,15 @@ BOXES: Final = "boxes"
 # Stable verdict codes of scripted games (docs/verdicts.md, "House-banked poker and single-deck
 # card games").
 CARD_BEFORE_DECISIONS: Final = "card_before_decisions"
+
+# The void reason of a reported deal error, and the remedies a void's ``result.remedy`` names.
+MISDEAL: Final = "misdeal"
+RESHUFFLE_BETS_STAND: Final = "reshuffle_bets_stand"
+"""seed-000 PKH-21: "all cards will be reshuffled and Bets will remain untouched"."""
+REFUND: Final = "refund"
+"""seed-001 L561, L617, L679, L773: the round is cancelled and "the player gets back his bet"."""
+REFUND_PLUS_HALF_ANTE: Final = "refund_plus_half_ante"
+"""seed-001 L335: "return of bets … and a fine at the amount of 50% of the Ante"."""
 WRONG_CARD_COUNT: Final = "wrong_card_count"
 DECISION_REFUSED: Final = "decision_refused"
 
@@ -173,8 +186,8 @@ class Remedy:
 
     action: Literal["void", "void_position", "deal_more", "note"]
     rule: str
-    reason: str = "misdeal"
-    remedy: str = "refund"
+    reason: str = MISDEAL
+    remedy: str = REFUND
     slots: tuple[Slot, ...] = ()
 
 
@@ -285,7 +298,7 @@ class BaseGame:
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
         del deal, error
-        return Remedy("void", self.deal_error_rule, "misdeal", "refund")
+        return Remedy("void", self.deal_error_rule, MISDEAL, REFUND)
 
     def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
         del deal, slot, card

@@ -40,6 +40,8 @@ from controller.games.cards import Finding, OnFault
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
+    MISDEAL,
+    RESHUFFLE_BETS_STAND,
     BaseGame,
     Deal,
     DealScript,
@@ -68,10 +70,6 @@ __all__ = [
     "paytable_hand",
     "versus_bets",
 ]
-
-# Void reason and remedy of a deal error at an Ultimate Texas Hold'em table (PKH-21).
-MISDEAL: Final = "misdeal"
-RESHUFFLE_BETS_STAND: Final = "reshuffle_bets_stand"
 
 Versus: TypeAlias = Literal["win", "lose", "tie"]
 """A player hand against the dealer's: higher, lower, or the same five-card value (UTH-H1)."""

@@ -41,6 +41,9 @@ from controller.games.cards import Finding
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
+    MISDEAL,
+    REFUND,
+    RESHUFFLE_BETS_STAND,
     BaseGame,
     Deal,
     DealScript,
@@ -100,13 +103,6 @@ evaluation) or ``settled`` (seed 001 L531: "Plus a pair" wins "even if he choose
 Surrender")."""
 Undecided: TypeAlias = Literal["play", "fold"]
 """A box with no decision when the dealer closes the decision window."""
-
-# Void reason and remedies (docs/verdicts.md). The reason is the engine's existing ``misdeal``.
-MISDEAL: Final = "misdeal"
-RESHUFFLE_BETS_STAND: Final = "reshuffle_bets_stand"
-"""PKH-21: "all cards will be reshuffled and Bets will remain untouched"."""
-REFUND: Final = "refund"
-"""seed-001 L561, L773: the round is cancelled and "the player gets back his bet"."""
 
 _DEALER: Final = "dealer"
 _DECISION_RULE: Final = "PKH-10"

@@ -2,7 +2,7 @@
 
 Issue 8, Deliver 2. Every house-banked poker game and the single-deck card games of the rule
 books (seed-000 §5–§8, seed-001 §3.8a–§3.23) are one engine (:mod:`controller.engines.scripted`)
-running a :class:`DealScript` plus a game's :class:`Game` object: what the script cannot say
+running a :class:`DealScript` plus a game's :class:`BaseGame` subclass: what the script cannot say
 statically (exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws, Bombay's
 dealer replacement) the game adds as :class:`Slot` values from its hooks.
 
@@ -29,9 +29,9 @@ Pure: no I/O. Games return plain data; the engine turns findings into verdicts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
@@ -52,7 +52,6 @@ __all__ = [
     "Deal",
     "DealScript",
     "Face",
-    "Game",
     "GameRules",
     "Remedy",
     "Reshuffle",
@@ -60,7 +59,6 @@ __all__ = [
     "Step",
     "box_name",
     "hand_codes",
-    "positions_result",
 ]
 
 Face: TypeAlias = Literal["up", "down"]
@@ -130,18 +128,6 @@ class DealScript:
         """The initial deal for these playing boxes, in the order the cards come out."""
         return [slot for step in self.steps for slot in step.slots(boxes)]
 
-    @property
-    def stages(self) -> int:
-        """Decision windows the static script has (the highest stage)."""
-        return max((s.stage for s in self.steps), default=0)
-
-    def positions(self, boxes: Sequence[int]) -> list[str]:
-        """Every position of the script, in first-dealt order."""
-        seen: dict[str, None] = {}
-        for slot in self.slots(boxes):
-            seen.setdefault(slot.position, None)
-        return list(seen)
-
 
 @dataclass
 class Deal:
@@ -206,57 +192,10 @@ class GameRules(ShoeRules):
     on_fault: OnFault = "void"
 
 
-class Game(Protocol):
-    """A scripted game: its script, its hooks and its outcome (see the module docstring).
-
-    Every hook has a neutral default in :class:`BaseGame`.
-    """
-
-    name: str
-    script: DealScript
-    rules: GameRules
-    decision_actions: frozenset[str]
-    """The ``decision`` actions this game takes (others are ``decision_refused``)."""
-
-    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
-        """The boxes in play this round."""
-        ...
-
-    def more(self, deal: Deal) -> Sequence[Slot]:
-        """Cards the rules call for once the queue is empty (``[]``: none)."""
-        ...
-
-    def waiting(self, deal: Deal) -> bool:
-        """Whether a decision window is open that can still add cards (the round is not complete
-        until the dealer closes it)."""
-        ...
-
-    def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
-        """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
-        ...
-
-    def deal_error(self, deal: Deal, error: DealError) -> Remedy:
-        """The rule book's remedy for a reported deal irregularity."""
-        ...
-
-    def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
-        """A rule the card breaks where it lands (it is placed anyway); a ``hold`` finding puts
-        the round before a supervisor."""
-        ...
-
-    def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The settled result (only once complete)."""
-        ...
-
-
-def positions_result(deal: Deal, positions: Iterable[str]) -> Mapping[str, list[str]]:
-    """The cards of ``positions`` as codes (for void results and snapshots)."""
-    return {p: hand_codes(deal.hand(p)) for p in positions}
-
-
 class BaseGame:
-    """The neutral hooks of :class:`Game`: a game subclasses this, sets ``name``, ``script``,
-    ``rules_model`` (and ``decision_actions``), and writes :meth:`outcome`.
+    """A scripted game: a subclass sets ``name``, ``script``, ``rules_model`` (and
+    ``decision_actions``, the ``decision`` actions it takes), writes :meth:`outcome`, and
+    overrides the hooks its rules need.
 
     Defaults: the playing boxes are ``bets_closed.boxes`` within ``1..rules.boxes`` (all boxes
     when the event names none); nothing is dealt beyond the script; no decision changes the deal;
@@ -275,6 +214,7 @@ class BaseGame:
         self.rules = rules
 
     def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        """The boxes in play this round."""
         boxes = bets_closed.boxes if bets_closed is not None else None
         if boxes:
             chosen = tuple(sorted({b for b in boxes if 1 <= b <= self.rules.boxes}))
@@ -283,26 +223,34 @@ class BaseGame:
         return tuple(range(1, self.rules.boxes + 1))
 
     def more(self, deal: Deal) -> Sequence[Slot]:
+        """Cards the rules call for once the queue is empty (``[]``: none)."""
         del deal
         return []
 
     def waiting(self, deal: Deal) -> bool:
+        """Whether a decision window is open that can still add cards (the round is not
+        complete until the dealer closes it)."""
         del deal
         return False
 
     def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
+        """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
         del deal
         return Finding(
             DECISION_REFUSED, "DESIGN §4.4", f"{decision.action!r} does not change this deal"
         )
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
+        """The rule book's remedy for a reported deal irregularity."""
         del deal, error
         return Remedy("void", self.deal_error_rule, MISDEAL, REFUND)
 
     def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
+        """A rule the card breaks where it lands (it is placed anyway); a ``hold`` finding puts
+        the round before a supervisor."""
         del deal, slot, card
         return None
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
+        """The settled result (only once complete)."""
         raise NotImplementedError

@@ -72,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="inject a fault (repeatable), e.g. misspin@2, silence@3=4, fault@1=5",
     )
     parser.add_argument(
+        "--wait-for-host",
+        action="store_true",
+        help="hold in state 1 until the host's first command (tests that count from game 1)",
+    )
+    parser.add_argument(
         "--games", type=int, default=0, metavar="N", help="exit after N results (0: run on)"
     )
 
@@ -87,6 +92,7 @@ async def run(args: argparse.Namespace) -> int:
             pockets=args.pockets,
             faults=args.fault,
             numbers=args.numbers,
+            wait_for_host=args.wait_for_host,
         )
 
     def games_done(model: SimSS2, ready: asyncio.Future[None]) -> Awaitable[None]:

@@ -284,6 +284,9 @@ class SimSS2:
         numbers: scripted results in order (``17``, ``"00"``, ``"5"``); seeded random afterwards.
         revolutions: inclusive range of ball revolutions in the sensor stream.
         spin: the spin counter shown before the first launch (1–256; it wraps 256 → 1).
+        wait_for_host: hold in state 1 (idle, status lines going out) until the first host
+            command arrives, so a host that connects late still sees game 1 from its start.
+            Not something a real wheel does: it is for tests and benches that count games.
 
     Raises:
         ValueError: any argument out of range, a number the wheel does not have, or two faults of
@@ -301,6 +304,7 @@ class SimSS2:
         numbers: Sequence[int | str] | None = None,
         revolutions: tuple[int, int] = (8, 14),
         spin: int = 1,
+        wait_for_host: bool = False,
     ) -> None:
         _check_arguments(
             speed=speed,
@@ -318,6 +322,7 @@ class SimSS2:
         self._faults = tuple(faults)
         self._script: list[Number] = [_to_number(n, pockets) for n in numbers or ()]
         self._revolutions = revolutions
+        self._awaiting_host = wait_for_host
 
         self._decoder = CommandDecoder()
         self._t0: float | None = None  # model time of tick 0; shifted by a `silence` stall
@@ -452,6 +457,7 @@ class SimSS2:
             if isinstance(item, DecodeError):
                 self._ignored += 1
                 continue
+            self._host_spoke()
             reply = self._command(item, now)
             if reply is None:
                 self._ignored += 1
@@ -546,8 +552,8 @@ class SimSS2:
             case _Phase.BOOT:
                 self._enter(_Phase.IDLE, _IDLE_TICKS)
             case _Phase.IDLE | _Phase.RESULT:
-                if self._mode & MODE_HOST_START:
-                    self._length = None  # hold until *K / *u 1
+                if self._mode & MODE_HOST_START or self._awaiting_host:
+                    self._length = None  # hold until *K / *u 1, or until a host speaks
                 else:
                     self._start_game(t)
             case _Phase.BETS:
@@ -845,6 +851,15 @@ class SimSS2:
 
     def _cmd_encoder(self, arg: str, now: float) -> _Reply:
         return [Reply("A", str(int(self._angle * 4096) % 4096))]
+
+    def _host_spoke(self) -> None:
+        """End a ``wait_for_host`` hold: the first game starts at the next tick."""
+        if not self._awaiting_host:
+            return
+        self._awaiting_host = False
+        held = self._length is None and self._phase in (_Phase.IDLE, _Phase.RESULT)
+        if held and not self._mode & MODE_HOST_START:
+            self._length = 0
 
     def _host_start(self, now: float) -> bool:
         """``*K`` / ``*u 1`` in host-start mode while idle (state 1 or 5): start a game."""

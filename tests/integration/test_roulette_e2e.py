@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
+from simulators.ss2 import DEFAULT_MODE
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber, TcpProxy
 from tests.support.processes import Process, start_controller, start_simulator, write_config
@@ -73,12 +74,24 @@ def _why(*processes: Process) -> str:
     return "\n".join(f"--- {p.log.name}:\n{p.log_tail()}" for p in processes)
 
 
+def _wheel(link: Path, seed: str, *, speed: str = SPEED) -> list[str]:
+    """``simulate ss2`` arguments: a pty at ``link`` whose game 1 waits for the controller.
+
+    Without ``--wait-for-host`` the wheel may be mid-spin when the controller opens the port,
+    and that spin (joined late, no sensor stream yet) is not the one the test scripted.
+    """
+    return ["--pty", "--link", str(link), "--speed", speed, "--seed", seed, "--wait-for-host"]
+
+
 @pytest.fixture
 def wheel_link(tmp_path: Path) -> Path:
     return tmp_path / "wheel"
 
 
 def _config(tmp_path: Path, port: str, broker_url: str, device: str = "", rules: str = "") -> Path:
+    """A table on ``port``; the controller writes the wheel's mode on connect (``*o``), which
+    is also the command that releases a ``--wait-for-host`` simulator."""
+    device = f"operating_mode = {DEFAULT_MODE}\n{device}"
     return write_config(
         tmp_path / "table.toml",
         table=TABLE,
@@ -93,7 +106,7 @@ def _config(tmp_path: Path, port: str, broker_url: str, device: str = "", rules:
 async def test_spins_settle_and_publish_the_contract(
     tmp_path: Path, mosquitto: MosquittoProcess, wheel_link: Path
 ) -> None:
-    sim_args = ["--pty", "--link", str(wheel_link), "--speed", SPEED, "--seed", "3"]
+    sim_args = _wheel(wheel_link, "3")
     sim_args += ["--numbers", "17,0,32,5"]
     config = _config(tmp_path, str(wheel_link), mosquitto.url, device="sensor_stream = true")
     async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
@@ -168,7 +181,7 @@ async def test_fault_voids_with_its_reason_and_next_spin_settles(
     device: str,
     reason: str,
 ) -> None:
-    sim_args = ["--pty", "--link", str(wheel_link), "--speed", SPEED, "--seed", "5"]
+    sim_args = _wheel(wheel_link, "5")
     sim_args += ["--fault", fault]
     config = _config(tmp_path, str(wheel_link), mosquitto.url, device=device)
     async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
@@ -196,7 +209,7 @@ async def test_sensor_fault_between_spins_locks_the_table_until_cleared(
 ) -> None:
     # The wheel reports *F 21 and warn bit 4 as game 2 opens: no round may open while the fault
     # is latched (regulatory R14/R18), and play resumes once the wheel reports it cleared.
-    sim_args = ["--pty", "--link", str(wheel_link), "--speed", SPEED, "--seed", "5"]
+    sim_args = _wheel(wheel_link, "5")
     sim_args += ["--fault", "sensor_fault@2", "--numbers", "7,8,9,10"]
     config = _config(tmp_path, str(wheel_link), mosquitto.url)
     async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
@@ -225,7 +238,7 @@ async def test_sensor_fault_between_spins_locks_the_table_until_cleared(
 async def test_garbage_and_split_frames_never_stop_the_table(
     tmp_path: Path, mosquitto: MosquittoProcess, wheel_link: Path, fault: str
 ) -> None:
-    sim_args = ["--pty", "--link", str(wheel_link), "--speed", SPEED, "--seed", "9"]
+    sim_args = _wheel(wheel_link, "9")
     sim_args += ["--fault", fault, "--numbers", "1,2,3,4"]
     config = _config(tmp_path, str(wheel_link), mosquitto.url)
     async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
@@ -252,7 +265,7 @@ async def test_garbage_and_split_frames_never_stop_the_table(
 async def test_broker_down_mid_spin_outcome_arrives_after_reconnect(
     tmp_path: Path, mosquitto: MosquittoProcess, wheel_link: Path
 ) -> None:
-    sim_args = ["--pty", "--link", str(wheel_link), "--speed", "10", "--seed", "11"]
+    sim_args = _wheel(wheel_link, "11", speed="10")
     async with TcpProxy(mosquitto.host, mosquitto.port) as proxy:
         config = _config(tmp_path, str(wheel_link), f"mqtt://127.0.0.1:{proxy.port}")
         with (
@@ -310,7 +323,7 @@ async def test_unplugged_port_at_start_then_plugged(
             assert alarm.json()["type"] == "fault"
             await asyncio.sleep(1)
             assert ctl.proc.poll() is None
-            sim_args = ["--pty", "--link", str(wheel_link), "--speed", SPEED, "--seed", "1"]
+            sim_args = _wheel(wheel_link, "1")
             with start_simulator(sim_args, tmp_path) as sim:
                 try:
                     await sub.wait_until(_count_settled(1), timeout=30)

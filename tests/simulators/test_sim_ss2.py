@@ -526,6 +526,26 @@ def test_leaving_host_start_mode_releases_a_held_wheel() -> None:
     assert model.state == 2
 
 
+def test_wait_for_host_holds_game_one_until_the_first_command() -> None:
+    model = SimSS2(seed=24, wait_for_host=True, numbers=[17])
+    messages = drive(model, 0.0, 30.0)
+    assert {s.state for s in statuses(messages)} == {1}  # status lines go out while it holds
+    assert ask(model, b"*I 4\r\n", 30.0)  # any command the wheel understands releases it
+    after = drive(model, 30.0, 60.0)
+    assert [s.state for s in state_changes(after)][:4] == [2, 3, 4, 5]
+    assert next(s.last_number for s in statuses(after) if s.state == 5) == 17  # game 1 itself
+    later = drive(model, 60.0, 120.0)  # no command since: the next games run on by themselves
+    assert [s.state for s in state_changes(later)].count(2) >= 2
+
+
+def test_wait_for_host_ignores_garbage_until_a_real_command() -> None:
+    model = SimSS2(seed=24, wait_for_host=True)
+    model.advance(10.0)
+    model.receive(b"\x00\xffnoise\r\n", 10.0)
+    model.advance(20.0)
+    assert model.state == 1
+
+
 def test_mode_bit_16_drops_the_bare_number() -> None:
     model = SimSS2(seed=28, mode=MODE_AUTO_STATUS | MODE_NO_BARE_NUMBER)
     messages = drive(model, 0.0, 60.0)

@@ -24,8 +24,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers: most tests wait on real processes (brokers, simulators), so two halve the wall
+# time even on a 2-core machine. Every test owns its broker, ports and files, so order is free.
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 fault: $(STAMP)
 	$(BIN)/python -m pytest -m fault -q -p no:cacheprovider

@@ -352,7 +352,7 @@ def pty_pair() -> Iterator[tuple[int, str]]:
 
 
 async def _play(master: int, trace: Path, line_interval: float) -> None:
-    """Write the trace line by line: the status stream's own 500 ms, compressed 20×."""
+    """Write the trace line by line: the status stream's own 500 ms, compressed 50×."""
     for line in trace.read_bytes().splitlines(keepends=True):
         os.write(master, line)
         await asyncio.sleep(line_interval)
@@ -380,7 +380,7 @@ async def test_recorded_trace_yields_its_six_spins(
         with start_controller(config, tmp_path) as ctl:
             await sub.wait_for(lambda m: m.topic == f"{PREFIX}/status", timeout=15)
             await asyncio.sleep(0.5)  # the port is open: nothing of the trace is lost
-            await _play(master, trace, 0.025)
+            await _play(master, trace, 0.01)
             try:
                 await sub.wait_until(_count_settled(len(numbers)), timeout=15)
             except AssertionError as exc:

@@ -3,8 +3,9 @@
 READY is the retained ``status`` online message seen by a subscriber: the process has started,
 imported everything, opened and recovered its journal, and its publisher is connected — the
 moment the table can publish an outcome. Measured from ``Popen`` on a fresh journal (median of
-several starts) and once more on the latency benchmark's journal, where recovery replays every
-journaled event through the engine first.
+several starts), then twice on the latency benchmark's journal: without its checkpoint, where
+recovery replays every journaled event through the engine first, and with the checkpoint that
+start left (``controller.checkpoint``), where it replays nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from bench.support import REPO, Broker, proc_rss_kb
 from bench.table import SingleTable
+from controller.checkpoint import checkpoint_path
 
 __all__ = ["measure_cold_start", "measure_imports"]
 
@@ -53,8 +55,11 @@ async def measure_cold_start(
     }
     if history is not None:
         table_id, journal = history
+        checkpoint_path(journal).unlink(missing_ok=True)
         async with SingleTable(broker, workdir, table_id, journal=journal) as table:
             result["cold_start_with_journal_s"] = round(await table.start(), 3)
+        async with SingleTable(broker, workdir, table_id, journal=journal) as table:
+            result["cold_start_from_checkpoint_s"] = round(await table.start(), 3)
         with_records = _count(journal)
         result["journal_records"] = with_records
     return result

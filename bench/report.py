@@ -146,6 +146,15 @@ def render(results: dict[str, Any]) -> str:
                 "",
             )
         )
+    if "cold_start_from_checkpoint_s" in fp:
+        rows.append(
+            (
+                "  the same from its checkpoint",
+                f"{fp['cold_start_from_checkpoint_s']:.3f} s",
+                "",
+                "",
+            )
+        )
     rows += [
         ("  of which interpreter + imports", f"{fp['interpreter_and_imports_s']:.3f} s", "", ""),
         (

@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 
 from controller.broker import EmbeddedBroker
+from controller.checkpoint import Checkpoints, fingerprint
 from controller.config import TableConfig, validate_section
 from controller.engines import Engine, build_engine
 from controller.errors import ConfigError
@@ -135,9 +136,15 @@ async def open_table(
         retention_days=config.journal.retention_days,
     )
     try:
-        # Recovery replays every journaled event in order through a fresh engine, so round
-        # numbers (and phase, and latched faults) come back exactly as they were.
+        # Recovery replays the journaled events in order through a fresh engine (from the last
+        # checkpoint on, when there is a valid one), so round numbers, phase and latched faults
+        # come back exactly as they were.
         engine = build_engine_for(config)
+        checkpoints = Checkpoints(
+            config.journal.path,
+            config.table.id,
+            fingerprint(table=config.table.id, game=config.table.game, rules=config.rules),
+        )
         topics = Topics(config.mqtt.topic_prefix, config.table.id)
         if broker is not None:
             host, port = broker
@@ -158,6 +165,8 @@ async def open_table(
             clock=time.time,
             betting=config.betting,
             listeners=listeners,
+            checkpoints=checkpoints,
+            checkpoint_every=config.journal.checkpoint_every,
         )
         runner.authority = authority_for(config)
         replayed = runner.recover()

@@ -110,6 +110,9 @@ class JournalConfig(_Strict):
     """Rotated files older than this, all published, are deleted (R19: at least 90 days)."""
     allow_short_retention: bool = False
     """Allow ``retention_days`` below 90 (a lab table, never a casino floor)."""
+    checkpoint_every: int = pydantic.Field(default=10_000, ge=1)
+    """Records between recovery checkpoints (``JOURNAL.checkpoint``, controller.checkpoint): at
+    most this many are replayed after a crash."""
 
     @pydantic.model_validator(mode="after")
     def _retention_floor(self) -> JournalConfig:

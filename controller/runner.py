@@ -25,6 +25,7 @@ from typing import Any
 import structlog
 
 from controller.betting import BettingConfig, BettingTimer
+from controller.checkpoint import CHECKPOINT_EVERY, Checkpoints, RecoveryState
 from controller.engines import Engine
 from controller.errors import EventFormatError, JournalError
 from controller.events import (
@@ -106,6 +107,8 @@ class TableRunner:
         listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
         restart_window: float = CONFIRM_SECONDS,
         card_outage_limit: float = CARD_OUTAGE_LIMIT,
+        checkpoints: Checkpoints | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
     ) -> None:
         self.table_id = table_id
         self.betting = betting or BettingConfig()
@@ -129,6 +132,10 @@ class TableRunner:
         """Set by :meth:`power_on`: whether an interrupted round resumes."""
         self._restart_window = restart_window
         self._card_outage_limit = card_outage_limit
+        self.checkpoints = checkpoints
+        """Where :meth:`recover` starts from and the runner saves its state (``None``: never)."""
+        self._checkpoint_every = checkpoint_every
+        self._conclusions_lost = False
 
     # --- recovery --------------------------------------------------------------------------
 
@@ -142,40 +149,87 @@ class TableRunner:
         """
         pending: list[tuple[str, dict[str, Any]]] = []
         replayed = 0
-        for record in self.journal.records():
-            kind = record.get("type")
-            if kind not in EVENT_TYPES:
-                self.scan.record(record, self.engine.current_round)
-            if kind in _OUTPUT_TYPES:
-                key = _output_key(record)
-                for index, (expected, _) in enumerate(pending):
-                    if expected == key:
-                        # Anything before it was lost to a failed write long ago (the table
-                        # went on); only the tail after the last match is the crash window.
-                        del pending[: index + 1]
-                        break
-                continue
-            if kind not in EVENT_TYPES:
-                continue
-            fields = {k: v for k, v in record.items() if k not in _JOURNAL_FIELDS}
-            try:
-                event = parse_event(fields)
-            except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
-                log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
-                continue
-            self._track_faults(event)
-            for output in self.engine.apply(event):
-                out = output_record(output, event.ts)
-                pending.append((_output_key(out), out))
-            self.scan.record(record, self.engine.current_round)
-            replayed += 1
+        unsaved = 0
+        for record in self.journal.records(self._load_checkpoint()):
+            if self._replay(record, pending):
+                replayed += 1
+                unsaved += 1
+            if unsaved >= self._checkpoint_every and not pending:
+                # A long replay keeps its progress: a start killed now resumes from here.
+                self._save_checkpoint(int(record["seq"]), str(record["hash"]))
+                unsaved = 0
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
             for stored in self.journal.append([out for _, out in pending]):
                 self.scan.record(stored, self.engine.current_round)
             self._on_journaled()
+        if replayed:
+            self.checkpoint()
         return replayed
+
+    def _replay(self, record: dict[str, Any], pending: list[tuple[str, dict[str, Any]]]) -> bool:
+        """One journal record of :meth:`recover`; ``True`` if it was an event (applied)."""
+        kind = record.get("type")
+        if kind not in EVENT_TYPES:
+            self.scan.record(record, self.engine.current_round)
+        if kind in _OUTPUT_TYPES:
+            key = _output_key(record)
+            for index, (expected, _) in enumerate(pending):
+                if expected == key:
+                    # Anything before it was lost to a failed write long ago (the table went
+                    # on); only the tail after the last match is the crash window.
+                    del pending[: index + 1]
+                    break
+            return False
+        if kind not in EVENT_TYPES:
+            return False
+        fields = {k: v for k, v in record.items() if k not in _JOURNAL_FIELDS}
+        try:
+            event = parse_event(fields)
+        except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
+            log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
+            return False
+        self._track_faults(event)
+        for output in self.engine.apply(event):
+            out = output_record(output, event.ts)
+            pending.append((_output_key(out), out))
+        self.scan.record(record, self.engine.current_round)
+        return True
+
+    def _load_checkpoint(self) -> int:
+        """Restore the state of the last checkpoint; the ``seq`` to replay after (0: all)."""
+        if self.checkpoints is None:
+            return 0
+        loaded = self.checkpoints.load(self.journal)
+        if loaded is None:
+            return 0
+        seq, state = loaded
+        if state.engine.game != self.engine.game:  # the fingerprint covers it; belt and braces
+            return 0
+        self.engine = state.engine
+        self.scan = state.scan
+        for device, codes in state.latched.items():
+            self.latched[device] = set(codes)
+            self._pending_latches[device] = set(codes)
+        return seq
+
+    def checkpoint(self) -> None:
+        """Save the state as of the journal's newest record (all its conclusions journaled)."""
+        if self._conclusions_lost:
+            return
+        if self.checkpoints is not None and self.journal.last_seq > self.checkpoints.seq:
+            self._save_checkpoint(self.journal.last_seq, self.journal.last_hash)
+
+    def _save_checkpoint(self, seq: int, record_hash: str) -> None:
+        assert self.checkpoints is not None
+        latched = {device: set(codes) for device, codes in self.latched.items()}
+        self.checkpoints.save(seq, record_hash, RecoveryState(self.engine, self.scan, latched))
+
+    def _scan(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep :attr:`scan` as a replay would leave it, so a checkpoint in play is exact."""
+        for record in records:
+            self.scan.record(record, self.engine.current_round)
 
     def power_on(self) -> dict[str, Any]:
         """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate.
@@ -234,6 +288,7 @@ class TableRunner:
             "phase": snapshot.get("phase"),
         }
         self._journal_records([record], raising=False)
+        self.checkpoint()
         log.info("power_off", reason=reason, round=self.engine.current_round)
 
     def _journal_records(
@@ -247,6 +302,7 @@ class TableRunner:
             if raising:
                 raise
             return []
+        self._scan(stored)
         self._on_journaled()
         for listener in self.listeners:
             for item in stored:
@@ -376,6 +432,11 @@ class TableRunner:
         for (_, future), records in zip(batch, results, strict=True):
             if future is not None and not future.done():
                 future.set_result(records)
+        if (
+            self.checkpoints is not None
+            and self.journal.last_seq - self.checkpoints.seq >= self._checkpoint_every
+        ):
+            self.checkpoint()
 
     # --- the step ----------------------------------------------------------------------------
 
@@ -405,12 +466,20 @@ class TableRunner:
         for event, record in zip(events, stored_events, strict=True):
             self._track_faults(event)
             decided.append(self.engine.apply(replace(event, seq=record["seq"])))
+            self._scan([record])
         out_records = [
             output_record(o, event.ts)
             for event, outputs in zip(events, decided, strict=True)
             for o in outputs
         ]
-        stored_outputs = self.journal.append(out_records) if out_records else []
+        try:
+            stored_outputs = self.journal.append(out_records) if out_records else []
+        except BaseException:
+            # The engine decided what the journal lacks: only a full replay re-derives it (the
+            # crash window of recover()), so no checkpoint may cover these events this run.
+            self._conclusions_lost = True
+            raise
+        self._scan(stored_outputs)
         self._on_journaled()
         for listener in self.listeners:
             for record in stored_events + stored_outputs:
@@ -617,6 +686,7 @@ class TableRunner:
         except (JournalError, ValueError) as exc:
             log.error("command_not_journaled", verb=record["verb"], error=str(exc))
             return None
+        self._scan([stored])
         self._on_journaled()
         for listener in self.listeners:
             listener(stored)

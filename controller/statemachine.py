@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from controller.errors import InvalidDefinitionError, TransitionNotAllowedError
 
@@ -72,6 +73,26 @@ class MachineDefinition:
         self._final = final_set
         self._table: Mapping[str, Mapping[str, str]] = MappingProxyType(
             {state: MappingProxyType(moves) for state, moves in table.items()}
+        )
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """Plain dicts for pickling (recovery checkpoints); :meth:`__setstate__` re-freezes."""
+        table = {state: dict(moves) for state, moves in self._table.items()}
+        return None, {
+            "_name": self._name,
+            "_states": self._states,
+            "_initial": self._initial,
+            "_final": self._final,
+            "_table": table,
+        }
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        slots = dict(state[1])
+        table = slots.pop("_table")
+        for key, value in slots.items():
+            object.__setattr__(self, key, value)
+        self._table = MappingProxyType(
+            {source: MappingProxyType(moves) for source, moves in table.items()}
         )
 
     @property

@@ -88,7 +88,8 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
             assert _number(run[key]), (key, run)
 
     footprint = figures["footprint"]
-    for key in ("cold_start_s", "cold_start_with_journal_s", "rss_at_ready_mb"):
+    keys = ("cold_start_s", "cold_start_with_journal_s", "cold_start_from_checkpoint_s")
+    for key in (*keys, "rss_at_ready_mb"):
         assert _positive(footprint[key]), key
 
     assert {t["target"] for t in figures["targets"]} == {

@@ -4,14 +4,13 @@ with the baccarat coup model (P1, B1, P2, B2, then the third-card tableau).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from controller.config import validate_section
 from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
-from controller.events import (
-    Decision,
-)
+from controller.events import BetsClosed, Decision
 from controller.games.baccarat import BaccaratRules, next_expected, outcome
 from controller.games.cards import Finding
 from drivers.cards import Card as PlayingCard
@@ -55,6 +54,10 @@ class BaccaratCoup:
         return {hand: [c.code for c in cards] for hand, cards in self._hands.items()}
 
 
+def _new_coup(commission: bool, _bets_closed: BetsClosed | None) -> BaccaratCoup:
+    return BaccaratCoup(commission)
+
+
 class BaccaratEngine(CardEngine):
     """A baccarat table (seed-000 §4, seed-001 §3.1, seed-002-004 A.1)."""
 
@@ -62,12 +65,12 @@ class BaccaratEngine(CardEngine):
         self, table_id: str, rules: BaccaratRules | None = None, *, next_round: int = 1
     ) -> None:
         self._rules = rules if rules is not None else BaccaratRules()
-        commission = self._rules.commission
         super().__init__(
             table_id,
             "baccarat",
             self._rules,
-            lambda _event: BaccaratCoup(commission),
+            # A partial, not a closure: the engine is pickled into recovery checkpoints.
+            functools.partial(_new_coup, self._rules.commission),
             next_round=next_round,
         )
 

@@ -17,6 +17,7 @@ with no round are each carried to the next round (seed-000 BJ-I1: "all cards are
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Final, cast, get_args
 
@@ -85,16 +86,12 @@ class BlackjackEngine(CardEngine):
         self, table_id: str, rules: BlackjackRules | None = None, *, next_round: int = 1
     ) -> None:
         self._rules = rules if rules is not None else BlackjackRules()
-        bj_rules = self._rules
-
-        def new_round(event: BetsClosed | None) -> BlackjackModel:
-            return BlackjackModel(bj_rules, event)
-
         super().__init__(
             table_id,
             "blackjack",
             self._rules,
-            new_round,
+            # A partial, not a closure: the engine is pickled into recovery checkpoints.
+            functools.partial(BlackjackModel, self._rules),
             no_bets_deal=False,
             decisions=True,
             next_round=next_round,

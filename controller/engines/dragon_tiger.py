@@ -12,6 +12,7 @@ a barcode read twice in one shoe holds the round for a supervisor (``duplicate_b
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,6 +69,10 @@ class TwoCardCoup:
         }
 
 
+def _new_coup(variant: Variant, _bets_closed: BetsClosed | None) -> TwoCardCoup:
+    return TwoCardCoup(variant)
+
+
 class DragonTigerEngine(CardEngine):
     """A dragon tiger (or football studio, or war of bets) table."""
 
@@ -75,16 +80,12 @@ class DragonTigerEngine(CardEngine):
         self, table_id: str, rules: DragonTigerRules | None = None, *, next_round: int = 1
     ) -> None:
         self._rules = rules if rules is not None else DragonTigerRules()
-        variant = self._rules.variant
-
-        def new_coup(_event: BetsClosed | None) -> TwoCardCoup:
-            return TwoCardCoup(variant)
-
         super().__init__(
             table_id,
             "dragon_tiger",
             self._rules,
-            new_coup,
+            # A partial, not a closure: the engine is pickled into recovery checkpoints.
+            functools.partial(_new_coup, self._rules.variant),
             unique_barcodes=self._rules.preset.unique_barcodes,
             next_round=next_round,
         )

@@ -24,6 +24,7 @@ What this engine adds to the shoe games' rules (codes in ``docs/verdicts.md``):
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections import deque
 from collections.abc import Mapping
@@ -219,14 +220,12 @@ class ScriptEngine(CardEngine):
         self._game_rules = game
         every_round = game.script.reshuffle == "every_round"
 
-        def new_round(event: BetsClosed | None) -> ScriptRound:
-            return ScriptRound(game, event)
-
         super().__init__(
             table_id,
             key or game.name,
             game.rules,
-            new_round,
+            # A partial, not a closure: the engine is pickled into recovery checkpoints.
+            functools.partial(ScriptRound, game),
             no_bets_deal=False,
             decisions=bool(game.decision_actions),
             coups_per_shoe=1 if every_round else None,

@@ -398,6 +398,10 @@ class ThreeCardPoker(_StudGame):
             return super().__new__(TeenPatti)
         return super().__new__(cls)
 
+    def __getnewargs__(self) -> tuple[GameRules]:
+        """Pickling (recovery checkpoints) calls ``__new__`` with the rules, as built."""
+        return (self._tcp,)
+
     def __init__(self, rules: GameRules) -> None:
         if not isinstance(rules, ThreeCardPokerRules):
             raise TypeError("ThreeCardPoker needs ThreeCardPokerRules")

@@ -38,6 +38,7 @@ from typing import Any
 import aiomqtt
 
 from controller.journal import GENESIS_HASH, Journal, record_hash
+from simulators.ss2 import DEFAULT_MODE
 from tests.support.processes import REPO, write_config
 
 __all__ = [
@@ -376,6 +377,11 @@ class Lane:
             port=where,
             mqtt_url=self.broker_url,
             journal=self.journal,
+            # The mode command on connect is also what releases a --wait-for-host wheel.
+            device=f"operating_mode = {DEFAULT_MODE}",
+            # Checkpoints every few records, so a kill -9 restart resumes from one with a tail
+            # to replay (the production default, 10,000, would never be reached here).
+            journal_options="checkpoint_every = 7",
         )
 
     def start_ctl(self) -> None:

@@ -336,11 +336,14 @@ async def _port_drops(
 ) -> None:
     rng = random.Random(seed)
     # Scripted: the simulator closes its pty 1 s (wheel time) into state 3 of these games and
-    # opens a new one 20-50 wheel seconds (0.4-1 s) later; the link path follows it.
-    faults = [f"disconnect@{3 + 3 * k}={rng.randint(20, 50)}" for k in range(n)]
-    await asyncio.to_thread(
-        lane.start_sim, ["--seed", str(seed), *(a for f in faults for a in ("--fault", f))]
-    )
+    # opens a new one 20-50 wheel seconds (0.4-1 s) later; the link path follows it. Game 1 waits
+    # for the controller's first command (--wait-for-host): otherwise a controller slow to start
+    # misses the first drop (game 3 is ~1 s in at this speed) and waits for one drop too many.
+    # Six games (~2.7 s) apart: a 1 s window plus the driver's reconnect backoff has been seen
+    # to keep the port down 1.9 s, and a drop inside that outage is no drop to the controller.
+    faults = [f"disconnect@{3 + 6 * k}={rng.randint(20, 50)}" for k in range(n)]
+    scripted = (a for f in faults for a in ("--fault", f))
+    await asyncio.to_thread(lane.start_sim, ["--seed", str(seed), "--wait-for-host", *scripted])
     lane.start_ctl()
     for k in range(n):
         deadline = time.monotonic() + 30

@@ -111,6 +111,7 @@ def write_config(
     journal: Path,
     rules: str = "",
     device: str = "",
+    journal_options: str = "",
 ) -> Path:
     """A table config file for the roulette table under test."""
     path.write_text(
@@ -128,6 +129,7 @@ reconnect_max_delay = 0.5
 
 [journal]
 path = "{journal}"
+{journal_options}
 
 [[devices]]
 id = "wheel"

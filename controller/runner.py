@@ -7,7 +7,9 @@ Under load this is a group commit: the events that queued up meanwhile are journ
 transaction, then applied in order, then their conclusions journaled in a second one.
 
 On start the runner replays the journal through a fresh engine to rebuild the table state (round
-counter, phase, latched faults), and journals any conclusion that a crash between "event
+counter, phase, latched faults) — from its last checkpoint on, when it has a valid one
+(:mod:`controller.checkpoint`; the runner saves one at an orderly stop and every
+``checkpoint_every`` records) — and journals any conclusion that a crash between "event
 journaled" and "outcome journaled" left out, so nothing the engine decided is lost. Then it
 journals ``power_on`` and lets :class:`controller.recovery.RestartGate` decide, from the first
 device reports, whether a round that was in play resumes or is voided (``controller_restart``);
@@ -141,6 +143,10 @@ class TableRunner:
 
     def recover(self) -> int:
         """Rebuild engine state from the journal; returns the number of events replayed.
+
+        With a valid checkpoint the state starts as the checkpoint saved it and only the records
+        after its ``seq`` are replayed; a long replay saves checkpoints as it goes, and the end
+        state is saved too, so the next start replays nothing it replayed now.
 
         Conclusions are matched to the journal by content, in order: a group commit stores a
         batch's events first and their conclusions after them, so an output record need not

@@ -88,6 +88,10 @@ class BetsClosed(_Base):
     type: Literal["bets_closed"] = "bets_closed"
     boxes: tuple[int, ...] | None = None
     """Blackjack: the boxes with a bet (seed-000 BJ-B4); ``None`` means every box is played."""
+    first_side: Literal["andar", "bahar"] | None = None
+    """Andar Bahar: the side the studio's RNG gave the first card after the joker ("determined
+    randomly", seed-001 L3543), committed with the close of bets, before any card (§2.2 (d)).
+    ``None``: the table's ``[rules] first_side``. Other games ignore it."""
 
 
 @dataclass(frozen=True, kw_only=True)

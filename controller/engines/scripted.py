@@ -83,6 +83,7 @@ class ScriptRound:
     def __init__(self, game: BaseGame, bets_closed: BetsClosed | None) -> None:
         self._game = game
         self.deal = Deal(game.playing_boxes(bets_closed))
+        game.begin(self.deal, bets_closed)
         self._queue: deque[Slot] = deque(game.script.slots(self.deal.boxes))
         self._early: list[PlayingCard] = []
         """Cards read while a decision window that may add cards was open (Top Card's war

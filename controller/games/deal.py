@@ -222,6 +222,11 @@ class BaseGame:
                 return chosen
         return tuple(range(1, self.rules.boxes + 1))
 
+    def begin(self, deal: Deal, bets_closed: BetsClosed | None) -> None:
+        """A new round's deal, with the close of bets that opened it (a game may note facts
+        committed there in ``deal.notes``, e.g. Andar Bahar's first side)."""
+        del deal, bets_closed
+
     def more(self, deal: Deal) -> Sequence[Slot]:
         """Cards the rules call for once the queue is empty (``[]``: none)."""
         del deal

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Final, Literal, Self, TypeAlias
 
 import pydantic
 
+from controller.events import BetsClosed
 from controller.games.deal import BaseGame, Deal, DealScript, GameRules, Slot, Step, hand_codes
 from controller.games.poker import (
     HandCategory,
@@ -230,9 +231,21 @@ class AndarBahar(BaseGame):
     deal_error_rule: ClassVar[str] = "seed-001 G1 L59"
     rules: AndarBaharRules
 
-    def _side(self, index: int) -> Side:
+    def begin(self, deal: Deal, bets_closed: BetsClosed | None) -> None:
+        """The round's first side: the RNG's draw on ``bets_closed`` when the studio sends it
+        (L3543 "determined randomly"; committed before the cards, §2.2 (d)), else the table's
+        ``[rules] first_side``."""
+        drawn = bets_closed.first_side if bets_closed is not None else None
+        deal.notes["first_side"] = drawn or self.rules.first_side
+
+    @staticmethod
+    def _first_side(deal: Deal) -> Side:
+        first: Side = deal.notes["first_side"]
+        return first
+
+    def _side(self, deal: Deal, index: int) -> Side:
         """The side of the ``index``-th card after the joker (0-based): strict alternation."""
-        first = self.rules.first_side
+        first = self._first_side(deal)
         other: Side = "bahar" if first == "andar" else "andar"
         return first if index % 2 == 0 else other
 
@@ -248,7 +261,7 @@ class AndarBahar(BaseGame):
         after = self._after_joker(deal)
         if after and after[-1][1].rank == joker[0].rank:
             return []
-        return [Slot(self._side(len(after)))]
+        return [Slot(self._side(deal, len(after)))]
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
         """``winner`` (the side dealt the match, L3543), the Joker Card's colour, suit and rank
@@ -267,7 +280,7 @@ class AndarBahar(BaseGame):
                 "vs_7": compare_rank(joker, 7, rules.ace),
                 "vs_8": compare_rank(joker, 8, rules.ace),
             },
-            "first_side": rules.first_side,
+            "first_side": self._first_side(deal),
             "andar": {"cards": hand_codes(deal.hand(ANDAR))},
             "bahar": {"cards": hand_codes(deal.hand(BAHAR))},
             "after_joker": [card.code for _, card in after],

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.engines.scripted import HAND_CANCELLED, ScriptEngine
-from controller.errors import ConfigError
+from controller.errors import ConfigError, EventFormatError
 from controller.events import parse_event
 from controller.games.cards import full_shoe_codes
 from controller.games.poker import evaluate3, evaluate5
@@ -155,6 +155,38 @@ def test_andar_bahar_alternates_strictly_from_the_first_side(first_side: str) ->
     assert result["winner"] == second  # the 8th card: an even position
     assert result["cards_dealt"] == 8
     assert result["cards_bracket"] == "6-10"
+
+
+@pytest.mark.parametrize(("configured", "drawn"), [("andar", "bahar"), ("bahar", "andar")])
+def test_andar_bahar_first_side_drawn_per_round_on_bets_closed(configured: str, drawn: str) -> None:
+    """L3543 "determined randomly": the RNG's draw, committed with the close of bets (§2.2 (d)),
+    overrides the table setting for that round only."""
+    eng = engine("andar_bahar", first_side=configured)
+    closed = {"type": "bets_closed", "first_side": drawn}
+    first = settled(run(eng, {"type": "round_open"}, closed, "KS", "2C", "KD"))
+    assert first["first_side"] == drawn
+    assert first[drawn] == {"cards": ["2C"]}
+    assert first[configured] == {"cards": ["KD"]}
+    assert first["winner"] == configured  # the second card after the joker
+    again = settled(run(eng, *SHUFFLED, *OPEN, "QS", "3C", "QD"))  # no draw: the table setting
+    assert again["first_side"] == configured
+    assert again[configured] == {"cards": ["3C"]}
+    assert again["winner"] == drawn
+
+
+@pytest.mark.parametrize("bad", ["left", 1, True, ""])
+def test_andar_bahar_first_side_on_bets_closed_is_andar_or_bahar(bad: object) -> None:
+    with pytest.raises(EventFormatError, match="first_side"):
+        parse_event({"type": "bets_closed", "first_side": bad})
+
+
+def test_first_side_is_ignored_by_other_games() -> None:
+    eng = engine("speedy7")
+    plain = run(eng, *OPEN)
+    eng2 = engine("speedy7")
+    with_side = run(eng2, {"type": "round_open"}, {"type": "bets_closed", "first_side": "bahar"})
+    assert codes(plain) == codes(with_side) == []
+    assert eng.snapshot() == eng2.snapshot()
 
 
 def test_andar_bahar_match_on_the_49th_card_after_the_joker() -> None:

@@ -151,9 +151,13 @@ class _GameStateUnpickler(pickle.Unpickler):
             return _bound_method
         if (module, name) in _STDLIB:
             return _STDLIB[module, name]
-        if _allowed_module(module) and not name.startswith("__"):
+        # A plain name (no "os.popen" through a module's imports), defined in a game module
+        # itself (not imported into one), and a class or a Python function.
+        if _allowed_module(module) and name.isidentifier() and not name.startswith("__"):
             found = super().find_class(module, name)
-            if isinstance(found, type) or (callable(found) and hasattr(found, "__code__")):
+            if _allowed_module(getattr(found, "__module__", "") or "") and (
+                isinstance(found, type) or (callable(found) and hasattr(found, "__code__"))
+            ):
                 return found
         raise pickle.UnpicklingError(f"not allowed in a checkpoint: {module}.{name}")
 

@@ -256,6 +256,16 @@ def test_changed_rules_replay_in_full(tmp_path: Path) -> None:
     assert replayed == total
 
 
+def _stack_global(module: str, name: str, arg: str) -> bytes:
+    """A protocol-4 pickle calling ``module``.``name``(``arg``) (STACK_GLOBAL, then REDUCE)."""
+
+    def text(value: str) -> bytes:
+        raw = value.encode()
+        return b"\x8c" + bytes([len(raw)]) + raw  # SHORT_BINUNICODE
+
+    return b"\x80\x04" + text(module) + text(name) + b"\x93" + text(arg) + b"\x85R."
+
+
 class _Planted:
     """A pickle that would run a shell command if its globals were resolved freely."""
 
@@ -276,8 +286,12 @@ class _Planted:
         ),
         # A class outside the game packages (the journal opens files).
         lambda _: pickle.dumps(Journal),
+        # A dotted name through an allowed module's imports (protocol 4 resolves those).
+        lambda marker: _stack_global("controller.checkpoint", "os.popen", f"touch {marker}"),
+        # A function imported into an allowed module, not defined there.
+        lambda marker: _stack_global("controller.checkpoint", "canonical_json", str(marker)),
     ],
-    ids=["os.system", "getattr-globals", "journal-class"],
+    ids=["os.system", "getattr-globals", "journal-class", "dotted-import", "imported-function"],
 )
 def test_a_planted_pickle_runs_nothing_and_is_ignored(tmp_path: Path, planted: Any) -> None:
     marker = tmp_path / "pwned"

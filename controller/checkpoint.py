@@ -45,6 +45,7 @@ from typing import Any, Final
 
 import structlog
 
+from controller.errors import ControllerError
 from controller.journal import Journal, _fsync_dir, canonical_json
 from controller.recovery import JournalScan
 
@@ -162,7 +163,7 @@ class _GameStateUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"not allowed in a checkpoint: {module}.{name}")
 
 
-class CheckpointIgnoredError(Exception):
+class CheckpointIgnoredError(ControllerError):
     """Internal: why a checkpoint is not used (logged, never raised to callers)."""
 
 

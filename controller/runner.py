@@ -210,9 +210,7 @@ class TableRunner:
         loaded = self.checkpoints.load(self.journal)
         if loaded is None:
             return 0
-        seq, state = loaded
-        if state.engine.game != self.engine.game:  # the fingerprint covers it; belt and braces
-            return 0
+        seq, state = loaded  # same code, table, game and rules: the fingerprint says so
         self.engine = state.engine
         self.scan = state.scan
         for device, codes in state.latched.items():

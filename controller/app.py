@@ -17,30 +17,40 @@ from typing import Any
 
 import structlog
 
+from controller.anchors import KeyedAnchors
 from controller.broker import EmbeddedBroker
 from controller.checkpoint import Checkpoints, fingerprint
-from controller.config import TableConfig, validate_section
+from controller.config import TableConfig, device_error, validate_device
 from controller.engines import Engine, build_engine
-from controller.errors import ConfigError
+from controller.errors import ConfigError, JournalError
 from controller.journal import Journal
+from controller.mapping import iso_ts
 from controller.metrics import MetricsRegistry, MetricsServer, TableMetrics, parse_listen
 from controller.publisher import Publisher, TraceHook, broker_address
 from controller.runner import TableRunner
-from controller.security import authority_for, describe_security
+from controller.security import (
+    authority_for,
+    describe_security,
+    insecure_commands,
+    read_journal_key,
+)
 from controller.systemd import Notifier, watchdog_interval, watchdog_pings
 from controller.topics import Topics
 from drivers.base import Driver
-from drivers.errors import DriverError
+from drivers.errors import DriverConfigError, DriverError
 from drivers.registry import get_driver_class
 
 __all__ = [
+    "ANCHOR_TICK",
     "READY_TIMEOUT",
     "Service",
     "TableApp",
     "TableReady",
+    "anchor_timer",
     "build_drivers",
     "build_engine_for",
     "check_config",
+    "journal_anchors",
     "open_table",
     "run_table",
     "run_until_signal",
@@ -69,28 +79,55 @@ def build_drivers(
 
     ``extra`` gives constructor keywords per device id that a config file cannot express
     (e.g. a simulated pyusb backend in tests and the demo).
+
+    Raises:
+        ConfigError: ``FILE: devices[i] (id …, driver …): PROBLEM`` (:func:`device_error`), for
+            an unknown driver, a bad driver key, a missing or malformed ``port``.
     """
     drivers: list[Driver] = []
     for index, device in enumerate(config.devices):
         try:
             cls = get_driver_class(device.driver)
         except DriverError as exc:
-            raise ConfigError(f"{config.source}: devices[{index}].driver: {exc}") from None
-        settings = validate_section(
-            cls.settings_model,
-            device.options,
-            source=config.source,
-            section=f"devices[{index}]",
-        )
+            raise device_error(config, index, str(exc)) from None
+        settings = validate_device(cls.settings_model, config, index)
         kwargs = dict((extra or {}).get(device.id, {}))
-        drivers.append(cls(device.id, device.port, settings, **kwargs))
+        try:
+            drivers.append(cls(device.id, device.port, settings, **kwargs))
+        except DriverError as exc:  # what the driver checks itself: port, key combinations
+            problem = exc.problem if isinstance(exc, DriverConfigError) else str(exc)
+            raise device_error(config, index, problem) from None
     return drivers
 
 
 def check_config(config: TableConfig) -> list[str]:
-    """Everything ``run`` would check before starting; returns a summary (raises ConfigError)."""
+    """Everything ``run`` checks of a config, without opening anything; a summary for the CLI.
+
+    ``run`` calls it first as well (:func:`run_table`, ``controller.host.check_host``), before it
+    binds a socket or opens a journal or a device: what passes here starts, what fails here
+    fails the start with the same message. Secret files are read (their content and mode).
+
+    Raises:
+        ConfigError: one line starting with the config file (``FILE: …``), then the key or the
+            secret file at fault.
+    """
+    try:
+        return _check_config(config)
+    except ConfigError as exc:
+        text = str(exc)
+        if text.startswith(f"{config.source}: "):
+            raise
+        # Secret-file and address errors name the key and their own file, not the config's.
+        raise ConfigError(f"{config.source}: {text}") from None
+
+
+def _check_config(config: TableConfig) -> list[str]:
     engine = build_engine_for(config)
     drivers = build_drivers(config)
+    if config.mqtt.url != "embedded":
+        broker_address(config.mqtt.url)
+    if config.metrics.listen is not None:
+        parse_listen(config.metrics.listen)
     lines = [
         f"table {config.table.id}: game {engine.game}",
         f"mqtt {config.mqtt.url} prefix {config.mqtt.topic_prefix}",
@@ -98,7 +135,69 @@ def check_config(config: TableConfig) -> list[str]:
     ]
     lines += [f"device {d.device_id}: {type(d).__name__} on {d.port or 'USB'}" for d in drivers]
     lines += describe_security(config)
+    anchors = journal_anchors(config)
+    if anchors is None:
+        lines.append(
+            "journal: no key_file: the hash chain proves order, not authorship (R13: set"
+            " [journal] key_file)"
+        )
+    else:
+        lines.append(
+            f"journal: keyed anchors every {anchors.every} records or {anchors.seconds:g} s,"
+            f" key {config.journal.key_file}"
+        )
     return lines
+
+
+def journal_anchors(config: TableConfig) -> KeyedAnchors | None:
+    """The journal's keyed evidence (``[journal] key_file``, :mod:`controller.anchors`; R13,
+    R15), its key read now; ``None`` without a key file.
+
+    Raises:
+        ConfigError: naming the key file (missing, readable by group/others, too short).
+    """
+    section = config.journal
+    if section.key_file is None:
+        return None
+    return KeyedAnchors(
+        read_journal_key(section.key_file),
+        every=section.anchor_every,
+        seconds=section.anchor_seconds,
+    )
+
+
+ANCHOR_TICK = 1.0
+"""Seconds between two looks of :func:`anchor_timer`: a record waits for its time-based anchor
+at most ``anchor_seconds`` plus this."""
+
+
+async def anchor_timer(
+    journal: Journal,
+    on_journaled: Callable[[], None],
+    *,
+    tick: float = ANCHOR_TICK,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+) -> None:
+    """Journal the time-based anchors of a keyed journal until cancelled (a quiet table's
+    records would otherwise wait for ``anchor_every`` more). ``on_journaled`` wakes the outbox.
+
+    A failed write is logged once per outage and retried at the next tick: the runner's own
+    appends are what report and alarm a journal outage.
+    """
+    failing = False
+    while True:
+        await asyncio.sleep(tick)
+        try:
+            stored = journal.anchor_if_due(clock(), iso_ts(wall()))
+        except JournalError as exc:
+            if not failing:
+                log.warning("journal_anchor_failed", error=str(exc))
+            failing = True
+            continue
+        failing = False
+        if stored is not None:
+            on_journaled()
 
 
 @dataclass
@@ -134,7 +233,13 @@ async def open_table(
         rotate_bytes=config.journal.rotate_bytes,
         rotate_days=config.journal.rotate_days,
         retention_days=config.journal.retention_days,
+        anchors=journal_anchors(config),
     )
+    if not journal.keyed:
+        log.warning(
+            "journal_not_keyed",
+            hint="no [journal] key_file: the hash chain proves order, not authorship",
+        )
     try:
         # Recovery replays the journaled events in order through a fresh engine (from the last
         # checkpoint on, when there is a valid one), so round numbers, phase and latched faults
@@ -162,13 +267,20 @@ async def open_table(
                 if publisher_box
                 else None
             ),
+            publish_alarm=lambda payload: (
+                publisher_box[0].publish_once(topics.alarms, payload) if publisher_box else None
+            ),
+            publish_status=lambda extra: (
+                publisher_box[0].set_status(extra) if publisher_box else None
+            ),
             clock=time.time,
             betting=config.betting,
             listeners=listeners,
             checkpoints=checkpoints,
             checkpoint_every=config.journal.checkpoint_every,
+            authority=authority_for(config),
+            insecure_commands=insecure_commands(config),
         )
-        runner.authority = authority_for(config)
         replayed = runner.recover()
         # Power-on is journaled before anything else happens (R21); it also decides what to do
         # with a round the last run left in play (controller.recovery).
@@ -299,11 +411,23 @@ async def serve_table(
             readiness.drivers = app.runner.drivers
             if metrics is not None:
                 metrics.attach(
-                    journal=app.journal, drivers=app.runner.drivers, publisher=app.publisher
+                    journal=app.journal,
+                    drivers=app.runner.drivers,
+                    publisher=app.publisher,
+                    runner=app.runner,
                 )
                 stack.callback(metrics.detach)
             async with asyncio.TaskGroup() as group:
                 group.create_task(app.runner.run(), name=f"table:{config.table.id}")
+                if app.journal.keyed:
+                    group.create_task(
+                        anchor_timer(
+                            app.journal,
+                            app.publisher.notify,
+                            tick=min(ANCHOR_TICK, config.journal.anchor_seconds / 4),
+                        ),
+                        name=f"anchors:{config.table.id}",
+                    )
                 missing = await _wait_ready(app, readiness, ready_timeout)
                 if missing:
                     log.warning("table_running_degraded", waiting_for=missing)
@@ -440,7 +564,14 @@ async def run_table(
     ``on_ready(app)`` is called once the devices had their first connect attempt and the broker
     session is up (or ``ready_timeout`` passed), right when ``READY=1`` goes to systemd.
     ``metrics_listen`` (``"HOST:PORT"``) serves Prometheus metrics on ``/metrics``.
+
+    Raises:
+        ConfigError: see :func:`check_config`; raised before any socket, journal or device is
+            opened (a config error must not leave a metrics port answering, or half a journal).
     """
+    check_config(config)
+    if metrics_listen is not None:
+        parse_listen(metrics_listen)
     async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:
         service.expect([config.table.id])
 

@@ -15,10 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import pydantic
+import structlog
 
+from controller.errors import JournalError
 from controller.events import BetsClosed, RoundOpen, TableEvent
 
 __all__ = ["BettingConfig", "BettingTimer"]
+
+log = structlog.get_logger("tablectl.betting")
 
 
 class BettingConfig(pydantic.BaseModel):
@@ -66,17 +70,25 @@ class BettingTimer:
             state = self._snapshot()
             phase = state.get("phase")
             now = loop.time()
-            if phase == "idle" and not state.get("faults"):
+            if phase == "idle" and not state.get("faults") and not state.get("locked"):
                 open_since = None
                 idle_since = idle_since if idle_since is not None else now
                 if now - idle_since >= self._config.pause_seconds:
-                    await self._submit(RoundOpen())
+                    await self._send(RoundOpen())
                     idle_since = None
             elif phase == "open":
                 idle_since = None
                 open_since = open_since if open_since is not None else now
                 if now - open_since >= self._config.open_seconds:
-                    await self._submit(BetsClosed())
+                    await self._send(BetsClosed())
                     open_since = None
             else:
                 idle_since = open_since = None
+
+    async def _send(self, event: TableEvent) -> None:
+        """Submit one event; a journal that refuses it leaves the timer running (the runner
+        locks the table and alarms; the snapshot then says ``locked`` until it writes again)."""
+        try:
+            await self._submit(event)
+        except JournalError as exc:
+            log.warning("betting_event_not_journaled", event_type=event.type, error=str(exc))

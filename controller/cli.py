@@ -24,6 +24,8 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_CONFIG = 78
+_CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
+"""Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,7 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--config", required=True, type=Path)
     replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
 
-    check = sub.add_parser("check-config", help="validate a table config and exit")
+    check = sub.add_parser(
+        "check-config", help="validate a table config as run does (exit 78 on a bad config)"
+    )
     check.add_argument("config", type=Path)
 
     watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
@@ -76,7 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     add_diag_arguments(diag)
 
     verify = sub.add_parser(
-        "verify", help="check a journal's hash chain (files or a folder as one chain)"
+        "verify",
+        help="check a journal's hash chain (files or a folder as one chain); with --key also"
+        " its keyed anchors",
     )
     from controller.retention import add_verify_arguments  # noqa: PLC0415
 
@@ -141,8 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except ConfigError as exc:
         # 78 (EX_CONFIG): the unit's RestartPreventExitStatus stops a restart loop on a bad file.
+        # check-config answers the same way, so a deploy script can test a file as run would.
         print(f"tablectl {args.command}: {exc}", file=sys.stderr)
-        return EXIT_CONFIG if args.command == "run" else EXIT_ERROR
+        return EXIT_CONFIG if args.command in _CONFIG_EXIT_COMMANDS else EXIT_ERROR
     except TablectlError as exc:
         print(f"tablectl {args.command}: {exc}", file=sys.stderr)
         return EXIT_ERROR

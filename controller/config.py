@@ -4,7 +4,7 @@ One explicit path, no search of several locations: a locked-down table PC has ex
 of truth. Unknown keys are errors that name the key and the file. Game- and driver-specific keys
 (``[rules]``, extra keys of a ``[[devices]]`` entry) are kept as mappings here and validated by the
 engine or driver that owns them, at startup, with the same error style (see
-:func:`validate_section`).
+:func:`validate_section`, :func:`validate_device` and :func:`device_error`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pydantic
+from pydantic_core import ErrorDetails
 
 from controller.betting import BettingConfig
 from controller.errors import ConfigError
@@ -28,8 +29,11 @@ __all__ = [
     "SecurityConfig",
     "TableConfig",
     "TableSection",
+    "device_error",
+    "device_label",
     "load_config",
     "parse_config",
+    "validate_device",
     "validate_section",
 ]
 
@@ -38,6 +42,13 @@ _ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 class _Strict(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+
+def _port_in_range(listen: str | None) -> str | None:
+    """A ``HOST:PORT`` (already matched by the field's pattern) whose port a socket can bind."""
+    if listen is not None and int(listen.rpartition(":")[2]) > 65535:
+        raise ValueError(f"port of {listen!r} is not in 0-65535")
+    return listen
 
 
 class TableSection(_Strict):
@@ -90,6 +101,8 @@ class MqttConfig(_Strict):
         host, port = self.embedded_listen.rsplit(":", 1)
         return host, int(port)
 
+    _check_embedded_listen = pydantic.field_validator("embedded_listen")(_port_in_range)
+
     @pydantic.field_validator("url")
     @classmethod
     def _check_url(cls, url: str) -> str:
@@ -113,6 +126,25 @@ class JournalConfig(_Strict):
     checkpoint_every: int = pydantic.Field(default=10_000, ge=1)
     """Records between recovery checkpoints (``JOURNAL.checkpoint``, controller.checkpoint): at
     most this many are replayed after a crash."""
+    key_file: Path | None = None
+    """HMAC-SHA256 key of the keyed anchors and seal macs (controller.anchors; R13, R15): outside
+    the journal's directory, mode 0600/0400. None: the hash chain proves order, not authorship."""
+    anchor_every: int = pydantic.Field(default=1000, ge=1, le=1_000_000)
+    """With ``key_file``: journal an ``anchor`` record every this many records."""
+    anchor_seconds: float = pydantic.Field(default=60.0, ge=1, le=3600)
+    """With ``key_file``: and once an unanchored record is this many seconds old."""
+
+    @pydantic.model_validator(mode="after")
+    def _key_outside_journal(self) -> JournalConfig:
+        # Whoever can rewrite the journal must not be able to read the key beside it.
+        if self.key_file is not None:
+            folder = self.path.parent.resolve()
+            if self.key_file.resolve().is_relative_to(folder):
+                raise ValueError(
+                    f"key_file {self.key_file} is inside the journal's directory {folder} "
+                    f"(journal {self.path}): keep the key elsewhere, e.g. /etc/tablectl/"
+                )
+        return self
 
     @pydantic.model_validator(mode="after")
     def _retention_floor(self) -> JournalConfig:
@@ -150,34 +182,48 @@ class MetricsConfig(_Strict):
         default=None, pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+):\d{1,5}$"
     )
 
+    _check_listen = pydantic.field_validator("listen")(_port_in_range)
+
 
 _ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
-ROLE_ACTIONS = ("void", "event", "clear_fault", "confirm")
-"""What ``[security] require`` can guard: the commands that change a round. ``confirm`` is the
-supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; a
-``void`` or ``fault_cleared`` entered via ``cmd/event`` needs what ``void``/``clear_fault``
-need, so ``event`` cannot be used to get around them."""
+ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm")
+"""What ``[security] require`` can guard: the commands that change a round or a fault.
+``confirm`` is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via
+``cmd/event``; each event type a command can enter maps to one of these
+(``controller.security.EVENT_ACTIONS``), so ``event`` cannot be used to get around the others."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),
     "event": ("dealer", "supervisor"),
-    "clear_fault": ("supervisor",),
+    "fault": ("supervisor", "technician"),
+    "clear_fault": ("supervisor", "technician"),
     "confirm": ("supervisor",),
 }
 """Roles per action when ``require`` leaves one out: voids, clears and confirmations are
-supervisor decisions (FM/CM, seed-000 GEN-11/12); a dealer keys in a card a scanner missed."""
+supervisor decisions (FM/CM, seed-000 GEN-11/12); a dealer keys in a card a scanner missed;
+raising or clearing a fault locks or unlocks the table (R14), a supervisor's or technician's
+call."""
+
+NEVER_DEALER: frozenset[str] = frozenset({"fault", "clear_fault"})
+"""Actions ``require`` may not give the ``dealer`` role: a dealer who could raise a fault could
+void the round in play (``void_on_fault``) and lock the table, and one who could clear it could
+unlock a table that a device stopped (regulatory R14, R21)."""
 
 
 class SecurityConfig(_Strict):
     """``[security]``: who may send round-changing commands (see :mod:`controller.security`).
 
     ``roles`` maps a role name to the file holding its HMAC key (read at start, never here);
-    ``require`` maps an action to the role(s) allowed to sign it. Absent section: commands are
-    not authenticated (development and demo only; see ``docs`` and the startup warning).
+    ``require`` maps an action to the role(s) allowed to sign it. Absent section: every command
+    that changes a round or a fault is refused (``commands_disabled``); ``insecure_commands =
+    true`` (and no roles) accepts them unauthenticated, for labs and demos only (DESIGN §7).
     """
 
-    roles: dict[str, Path] = pydantic.Field(min_length=1)
+    roles: dict[str, Path] = pydantic.Field(default_factory=dict)
+    insecure_commands: bool = False
+    """Accept round- and fault-changing commands without a signature (labs, demos, CI). Loud:
+    ``check-config`` and the start log say so; never on a casino floor."""
     require: dict[str, str | tuple[str, ...]] = pydantic.Field(default_factory=dict)
     max_age: float = pydantic.Field(default=30.0, gt=0, le=600)
     """Seconds a signed command's ``ts`` may differ from the table's clock (both ways)."""
@@ -210,6 +256,17 @@ class SecurityConfig(_Strict):
 
     @pydantic.model_validator(mode="after")
     def _check_require(self) -> SecurityConfig:
+        if self.insecure_commands:
+            if self.roles or self.require:
+                raise ValueError(
+                    "insecure_commands = true accepts unsigned commands: remove it, or remove "
+                    "roles/require (one or the other)"
+                )
+            return self
+        if not self.roles:
+            raise ValueError(
+                "roles: name at least one role key file (or insecure_commands = true, labs only)"
+            )
         unknown = sorted(set(self.require) - set(ROLE_ACTIONS))
         if unknown:
             raise ValueError(
@@ -227,6 +284,11 @@ class SecurityConfig(_Strict):
                 continue
             if not roles:
                 raise ValueError(f"require.{action}: name at least one role")
+            if action in NEVER_DEALER and "dealer" in roles:
+                raise ValueError(
+                    f"require.{action}: the dealer role may not raise or clear faults "
+                    "(supervisor or technician)"
+                )
             missing = sorted(roles - set(self.roles))
             if missing:
                 raise ValueError(
@@ -259,17 +321,76 @@ class TableConfig(_Strict):
         return self
 
 
-def _describe(exc: pydantic.ValidationError, source: str, section: str = "") -> str:
-    parts = []
+# --- error messages: one format ----------------------------------------------------------------
+#
+#   FILE: PROBLEM                    e.g. t.toml: unknown key 'rules.wheel'
+#   FILE: devices[i] (id 'wheel', driver 'cammegh-ss2'): PROBLEM
+#
+# PROBLEM is "unknown key 'K'", "missing key 'K'" or "K: why", K dotted from the section (or from
+# the device entry, which is named by position, id and driver: the id is what an operator greps
+# for, the position is what a config with two entries of the same id needs).
+
+
+def device_label(index: int, device_id: object = None, driver: object = None) -> str:
+    """How every error names a ``[[devices]]`` entry: ``devices[0] (id 'wheel', driver '…')``.
+
+    ``device_id`` and ``driver`` are left out when they are not strings (an entry too broken to
+    have them).
+    """
+    named = [f"{k} {v!r}" for k, v in (("id", device_id), ("driver", driver)) if isinstance(v, str)]
+    return f"devices[{index}]" + (f" ({', '.join(named)})" if named else "")
+
+
+def device_error(config: TableConfig, index: int, problem: str) -> ConfigError:
+    """``FILE: devices[i] (id …, driver …): PROBLEM`` for the ``index``-th device of ``config``."""
+    device = config.devices[index]
+    where = device_label(index, device.id, device.driver)
+    return ConfigError(f"{config.source}: {where}: {problem}")
+
+
+def _problem(err: ErrorDetails, key: str) -> str:
+    if err["type"] == "extra_forbidden":
+        return f"unknown key {key!r}"
+    if err["type"] == "missing":
+        return f"missing key {key!r}"
+    # A validator's own ValueError already says what is wrong: pydantic's prefix adds nothing.
+    msg = err["msg"].removeprefix("Value error, ") if err["type"] == "value_error" else err["msg"]
+    return f"{key}: {msg}" if key else msg
+
+
+def _raw_device_label(data: Mapping[str, Any], index: int) -> str:
+    entries = data.get("devices")
+    entry = entries[index] if isinstance(entries, list | tuple) and index < len(entries) else None
+    if not isinstance(entry, Mapping):
+        return device_label(index)
+    return device_label(index, entry.get("id"), entry.get("driver"))
+
+
+def _describe(
+    exc: pydantic.ValidationError,
+    source: str,
+    section: str = "",
+    *,
+    where: str = "",
+    data: Mapping[str, Any] | None = None,
+) -> str:
+    """One line in the format above. ``section`` prefixes keys (``rules``); ``where`` names the
+    place instead (a device entry); ``data`` (the whole file) lets errors inside ``devices``
+    name their entry."""
+    places: dict[str, list[str]] = {}
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        if section:
-            loc = f"{section}.{loc}" if loc else section
-        if err["type"] == "extra_forbidden":
-            parts.append(f"unknown key {loc!r}")
-        else:
-            parts.append(f"{loc}: {err['msg']}")
-    return f"{source}: " + "; ".join(parts)
+        loc, place = [str(p) for p in err["loc"]], where
+        raw = err["loc"]
+        if not place and data is not None and len(raw) >= 2 and raw[0] == "devices":
+            if isinstance(raw[1], int):
+                place, loc = _raw_device_label(data, raw[1]), loc[2:]
+        elif section:
+            loc = [section, *loc]
+        places.setdefault(place, []).append(_problem(err, ".".join(loc)))
+    text = "; ".join(
+        (f"{place}: " if place else "") + "; ".join(problems) for place, problems in places.items()
+    )
+    return f"{source}: {text}"
 
 
 def parse_config(data: Mapping[str, Any], source: str = "<memory>") -> TableConfig:
@@ -277,7 +398,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<memory>") -> TableConf
     try:
         return TableConfig.model_validate({**data, "source": source})
     except pydantic.ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(_describe(exc, source, data=data)) from None
 
 
 def load_config(path: str | Path) -> TableConfig:
@@ -308,8 +429,22 @@ Model = TypeVar("Model", bound=pydantic.BaseModel)
 def validate_section(
     model: type[Model], data: Mapping[str, Any], *, source: str, section: str
 ) -> Model:
-    """Validate a game's ``[rules]`` or a driver's device keys against its own strict model."""
+    """Validate a game's ``[rules]`` against its own strict model (keys named ``rules.…``)."""
     try:
         return model.model_validate(dict(data))
     except pydantic.ValidationError as exc:
         raise ConfigError(_describe(exc, source, section)) from None
+
+
+def validate_device(model: type[Model], config: TableConfig, index: int) -> Model:
+    """Validate the driver keys of ``config.devices[index]`` against the driver's own model.
+
+    Raises:
+        ConfigError: in :func:`device_error`'s format (the entry by position, id and driver).
+    """
+    device = config.devices[index]
+    try:
+        return model.model_validate(device.options)
+    except pydantic.ValidationError as exc:
+        where = device_label(index, device.id, device.driver)
+        raise ConfigError(_describe(exc, config.source, where=where)) from None

@@ -70,6 +70,8 @@ async def start_roulette_table(
             "rules": {"variant": "european", "min_revolutions": 4},
             "mqtt": {"url": "embedded", "topic_prefix": "tablectl"},
             "journal": {"path": str(journal)},
+            # The demo is a lab: its dealer and game server send unsigned commands.
+            "security": {"insecure_commands": True},
             "devices": [
                 {
                     "id": "wheel",
@@ -155,6 +157,8 @@ async def start_card_table(
             "betting": {"mode": "external"},
             "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
             "journal": {"path": str(journal)},
+            # The demo is a lab: its dealer and game server send unsigned commands.
+            "security": {"insecure_commands": True},
             "devices": [
                 {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID},
                 {
@@ -293,6 +297,8 @@ async def start_scripted_table(
             "betting": {"mode": "external"},
             "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
             "journal": {"path": str(journal)},
+            # The demo is a lab: its dealer and game server send unsigned commands.
+            "security": {"insecure_commands": True},
             "devices": devices,
         },
         f"<{table_id}>",
@@ -337,6 +343,8 @@ async def start_wheel_table(
             "betting": {"mode": "external"},
             "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
             "journal": {"path": str(journal)},
+            # The demo is a lab: its dealer and game server send unsigned commands.
+            "security": {"insecure_commands": True},
             "devices": [
                 {
                     "id": "wheel",
@@ -424,6 +432,8 @@ async def start_draw_table(
             "betting": {"mode": "external"},
             "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
             "journal": {"path": str(journal)},
+            # The demo is a lab: its dealer and game server send unsigned commands.
+            "security": {"insecure_commands": True},
             "devices": [
                 {
                     "id": "drum",

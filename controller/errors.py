@@ -4,6 +4,7 @@
     ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
     ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
     ├── JournalError                   the journal cannot be opened, written or verified
+    │   ├── JournalWriteError          an append failed (disk full, I/O error): an outage
     │   └── ChainBrokenError           a hash-chain link does not verify
     ├── TransitionNotAllowedError      an engine was fed an event its state machine forbids
     └── InvalidDefinitionError(ValueError)  a state machine defined inconsistently (at import)
@@ -22,6 +23,7 @@ __all__ = [
     "EventFormatError",
     "InvalidDefinitionError",
     "JournalError",
+    "JournalWriteError",
     "TransitionNotAllowedError",
 ]
 
@@ -40,6 +42,13 @@ class EventFormatError(ControllerError, ValueError):
 
 class JournalError(ControllerError):
     """The journal cannot be opened, written or read."""
+
+
+class JournalWriteError(JournalError):
+    """An append failed in the storage (disk full, I/O error, read-only file system).
+
+    Unlike a record the journal refuses (a ``ValueError``), this says nothing about the record:
+    the journal is unavailable, and the runner locks the table until a write succeeds again."""
 
 
 class ChainBrokenError(JournalError):

@@ -117,6 +117,10 @@ class WinningNumber(_Base):
     ball_direction: Direction | None = None
     rotor_direction: Direction | None = None
     spin: int | None = None
+    status_number: int | Literal["00"] | None = None
+    """The same spin's number from the device's second source, when it has one (SS2: the
+    state-5 status line; ``number`` is then the bare line). The engine voids or holds a round
+    whose two disagree (regulatory R22); ``None`` (one source, older journals): no check."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +154,9 @@ class Fault(_Base):
     type: Literal["fault"] = "fault"
     code: str
     detail: str | None = None
+    since: str | None = None
+    """When the condition began, where that is before ``ts``: a fault that could only be
+    journaled later (``journal_unavailable`` is journaled when the journal writes again)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +165,9 @@ class FaultCleared(_Base):
 
     type: Literal["fault_cleared"] = "fault_cleared"
     code: str
+    since: str | None = None
+    """When the cleared fault was raised, where the raise was journaled late (see
+    :attr:`Fault.since`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

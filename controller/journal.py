@@ -25,6 +25,12 @@ Tamper evidence beyond the chain (regulatory R13, R19, R20; "a single flipped by
   with the sha256 and size of the whole file and its chain ends. With a seal, any flipped byte
   of the file (or of the seal) is detected; without one (a journal open right now, or left by a
   crash), what the structural checks cannot see is only bytes that change no record.
+* all of the above proves *order*, not *authorship*: whoever can write the file can recompute
+  every hash after an edit and delete the seal. With ``[journal] key_file`` the journal also
+  writes keyed evidence (R13, R15; :mod:`controller.anchors`): an ``anchor`` record with an HMAC
+  over the chain head every ``anchor_every`` records (inside :meth:`Journal.append`, same
+  transaction: the per-record cost is a counter check) and on :meth:`Journal.anchor_if_due`,
+  and a ``mac`` in every seal; ``verify --key`` checks them.
 
 Why rotation lives here: the chain must continue across files. :meth:`Journal.rotate` (called by
 :meth:`Journal.append` itself once ``rotate_bytes``/``rotate_days`` is passed) closes the file,
@@ -39,9 +45,11 @@ so recovery sees the whole retained history. Retention (deleting old files) is
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import sqlite3
@@ -56,7 +64,8 @@ from typing import Any, Self
 
 import structlog
 
-from controller.errors import ChainBrokenError, JournalError
+from controller.anchors import ANCHOR, KeyedAnchors, anchor_problem, mac_matches
+from controller.errors import ChainBrokenError, JournalError, JournalWriteError
 
 __all__ = [
     "APPLICATION_ID",
@@ -66,6 +75,7 @@ __all__ = [
     "FileSummary",
     "Journal",
     "JournalIntegrityError",
+    "KeyedEvidenceError",
     "archive_path",
     "canonical_json",
     "list_archives",
@@ -97,6 +107,9 @@ _PAGE = 500
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
+_Row = tuple[int, str, str, str, str, str]
+"""An ``INSERT INTO records`` row: ``seq, ts, type, body, prev_hash, hash``."""
+
 _READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 """What reading a damaged file raises: SQLite's errors, and its *messages* can carry the
 damaged (not UTF-8) schema text, which the sqlite3 module then fails to decode."""
@@ -123,6 +136,17 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 class JournalIntegrityError(JournalError):
     """The journal file is damaged or altered outside the hash chain's links (SQLite structure,
     header, ``published`` flags, seal): the file is not what the journal wrote."""
+
+
+class KeyedEvidenceError(JournalIntegrityError):
+    """The keyed evidence does not vouch for the records (``verify --key``, R13/R15): an anchor's
+    or the seal's mac does not match the chain head it names, or a closed file has no keyed
+    seal. ``seq`` names the record concerned."""
+
+    def __init__(self, path: Path, seq: int, why: str) -> None:
+        super().__init__(f"{path}: seq {seq}: {why}")
+        self.seq = seq
+        self.why = why
 
 
 def canonical_json(obj: Mapping[str, Any]) -> str:
@@ -214,13 +238,18 @@ def _file_digest(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _write_seal(path: Path, summary: FileSummary, name: str | None = None) -> Path:
+def _write_seal(
+    path: Path, summary: FileSummary, name: str | None = None, mac: str | None = None
+) -> Path:
     """Seal journal file ``path`` (closed, no WAL): sha256 + size + chain ends, fsync'd.
 
     ``name`` is the file name the seal is for when the file is about to be renamed to it.
+    ``mac`` (a keyed journal, :func:`controller.anchors.head_mac` over ``last_seq``/
+    ``last_hash``) makes the seal keyed evidence: without the key nobody can write a seal that
+    ``verify --key`` accepts for a recomputed chain or a cut tail.
     """
     size, sha = _file_digest(path)
-    seal = {
+    seal: dict[str, Any] = {
         "file": name or path.name,
         "size": size,
         "sha256": sha,
@@ -231,6 +260,8 @@ def _write_seal(path: Path, summary: FileSummary, name: str | None = None) -> Pa
         "last_hash": summary.last_hash,
         "sealed_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
+    if mac is not None:
+        seal["mac"] = mac
     target = seal_path(path.with_name(name or path.name))
     tmp = target.with_name(target.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as stream:
@@ -268,6 +299,7 @@ def read_seal(path: Path) -> dict[str, Any] | None:
         not all(type(obj.get(k)) is int for k in ints)
         or not all(isinstance(obj.get(k), str) and _HEX64.fullmatch(obj[k]) for k in hashes)
         or not isinstance(obj.get("file"), str)
+        or ("mac" in obj and not (isinstance(obj["mac"], str) and _HEX64.fullmatch(obj["mac"])))
     ):
         raise JournalIntegrityError(f"{seal}: seal lacks a field or has a malformed one")
     return obj
@@ -293,6 +325,10 @@ class Journal:
         retention_days: after a rotation (and at open), delete rotated files whose records are
             all published and older than this (:func:`controller.retention.prune`). ``None``
             keeps everything. The floor (R19: 90 days) is the config's job, not this class's.
+        anchors: the key and cadence of keyed evidence (:mod:`controller.anchors`, R13/R15):
+            an ``anchor`` record every ``anchors.every`` records (inside :meth:`append`, same
+            transaction) and on :meth:`anchor_if_due`, and a ``mac`` in every seal. ``None``:
+            the chain proves order only.
     """
 
     def __init__(
@@ -303,12 +339,18 @@ class Journal:
         rotate_bytes: int | None = None,
         rotate_days: float | None = None,
         retention_days: float | None = None,
+        anchors: KeyedAnchors | None = None,
     ) -> None:
         self.path = Path(path)
         self.table_id = table_id
         self.rotate_bytes = rotate_bytes
         self.rotate_after = timedelta(days=rotate_days) if rotate_days is not None else None
         self.retention_days = retention_days
+        self._anchors = anchors
+        # Records after the newest anchor (or the live file's start): the count check of append.
+        self._unanchored = 0
+        # When the anchor timer first saw unanchored records (its clock): see anchor_if_due.
+        self._unanchored_seen: float | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._last_seq = 0
@@ -352,6 +394,7 @@ class Journal:
                     raise JournalError(
                         f"{self.path}: journal belongs to table {owner!r}, not {self.table_id!r}"
                     )
+            self._find_unanchored(conn, first, last)  # before the seal that may vouch goes
             # From here on the file will change: a seal from the last clean close is stale.
             self._unseal()
             conn.executescript(_DDL)
@@ -382,6 +425,54 @@ class Journal:
                 raise JournalError(f"{self.path}: cannot open journal: {exc}") from None
             raise
         return conn
+
+    def _find_unanchored(
+        self,
+        conn: sqlite3.Connection,
+        first: tuple[Any, ...] | None,
+        last: tuple[Any, ...] | None,
+    ) -> None:
+        self._unanchored = _unanchored(conn, first, last)
+        tail = self._anchors is not None and self._unanchored > 0
+        if tail and last is not None:
+            self._check_tail_keyed(int(last[0]), str(last[1]))
+        # The timer anchors a tail found at open at its first tick, not after a full period.
+        self._unanchored_seen = -math.inf if tail else None
+
+    def _check_tail_keyed(self, last_seq: int, last_hash: str) -> None:
+        """Log whether the records after the newest anchor were keyed by the last close's seal.
+
+        They get anchored soon (the first timer tick, or the count); if no keyed seal vouched for
+        them, that anchor vouches for them *as found*, and this warning is the trace of it: a
+        crash (no seal), a journal from before the key, another key, or an edit while stopped.
+        """
+        assert self._anchors is not None
+        first = last_seq - self._unanchored + 1
+        try:
+            seal = read_seal(self.path)
+        except JournalError as exc:
+            seal, why = None, str(exc)
+        else:
+            why = "no seal (not closed cleanly)"
+        if seal is not None:
+            if "mac" not in seal:
+                why = "the seal has no mac (sealed without a key)"
+            elif (seal["last_seq"], seal["last_hash"]) != (last_seq, last_hash):
+                why = f"the seal ends at seq {seal['last_seq']}, the file at seq {last_seq}"
+            elif not mac_matches(
+                self._anchors.key, seal["mac"], self.table_id, last_seq, last_hash
+            ):
+                why = "the seal's mac does not match (another key, or altered)"
+            else:
+                return
+        log.warning(
+            "journal_tail_not_keyed",
+            path=str(self.path),
+            first_seq=first,
+            last_seq=last_seq,
+            why=why,
+            hint="records in this range are anchored as found; tablectl verify --key on a copy",
+        )
 
     def _unseal(self) -> None:
         seal = seal_path(self.path)
@@ -421,9 +512,15 @@ class Journal:
             wal = self.path.with_name(self.path.name + "-wal")
             if checkpointed and (not wal.exists() or wal.stat().st_size == 0):
                 try:
-                    _write_seal(self.path, summary)
+                    _write_seal(self.path, summary, mac=self._head_mac(summary))
                 except OSError as exc:  # a full disk must not stop a shutdown
                     log.warning("journal_seal_failed", path=str(self.path), error=str(exc))
+
+    def _head_mac(self, summary: FileSummary) -> str | None:
+        """The seal's ``mac`` over the file's last record, ``None`` for an unkeyed journal."""
+        if self._anchors is None:
+            return None
+        return self._anchors.mac(self.table_id, summary.last_seq, summary.last_hash)
 
     def _summary(self) -> FileSummary:
         return FileSummary(
@@ -485,7 +582,7 @@ class Journal:
         Raises:
             ValueError: a record lacks ``type``/``ts``, sets a journal-assigned key, names another
                 table or schema, or is not JSON-serializable (nothing is written).
-            JournalError: the write failed (disk full, I/O error). Rolled back; the journal
+            JournalWriteError: the write failed (disk full, I/O error). Rolled back; the journal
                 stays usable and the same batch can be retried.
         """
         with self._lock:
@@ -497,7 +594,7 @@ class Journal:
                 self._rotate_locked()
             seq, prev = self._last_seq, self._last_hash
             stored: list[dict[str, Any]] = []
-            rows: list[tuple[int, str, str, str, str, str]] = []
+            rows: list[_Row] = []
             for rec in prepared:
                 seq += 1
                 rec["seq"] = seq
@@ -514,24 +611,96 @@ class Journal:
                     (seq, rec["ts"], rec["type"], canonical_json(rec), rec["prev_hash"], prev)
                 )
                 stored.append(rec)
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                self._conn.executemany(
-                    "INSERT INTO records (seq, ts, type, body, prev_hash, hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise JournalError(
-                    f"{self.path}: cannot append {len(rows)} record(s) at seq {rows[0][0]}: {exc}"
-                ) from None
+            # The anchor's whole per-record cost: this counter check (R13/R15 keyed evidence).
+            anchored = (
+                self._anchors is not None and self._unanchored + len(rows) >= self._anchors.every
+            )
+            if anchored:
+                seq, prev = seq + 1, self._anchor_row(rows, seq, prev, stored[-1]["ts"])
+            self._insert(rows, f"{len(rows)} record(s)")
             if self._last_seq == self._anchor_seq:
                 self._file_first_ts = parse_ts(stored[0]["ts"])
             self._last_ts = parse_ts(stored[-1]["ts"]) or self._last_ts
             self._last_seq, self._last_hash = seq, prev
+            if anchored:
+                self._unanchored, self._unanchored_seen = 0, None
+            else:
+                self._unanchored += len(rows)
             return stored
+
+    def _insert(self, rows: list[_Row], what: str) -> None:
+        """Insert ``rows`` in one transaction (one fsync); all or nothing.
+
+        Raises:
+            JournalWriteError: the storage refused (disk full, I/O error); rolled back.
+        """
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.executemany(
+                "INSERT INTO records (seq, ts, type, body, prev_hash, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise JournalWriteError(
+                f"{self.path}: cannot append {what} at seq {rows[0][0]}: {exc}"
+            ) from None
+
+    def _anchor_row(self, rows: list[_Row], head_seq: int, head_hash: str, ts: str) -> str:
+        """Chain an anchor over ``head_seq``/``head_hash`` onto ``rows``; return its hash."""
+        assert self._anchors is not None
+        rec = self._anchors.record(self.table_id, head_seq, head_hash, ts)
+        rec.update(schema=SCHEMA, table=self.table_id, seq=head_seq + 1, prev_hash=head_hash)
+        rec["hash"] = record_hash(head_hash, rec)
+        rows.append((head_seq + 1, ts, ANCHOR, canonical_json(rec), head_hash, rec["hash"]))
+        return str(rec["hash"])
+
+    @property
+    def keyed(self) -> bool:
+        """Whether this journal writes keyed evidence (anchors, seal macs)."""
+        return self._anchors is not None
+
+    def anchor(self, ts: str) -> dict[str, Any] | None:
+        """Journal an anchor over the newest record now (its own transaction, one fsync).
+
+        ``ts`` is the caller's clock, as for every record. Returns the stored anchor, or
+        ``None`` when there is nothing to anchor: an unkeyed journal, or the newest record is
+        already covered (an anchor, or nothing after the live file's keyed start).
+
+        Raises:
+            JournalWriteError: the write failed (rolled back; nothing changed).
+        """
+        with self._lock:
+            self._check_open()
+            if self._anchors is None or self._unanchored == 0:
+                return None
+            rows: list[_Row] = []
+            new_hash = self._anchor_row(rows, self._last_seq, self._last_hash, ts)
+            self._insert(rows, "an anchor")
+            self._last_seq, self._last_hash = rows[0][0], new_hash
+            self._unanchored, self._unanchored_seen = 0, None
+            return _loads(rows[0][3], rows[0][0])
+
+    def anchor_if_due(self, now: float, ts: str) -> dict[str, Any] | None:
+        """The time-based anchor: journal one once records have waited ``anchors.seconds``.
+
+        Called periodically by a timer (``controller.app``) with its own clock ``now``
+        (seconds, e.g. ``time.monotonic()``; tests pass numbers) and ``ts`` for the record. The
+        wait starts at the first call that sees unanchored records, so the clock need not be
+        the one of the records' ``ts``; a tail found when the journal was opened is anchored at
+        the first call. Returns the stored anchor or ``None``.
+        """
+        with self._lock:
+            if self._anchors is None or self._closed or self._unanchored == 0:
+                self._unanchored_seen = None
+                return None
+            if self._unanchored_seen is None:
+                self._unanchored_seen = now
+            if now - self._unanchored_seen < self._anchors.seconds:
+                return None
+        return self.anchor(ts)
 
     def _prepare(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         for key in _ASSIGNED:
@@ -540,6 +709,8 @@ class Journal:
         kind, ts = raw.get("type"), raw.get("ts")
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"record needs a non-empty string 'type', got {kind!r}")
+        if kind == ANCHOR:
+            raise ValueError("anchor records are written by the journal itself")
         if not isinstance(ts, str) or not ts:
             raise ValueError(f"{kind} record needs an ISO string 'ts', got {ts!r}")
         if raw.get("table", self.table_id) != self.table_id:
@@ -622,7 +793,7 @@ class Journal:
                 raise JournalError(f"{target}: a rotated file of that name already exists")
             # Seal first, then rename: a crash between the two leaves a stray seal (removed by
             # retention's tidy-up), never a rotated file without a seal.
-            _write_seal(self.path, summary, name=target.name)
+            _write_seal(self.path, summary, name=target.name, mac=self._head_mac(summary))
             os.rename(self.path, target)
             _fsync_dir(self.path.parent)
         except (OSError, JournalError) as exc:
@@ -837,6 +1008,18 @@ def _loads(body: str, seq: int) -> dict[str, Any]:
     return obj
 
 
+def _unanchored(
+    conn: sqlite3.Connection, first: tuple[Any, ...] | None, last: tuple[Any, ...] | None
+) -> int:
+    """Records of the live file after its newest anchor (all of them when it has none: the
+    rotated file before it ends with a keyed seal). One lookup on the ``(type, seq)`` index."""
+    if first is None or last is None:
+        return 0
+    newest = conn.execute("SELECT max(seq) FROM records WHERE type = ?", (ANCHOR,)).fetchone()[0]
+    start = int(newest) if newest is not None else int(first[0]) - 1
+    return int(last[0]) - start
+
+
 def _read_meta(conn: sqlite3.Connection) -> tuple[int, str] | None:
     if not conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
@@ -959,11 +1142,30 @@ class FileSummary:
     last_seq: int
     last_hash: str
     sealed: bool
+    anchors: int = 0
+    """Keyed ``anchor`` records in the file (their macs checked only when ``keyed``)."""
+    last_anchor: int = 0
+    """``seq`` of the newest anchor record, 0 when there is none."""
+    seal_mac: bool = False
+    """The seal carries a ``mac`` (a keyed journal sealed it)."""
+    keyed: bool = False
+    """Verified with a key: every anchor's mac and the seal's (if any) matched."""
 
     @property
     def first_seq(self) -> int:
         """``seq`` of the file's first record (``last_seq + 1`` when it is empty)."""
         return self.anchor_seq + 1
+
+    @property
+    def keyed_through(self) -> int:
+        """The last ``seq`` the key vouches for in this file (``keyed`` only; else 0): the end
+        of a keyed seal, else the newest anchor, else the file's start (the previous file's
+        keyed seal covers that). Records after it are not covered by the key."""
+        if not self.keyed:
+            return 0
+        if self.sealed and self.seal_mac:
+            return self.last_seq
+        return max(self.last_anchor, self.anchor_seq)
 
 
 _COLUMNS = ("ts", "type", "body", "prev_hash", "hash")
@@ -978,11 +1180,14 @@ def _text(value: object, seq: int, column: str) -> str:
         raise ChainBrokenError(seq, f"{column} column is not valid UTF-8") from None
 
 
-def _verify_conn(conn: sqlite3.Connection, path: Path, table: str | None = None) -> FileSummary:
+def _verify_conn(
+    conn: sqlite3.Connection, path: Path, table: str | None = None, key: bytes | None = None
+) -> FileSummary:
     """Chain, columns and structure of one file, through an open connection.
 
     The chain goes first so that an altered record is named by its ``seq`` even when SQLite's
-    own check would also notice (a ``type`` edit breaks the type index too).
+    own check would also notice (a ``type`` edit breaks the type index too). ``key`` checks
+    every anchor's mac as well (:class:`KeyedEvidenceError` naming the first that fails).
     """
     old_factory = conn.text_factory
     conn.text_factory = bytes  # a flipped byte may leave invalid UTF-8: name it, do not crash
@@ -995,7 +1200,7 @@ def _verify_conn(conn: sqlite3.Connection, path: Path, table: str | None = None)
         # No anchor: the chain's start. A file only gets a later start by rotation, which
         # writes the anchor, so deleting a file's first records is a missing link here.
         anchor_seq, anchor_hash = meta if meta is not None else (0, GENESIS_HASH)
-        walk = _ChainWalk(path, anchor_seq + 1, anchor_hash, table)
+        walk = _ChainWalk(path, anchor_seq + 1, anchor_hash, table, key)
         for row in conn.execute(
             "SELECT seq, ts, type, body, prev_hash, hash, published FROM records ORDER BY seq"
         ):
@@ -1024,18 +1229,26 @@ def _verify_conn(conn: sqlite3.Connection, path: Path, table: str | None = None)
         last_seq=walk.seq - 1,
         last_hash=walk.prev,
         sealed=False,
+        anchors=walk.anchors,
+        last_anchor=walk.last_anchor,
+        keyed=key is not None,
     )
 
 
 class _ChainWalk:
     """The state of a walk along one file's records: the next expected link."""
 
-    def __init__(self, path: Path, seq: int, prev: str, table: str | None) -> None:
+    def __init__(
+        self, path: Path, seq: int, prev: str, table: str | None, key: bytes | None = None
+    ) -> None:
         self.path = path
         self.seq = seq
         self.prev = prev
         self.table = table
+        self.key = key
         self.unpublished_from: int | None = None
+        self.anchors = 0
+        self.last_anchor = 0
 
     def check(self, row: tuple[Any, ...]) -> None:
         """One row (``seq, ts, type, body, prev_hash, hash, published``) against the chain."""
@@ -1067,8 +1280,28 @@ class _ChainWalk:
         elif rec.get("table") != self.table:
             raise ChainBrokenError(seq, f"record names table {rec.get('table')!r}")
         self._check_published(seq, row[6])
+        if type_col == ANCHOR:
+            self._check_anchor(seq, rec)
         self.prev = hash_col
         self.seq += 1
+
+    def _check_anchor(self, seq: int, rec: Mapping[str, Any]) -> None:
+        """An anchor must name the record before it; with the key, its mac must match it."""
+        problem = anchor_problem(rec)
+        if problem is not None:
+            raise ChainBrokenError(seq, problem)
+        if self.key is not None and not mac_matches(
+            self.key, rec["mac"], rec.get("table"), seq - 1, self.prev
+        ):
+            raise KeyedEvidenceError(
+                self.path,
+                seq,
+                f"anchor mac does not match the chain head it names (seq {seq - 1}): records up"
+                " to it are not the ones keyed (chain recomputed?), or the key is not this"
+                " journal's",
+            )
+        self.anchors += 1
+        self.last_anchor = seq
 
     def _check_published(self, seq: int, published: object) -> None:
         if type(published) is not int or published not in (0, 1):
@@ -1142,7 +1375,9 @@ def _check_header(path: Path, data: bytes, size: int) -> None:
         raise JournalIntegrityError(f"{path}: header vacuum fields altered")
 
 
-def verify_journal_file(path: Path | str, *, table: str | None = None) -> FileSummary:
+def verify_journal_file(
+    path: Path | str, *, table: str | None = None, key: bytes | None = None
+) -> FileSummary:
     """Verify one journal file without writing to it; see :func:`verify_file`.
 
     Checks, in order: the hash chain from the file's anchor (naming the first broken link),
@@ -1150,11 +1385,19 @@ def verify_journal_file(path: Path | str, *, table: str | None = None) -> FileSu
     the header fields that have a single valid value, and — when the file has a seal — that
     every byte of the file is the sealed one and the chain ends where the seal says.
 
+    With ``key`` (the journal's ``[journal] key_file``; R13, R15) also who wrote it: every
+    anchor's mac and the seal's must match the chain head they name, and a closed file (no WAL
+    frames: the journal closed it, or someone else's SQLite edit did) or a rotated one must have
+    a keyed seal. Records after the newest anchor of a live file are covered by nothing keyed yet:
+    ``keyed_through`` of the result says where the key's word ends.
+
     Raises:
         JournalError: the file is missing or not a journal.
         ChainBrokenError: naming the first broken link.
         JournalIntegrityError: the file is altered outside the links (structure, header,
             flags) or differs from its seal; a rotated file without its seal.
+        KeyedEvidenceError: (``key`` only) naming the anchor or seal end whose mac does not
+            match, or the first record a closed file's missing keyed seal leaves unproven.
     """
     path = Path(path)
     if not path.is_file():
@@ -1163,7 +1406,7 @@ def verify_journal_file(path: Path | str, *, table: str | None = None) -> FileSu
     wal = path.with_name(path.name + "-wal")
     conn = _connect_read_only(path)
     try:
-        summary = _verify_conn(conn, path, table)
+        summary = _verify_conn(conn, path, table, key)
     finally:
         conn.close()
     try:
@@ -1179,22 +1422,74 @@ def verify_journal_file(path: Path | str, *, table: str | None = None) -> FileSu
     if seal is None:
         if _looks_rotated(path):
             raise JournalIntegrityError(f"{path}: rotated journal file has no seal")
+        if key is not None and not live_wal:
+            # Closed: the journal closed it (and seals what it closes), or an SQLite edit by
+            # someone else did. A live journal always has frames in its WAL.
+            _no_keyed_seal(path, summary)
         return summary
     if _looks_rotated(path) and seal["file"] != path.name:
         # A rotated file's name is its seq range: it must be the one it was sealed under.
         raise JournalIntegrityError(f"{path}: seal is for {seal['file']!r}")
     if live_wal:
         raise JournalIntegrityError(f"{path}: sealed journal has frames in its WAL (written since)")
-    if (size, _file_digest(path)[1]) != (seal["size"], seal["sha256"]):
+    if summary.last_seq < seal["last_seq"]:
         raise JournalIntegrityError(
-            f"{path}: file differs from its seal (a changed byte outside the records' content:"
-            " header, free space or index)"
+            f"{path}: the journal ends at seq {summary.last_seq}, its seal at seq"
+            f" {seal['last_seq']}: records cut from the tail"
         )
     ends = (summary.anchor_seq, summary.anchor_hash, summary.last_seq, summary.last_hash)
     sealed = (seal["anchor_seq"], seal["anchor_hash"], seal["last_seq"], seal["last_hash"])
     if ends != sealed or summary.table not in (None, seal.get("table")):
         raise JournalIntegrityError(f"{path}: chain ends differ from the seal's")
-    return FileSummary(**{**summary.__dict__, "sealed": True})
+    if (size, _file_digest(path)[1]) != (seal["size"], seal["sha256"]):
+        raise JournalIntegrityError(
+            f"{path}: file differs from its seal (a changed byte outside the records' content:"
+            " header, free space or index)"
+        )
+    if key is not None:
+        _check_seal_mac(path, seal, key)
+    return dataclasses.replace(summary, sealed=True, seal_mac="mac" in seal)
+
+
+def _no_keyed_seal(path: Path, summary: FileSummary) -> None:
+    """A closed file without a seal, verified with the key: what it leaves unproven.
+
+    The journal seals every file it closes and rotates; an SQLite edit by anyone else leaves a
+    closed file too, and deleting the seal is what makes a recomputed chain or a cut tail pass
+    the unkeyed checks. (A journal closed while another reader held its WAL is not sealed either:
+    then the next start and clean close seal it.)
+    """
+    through = summary.keyed_through
+    if through < summary.last_seq:
+        raise KeyedEvidenceError(
+            path,
+            through + 1,
+            f"closed journal without a keyed seal: seq {through + 1}-{summary.last_seq} are not"
+            " covered by the key (seal deleted, records rewritten or added?)",
+        )
+    raise KeyedEvidenceError(
+        path,
+        summary.last_seq,
+        "closed journal without a keyed seal: whether records followed this one cannot be"
+        " proven (seal deleted, tail cut?)",
+    )
+
+
+def _check_seal_mac(path: Path, seal: Mapping[str, Any], key: bytes) -> None:
+    last_seq, last_hash = seal["last_seq"], seal["last_hash"]
+    if "mac" not in seal:
+        raise KeyedEvidenceError(
+            path,
+            last_seq,
+            "the seal has no mac (sealed without a key): the file's tail is not keyed",
+        )
+    if not mac_matches(key, seal["mac"], seal.get("table"), last_seq, last_hash):
+        raise KeyedEvidenceError(
+            path,
+            last_seq,
+            "the seal's mac does not match the chain head it names: the records are not the"
+            " ones keyed (chain recomputed, seal rewritten?), or the key is not this journal's",
+        )
 
 
 def _looks_rotated(path: Path) -> bool:

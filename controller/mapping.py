@@ -65,6 +65,7 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
                 ball_direction=event.ball_direction,
                 rotor_direction=event.rotor_direction,
                 spin=event.spin,
+                status_number=event.status_number,
             )
         case dev.SpinInvalid(reason=reason):
             return NoSpin(ts=ts, device=device, reason=reason)

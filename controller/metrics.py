@@ -42,6 +42,7 @@ from controller.errors import ConfigError
 if TYPE_CHECKING:
     from controller.journal import Journal
     from controller.publisher import Publisher
+    from controller.runner import TableRunner
     from drivers.base import Driver
 
 __all__ = [
@@ -225,6 +226,9 @@ class TableMetrics:
         self.records = _Counts(1)
         self.device_events = _Counts(1)
         self.commands = _Counts(1)
+        self.refused = _Counts(1)
+        """Refused commands by code (a flood shows here at once; the journal gets one record
+        per window, controller.refusals)."""
         self.restarts = 0
         self.disconnects = 0
         self.latency = _Histogram(LATENCY_BUCKETS)
@@ -232,6 +236,7 @@ class TableMetrics:
         self._devices: frozenset[str] = frozenset()
         # Live parts while the table is open.
         self._journal: Journal | None = None
+        self._runner: TableRunner | None = None
         self._drivers: list[Driver] = []
         self._publisher: Publisher | None = None
         self._marked = 0
@@ -281,11 +286,19 @@ class TableMetrics:
         elif what == "command":
             verb = str(details.get("verb"))
             self.commands.inc((verb if verb in _KNOWN_VERBS else "other",))
+        elif what == "command_refused":
+            self.refused.inc((str(details.get("code")),))
 
     def attach(
-        self, *, journal: Journal, drivers: Sequence[Driver], publisher: Publisher | None
+        self,
+        *,
+        journal: Journal,
+        drivers: Sequence[Driver],
+        publisher: Publisher | None,
+        runner: TableRunner | None = None,
     ) -> None:
         """Start reading live values from an open table."""
+        self._runner = runner
         self._journal = journal
         self._drivers = list(drivers)
         self._devices = frozenset(d.device_id for d in drivers)
@@ -302,6 +315,7 @@ class TableMetrics:
                 key = (driver.device_id, name)
                 self._driver_base[key] = self._driver_base.get(key, 0) + value
         self._journal = None
+        self._runner = None
         self._drivers = []
         self._publisher = None
 
@@ -373,6 +387,14 @@ class TableMetrics:
                 {**table, "verb": verb},
                 n,
             )
+        for (code,), n in sorted(self.refused.values.items()):
+            out.add(
+                "tablectl_commands_refused_total",
+                "counter",
+                "Commands refused, by code (commands_disabled, unauthorised, field_too_long …)",
+                {**table, "code": code},
+                n,
+            )
         name = "tablectl_publish_latency_seconds"
         fam = out.family(
             name, "histogram", "Journaled to PUBACK from the broker, per record (first route)"
@@ -418,6 +440,30 @@ class TableMetrics:
         journal = self._journal
         if journal is None:
             return
+        runner = self._runner
+        if runner is not None:
+            outage = runner.outage
+            out.add(
+                "tablectl_journal_available",
+                "gauge",
+                "0 while the journal cannot write (fault journal_unavailable: the table is locked)",
+                table,
+                outage is None,
+            )
+            out.add(
+                "tablectl_journal_outages_total",
+                "counter",
+                "Journal outages begun since the table started",
+                table,
+                runner.outages,
+            )
+            out.add(
+                "tablectl_journal_outage_events_dropped",
+                "gauge",
+                "Events not journaled (so not acted on) in the current outage",
+                table,
+                0 if outage is None else outage.not_journaled,
+            )
         out.add(
             "tablectl_journal_last_seq",
             "gauge",

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import aiomqtt
 import structlog
 
+from controller.anchors import ANCHOR
 from controller.config import MqttConfig
 from controller.errors import ConfigError, JournalError
 from controller.journal import SCHEMA, Journal, canonical_json
@@ -219,6 +220,11 @@ class Publisher:
         # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
         self._slots: dict[str, bytes] = {}
         self._dirty: dict[str, None] = {}
+        # Extra fields of the retained status (a journal outage locks the table).
+        self._status_extra: dict[str, Any] = {}
+        # Messages that are not journal records (an alarm the journal cannot take yet): sent
+        # once, in order, on the current connection; lost with it (status/state carry the same).
+        self._transient: list[tuple[str, bytes]] = []
         self._task_group: asyncio.TaskGroup | None = None
         self._main: asyncio.Task[None] | None = None
         self._new_events()
@@ -261,6 +267,35 @@ class Publisher:
         self._slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
         self._dirty[topic] = None
         self._slots_changed.set()
+
+    def set_status(self, extra: Mapping[str, Any]) -> None:
+        """Merge ``extra`` into the retained ``status`` (birth and every update after it).
+
+        The Last Will still says offline: only a live controller can say it is locked.
+        """
+        self._status_extra = dict(extra)
+        self.set_retained(self._topics.status, self._birth())
+
+    def publish_once(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Publish a message that is not a journal record (QoS 1, not retained) soon.
+
+        For what cannot wait for the journal: a journal outage's alarm. Dropped when no broker
+        connection is up (the retained ``status`` and ``state`` carry the same fact).
+        """
+        if not self.connected:
+            return
+        data = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self._transient.append((topic, data))
+        self._slots_changed.set()
+
+    def _birth(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "state": "online",
+            "table": self._topics.table_id,
+            "ts": _iso(self._now()),
+            **self._status_extra,
+        }
 
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
@@ -381,15 +416,13 @@ class Publisher:
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """One connection's life: birth, snapshots, subscribe, then the loops until stop."""
-        birth = {
-            "schema": SCHEMA,
-            "state": "online",
-            "table": self._topics.table_id,
-            "ts": _iso(self._now()),
-        }
-        await client.publish(self._topics.status, canonical_json(birth), qos=1, retain=True)
+        birth = canonical_json(self._birth()).encode("utf-8")
+        self._slots.pop(self._topics.status, None)  # the birth is the newest status
+        await client.publish(self._topics.status, birth, qos=1, retain=True)
+        self._transient.clear()  # said for a connection that is gone; status says it now
         self._dirty = dict.fromkeys(self._slots)
         await self._publish_slots(client)
+        await self._republish_records(client)
         await client.subscribe(self._topics.command_filter, qos=1)
         self._connected.set()
         log.info("mqtt connected", table=self._topics.table_id, host=self._host, port=self._port)
@@ -505,7 +538,26 @@ class Publisher:
             self._slots_changed.clear()
             await self._publish_slots(client)
 
+    async def _republish_records(self, client: aiomqtt.Client) -> None:
+        """Re-publish the journal's latest record of each retained type after (re)connecting.
+
+        A broker restarted without persistence, or a fail-over to a fresh one, has lost the
+        retained ``outcome`` and ``anchor``; ``status``, ``state`` and ``devices/*`` come back
+        as slots, and this brings back the last outcome and anchor the journal holds. A newer
+        one still in the outbox follows it, so the retained value ends as the newest. An unkeyed
+        journal has no anchors: not looked for (the search would read every rotated file).
+        """
+        for kind, topic in self._topics.retained_records().items():
+            if kind == ANCHOR and not self._journal.keyed:
+                continue
+            record = self._journal.last_record_of_type(kind)
+            if record is not None:
+                await client.publish(topic, canonical_json(record), qos=1, retain=True)
+
     async def _publish_slots(self, client: aiomqtt.Client) -> None:
+        while self._transient:
+            topic, data = self._transient.pop(0)
+            await client.publish(topic, data, qos=1)
         while self._dirty:
             topic = next(iter(self._dirty))
             del self._dirty[topic]
@@ -530,6 +582,13 @@ class Publisher:
             await client.publish(self._topics.reply(verb), reply, qos=1)
 
     async def _run_command(self, verb: str, payload: bytes) -> bytes:
+        reply = await self._command_reply(verb, payload)
+        if self._trace is not None and not reply.get("ok"):
+            code = reply.get("code")
+            self._trace("command_refused", {"verb": verb, "code": code or "error"})
+        return self._encode_reply(payload, verb, reply)
+
+    async def _command_reply(self, verb: str, payload: bytes) -> Mapping[str, Any]:
         if self._on_command is None:
             reply: Mapping[str, Any] = self._error_reply(
                 payload, "commands are not accepted by this table"
@@ -540,6 +599,9 @@ class Publisher:
             except Exception as exc:  # a handler bug must not take the table offline
                 log.exception("command handler failed", table=self._topics.table_id, verb=verb)
                 reply = self._error_reply(payload, f"{type(exc).__name__}: {exc}")
+        return reply
+
+    def _encode_reply(self, payload: bytes, verb: str, reply: Mapping[str, Any]) -> bytes:
         try:
             return canonical_json({"schema": SCHEMA, **reply}).encode("utf-8")
         except (TypeError, ValueError) as exc:

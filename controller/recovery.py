@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from controller.anchors import ANCHOR
 from controller.events import BetsClosed, Fault, NoSpin, RoundOpen, TableEvent, WinningNumber
 
 __all__ = [
@@ -114,8 +115,11 @@ class JournalScan:
 
     def record(self, record: Mapping[str, Any], current_round: str | None) -> None:
         """One journal record, with the engine's round in play after applying it (if it is an
-        event). A change of round forgets the spin: spin numbers are per round."""
+        event). A change of round forgets the spin: spin numbers are per round. Keyed anchors
+        are skipped: the journal's own bookkeeping, which may follow a ``power_off``."""
         kind = record.get("type")
+        if kind == ANCHOR:
+            return
         self.last_type = kind if isinstance(kind, str) else None
         ts = _parse_ts(record.get("ts"))
         if ts is not None:

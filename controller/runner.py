@@ -22,7 +22,7 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -43,6 +43,7 @@ from controller.events import (
 )
 from controller.journal import Journal, canonical_json
 from controller.mapping import SHOE_REMOVED, iso_ts, to_table_event
+from controller.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from controller.recovery import (
     CARD_OUTAGE_LIMIT,
@@ -56,6 +57,7 @@ from controller.recovery import (
     JournalScan,
     RestartGate,
 )
+from controller.refusals import RefusalLog
 from controller.security import CommandAuthority, action_for
 from controller.security import Verdict as CommandVerdict
 from drivers import events as dev
@@ -69,6 +71,9 @@ Sink = Callable[[], None]
 """Called after records were journaled (wakes the publisher's outbox drain)."""
 RetainedSink = Callable[[str, Mapping[str, Any]], None]
 """Publishes a retained latest-value topic (suffix under the table, payload)."""
+MessageSink = Callable[[Mapping[str, Any]], None]
+"""Publishes one payload that is not a journal record: an alarm the journal cannot take yet, or
+the extra fields of the retained ``status`` (a journal outage)."""
 
 _OUTPUT_TYPES = frozenset({"outcome", "verdict", "shoe_end"})
 
@@ -104,6 +109,8 @@ class TableRunner:
         drivers: Sequence[Driver] = (),
         on_journaled: Sink = lambda: None,
         publish_retained: RetainedSink = lambda _topic, _payload: None,
+        publish_alarm: MessageSink = lambda _payload: None,
+        publish_status: MessageSink = lambda _payload: None,
         clock: Callable[[], float],
         betting: BettingConfig | None = None,
         listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
@@ -111,6 +118,9 @@ class TableRunner:
         card_outage_limit: float = CARD_OUTAGE_LIMIT,
         checkpoints: Checkpoints | None = None,
         checkpoint_every: int = CHECKPOINT_EVERY,
+        authority: CommandAuthority | None = None,
+        insecure_commands: bool = False,
+        refusals: RefusalLog | None = None,
     ) -> None:
         self.table_id = table_id
         self.betting = betting or BettingConfig()
@@ -121,6 +131,8 @@ class TableRunner:
         self.drivers = list(drivers)
         self._on_journaled = on_journaled
         self._publish_retained = publish_retained
+        self._publish_alarm = publish_alarm
+        self._publish_status = publish_status
         self._clock = clock
         self._queue: asyncio.Queue[tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]]
         self._queue = asyncio.Queue()
@@ -138,6 +150,20 @@ class TableRunner:
         """Where :meth:`recover` starts from and the runner saves its state (``None``: never)."""
         self._checkpoint_every = checkpoint_every
         self._conclusions_lost = False
+        self.outage: JournalOutage | None = None
+        """The journal outage in progress (:mod:`controller.outage`): the table is locked."""
+        self.outages = 0
+        """Outages begun since start (metrics)."""
+        self.authority = authority
+        """Verifies signed commands (``[security] roles``); ``None``: see
+        :attr:`insecure_commands`."""
+        self.insecure_commands = insecure_commands
+        """Without an authority: accept unsigned commands (labs) instead of refusing them."""
+        self.refusals = refusals or RefusalLog()
+        """Refused commands of the current window (journaled as one record per window)."""
+        self._lost_outputs: list[dict[str, Any]] = []
+        """Conclusions of journaled events that the journal refused: journaled first when it
+        writes again (until then no checkpoint may cover them)."""
 
     # --- recovery --------------------------------------------------------------------------
 
@@ -291,6 +317,7 @@ class TableRunner:
             "round": self.engine.current_round,
             "phase": snapshot.get("phase"),
         }
+        self.flush_refusals(force=True)
         self._journal_records([record], raising=False)
         self.checkpoint()
         log.info("power_off", reason=reason, round=self.engine.current_round)
@@ -305,6 +332,8 @@ class TableRunner:
             log.error("journal_write_failed", error=str(exc), record_type=records[0]["type"])
             if raising:
                 raise
+            if isinstance(exc, JournalError):
+                self._begin_outage(exc)
             return []
         self._scan(stored)
         self._on_journaled()
@@ -384,8 +413,10 @@ class TableRunner:
                 group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
             group.create_task(self._process(), name="table:process")
             group.create_task(self._restart_deadline(), name="table:restart")
-            timer = BettingTimer(self.betting, self.engine.snapshot, self.submit)
+            timer = BettingTimer(self.betting, self._timer_view, self.submit)
             group.create_task(timer.run(), name="table:betting")
+            group.create_task(self._outage_watch(), name="table:outage")
+            group.create_task(self._refusal_flush(), name="table:refusals")
 
     async def _pump_driver(self, driver: Driver) -> None:
         # Each pump is its own task: the binding stays scoped to this device's log lines.
@@ -416,10 +447,27 @@ class TableRunner:
     def _run_batch(
         self, batch: list[tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]]
     ) -> None:
+        if (self.outage is not None or self._lost_outputs) and not self._resume():
+            # Locked: nothing that cannot be journaled is acted on (DESIGN §3, R14).
+            assert self.outage is not None
+            for event, future in batch:
+                self.outage.drop(event)
+                if future is not None and not future.done():
+                    future.set_exception(JournalError(f"{JOURNAL_UNAVAILABLE}: table locked"))
+            return
         last_seq = self.journal.last_seq
         try:
             results = self.handle_batch([event for event, _ in batch])
-        except (JournalError, ValueError) as exc:
+        except JournalError as exc:
+            outage = self._begin_outage(exc)
+            written = self.journal.last_seq != last_seq
+            for event, future in batch:
+                if not written:  # with the events journaled, only their conclusions wait
+                    outage.drop(event)
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+            return
+        except ValueError as exc:
             if len(batch) > 1 and self.journal.last_seq == last_seq:
                 # Nothing was written: one event may be the one the journal refuses, so the
                 # others must not fail with it. Retry them one at a time.
@@ -441,6 +489,107 @@ class TableRunner:
             and self.journal.last_seq - self.checkpoints.seq >= self._checkpoint_every
         ):
             self.checkpoint()
+
+    # --- journal outage ---------------------------------------------------------------------
+
+    def _begin_outage(self, exc: BaseException) -> JournalOutage:
+        """The journal refused a write: lock the table and say so everywhere it can be said."""
+        if self.outage is not None:
+            return self.outage
+        now = self._clock()
+        outage = JournalOutage(
+            started=now,
+            started_ts=iso_ts(now),
+            error=_clip(str(exc) or type(exc).__name__, _MAX_REASON),
+            round=self.engine.current_round,
+        )
+        self.outage = outage
+        self.outages += 1
+        log.error(
+            "journal_outage_started",
+            error=outage.error,
+            round=outage.round,
+            code=JOURNAL_UNAVAILABLE,
+        )
+        self._publish_alarm(outage.alarm(self.table_id))
+        self._publish_status(self._status_view())
+        self.publish_state()
+        return outage
+
+    def _resume(self) -> bool:
+        """Try to end the outage: journal what it owes; ``True`` once the journal took it all.
+
+        In order: the conclusions the engine reached but could not journal, then the void of the
+        round still in play (``journal_outage``) and the fault raised and cleared with the
+        outage's start and end, then the device faults that arrived meanwhile (R18).
+        """
+        if self._lost_outputs:
+            try:
+                stored = self.journal.append(self._lost_outputs)
+            except (JournalError, ValueError) as exc:
+                self._begin_outage(exc)
+                if self.outage is not None:
+                    self.outage.attempts += 1
+                return False
+            self._lost_outputs = []
+            self._conclusions_lost = False
+            self._scan(stored)
+            self._on_journaled()
+            for listener in self.listeners:
+                for record in stored:
+                    listener(record)
+        outage = self.outage
+        if outage is None:
+            return True
+        outage.attempts += 1
+        now_ts = iso_ts(self._clock())
+        closing = outage.closing_events(now_ts, void_round=self.engine.current_round is not None)
+        for event in outage.kept:
+            self._track_faults(event, self._pending_latches)
+        last_seq = self.journal.last_seq
+        try:
+            self.handle_batch([*closing, *outage.kept])
+        except (JournalError, ValueError) as exc:
+            if self.journal.last_seq == last_seq:
+                return False  # still out: nothing written
+            log.error("journal_outage_conclusions_lost", error=str(exc))
+        self.outage = None
+        log.warning(
+            "journal_outage_ended",
+            since=outage.started_ts,
+            until=now_ts,
+            events_not_journaled=outage.not_journaled,
+            dropped=dict(outage.dropped),
+            voided=outage.round if closing[0].type == "void" else None,
+        )
+        self._publish_alarm(outage.alarm(self.table_id, cleared_ts=now_ts))
+        self._publish_status(self._status_view())
+        self.publish_state()
+        return True
+
+    async def _outage_watch(self, interval: float = 0.5) -> None:
+        """Probe the journal while it is out, so the outage ends with no device event to wait for.
+
+        Runs between batches (``_resume`` has no await), so it never interleaves with one.
+        """
+        while True:
+            await asyncio.sleep(interval)
+            if (self.outage is not None or self._lost_outputs) and self._queue.empty():
+                self._resume()
+
+    def _status_view(self) -> dict[str, Any]:
+        """The extra fields of the retained ``status``: locked by a journal outage or not."""
+        outage = self.outage
+        if outage is None:
+            return {"locked": False, "faults": []}
+        return {"locked": True, "faults": [JOURNAL_UNAVAILABLE], "journal": outage.view()}
+
+    def _timer_view(self) -> Mapping[str, Any]:
+        """What the betting timer sees: the engine's snapshot, and the lock of an outage."""
+        snapshot = self.engine.snapshot()
+        if self.outage is None:
+            return snapshot
+        return {**snapshot, "locked": True}
 
     # --- the step ----------------------------------------------------------------------------
 
@@ -478,10 +627,13 @@ class TableRunner:
         ]
         try:
             stored_outputs = self.journal.append(out_records) if out_records else []
-        except BaseException:
-            # The engine decided what the journal lacks: only a full replay re-derives it (the
-            # crash window of recover()), so no checkpoint may cover these events this run.
+        except BaseException as exc:
+            # The engine decided what the journal lacks: no checkpoint may cover these events
+            # until the conclusions are journaled (when the journal writes again), or a full
+            # replay re-derives them (the crash window of recover()).
             self._conclusions_lost = True
+            if isinstance(exc, JournalError):
+                self._lost_outputs.extend(out_records)
             raise
         self._scan(stored_outputs)
         self._on_journaled()
@@ -555,6 +707,10 @@ class TableRunner:
                 "devices": {
                     device: {"faults": sorted(codes)} for device, codes in self.latched.items()
                 },
+                "locked": self.outage is not None or bool(snapshot.get("faults")),
+                "journal": {"available": True}
+                if self.outage is None
+                else {"available": False, **self.outage.view()},
             },
         )
 
@@ -574,56 +730,56 @@ class TableRunner:
 
     # --- commands ----------------------------------------------------------------------------
 
-    authority: CommandAuthority | None = None
-    """Verifies signed commands (``[security]``); ``None``: commands are not authenticated
-    (development and demo; the app warns at start). Set by the composition root."""
-
     async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
         """Handle ``cmd/{verb}``; the reply carries the request's ``id`` for correlation.
 
         Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under
         ``event``, journaled as manual: a scanner failed and the dealer keys it in),
-        ``clear_fault`` (``code``, ``device``), ``status``. With an :attr:`authority`, all but
-        ``status`` must be signed by a role ``[security] require`` allows
-        (:mod:`controller.security`).
+        ``clear_fault`` (``code``, ``device``), ``status``. All but ``status`` change a round or
+        a fault and need, with an :attr:`authority`, a signature by a role ``[security]
+        require`` allows (:mod:`controller.security`); without one they are refused
+        (``commands_disabled``) unless :attr:`insecure_commands` (labs).
 
-        Every command but ``status`` (a read, which a polling UI would repeat all day) is
-        journaled as a ``command`` record with its verdict, accepted or refused and why, before
-        anything is acted on (R19: logical access is logged with who and why). Never raises:
-        whatever arrives on ``cmd/+`` is answered with a reply (``ok`` false and ``error``).
+        An accepted command is journaled as a ``command`` record with who sent it before
+        anything is acted on (R19: logical access is logged with who and why). Refusals are
+        counted and journaled once per window (:mod:`controller.refusals`), so a flood of them
+        cannot bloat the journal. Every reply says ``ok``; a refusal also has a stable ``code``
+        and a one-line ``error``. Never raises: whatever arrives on ``cmd/+`` is answered.
         """
         try:
             return await self._command(verb, payload)
         except Exception as exc:  # a bug here must cost one reply, never the table
             log.exception("command_failed", verb=_clip(verb))
-            return _reply(None, error=f"internal error: {type(exc).__name__}")
+            return _reply(None, error=f"internal error: {type(exc).__name__}", code="internal")
 
     async def _command(self, verb: str, payload: bytes) -> dict[str, Any]:
-        journaled = verb != "status"
         request, problem = _decode_request(payload)
+        corr = _safe_id(request.get("id")) if request is not None else None
+        if verb == "status":
+            return _reply(corr, ok=True, state=dict(self.engine.snapshot()), **self._status_view())
         if request is None:
-            if journaled:
-                refused = CommandVerdict(False, problem)
-                self._journal_command(verb, None, refused, size=len(payload))
-            return _reply(None, error=problem)
-        corr = _safe_id(request.get("id"))
+            code = "payload_too_large" if len(payload) > MAX_COMMAND_BYTES else "bad_request"
+            return self._refuse(verb, None, CommandVerdict(False, problem), code, size=len(payload))
+        if self.outage is not None:
+            # Nothing unjournaled is acted on, and the command record cannot be journaled.
+            self.outage.commands_refused += 1
+            verdict = CommandVerdict(False, "journal unavailable: the table is locked")
+            return self._refuse(verb, request, verdict, JOURNAL_UNAVAILABLE)
         if verb not in _COMMAND_VERBS:
             error = f"unknown command {_clip(verb)!r} (known: {', '.join(_COMMAND_VERBS)})"
-            self._journal_command(verb, request, CommandVerdict(False, error))
-            return _reply(corr, error=error)
-        verdict = self._authorise(verb, request)
+            return self._refuse(verb, request, CommandVerdict(False, error), "unknown_command")
+        bad = _bad_field(request)
+        if bad is not None:
+            code, why = bad
+            return self._refuse(verb, request, CommandVerdict(False, why), code)
+        verdict, code = self._authorise(verb, request)
         if not verdict.accepted:
-            self._journal_command(verb, request, verdict)
-            return _reply(corr, error=f"refused: {verdict.reason}")
+            return self._refuse(verb, request, verdict, code)
         try:
             event = self._command_event(verb, request)
         except EventFormatError as exc:
-            if journaled:
-                refused = replace(verdict, accepted=False, reason=str(exc))
-                self._journal_command(verb, request, refused)
-            return _reply(corr, error=str(exc))
-        if event is None:
-            return _reply(corr, ok=True, state=dict(self.engine.snapshot()))
+            refused = replace(verdict, accepted=False, reason=str(exc))
+            return self._refuse(verb, request, refused, "bad_request")
         if verdict.verified and isinstance(event, Void):
             # The journaled decision names the person whose signature was verified.
             event = replace(event, by=verdict.by)
@@ -631,44 +787,84 @@ class TableRunner:
         # cannot take the event either, so nothing happens unrecorded.
         record = self._journal_command(verb, request, verdict)
         if record is None:
-            return _reply(corr, error="not journaled: the journal refused the command record")
+            error = "not journaled: the journal refused the command record"
+            return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
         try:
             records = await asyncio.wait_for(self.submit(event), timeout=10)
         except (JournalError, ValueError, TimeoutError) as exc:
-            return _reply(corr, error=f"not journaled: {exc or type(exc).__name__}")
+            error = f"not journaled: {exc or type(exc).__name__}"
+            return _reply(corr, error=error, code="not_journaled")
         outputs = [r for r in records if r.get("type") in _OUTPUT_TYPES]
         return _reply(
             corr, ok=True, seq=records[0]["seq"], command_seq=record["seq"], outputs=outputs
         )
 
-    def _authorise(self, verb: str, request: Mapping[str, Any]) -> CommandVerdict:
-        """The authority's verdict, or an unverified acceptance when none is configured."""
+    def _authorise(self, verb: str, request: Mapping[str, Any]) -> tuple[CommandVerdict, str]:
+        """The verdict on a command that changes a round or a fault, and a refusal's code."""
+        by = request.get("by")
+        claimed = _clip(by) if isinstance(by, str) else None
         authority = self.authority
         if authority is None:
-            by = request.get("by")
-            return CommandVerdict(True, by=_clip(by) if isinstance(by, str) else None)
+            if self.insecure_commands:
+                return CommandVerdict(True, by=claimed), ""
+            return CommandVerdict(
+                False,
+                "commands are disabled: this table has no [security] roles "
+                "(insecure_commands = true for a lab)",
+                by=claimed,
+            ), COMMANDS_DISABLED
         now = self._clock()
         if not authority.seeded and action_for(verb, request) is not None:
             # After a restart: the nonces accepted just before it must stay spent.
             since = max(0, self.journal.last_seq - _NONCE_SEED_RECORDS)
             authority.seed(self.journal.records(since), now)
-        return authority.check(verb, request, now)
+        return authority.check(verb, request, now), "unauthorised"
 
-    def _journal_command(
+    def _refuse(
         self,
         verb: str,
         request: Mapping[str, Any] | None,
         verdict: CommandVerdict,
+        code: str,
         *,
         size: int | None = None,
-    ) -> dict[str, Any] | None:
-        """Journal a ``command`` record: verb, id, verdict and who; never a key or signature.
+    ) -> dict[str, Any]:
+        """Count a refusal (journaled once per window) and build its reply."""
+        now = self._clock()
+        details = self._command_fields(verb, request, verdict)
+        del details["ts"], details["accepted"]
+        if size is not None:
+            details["bytes"] = size
+        self.refusals.add(now, iso_ts(now), code, details)
+        log.info("command_refused", verb=details["verb"], code=code, reason=details["reason"])
+        if self.refusals.due(now):
+            self.flush_refusals()
+        corr = _safe_id(request.get("id")) if request is not None else None
+        # A malformed request says what is wrong with it; a well-formed one, why it was refused.
+        error = verdict.reason if code in _MALFORMED else f"refused: {verdict.reason}"
+        return _reply(corr, error=error or "refused", code=code)
 
-        Returns the stored record, or ``None`` when the journal refused it (logged: the reply
-        says so, and an accepted command is then not acted on).
-        """
-        record: dict[str, Any] = {
-            "type": "command",
+    def flush_refusals(self, *, force: bool = False) -> None:
+        """Journal the current window's refusals as one record (when due, or ``force``)."""
+        now = self._clock()
+        if self.outage is not None or not (force or self.refusals.due(now)):
+            return
+        record = self.refusals.take(iso_ts(now))
+        if record is not None and not self._journal_records([record], raising=False):
+            self.refusals.put_back(record, now)
+
+    async def _refusal_flush(self) -> None:
+        """Close each refusal window when it has run its time, even if no command follows."""
+        while True:
+            await asyncio.sleep(min(1.0, self.refusals.window / 2))
+            if self.refusals.pending:
+                self.flush_refusals()
+
+    def _command_fields(
+        self, verb: str, request: Mapping[str, Any] | None, verdict: CommandVerdict
+    ) -> dict[str, Any]:
+        """What the journal says about a command: verb, id, verdict and who; never a secret."""
+        fields: dict[str, Any] = {
             "ts": iso_ts(self._clock()),
             "verb": _clip(verb),
             "id": _safe_id(request.get("id")) if request is not None else None,
@@ -679,39 +875,40 @@ class TableRunner:
             "verified": verdict.verified,
         }
         if verdict.nonce is not None:
-            record["nonce"] = verdict.nonce
+            fields["nonce"] = verdict.nonce
         body = request.get("event") if request is not None else None
         if verb == "event" and isinstance(body, Mapping) and isinstance(body.get("type"), str):
-            record["event_type"] = _clip(body["type"])
-        if size is not None:
-            record["bytes"] = size
-        try:
-            stored = self.journal.append([record])[0]
-        except (JournalError, ValueError) as exc:
-            log.error("command_not_journaled", verb=record["verb"], error=str(exc))
+            fields["event_type"] = _clip(body["type"])
+        return fields
+
+    def _journal_command(
+        self, verb: str, request: Mapping[str, Any], verdict: CommandVerdict
+    ) -> dict[str, Any] | None:
+        """Journal an accepted command's ``command`` record before it acts.
+
+        Returns the stored record, or ``None`` when the journal refused it (logged: the reply
+        says so, and the command is then not acted on).
+        """
+        record = {"type": "command", **self._command_fields(verb, request, verdict)}
+        stored = self._journal_records([record], raising=False)
+        if not stored:
+            log.error("command_not_journaled", verb=record["verb"])
             return None
-        self._scan([stored])
-        self._on_journaled()
-        for listener in self.listeners:
-            listener(stored)
         log.info(
             "command",
             verb=record["verb"],
             accepted=verdict.accepted,
-            reason=record["reason"],
             role=verdict.role,
             by=record["by"],
         )
-        return stored
+        return stored[0]
 
-    def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent | None:
+    def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent:
         ts = iso_ts(self._clock())
-        if verb == "status":
-            return None
         if verb == "void":
             reason = request.get("reason")
             by = request.get("by")
-            if not isinstance(reason, str) or not reason:
+            if not isinstance(reason, str) or not reason.strip():
                 raise EventFormatError("void needs a non-empty string 'reason'")
             if by is not None and not isinstance(by, str):
                 raise EventFormatError("'by' must be a string")
@@ -730,9 +927,7 @@ class TableRunner:
             if code not in self.latched.get(device, set()):
                 raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
             return FaultCleared(ts=ts, device=device, code=code, manual=True)
-        raise EventFormatError(
-            f"unknown command {verb!r} (known: clear_fault, event, status, void)"
-        )
+        raise EventFormatError(f"unknown command {verb!r} (known: {', '.join(_COMMAND_VERBS)})")
 
 
 _JOURNAL_FIELDS = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
@@ -748,6 +943,19 @@ def _output_key(record: Mapping[str, Any]) -> str:
 
 _COMMAND_VERBS = ("clear_fault", "event", "status", "void")
 
+COMMANDS_DISABLED: Final = "commands_disabled"
+"""The refusal code of a round- or fault-changing command on a table without ``[security]``
+roles (safe by default, DESIGN §7)."""
+
+FIELD_TOO_LONG: Final = "field_too_long"
+_MALFORMED: Final = frozenset({"payload_too_large", "bad_request", "unknown_command"})
+
+MAX_FIELD_CHARS: Final = 256
+"""Longest string a command field may hold (a void reason is a code such as
+``foreign_object``; a card is two characters): a longer one is refused, not journaled."""
+_FIELD_LIMITS: Final[Mapping[str, int]] = {"reason": 64, "by": 64, "id": 128}
+"""Tighter limits for the fields every command may carry."""
+
 MAX_COMMAND_BYTES = 64 * 1024
 """Largest command payload decoded; a manual event is a few hundred bytes, so anything near
 this is a mistake or an attack, refused before it costs a parse (or a deep recursion)."""
@@ -757,6 +965,39 @@ _MAX_REASON = 300
 _NONCE_SEED_RECORDS = 20_000
 """Journal records scanned for recently used nonces after a restart (far more than a table
 journals within a freshness window)."""
+
+
+def _bad_field(request: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(code, why)`` for a string field of a decoded request over its cap (or not UTF-8).
+
+    Checked before the request's event is parsed or anything is journaled: a 2,000-character
+    void reason used to be journaled (and published) whole.
+    """
+    stack: list[tuple[str, object]] = [(key, value) for key, value in request.items()]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            limit = _FIELD_LIMITS.get(path, MAX_FIELD_CHARS)
+            if len(value) > limit:
+                why = f"field {_clip(path)!r} has {len(value)} characters (at most {limit})"
+                return FIELD_TOO_LONG, why
+            if not _is_utf8(value):
+                return "bad_request", f"field {_clip(path)!r} is not UTF-8 text (a lone surrogate)"
+        elif isinstance(value, Mapping):
+            if any(isinstance(key, str) and len(key) > MAX_FIELD_CHARS for key in value):
+                return FIELD_TOO_LONG, f"field {_clip(path)!r} has a key over {MAX_FIELD_CHARS}"
+            stack.extend((f"{path}.{key}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:

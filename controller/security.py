@@ -28,7 +28,8 @@ signer in another language reproduces it exactly when the request holds only str
 booleans, null, arrays and objects (avoid floats: their textual form differs between languages).
 
 The key is the key file's content with surrounding whitespace removed, as bytes (``openssl rand
--hex 32 > supervisor.key``; mode 0400, owned by the service user). A role's key is shared by
+-hex 32 > supervisor.key``; mode 0400, owned by the service user: a key or password file that
+group or others may read or write is a :class:`ConfigError`). A role's key is shared by
 everyone in the role, so ``by`` (who) is attested by the holder of the role's key, not proven
 individually; per-person keys are a config choice (one role per person) when that is needed.
 """
@@ -56,6 +57,7 @@ from controller.errors import ConfigError
 from controller.journal import canonical_json
 
 __all__ = [
+    "EVENT_ACTIONS",
     "MIN_KEY_BYTES",
     "SIGNED_FIELDS",
     "ClientSecurity",
@@ -66,6 +68,8 @@ __all__ = [
     "client_security",
     "connect_failure_hint",
     "describe_security",
+    "insecure_commands",
+    "read_journal_key",
     "read_key_file",
     "read_password_file",
     "sign_command",
@@ -80,14 +84,39 @@ MIN_KEY_BYTES: Final = 16
 SIGNED_FIELDS: Final = ("role", "by", "table", "verb", "ts", "nonce")
 """Fields :func:`sign_command` adds (with ``sig``); a request must not set them itself."""
 
-_EVENT_ACTIONS: Final[Mapping[str, str]] = {
+EVENT_ACTIONS: Final[Mapping[str, str]] = {
+    # What a dealer keys in when a reader failed (DESIGN §4.4 manual events).
+    "round_open": "event",
+    "bets_closed": "event",
+    "ball_launched": "event",
+    "winning_number": "event",
+    "card": "event",
+    "cut_card": "event",
+    "shuffle_started": "event",
+    "shuffle_completed": "event",
+    "ball_drawn": "event",
+    "segment": "event",
+    "wheel_spin": "event",
+    "mixing": "event",
+    "read_error": "event",
+    "shoe_empty": "event",
+    "decision": "event",
+    # Ends the round in play without a result: what ``cmd/void`` needs. A ``no_spin`` voids the
+    # spin (seed-000 V-RL-5); a ``deal_error`` can void the round (PKH-21).
     "void": "void",
+    "no_spin": "void",
     "deal_error": "void",
+    # Locks the table (R14) and can void the round in play (void_on_fault): never a dealer's.
+    "fault": "fault",
+    "shoe_removed": "fault",
+    "tube_full": "fault",
     "fault_cleared": "clear_fault",
+    # A supervisor's resolution of a pending round (seed-000 GEN-11).
     "confirm": "confirm",
 }
-"""``cmd/event`` of these types needs what the dedicated command needs (no way around it); a
-``deal_error`` can void the round (PKH-21), so it needs what ``void`` needs."""
+"""The action (``[security] require``) that ``cmd/event`` of each event type needs: every type
+of :data:`controller.events.EVENT_TYPES` is listed (a test holds it so), so entering an event by
+hand never needs less than the command that does the same thing."""
 
 _HEX_SIG = re.compile(r"[0-9a-fA-F]{64}")
 _NONCE = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -100,17 +129,32 @@ _MAX_FILE = 64 * 1024
 
 
 def _read_secret(path: Path, what: str) -> bytes:
+    """A secret file's bytes, refused unless only its owner may use it (mode 0600 or 0400).
+
+    No escape hatch: a password or role key that group or others can read is shared with every
+    account (and every process) on the table PC, which is what signing and passwords are for.
+    Containers mount secrets with a mode (Docker ``mode: 0400``, Kubernetes ``defaultMode``).
+    """
     try:
         with path.open("rb") as handle:
+            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+            # Checked before reading: the content of a file that fails never enters the process.
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                how = (
+                    "readable"
+                    if mode & (stat.S_IRGRP | stat.S_IROTH)
+                    else "writable"
+                    if mode & (stat.S_IWGRP | stat.S_IWOTH)
+                    else "executable"
+                )
+                raise ConfigError(
+                    f"{what} {path}: mode {mode:04o}, {how} by group/others (chmod 600)"
+                )
             data = handle.read(_MAX_FILE + 1)
-            mode = os.fstat(handle.fileno()).st_mode
     except OSError as exc:
         raise ConfigError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > _MAX_FILE:
         raise ConfigError(f"{what} {path}: larger than {_MAX_FILE} bytes, not a secret file")
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        # Not fatal (containers and CI mount secrets 0444), but worth a line in the log.
-        log.warning("secret_file_readable_by_others", what=what, path=str(path), mode=oct(mode))
     return data
 
 
@@ -118,7 +162,8 @@ def read_password_file(path: Path) -> str:
     """The broker password: the first line of ``path`` (without its line break).
 
     Raises:
-        ConfigError: naming the file when it is missing, unreadable, empty or not UTF-8.
+        ConfigError: naming the file when it is missing, unreadable, open to group/others
+            (mode), empty or not UTF-8.
     """
     data = _read_secret(path, "mqtt.password_file")
     try:
@@ -136,13 +181,18 @@ def read_key_file(path: Path, role: str) -> bytes:
     """A role's HMAC key: the file's content without surrounding whitespace.
 
     Raises:
-        ConfigError: naming the role and file when missing, unreadable or shorter than
-            :data:`MIN_KEY_BYTES`.
+        ConfigError: naming the role and file when missing, unreadable, open to group/others
+            (mode) or shorter than :data:`MIN_KEY_BYTES`.
     """
-    key = _read_secret(path, f"security.roles.{role}").strip()
+    return _read_key(path, f"security.roles.{role}")
+
+
+def _read_key(path: Path, what: str) -> bytes:
+    """An HMAC key file (a role's, the journal's): owner-only, at least 16 bytes."""
+    key = _read_secret(path, what).strip()
     if len(key) < MIN_KEY_BYTES:
         raise ConfigError(
-            f"security.roles.{role} {path}: key has {len(key)} bytes, need at least "
+            f"{what} {path}: key has {len(key)} bytes, need at least "
             f"{MIN_KEY_BYTES} (make one with: openssl rand -hex 32)"
         )
     return key
@@ -240,16 +290,17 @@ def connect_failure_hint(error: str) -> str | None:
 def action_for(verb: str, request: Mapping[str, Any]) -> str | None:
     """The ``[security] require`` action a command needs, or ``None`` when it needs no role.
 
-    ``status`` reads and changes nothing. ``cmd/event`` is ``event`` unless the event is a void,
-    a fault clearance or a confirmation, which need what their own commands need. Any other verb
-    is its own action, so a verb added later is refused until ``require`` names it.
+    ``status`` reads and changes nothing. ``cmd/event`` needs its event type's action
+    (:data:`EVENT_ACTIONS`); a type not listed there is not an event (parsing refuses it) and
+    needs ``event``. Any other verb is its own action, so a verb added later is refused until
+    ``require`` names it.
     """
     if verb == "status":
         return None
     if verb == "event":
         body = request.get("event")
         kind = body.get("type") if isinstance(body, Mapping) else None
-        return _EVENT_ACTIONS.get(kind, "event") if isinstance(kind, str) else "event"
+        return EVENT_ACTIONS.get(kind, "event") if isinstance(kind, str) else "event"
     return verb
 
 
@@ -502,25 +553,37 @@ class CommandAuthority:
 
 
 def authority_for(config: TableConfig) -> CommandAuthority | None:
-    """The table's :class:`CommandAuthority`, keys read now; ``None`` without ``[security]``.
+    """The table's :class:`CommandAuthority`, keys read now; ``None`` without roles.
 
-    Why absent means "not authenticated" rather than "refuse": the demo, the embedded broker
-    and existing deployments send unsigned commands (the game server's ``cmd/event`` in
-    ``[betting] mode = "external"``), and refusing them after an upgrade would stop tables
-    silently. Instead every command is still journaled with ``verified: false`` and the start
-    logs a warning; production must configure ``[security]`` (docs: controller.security).
+    Without roles the runner refuses every command that changes a round or a fault
+    (``commands_disabled``: safe by default, DESIGN §7) unless ``[security] insecure_commands =
+    true``, which accepts them unauthenticated and is logged loudly at every start.
 
     Raises:
         ConfigError: a role's key file is missing, unreadable or too short.
     """
-    if config.security is None:
+    section = config.security
+    if section is None:
+        log.warning(
+            "commands_disabled",
+            table=config.table.id,
+            hint="no [security]: commands that change a round or a fault are refused",
+        )
+        return None
+    if section.insecure_commands:
         log.warning(
             "commands_not_authenticated",
             table=config.table.id,
-            hint="add [security] roles/require: anyone who can publish cmd/+ can void a round",
+            hint="[security] insecure_commands = true: anyone who can publish cmd/+ can void a "
+            "round (labs only)",
         )
         return None
-    return CommandAuthority.from_config(config.security, config.table.id)
+    return CommandAuthority.from_config(section, config.table.id)
+
+
+def insecure_commands(config: TableConfig) -> bool:
+    """Whether the table accepts unsigned round- and fault-changing commands (labs only)."""
+    return config.security is not None and config.security.insecure_commands
 
 
 def describe_security(config: TableConfig) -> list[str]:
@@ -543,7 +606,34 @@ def describe_security(config: TableConfig) -> list[str]:
             how = "with a password" if security.password is not None else "without a password"
             lines.append(f"mqtt: user {security.username!r} {how}")
     if config.security is None:
-        lines.append("commands: NOT authenticated ([security] absent; required in production)")
+        lines.append(
+            "commands: disabled (no [security]): void, event, clear_fault are refused "
+            "(commands_disabled); configure roles to allow them"
+        )
+        return lines
+    if config.security.insecure_commands:
+        lines.append(
+            "commands: INSECURE (insecure_commands = true): accepted unauthenticated, "
+            "labs and demos only"
+        )
         return lines
     authority = CommandAuthority.from_config(config.security, config.table.id)
     return lines + authority.describe()
+
+
+# --- the journal's key ----------------------------------------------------------------------------
+
+
+def read_journal_key(path: Path, what: str = "journal.key_file") -> bytes:
+    """The journal's HMAC key (``[journal] key_file``, :mod:`controller.anchors`; R13, R15).
+
+    The keyed anchors are worth only as much as the key is out of reach of whoever can edit the
+    journal: owner-only like every secret file (the config also refuses a key inside the
+    journal's directory). ``what`` names the setting in errors (``verify --key`` for the
+    verifier's copy).
+
+    Raises:
+        ConfigError: naming the file when it is missing or unreadable, grants group/other any
+            permission, or holds fewer than :data:`MIN_KEY_BYTES` bytes.
+    """
+    return _read_key(path, what)

@@ -8,6 +8,7 @@ topic for a record type is a change here and in its test, nowhere else.
     {prefix}/{table}/events                      every journal record, in seq order
     {prefix}/{table}/outcome           retained  the last round's outcome
     {prefix}/{table}/alarms                      fault / fault_cleared records
+    {prefix}/{table}/anchor            retained  the newest keyed anchor (controller.anchors)
     {prefix}/{table}/devices/{id}      retained  one device's availability and faults
     {prefix}/{table}/cmd/{verb}                  commands in
     {prefix}/{table}/cmd/{verb}/reply            replies out
@@ -18,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from controller.anchors import ANCHOR
 
 __all__ = ["ALARM_TYPES", "Topics"]
 
@@ -77,6 +80,12 @@ class Topics:
     def alarms(self) -> str:
         return f"{self.base}/alarms"
 
+    @property
+    def anchor(self) -> str:
+        """The newest keyed anchor, retained: a copy of the journal's keyed head off the machine
+        (R13, R15), which whoever can edit the journal cannot reach."""
+        return f"{self.base}/anchor"
+
     def device(self, device_id: str) -> str:
         return f"{self.base}/devices/{_check_level('device id', device_id)}"
 
@@ -101,12 +110,21 @@ class Topics:
             return None
         return verb
 
+    def retained_records(self) -> dict[str, str]:
+        """Record type -> the retained topic that holds the newest record of that type.
+
+        The publisher re-publishes these from the journal on every (re)connect: a broker
+        restarted without persistence has lost them, and only the journal still knows them.
+        """
+        return {"outcome": self.outcome, ANCHOR: self.anchor}
+
     def routes(self, record: Mapping[str, Any]) -> list[tuple[str, bool]]:
         """Where a journal record is published: ``(topic, retain)`` pairs, ``events`` first.
 
         Every record goes to ``events`` (not retained: a late subscriber wants the current
         outcome, not an arbitrary last event); outcomes also to the retained ``outcome``;
-        faults and their clearing also to ``alarms``.
+        faults and their clearing also to ``alarms``; keyed anchors also to the retained
+        ``anchor``.
         """
         out = [(self.events, False)]
         kind = record.get("type")
@@ -114,4 +132,6 @@ class Topics:
             out.append((self.outcome, True))
         elif kind in ALARM_TYPES:
             out.append((self.alarms, False))
+        elif kind == ANCHOR:
+            out.append((self.anchor, True))
         return out

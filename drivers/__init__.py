@@ -12,6 +12,7 @@ from drivers import events
 from drivers.base import Driver, DriverSettings, StreamDriver
 from drivers.errors import (
     DeviceTimeoutError,
+    DriverConfigError,
     DriverError,
     DriverInitError,
     DriverUnavailableError,
@@ -62,6 +63,7 @@ __all__ = [
     "DeviceUnavailable",
     "Direction",
     "Driver",
+    "DriverConfigError",
     "DriverError",
     "DriverInitError",
     "DriverSettings",

@@ -23,10 +23,11 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import pydantic
 
-from drivers.errors import DriverError, DriverInitError, TransportClosedError
+from drivers.errors import DriverConfigError, DriverError, DriverInitError, TransportClosedError
 from drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
 from drivers.transports.base import ByteStream, TraceHook
 from drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
+from drivers.transports.serial import serial_url_problem
 
 __all__ = ["Backoff", "Driver", "DriverSettings", "FrameDriver", "StreamDriver"]
 
@@ -314,6 +315,23 @@ class StreamDriver(_ConnectionLoop[ByteStream, bytes]):
         """Decode what arrived and turn it into events."""
 
     # --- services for subclasses ---------------------------------------------------------------
+
+    def _require_serial_port(self, needs: str) -> str:
+        """``port`` checked as a serial port now, when the driver is built (``check-config``).
+
+        A missing or malformed port is a config error then, not a reconnect loop of
+        ``port_error`` later; an absent device path is fine (the device may be unplugged).
+        ``needs`` says why a port is wanted ("an SS2 wheel needs a serial port").
+
+        Raises:
+            DriverConfigError: no port, or one pyserial cannot take (see ``serial_url_problem``).
+        """
+        if self.port is None:
+            raise DriverConfigError(self.device_id, f"missing key 'port' ({needs})")
+        problem = serial_url_problem(self.port)
+        if problem is not None:
+            raise DriverConfigError(self.device_id, f"port {self.port!r}: {problem}")
+        return self.port
 
     def queue_write(self, data: bytes) -> None:
         """Send ``data`` as soon as the loop gets control (hooks are synchronous)."""

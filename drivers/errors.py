@@ -10,6 +10,7 @@ that stop an operation: a port that cannot be opened, a config that cannot be lo
     │   ├── UnknownDriverError          registry has no such key
     │   ├── DriverUnavailableError      the driver's library (libusb, python-can backend) is missing
     │   ├── DriverInitError             the device could not be opened or configured
+    │   │   └── DriverConfigError(ValueError)  a device entry's keys cannot work (at construction)
     │   ├── TransportClosedError        the link went away (port unplugged, socket closed)
     │   ├── FramingError(ValueError)    bytes that are not a frame of the protocol
     │   └── DeviceTimeoutError(TimeoutError)
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 __all__ = [
     "DeviceTimeoutError",
+    "DriverConfigError",
     "DriverError",
     "DriverInitError",
     "DriverUnavailableError",
@@ -52,6 +54,19 @@ class DriverUnavailableError(DriverError):
 
 class DriverInitError(DriverError):
     """The device could not be opened or configured."""
+
+
+class DriverConfigError(DriverInitError, ValueError):
+    """A device entry's keys cannot work whatever is plugged in: raised when a driver is built.
+
+    ``problem`` is the message without the device, for callers that name the entry themselves
+    (``controller.config.device_error``: file, ``devices[i]``, id and driver).
+    """
+
+    def __init__(self, device_id: str, problem: str) -> None:
+        super().__init__(f"device {device_id!r}: {problem}")
+        self.device_id = device_id
+        self.problem = problem
 
 
 class TransportClosedError(DriverError, ConnectionError):

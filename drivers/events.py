@@ -104,7 +104,10 @@ class WheelSettled(_DeviceEvent):
     """The ball settled in ``number`` (SS2 state 5 / bare number line).
 
     ``revolutions`` and ``ball_direction`` come from the ball-sensor stream when it is enabled;
-    otherwise ``None``.
+    otherwise ``None``. ``rotor_direction`` is the rotor's direction when the result came (the
+    launch reports its own). ``status_number`` is what a second source said for the same spin
+    when the device has two (SS2: ``number`` is the bare line, ``status_number`` the state-5
+    status line); the driver reports both and never decides between them.
     """
 
     number: int | Literal["00"]
@@ -112,6 +115,7 @@ class WheelSettled(_DeviceEvent):
     revolutions: int | None = None
     ball_direction: Direction | None = None
     rotor_direction: Direction | None = None
+    status_number: int | Literal["00"] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

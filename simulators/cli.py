@@ -69,7 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KIND@GAME[=VALUE]",
-        help="inject a fault (repeatable), e.g. misspin@2, silence@3=4, fault@1=5",
+        help=(
+            "inject a fault (repeatable): misspin, no_ball, misfire[=s], misfire_stuck[=s], "
+            "sensor_fault[=CODE], fault[=CODE], short_spin[=revolutions], "
+            "same_direction_sensor, result_mismatch[=N] (the status line shows N, the bare "
+            "line the ball), rotor_reversal (the rotor turns the other way from state 4), "
+            "garbage, split, silence[=s], disconnect[=s]; e.g. misspin@2, silence@3=4, "
+            "fault@1=5, result_mismatch@2=17"
+        ),
     )
     parser.add_argument(
         "--wait-for-host",

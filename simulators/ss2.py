@@ -114,6 +114,8 @@ FAULT_KINDS: Final = frozenset(
         "fault",
         "short_spin",
         "same_direction_sensor",
+        "result_mismatch",
+        "rotor_reversal",
         "garbage",
         "split",
         "silence",
@@ -121,9 +123,9 @@ FAULT_KINDS: Final = frozenset(
     }
 )
 _NO_VALUE_KINDS: Final = frozenset(
-    {"misspin", "no_ball", "same_direction_sensor", "garbage", "split"}
+    {"misspin", "no_ball", "same_direction_sensor", "rotor_reversal", "garbage", "split"}
 )
-_INT_KINDS: Final = frozenset({"sensor_fault", "fault", "short_spin"})
+_INT_KINDS: Final = frozenset({"sensor_fault", "fault", "short_spin", "result_mismatch"})
 _DEFAULT_VALUES: Final[dict[str, float]] = {
     "misfire": 2.0,
     "misfire_stuck": 2.0,
@@ -147,8 +149,15 @@ class FaultSpec:
     - ``sensor_fault``: the ``*F`` code [21]; 21–23 also drop that sensor from the ``*I 4`` stream.
     - ``fault``: the ``*F`` code that powers the wheel down [1].
     - ``short_spin``: ball revolutions in the sensor stream [2].
+    - ``result_mismatch``: the number the status lines show from the result on (0–36), while
+      the bare line and the ``bn`` pocket report the ball's [the next pocket up, 36 → 0]. The
+      lines then disagree for the same spin, as on a peer project's recorded SS2 traffic (a
+      value equal to the ball's number makes them agree).
     - ``silence`` / ``disconnect``: wheel seconds without output / without a link [3].
-    - ``misspin``, ``no_ball``, ``same_direction_sensor``, ``garbage``, ``split``: no value.
+    - ``rotor_reversal``: the rotor turns the other way from "no more bets" (state 4) to the
+      result: a direction change during play (seed-001 §4.1 L95), seen on the status lines.
+    - ``misspin``, ``no_ball``, ``same_direction_sensor``, ``rotor_reversal``, ``garbage``,
+      ``split``: no value.
 
     Raises:
         ValueError: unknown kind, game < 1, or a value the kind does not take.
@@ -182,6 +191,8 @@ class FaultSpec:
                 raise ValueError(f"fault fault: *F code must be 1-255, not {code}")
             if self.kind == "short_spin" and not 1 <= code <= 100:
                 raise ValueError(f"fault short_spin: revolutions must be 1-100, not {code}")
+            if self.kind == "result_mismatch" and not 0 <= code <= 36:
+                raise ValueError(f"fault result_mismatch: number must be 0-36, not {code}")
         elif not (math.isfinite(value) and 0 < value <= 3600):
             raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
 
@@ -643,11 +654,19 @@ class SimSS2:
         if self._mode & MODE_RANDOM_SPEED:
             self._target = self._rng.randint(_RPM_MIN, _RPM_MAX + 5)
         length = _NO_BALL_STOP_TICKS if game.has("no_ball") else game.no_more_ticks
+        if game.has("rotor_reversal"):
+            self._direction ^= 1  # the rotor's direction changes with the ball in play
         self._enter(_Phase.NO_MORE, length)
 
     def _result(self, t: float) -> None:
         number = self._script.pop(0) if self._script else self._random_number()
         self._last = number
+        game = self._game
+        if game is not None and game.has("result_mismatch"):
+            # The status lines' "last winning number" disagrees with the ball (no RNG draw:
+            # the rest of the run stays byte-identical to one without the fault).
+            spec = game.faults["result_mismatch"]
+            self._last = int(spec.value) if spec.value is not None else _next_pocket(number)
         self._results.append(number)
         self._cancel("sensor")
         self._enter(_Phase.RESULT, _RESULT_TICKS)
@@ -982,6 +1001,11 @@ def _to_number(value: int | str, pockets: int) -> Number:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 36:
         raise ValueError(f"not a roulette number: {value!r} (0-36, or '00' with pockets=38)")
     return value
+
+
+def _next_pocket(number: Number) -> int:
+    """The default wrong number of a ``result_mismatch``: the next pocket up, 36 → 0."""
+    return 1 if number == "00" else (number + 1) % 37
 
 
 def _garbage(rng: random.Random) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.config import DeviceConfig, TableConfig, load_config, validate_section
+from controller.config import DeviceConfig, TableConfig, load_config, validate_device
 from controller.diag.errors import DiagError
 from controller.diag.plugins import DeviceDiagnostics, get_diagnostics
 from drivers.base import DriverSettings
@@ -52,10 +52,5 @@ def resolve_target(config_path: Path, device_id: str | None) -> Target:
     config = load_config(config_path)
     device = pick_device(config, device_id)
     index = config.devices.index(device)
-    settings = validate_section(
-        get_driver_class(device.driver).settings_model,
-        device.options,
-        source=config.source,
-        section=f"devices[{index}]",
-    )
+    settings = validate_device(get_driver_class(device.driver).settings_model, config, index)
     return Target(config, device, settings, get_diagnostics(device, settings))

@@ -4,12 +4,30 @@
 Phases (the machine's states)::
 
     idle --round_open--> open --bets_closed--> closed --winning_number--> idle (settled | void)
-                          |                      |
+                          |                      |   |
+                          |                      |   +--hold--> held --void----------------> idle
+                          |                      |             (R22)  --manual winning_number-->
                           +--- no_spin / void / fault (void_on_fault) / winning_number ---> idle
 
 ``ball_launched`` is accepted while ``open`` (the SS2 launches before "no more bets", seed-002-004
 C-A11) and while ``closed``; it only sets ``ball_in_play``. ``round_open`` during a round abandons
 it. Faults are latched in a set outside the phase: a fault is orthogonal to where the round is.
+
+Whether a result is the round's own (:mod:`controller.games.roulette` has the pure checks): the
+round remembers the wheel's spin number it opened at (``round_open.spin``) and its launch
+(``ball_launched``, with ``spin`` and ``rotor_direction``). A ``winning_number`` of another spin
+is void ``spin_mismatch``, one whose spin had no launch in the round ``launch_not_seen`` (events
+were lost between the wheel and the engine; seed-001 G1/G3, R15); one whose two readings
+disagree (``status_number``) is void ``result_mismatch`` or held for a supervisor (R22); one
+whose rotor turned the other way than at the launch is void ``rotor_direction_changed``
+(seed-001 §4.1 L95). Events without spin numbers or directions are not checked: replays of older
+journals conclude exactly as before.
+
+``held``: the round waits for a supervisor. Only a ``void`` or a ``winning_number`` entered by
+hand (``manual``) ends it; the wheel's own events (the next game's ``round_open``, launch,
+close, result, no-spin) are refused with the verdict ``decision_pending`` and change nothing; a
+fault only latches (the round is already stopped). After a restart the round stays held: the
+restart gate confirms rounds in play only (``controller.recovery``).
 
 Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
 round. :meth:`RouletteEngine.apply` never raises for an event sequence, however wrong: whatever the
@@ -39,12 +57,23 @@ from controller.events import (
     Void,
     WinningNumber,
 )
-from controller.games.roulette import Pocket, RouletteRules, check_spin, spin_result
-from controller.outcomes import EngineOutput, Outcome
+from controller.games.roulette import (
+    Finding,
+    Pocket,
+    RouletteRules,
+    check_provenance,
+    check_result_lines,
+    check_rotor,
+    check_spin,
+    spin_result,
+)
+from controller.outcomes import EngineOutput, Outcome, Verdict
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 
 __all__ = [
+    "DECISION_PENDING",
     "FAULT_LATCHED",
+    "HELD",
     "NOT_FOR_THIS_GAME",
     "UNEXPECTED_EVENT",
     "VOID_DEVICE_FAULT",
@@ -56,6 +85,7 @@ __all__ = [
 IDLE: Final = "idle"
 OPEN: Final = "open"
 CLOSED: Final = "closed"
+HELD: Final = "held"
 
 # Void reasons produced by the engine itself (the spin checks are in controller.games.roulette).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
@@ -64,6 +94,14 @@ VOID_ROUND_ABANDONED: Final = "round_abandoned"
 # Used when a no_spin / void event carries an empty reason: a void always has a code.
 VOID_NO_SPIN_DEFAULT: Final = "no_spin"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
+
+# Verdict: an event refused because the round waits for a supervisor (phase held).
+DECISION_PENDING: Final = "decision_pending"
+RULE_DECISION: Final = "R22; seed-000 GEN-11"
+# What a held round refuses (a manual winning_number is the supervisor's answer, not refused).
+_WAIT_FOR_SUPERVISOR: Final = frozenset(
+    {"round_open", "bets_closed", "ball_launched", "no_spin", "winning_number"}
+)
 
 # Events of other game families: well-formed, just not roulette's.
 _OTHER_GAMES: Final = frozenset(
@@ -105,8 +143,19 @@ def _definition(void_on_fault: bool) -> MachineDefinition:
             Transition(phase, "fault", IDLE if void_on_fault else phase),
             Transition(phase, "fault_cleared", phase),
         ]
+    transitions += [
+        # R22: the wheel's two readings disagree and the table holds for a supervisor.
+        Transition(CLOSED, "hold", HELD),
+        Transition(HELD, "hold", HELD),
+        # seed-000 GEN-11: the supervisor's void, or the number entered by hand.
+        Transition(HELD, "void", IDLE),
+        Transition(HELD, "winning_number", IDLE),
+        # Held is already stopped: a fault only latches (R14), whatever void_on_fault says.
+        Transition(HELD, "fault", HELD),
+        Transition(HELD, "fault_cleared", HELD),
+    ]
     return MachineDefinition(
-        "roulette", states=(IDLE, OPEN, CLOSED), initial=IDLE, transitions=transitions
+        "roulette", states=(IDLE, OPEN, CLOSED, HELD), initial=IDLE, transitions=transitions
     )
 
 
@@ -141,6 +190,9 @@ class RouletteEngine(EngineBase):
         self._round: str | None = None
         self._ball_in_play = False
         self._launch: BallLaunched | None = None
+        self._round_spin: int | None = None
+        self._held: WinningNumber | None = None
+        self._held_reason: str | None = None
         self._faults: set[str] = set()
         self._last_number: Pocket | None = None
         self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
@@ -184,6 +236,20 @@ class RouletteEngine(EngineBase):
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event, get what it concludes: at most one void of an abandoned round, then
         at most one outcome or verdict for the event itself. Never raises for a bad sequence."""
+        if (
+            self.phase == HELD
+            and event.type in _WAIT_FOR_SUPERVISOR
+            and not (isinstance(event, WinningNumber) and event.manual)
+        ):
+            return [
+                self._verdict(
+                    DECISION_PENDING,
+                    f"{event.type} refused: the round waits for a supervisor "
+                    f"({self._held_reason}): void it, or enter the winning number by hand",
+                    event,
+                    RULE_DECISION,
+                )
+            ]
         return self._dispatch(event)
 
     # -- handlers (each fires the machine first: a refusal must leave no partial change) -------
@@ -197,6 +263,7 @@ class RouletteEngine(EngineBase):
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, None, event))
         self._round = self._ids.take(event.round)
+        self._round_spin = event.spin
         self._rounds += 1
         return outputs
 
@@ -213,11 +280,28 @@ class RouletteEngine(EngineBase):
 
     def _winning_number(self, event: WinningNumber) -> list[EngineOutput]:
         was = self.phase
-        self._machine.fire("winning_number")
+        if not self._machine.can_fire("winning_number"):
+            self._machine.fire("winning_number")  # refused (raises): nothing has changed
+        if was == HELD:
+            event = self._with_held_data(event)
         reported = {"number": event.number}
+        # Whose result is it? A number of another spin is not this round's at all (seed-001
+        # G1/G3, R15), so this comes before every other check.
+        finding = check_provenance(event, round_spin=self._round_spin, launch=self._launch)
+        if finding is not None:
+            return [self._void_for(finding, event)]
         if was == OPEN:
             # seed-000 V-RL-3, seed-004 ROU 2.1.1: a result is valid only after "no more bets".
+            self._machine.fire("winning_number")
             return [self._end("void", VOID_RESULT_BEFORE_BETS_CLOSED, reported, event)]
+        # R22: the wheel contradicts itself; then seed-001 §4.1 L95: the rotor kept its way.
+        finding = check_result_lines(event)
+        if finding is not None and self._rules.on_result_mismatch == "hold":
+            return [self._hold(finding, event)]
+        finding = finding or check_rotor(event, self._launch)
+        if finding is not None:
+            return [self._void_for(finding, event)]
+        self._machine.fire("winning_number")
         spin = self._with_launch_data(event)
         code = check_spin(self._rules, spin)
         if code is not None:
@@ -254,6 +338,41 @@ class RouletteEngine(EngineBase):
 
     # -- helpers --------------------------------------------------------------------------------
 
+    def _void_for(self, finding: Finding, event: WinningNumber) -> Outcome:
+        """End the round void with ``finding``: its code, and in ``result`` the number reported,
+        what was compared and the sentence (for a dispute)."""
+        self._machine.fire("winning_number")
+        result = {"number": event.number, **finding.data, "detail": finding.detail}
+        return self._end("void", finding.code, result, event)
+
+    def _hold(self, finding: Finding, event: WinningNumber) -> Verdict:
+        """R22: keep the round for a supervisor; the verdict says why and what was reported."""
+        verdict = self._verdict(
+            finding.code,
+            f"{finding.detail}: the round waits for a supervisor (void it, or enter the winning "
+            "number by hand)",
+            event,
+            finding.rule,
+            number=event.number,
+            **finding.data,
+        )
+        self._machine.fire("hold")
+        self._held, self._held_reason = event, finding.code
+        return verdict
+
+    def _with_held_data(self, event: WinningNumber) -> WinningNumber:
+        """A number entered by hand for a held round: the spin it settles is the one the wheel
+        measured (revolutions, directions, spin number); only its number was in doubt."""
+        held = self._held
+        assert held is not None  # set whenever the machine enters held
+        return dataclasses.replace(
+            event,
+            revolutions=event.revolutions if event.revolutions is not None else held.revolutions,
+            ball_direction=event.ball_direction or held.ball_direction,
+            rotor_direction=event.rotor_direction or held.rotor_direction,
+            spin=event.spin if event.spin is not None else held.spin,
+        )
+
     def _with_launch_data(self, event: WinningNumber) -> WinningNumber:
         """Fill the rotor direction and spin number from this round's launch when the result
         lacks them: the rotor cannot reverse mid-spin (seed-001 §4.1 L95), so the direction
@@ -288,4 +407,6 @@ class RouletteEngine(EngineBase):
         self._round = None
         self._ball_in_play = False
         self._launch = None
+        self._round_spin = None
+        self._held = self._held_reason = None
         return outcome

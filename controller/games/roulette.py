@@ -7,16 +7,26 @@ calls these. Rule-book ids in comments point into ``../shared/rules/``:
   revolutions is "no spin"), V-RL-1..5 (validators derived from them);
 - seed-001 (live-casino regulations) §4.1 roulette, §4.4 american, §4.5 la partage;
 - seed-002-004 §A.3 (ROU 3.1.1: opposite direction, at least 3 rotations; ROU 2.1.x);
-- regulatory.md R1/R2 (opposite direction, at least 4 revolutions, otherwise "no spin").
+- regulatory.md R1/R2 (opposite direction, at least 4 revolutions, otherwise "no spin"), R15
+  (sequential inputs must not give invalid results), R22 (no payment on a suspected
+  malfunction).
+
+Besides :func:`check_spin` (is this spin valid?), three checks ask whether a reported result is
+this round's, read consistently, from a spin played by the rules: :func:`check_provenance`
+(the wheel's spin number), :func:`check_result_lines` (the wheel's two readings agree) and
+:func:`check_rotor` (the rotor kept its direction). They give a :class:`Finding` with a stable
+code and a sentence for the record. ``docs/games/roulette.md`` has the order of all checks and
+the ``[rules]`` keys in table form.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
-from controller.events import Direction, WinningNumber
+from controller.events import BallLaunched, Direction, WinningNumber
 
 __all__ = [
     "AMERICAN_ORDER",
@@ -24,14 +34,22 @@ __all__ = [
     "EUROPEAN_ORDER",
     "RED",
     "VARIANTS",
+    "VOID_LAUNCH_NOT_SEEN",
     "VOID_MIN_REVOLUTIONS",
     "VOID_NUMBER_OUT_OF_RANGE",
+    "VOID_RESULT_MISMATCH",
     "VOID_REVOLUTIONS_UNKNOWN",
+    "VOID_ROTOR_DIRECTION_CHANGED",
     "VOID_SAME_DIRECTION",
+    "VOID_SPIN_MISMATCH",
     "Color",
+    "Finding",
     "Pocket",
     "RouletteRules",
     "Variant",
+    "check_provenance",
+    "check_result_lines",
+    "check_rotor",
     "check_spin",
     "color",
     "pockets",
@@ -78,6 +96,14 @@ VOID_NUMBER_OUT_OF_RANGE: Final = "number_out_of_range"
 VOID_SAME_DIRECTION: Final = "same_direction"
 VOID_MIN_REVOLUTIONS: Final = "min_revolutions"
 VOID_REVOLUTIONS_UNKNOWN: Final = "revolutions_unknown"
+VOID_SPIN_MISMATCH: Final = "spin_mismatch"
+VOID_LAUNCH_NOT_SEEN: Final = "launch_not_seen"
+VOID_RESULT_MISMATCH: Final = "result_mismatch"
+VOID_ROTOR_DIRECTION_CHANGED: Final = "rotor_direction_changed"
+
+RULE_PROVENANCE: Final = "seed-001 G1, G3; R15"
+RULE_RESULT_MISMATCH: Final = "R22"
+RULE_ROTOR: Final = "seed-001 §4.1 L95"
 
 
 class RouletteRules(pydantic.BaseModel):
@@ -105,6 +131,14 @@ class RouletteRules(pydantic.BaseModel):
     void_on_fault: bool = True
     """A device fault during a round voids it (seed-001 G1/G3, seed-004 ROU 2.1.6). False keeps
     the round in play until a result comes (regulatory R23: operator terms for wheel problems)."""
+
+    on_result_mismatch: Literal["void", "hold"] = "void"
+    """The wheel's two readings of one spin disagree (SS2: the bare number line and the status
+    line; :func:`check_result_lines`). ``"void"``: the round is void ``result_mismatch``.
+    ``"hold"``: the round waits (phase ``held``) for a supervisor's ``void`` or a number entered
+    by hand (``winning_number`` with ``manual``). Regulatory R22: staff refuse to pay when they
+    suspect the equipment malfunctioned, and the dispute goes to an approved procedure (seed-000
+    GEN-11: resolved by the floor or casino manager; seed-001 G4: the organizer reviews)."""
 
 
 def pockets(variant: Variant) -> frozenset[Pocket]:
@@ -214,3 +248,107 @@ def check_spin(rules: RouletteRules, event: WinningNumber) -> str | None:
     if event.revolutions < rules.min_revolutions:
         return VOID_MIN_REVOLUTIONS
     return None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a reported result cannot settle its round: a stable ``code`` (docs/verdicts.md), a
+    sentence for the record (``detail``), the rule-book id (``rule``) and what was compared
+    (``data``, JSON-ready; it goes into the void's ``result``)."""
+
+    code: str
+    detail: str
+    rule: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def check_provenance(
+    event: WinningNumber, *, round_spin: int | None, launch: BallLaunched | None
+) -> Finding | None:
+    """Whether the result is this round's, by the wheel's spin number, or why not.
+
+    ``round_spin`` is the spin the round was opened at (its ``round_open``), ``launch`` the
+    round's last ``ball_launched``. A result without a spin number is not checked (a wheel that
+    reports none, a number entered by hand, a journal older than the check). Otherwise:
+
+    1. ``spin_mismatch``: its spin is not the round's (the one it opened at, else the one its
+       ball was launched at). Events of the spins in between were lost (a journal outage, a
+       link down): the number belongs to another spin, whatever the bets were on.
+    2. ``launch_not_seen``: the round's own launch was not seen (none, or one of another spin).
+       A wheel that numbers its spins reports the launch before the result, so the gap means
+       lost events again, and the spin cannot be vouched for.
+
+    seed-001 G1 ("in case of communication failure … the bet is calculated with the odds of 1")
+    and G3 (valid only if the error could not affect the result); regulatory R15 (sequential
+    inputs must not give invalid results).
+    """
+    spin = event.spin
+    if spin is None:
+        return None
+    expected, how = round_spin, "opened"
+    if expected is None and launch is not None and launch.spin is not None:
+        expected, how = launch.spin, "launched"
+    if expected is not None and spin != expected:
+        return Finding(
+            VOID_SPIN_MISMATCH,
+            f"winning number of spin {spin} for a round {how} at spin {expected}",
+            RULE_PROVENANCE,
+            {"wheel_spin": spin, "round_spin": expected},
+        )
+    if launch is None or (launch.spin is not None and launch.spin != spin):
+        seen = "no ball launch" if launch is None else f"the launch of spin {launch.spin}"
+        return Finding(
+            VOID_LAUNCH_NOT_SEEN,
+            f"winning number of spin {spin}, but the round saw {seen}",
+            RULE_PROVENANCE,
+            {"wheel_spin": spin, "launch_spin": None if launch is None else launch.spin},
+        )
+    return None
+
+
+def check_result_lines(event: WinningNumber) -> Finding | None:
+    """``result_mismatch`` when the device's two readings of the spin disagree, else ``None``.
+
+    SS2: ``number`` is the bare winning-number line, ``status_number`` the state-5 status line's
+    number; a wheel whose own outputs contradict each other has malfunctioned, and neither
+    number may be paid on (regulatory R22). ``status_number`` ``None``: one reading, no check.
+    """
+    second = event.status_number
+    if second is None or _same_pocket(second, event.number):
+        return None
+    return Finding(
+        VOID_RESULT_MISMATCH,
+        f"the wheel reported {event.number!r} on its number line and {second!r} on its status "
+        "line for the same spin",
+        RULE_RESULT_MISMATCH,
+        {"status_number": second},
+    )
+
+
+def check_rotor(event: WinningNumber, launch: BallLaunched | None) -> Finding | None:
+    """``rotor_direction_changed`` when the rotor turned one way at the launch and the other at
+    the result (both known), else ``None``.
+
+    seed-001 §4.1 L95: "the dealer does not have the right to change the rotation of the wheel
+    and the white ball as long as the player is playing" (conflict C3 reads it as within a spin:
+    directions may alternate between spins, never during one).
+    """
+    if launch is None or launch.rotor_direction is None or event.rotor_direction is None:
+        return None
+    if launch.rotor_direction == event.rotor_direction:
+        return None
+    return Finding(
+        VOID_ROTOR_DIRECTION_CHANGED,
+        f"the rotor turned {launch.rotor_direction} at the launch and {event.rotor_direction} "
+        "at the result",
+        RULE_ROTOR,
+        {
+            "launch_rotor_direction": launch.rotor_direction,
+            "rotor_direction": event.rotor_direction,
+        },
+    )
+
+
+def _same_pocket(a: object, b: object) -> bool:
+    # Strict: True is not 1 (as in validate_number); "00" only equals "00".
+    return type(a) is type(b) and a == b

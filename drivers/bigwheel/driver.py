@@ -25,7 +25,6 @@ from drivers.bigwheel.protocol import (
     Decoder,
     encode_command,
 )
-from drivers.errors import DriverInitError
 from drivers.events import DeviceEvent
 from drivers.transports.base import ByteStream, TraceHook
 
@@ -66,8 +65,7 @@ class BigWheelDriver(StreamDriver):
         trace: TraceHook | None = None,
     ) -> None:
         super().__init__(device_id, port, options, clock=clock, trace=trace)
-        if port is None:
-            raise DriverInitError(f"device {device_id!r}: a big-wheel sensor needs a serial port")
+        self._require_serial_port("a big-wheel sensor needs a serial port")
         assert isinstance(self.settings, BigWheelSettings)  # the base validated it
         self.wheel_settings: BigWheelSettings = self.settings
         self.interpreter = BigWheelInterpreter(

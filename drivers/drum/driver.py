@@ -48,7 +48,7 @@ from drivers.drum.protocol import (
     decode,
     encode_command,
 )
-from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from drivers.errors import DeviceTimeoutError, DriverConfigError, TransportClosedError
 from drivers.events import DeviceEvent
 from drivers.transports.base import TraceHook
 from drivers.transports.frames import CanFrame, FrameLink
@@ -121,9 +121,8 @@ class DrumDriver(FrameDriver):
         self.drum_settings: DrumSettings = self.settings
         s = self.drum_settings
         if s.channel is not None and port is not None and s.channel != port:
-            raise DriverInitError(
-                f"device {device_id!r}: port {port!r} and channel {s.channel!r} disagree; "
-                "give one of them"
+            raise DriverConfigError(
+                device_id, f"port {port!r} and channel {s.channel!r} disagree; give one of them"
             )
         self.channel = s.channel or port or DEFAULT_CHANNEL
         self._check_interface(s.interface)
@@ -149,8 +148,8 @@ class DrumDriver(FrameDriver):
             return  # CanLink.open reports the missing library as DriverUnavailableError
         if interface not in VALID_INTERFACES:
             known = ", ".join(sorted(VALID_INTERFACES))
-            raise DriverInitError(
-                f"device {self.device_id!r}: unknown CAN interface {interface!r}; known: {known}"
+            raise DriverConfigError(
+                self.device_id, f"unknown CAN interface {interface!r}; known: {known}"
             )
 
     @property

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Final, Literal
 import pydantic
 
 from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.errors import DriverInitError
+from drivers.errors import DriverConfigError
 from drivers.events import (
     CardScanned,
     CutCardSeen,
@@ -230,8 +230,7 @@ class SerialShoeDriver(_ShoeDriver):
         trace: TraceHook | None = None,
     ) -> None:
         super().__init__(device_id, port, options, clock=clock, trace=trace)
-        if port is None:
-            raise DriverInitError(f"device {device_id!r}: a serial shoe needs a port")
+        self._require_serial_port("a serial shoe needs a port")
         self._lines = LineSplitter(self.shoe_settings.line_ending)
 
     def _open_stream(self) -> ByteStream:
@@ -280,12 +279,12 @@ class HidShoeDriver(_ShoeDriver):
         super().__init__(device_id, port, options, clock=clock, trace=trace)
         settings = self.shoe_settings
         if port is not None:
-            raise DriverInitError(
-                f"device {device_id!r}: a HID shoe is found by its vid/pid/serial options; "
-                f"remove port = {port!r}"
+            raise DriverConfigError(
+                device_id,
+                f"a HID shoe is found by its vid/pid/serial options; remove port = {port!r}",
             )
         if settings.vid is None or settings.pid is None:
-            raise DriverInitError(f"device {device_id!r}: a HID shoe needs the vid and pid options")
+            raise DriverConfigError(device_id, "a HID shoe needs the vid and pid options")
         self.vid: int = settings.vid
         self.pid: int = settings.pid
         self.usb_backend = usb_backend

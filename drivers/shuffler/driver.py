@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import pydantic
 
 from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from drivers.errors import DeviceTimeoutError, TransportClosedError
 from drivers.events import DeviceEvent
 from drivers.shuffler.interpreter import ShufflerInterpreter
 from drivers.shuffler.protocol import (
@@ -128,10 +128,8 @@ class ShufflerDriver(StreamDriver):
         super().__init__(device_id, port, options, clock=clock, trace=trace)
         assert isinstance(self.settings, ShufflerSettings)  # validated by settings_model
         self.shuffler_settings: ShufflerSettings = self.settings
-        if self.shuffler_settings.transport == "serial" and port is None:
-            raise DriverInitError(
-                f'device {device_id!r}: a serial shuffler needs a port (or transport = "usb")'
-            )
+        if self.shuffler_settings.transport == "serial":
+            self._require_serial_port('a serial shuffler needs a port, or transport = "usb"')
         self.usb_backend = usb_backend
         self._codec = codec or type(self).codec
         self.interpreter = ShufflerInterpreter(

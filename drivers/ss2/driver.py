@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import pydantic
 
 from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.errors import DriverInitError
 from drivers.events import DeviceEvent
 from drivers.ss2.interpreter import SS2Interpreter
 from drivers.ss2.protocol import Command, DecodeError, Decoder, Reply, encode_command
@@ -82,8 +81,7 @@ class SS2Driver(StreamDriver):
         trace: TraceHook | None = None,
     ) -> None:
         super().__init__(device_id, port, options, clock=clock, trace=trace)
-        if port is None:
-            raise DriverInitError(f"device {device_id!r}: an SS2 wheel needs a serial port")
+        self._require_serial_port("an SS2 wheel needs a serial port")
         assert isinstance(self.settings, SS2Settings)  # the base validated it with settings_model
         self.ss2_settings: SS2Settings = self.settings
         self.interpreter = SS2Interpreter(device_id, self.ss2_settings)

@@ -14,6 +14,18 @@ we have no open game for while in 2–4. Within a game each milestone — ``Whee
 once and always in that order; a status that skips ahead (a reconnect, a lost line) emits the
 milestones in between. After a ``SpinInvalid`` the game is dead: nothing more is emitted for it.
 
+Results. Port 1 sends the bare winning-number line just before the first state-5 status line,
+which carries the number too. The interpreter holds the bare number until that status line and
+then reports both in one ``WheelSettled``: ``number`` (the bare line) and ``status_number`` (the
+status line). What a disagreement means is the engine's decision (regulatory R22: a suspect
+result is not paid); a driver only reports. Without a bare line (port 2, or mode bit 16) the
+state-5 line alone settles and ``status_number`` is ``None``; a bare line whose state-5 line never
+comes (the next status shows another state or spin: the lines were lost) settles alone, as the
+bare line always did. The bare line and the state-5 line go out together (in the capture and in
+the simulator), so the wait costs one line. ``rotor_direction`` of the result is the rotor's
+direction on the line that completed the game (the launch reports its own), so a rotor that
+reversed between the launch and the result is visible to the engine (seed-001 §4.1 L95).
+
 Reconnects. What we knew before the link dropped (state, spin, game) is kept; the first status
 afterwards is compared with it by the same catch-up rule: same spin and the state moved on →
 the missed milestones (3 then 5 → ``NoMoreBets``, ``WheelSettled``); a new spin in 2–4 → a new
@@ -145,6 +157,11 @@ class _Game:
     """The wheel left the game's states (1, 5, 6): no further milestones, whatever happened."""
     number: Number | None = None
     rotor_direction: Direction | None = None
+    """The rotor's direction at the launch (state 3)."""
+    rotor_now: Direction | None = None
+    """The rotor's direction on the game's latest status line since the launch."""
+    bare_number: Number | None = None
+    """The bare winning-number line, waiting for its state-5 status line."""
     # Sensor stream (reset at each launch attempt).
     sensor_events: int = 0
     last_sensor: int | None = None
@@ -162,6 +179,8 @@ class _Game:
     def reset_launch(self) -> None:
         self.launched = False
         self.rotor_direction = None
+        self.rotor_now = None
+        self.bare_number = None
         self.sensor_events = 0
         self.last_sensor = None
         self.revolutions = 0
@@ -300,9 +319,12 @@ class SS2Interpreter:
 
     def _on_status(self, status: Status, now: float) -> list[DeviceEvent]:
         prev_state, prev_warnings = self._state, self._warnings
-        # Faults first: a fault that clears as the wheel reaches state 2 must be gone before the
+        # A bare number waiting for this line first: the wheel reported it before anything the
+        # line says (a fault bit on the state-5 line must not overtake the result it follows).
+        events = self._resolve_bare_number(status, now)
+        # Faults next: a fault that clears as the wheel reaches state 2 must be gone before the
         # engine is asked to open the round (a latched fault may keep it from opening one).
-        events = self._track_faults(status, prev_state, now)
+        events += self._track_faults(status, prev_state, now)
         events += self._track_game(status, prev_state, now)
         events += self._track_warnings(status, prev_state, prev_warnings, now)
         self._state, self._spin, self._warnings = status.state, status.spin, status.warnings
@@ -346,12 +368,28 @@ class SS2Interpreter:
                     rotor_direction=game.rotor_direction,
                 )
             )
+        if game.launched and state in (_LAUNCHED, _NO_MORE_BETS, _RESULT):
+            game.rotor_now = _direction(status.rotor_direction)
         if state in (_NO_MORE_BETS, _RESULT) and not game.bets_closed:
             game.bets_closed = True
             events.append(NoMoreBets(device=self.device_id, at=now, spin=game.spin))
         if state == _RESULT and status.last_number is not None:
             events += self._settle(game, status.last_number, now)
         return events
+
+    def _resolve_bare_number(self, status: Status, now: float) -> list[DeviceEvent]:
+        """Settle a game whose bare number waits for its status line, if this is the one (or
+        shows that it will not come)."""
+        game = self._game
+        if game is None or game.bare_number is None or not game.live:
+            return []
+        if status.spin == game.spin and status.state == _NO_MORE_BETS:
+            return []  # the result is not on the status lines yet
+        if status.spin == game.spin and status.state == _RESULT:
+            game.rotor_now = _direction(status.rotor_direction)
+            return self._settle(game, status.last_number, now)
+        # Another state or spin: the state-5 lines were lost. The bare line stands alone.
+        return self._settle(game, None, now)
 
     def _track_faults(
         self, status: Status, prev_state: int | None, now: float
@@ -414,12 +452,16 @@ class SS2Interpreter:
     # --- other messages --------------------------------------------------------------------
 
     def _on_bare_number(self, number: Number, now: float) -> list[DeviceEvent]:
-        # Only port 1 sends it, just before the first state-5 line; trusted while the game
-        # is at no-more-bets, ignored anywhere else (the state-5 line carries it as well).
+        # Only port 1 sends it, just before the first state-5 line; taken while the game is at
+        # no-more-bets and held for that status line (_resolve_bare_number), ignored anywhere
+        # else (the state-5 line carries the number as well). A repeat keeps the first.
+        del now
         game = self._game
         if game is None or self._state != _NO_MORE_BETS or game.spin != self._spin:
             return []
-        return self._settle(game, number, now)
+        if game.live and game.bare_number is None:
+            game.bare_number = number
+        return []
 
     def _on_fault_report(self, code: int, now: float) -> list[DeviceEvent]:
         if code == 0:
@@ -462,9 +504,12 @@ class SS2Interpreter:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _settle(self, game: _Game, number: Number, now: float) -> list[DeviceEvent]:
-        """The result, exactly once per game (bare number or state 5, whichever comes first)."""
-        if not game.live:
+    def _settle(self, game: _Game, status_number: Number | None, now: float) -> list[DeviceEvent]:
+        """The result, exactly once per game: the bare number (if one came) and the state-5
+        line's number (if it came), both reported; see the module docstring."""
+        bare = game.bare_number
+        number = bare if bare is not None else status_number
+        if not game.live or number is None:
             return []
         if game.pocket is not None and game.pocket != number:
             game.number = number
@@ -481,7 +526,8 @@ class SS2Interpreter:
                 spin=game.spin,
                 revolutions=game.revolutions if stream else None,
                 ball_direction=game.ball_direction if stream else None,
-                rotor_direction=game.rotor_direction,
+                rotor_direction=game.rotor_now or game.rotor_direction,
+                status_number=status_number if bare is not None else None,
             )
         ]
 

@@ -20,23 +20,146 @@ failure to open becomes :class:`~drivers.errors.DriverInitError`, anything after
 
 ``pyserial`` itself is imported inside :meth:`SerialStream.open`, so importing :mod:`drivers`
 (and this module) stays cheap and works on a host without pyserial until a port is opened.
+
+:func:`serial_url_problem` checks a port's *form* without opening anything (drivers call it when
+they are built, so ``check-config`` and the start of ``run`` refuse a malformed URL, instead of
+the device reconnecting forever with a ``port_error``). It follows pyserial 3.5's URL handlers
+(``serial/urlhandler/protocol_*.py``): what they reject on open, it rejects up front. A device
+path is only checked for its form: an unplugged adapter is a device event, not a config error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import re
 from typing import Any
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from drivers.errors import DriverInitError, TransportClosedError
 
-__all__ = ["SerialStream", "open_serial_stream"]
+__all__ = ["SERIAL_URL_SCHEMES", "SerialStream", "open_serial_stream", "serial_url_problem"]
 
 _CHUNK = 4096
 """Upper bound of one non-blocking read; a burst larger than this just takes two reads."""
 
 _THREAD_POLL = 0.1
 """pyserial timeout of one fallback thread read: bounds how long a thread outlives ``close``."""
+
+
+SERIAL_URL_SCHEMES = ("alt", "cp2110", "hwgrep", "loop", "rfc2217", "socket", "spy")
+"""pyserial's URL handlers (``serial.urlhandler.protocol_*``); anything else is a device path."""
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+_OPTIONS: dict[str, tuple[str, ...]] = {
+    "socket": ("logging",),
+    "rfc2217": ("logging", "ign_set_control", "poll_modem", "timeout"),
+    "loop": ("logging",),
+    "spy": ("file", "color", "raw", "all"),
+    "alt": ("class",),
+}
+"""The query options each handler's ``from_url`` accepts; any other makes it raise on open."""
+
+_ALT_CLASSES = ("Serial", "PosixPollSerial", "VTIMESerial")
+
+
+def serial_url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as a pyserial port whatever is plugged in; None if nothing.
+
+    Checks the form only, opens nothing: ``socket://`` and ``rfc2217://`` need ``HOST:PORT`` with
+    a TCP port in 1-65535, every URL only the options its handler knows, a device path is any
+    non-empty path (it may be absent now: an unplugged device is reported when it is opened).
+    """
+    if not url.strip():
+        return "empty (a device path such as /dev/ttyUSB0, or a pyserial URL)"
+    if url != url.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in url):
+        return "has surrounding whitespace or control characters"
+    if "://" not in url:
+        return None  # a device path: whether it exists is the device's business, at open
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in SERIAL_URL_SCHEMES:
+        known = ", ".join(f"{s}://" for s in SERIAL_URL_SCHEMES)
+        return f"unknown URL scheme {scheme + '://'!r} (pyserial knows {known}, or a device path)"
+    if scheme == "hwgrep":
+        return _hwgrep_problem(url[len("hwgrep://") :])
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # an unbalanced [ in the host
+        return f"not a URL: {exc}"
+    if scheme == "cp2110":
+        if not (parts.netloc or parts.path):
+            return "cp2110:// needs a HID device (cp2110:///dev/hidraw0 or cp2110://BUS:DEV:IF)"
+        if importlib.util.find_spec("hid") is None:
+            return "cp2110:// needs the hidapi package (Python module 'hid'), which is missing"
+        return None
+    problem = _options_problem(scheme, parts.query)
+    if problem is not None:
+        return problem
+    if scheme in ("socket", "rfc2217"):
+        return _host_port_problem(scheme, parts)
+    if scheme in ("spy", "alt") and not (parts.netloc or parts.path):
+        return f"{scheme}:// needs a device path after it (e.g. {scheme}:///dev/ttyUSB0)"
+    return None
+
+
+def _options_problem(scheme: str, query: str) -> str | None:
+    # As pyserial parses them: flags (``?poll_modem``) have no value.
+    options = parse_qs(query, keep_blank_values=True)
+    known = _OPTIONS[scheme]
+    for name, values in options.items():
+        if name not in known:
+            allowed = ", ".join(known)
+            return f"unknown option {name!r} for {scheme}:// (known: {allowed})"
+        value = values[0]
+        if name == "logging" and value not in _LOG_LEVELS:
+            return f"option logging={value!r}: one of {', '.join(_LOG_LEVELS)}"
+        if name == "timeout" and not _is_float(value):
+            return f"option timeout={value!r}: seconds expected"
+        if name == "class" and value not in _ALT_CLASSES:
+            return f"option class={value!r}: one of {', '.join(_ALT_CLASSES)}"
+    return None
+
+
+def _host_port_problem(scheme: str, parts: SplitResult) -> str | None:
+    if not parts.hostname:
+        return f"{scheme}:// needs HOST:PORT (e.g. {scheme}://127.0.0.1:7001)"
+    text = parts.netloc.rpartition(":")[2] if ":" in parts.netloc.rpartition("]")[2] else ""
+    if not text:
+        return f"{scheme}:// needs a TCP port: {scheme}://{parts.hostname}:PORT"
+    if not text.isdigit():
+        return f"TCP port {text!r} is not a number"
+    if not 1 <= int(text) <= 65535:
+        return f"TCP port {int(text)} is out of range 1-65535"
+    return None
+
+
+def _hwgrep_problem(spec: str) -> str | None:
+    regexp, *options = spec.split("&")
+    if not regexp:
+        return "hwgrep:// needs a regular expression (e.g. hwgrep://USB.*FTDI)"
+    try:
+        re.compile(regexp, re.IGNORECASE)
+    except re.error as exc:
+        return f"hwgrep:// regular expression {regexp!r}: {exc}"
+    for option in options:
+        name, sep, value = option.partition("=")
+        if name == "skip_busy":
+            continue
+        if name != "n":
+            return f"unknown option {name!r} for hwgrep:// (known: n, skip_busy)"
+        # pyserial 3.5 picks the n'th match and refuses n < 2 ("n=1" is just the default).
+        if not sep or not value.isdigit() or int(value) < 2:
+            return f"option n={value!r}: an integer of at least 2"
+    return None
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_device_path(url: str) -> bool:
@@ -117,6 +240,11 @@ class SerialStream:
             import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
         except ImportError as exc:  # pragma: no cover - pyserial is a hard dependency
             raise DriverInitError(f"cannot open {self.url!r}: pyserial is not installed") from exc
+        problem = serial_url_problem(self.url)
+        if problem is not None:
+            # Before pyserial sees it: for some malformed URLs its handlers raise KeyError or
+            # TypeError (socket:// formats its own message wrongly), which no caller expects.
+            raise DriverInitError(f"cannot open serial port {self.url!r}: {problem}")
         kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0}
         if self.exclusive and _is_device_path(self.url):
             kwargs["exclusive"] = True

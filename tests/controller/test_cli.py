@@ -14,6 +14,8 @@ from controller.journal import Journal
 DATA = Path(__file__).resolve().parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]
 ROUNDS = DATA / "replay" / "roulette-rounds.jsonl"
+WHEEL = "devices[0] (id 'wheel', driver 'cammegh-ss2')"
+"""How every error about the test config's wheel entry names it."""
 
 
 def _config(tmp_path: Path, extra: str = "", rules: str = "min_revolutions = 4") -> Path:
@@ -105,8 +107,8 @@ def test_check_config_accepts_the_shipped_examples(capsys: pytest.CaptureFixture
 @pytest.mark.parametrize(
     ("extra", "rules", "message"),
     [
-        ("colour = 3", "", "unknown key 'devices[0].colour'"),
-        ("silence_timeout = -1", "", "devices[0].silence_timeout"),
+        ("colour = 3", "", f"{WHEEL}: unknown key 'colour'"),
+        ("silence_timeout = -1", "", f"{WHEEL}: silence_timeout"),
         ("", "min_revolutions = 0", "rules.min_revolutions"),
         ("", 'variant = "mini"', "rules.variant"),
         ("", "wheel = 1", "unknown key 'rules.wheel'"),
@@ -116,7 +118,7 @@ def test_check_config_names_the_bad_key_and_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, rules: str, message: str
 ) -> None:
     config = _config(tmp_path, extra=extra, rules=rules)
-    assert main(["check-config", str(config)]) == 1
+    assert main(["check-config", str(config)]) == 78
     err = capsys.readouterr().err
     assert message in err
     assert str(config) in err
@@ -126,18 +128,19 @@ def test_check_config_names_the_bad_key_and_file(
 def test_check_config_unknown_driver(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = _config(tmp_path)
     config.write_text(config.read_text().replace("cammegh-ss2", "cammegh-ss9"))
-    assert main(["check-config", str(config)]) == 1
-    assert "cammegh-ss9" in capsys.readouterr().err
+    assert main(["check-config", str(config)]) == 78
+    err = capsys.readouterr().err
+    assert f"{config}: devices[0] (id 'wheel', driver 'cammegh-ss9'): unknown driver" in err
 
 
 def test_check_config_missing_and_not_toml(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check-config", str(tmp_path / "nope.toml")]) == 1
+    assert main(["check-config", str(tmp_path / "nope.toml")]) == 78
     assert "cannot read" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
     bad.write_text("[table\n")
-    assert main(["check-config", str(bad)]) == 1
+    assert main(["check-config", str(bad)]) == 78
     assert "not valid TOML" in capsys.readouterr().err
 
 

@@ -32,6 +32,7 @@ def _runner(journal: Journal) -> TableRunner:
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
         clock=lambda: 1_764_496_800.0,
+        insecure_commands=True,  # a lab table: these tests send unsigned commands
     )
 
 
@@ -172,11 +173,15 @@ async def test_bad_commands_get_a_specific_error_and_change_nothing(
         reply = await runner.command(verb, payload)
         assert reply["ok"] is False
         assert error in reply["error"]
-        # Nothing but the refused command itself (its verdict is the audit trail, R19).
+        assert list(journal.records()) == []  # a refusal changes nothing and is not one record
+        # Its verdict is the audit trail (R19): counted, journaled with its window's record.
+        runner.flush_refusals(force=True)
         [record] = journal.records()
-        assert record["type"] == "command"
-        assert record["accepted"] is False
-        assert error in record["reason"]
+        assert record["type"] == "commands_refused"
+        assert record["count"] == 1
+        [entry] = record["codes"].values()
+        assert error in entry["first"]["reason"]
+        assert entry["first"]["verb"] == verb
 
 
 async def test_manual_event_command(tmp_path: Path) -> None:

@@ -197,6 +197,7 @@ def test_action_for() -> None:
 def test_key_and_password_files_are_read_and_errors_name_them(tmp_path: Path) -> None:
     key = tmp_path / "supervisor.key"
     key.write_text("  " + "a" * 64 + "\n")
+    key.chmod(0o600)  # others may not read a secret file (tests/controller/test_config_errors)
     assert read_key_file(key, "supervisor") == b"a" * 64
     key.write_text("short\n")
     with pytest.raises(ConfigError, match=r"security.roles.supervisor .*supervisor.key.*5 bytes"):
@@ -205,7 +206,9 @@ def test_key_and_password_files_are_read_and_errors_name_them(tmp_path: Path) ->
         read_key_file(tmp_path / "missing.key", "dealer")
     password = tmp_path / "mqtt.password"
     password.write_text("s3cret pass\nignored\n")
+    password.chmod(0o400)
     assert read_password_file(password) == "s3cret pass"
+    password.chmod(0o600)
     password.write_text("\n")
     with pytest.raises(ConfigError, match=r"mqtt.password_file .*: empty first line"):
         read_password_file(password)
@@ -215,6 +218,7 @@ def test_key_and_password_files_are_read_and_errors_name_them(tmp_path: Path) ->
 
 def test_authority_from_config_reads_every_role_key(tmp_path: Path) -> None:
     (tmp_path / "sup.key").write_text("k" * 32)
+    (tmp_path / "sup.key").chmod(0o600)
     section = {"roles": {"supervisor": str(tmp_path / "sup.key")}, "max_age": 5}
     config = _config(security=section)
     assert config.security is not None
@@ -351,6 +355,7 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
         "id": "c1",
         "ok": False,
         "error": "refused: void needs a command signed by role supervisor",
+        "code": "unauthorised",
     }
     dealer = _signed("void", {"id": "c2", "reason": "x"}, role="dealer", key=DEALER_KEY)
     reply = await table.command("void", json.dumps(dealer).encode())
@@ -362,27 +367,38 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
     assert reply["ok"] is True, reply
     assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "foreign_object")]
 
+    # Only the accepted command has a record of its own; the refusals are counted and journaled
+    # once per window, with the first offender (controller.refusals).
+    table.flush_refusals(force=True)
     records = list(table.journal.records())
     commands = _commands(table)
     assert [(c["id"], c["accepted"], c["role"], c["by"], c["verified"]) for c in commands] == [
-        ("c1", False, None, "someone", False),
-        ("c2", False, "dealer", "FM-0042", True),
         ("c3", True, "supervisor", "FM-0042", True),
     ]
-    assert commands[0]["reason"] == "void needs a command signed by role supervisor"
-    assert commands[2]["reason"] is None
+    assert commands[0]["reason"] is None
+    [refused] = [r for r in records if r["type"] == "commands_refused"]
+    assert refused["count"] == 2
+    first = refused["codes"]["unauthorised"]
+    assert first["count"] == 2
+    assert (first["first"]["id"], first["first"]["by"], first["first"]["verified"]) == (
+        "c1",
+        "someone",
+        False,
+    )
+    assert first["first"]["reason"] == "void needs a command signed by role supervisor"
     # The accepted verdict precedes the void it allowed; the void names the verified sender.
     void = next(r for r in records if r["type"] == "void")
-    assert commands[2]["seq"] == reply["command_seq"] < void["seq"] == reply["seq"]
+    assert commands[0]["seq"] == reply["command_seq"] < void["seq"] == reply["seq"]
     assert (void["by"], void["manual"]) == ("FM-0042", True)
     # Never the secret or the signature.
     journal_text = json.dumps(records)
     assert signed["sig"] not in journal_text
     assert SUPERVISOR_KEY.decode() not in journal_text
-    # Replaying the accepted command does nothing but add a refusal.
+    # Replaying the accepted command does nothing but count a refusal.
     reply = await table.command("void", json.dumps(signed).encode())
     assert reply["error"] == "refused: replayed command: nonce already used"
-    assert table.journal.verify() == len(records) + 1
+    assert table.journal.verify() == len(records)
+    assert table.refusals.pending == 1
 
 
 async def test_clear_fault_and_manual_events_need_their_roles(table: TableRunner) -> None:
@@ -412,8 +428,17 @@ async def test_a_refused_valid_signature_with_a_bad_body_spends_its_nonce_and_sa
     request = _signed("clear_fault", {"device": "wheel", "code": "not_latched"})
     reply = await table.command("clear_fault", json.dumps(request).encode())
     assert "fault 'not_latched' is not latched" in reply["error"]
-    [record] = _commands(table)
-    assert (record["accepted"], record["role"], record["verified"]) == (False, "supervisor", True)
+    assert _commands(table) == []
+    table.flush_refusals(force=True)
+    [refused] = [r for r in table.journal.records() if r["type"] == "commands_refused"]
+    first = refused["codes"]["bad_request"]["first"]
+    assert (first["role"], first["verified"], first["nonce"]) == (
+        "supervisor",
+        True,
+        request["nonce"],
+    )
+    again = await table.command("clear_fault", json.dumps(request).encode())
+    assert again["error"] == "refused: replayed command: nonce already used"
 
 
 async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
@@ -442,15 +467,45 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
             assert reply["error"] == "refused: replayed command: nonce already used"
 
 
-async def test_without_security_commands_run_unverified_and_are_still_journaled(
-    tmp_path: Path,
-) -> None:
+async def test_without_security_round_and_fault_commands_are_refused(tmp_path: Path) -> None:
+    """Safe by default (DESIGN §7): no [security] roles, no insecure_commands → refused."""
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = TableRunner(
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
             clock=NOW.timestamp,
+        )
+        task = asyncio.create_task(runner.run())
+        try:
+            runner.handle(RoundOpen(ts=TS, device="wheel"))
+            runner.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
+            requests = [
+                ("void", {"id": 1, "reason": "foreign_object"}),
+                ("event", {"id": 2, "event": {"type": "winning_number", "number": 17}}),
+                ("event", {"id": 3, "event": {"type": "fault", "code": "x", "device": "wheel"}}),
+                ("clear_fault", {"id": 4, "device": "wheel", "code": "ss2_fault_5"}),
+                ("event", {"id": 5, "event": {"type": "fault_cleared", "code": "ss2_fault_5"}}),
+            ]
+            before = journal.last_seq
+            replies = [await runner.command(v, json.dumps(p).encode()) for v, p in requests]
+            status = await runner.command("status", b"")
+        finally:
+            task.cancel()
+        assert [(r["ok"], r["code"]) for r in replies] == [(False, "commands_disabled")] * 5
+        assert status["ok"] is True  # a read stays open
+        assert journal.last_seq == before  # nothing journaled, nothing changed
+        assert runner.latched["wheel"] == {"ss2_fault_5"}
+
+
+async def test_insecure_commands_run_unverified_and_are_still_journaled(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = TableRunner(
+            table_id="T1",
+            engine=build_engine("T1", "roulette", {}, source="test"),
+            journal=journal,
+            clock=NOW.timestamp,
+            insecure_commands=True,
         )
         task = asyncio.create_task(runner.run())
         try:
@@ -474,10 +529,19 @@ def test_authority_for_and_describe_security(tmp_path: Path, pki: Pki) -> None:
     assert authority_for(open_table) is None
     assert describe_security(open_table) == [
         "mqtt: no TLS (mqtt://): use mqtts:// beyond the loopback interface",
-        "commands: NOT authenticated ([security] absent; required in production)",
+        "commands: disabled (no [security]): void, event, clear_fault are refused "
+        "(commands_disabled); configure roles to allow them",
     ]
+    lab = _config(mqtt={"url": "mqtt://127.0.0.1:1883"}, security={"insecure_commands": True})
+    assert authority_for(lab) is None
+    assert describe_security(lab)[-1] == (
+        "commands: INSECURE (insecure_commands = true): accepted unauthenticated, "
+        "labs and demos only"
+    )
     (tmp_path / "sup.key").write_text("k" * 32)
     (tmp_path / "mqtt.password").write_text("pw\n")
+    (tmp_path / "sup.key").chmod(0o600)
+    (tmp_path / "mqtt.password").chmod(0o600)
     secured = _config(
         mqtt={
             "url": "mqtts://127.0.0.1:8883",

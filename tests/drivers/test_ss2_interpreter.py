@@ -447,12 +447,175 @@ def test_ball_in_pocket_disagreeing_with_the_result_voids() -> None:
 
 def test_ball_in_pocket_after_the_result_still_reports_a_mismatch() -> None:
     run = Run(sensor_stream=True)
-    script = every(0.1, 0.0, status(2, 4), status(3, 4), status(4, 4), "27", "bn 27", "bn 26")
-    script += every(0.1, 1.0, "bn 25", status(5, 4, "27"))
+    script = every(0.1, 0.0, status(2, 4), status(3, 4), status(4, 4), "27", "bn 27")
+    script += every(0.1, 1.0, status(5, 4, "27"), "bn 26", "bn 25")
     assert run.play(script)[-2:] == [
         ("settled", 27, 4, None, None, "cw"),
         ("invalid", "number_mismatch", 4),
     ]
+
+
+def test_ball_in_pocket_between_the_bare_line_and_its_status_line_voids_first() -> None:
+    # The result is complete only with its state-5 line: a pocket report before it still counts.
+    run = Run(sensor_stream=True)
+    script = every(0.1, 0.0, status(2, 4), status(3, 4), status(4, 4), "27", "bn 26")
+    script += every(0.1, 1.0, status(5, 4, "27"))
+    assert run.play(script)[-1:] == [("invalid", "number_mismatch", 4)]
+    assert not any(isinstance(e, WheelSettled) for e in run.events)
+
+
+# --- both readings of the result, the rotor at the result (issue 11) --------------------------
+
+
+def _settled(run: Run) -> WheelSettled:
+    (settled,) = [e for e in run.events if isinstance(e, WheelSettled)]
+    return settled
+
+
+def _bytes(run: Run, chunks: Sequence[bytes], start: float = 0.0) -> list[tuple[Any, ...]]:
+    """Feed raw wire bytes in the given chunks (0.1 s apart), ticking after each."""
+    out: list[DeviceEvent] = []
+    for i, chunk in enumerate(chunks):
+        now = start + i * 0.1
+        for message in run.decoder.feed(chunk):
+            out += run.interpreter.feed(message, now)
+        out += run.interpreter.tick(now)
+    run.events += out
+    return [summary(e) for e in out]
+
+
+_GAME_6 = b"*X;2;006;34;0;150;0\r\n*X;3;006;34;0;141;1\r\n*X;4;006;34;0;139;1\r\n"
+
+
+def test_bare_line_waits_for_its_status_line_and_both_are_reported() -> None:
+    run = Run()
+    assert _bytes(run, [_GAME_6, b"17\r\n"]) == [
+        ("available",),
+        ("ready", 6),
+        ("launched", 6, "ccw"),
+        ("nmb", 6),
+    ]  # nothing settles on the bare line alone while its status line may still come
+    assert _bytes(run, [b"*X;5;006;17;0;138;1\r\n"], start=1.0) == [
+        ("settled", 17, 6, None, None, "ccw")
+    ]
+    assert (_settled(run).number, _settled(run).status_number) == (17, 17)
+    assert _settled(run).at == 1.0
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        pytest.param([_GAME_6 + b"17\r\n*X;5;006;18;0;138;1\r\n"], id="one-read"),
+        pytest.param([_GAME_6, b"1", b"7\r", b"\n*X;5;0", b"06;18;0;138;1\r\n"], id="split"),
+        pytest.param(
+            [_GAME_6, b"17\r\n\x00\xff\x13*", b"*X;5;006;18;0;1", b"38;1\r\n"],
+            id="garbage-then-split",
+        ),
+        pytest.param(
+            [_GAME_6, b"17\r\n*X;5;006;1", b"8;Z;138;1\r\n", b"*X;5;006;18;0;138;1\r\n"],
+            id="garbled-status-line-then-a-good-one",
+        ),
+    ],
+)
+def test_bare_line_and_status_line_that_disagree_are_both_reported(chunks: list[bytes]) -> None:
+    """R22 lives in the engine: the interpreter reports what each line said, never picks."""
+    run = Run()
+    _bytes(run, chunks)
+    settled = _settled(run)
+    assert (settled.number, settled.status_number, settled.spin) == (17, 18, 6)
+    assert run.commands == []
+
+
+def test_a_bare_line_garbled_beyond_recognition_leaves_the_status_line_alone() -> None:
+    run = Run()
+    _bytes(run, [_GAME_6, b"1\x807\r\n", b"*X;5;006;18;0;138;1\r\n"])
+    assert (_settled(run).number, _settled(run).status_number) == (18, None)
+
+
+def test_without_a_bare_line_the_status_line_settles_alone() -> None:
+    run = Run()
+    _bytes(run, [_GAME_6, b"*X;5;006;18;0;138;1\r\n"])
+    assert (_settled(run).number, _settled(run).status_number) == (18, None)
+
+
+@pytest.mark.parametrize(
+    ("after", "rest"),
+    [
+        pytest.param(b"*X;2;007;17;0;150;1\r\n", [("ready", 7)], id="next-spin-in-2"),
+        pytest.param(b"*X;1;006;17;0;150;1\r\n", [], id="same-spin-in-1"),
+    ],
+)
+def test_a_bare_line_whose_status_line_never_comes_settles_alone_first(
+    after: bytes, rest: list[tuple[Any, ...]]
+) -> None:
+    run = Run()
+    _bytes(run, [_GAME_6, b"17\r\n"])
+    assert _bytes(run, [after], start=1.0) == [("settled", 17, 6, None, None, "ccw"), *rest]
+    assert _settled(run).status_number is None
+
+
+def test_a_bare_line_survives_a_reconnect_until_its_status_line() -> None:
+    run = Run()
+    _bytes(run, [_GAME_6, b"17\r\n"])
+    run.play([(1.0, LOST)])
+    assert _bytes(run, [b"*X;5;006;18;0;138;1\r\n"], start=5.0) == [
+        ("available",),
+        ("settled", 17, 6, None, None, "ccw"),
+    ]
+    assert _settled(run).status_number == 18
+
+
+def test_a_fault_bit_on_the_state5_line_does_not_overtake_the_result() -> None:
+    run = Run()
+    events = _bytes(run, [_GAME_6 + b"17\r\n*X;5;006;17;4;138;1\r\n"])
+    assert events[-2:] == [("settled", 17, 6, None, None, "ccw"), ("fault", "ss2_sensor_fault")]
+
+
+@pytest.mark.parametrize(
+    ("lines", "launch", "result"),
+    [
+        pytest.param(
+            [status(3, 6, rotor=1), status(4, 6, rotor=0), "17", status(5, 6, "17", rotor=0)],
+            "ccw",
+            "cw",
+            id="reversed-at-no-more-bets",
+        ),
+        pytest.param(
+            [status(3, 6, rotor=1), status(4, 6, rotor=1), "17", status(5, 6, "17", rotor=0)],
+            "ccw",
+            "cw",
+            id="reversed-on-the-result-line",
+        ),
+        pytest.param(
+            [status(3, 6, rotor=1), status(4, 6, rotor=0), status(5, 6, "17", rotor=0)],
+            "ccw",
+            "cw",
+            id="no-bare-line",
+        ),
+        pytest.param(
+            [status(3, 6, rotor=1), status(4, 6, rotor=1), "17", status(5, 6, "17", rotor=1)],
+            "ccw",
+            "ccw",
+            id="kept-its-direction",
+        ),
+    ],
+)
+def test_the_result_carries_the_rotor_direction_of_the_line_that_completed_it(
+    lines: list[str], launch: str, result: str
+) -> None:
+    """seed-001 §4.1 L95 lives in the engine; the interpreter reports both directions."""
+    run = Run()
+    events = run.play(every(0.5, 0.0, status(2, 6, rotor=0), *lines))
+    assert ("launched", 6, launch) in events
+    assert _settled(run).rotor_direction == result
+
+
+def test_a_rotor_reversal_while_the_link_was_down_shows_on_the_result() -> None:
+    run = Run()
+    script = every(0.5, 0.0, status(2, 50), status(3, 50, rotor=1))
+    script += [(1.2, LOST), (5.0, status(5, 50, "22", rotor=0))]
+    assert run.play(script)[-1] == ("settled", 22, 50, None, None, "cw")
+    assert ("launched", 50, "ccw") in [summary(e) for e in run.events]
 
 
 # --- property: whatever the wheel says -----------------------------------------------------------
@@ -537,3 +700,6 @@ def test_interpreter_invariants(
             assert invalid <= 1
     voids = [e for e in events if isinstance(e, SpinInvalid) and e.reason != "number_mismatch"]
     assert restarts == len(voids)
+    # A second reading is only ever reported beside a bare line the wheel really sent.
+    if not any(isinstance(step, BareNumber) for _, step in steps):
+        assert all(e.status_number is None for e in events if isinstance(e, WheelSettled))

@@ -255,6 +255,29 @@ async def test_broker_restart_loses_nothing(mosquitto: MosquittoProcess, journal
 
 
 @pytest.mark.broker
+async def test_a_fresh_broker_gets_the_journals_last_outcome_retained(
+    mosquitto: MosquittoProcess, journal: Journal
+) -> None:
+    """Reproduced: after a broker restart without persistence (or a fail-over to a fresh
+    broker) ``status``, ``state`` and ``devices/*`` came back, the retained ``outcome`` not."""
+    journal.append([rec("outcome", round="R-1", status="settled", result={"number": 17})])
+    journal.append([rec("outcome", round="R-2", status="void", reason="no_spin"), rec(i=1)])
+    last = journal.last_record_of_type("outcome")
+    async with publisher(journal, mosquitto.port) as pub:
+        await until(lambda: journal.unpublished() == [])
+        mosquitto.stop()
+        await until(lambda: not pub.connected)
+        mosquitto.start()  # same port, nothing retained: the journal is the only copy now
+        await until(lambda: pub.connected)
+        # A subscriber that arrives after the reconnect gets the outcome from the broker alone.
+        async with Subscriber(mosquitto.host, mosquitto.port, TOPICS.outcome) as late:
+            got = await late.wait_for(lambda m: m.topic == TOPICS.outcome, timeout=3)
+    assert got.retain is True
+    assert got.json() == last
+    assert (got.json()["round"], got.json()["seq"]) == ("R-2", 2)
+
+
+@pytest.mark.broker
 async def test_network_cut_mid_burst_duplicates_but_no_gaps(
     mosquitto: MosquittoProcess, journal: Journal
 ) -> None:

@@ -8,12 +8,14 @@ subscriber asserts the payloads. Nothing is mocked; the simulator runs 20× real
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tty
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 
 from controller.journal import Journal
@@ -169,6 +171,10 @@ FAULTS = [
     pytest.param("misfire_stuck@2=60", "misfire_grace = 0.2", "misfire", id="misfire"),
     pytest.param("silence@2=60", "", "device_fault", id="silence"),
     pytest.param("disconnect@2=40", "", "device_fault", id="unplugged-pty"),
+    # issue 11: the bare number line and the status line disagree (R22), the rotor reverses
+    # between the launch and the result (seed-001 §4.1 L95).
+    pytest.param("result_mismatch@2", "", "result_mismatch", id="R22-result-mismatch"),
+    pytest.param("rotor_reversal@2", "", "rotor_direction_changed", id="L95-rotor-reversal"),
 ]
 
 
@@ -202,6 +208,102 @@ async def test_fault_voids_with_its_reason_and_next_spin_settles(
         assert voids[0]["result"] is None or "number" in voids[0]["result"]
         seqs = event_seqs(sub.messages)
         assert seqs == list(range(1, seqs[-1] + 1))
+
+
+async def test_result_mismatch_voids_with_both_readings_on_outcome(
+    tmp_path: Path, mosquitto: MosquittoProcess, wheel_link: Path
+) -> None:
+    """R22 end to end: the wheel's bare line says 8, its status line 5; nothing is paid."""
+    sim_args = _wheel(wheel_link, "5")
+    sim_args += ["--fault", "result_mismatch@2=5", "--numbers", "7,8,9,10"]
+    config = _config(tmp_path, str(wheel_link), mosquitto.url)
+    async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
+        with (
+            start_simulator(sim_args, tmp_path) as sim,
+            start_controller(config, tmp_path) as ctl,
+        ):
+            try:
+                await sub.wait_until(_settled_after_void("result_mismatch"), timeout=30)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{_why(sim, ctl)}") from None
+        found = outcomes(sub)
+    (void,) = [o for o in found if o["status"] == "void"]
+    assert (void["reason"], void["result"]["number"], void["result"]["status_number"]) == (
+        "result_mismatch",
+        8,
+        5,
+    )
+    assert "status line" in void["result"]["detail"]
+    assert [o["result"]["number"] for o in found if o["status"] == "settled"][:2] == [7, 9]
+    results = [p for p in sub.payloads(f"{PREFIX}/events") if p["type"] == "winning_number"]
+    assert (results[1]["number"], results[1]["status_number"], results[1]["spin"]) == (8, 5, 2)
+
+
+async def test_result_mismatch_held_for_a_supervisor_settles_the_number_entered_by_hand(
+    tmp_path: Path, mosquitto: MosquittoProcess, wheel_link: Path
+) -> None:
+    """``on_result_mismatch = "hold"``: the round waits; the wheel's next games are refused
+    (``decision_pending``) until the supervisor enters the number; then play goes on."""
+    sim_args = _wheel(wheel_link, "5")
+    sim_args += ["--fault", "result_mismatch@2=5", "--numbers", "7,8,9,10,11,12"]
+    rules = 'min_revolutions = 4\non_result_mismatch = "hold"'
+    config = _config(tmp_path, str(wheel_link), mosquitto.url, rules=rules)
+
+    def verdicts(messages: list[Received], code: str) -> list[dict[str, Any]]:
+        return [
+            m.json()
+            for m in messages
+            if m.topic == f"{PREFIX}/events"
+            and m.json().get("type") == "verdict"
+            and m.json().get("code") == code
+        ]
+
+    async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
+        with (
+            start_simulator(sim_args, tmp_path) as sim,
+            start_controller(config, tmp_path) as ctl,
+        ):
+            try:
+                await sub.wait_until(lambda ms: bool(verdicts(ms, "result_mismatch")), timeout=30)
+                # The wheel plays on; its next game is refused while the round is held.
+                await sub.wait_until(lambda ms: bool(verdicts(ms, "decision_pending")), timeout=30)
+                state = await sub.wait_for(
+                    lambda m: m.topic == f"{PREFIX}/state" and m.json().get("phase") == "held",
+                    timeout=10,
+                )
+                held_round = state.json()["round"]
+                request = {"id": 11, "event": {"type": "winning_number", "number": 8}}
+                async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
+                    await client.publish(f"{PREFIX}/cmd/event", json.dumps(request), qos=1)
+                await sub.wait_until(
+                    lambda ms: any(o["round"] == held_round for o in _outcomes_in(ms)),
+                    timeout=10,
+                )
+                # Play goes on after the decision: a later round settles from the wheel.
+                await sub.wait_until(_count_settled(3), timeout=30)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{_why(sim, ctl)}") from None
+        found = outcomes(sub)
+    (held,) = verdicts(sub.messages, "result_mismatch")
+    assert (held["rule"], held["data"]["number"], held["data"]["status_number"]) == ("R22", 8, 5)
+    decided = next(o for o in found if o["round"] == held_round)
+    assert (decided["status"], decided["result"]["number"]) == ("settled", 8)
+    assert decided["result"]["wheel_spin"] == 2  # the spin the wheel measured
+    manual = [
+        p
+        for p in sub.payloads(f"{PREFIX}/events")
+        if p["type"] == "winning_number" and p.get("manual")
+    ]
+    assert [p["number"] for p in manual] == [8]
+    assert any(o["status"] == "settled" and o["seq"] > decided["seq"] for o in found)
+
+
+def _outcomes_in(messages: list[Received]) -> list[dict[str, Any]]:
+    return [
+        m.json()
+        for m in messages
+        if m.topic == f"{PREFIX}/events" and m.json().get("type") == "outcome"
+    ]
 
 
 async def test_sensor_fault_between_spins_locks_the_table_until_cleared(

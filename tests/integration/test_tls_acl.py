@@ -294,7 +294,12 @@ async def test_a_void_needs_a_supervisor_signature_end_to_end(
         for r in secured_table.journal.records()
         if r["type"] == "command"
     ]
-    assert verdicts == [("u1", False, "FM-0042"), ("s1", True, "FM-0042")]
+    assert verdicts == [("s1", True, "FM-0042")]
+    # The refusal is counted and journaled with its window (one record however many came).
+    secured_table.flush_refusals(force=True)
+    [refused] = [r for r in secured_table.journal.records() if r["type"] == "commands_refused"]
+    first = refused["codes"]["unauthorised"]["first"]
+    assert (first["id"], first["verified"], first["by"]) == ("u1", False, "FM-0042")
 
 
 async def test_tablectl_cmd_signs_publishes_and_prints_the_reply(

@@ -277,6 +277,66 @@ def test_same_direction_sensor_reverses_the_order_without_a_warning() -> None:
 # --- faults ---------------------------------------------------------------------------------------
 
 
+def _lines_of_game(messages: Timed, game: int) -> list[Message]:
+    """The messages of the ``game``-th game (1-based): from its first state-2 line to the next."""
+    out: list[list[Message]] = []
+    previous = None
+    for _, message in messages:
+        if isinstance(message, Status) and message.state == 2 and previous != 2:
+            out.append([])
+        if isinstance(message, Status):
+            previous = message.state
+        if out:
+            out[-1].append(message)
+    return out[game - 1]
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        pytest.param(FaultSpec("result_mismatch", 2), 18, id="default-the-next-pocket"),
+        pytest.param(FaultSpec("result_mismatch", 2, 5), 5, id="given-number"),
+    ],
+)
+def test_result_mismatch_status_lines_disagree_with_the_bare_line(
+    spec: FaultSpec, shown: int
+) -> None:
+    model = SimSS2(seed=6, numbers=[3, 17, 8], faults=[spec])
+    model.receive(b"*I 4\r\n", 0.0)
+    messages = drive(model, 0.0, 75.0)
+    first, second, third = (_lines_of_game(messages, n) for n in (1, 2, 3))
+    assert [m.number for m in second if isinstance(m, BareNumber | BallInPocket)] == [17, 17]
+    results = [m for m in second if isinstance(m, Status) and m.state == 5]
+    assert results
+    assert {m.last_number for m in results} == {shown}
+    assert model.results[:2] == (3, 17)  # the ball's number is the one on the bare line
+    # The games around it agree, and the fault draws nothing from the RNG: game 3 is as without.
+    assert next(m.last_number for m in first if isinstance(m, Status) and m.state == 5) == 3
+    plain = SimSS2(seed=6, numbers=[3, 17, 8])
+    plain.receive(b"*I 4\r\n", 0.0)
+    plain_third = _lines_of_game(drive(plain, 0.0, 75.0), 3)
+
+    def shape(lines: list[Message]) -> list[object]:
+        return [
+            (m.state, m.spin, m.rotor_rpm_x10, m.rotor_direction) if isinstance(m, Status) else m
+            for m in lines
+        ]
+
+    assert shape(third) == shape(plain_third)
+
+
+def test_rotor_reversal_turns_the_rotor_the_other_way_from_no_more_bets() -> None:
+    model = SimSS2(seed=11, faults=[FaultSpec("rotor_reversal", 2)])
+    messages = drive(model, 0.0, 75.0)
+    for game, reversed_ in ((1, False), (2, True), (3, False)):
+        lines = [m for m in _lines_of_game(messages, game) if isinstance(m, Status)]
+        launch = {m.rotor_direction for m in lines if m.state == 3}
+        after = {m.rotor_direction for m in lines if m.state in (4, 5)}
+        assert len(launch) == len(after) == 1
+        assert (launch != after) is reversed_, game
+        assert all(m.warnings == 0 for m in lines)  # the wheel does not flag it itself
+
+
 def test_misspin_warns_in_state3_until_host_restarts() -> None:
     model = SimSS2(seed=12, faults=[FaultSpec("misspin", 1)])
     t = until_state(model, 3, 0.0)
@@ -586,6 +646,9 @@ def test_commands_split_across_receives() -> None:
         ("fault@1=5", FaultSpec("fault", 1, 5)),
         ("short_spin@4=3", FaultSpec("short_spin", 4, 3)),
         (" misfire@1=1.5 ", FaultSpec("misfire", 1, 1.5)),
+        ("result_mismatch@2", FaultSpec("result_mismatch", 2)),
+        ("result_mismatch@2=0", FaultSpec("result_mismatch", 2, 0)),
+        ("rotor_reversal@3", FaultSpec("rotor_reversal", 3)),
     ],
 )
 def test_from_spec_parses(text: str, expected: FaultSpec) -> None:
@@ -606,6 +669,9 @@ def test_from_spec_parses(text: str, expected: FaultSpec) -> None:
         ("silence@2=-1", "seconds must be > 0"),
         ("fault@1=2.5", "not a number"),
         ("sensor_fault@1=5", "code must be one of"),
+        ("result_mismatch@1=37", "number must be 0-36"),
+        ("result_mismatch@1=1.5", "not a number"),
+        ("rotor_reversal@1=1", "takes no value"),
     ],
 )
 def test_from_spec_rejects(text: str, message: str) -> None:

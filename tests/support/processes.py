@@ -112,8 +112,12 @@ def write_config(
     rules: str = "",
     device: str = "",
     journal_options: str = "",
+    security: str = "insecure_commands = true",
+    sections: str = "",
 ) -> Path:
-    """A table config file for the roulette table under test."""
+    """A table config file for the roulette table under test (a lab table: unsigned commands
+    are accepted unless ``security`` says otherwise; ``""`` leaves ``[security]`` out).
+    ``sections`` is more TOML placed before the device (e.g. a ``[metrics]`` table)."""
     path.write_text(
         f"""[table]
 id = "{table}"
@@ -130,6 +134,9 @@ reconnect_max_delay = 0.5
 [journal]
 path = "{journal}"
 {journal_options}
+{"[security]" if security else ""}
+{security}
+{sections}
 
 [[devices]]
 id = "wheel"

@@ -75,6 +75,8 @@ def roulette_config(
         "rules": {"min_revolutions": 4},
         "mqtt": {"url": mqtt_url, "topic_prefix": "it", "reconnect_max_delay": 0.5},
         "journal": {"path": str(journal)},
+        # A lab table: tests send unsigned commands (pass security=... to test [security]).
+        "security": {"insecure_commands": True},
         "devices": [
             {
                 "id": "wheel",

@@ -1,0 +1,334 @@
+"""Who may change a round or a fault: the verb × event type × role matrix, the safe default,
+and refusals that cannot bloat the journal (issue 11, defects 2, 4 and 5).
+
+In-process with a real SQLite journal, a roulette engine and the publisher's command path (no
+broker: the wire is tests/integration/test_tls_acl.py). The clock is injected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config import MqttConfig, SecurityConfig, parse_config
+from controller.engines import build_engine
+from controller.errors import ConfigError
+from controller.events import EVENT_TYPES, BallLaunched, RoundOpen
+from controller.journal import Journal
+from controller.metrics import MetricsRegistry
+from controller.publisher import Publisher
+from controller.runner import TableRunner
+from controller.security import EVENT_ACTIONS, CommandAuthority, sign_command
+from controller.topics import Topics
+
+NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+TS = "2026-11-30T10:00:00.000000Z"
+KEYS = {"dealer": b"d" * 32, "supervisor": b"s" * 32, "technician": b"t" * 32}
+
+# The policy, written out by hand (not read from the code under test): the action each event
+# type entered through cmd/event needs, and the roles allowed each action by default.
+ACTION_OF = {
+    **dict.fromkeys(
+        [
+            "round_open",
+            "bets_closed",
+            "ball_launched",
+            "winning_number",
+            "card",
+            "cut_card",
+            "shuffle_started",
+            "shuffle_completed",
+            "ball_drawn",
+            "segment",
+            "wheel_spin",
+            "mixing",
+            "read_error",
+            "shoe_empty",
+            "decision",
+        ],
+        "event",
+    ),
+    "void": "void",
+    "no_spin": "void",
+    "deal_error": "void",
+    "fault": "fault",
+    "shoe_removed": "fault",
+    "tube_full": "fault",
+    "fault_cleared": "clear_fault",
+    "confirm": "confirm",
+}
+ALLOWED = {
+    "event": {"dealer", "supervisor"},
+    "void": {"supervisor"},
+    "fault": {"supervisor", "technician"},  # never the dealer (regulatory R14: it locks)
+    "clear_fault": {"supervisor", "technician"},
+    "confirm": {"supervisor"},
+}
+ROLES = ("dealer", "supervisor", "technician", None)  # None: unsigned
+
+
+def _security() -> SecurityConfig:
+    return SecurityConfig.model_validate({"roles": {r: f"/k/{r}.key" for r in KEYS}})
+
+
+def _authority() -> CommandAuthority:
+    return CommandAuthority(KEYS, _security().required, table="T1", max_nonces=100_000)
+
+
+def _request(verb: str, body: dict[str, Any], role: str | None) -> dict[str, Any]:
+    if role is None:
+        return {**body, "by": "anonymous"}
+    return sign_command(body, verb=verb, table="T1", role=role, key=KEYS[role], by="X-1", ts=NOW)
+
+
+def test_every_event_type_maps_to_an_explicit_action() -> None:
+    assert set(EVENT_ACTIONS) == set(EVENT_TYPES)
+    assert dict(EVENT_ACTIONS) == ACTION_OF
+
+
+def _matrix() -> list[tuple[str, dict[str, Any], str, str | None]]:
+    cases: list[tuple[str, dict[str, Any], str, str | None]] = []
+    for role in ROLES:
+        cases.append(("void", {"reason": "foreign_object"}, "void", role))
+        cases.append(("clear_fault", {"device": "wheel", "code": "c"}, "clear_fault", role))
+        for kind, action in ACTION_OF.items():
+            cases.append(("event", {"event": {"type": kind}}, action, role))
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("verb", "body", "action", "role"),
+    _matrix(),
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_verb_event_type_role_matrix(
+    verb: str, body: dict[str, Any], action: str, role: str | None
+) -> None:
+    verdict = _authority().check(verb, _request(verb, body, role), NOW.timestamp())
+    expected = role is not None and role in ALLOWED[action]
+    assert verdict.accepted is expected, (verb, body, role, verdict.reason)
+    if not expected:
+        assert verdict.reason
+        if role is not None:
+            assert f"may not {action}" in verdict.reason  # says which action was refused
+
+
+def test_require_may_not_give_faults_to_the_dealer() -> None:
+    roles = {r: f"/k/{r}.key" for r in KEYS}
+    for action in ("fault", "clear_fault"):
+        with pytest.raises(ValueError, match=f"require.{action}: the dealer role may not"):
+            SecurityConfig.model_validate({"roles": roles, "require": {action: "dealer"}})
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({}, "roles: name at least one role key file"),
+        (
+            {"insecure_commands": True, "roles": {"supervisor": "/k"}},
+            "insecure_commands = true accepts unsigned commands",
+        ),
+    ],
+)
+def test_security_section_is_roles_or_insecure(section: dict[str, Any], message: str) -> None:
+    data = {"table": {"id": "T1", "game": "roulette"}, "journal": {"path": "/j"}}
+    with pytest.raises(ConfigError, match=message):
+        parse_config({**data, "security": section}, "t.toml")
+
+
+# --- the runner: defect 2 (a dealer locks the table), defect 4 (anyone voids by default) ------
+
+
+@pytest.fixture
+async def secured(tmp_path: Path) -> AsyncIterator[TableRunner]:
+    with Journal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = TableRunner(
+            table_id="T1",
+            engine=build_engine("T1", "roulette", {}, source="test"),
+            journal=journal,
+            clock=NOW.timestamp,
+            authority=_authority(),
+        )
+        task = asyncio.create_task(runner.run())
+        try:
+            yield runner
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def _send(runner: TableRunner, verb: str, body: dict[str, Any], role: str | None) -> Any:
+    return await runner.command(verb, json.dumps(_request(verb, body, role)).encode())
+
+
+async def test_a_dealer_cannot_raise_a_fault_to_void_the_round(secured: TableRunner) -> None:
+    secured.handle(RoundOpen(ts=TS, device="wheel"))
+    secured.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+    fault = {"event": {"type": "fault", "device": "wheel", "code": "foreign_object"}}
+    reply = await _send(secured, "event", fault, "dealer")
+    assert (reply["ok"], reply["code"]) == (False, "unauthorised")
+    assert "role 'dealer' may not fault" in reply["error"]
+    assert secured.engine.current_round is not None  # still in play
+    assert secured.latched.get("wheel", set()) == set()
+    assert not [r for r in secured.journal.records() if r["type"] in ("fault", "outcome")]
+
+    reply = await _send(secured, "event", fault, "technician")
+    assert reply["ok"] is True, reply
+    assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "device_fault")]
+    assert secured.latched["wheel"] == {"foreign_object"}
+
+    clear = {"event": {"type": "fault_cleared", "device": "wheel", "code": "foreign_object"}}
+    reply = await _send(secured, "event", clear, "dealer")
+    assert (reply["ok"], reply["code"]) == (False, "unauthorised")
+    assert secured.latched["wheel"] == {"foreign_object"}
+    direct = {"device": "wheel", "code": "foreign_object"}
+    assert (await _send(secured, "clear_fault", direct, "dealer"))["ok"] is False
+    assert (await _send(secured, "clear_fault", direct, "technician"))["ok"] is True
+    assert secured.latched["wheel"] == set()
+
+
+async def _bare(tmp_path: Path, *, insecure: bool) -> tuple[Journal, TableRunner]:
+    journal = Journal(tmp_path / f"j-{insecure}.sqlite", "T1")
+    runner = TableRunner(
+        table_id="T1",
+        engine=build_engine("T1", "roulette", {}, source="test"),
+        journal=journal,
+        clock=NOW.timestamp,
+        insecure_commands=insecure,
+    )
+    return journal, runner
+
+
+async def test_by_default_an_anonymous_winning_number_changes_nothing(tmp_path: Path) -> None:
+    """Reproduced: without [security] an anonymous cmd/event winning_number voided 4 of 4."""
+    journal, runner = await _bare(tmp_path, insecure=False)
+    task = asyncio.create_task(runner.run())
+    try:
+        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+        before = journal.last_seq
+        attempts = [
+            ("event", {"event": {"type": "winning_number", "number": 17}}),
+            ("event", {"event": {"type": "fault", "device": "wheel", "code": "x"}}),
+            ("void", {"reason": "foreign_object"}),
+            ("clear_fault", {"device": "wheel", "code": "x"}),
+        ]
+        for _ in range(4):
+            for verb, body in attempts:
+                reply = await runner.command(verb, json.dumps(body).encode())
+                assert (reply["ok"], reply["code"]) == (False, "commands_disabled"), reply
+        assert journal.last_seq == before
+        assert runner.engine.current_round is not None
+        assert runner.latched.get("wheel", set()) == set()
+        assert (await runner.command("status", b"{}"))["ok"] is True
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        journal.close()
+
+
+async def test_insecure_commands_is_the_explicit_lab_switch(tmp_path: Path) -> None:
+    journal, runner = await _bare(tmp_path, insecure=True)
+    task = asyncio.create_task(runner.run())
+    try:
+        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        reply = await runner.command("void", b'{"reason": "foreign_object", "by": "lab"}')
+        assert reply["ok"] is True
+        [command] = [r for r in journal.records() if r["type"] == "command"]
+        assert (command["verified"], command["by"]) == (False, "lab")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        journal.close()
+
+
+# --- defect 5: refusals are counted, not journaled one by one; caps before parsing ----------
+
+
+async def test_a_flood_of_refusals_is_one_record_per_window_and_counted(tmp_path: Path) -> None:
+    """Reproduced: 300 unsigned voids made 302 fsync'd records in 4 s, each also published."""
+    clock = [NOW.timestamp()]
+    with Journal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = TableRunner(
+            table_id="T1",
+            engine=build_engine("T1", "roulette", {}, source="test"),
+            journal=journal,
+            clock=lambda: clock[0],
+        )
+        registry = MetricsRegistry()
+        metrics = registry.table("T1")
+        publisher = Publisher(
+            MqttConfig(),
+            Topics("t", "T1"),
+            journal,
+            host="127.0.0.1",
+            port=1,
+            on_command=runner.command,
+            trace=metrics.on_publisher,
+        )
+        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        before = journal.last_seq
+        for i in range(300):
+            body = {"id": f"c{i}", "reason": "foreign_object", "by": "intruder"}
+            reply = json.loads(await publisher._run_command("void", json.dumps(body).encode()))
+            assert reply["code"] == "commands_disabled"
+            clock[0] += 0.01  # 300 in 3 s: one window
+        assert journal.last_seq == before  # not one record yet
+        assert runner.engine.current_round is not None
+        clock[0] += 10
+        runner.flush_refusals()
+        [record] = list(journal.records(before))
+        assert record["type"] == "commands_refused"
+        assert record["count"] == 300
+        entry = record["codes"]["commands_disabled"]
+        assert entry["count"] == 300
+        assert (entry["first"]["id"], entry["first"]["by"]) == ("c0", "intruder")
+        assert record["since"] < record["ts"]
+        text = registry.render()
+        assert 'tablectl_commands_refused_total{table="T1",code="commands_disabled"} 300' in text
+
+
+@pytest.mark.parametrize(
+    ("verb", "body", "code", "message"),
+    [
+        ("void", {"reason": "r" * 2000}, "field_too_long", "'reason' has 2000 characters"),
+        ("void", {"reason": "x", "by": "b" * 65}, "field_too_long", "'by' has 65 characters"),
+        (
+            "event",
+            {"event": {"type": "card", "card": "K" * 300}},
+            "field_too_long",
+            "'event.card' has 300 characters",
+        ),
+        ("void", {"reason": "\ud800"}, "bad_request", "not UTF-8"),
+    ],
+)
+async def test_string_fields_over_their_caps_are_refused_before_parsing(
+    tmp_path: Path, verb: str, body: dict[str, Any], code: str, message: str
+) -> None:
+    journal, runner = await _bare(tmp_path, insecure=True)
+    with journal:
+        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        before = journal.last_seq
+        payload = json.dumps(body, ensure_ascii=True).encode()
+        reply = await runner.command(verb, payload)
+        assert (reply["ok"], reply["code"]) == (False, code)
+        assert message in reply["error"]
+        assert journal.last_seq == before
+        assert runner.engine.current_round is not None
+
+
+async def test_a_payload_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
+    journal, runner = await _bare(tmp_path, insecure=True)
+    with journal:
+        reply = await runner.command("void", b'{"reason": "' + b"x" * 70_000 + b'"}')
+        assert (reply["ok"], reply["code"]) == (False, "payload_too_large")
+        assert reply["error"].startswith("payload too large: 70014 bytes (at most 65536)")
+        runner.flush_refusals(force=True)
+        [record] = journal.records()
+        assert record["codes"]["payload_too_large"]["first"]["bytes"] == 70_014

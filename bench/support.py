@@ -185,8 +185,8 @@ class WheelLines:
     """Minimal SS2 status traffic for one wheel, built with the driver's own encoder.
 
     A round is: state 2 (place bets), state 3 (ball launched), state 4 (no more bets), then the
-    bare winning number followed by the first state-5 line. The bare number is the line that
-    completes the round (the interpreter settles on it while the wheel is in state 4).
+    bare winning number followed by the first state-5 line, in one write. The interpreter
+    settles on the pair: the status line's number must agree with the bare one (R22).
     """
 
     def __init__(self) -> None:

@@ -454,6 +454,9 @@ class TableRunner:
                 self.outage.drop(event)
                 if future is not None and not future.done():
                     future.set_exception(JournalError(f"{JOURNAL_UNAVAILABLE}: table locked"))
+            # The counts on status/state (the publisher coalesces the updates).
+            self._publish_status(self._status_view())
+            self.publish_state()
             return
         last_seq = self.journal.last_seq
         try:
@@ -526,11 +529,13 @@ class TableRunner:
         if self._lost_outputs:
             try:
                 stored = self.journal.append(self._lost_outputs)
-            except (JournalError, ValueError) as exc:
-                self._begin_outage(exc)
-                if self.outage is not None:
-                    self.outage.attempts += 1
+            except JournalError as exc:
+                self._begin_outage(exc).attempts += 1
                 return False
+            except ValueError as exc:  # never journalable: only a full replay re-derives them
+                log.error("conclusions_not_journalable", error=str(exc))
+                self._lost_outputs = []
+                return self._resume()
             self._lost_outputs = []
             self._conclusions_lost = False
             self._scan(stored)
@@ -546,13 +551,20 @@ class TableRunner:
         closing = outage.closing_events(now_ts, void_round=self.engine.current_round is not None)
         for event in outage.kept:
             self._track_faults(event, self._pending_latches)
-        last_seq = self.journal.last_seq
-        try:
-            self.handle_batch([*closing, *outage.kept])
-        except (JournalError, ValueError) as exc:
-            if self.journal.last_seq == last_seq:
-                return False  # still out: nothing written
-            log.error("journal_outage_conclusions_lost", error=str(exc))
+        # The void and its outcome first, then the fault's records: the journal reads in the
+        # order it happened (one batch would put the outcome after all three events). Either
+        # step may meet a full disk again: with nothing of it written the outage goes on (after
+        # the void alone the round has ended, so the next attempt journals the rest).
+        voids = [e for e in closing if isinstance(e, Void)]
+        rest = [*(e for e in closing if not isinstance(e, Void)), *outage.kept]
+        for events in ([voids] if voids else []) + [rest]:
+            last_seq = self.journal.last_seq
+            try:
+                self.handle_batch(events)
+            except (JournalError, ValueError) as exc:
+                if self.journal.last_seq == last_seq:
+                    return False
+                log.error("journal_outage_conclusions_lost", error=str(exc))
         self.outage = None
         log.warning(
             "journal_outage_ended",

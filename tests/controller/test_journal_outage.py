@@ -1,0 +1,209 @@
+"""The runner under a journal outage, for every engine family (controller.outage).
+
+The journal is real (SQLite, fsync'd) and only its ``append`` is gated: a real disk cannot be
+made to refuse one chosen transaction, so :class:`GatedJournal` raises the error a full disk
+gives (``JournalWriteError``) while ``full`` is set. The end-to-end case on a real full tmpfs,
+with a simulated wheel and a broker, is tests/integration/test_journal_outage.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.engines import build_engine
+from controller.errors import JournalWriteError
+from controller.events import Fault, RoundOpen, TableEvent, parse_event
+from controller.journal import Journal
+from controller.runner import TableRunner
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+CLOCK = 1_764_496_800.0
+
+STREAMS = [
+    pytest.param("roulette", {}, "roulette-rounds.jsonl", id="roulette"),
+    pytest.param("baccarat", {"decks": 8}, "baccarat-shoe.jsonl", id="baccarat"),
+    pytest.param("dragon_tiger", {}, "dragon-tiger.jsonl", id="dragon-tiger"),
+    pytest.param("lucky7", {}, "lucky7.jsonl", id="draw"),
+    pytest.param("dream_catcher", {}, "dream-catcher.jsonl", id="wheel"),
+]
+
+
+class GatedJournal(Journal):
+    """A real journal whose appends fail like a full disk while :attr:`full` is set."""
+
+    full = False
+    fail_after_events = False
+    """Fail only the append after the next one (the batch's conclusions, not its events)."""
+
+    def append(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if self.fail_after_events:
+            self.fail_after_events = False
+            self.full = True
+            return super().append(records)
+        if self.full:
+            raise JournalWriteError(f"{self.path}: database or disk is full")
+        return super().append(records)
+
+
+class Sinks:
+    def __init__(self) -> None:
+        self.alarms: list[dict[str, Any]] = []
+        self.status: list[dict[str, Any]] = []
+        self.state: list[dict[str, Any]] = []
+
+
+def _runner(journal: Journal, game: str, rules: dict[str, Any], sinks: Sinks) -> TableRunner:
+    clock = iter(CLOCK + i for i in range(1_000_000))
+    return TableRunner(
+        table_id="T1",
+        engine=build_engine("T1", game, rules, source="test"),
+        journal=journal,
+        clock=lambda: next(clock),
+        publish_alarm=lambda p: sinks.alarms.append(dict(p)),
+        publish_status=lambda p: sinks.status.append(dict(p)),
+        publish_retained=lambda topic, p: sinks.state.append(dict(p)) if topic == "state" else None,
+        insecure_commands=True,
+    )
+
+
+def _events(name: str) -> list[TableEvent]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [parse_event(json.loads(line)) for line in lines if line.strip()]
+
+
+def _feed(runner: TableRunner, events: Sequence[TableEvent]) -> None:
+    for event in events:
+        runner._run_batch([(event, None)])  # the queue's step, without the loop
+
+
+@pytest.mark.parametrize(("game", "rules", "stream"), STREAMS)
+async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
+    tmp_path: Path, game: str, rules: dict[str, Any], stream: str
+) -> None:
+    events = _events(stream)
+    opens = [i for i, e in enumerate(events) if isinstance(e, RoundOpen)]
+    assert len(opens) >= 3, "the stream needs rounds after the outage"
+    cut = opens[1] + 2  # two events into the second round
+    sinks = Sinks()
+    with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = _runner(journal, game, rules, sinks)
+        _feed(runner, events[:cut])
+        in_play = runner.engine.current_round
+        assert in_play is not None
+        before = journal.last_seq
+
+        journal.full = True
+        rest = events[cut:]
+        lost = rest[: opens[2] - cut]  # the rest of this round: dealt while the disk was full
+        _feed(runner, lost)
+        assert runner.outage is not None
+        assert journal.last_seq == before  # nothing journaled, so nothing acted on
+        assert runner.engine.current_round == in_play
+        assert sinks.alarms[-1]["code"] == "journal_unavailable"
+        assert sinks.alarms[-1]["type"] == "fault"
+        assert sinks.status[-1]["locked"] is True
+        assert sinks.status[-1]["faults"] == ["journal_unavailable"]
+        assert sinks.state[-1]["locked"] is True
+        assert sinks.state[-1]["journal"]["available"] is False
+        assert sinks.state[-1]["journal"]["events_not_journaled"] == len(lost)
+        reply = await runner.command("void", b'{"id": 1, "reason": "foreign_object"}')
+        assert (reply["ok"], reply["code"]) == (False, "journal_unavailable")
+
+        journal.full = False
+        runner._resume()  # what the watch task does every 0.5 s
+        assert runner.outage is None
+        new = list(journal.records(before))
+        assert [r["type"] for r in new] == ["void", "outcome", "fault", "fault_cleared"]
+        void, outcome, fault, clear = new
+        assert (void["reason"], void["by"]) == ("journal_outage", "controller")
+        assert (outcome["round"], outcome["status"], outcome["reason"]) == (
+            in_play,
+            "void",
+            "journal_outage",
+        )
+        assert fault["code"] == clear["code"] == "journal_unavailable"
+        assert fault["device"] == "journal"
+        assert fault["since"] == clear["since"] == sinks.alarms[0]["ts"] < clear["ts"]
+        assert f"{len(lost)} event(s) not journaled" in fault["detail"]
+        assert sinks.alarms[-1]["type"] == "fault_cleared"
+        assert sinks.status[-1] == {"locked": False, "faults": []}
+        assert runner.engine.current_round is None
+        assert not runner.latched.get("journal")
+
+        # The next rounds play normally.
+        _feed(runner, rest[len(lost) :])
+        after = list(journal.records(clear["seq"]))
+        assert any(r["type"] == "outcome" and r["status"] == "settled" for r in after), after
+        assert journal.verify() == journal.last_seq
+
+
+async def test_conclusions_lost_in_the_outage_are_journaled_first(tmp_path: Path) -> None:
+    """The events were journaled and the disk filled before their conclusions were: the
+    outcome is decided, so it is journaled when writing resumes, and nothing is voided."""
+    events = _events("roulette-rounds.jsonl")
+    decided = next(i for i, e in enumerate(events) if e.type == "winning_number")
+    sinks = Sinks()
+    with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = _runner(journal, "roulette", {}, sinks)
+        _feed(runner, events[:decided])
+        before = journal.last_seq
+        journal.fail_after_events = True
+        _feed(runner, [events[decided]])
+        assert runner.outage is not None
+        assert journal.last_record_of_type("outcome") is None
+        journal.full = False
+        runner._resume()
+        types = [r["type"] for r in journal.records(before)]
+        # The event, then (after the outage) its outcome; no void: the round had ended.
+        assert types == ["winning_number", "outcome", "fault", "fault_cleared"]
+        [outcome] = [r for r in journal.records() if r["type"] == "outcome"]
+        assert outcome["status"] == "settled"
+        # A restart rebuilds the same and journals nothing more (the conclusion matched).
+        last = journal.last_seq
+    with Journal(tmp_path / "j.sqlite", "T1") as journal:
+        again = _runner(journal, "roulette", {}, Sinks())
+        again.recover()
+        assert journal.last_seq == last
+
+
+async def test_a_device_fault_during_the_outage_is_latched_afterwards(tmp_path: Path) -> None:
+    """R18: a fault must persist; the one that arrived while the journal was out is kept."""
+    sinks = Sinks()
+    with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = _runner(journal, "roulette", {}, sinks)
+        journal.full = True
+        _feed(runner, [Fault(device="wheel", code="ss2_fault_5")])
+        journal.full = False
+        runner._resume()
+        types = [(r["type"], r.get("code")) for r in journal.records()]
+        assert types == [
+            ("fault", "journal_unavailable"),
+            ("fault_cleared", "journal_unavailable"),
+            ("fault", "ss2_fault_5"),
+        ]
+        assert runner.latched["wheel"] == {"ss2_fault_5"}
+
+
+async def test_the_watch_ends_the_outage_without_an_event(tmp_path: Path) -> None:
+    sinks = Sinks()
+    with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = _runner(journal, "roulette", {}, sinks)
+        journal.full = True
+        _feed(runner, [RoundOpen(device="wheel")])
+        assert runner.outage is not None
+        journal.full = False
+        watch = asyncio.create_task(runner._outage_watch(interval=0.01))
+        try:
+            async with asyncio.timeout(2):
+                while runner.outage is not None:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+        finally:
+            watch.cancel()
+        # Idle when it began (the round_open was never journaled): nothing to void.
+        assert [r["type"] for r in journal.records()] == ["fault", "fault_cleared"]

@@ -13,11 +13,7 @@ endpoint scraped over HTTP.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import subprocess
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +21,7 @@ import pytest
 
 from controller.journal import Journal
 from simulators.ss2 import DEFAULT_MODE
+from tests.support.disk import fill, small_disk
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Received, Subscriber
 from tests.support.processes import start_controller, start_simulator, write_config
@@ -33,37 +30,6 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(150)]
 
 TABLE = "ROU-OUT"
 PREFIX = f"it/{TABLE}"
-
-
-@contextlib.contextmanager
-def small_disk(where: Path, size: str = "4m") -> Iterator[Path]:
-    """A tmpfs of ``size`` at ``where``; skips the test where it cannot be mounted."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small filesystem needs root")
-    where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs: {mounted.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Write a filler file until the filesystem refuses (ENOSPC)."""
-    filler = disk / "filler"
-    block = b"\0" * 65536
-    for size in (len(block), 512, 1):
-        with contextlib.suppress(OSError), filler.open("ab") as out:
-            while True:
-                out.write(block[:size])
-                out.flush()
-    return filler
 
 
 def events(sub: Subscriber) -> list[dict[str, Any]]:
@@ -91,7 +57,7 @@ async def test_a_journal_outage_locks_the_table_and_voids_the_open_round(
     tmp_path: Path, mosquitto: MosquittoProcess
 ) -> None:
     metrics_port = free_port()
-    with small_disk(tmp_path / "disk") as disk:
+    with small_disk(tmp_path / "disk", "4m") as disk:
         config = write_config(
             tmp_path / "table.toml",
             table=TABLE,

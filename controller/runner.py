@@ -291,7 +291,7 @@ class TableRunner:
         stored = self._journal_records([record], raising=True)[0]
         log.info(
             "power_on",
-            previous=self.scan.previous,
+            previous=record["previous"],
             interrupted=interrupted.round if interrupted else None,
         )
         self.gate = RestartGate(

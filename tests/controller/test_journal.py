@@ -285,3 +285,33 @@ def test_any_sequence_of_appends_verifies(batches: list[list[dict[str, Any]]]) -
             assert list(journal.records()) == stored
             assert [r["seq"] for r in stored] == list(range(1, len(stored) + 1))
         assert verify_file(path) == len(stored)
+
+
+def test_the_write_ahead_log_cannot_fill_a_small_disk_by_itself(tmp_path: Path) -> None:
+    """Each commit adds whole pages (~14 KB) to the WAL; with SQLite's defaults it reached
+    4 MiB before a checkpoint, so on a 2-4 MiB disk the journal locked itself out for good: a
+    checkpoint needs room in the main file (found by the fault suite's journal-outage lane)."""
+    from tests.support.disk import small_disk  # noqa: PLC0415
+
+    with small_disk(tmp_path / "disk", "2m") as disk, Journal(disk / "j.sqlite", "T1") as j:
+        for i in range(600):  # ~8 MB of WAL without a checkpoint; ~150 fitted before
+            j.append([rec(i=i, pad="x" * 200)])
+        assert j.last_seq == 600
+        assert (disk / "j.sqlite-wal").stat().st_size <= 1024 * 1024 + 64 * 1024
+        assert j.verify() == 600
+
+
+def test_a_full_disk_that_is_not_the_journals_is_a_write_error(tmp_path: Path) -> None:
+    from controller.errors import JournalWriteError  # noqa: PLC0415
+    from tests.support.disk import fill, small_disk  # noqa: PLC0415
+
+    with small_disk(tmp_path / "disk", "2m") as disk, Journal(disk / "j.sqlite", "T1") as j:
+        j.append([rec(i=0)])
+        filler = fill(disk)
+        big = [rec(i=i, pad="x" * 2000) for i in range(200)]  # more than the last free pages
+        with pytest.raises(JournalWriteError, match="database or disk is full"):
+            j.append(big)
+        assert j.last_seq == 1  # all or nothing
+        filler.unlink()
+        j.append([rec(i=-1)])  # usable again, the chain unbroken
+        assert j.verify() == j.last_seq

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from controller.config import MqttConfig
-from controller.errors import ConfigError
+from controller.errors import ConfigError, JournalError
 from controller.journal import Journal
 from controller.publisher import Publisher, broker_address
 from controller.topics import Topics
@@ -275,6 +275,51 @@ async def test_a_fresh_broker_gets_the_journals_last_outcome_retained(
     assert got.retain is True
     assert got.json() == last
     assert (got.json()["round"], got.json()["seq"]) == ("R-2", 2)
+
+
+class MarkRefusingJournal(Journal):
+    """A real journal whose ``mark_published`` fails like a full disk while ``full`` is set (a
+    real disk cannot be made to refuse exactly that UPDATE)."""
+
+    full = False
+
+    def mark_published(self, up_to_seq: int) -> None:
+        if self.full:
+            raise JournalError(f"{self.path}: cannot mark records up to seq {up_to_seq}: full")
+        super().mark_published(up_to_seq)
+
+
+@pytest.mark.broker
+async def test_a_mark_the_disk_refuses_keeps_the_connection_and_sends_nothing_twice(
+    mosquitto: MosquittoProcess, tmp_path: Path
+) -> None:
+    """Found by the fault suite: a failed mark ended the broker session, so every reconnect
+    re-sent the unmarked records and the journal outage's alarm (sent while not connected)
+    was lost. Now the mark waits; the connection and the commands stay."""
+    ledger = AckLedger(MarkRefusingJournal(tmp_path / "m.sqlite", TABLE), TOPICS)
+    journal = ledger.journal
+    assert isinstance(journal, MarkRefusingJournal)
+    with journal:
+        async with (
+            Subscriber(mosquitto.host, mosquitto.port, TOPICS.events) as sub,
+            publisher(journal, mosquitto.port, trace=ledger) as pub,
+        ):
+            journal.full = True
+            for i in range(3):
+                journal.append([rec(i=i)])
+                pub.notify()
+                await sub.wait_until(has_seqs(i + 1))
+            await asyncio.sleep(0.3)  # several drains with the marks refused
+            assert pub.connected
+            assert len(journal.unpublished()) == 3
+            journal.full = False
+            journal.append([rec(i=3)])
+            pub.notify()
+            await sub.wait_until(has_seqs(4))
+            await until(lambda: journal.unpublished() == [])
+        assert seqs(sub.messages) == [1, 2, 3, 4]  # each once: nothing re-sent
+        assert "disconnected" not in ledger.events
+        assert ledger.violations == []
 
 
 @pytest.mark.broker

@@ -48,7 +48,10 @@ __all__ = [
     "GarbageRelay",
     "Lane",
     "check_lane",
+    "check_roulette_rounds",
     "read_journal",
+    "round_in_play",
+    "split_rounds",
 ]
 
 PREFIX = "it"
@@ -110,6 +113,9 @@ class Collector:
         self.port = port
         self.events: dict[str, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
         self.other: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        self.arrivals: list[tuple[str, str, bytes]] = []
+        """Every message as ``(table, topic below the table, payload)``, in arrival order (across
+        topics, which ``events`` and ``other`` do not keep)."""
         self._client: aiomqtt.Client | None = None
         self._reader: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
@@ -138,6 +144,8 @@ class Collector:
                 raw = message.payload
                 data = raw if isinstance(raw, bytes) else str(raw).encode()
                 parts = topic.split("/")
+                if len(parts) >= 3:
+                    self.arrivals.append((parts[1], "/".join(parts[2:]), data))
                 if len(parts) == 3 and parts[2] == "events":
                     with contextlib.suppress(ValueError, KeyError, TypeError):
                         self.events[parts[1]][int(json.loads(data)["seq"])].append(data)
@@ -286,6 +294,109 @@ def check_published(lane: Lane, collector: Collector, report: FaultReport, rows:
     report.check("one outcome per round")
 
 
+def split_rounds(
+    found: Iterable[dict[str, Any]],
+) -> tuple[list[tuple[dict[str, Any], list[dict[str, Any]]]], list[dict[str, Any]]]:
+    """The journal cut into rounds: ``(outcome, the round's records)`` for each outcome, and the
+    records of the round still in play after the last one (with what else followed it).
+
+    A round runs from the end of the previous one to its outcome. The end is not the previous
+    ``outcome`` record itself: a group commit journals a batch's events before their
+    conclusions, so ``winning_number``, the next ``round_open``, then the first round's
+    ``outcome`` is a normal order. A round ends at the event its outcome concludes (the last
+    record before the outcome with the outcome's ``ts``); what follows belongs to the next round.
+    """
+    done: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    pending: list[dict[str, Any]] = []
+    for record in found:
+        kind = record["type"]
+        if kind == "power_on" and record.get("interrupted") is None:
+            pending = []  # nothing in play at the restart: whatever was half-journaled is gone
+        if kind != "outcome":
+            pending.append(record)
+            continue
+        end = len(pending)
+        for index in range(len(pending) - 1, -1, -1):
+            if pending[index].get("ts") == record.get("ts"):
+                end = index + 1
+                break
+        done.append((record, pending[:end]))
+        pending = pending[end:]
+    return done, pending
+
+
+def round_in_play(found: Iterable[dict[str, Any]]) -> bool:
+    """Whether these records leave a round open (a ``round_open`` after the last round ended)."""
+    _, pending = split_rounds(found)
+    return any(r["type"] == "round_open" for r in pending)
+
+
+def check_roulette_rounds(rows: Iterable[Row], report: FaultReport) -> None:
+    """Each settled roulette round was played on one spin, journaled from its open to its result.
+
+    A round (:func:`split_rounds`): its own ``round_open`` is the first one after the previous
+    round ended (any later one was refused while it was in play). A settled outcome needs that
+    ``round_open``, a ``ball_launched`` and a ``winning_number`` in the round, all of the
+    outcome's spin (``result.wheel_spin``) wherever the records carry one. And no journal outage
+    (a ``journal_unavailable`` fault) lies between its open and its outcome: the round that was
+    in play when the journal stopped writing must never settle on a later spin's result (the
+    spins the journal missed were never seen by the table), it is voided ``journal_outage`` when
+    writing resumes.
+    """
+    settled = 0
+    for record, ended in split_rounds(records(rows))[0]:
+        if record.get("status") != "settled" or record.get("game") != "roulette":
+            continue
+        result = record.get("result") or {}
+        spin = result.get("wheel_spin")
+        where = (
+            f"{record.get('table')}: round {record.get('round')} (seq {record['seq']}; the round's "
+            f"records: {_brief(ended)})"
+        )
+        opens = [r for r in ended if r["type"] == "round_open"]
+        assert opens, f"{where} settled without a round_open journaled in it"
+        opened = opens[0]
+        assert _same_spin(opened, spin), (
+            f"{where} settled with spin {spin}'s result but opened at spin {opened.get('spin')} "
+            f"(round_open seq {opened['seq']})"
+        )
+        after_open = [r for r in ended if r["seq"] > opened["seq"]]
+        assert any(r["type"] == "ball_launched" and _same_spin(r, spin) for r in after_open), (
+            f"{where} settled on spin {spin} without that spin's ball_launched journaled"
+        )
+        numbers = [r for r in after_open if r["type"] == "winning_number" and _same_spin(r, spin)]
+        assert any(r.get("number") == result.get("number") for r in numbers), (
+            f"{where} settled on {result.get('number')} (spin {spin}) without that "
+            f"winning_number journaled in the round"
+        )
+        outages = [
+            r["seq"]
+            for r in after_open
+            if r["type"] == "fault" and r.get("code") == "journal_unavailable"
+        ]
+        assert not outages, (
+            f"{where} opened at seq {opened['seq']} before a journal outage (fault at seq "
+            f"{outages[0]}) and settled after it"
+        )
+        settled += 1
+    report.check("settled round: own round_open, launch and result, one spin", settled)
+    report.check("no round open across a journal outage settled")
+
+
+def _brief(found: list[dict[str, Any]]) -> str:
+    """``seq:type[@spin]`` of each record, for a failure message."""
+    return " ".join(
+        f"{r['seq']}:{r['type']}" + (f"@{r['spin']}" if r.get("spin") is not None else "")
+        for r in found[-30:]
+    )
+
+
+def _same_spin(record: dict[str, Any], spin: object) -> bool:
+    """The record is of ``spin``, or one of them does not say (a device without spin numbers)."""
+    theirs = record.get("spin")
+    return spin is None or theirs is None or theirs == spin
+
+
 # --- processes ---------------------------------------------------------------------------------
 
 
@@ -309,6 +420,8 @@ class Lane:
         sim_args: extra ``simulate ss2`` arguments (faults, seed).
         tcp: serve the wheel on TCP (``socket://``) instead of a pty with a stable link.
         journal: journal path (a small filesystem for disk-full tests).
+        device_options: more ``[[devices]]`` lines for the wheel (``sensor_stream = true``).
+        extra_config: TOML appended to the config file (a ``[metrics]`` section).
     """
 
     def __init__(
@@ -323,6 +436,8 @@ class Lane:
         journal: Path | None = None,
         port_override: str | None = None,
         verbose: bool = False,
+        device_options: str = "",
+        extra_config: str = "",
     ) -> None:
         self.table = f"FT-{name}"
         self.workdir = workdir
@@ -340,6 +455,8 @@ class Lane:
         self.port_override = port_override
         self.starts = 0
         self.verbose = verbose
+        self.device_options = device_options
+        self.extra_config = extra_config
 
     # -- the wheel ---------------------------------------------------------------------------
 
@@ -371,18 +488,22 @@ class Lane:
 
     def write_config(self, port: str | None = None) -> Path:
         where = port or self.port_override or str(self.link)
-        return write_config(
+        path = write_config(
             self.workdir / "table.toml",
             table=self.table,
             port=where,
             mqtt_url=self.broker_url,
             journal=self.journal,
             # The mode command on connect is also what releases a --wait-for-host wheel.
-            device=f"operating_mode = {DEFAULT_MODE}",
+            device=f"operating_mode = {DEFAULT_MODE}\n{self.device_options}",
             # Checkpoints every few records, so a kill -9 restart resumes from one with a tail
             # to replay (the production default, 10,000, would never be reached here).
             journal_options="checkpoint_every = 7",
         )
+        if self.extra_config:
+            with path.open("a", encoding="utf-8") as out:
+                out.write(f"\n{self.extra_config}\n")
+        return path
 
     def start_ctl(self) -> None:
         """Start the controller (as systemd would after a crash)."""

@@ -1,12 +1,13 @@
 """Break things on purpose, with real processes, and check that nothing journaled is lost.
 
 Each test runs several tables ("lanes") side by side on one Mosquitto: a simulated SS2 wheel at
-50× speed (a game every half second) and a controller that the test kills, cuts off, floods or
-starves of disk. After every injection the invariants of :func:`tests.fault.harness.check_lane`
-are checked from the journal and from a consumer that saw every table's ``events``; after recovery
-each table must settle a new round without anyone's help (no rule book asks for a human after a
-restart, a broker outage, an unplugged wheel, garbage or a full disk: a latched device fault is
-cleared by the wheel itself when it is back).
+50× speed (a game every half second) and a controller that the test kills, cuts off, floods,
+starves of disk (the journal's own disk: the table must lock and say so) or moves to a fresh
+broker that holds nothing retained. After every injection the invariants of
+:func:`tests.fault.harness.check_lane` are checked from the journal and from a consumer that saw
+every table's ``events``; after recovery each table must settle a new round without anyone's
+help (no rule book asks for a human after a restart, a broker outage, an unplugged wheel,
+garbage or a full disk: a latched device fault is cleared by the wheel itself when it is back).
 
 Counts are ``TABLECTL_FAULT_SCALE`` × the defaults below: about 250 injections in all.
 """
@@ -18,11 +19,13 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
-import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import pytest
@@ -37,12 +40,16 @@ from tests.fault.harness import (
     Lane,
     check_journal,
     check_lane,
+    check_roulette_rounds,
+    count_in_log,
     read_journal,
     records,
+    round_in_play,
     verify_with_journal,
 )
-from tests.support.mosquitto import MosquittoProcess
-from tests.support.mqtt import TcpProxy
+from tests.support.disk import fill, small_disk
+from tests.support.mosquitto import MosquittoProcess, free_port
+from tests.support.mqtt import Received, Subscriber, TcpProxy
 
 pytestmark = [pytest.mark.fault, pytest.mark.broker, pytest.mark.timeout(240)]
 
@@ -56,8 +63,23 @@ FLOODS_PER_LANE = 15
 MQTT_GARBAGE_BURSTS = 8
 DISK_FULL_EPISODES = 5
 DISK_FULL_RESTARTS = 2
+JOURNAL_OUTAGE_LANES = 2
+JOURNAL_OUTAGES_PER_LANE = 4
+BROKER_REPLACEMENTS = 5
 
-_FAMILIES = ("kill -9", "broker", "device port", "garbage", "disk full")
+_FAMILIES = (
+    "kill -9",
+    "broker",
+    "device port",
+    "garbage",
+    "disk full",
+    "journal outage",
+    "broker replacement",
+)
+
+GAME_WHEEL_SECONDS = 24.0
+"""One SS2 game from idle to result in wheel seconds (``simulators.ss2``: 4 + 16 + 14 + 10 + 4
+ticks of 0.5 s); a lane's wall time per game is this over its ``--speed`` (0.48 s at 50×)."""
 
 BACK = "service back without a human (new settled round)"
 
@@ -467,35 +489,6 @@ async def test_garbage_floods(
 # --- disk full ----------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _small_disk(where: Path, size: str = "8m") -> Iterator[Path]:
-    """A tmpfs of ``size`` at ``where`` (needs root and mount); skips the test if unavailable."""
-    where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs: {mounted.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
-def _fill(disk: Path) -> Path:
-    """Write a filler file until the filesystem refuses (ENOSPC)."""
-    filler = disk / "filler"
-    block = b"\0" * 65536
-    for size in (len(block), 512):  # big blocks, then the last partial ones
-        with contextlib.suppress(OSError), filler.open("ab") as out:
-            while True:
-                out.write(block[:size])
-                out.flush()
-    return filler
-
-
 async def _supervise(lane: Lane, report: FaultReport, seconds: float) -> int:
     """Play systemd for ``seconds``: restart the controller whenever it exits. Returns restarts."""
     restarts = 0
@@ -511,10 +504,13 @@ async def _supervise(lane: Lane, report: FaultReport, seconds: float) -> int:
 
 
 def _write_failures(lane: Lane) -> int:
-    text = (
-        lane.ctl_log.read_text(encoding="utf-8", errors="replace") if lane.ctl_log.exists() else ""
+    """Refused journal writes in the controller's log: an event's refusal begins an outage (the
+    table locks: ``journal_outage_started``, once per outage), the controller's own records log
+    ``journal_write_failed``."""
+    return sum(
+        count_in_log(lane.ctl_log, needle)
+        for needle in ("journal_outage_started", "journal_write_failed")
     )
-    return text.count("journal_write_failed")
 
 
 async def _disk_episodes(
@@ -526,7 +522,7 @@ async def _disk_episodes(
     await _progress(lane, collector, report)
     for _ in range(scaled(DISK_FULL_EPISODES)):
         failures = _write_failures(lane)
-        filler = _fill(disk)
+        filler = fill(disk)
         await asyncio.sleep(rng.uniform(0.5, 1.5))
         _alive(lane, report)
         filler.unlink()
@@ -537,7 +533,7 @@ async def _disk_episodes(
         await _progress(lane, collector, report)
         await check_lane(lane, collector, report)
     for _ in range(scaled(DISK_FULL_RESTARTS)):
-        filler = _fill(disk)
+        filler = fill(disk)
         lane.kill_ctl(signal.SIGKILL)
         restarts = await _supervise(lane, report, rng.uniform(1.0, 2.0))
         report.observe("failed starts on a full disk (systemd would retry)", restarts)
@@ -553,10 +549,8 @@ async def _disk_episodes(
 async def test_disk_full(
     tmp_path: Path, mosquitto: MosquittoProcess, collector: Collector, fault_report: FaultReport
 ) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small filesystem needs root")
     started = time.monotonic()
-    with _small_disk(tmp_path / "d0" / "disk") as d0, _small_disk(tmp_path / "d1" / "disk") as d1:
+    with small_disk(tmp_path / "d0" / "disk") as d0, small_disk(tmp_path / "d1" / "disk") as d1:
         lanes = [
             Lane(f"D{i}", tmp_path / f"d{i}", mosquitto.url, journal=disk / "journal.sqlite")
             for i, disk in enumerate((d0, d1))
@@ -569,6 +563,496 @@ async def test_disk_full(
                 )
             )
     fault_report.seconds["disk full"] = time.monotonic() - started
+
+
+# --- journal outage -------------------------------------------------------------------------------
+
+JOURNAL_UNAVAILABLE = "journal_unavailable"
+_SPEED = 50
+_WAL_LIMIT = 1_150_000
+"""Bytes the journal's ``-wal`` may hold on the lane's disk: the journal bounds it at 1 MiB
+(256 pages, ``journal_size_limit``), plus a commit or two past the checkpoint threshold."""
+_ROOM = 1024 * 1024
+"""Free bytes the lane's 4 MiB disk must still have once an outage's filler is gone: with an
+unbounded WAL (SQLite's defaults, 4 MiB before a checkpoint) the journal filled it by itself."""
+
+
+def _free_bytes(disk: Path) -> int:
+    st = os.statvfs(disk)
+    return st.f_bavail * st.f_frsize
+
+
+def _since_mark(collector: Collector, table: str, mark: int, topic: str) -> list[dict[str, Any]]:
+    """Payloads on ``topic`` (below the table) the collector got after its ``other`` ``mark``."""
+    found = []
+    for where, data in collector.other[table][mark:]:
+        if where == topic:
+            with contextlib.suppress(ValueError):
+                found.append(json.loads(data))
+    return found
+
+
+def _check_room(lane: Lane, disk: Path, report: FaultReport) -> None:
+    """The filler is gone and the table plays again: the journal left the disk room to spare.
+
+    Its write-ahead log stays bounded (checkpointed and truncated near 1 MiB): an unbounded one
+    would creep until the journal filled the 4 MiB disk by itself and the table stayed locked.
+    """
+    wal = lane.journal.with_name(lane.journal.name + "-wal")
+    size = wal.stat().st_size if wal.exists() else 0
+    free = _free_bytes(disk)
+    sizes = {p.name: p.stat().st_size for p in disk.iterdir() if p.is_file()}
+    assert size <= _WAL_LIMIT, f"{lane.table}: the journal's WAL holds {size} bytes: {sizes}"
+    assert free > _ROOM, f"{lane.table}: {free} bytes free after an outage: {sizes}"
+    report.check("journal WAL bounded, the disk has room after the outage")
+
+
+async def _wait_locked(
+    lane: Lane, collector: Collector, mark: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The lock as the consumer saw it: the ``status`` update and the raised (unjournaled)
+    alarm."""
+
+    def status() -> dict[str, Any] | None:
+        found = [
+            p
+            for p in _since_mark(collector, lane.table, mark, "status")
+            if p.get("locked") is True and JOURNAL_UNAVAILABLE in p.get("faults", ())
+        ]
+        return found[0] if found else None
+
+    def alarm() -> dict[str, Any] | None:
+        found = [
+            p
+            for p in _since_mark(collector, lane.table, mark, "alarms")
+            if p.get("type") == "fault" and p.get("code") == JOURNAL_UNAVAILABLE
+        ]
+        return found[0] if found else None
+
+    try:
+        # Not at once: the journal goes on writing into the space its WAL file already holds
+        # (about 1 MiB, ~50 records, a few seconds at 50x) and locks when it must grow it.
+        await collector.wait(lambda: status() is not None, 15, "status locked")
+    except AssertionError as exc:
+        raise AssertionError(f"{lane.table}: {exc}\n{lane.log_tail()}") from None
+    locked = status()
+    assert locked is not None
+    try:
+        # Published before the status (transient messages go first): long arrived by now.
+        await collector.wait(lambda: alarm() is not None, 2, "a journal_unavailable alarm")
+    except AssertionError as exc:
+        raise AssertionError(f"{lane.table}: {exc}\n{lane.log_tail()}") from None
+    raised = alarm()
+    assert raised is not None
+    return locked, raised
+
+
+async def _retained(
+    broker: MosquittoProcess,
+    topics: list[str],
+    timeout: float = 5,  # noqa: ASYNC109
+) -> dict[str, Received]:
+    """The retained message of each topic, as a subscriber arriving now gets it."""
+    async with Subscriber(broker.host, broker.port, topics) as sub:
+        await sub.wait_until(lambda got: {m.topic for m in got if m.retain} >= set(topics), timeout)
+        return {t: next(m for m in sub.messages if m.topic == t and m.retain) for t in topics}
+
+
+async def _check_while_locked(
+    lane: Lane,
+    broker: MosquittoProcess,
+    report: FaultReport,
+    since: str,
+    metrics_port: int,
+    episode: int,
+) -> None:
+    """While the disk is still full: retained ``status``/``state`` locked, the metric at 0, a
+    command refused ``journal_unavailable``."""
+    base = f"{PREFIX}/{lane.table}"
+    retained = await _retained(broker, [f"{base}/status", f"{base}/state"])
+    status = retained[f"{base}/status"].json()
+    assert (status["state"], status["locked"]) == ("online", True), status
+    assert JOURNAL_UNAVAILABLE in status["faults"], status
+    assert status["journal"]["since"] == since, (status, since)
+    state = retained[f"{base}/state"].json()
+    assert (state["locked"], state["journal"]["available"]) == (True, False), state
+    assert state["journal"]["since"] == since, state
+    report.check("outage: retained status and state locked, journal_unavailable")
+
+    text = await asyncio.to_thread(_get_metrics, metrics_port)
+    values = re.findall(r"^tablectl_journal_available(?:\{[^}]*\})? (\S+)$", text, re.MULTILINE)
+    assert [float(v) for v in values] == [0.0], f"{lane.table}: journal_available {values}"
+    report.check("outage: tablectl_journal_available 0")
+
+    request = {"id": f"outage-{episode}", "reason": "fault suite: void while locked"}
+    async with Subscriber(broker.host, broker.port, f"{base}/cmd/void/reply") as replies:
+        async with aiomqtt.Client(broker.host, broker.port) as client:
+            await client.publish(f"{base}/cmd/void", json.dumps(request), qos=1)
+        try:
+            answer = await replies.wait_for(lambda m: m.json().get("id") == request["id"], 3)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{lane.table}: no reply to cmd/void while locked: {exc}\n{lane.log_tail()}"
+            ) from None
+    reply = answer.json()
+    assert (reply["ok"], reply.get("code")) == (False, JOURNAL_UNAVAILABLE), reply
+    report.check("outage: command refused journal_unavailable")
+
+
+def _get_metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        body: bytes = answer.read()
+    return body.decode()
+
+
+async def _wait_unlocked(lane: Lane, collector: Collector, mark: int, since: str) -> None:
+    """After the disk is freed: an unlocked ``status`` and the cleared alarm (unjournaled)."""
+
+    def unlocked() -> bool:
+        return any(
+            p.get("locked") is False for p in _since_mark(collector, lane.table, mark, "status")
+        )
+
+    def cleared() -> list[dict[str, Any]]:
+        return [
+            p
+            for p in _since_mark(collector, lane.table, mark, "alarms")
+            if p.get("type") == "fault_cleared"
+            and p.get("code") == JOURNAL_UNAVAILABLE
+            and p.get("journaled") is False
+        ]
+
+    try:
+        await collector.wait(unlocked, 10, "status unlocked")
+    except AssertionError as exc:
+        raise AssertionError(f"{lane.table}: {exc}\n{lane.log_tail()}") from None
+    try:
+        await collector.wait(lambda: bool(cleared()), 2, "the cleared alarm")
+    except AssertionError as exc:
+        raise AssertionError(f"{lane.table}: {exc}\n{lane.log_tail()}") from None
+    assert cleared()[0]["since"] == since, (cleared(), since)
+
+
+def _check_closing(
+    lane: Lane, before: int, since: str, status: dict[str, Any], report: FaultReport
+) -> None:
+    """What the journal says of the outage once it can write again.
+
+    The void (``journal_outage``) of the round that was in play, if one was, with its outcome;
+    the ``fault`` and ``fault_cleared`` ``journal_unavailable`` carrying the outage's ``since``.
+    (The void's outcome may come before the fault's records or, batched with them, after.) And
+    the wheel went on meanwhile: at least one spin the journal never saw.
+    """
+    found = list(records(read_journal(lane.journal)))
+    faults = [
+        r
+        for r in found
+        if r["seq"] > before and r["type"] == "fault" and r.get("device") == "journal"
+    ]
+    assert len(faults) == 1, f"{lane.table}: journal faults after seq {before}: {faults}"
+    fault = faults[0]
+    assert (fault["code"], fault.get("since")) == (JOURNAL_UNAVAILABLE, since), fault
+    at = fault["seq"]
+    by_seq = {r["seq"]: r for r in found}
+    cleared = by_seq.get(at + 1, {})
+    assert cleared.get("type") == "fault_cleared", f"{lane.table}: after the fault: {cleared}"
+    assert (cleared.get("device"), cleared.get("code"), cleared.get("since")) == (
+        "journal",
+        JOURNAL_UNAVAILABLE,
+        since,
+    ), cleared
+    report.check("journaled after the outage: fault + fault_cleared journal_unavailable, since")
+
+    voids = [
+        r
+        for r in found
+        if r["seq"] > before and r["type"] == "void" and r.get("reason") == "journal_outage"
+    ]
+    # What was in play when the journal stopped: the records before the closing ones.
+    prior = [r for r in found if r["seq"] < (voids[0]["seq"] if voids else at)]
+    if round_in_play(prior):
+        assert len(voids) == 1, (
+            f"{lane.table}: a round was in play at the outage, voids journal_outage: {voids}; "
+            f"before the fault at seq {at}: {[(r['seq'], r['type']) for r in prior[-4:]]}"
+        )
+        void = voids[0]
+        assert void["seq"] < at, f"{lane.table}: the void (seq {void['seq']}) after the fault"
+        outcome = next(
+            (r for r in found if r["seq"] > void["seq"] and r["type"] == "outcome"), None
+        )
+        assert outcome is not None, f"{lane.table}: the voided round has no outcome"
+        assert (outcome["status"], outcome["reason"]) == ("void", "journal_outage"), outcome
+        assert outcome["round"] == status["journal"]["round"], (outcome, status)
+        report.check("round in play at the outage voided journal_outage (its own outcome)")
+        report.observe("journal outages with a round in play (voided journal_outage)")
+    else:
+        assert not voids, f"{lane.table}: void journal_outage with no round in play: {voids}"
+        report.observe("journal outages begun between rounds (nothing to void)")
+
+    last_spin = max((r["spin"] for r in prior if isinstance(r.get("spin"), int)), default=None)
+    next_spin = next(
+        (r["spin"] for r in found if r["seq"] > at + 1 and isinstance(r.get("spin"), int)), None
+    )
+    if last_spin is not None and next_spin is not None:
+        assert next_spin >= last_spin + 2, (
+            f"{lane.table}: the outage did not outlast a spin (spin {last_spin} before, "
+            f"{next_spin} after): the lane's premise"
+        )
+        report.check("the wheel played a whole spin the journal never saw")
+
+
+async def _journal_outages(
+    lane: Lane,
+    disk: Path,
+    broker: MosquittoProcess,
+    collector: Collector,
+    report: FaultReport,
+    metrics_port: int,
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    game = GAME_WHEEL_SECONDS / _SPEED
+    await asyncio.to_thread(lane.start_sim, ["--seed", str(seed)])
+    lane.start_ctl()
+    for episode in range(scaled(JOURNAL_OUTAGES_PER_LANE)):
+        await _progress(lane, collector, report)
+        await asyncio.sleep(rng.uniform(0.0, game))  # anywhere in a game
+        before = read_journal(lane.journal)[-1].seq
+        mark = len(collector.other[lane.table])
+        # Long enough for the wheel to play on past a whole spin while the journal is out:
+        # counted from the lock, which can come seconds after the fill (see _wait_locked).
+        hold = rng.uniform(3.0, 4.5) * game
+        filled = time.monotonic()
+        filler = fill(disk)
+        try:
+            status, alarm = await _wait_locked(lane, collector, mark)
+            began = time.monotonic()
+            if began - filled > game:
+                report.observe("outages locked only once the WAL's space ran out (> 1 game)")
+            since = status["journal"]["since"]
+            assert (alarm["journaled"], alarm["device"]) == (False, "journal"), alarm
+            assert alarm["since"] == since, (alarm, status)
+            await _check_while_locked(lane, broker, report, since, metrics_port, episode)
+            await asyncio.sleep(max(0.0, began + hold - time.monotonic()))
+            _alive(lane, report)
+        finally:
+            filler.unlink()
+        report.inject(
+            f"journal outage: locked {3.0 * game:.1f}-{4.5 * game:.1f} s on a full disk, freed"
+        )
+        await _wait_unlocked(lane, collector, mark, since)
+        report.check("outage alarmed (raised and cleared on alarms), status unlocked after")
+        await _progress(lane, collector, report)
+        _check_room(lane, disk, report)
+        check_roulette_rounds(read_journal(lane.journal), report)
+        _check_closing(lane, before, since, status, report)
+        await check_lane(lane, collector, report)
+    _observe_rounds(await _final_checks(lane, collector, report), report)
+    check_roulette_rounds(read_journal(lane.journal), report)
+    again = sum(len(payloads) - 1 for payloads in collector.events[lane.table].values())
+    report.observe("duplicate deliveries on events (allowed: never a gap)", again)
+
+
+async def test_journal_outage(
+    tmp_path: Path, mosquitto: MosquittoProcess, collector: Collector, fault_report: FaultReport
+) -> None:
+    """Disk full for a few games: the table locks (alarm, status, state, metrics, commands),
+    then voids the round in play, journals the outage and plays on; no round open before the
+    outage settles after it, and the journal's bounded WAL leaves the disk room once freed."""
+    started = time.monotonic()
+    async with contextlib.AsyncExitStack() as stack:
+        disks = [
+            stack.enter_context(small_disk(tmp_path / f"j{i}" / "disk", "4m"))
+            for i in range(JOURNAL_OUTAGE_LANES)
+        ]
+        ports = [free_port() for _ in disks]
+        lanes = [
+            Lane(
+                f"J{i}",
+                tmp_path / f"j{i}",
+                mosquitto.url,
+                speed=str(_SPEED),
+                journal=disk / "journal.sqlite",
+                device_options="sensor_stream = true",
+                extra_config=f'[metrics]\nlisten = "127.0.0.1:{port}"',
+            )
+            for i, (disk, port) in enumerate(zip(disks, ports, strict=True))
+        ]
+        await stack.enter_async_context(_lanes(lanes))
+        await _gather(
+            *(
+                _journal_outages(lane, disk, mosquitto, collector, fault_report, port, 1000 + i)
+                for i, (lane, disk, port) in enumerate(zip(lanes, disks, ports, strict=True))
+            )
+        )
+    fault_report.seconds["journal outage"] = time.monotonic() - started
+
+
+# --- broker replacement ---------------------------------------------------------------------------
+
+
+async def _replace_broker(
+    old: MosquittoProcess,
+    workdir: Path,
+    proxies: list[TcpProxy],
+    lanes: list[Lane],
+    collector: Collector,
+    report: FaultReport,
+) -> tuple[MosquittoProcess, int, dict[str, int]]:
+    """Stop the broker and start a fresh one (no persistence, nothing retained) on its port.
+
+    As in the broker family, the controllers are cut off first and the consumer drains, so
+    everything the old broker acknowledged has reached it. Returns the new broker, the
+    collector's ``arrivals`` mark once it is on the new broker, and per table the ``seq`` of
+    the journal's last outcome before the controllers may reconnect.
+    """
+    for proxy in proxies:
+        proxy.pause()
+    await collector.quiet(0.5)
+    for lane in lanes:
+        check_journal(read_journal(lane.journal), report)
+    await collector.disconnect()
+    old.stop()
+    fresh = MosquittoProcess(workdir, binary=old.binary, port=old.port)
+    fresh.start()
+    mark = len(collector.arrivals)
+    await collector.connect()
+    await asyncio.sleep(0.3)  # a retained message would be delivered right after the SUBACK
+    tables = {lane.table for lane in lanes}
+    kept = [(t, topic) for t, topic, _ in collector.arrivals[mark:] if t in tables]
+    assert not kept, f"the fresh broker had retained messages: {kept[:5]}"
+    report.check("replacement broker starts with nothing retained")
+    last_outcomes = {lane.table: _last_outcome_seq(lane) for lane in lanes}
+    for proxy in proxies:
+        await proxy.resume()
+    return fresh, mark, last_outcomes
+
+
+def _last_outcome_seq(lane: Lane) -> int:
+    found = [r["seq"] for r in records(read_journal(lane.journal)) if r["type"] == "outcome"]
+    return found[-1] if found else 0
+
+
+async def _after_replacement(
+    lane: Lane,
+    broker: MosquittoProcess,
+    collector: Collector,
+    report: FaultReport,
+    mark: int,
+    last_outcome: int,
+) -> None:
+    """The controller back on the fresh broker restored its retained topics from the journal."""
+    table = lane.table
+
+    def mine() -> list[tuple[str, bytes]]:
+        return [(topic, data) for t, topic, data in collector.arrivals[mark:] if t == table]
+
+    try:
+        await collector.wait(
+            lambda: any(topic == "outcome" for topic, _ in mine()), 20, "outcome re-published"
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{table}: {exc}\n{lane.log_tail()}") from None
+    seen = mine()
+    first = next(i for i, (topic, _) in enumerate(seen) if topic == "outcome")
+    early = [topic for topic, _ in seen[:first]]
+    assert "status" in early, f"{table}: no birth before the outcome: {early}"
+    assert "events" not in early, f"{table}: the outbox ran before the outcome was restored"
+    republished = json.loads(seen[first][1])
+    rows = {r.seq: r for r in read_journal(lane.journal)}
+    journaled = rows.get(republished.get("seq", -1))
+    assert journaled is not None, f"{table}: re-published outcome never journaled"
+    assert json.loads(journaled.body) == republished, (
+        f"{table}: re-published outcome is not the journal's record: {seen[first][1][:160]!r}"
+    )
+    assert republished["type"] == "outcome", republished
+    assert republished["seq"] >= last_outcome, (
+        f"{table}: re-published outcome seq {republished['seq']}, the journal's last outcome "
+        f"was seq {last_outcome}"
+    )
+    report.check("reconnect restores the journal's last outcome (retained) before the outbox")
+    _alive(lane, report)
+    await check_lane(lane, collector, report)
+
+    # A subscriber arriving now: the retained outcome is the journal's newest (the table plays
+    # on meanwhile, so "newest" is bounded by the journal before and after reading it).
+    newest = _last_outcome_seq(lane)
+    await collector.wait(
+        lambda: any(
+            topic == "outcome" and json.loads(data).get("seq") == newest for topic, data in mine()
+        ),
+        10,
+        f"{table}: outcome seq {newest} on the retained topic",
+    )
+    base = f"{PREFIX}/{table}"
+    got = await _retained(broker, [f"{base}/outcome", f"{base}/status", f"{base}/state"])
+    after = _last_outcome_seq(lane)
+    outcome = got[f"{base}/outcome"].json()
+    rows = {r.seq: r for r in read_journal(lane.journal)}
+    assert newest <= outcome["seq"] <= after, (
+        f"{table}: retained outcome seq {outcome['seq']}, the journal's last outcome was "
+        f"seq {newest}..{after}"
+    )
+    assert json.loads(rows[outcome["seq"]].body) == outcome, f"{table}: retained outcome differs"
+    report.check("retained outcome on the fresh broker == the journal's last outcome")
+    status = got[f"{base}/status"].json()
+    assert (status["state"], status.get("locked", False)) == ("online", False), status
+    state = got[f"{base}/state"].json()
+    assert (state["table"], state["game"]) == (table, "roulette"), state
+    assert state["journal"] == {"available": True}, state
+    report.check("retained status online and state on the fresh broker")
+    await _progress(lane, collector, report)
+
+
+async def test_broker_replacement(
+    tmp_path: Path, mosquitto: MosquittoProcess, collector: Collector, fault_report: FaultReport
+) -> None:
+    """The broker is replaced by a fresh one (a restart without persistence, a fail-over): each
+    table restores its retained topics (the last outcome from its journal) and loses nothing."""
+    started = time.monotonic()
+    broker = mosquitto
+    try:
+        async with (
+            TcpProxy(mosquitto.host, mosquitto.port) as p0,
+            TcpProxy(mosquitto.host, mosquitto.port) as p1,
+        ):
+            proxies = [p0, p1]
+            lanes = [
+                Lane(f"F{i}", tmp_path / f"f{i}", f"mqtt://127.0.0.1:{proxy.port}")
+                for i, proxy in enumerate(proxies)
+            ]
+            async with _lanes(lanes):
+                for i, lane in enumerate(lanes):
+                    await asyncio.to_thread(lane.start_sim, ["--seed", str(1100 + i)])
+                    lane.start_ctl()
+                for k in range(scaled(BROKER_REPLACEMENTS)):
+                    for lane in lanes:
+                        await _progress(lane, collector, fault_report)
+                    broker, mark, last = await _replace_broker(
+                        broker,
+                        tmp_path / f"broker-{k + 1}",
+                        proxies,
+                        lanes,
+                        collector,
+                        fault_report,
+                    )
+                    fault_report.inject("broker replaced by a fresh one, nothing retained (all)")
+                    await _gather(
+                        *(
+                            _after_replacement(
+                                lane, broker, collector, fault_report, mark, last[lane.table]
+                            )
+                            for lane in lanes
+                        )
+                    )
+                for lane in lanes:
+                    _observe_rounds(
+                        await _final_checks(lane, collector, fault_report), fault_report
+                    )
+                    check_roulette_rounds(read_journal(lane.journal), fault_report)
+    finally:
+        broker.stop()
+    fault_report.seconds["broker replacement"] = time.monotonic() - started
 
 
 def test_the_run_injected_enough(fault_report: FaultReport) -> None:

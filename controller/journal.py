@@ -620,15 +620,19 @@ class Journal:
             if anchored:
                 seq, prev = seq + 1, self._anchor_row(rows, seq, prev, stored[-1]["ts"])
             self._insert(rows, f"{len(rows)} record(s)")
-            if self._last_seq == self._anchor_seq:
-                self._file_first_ts = parse_ts(stored[0]["ts"])
-            self._last_ts = parse_ts(stored[-1]["ts"]) or self._last_ts
-            self._last_seq, self._last_hash = seq, prev
+            self._advance(seq, prev, stored[0]["ts"], stored[-1]["ts"])
             if anchored:
                 self._unanchored, self._unanchored_seen = 0, None
             else:
                 self._unanchored += len(rows)
             return stored
+
+    def _advance(self, seq: int, last_hash: str, first_ts: str, last_ts: str) -> None:
+        """After an insert: the newest record, and the live file's first ``ts`` (rotation)."""
+        if self._last_seq == self._anchor_seq:
+            self._file_first_ts = parse_ts(first_ts)
+        self._last_ts = parse_ts(last_ts) or self._last_ts
+        self._last_seq, self._last_hash = seq, last_hash
 
     def _insert(self, rows: list[_Row], what: str) -> None:
         """Insert ``rows`` in one transaction (one fsync); all or nothing.
@@ -681,7 +685,7 @@ class Journal:
             rows: list[_Row] = []
             new_hash = self._anchor_row(rows, self._last_seq, self._last_hash, ts)
             self._insert(rows, "an anchor")
-            self._last_seq, self._last_hash = rows[0][0], new_hash
+            self._advance(rows[0][0], new_hash, ts, ts)
             self._unanchored, self._unanchored_seen = 0, None
             return _loads(rows[0][3], rows[0][0])
 

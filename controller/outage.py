@@ -56,13 +56,11 @@ class JournalOutage:
     """One outage, from the first failed write to the first successful one.
 
     Args:
-        started: when the first write failed (the runner's clock, epoch seconds).
-        started_ts: the same as ISO text (what the records carry).
+        started_ts: when the first write failed (ISO text, the runner's clock).
         error: the first failure's message (``disk full`` …).
         round: the round in play when it began, if any (it is voided when writing resumes).
     """
 
-    started: float
     started_ts: str
     error: str
     round: str | None
@@ -71,8 +69,6 @@ class JournalOutage:
     kept: list[TableEvent] = field(default_factory=list)
     """Device faults and clears that arrived meanwhile, journaled when writing resumes."""
     commands_refused: int = 0
-    attempts: int = 0
-    """Writes tried since it began (each arriving event and the watch's periodic probe)."""
 
     def drop(self, event: TableEvent) -> None:
         """An event that could not be journaled: count it; keep it if it is a device fault."""

@@ -229,7 +229,7 @@ class Publisher:
         # journal's marks may lag behind it while the disk refuses writes (retried each drain).
         self._acked = 0
         self._marked_up_to = 0
-        self._mark_failing = False
+        self._mark_failing = False  # only to log a refused mark once per episode
         self._task_group: asyncio.TaskGroup | None = None
         self._main: asyncio.Task[None] | None = None
         self._new_events()
@@ -521,7 +521,7 @@ class Publisher:
         (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
         gap).
         """
-        if up_to == 0 or (not self._mark_failing and up_to <= self._marked_up_to):
+        if up_to <= self._marked_up_to:  # a refused mark leaves it behind: retried here
             return
         try:
             self._journal.mark_published(up_to)

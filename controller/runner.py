@@ -499,10 +499,8 @@ class TableRunner:
         """The journal refused a write: lock the table and say so everywhere it can be said."""
         if self.outage is not None:
             return self.outage
-        now = self._clock()
         outage = JournalOutage(
-            started=now,
-            started_ts=iso_ts(now),
+            started_ts=iso_ts(self._clock()),
             error=_clip(str(exc) or type(exc).__name__, _MAX_REASON),
             round=self.engine.current_round,
         )
@@ -528,25 +526,18 @@ class TableRunner:
         """
         if self._lost_outputs:
             try:
-                stored = self.journal.append(self._lost_outputs)
+                self._journal_records(self._lost_outputs, raising=True)
             except JournalError as exc:
-                self._begin_outage(exc).attempts += 1
+                self._begin_outage(exc)
                 return False
-            except ValueError as exc:  # never journalable: only a full replay re-derives them
-                log.error("conclusions_not_journalable", error=str(exc))
+            except ValueError:  # never journalable (logged): only a full replay re-derives them
                 self._lost_outputs = []
                 return self._resume()
             self._lost_outputs = []
             self._conclusions_lost = False
-            self._scan(stored)
-            self._on_journaled()
-            for listener in self.listeners:
-                for record in stored:
-                    listener(record)
         outage = self.outage
         if outage is None:
             return True
-        outage.attempts += 1
         now_ts = iso_ts(self._clock())
         closing = outage.closing_events(now_ts, void_round=self.engine.current_round is not None)
         for event in outage.kept:
@@ -985,7 +976,7 @@ def _bad_field(request: Mapping[str, Any]) -> tuple[str, str] | None:
     Checked before the request's event is parsed or anything is journaled: a 2,000-character
     void reason used to be journaled (and published) whole.
     """
-    stack: list[tuple[str, object]] = [(key, value) for key, value in request.items()]
+    stack: list[tuple[str, object]] = [("", request)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):
@@ -997,8 +988,9 @@ def _bad_field(request: Mapping[str, Any]) -> tuple[str, str] | None:
                 return "bad_request", f"field {_clip(path)!r} is not UTF-8 text (a lone surrogate)"
         elif isinstance(value, Mapping):
             if any(isinstance(key, str) and len(key) > MAX_FIELD_CHARS for key in value):
-                return FIELD_TOO_LONG, f"field {_clip(path)!r} has a key over {MAX_FIELD_CHARS}"
-            stack.extend((f"{path}.{key}", item) for key, item in value.items())
+                where = f"field {_clip(path)!r}" if path else "the request"
+                return FIELD_TOO_LONG, f"{where} has a key over {MAX_FIELD_CHARS} characters"
+            stack.extend((f"{path}.{key}" if path else str(key), v) for key, v in value.items())
         elif isinstance(value, list):
             stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
     return None

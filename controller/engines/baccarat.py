@@ -12,7 +12,7 @@ from controller.config import validate_section
 from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
 from controller.events import BetsClosed, Decision
 from controller.games.baccarat import BaccaratRules, next_expected, outcome
-from controller.games.cards import Finding
+from controller.games.findings import Finding
 from drivers.cards import Card as PlayingCard
 
 __all__ = ["BaccaratCoup", "BaccaratEngine"]

@@ -25,7 +25,7 @@ from controller.config import validate_section
 from controller.engines.cards import CardEngine
 from controller.events import BetsClosed, Decision
 from controller.games.blackjack import Action, BlackjackRound, BlackjackRules
-from controller.games.cards import Finding
+from controller.games.findings import Finding
 from drivers.cards import Card
 
 __all__ = ["DECISION_NOT_BLACKJACK", "BlackjackEngine", "BlackjackModel"]

@@ -66,7 +66,8 @@ from controller.events import (
     Void,
 )
 from controller.games import cards as shoe_rules
-from controller.games.cards import Burn, Finding, Shoe, ShoeRules, check_cut_card, check_shuffle
+from controller.games.cards import Burn, Shoe, ShoeRules, check_cut_card, check_shuffle
+from controller.games.findings import Finding
 from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 from drivers.cards import Card as PlayingCard
@@ -560,7 +561,7 @@ class CardEngine(EngineBase):
                         shoe_rules.DUPLICATE_BARCODE,
                         "seed-001 §3.8",
                         f"barcode {barcode!r} was already read in this shoe",
-                        "hold",
+                        severity="hold",
                     )
                 )
             self._barcodes.add(barcode)

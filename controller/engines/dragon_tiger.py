@@ -19,7 +19,6 @@ from typing import Any
 from controller.config import validate_section
 from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
 from controller.events import BetsClosed, Decision
-from controller.games.cards import Finding
 from controller.games.dragon_tiger import (
     PRESETS,
     DragonTigerRules,
@@ -27,6 +26,7 @@ from controller.games.dragon_tiger import (
     next_expected,
     outcome,
 )
+from controller.games.findings import Finding
 from drivers.cards import Card
 
 __all__ = ["DragonTigerEngine", "TwoCardCoup"]

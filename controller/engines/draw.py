@@ -38,7 +38,8 @@ from controller.events import (
     TableEvent,
     Void,
 )
-from controller.games.draw import PRESETS, Draw, DrawRules, Finding
+from controller.games.draw import PRESETS, Draw, DrawRules
+from controller.games.findings import Finding
 from controller.outcomes import EngineOutput, Outcome, Verdict
 from controller.statemachine import MachineDefinition, StateMachine, Transition
 

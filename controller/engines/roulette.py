@@ -57,8 +57,8 @@ from controller.events import (
     Void,
     WinningNumber,
 )
+from controller.games.findings import Finding
 from controller.games.roulette import (
-    Finding,
     Pocket,
     RouletteRules,
     check_provenance,
@@ -342,14 +342,14 @@ class RouletteEngine(EngineBase):
         """End the round void with ``finding``: its code, and in ``result`` the number reported,
         what was compared and the sentence (for a dispute)."""
         self._machine.fire("winning_number")
-        result = {"number": event.number, **finding.data, "detail": finding.detail}
+        result = {"number": event.number, **finding.data, "detail": finding.message}
         return self._end("void", finding.code, result, event)
 
     def _hold(self, finding: Finding, event: WinningNumber) -> Verdict:
         """R22: keep the round for a supervisor; the verdict says why and what was reported."""
         verdict = self._verdict(
             finding.code,
-            f"{finding.detail}: the round waits for a supervisor (void it, or enter the winning "
+            f"{finding.message}: the round waits for a supervisor (void it, or enter the winning "
             "number by hand)",
             event,
             finding.rule,

@@ -41,7 +41,6 @@ from controller.engines.cards import (
 )
 from controller.errors import ConfigError, TransitionNotAllowedError
 from controller.events import BetsClosed, Card, DealError, Decision, Fault, ShoeRemoved
-from controller.games.cards import Finding
 from controller.games.catalog import GAMES
 from controller.games.deal import (
     CARD_BEFORE_DECISIONS,
@@ -51,6 +50,7 @@ from controller.games.deal import (
     Deal,
     Slot,
 )
+from controller.games.findings import Finding
 from controller.outcomes import EngineOutput
 from drivers.cards import Card as PlayingCard
 
@@ -114,7 +114,7 @@ class ScriptRound:
                 CARD_BEFORE_DECISIONS,
                 "seed-000 PR-8.2",
                 "a card came before the decision that calls for it",
-                "hold",
+                severity="hold",
             )
         slot = self._queue.popleft()
         finding = self._put(slot, card)
@@ -125,7 +125,7 @@ class ScriptRound:
                 CARD_BEFORE_DECISIONS,
                 "seed-000 PR-8.2",
                 f"a card for {slot.position} came before decision window {slot.stage} was closed",
-                "hold",
+                severity="hold",
             )
         return finding
 

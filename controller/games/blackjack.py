@@ -25,7 +25,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
-from controller.games.cards import Finding, LastCoup, OnFault, ShoeRules
+from controller.games.cards import LastCoup, OnFault, ShoeRules
+from controller.games.findings import Finding
 from drivers.cards import Card
 
 __all__ = [
@@ -326,7 +327,7 @@ class BlackjackRound:
                 EXTRA_CARD,
                 "BJ-I1",
                 f"{card.code} came out after the dealer's blackjack: first card of the next round",
-                "carry",
+                severity="carry",
             )
         current = self._current()
         if current is not None:

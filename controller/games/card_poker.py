@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 import pydantic
 
 from controller.events import DealError, Decision
-from controller.games.cards import Finding, OnFault
+from controller.games.cards import OnFault
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
@@ -64,6 +64,7 @@ from controller.games.deal import (
     box_name,
     hand_codes,
 )
+from controller.games.findings import Finding
 from controller.games.poker import (
     HandCategory,
     HandValue,

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 import pydantic
 
+from controller.games.findings import Finding
 from drivers.cards import RANKS, SUITS, Card, parse_card
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "SHUFFLER_COUNT_MISMATCH",
     "SHUFFLER_DECK_CHECK",
     "Burn",
-    "Finding",
     "LastCoup",
     "OnFault",
     "Shoe",
@@ -97,24 +96,6 @@ decision). ``"void"``: the round is void at once (``device_fault``): seed-001 L1
 L1793 (football studio), L1823 (dragon tiger) "any malfunction voids the game round",
 seed-002-004 BJ 2.1.5.
 """
-
-Severity: TypeAlias = Literal["verdict", "hold", "carry"]
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """A rule broken by what the shoe saw: a stable ``code``, the rule-book ``rule``, and a
-    ``message`` that never names a hidden card.
-
-    ``hold`` findings prove the shoe is compromised (a foreign card): inside a coup the engine puts
-    the round before a supervisor (seed-000 GEN-11, V-BJ-2 "escalate to a supervisor"). ``carry``:
-    the card was not called for and becomes the first card of the next round (BAC-I2, BJ-I1).
-    """
-
-    code: str
-    rule: str
-    message: str
-    severity: Severity = "verdict"
 
 
 class ShoeRules(pydantic.BaseModel):
@@ -279,7 +260,7 @@ class Shoe:
                     JOKER_NOT_ALLOWED,
                     "seed-001 §3.0(4)",
                     f"a joker came out of a shoe whose decks carry {self._jokers} per deck",
-                    "hold",
+                    severity="hold",
                 )
             if card.joker_id and seen > self._decks:
                 # Numbered jokers (Jokerbet's red JK1 and black JK2, L3157) are one per deck each.
@@ -287,21 +268,21 @@ class Shoe:
                     COMPOSITION_EXCEEDED,
                     "seed-001 §3.20",
                     f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
-                    "hold",
+                    severity="hold",
                 )
         elif card.rank not in self._ranks:
             return Finding(
                 RANK_NOT_IN_DECK,
                 "seed-001 §3.0(5)",
                 f"{card.code} is not a card of this table's decks (ranks {self._ranks})",
-                "hold",
+                severity="hold",
             )
         elif seen > self._decks:
             return Finding(
                 COMPOSITION_EXCEEDED,
                 "V-BAC-6",
                 f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
-                "hold",
+                severity="hold",
             )
         if self._counted is not None and self._dealt > self._counted:
             return Finding(

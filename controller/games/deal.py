@@ -36,7 +36,8 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 import pydantic
 
 from controller.events import BetsClosed, DealError, Decision
-from controller.games.cards import Finding, LastCoup, OnFault, ShoeRules
+from controller.games.cards import LastCoup, OnFault, ShoeRules
+from controller.games.findings import Finding
 from drivers.cards import Card
 
 __all__ = [

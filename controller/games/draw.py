@@ -26,13 +26,14 @@ clock: the engine (:mod:`controller.engines.draw`) owns the round and calls thes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
 from controller.events import BallDrawn
+from controller.games.findings import Finding
 
 __all__ = [
     "BALL_OUT_OF_RANGE",
@@ -43,7 +44,6 @@ __all__ = [
     "Draw",
     "DrawRules",
     "DrawVariant",
-    "Finding",
     "color_of",
     "draw_result",
     "in_range",
@@ -380,17 +380,6 @@ def draw_result(
             }
         result["zones"] = zones
     return result
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """Something a read broke: a stable ``code``, the rule-book ``rule``, a ``message``, and
-    ``data`` for the verdict (the ball, its position, why it is held)."""
-
-    code: str
-    rule: str
-    message: str
-    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

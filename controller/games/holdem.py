@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 import pydantic
 
 from controller.events import DealError, Decision
-from controller.games.cards import Finding, OnFault
+from controller.games.cards import OnFault
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
@@ -52,6 +52,7 @@ from controller.games.deal import (
     box_name,
     hand_codes,
 )
+from controller.games.findings import Finding
 from controller.games.poker import HandValue, best_of, evaluate5, qualifies, summary
 from drivers.cards import RANKS, Card
 

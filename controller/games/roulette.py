@@ -21,12 +21,12 @@ the ``[rules]`` keys in table form.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
 from controller.events import BallLaunched, Direction, WinningNumber
+from controller.games.findings import Finding
 
 __all__ = [
     "AMERICAN_ORDER",
@@ -43,7 +43,6 @@ __all__ = [
     "VOID_SAME_DIRECTION",
     "VOID_SPIN_MISMATCH",
     "Color",
-    "Finding",
     "Pocket",
     "RouletteRules",
     "Variant",
@@ -250,18 +249,6 @@ def check_spin(rules: RouletteRules, event: WinningNumber) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Finding:
-    """Why a reported result cannot settle its round: a stable ``code`` (docs/verdicts.md), a
-    sentence for the record (``detail``), the rule-book id (``rule``) and what was compared
-    (``data``, JSON-ready; it goes into the void's ``result``)."""
-
-    code: str
-    detail: str
-    rule: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 def check_provenance(
     event: WinningNumber, *, round_spin: int | None, launch: BallLaunched | None
 ) -> Finding | None:
@@ -291,16 +278,16 @@ def check_provenance(
     if expected is not None and spin != expected:
         return Finding(
             VOID_SPIN_MISMATCH,
-            f"winning number of spin {spin} for a round {how} at spin {expected}",
             RULE_PROVENANCE,
+            f"winning number of spin {spin} for a round {how} at spin {expected}",
             {"wheel_spin": spin, "round_spin": expected},
         )
     if launch is None or (launch.spin is not None and launch.spin != spin):
         seen = "no ball launch" if launch is None else f"the launch of spin {launch.spin}"
         return Finding(
             VOID_LAUNCH_NOT_SEEN,
-            f"winning number of spin {spin}, but the round saw {seen}",
             RULE_PROVENANCE,
+            f"winning number of spin {spin}, but the round saw {seen}",
             {"wheel_spin": spin, "launch_spin": None if launch is None else launch.spin},
         )
     return None
@@ -318,9 +305,9 @@ def check_result_lines(event: WinningNumber) -> Finding | None:
         return None
     return Finding(
         VOID_RESULT_MISMATCH,
+        RULE_RESULT_MISMATCH,
         f"the wheel reported {event.number!r} on its number line and {second!r} on its status "
         "line for the same spin",
-        RULE_RESULT_MISMATCH,
         {"status_number": second},
     )
 
@@ -339,9 +326,9 @@ def check_rotor(event: WinningNumber, launch: BallLaunched | None) -> Finding | 
         return None
     return Finding(
         VOID_ROTOR_DIRECTION_CHANGED,
+        RULE_ROTOR,
         f"the rotor turned {launch.rotor_direction} at the launch and {event.rotor_direction} "
         "at the result",
-        RULE_ROTOR,
         {
             "launch_rotor_direction": launch.rotor_direction,
             "rotor_direction": event.rotor_direction,

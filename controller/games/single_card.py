@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Final, Literal
 import pydantic
 
 from controller.events import Decision
-from controller.games.cards import Finding, LastCoup, OnFault
+from controller.games.cards import LastCoup, OnFault
 from controller.games.deal import (
     DECISION_REFUSED,
     BaseGame,
@@ -42,6 +42,7 @@ from controller.games.deal import (
     Step,
     hand_codes,
 )
+from controller.games.findings import Finding
 from drivers.cards import Card
 
 __all__ = [
@@ -361,7 +362,7 @@ class Jokerbet(BaseGame):
                 JOKER_UNIDENTIFIED,
                 "seed-001 L3157",
                 "a joker without its colour (JK1 red, JK2 black): supervisor decision",
-                "hold",
+                severity="hold",
             )
         return None
 

@@ -37,7 +37,6 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 import pydantic
 
 from controller.events import DealError, Decision
-from controller.games.cards import Finding
 from controller.games.deal import (
     BOXES,
     DECISION_REFUSED,
@@ -54,6 +53,7 @@ from controller.games.deal import (
     box_name,
     hand_codes,
 )
+from controller.games.findings import Finding
 from controller.games.poker import (
     HandCategory,
     HandValue,

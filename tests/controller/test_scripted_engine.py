@@ -20,7 +20,7 @@ from controller.engines.scripted import HAND_CANCELLED, ScriptEngine
 from controller.errors import ConfigError
 from controller.events import DealError, Decision, parse_event
 from controller.games import catalog
-from controller.games.cards import RANK_NOT_IN_DECK, Finding
+from controller.games.cards import RANK_NOT_IN_DECK
 from controller.games.deal import (
     BOXES,
     CARD_BEFORE_DECISIONS,
@@ -35,6 +35,7 @@ from controller.games.deal import (
     Step,
     box_name,
 )
+from controller.games.findings import Finding
 from controller.outcomes import Outcome, Verdict
 from drivers.cards import full_deck
 

@@ -45,13 +45,17 @@ def event_seqs(messages: list[Received]) -> list[int]:
     return sorted({m.json()["seq"] for m in messages if m.topic == f"{PREFIX}/events"})
 
 
+def _outcomes_in(messages: list[Received]) -> list[dict[str, Any]]:
+    return [
+        m.json()
+        for m in messages
+        if m.topic == f"{PREFIX}/events" and m.json().get("type") == "outcome"
+    ]
+
+
 def _settled_after_void(reason: str) -> Any:
     def check(messages: list[Received]) -> bool:
-        found = [
-            m.json()
-            for m in messages
-            if m.topic == f"{PREFIX}/events" and m.json().get("type") == "outcome"
-        ]
+        found = _outcomes_in(messages)
         voids = [i for i, o in enumerate(found) if o["status"] == "void" and o["reason"] == reason]
         return bool(voids) and any(o["status"] == "settled" for o in found[voids[0] + 1 :])
 
@@ -60,13 +64,7 @@ def _settled_after_void(reason: str) -> Any:
 
 def _count_settled(n: int) -> Any:
     def check(messages: list[Received]) -> bool:
-        settled = {
-            m.json()["seq"]
-            for m in messages
-            if m.topic == f"{PREFIX}/events"
-            and m.json().get("type") == "outcome"
-            and m.json()["status"] == "settled"
-        }
+        settled = {o["seq"] for o in _outcomes_in(messages) if o["status"] == "settled"}
         return len(settled) >= n
 
     return check
@@ -296,14 +294,6 @@ async def test_result_mismatch_held_for_a_supervisor_settles_the_number_entered_
     ]
     assert [p["number"] for p in manual] == [8]
     assert any(o["status"] == "settled" and o["seq"] > decided["seq"] for o in found)
-
-
-def _outcomes_in(messages: list[Received]) -> list[dict[str, Any]]:
-    return [
-        m.json()
-        for m in messages
-        if m.topic == f"{PREFIX}/events" and m.json().get("type") == "outcome"
-    ]
 
 
 async def test_sensor_fault_between_spins_locks_the_table_until_cleared(

@@ -1,11 +1,11 @@
 """Cold start to READY and resident memory of one table.
 
 READY is the retained ``status`` online message seen by a subscriber: the process has started,
-imported everything, opened and recovered its journal, and its publisher is connected — the
-moment the table can publish an outcome. Measured from ``Popen`` on a fresh journal (median of
-several starts), then twice on the latency benchmark's journal: without its checkpoint, where
-recovery replays every journaled event through the engine first, and with the checkpoint that
-start left (``controller.checkpoint``), where it replays nothing.
+imported everything, opened and recovered its journal, and its publisher is connected — the moment
+the table can publish an outcome. Measured from ``Popen`` on a fresh journal (median of several
+starts), then twice on the latency benchmark's journal: without its checkpoint, where recovery
+replays every journaled event through the engine first, and with the checkpoint that start left
+(``tablectl.controller.service.checkpoint``), where it replays nothing.
 """
 
 from __future__ import annotations
@@ -20,14 +20,17 @@ from typing import Any
 
 from bench.support import REPO, Broker, proc_rss_kb
 from bench.table import SingleTable
-from controller.checkpoint import checkpoint_path
+from tablectl.controller.service.checkpoint import checkpoint_path
 
 __all__ = ["measure_cold_start", "measure_imports"]
 
 
 def measure_imports(runs: int) -> float:
     """Seconds for a bare interpreter to import what ``tablectl run`` imports (median)."""
-    code = "import controller.cli, controller.app, controller.config, drivers.ss2.driver, serial"
+    code = (
+        "import tablectl.controller.tools.cli, tablectl.controller.service.app,"
+        " tablectl.controller.config, tablectl.drivers.ss2.driver, serial"
+    )
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()

@@ -1,8 +1,9 @@
 """``python -m bench.host CONFIG...``: several tables in one process, for the scaling benchmark.
 
-Each table is built exactly as ``tablectl run`` builds one (:func:`controller.app.open_table`:
-its own journal, drivers, engine, runner and MQTT Publisher), and all run on one event loop.
-Prints ``READY`` on stdout once every publisher is connected; SIGTERM stops it gracefully.
+Each table is built exactly as ``tablectl run`` builds one
+(:func:`tablectl.controller.service.app.open_table`: its own journal, drivers, engine, runner and
+MQTT Publisher), and all run on one event loop. Prints ``READY`` on stdout once every publisher is
+connected; SIGTERM stops it gracefully.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import contextlib
 import sys
 from pathlib import Path
 
-from controller.app import TableApp, open_table, run_until_signal
-from controller.config import load_config
-from controller.logs import configure_logging
+from tablectl.controller.config import load_config
+from tablectl.controller.service.app import TableApp, open_table, run_until_signal
+from tablectl.controller.service.logs import configure_logging
 
 
 async def _run_all(apps: list[TableApp]) -> None:

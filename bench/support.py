@@ -27,7 +27,7 @@ from typing import Any, Self
 
 import aiomqtt
 
-from drivers.ss2.protocol import BareNumber, Status, encode_message
+from tablectl.drivers.ss2.protocol import BareNumber, Status, encode_message
 
 __all__ = [
     "PREFIX",
@@ -300,14 +300,14 @@ def _env() -> dict[str, str]:
 def start_controller(
     config: Path, log: Path, *, extra: Sequence[str] = ()
 ) -> subprocess.Popen[bytes]:
-    """``python -m controller run --config CONFIG`` as production runs it (JSON logs, to a file)."""
+    """``python -m tablectl run --config CONFIG`` as production runs it (JSON logs, to a file)."""
     with log.open("ab") as err:
         return subprocess.Popen(
             [
                 sys.executable,
                 *extra,
                 "-m",
-                "controller",
+                "tablectl",
                 "--log-format",
                 "json",
                 "run",

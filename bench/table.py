@@ -1,4 +1,4 @@
-"""One table under test: ``python -m controller run`` on a wheel pty, watched by a subscriber.
+"""One table under test: ``python -m tablectl run`` on a wheel pty, watched by a subscriber.
 
 The controller runs as its own process, exactly as systemd runs it (JSON logs to a file), so
 the harness's own work (writing the pty, receiving MQTT) does not share its event loop. All

@@ -13,13 +13,12 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pydantic
 from pydantic_core import ErrorDetails
 
-from controller.betting import BettingConfig
-from controller.errors import ConfigError
+from tablectl.controller.core.errors import ConfigError
 
 __all__ = [
     "DeviceConfig",
@@ -38,6 +37,18 @@ __all__ = [
 ]
 
 _ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+
+
+class BettingConfig(pydantic.BaseModel):
+    """``[betting]`` of a table config."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["device", "timer", "external"] = "device"
+    open_seconds: float = pydantic.Field(default=15.0, gt=0, le=600)
+    """How long betting stays open (timer mode)."""
+    pause_seconds: float = pydantic.Field(default=3.0, ge=0, le=600)
+    """Pause between a round's outcome and the next round opening (timer mode)."""
 
 
 class _Strict(pydantic.BaseModel):
@@ -124,11 +135,12 @@ class JournalConfig(_Strict):
     allow_short_retention: bool = False
     """Allow ``retention_days`` below 90 (a lab table, never a casino floor)."""
     checkpoint_every: int = pydantic.Field(default=10_000, ge=1)
-    """Records between recovery checkpoints (``JOURNAL.checkpoint``, controller.checkpoint): at
-    most this many are replayed after a crash."""
+    """Records between recovery checkpoints (``JOURNAL.checkpoint``,
+    tablectl.controller.service.checkpoint): at most this many are replayed after a crash."""
     key_file: Path | None = None
-    """HMAC-SHA256 key of the keyed anchors and seal macs (controller.anchors; R13, R15): outside
-    the journal's directory, mode 0600/0400. None: the hash chain proves order, not authorship."""
+    """HMAC-SHA256 key of the keyed anchors and seal macs (tablectl.controller.journal.anchors; R13,
+    R15): outside the journal's directory, mode 0600/0400. None: the hash chain proves order, not
+    authorship."""
     anchor_every: int = pydantic.Field(default=1000, ge=1, le=1_000_000)
     """With ``key_file``: journal an ``anchor`` record every this many records."""
     anchor_seconds: float = pydantic.Field(default=60.0, ge=1, le=3600)
@@ -188,10 +200,11 @@ class MetricsConfig(_Strict):
 _ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
 ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm")
-"""What ``[security] require`` can guard: the commands that change a round or a fault.
-``confirm`` is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via
-``cmd/event``; each event type a command can enter maps to one of these
-(``controller.security.EVENT_ACTIONS``), so ``event`` cannot be used to get around the others."""
+"""What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
+is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
+event type a command can enter maps to one of these
+(``tablectl.controller.mqtt.security.EVENT_ACTIONS``), so ``event`` cannot be used to get around the
+others."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),
@@ -212,7 +225,8 @@ unlock a table that a device stopped (regulatory R14, R21)."""
 
 
 class SecurityConfig(_Strict):
-    """``[security]``: who may send round-changing commands (see :mod:`controller.security`).
+    """``[security]``: who may send round-changing commands (see
+    :mod:`tablectl.controller.mqtt.security`).
 
     ``roles`` maps a role name to the file holding its HMAC key (read at start, never here);
     ``require`` maps an action to the role(s) allowed to sign it. Absent section: every command

@@ -1,16 +1,16 @@
 """Everything that touches hardware, and nothing about games.
 
-The public surface: :func:`open_driver` builds a driver from a config entry, drivers yield the
-event types of :mod:`drivers.events`, and every failure is a :class:`DriverError`. Importing this
-package loads no hardware library (pyserial, pyusb, python-can): those are imported when a driver
-or port is actually used, so a missing one fails that device with a clear message.
+The public surface: :func:`open_driver` builds a driver from a config entry, drivers yield the event
+types of :mod:`tablectl.drivers.events`, and every failure is a :class:`DriverError`. Importing this
+package loads no hardware library (pyserial, pyusb, python-can): those are imported when a driver or
+port is actually used, so a missing one fails that device with a clear message.
 """
 
 from __future__ import annotations
 
-from drivers import events
-from drivers.base import Driver, DriverSettings, StreamDriver
-from drivers.errors import (
+from tablectl.drivers import events
+from tablectl.drivers.base import Driver, DriverSettings, StreamDriver
+from tablectl.drivers.errors import (
     DeviceTimeoutError,
     DriverConfigError,
     DriverError,
@@ -21,7 +21,7 @@ from drivers.errors import (
     TransportClosedError,
     UnknownDriverError,
 )
-from drivers.events import (
+from tablectl.drivers.events import (
     BallLaunched,
     BallRead,
     CardScanned,
@@ -47,7 +47,7 @@ from drivers.events import (
     WheelSpinStarted,
     WheelStopped,
 )
-from drivers.registry import DRIVERS, get_driver_class, open_driver
+from tablectl.drivers.registry import DRIVERS, get_driver_class, open_driver
 
 __all__ = [
     "DRIVERS",

@@ -23,11 +23,16 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import pydantic
 
-from drivers.errors import DriverConfigError, DriverError, DriverInitError, TransportClosedError
-from drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
-from drivers.transports.base import ByteStream, TraceHook
-from drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
-from drivers.transports.serial import serial_url_problem
+from tablectl.drivers.errors import (
+    DriverConfigError,
+    DriverError,
+    DriverInitError,
+    TransportClosedError,
+)
+from tablectl.drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
+from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
+from tablectl.drivers.transports.serial import serial_url_problem
 
 __all__ = ["Backoff", "Driver", "DriverSettings", "FrameDriver", "StreamDriver"]
 

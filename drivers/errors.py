@@ -14,7 +14,7 @@ that stop an operation: a port that cannot be opened, a config that cannot be lo
     │   ├── TransportClosedError        the link went away (port unplugged, socket closed)
     │   ├── FramingError(ValueError)    bytes that are not a frame of the protocol
     │   └── DeviceTimeoutError(TimeoutError)
-    └── (controller.errors) ControllerError
+    └── (tablectl.controller.core.errors) ControllerError
         ├── ConfigError(ValueError)
         ├── EventFormatError(ValueError)
         ├── JournalError
@@ -60,7 +60,7 @@ class DriverConfigError(DriverInitError, ValueError):
     """A device entry's keys cannot work whatever is plugged in: raised when a driver is built.
 
     ``problem`` is the message without the device, for callers that name the entry themselves
-    (``controller.config.device_error``: file, ``devices[i]``, id and driver).
+    (``tablectl.controller.config.device_error``: file, ``devices[i]``, id and driver).
     """
 
     def __init__(self, device_id: str, problem: str) -> None:

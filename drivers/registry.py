@@ -1,4 +1,5 @@
-"""Driver registry: config ``driver = "cammegh-ss2"`` → a :class:`~drivers.base.Driver` class.
+"""Driver registry: config ``driver = "cammegh-ss2"`` → a :class:`~tablectl.drivers.base.Driver`
+class.
 
 Entries are ``(module path, class name)`` strings imported on first use (STYLE practice 3, after
 python-can's ``BACKENDS``), so that importing :mod:`drivers` never pulls in pyusb or python-can,
@@ -12,18 +13,18 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from drivers.base import Driver
-from drivers.errors import DriverUnavailableError, UnknownDriverError
+from tablectl.drivers.base import Driver
+from tablectl.drivers.errors import DriverUnavailableError, UnknownDriverError
 
 __all__ = ["DRIVERS", "get_driver_class", "open_driver"]
 
 DRIVERS: dict[str, tuple[str, str]] = {
-    "cammegh-ss2": ("drivers.ss2.driver", "SS2Driver"),
-    "hid-shoe": ("drivers.shoe.driver", "HidShoeDriver"),
-    "serial-shoe": ("drivers.shoe.driver", "SerialShoeDriver"),
-    "tablectl-shuffler": ("drivers.shuffler.driver", "ShufflerDriver"),
-    "tablectl-drum": ("drivers.drum.driver", "DrumDriver"),
-    "tablectl-bigwheel": ("drivers.bigwheel.driver", "BigWheelDriver"),
+    "cammegh-ss2": ("tablectl.drivers.ss2.driver", "SS2Driver"),
+    "hid-shoe": ("tablectl.drivers.shoe.driver", "HidShoeDriver"),
+    "serial-shoe": ("tablectl.drivers.shoe.driver", "SerialShoeDriver"),
+    "tablectl-shuffler": ("tablectl.drivers.shuffler.driver", "ShufflerDriver"),
+    "tablectl-drum": ("tablectl.drivers.drum.driver", "DrumDriver"),
+    "tablectl-bigwheel": ("tablectl.drivers.bigwheel.driver", "BigWheelDriver"),
 }
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 

@@ -1,11 +1,11 @@
 """Simulated table devices that speak the production wire protocols (reusing ``drivers``' codecs).
 
-The models are I/O-free and driven by time passed in; :mod:`simulators.serve` puts one on a pty or
-a TCP port, and :mod:`simulators.cli` is ``tablectl simulate``.
+The models are I/O-free and driven by time passed in; :mod:`tablectl.simulators.serve` puts one on a
+pty or a TCP port, and :mod:`tablectl.simulators.cli.ss2` is ``tablectl simulate``.
 """
 
 from __future__ import annotations
 
-from simulators.ss2 import FaultSpec, SimSS2
+from tablectl.simulators.ss2 import FaultSpec, SimSS2
 
 __all__ = ["FaultSpec", "SimSS2"]

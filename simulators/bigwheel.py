@@ -1,10 +1,10 @@
 """Simulated big money wheel sensor: an I/O-free device model driven by passed-in time.
 
-Every byte it sends comes from :func:`drivers.bigwheel.protocol.encode_message` and every host
-command is parsed by :class:`drivers.bigwheel.protocol.CommandDecoder`, so the simulator cannot
-drift from the production codec (STYLE practice 8). The same model runs in-process in tests (call
-:meth:`SimBigWheel.advance` with any clock), behind a pty or a TCP port
-(:mod:`simulators.serve`), and in the demo, with byte-identical output for the same seed,
+Every byte it sends comes from :func:`tablectl.drivers.bigwheel.protocol.encode_message` and every
+host command is parsed by :class:`tablectl.drivers.bigwheel.protocol.CommandDecoder`, so the
+simulator cannot drift from the production codec (STYLE practice 8). The same model runs in-process
+in tests (call :meth:`SimBigWheel.advance` with any clock), behind a pty or a TCP port
+(:mod:`tablectl.simulators.serve`), and in the demo, with byte-identical output for the same seed,
 script and command timing.
 
 Physics. A spin is planned when it starts: the direction (clockwise unless ``wrong_direction``),
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_MEANINGS,
     HEARTBEAT_PERIOD,
     MAX_REVOLUTIONS,
@@ -66,7 +66,7 @@ from drivers.bigwheel.protocol import (
     WheelState,
     encode_message,
 )
-from simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk, Outbox
 
 __all__ = ["FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
 

@@ -1,8 +1,8 @@
 """What a simulated serial device hands its server: timed pieces of output (:class:`Chunk`).
 
-Neutral ground for the models (:mod:`simulators.ss2`, :mod:`simulators.shuffler`, …) and the
-servers (:mod:`simulators.serve`), so that none of them imports another device's model for it.
-:class:`Outbox` is the output buffer the serial models share.
+Neutral ground for the models (:mod:`tablectl.simulators.ss2`, :mod:`tablectl.simulators.shuffler`,
+…) and the servers (:mod:`tablectl.simulators.serve`), so that none of them imports another device's
+model for it. :class:`Outbox` is the output buffer the serial models share.
 """
 
 from __future__ import annotations

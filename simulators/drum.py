@@ -1,13 +1,12 @@
 """Simulated lotto/keno ball drum on CAN: an I/O-free model plus a runner over any frame link.
 
 Why a model rather than a replayed capture: the host talks back (start mixing, release a ball,
-return the balls), and a replay cannot react. Why I/O-free: the same :class:`SimDrum` runs in
-unit tests with a scripted clock, over python-can's ``virtual`` bus in-process
-(:func:`run_sim_drum` with a :class:`~drivers.transports.can.CanLink`), and behind any other
-python-can interface for benches. Every frame it sends comes from
-:func:`drivers.drum.protocol.encode_message` and every host frame is parsed by
-:func:`drivers.drum.protocol.decode`, so the simulator cannot drift from the codec (STYLE
-practice 8).
+return the balls), and a replay cannot react. Why I/O-free: the same :class:`SimDrum` runs in unit
+tests with a scripted clock, over python-can's ``virtual`` bus in-process (:func:`run_sim_drum` with
+a :class:`~tablectl.drivers.transports.can.CanLink`), and behind any other python-can interface for
+benches. Every frame it sends comes from :func:`tablectl.drivers.drum.protocol.encode_message` and
+every host frame is parsed by :func:`tablectl.drivers.drum.protocol.decode`, so the simulator cannot
+drift from the codec (STYLE practice 8).
 
 The drum. A controller (node ``node_id``) and ``readers`` readers (nodes ``node_id + r``) each
 heartbeat every 200 ms (protocol time: never scaled by ``speed``); the controller sends its state
@@ -59,7 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from drivers.drum.protocol import (
+from tablectl.drivers.drum.protocol import (
     HEARTBEAT_PERIOD,
     MAX_BALL,
     MAX_READERS,
@@ -82,8 +81,8 @@ from drivers.drum.protocol import (
     decode,
     encode_message,
 )
-from drivers.errors import TransportClosedError
-from drivers.transports.frames import CanFrame, FrameLink
+from tablectl.drivers.errors import TransportClosedError
+from tablectl.drivers.transports.frames import CanFrame, FrameLink
 
 __all__ = [
     "FAULT_KINDS",

@@ -5,10 +5,10 @@ path (termios, ``serial_for_url("/dev/…")``) runs unchanged on a bench without
 (``socket://host:port`` in pyserial) works in containers and CI where ptys are awkward, and lets a
 ``disconnect`` fault be an honest closed connection.
 
-The model owns all behaviour; this module only moves bytes and time: every tick (about
-``20 ms / speed``) it passes ``time.monotonic()`` to :meth:`~simulators.ss2.SimSS2.advance_chunks`
-and writes the result; host bytes go to :meth:`~simulators.ss2.SimSS2.receive` right after an
-``advance`` at the same instant, so replies never overtake earlier wheel output. One writer task
+The model owns all behaviour; this module only moves bytes and time: every tick (about ``20 ms /
+speed``) it passes ``time.monotonic()`` to :meth:`~tablectl.simulators.ss2.SimSS2.advance_chunks`
+and writes the result; host bytes go to :meth:`~tablectl.simulators.ss2.SimSS2.receive` right after
+an ``advance`` at the same instant, so replies never overtake earlier wheel output. One writer task
 drains a queue so that ``split`` fragments go out with small pauses without reordering.
 
 Disconnects (``disconnect`` fault, polled through ``model.link_down(now)``):
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from simulators.chunks import Chunk
+from tablectl.simulators.chunks import Chunk
 
 __all__ = ["SimDevice", "serve_pty", "serve_tcp"]
 
@@ -53,7 +53,7 @@ _TCP_BACKLOG = 1 << 20
 
 
 class SimDevice(Protocol):
-    """What the servers need from a model (:class:`~simulators.ss2.SimSS2` fits)."""
+    """What the servers need from a model (:class:`~tablectl.simulators.ss2.SimSS2` fits)."""
 
     @property
     def speed(self) -> float: ...

@@ -1,21 +1,21 @@
 """Simulated barcode-reading card shoe: an I/O-free model of one shoe, dealt as barcode lines.
 
-The model composes the whole shoe up front — a seeded shuffle of ``decks`` × 52 cards (or a
-scripted list), the cut card at its position, the scripted faults, and the shoe-empty signal at
-the end — as a list of barcode lines (:attr:`SimShoe.script`). Dealing only walks that list, so the
-same seed and faults give the same lines however the dealing is paced (STYLE practice 8).
-Barcodes are written by the production :class:`~drivers.shoe.barcodes.BarcodeCodec`
-(:meth:`~drivers.shoe.barcodes.BarcodeCodec.encode`), HID reports by
-:func:`drivers.shoe.hid.encode_line`, so the simulator cannot drift from the decoders.
+The model composes the whole shoe up front — a seeded shuffle of ``decks`` × 52 cards (or a scripted
+list), the cut card at its position, the scripted faults, and the shoe-empty signal at the end — as
+a list of barcode lines (:attr:`SimShoe.script`). Dealing only walks that list, so the same seed and
+faults give the same lines however the dealing is paced (STYLE practice 8). Barcodes are written by
+the production :class:`~tablectl.drivers.shoe.barcodes.BarcodeCodec`
+(:meth:`~tablectl.drivers.shoe.barcodes.BarcodeCodec.encode`), HID reports by
+:func:`tablectl.drivers.shoe.hid.encode_line`, so the simulator cannot drift from the decoders.
 
 The two wirings:
 
-* serial: :meth:`SimShoe.advance_chunks` fits :class:`simulators.serve.SimDevice`, so
+* serial: :meth:`SimShoe.advance_chunks` fits :class:`tablectl.simulators.serve.SimDevice`, so
   ``serve_pty``/``serve_tcp`` serve it; each line goes out as ASCII + CR LF, a misread character
   as the byte 0xFF (which the driver decodes to U+FFFD → ``unreadable``);
 * HID: :func:`make_usb_device` builds the scanner on a
-  :class:`~simulators.usb_backend.SimUsbBackend` and :func:`push_lines` / :func:`serve_usb` type
-  lines into its interrupt IN endpoint as boot-keyboard reports.
+  :class:`~tablectl.simulators.usb_backend.SimUsbBackend` and :func:`push_lines` / :func:`serve_usb`
+  type lines into its interrupt IN endpoint as boot-keyboard reports.
 
 Pacing: ``rate`` lines per second (times ``speed``) from the first :meth:`SimShoe.advance`, plus
 any :meth:`SimShoe.request`-ed lines at once; ``rate = 0`` deals on request only. In-process
@@ -41,11 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from drivers.cards import full_deck, parse_card
-from drivers.shoe.barcodes import BarcodeCodec
-from drivers.shoe.hid import UNMAPPED, encode_line
-from simulators.chunks import Chunk
-from simulators.usb_backend import SimUsbDevice
+from tablectl.drivers.cards import full_deck, parse_card
+from tablectl.drivers.shoe.barcodes import BarcodeCodec
+from tablectl.drivers.shoe.hid import UNMAPPED, encode_line
+from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.usb_backend import SimUsbDevice
 
 __all__ = [
     "DEFAULT_CUT_FROM_END",
@@ -293,7 +293,8 @@ class SimShoe:
         return self.deal(due)
 
     def advance_chunks(self, now: float) -> list[Chunk]:
-        """:meth:`advance` as serial bytes (the :class:`simulators.serve.SimDevice` protocol)."""
+        """:meth:`advance` as serial bytes (the :class:`tablectl.simulators.serve.SimDevice`
+        protocol)."""
         return [Chunk(now, encode_serial_line(line)) for line in self.advance(now)]
 
     def receive(self, data: bytes, now: float) -> bytes:

@@ -1,14 +1,14 @@
 """Simulated card shuffler: an I/O-free device model speaking the tablectl reference protocol.
 
-Why a model rather than a replayed capture: the host talks back (``SHUF`` starts a shuffle,
-``CLRF`` clears a jam only after the door was opened and closed, ``STAT`` polls), and a replay
-cannot react. Why I/O-free: the same model runs in-process in unit tests (pass any clock to
-:meth:`SimShuffler.advance`), behind a pty or a TCP port (:mod:`simulators.serve`, through the
-same ``SimDevice`` interface as the SS2 wheel), and behind simulated USB bulk endpoints
+Why a model rather than a replayed capture: the host talks back (``SHUF`` starts a shuffle, ``CLRF``
+clears a jam only after the door was opened and closed, ``STAT`` polls), and a replay cannot react.
+Why I/O-free: the same model runs in-process in unit tests (pass any clock to
+:meth:`SimShuffler.advance`), behind a pty or a TCP port (:mod:`tablectl.simulators.serve`, through
+the same ``SimDevice`` interface as the SS2 wheel), and behind simulated USB bulk endpoints
 (:class:`SimShufflerUsb`). Every byte it sends comes from
-:func:`drivers.shuffler.protocol.encode_message` and every host command is parsed by
-:class:`drivers.shuffler.protocol.CommandDecoder`, so the simulator cannot drift from the codec
-(STYLE practice 8).
+:func:`tablectl.drivers.shuffler.protocol.encode_message` and every host command is parsed by
+:class:`tablectl.drivers.shuffler.protocol.CommandDecoder`, so the simulator cannot drift from the
+codec (STYLE practice 8).
 
 Behaviour. ``decks`` decks are loaded. ``SHUF`` (or the dealer's button, ``auto``) starts a
 shuffle: ``ACK;SHUF``, then ``SHST``; ``shuffle_seconds`` later ``SHDN`` with the count and the
@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.protocol import (
     CARD_PATTERN,
     FAULT_JAM,
     FAULT_MEANINGS,
@@ -79,10 +79,10 @@ from drivers.shuffler.protocol import (
     Version,
     encode_message,
 )
-from simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk, Outbox
 
 if TYPE_CHECKING:
-    from simulators.usb_backend import SimUsbBackend, SimUsbDevice
+    from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
 __all__ = [
     "FAULT_KINDS",
@@ -709,7 +709,7 @@ class SimShufflerUsb:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # Lazy: pyusb is only needed when a USB shuffler is simulated.
-        from simulators.usb_backend import SimUsbBackend, SimUsbDevice  # noqa: PLC0415
+        from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice  # noqa: PLC0415
 
         self.model = model
         self.device: SimUsbDevice = SimUsbDevice.bulk(

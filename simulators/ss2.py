@@ -3,11 +3,11 @@
 Why a model rather than a replayed capture: the host talks back (``*R`` after a misspin, ``*K`` in
 host-start mode, ``*P 0``), and a replay cannot react. Why I/O-free: the same model then runs
 in-process in unit tests (call :meth:`SimSS2.advance` with any clock you like), behind a pty or a
-TCP port (:mod:`simulators.serve`), and in the demo, with byte-identical output for the same seed,
-scenario and command timing (STYLE practice 8). Every byte the wheel sends is produced by
-:func:`drivers.ss2.protocol.encode_message` and every host command is parsed by
-:class:`drivers.ss2.protocol.CommandDecoder`, so the simulator cannot drift from the production
-codec.
+TCP port (:mod:`tablectl.simulators.serve`), and in the demo, with byte-identical output for the
+same seed, scenario and command timing (STYLE practice 8). Every byte the wheel sends is produced by
+:func:`tablectl.drivers.ss2.protocol.encode_message` and every host command is parsed by
+:class:`tablectl.drivers.ss2.protocol.CommandDecoder`, so the simulator cannot drift from the
+production codec.
 
 Timing model. The wheel's controller runs a 500 ms loop (the automatic status period); the
 simulator does the same in *ticks* of ``0.5 / speed`` seconds. State changes land on ticks and are
@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final
 
-from drivers.ss2.protocol import (
+from tablectl.drivers.ss2.protocol import (
     BallInPocket,
     BareNumber,
     ChiSquare,
@@ -56,7 +56,7 @@ from drivers.ss2.protocol import (
     WarningBit,
     encode_message,
 )
-from simulators.chunks import Chunk, Outbox  # Chunk re-exported: it lived here first
+from tablectl.simulators.chunks import Chunk, Outbox  # Chunk re-exported: it lived here first
 
 __all__ = [
     "DEFAULT_MODE",

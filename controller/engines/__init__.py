@@ -2,12 +2,13 @@
 
 The registry holds ``"module.path", "ClassName"`` strings (python-can's ``BACKENDS`` pattern), so
 importing this package costs nothing and a broken engine module fails when a table that uses it
-starts, with a :class:`~controller.errors.ConfigError` naming the game, and not at import of the
-whole service.
+starts, with a :class:`~tablectl.controller.core.errors.ConfigError` naming the game, and not at
+import of the whole service.
 
-An engine is pure: events in (time inside them), :class:`~controller.outcomes.Outcome` and
-:class:`~controller.outcomes.Verdict` values out. The runner journals each event before calling
-:meth:`Engine.apply` and publishes :meth:`Engine.snapshot` on the retained ``state`` topic.
+An engine is pure: events in (time inside them), :class:`~tablectl.controller.core.outcomes.Outcome`
+and :class:`~tablectl.controller.core.outcomes.Verdict` values out. The runner journals each event
+before calling :meth:`Engine.apply` and publishes :meth:`Engine.snapshot` on the retained ``state``
+topic.
 """
 
 from __future__ import annotations
@@ -16,40 +17,40 @@ import importlib
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from controller.errors import ConfigError
-from controller.events import TableEvent
-from controller.games.catalog import GAMES
-from controller.outcomes import EngineOutput
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import TableEvent
+from tablectl.controller.core.outcomes import EngineOutput
+from tablectl.controller.games.catalog import GAMES
 
 __all__ = ["ENGINES", "Engine", "EngineClass", "PresetEngineClass", "build_engine"]
 
 ENGINES: Mapping[str, tuple[str, str]] = {
-    "roulette": ("controller.engines.roulette", "RouletteEngine"),
-    "baccarat": ("controller.engines.baccarat", "BaccaratEngine"),
-    "dragon_tiger": ("controller.engines.dragon_tiger", "DragonTigerEngine"),
-    "blackjack": ("controller.engines.blackjack", "BlackjackEngine"),
+    "roulette": ("tablectl.controller.engines.roulette", "RouletteEngine"),
+    "baccarat": ("tablectl.controller.engines.baccarat", "BaccaratEngine"),
+    "dragon_tiger": ("tablectl.controller.engines.dragon_tiger", "DragonTigerEngine"),
+    "blackjack": ("tablectl.controller.engines.blackjack", "BlackjackEngine"),
     # Ball draws: one engine, a preset per rule-book game ([rules] overrides its parameters).
-    "lucky5": ("controller.engines.draw", "DrawEngine"),
-    "lucky6": ("controller.engines.draw", "DrawEngine"),
-    "lucky7": ("controller.engines.draw", "DrawEngine"),
-    "super_six": ("controller.engines.draw", "DrawEngine"),
-    "mega6": ("controller.engines.draw", "DrawEngine"),
-    "one_bet": ("controller.engines.draw", "DrawEngine"),
-    "keno_express": ("controller.engines.draw", "DrawEngine"),
-    "lotto_5_35": ("controller.engines.draw", "DrawEngine"),
-    "mega_ball": ("controller.engines.draw", "DrawEngine"),
-    "bingo37": ("controller.engines.draw", "DrawEngine"),
-    "bingo38": ("controller.engines.draw", "DrawEngine"),
-    "keno": ("controller.engines.draw", "DrawEngine"),
+    "lucky5": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "lucky6": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "lucky7": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "super_six": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "mega6": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "one_bet": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "keno_express": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "lotto_5_35": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "mega_ball": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "bingo37": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "bingo38": ("tablectl.controller.engines.draw", "DrawEngine"),
+    "keno": ("tablectl.controller.engines.draw", "DrawEngine"),
     # Money wheels: one engine, a preset (segment layout) per rule-book game.
-    "dream_catcher": ("controller.engines.wheel", "WheelEngine"),
-    "wheel_of_fortune": ("controller.engines.wheel", "WheelEngine"),
-    "crazy_time": ("controller.engines.wheel", "WheelEngine"),
-    "monopoly": ("controller.engines.wheel", "WheelEngine"),
-    "mega_wheel": ("controller.engines.wheel", "WheelEngine"),
-    # House-banked poker and the single-deck card games: one engine runs every deal script; the
-    # game key picks the game (controller.games.catalog).
-    **{game: ("controller.engines.scripted", "ScriptEngine") for game in GAMES},
+    "dream_catcher": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    "wheel_of_fortune": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    "crazy_time": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    "monopoly": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    "mega_wheel": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    # House-banked poker and the single-deck card games: one engine runs every deal script; the game
+    # key picks the game (tablectl.controller.games.catalog).
+    **{game: ("tablectl.controller.engines.scripted", "ScriptEngine") for game in GAMES},
 }
 """``game -> (module, class)``; the class implements :class:`EngineClass`."""
 

@@ -8,19 +8,20 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from controller.config import validate_section
-from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
-from controller.events import BetsClosed, Decision
-from controller.games.baccarat import BaccaratRules, next_expected, outcome
-from controller.games.findings import Finding
-from drivers.cards import Card as PlayingCard
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.events import BetsClosed, Decision
+from tablectl.controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
+from tablectl.controller.games.cards.baccarat import BaccaratRules, next_expected, outcome
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card as PlayingCard
 
 __all__ = ["BaccaratCoup", "BaccaratEngine"]
 
 
 class BaccaratCoup:
-    """One baccarat coup: cards go to the hand :func:`~controller.games.baccarat.next_expected`
-    names (P1, B1, P2, B2, then the tableau)."""
+    """One baccarat coup: cards go to the hand
+    :func:`~tablectl.controller.games.cards.baccarat.next_expected` names (P1, B1, P2, B2, then the
+    tableau)."""
 
     def __init__(self, commission: bool) -> None:
         self._commission = commission

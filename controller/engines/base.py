@@ -1,10 +1,10 @@
 """What every round engine does the same way: round ids, the latches, verdicts, refused events.
 
-:class:`RoundIds` allocates round ids (``f"{table_id}-{n:06d}"``) and remembers the recent ones,
-so that a re-sent or replayed ``round_open`` cannot reuse one. :class:`EngineBase` is the mixin
-the engines share: the ``phase`` / ``current_round`` / ``faults`` properties, the verdict builder,
-the refusals before a round opens, the ``fault_cleared`` latch and the dispatch that turns a
-refused event (:class:`~controller.errors.TransitionNotAllowedError`) into a verdict.
+:class:`RoundIds` allocates round ids (``f"{table_id}-{n:06d}"``) and remembers the recent ones, so
+that a re-sent or replayed ``round_open`` cannot reuse one. :class:`EngineBase` is the mixin the
+engines share: the ``phase`` / ``current_round`` / ``faults`` properties, the verdict builder, the
+refusals before a round opens, the ``fault_cleared`` latch and the dispatch that turns a refused
+event (:class:`~tablectl.controller.core.errors.TransitionNotAllowedError`) into a verdict.
 
 Pure: no asyncio, no I/O, no clock.
 """
@@ -17,11 +17,11 @@ from typing import Any, ClassVar, Final, TypeVar
 
 import pydantic
 
-from controller.config import validate_section
-from controller.errors import ConfigError, TransitionNotAllowedError
-from controller.events import FaultCleared, RoundOpen, TableEvent
-from controller.outcomes import EngineOutput, Verdict
-from controller.statemachine import StateMachine
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.errors import ConfigError, TransitionNotAllowedError
+from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent
+from tablectl.controller.core.outcomes import EngineOutput, Verdict
+from tablectl.controller.core.statemachine import StateMachine
 
 __all__ = [
     "DUPLICATE_ROUND",

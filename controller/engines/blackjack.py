@@ -1,6 +1,6 @@
 """The blackjack engine: the shared shoe-game lifecycle
-(:class:`~controller.engines.baccarat.CardEngine`) around the pure round model
-:class:`~controller.games.blackjack.BlackjackRound`.
+(:class:`~tablectl.controller.engines.baccarat.CardEngine`) around the pure round model
+:class:`~tablectl.controller.games.cards.blackjack.BlackjackRound`.
 
 Which boxes play: the ``bets_closed`` event's ``boxes`` (when the event carries them), else every
 box of ``[rules] boxes`` (seed-000 BJ-B4: only boxes with a bet before the deal take part).
@@ -21,12 +21,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Final, cast, get_args
 
-from controller.config import validate_section
-from controller.engines.cards import CardEngine
-from controller.events import BetsClosed, Decision
-from controller.games.blackjack import Action, BlackjackRound, BlackjackRules
-from controller.games.findings import Finding
-from drivers.cards import Card
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.events import BetsClosed, Decision
+from tablectl.controller.engines.cards import CardEngine
+from tablectl.controller.games.cards.blackjack import Action, BlackjackRound, BlackjackRules
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card
 
 __all__ = ["DECISION_NOT_BLACKJACK", "BlackjackEngine", "BlackjackModel"]
 

@@ -49,9 +49,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, Protocol
 
-from controller.engines.base import FAULT_LATCHED, NOT_FOR_THIS_GAME, EngineBase, RoundIds
-from controller.errors import TransitionNotAllowedError
-from controller.events import (
+from tablectl.controller.core.errors import TransitionNotAllowedError
+from tablectl.controller.core.events import (
     BetsClosed,
     Card,
     CutCard,
@@ -65,12 +64,19 @@ from controller.events import (
     TableEvent,
     Void,
 )
-from controller.games import cards as shoe_rules
-from controller.games.cards import Burn, Shoe, ShoeRules, check_cut_card, check_shuffle
-from controller.games.findings import Finding
-from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
-from controller.statemachine import MachineDefinition, StateMachine, Transition
-from drivers.cards import Card as PlayingCard
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.engines.base import FAULT_LATCHED, NOT_FOR_THIS_GAME, EngineBase, RoundIds
+from tablectl.controller.games.cards import shoe as shoe_rules
+from tablectl.controller.games.cards.shoe import (
+    Burn,
+    Shoe,
+    ShoeRules,
+    check_cut_card,
+    check_shuffle,
+)
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card as PlayingCard
 
 __all__ = [
     "BURNING",
@@ -100,7 +106,7 @@ VOID_ROUND_ABANDONED: Final = "round_abandoned"
 VOID_SHOE_EXHAUSTED: Final = "shoe_exhausted"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
-# Verdict codes (the shoe's own are in controller.games.cards).
+# Verdict codes (the shoe's own are in tablectl.controller.games.cards.shoe).
 EXTRA_CARD: Final = "extra_card"
 DEAL_WITHOUT_BETS: Final = "deal_without_bets"
 NO_ACTION_COUP: Final = "no_action_coup"

@@ -1,13 +1,14 @@
 """The dragon tiger engine (and its presets football studio and war of bets, ``[rules] variant``).
 
-The shoe and round lifecycle is the shared :class:`~controller.engines.baccarat.CardEngine`; a
-coup is :class:`TwoCardCoup`: one card to each position in deal order, settled on the second
-(seed-001 §3.6–3.8, rules in :mod:`controller.games.dragon_tiger`). Irregularities follow the
-baccarat remedies by analogy, since seed-001 gives none but "any malfunction voids the game round"
-(L1823, L1793; ``on_fault = "void"`` by default): an extra card is the first card of the next
-coup (seed-000 BAC-I1/I2), cards dealt with no round form a coup without bets (BAC-I3), a card
-before bets closed is a misdeal (seed-002-004 BAC 2.1.6, R10). War of bets adds the barcode rule:
-a barcode read twice in one shoe holds the round for a supervisor (``duplicate_barcode``, L2619).
+The shoe and round lifecycle is the shared
+:class:`~tablectl.controller.engines.baccarat.CardEngine`; a coup is :class:`TwoCardCoup`: one card
+to each position in deal order, settled on the second (seed-001 §3.6–3.8, rules in
+:mod:`tablectl.controller.games.cards.dragon_tiger`). Irregularities follow the baccarat remedies by
+analogy, since seed-001 gives none but "any malfunction voids the game round" (L1823, L1793;
+``on_fault = "void"`` by default): an extra card is the first card of the next coup (seed-000
+BAC-I1/I2), cards dealt with no round form a coup without bets (BAC-I3), a card before bets closed
+is a misdeal (seed-002-004 BAC 2.1.6, R10). War of bets adds the barcode rule: a barcode read twice
+in one shoe holds the round for a supervisor (``duplicate_barcode``, L2619).
 """
 
 from __future__ import annotations
@@ -16,18 +17,18 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from controller.config import validate_section
-from controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
-from controller.events import BetsClosed, Decision
-from controller.games.dragon_tiger import (
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.events import BetsClosed, Decision
+from tablectl.controller.engines.cards import NOT_FOR_THIS_GAME, CardEngine
+from tablectl.controller.games.cards.dragon_tiger import (
     PRESETS,
     DragonTigerRules,
     Variant,
     next_expected,
     outcome,
 )
-from controller.games.findings import Finding
-from drivers.cards import Card
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card
 
 __all__ = ["DragonTigerEngine", "TwoCardCoup"]
 

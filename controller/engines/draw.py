@@ -1,5 +1,5 @@
-"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno): a strict
-state machine around :class:`controller.games.draw.Draw`.
+"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno): a strict state
+machine around :class:`tablectl.controller.games.draw.Draw`.
 
 Phases (the machine's states)::
 
@@ -20,7 +20,8 @@ Phases (the machine's states)::
 
 Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
 round. :meth:`DrawEngine.apply` never raises for an event sequence: whatever the machine refuses
-becomes a :class:`~controller.outcomes.Verdict` (codes in ``docs/verdicts.md``, "Ball draws").
+becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (codes in ``docs/verdicts.md``, "Ball
+draws").
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
-from controller.events import (
+from tablectl.controller.core.events import (
     BallDrawn,
     Fault,
     Mixing,
@@ -38,10 +38,11 @@ from controller.events import (
     TableEvent,
     Void,
 )
-from controller.games.draw import PRESETS, Draw, DrawRules
-from controller.games.findings import Finding
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from controller.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
+from tablectl.controller.games.draw import PRESETS, Draw, DrawRules
+from tablectl.controller.games.findings import Finding
 
 __all__ = [
     "BALL_BEFORE_BETS_CLOSED",
@@ -68,7 +69,7 @@ VOID_DEVICE_FAULT: Final = "device_fault"
 VOID_ROUND_ABANDONED: Final = "round_abandoned"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
-# Verdict codes (the read findings are in controller.games.draw).
+# Verdict codes (the read findings are in tablectl.controller.games.draw).
 EXTRA_BALL: Final = "extra_ball"
 HOLD_DEVICE_FAULT: Final = "device_fault"
 DECISION_PENDING: Final = "decision_pending"

@@ -1,5 +1,5 @@
 """The roulette round engine: a strict state machine around the pure rules of
-:mod:`controller.games.roulette`.
+:mod:`tablectl.controller.games.roulette`.
 
 Phases (the machine's states)::
 
@@ -13,25 +13,26 @@ Phases (the machine's states)::
 C-A11) and while ``closed``; it only sets ``ball_in_play``. ``round_open`` during a round abandons
 it. Faults are latched in a set outside the phase: a fault is orthogonal to where the round is.
 
-Whether a result is the round's own (:mod:`controller.games.roulette` has the pure checks): the
-round remembers the wheel's spin number it opened at (``round_open.spin``) and its launch
-(``ball_launched``, with ``spin`` and ``rotor_direction``). A ``winning_number`` of another spin
-is void ``spin_mismatch``, one whose spin had no launch in the round ``launch_not_seen`` (events
-were lost between the wheel and the engine; seed-001 G1/G3, R15); one whose two readings
-disagree (``status_number``) is void ``result_mismatch`` or held for a supervisor (R22); one
-whose rotor turned the other way than at the launch is void ``rotor_direction_changed``
-(seed-001 §4.1 L95). Events without spin numbers or directions are not checked: replays of older
-journals conclude exactly as before.
+Whether a result is the round's own (:mod:`tablectl.controller.games.roulette` has the pure checks):
+the round remembers the wheel's spin number it opened at (``round_open.spin``) and its launch
+(``ball_launched``, with ``spin`` and ``rotor_direction``). A ``winning_number`` of another spin is
+void ``spin_mismatch``, one whose spin had no launch in the round ``launch_not_seen`` (events were
+lost between the wheel and the engine; seed-001 G1/G3, R15); one whose two readings disagree
+(``status_number``) is void ``result_mismatch`` or held for a supervisor (R22); one whose rotor
+turned the other way than at the launch is void ``rotor_direction_changed`` (seed-001 §4.1 L95).
+Events without spin numbers or directions are not checked: replays of older journals conclude
+exactly as before.
 
-``held``: the round waits for a supervisor. Only a ``void`` or a ``winning_number`` entered by
-hand (``manual``) ends it; the wheel's own events (the next game's ``round_open``, launch,
-close, result, no-spin) are refused with the verdict ``decision_pending`` and change nothing; a
-fault only latches (the round is already stopped). After a restart the round stays held: the
-restart gate confirms rounds in play only (``controller.recovery``).
+``held``: the round waits for a supervisor. Only a ``void`` or a ``winning_number`` entered by hand
+(``manual``) ends it; the wheel's own events (the next game's ``round_open``, launch, close, result,
+no-spin) are refused with the verdict ``decision_pending`` and change nothing; a fault only latches
+(the round is already stopped). After a restart the round stays held: the restart gate confirms
+rounds in play only (``tablectl.controller.service.recovery``).
 
 Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
 round. :meth:`RouletteEngine.apply` never raises for an event sequence, however wrong: whatever the
-machine refuses becomes a :class:`~controller.outcomes.Verdict` (codes in ``docs/verdicts.md``).
+machine refuses becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (codes in
+``docs/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -40,15 +41,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from controller.config import validate_section
-from controller.engines.base import (
-    FAULT_LATCHED,
-    NOT_FOR_THIS_GAME,
-    UNEXPECTED_EVENT,
-    EngineBase,
-    RoundIds,
-)
-from controller.events import (
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.events import (
     BallLaunched,
     Fault,
     NoSpin,
@@ -57,8 +51,17 @@ from controller.events import (
     Void,
     WinningNumber,
 )
-from controller.games.findings import Finding
-from controller.games.roulette import (
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.engines.base import (
+    FAULT_LATCHED,
+    NOT_FOR_THIS_GAME,
+    UNEXPECTED_EVENT,
+    EngineBase,
+    RoundIds,
+)
+from tablectl.controller.games.findings import Finding
+from tablectl.controller.games.roulette import (
     Pocket,
     RouletteRules,
     check_provenance,
@@ -67,8 +70,6 @@ from controller.games.roulette import (
     check_spin,
     spin_result,
 )
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from controller.statemachine import MachineDefinition, StateMachine, Transition
 
 __all__ = [
     "DECISION_PENDING",
@@ -87,7 +88,8 @@ OPEN: Final = "open"
 CLOSED: Final = "closed"
 HELD: Final = "held"
 
-# Void reasons produced by the engine itself (the spin checks are in controller.games.roulette).
+# Void reasons produced by the engine itself (the spin checks are in
+# tablectl.controller.games.roulette).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
 VOID_DEVICE_FAULT: Final = "device_fault"
 VOID_ROUND_ABANDONED: Final = "round_abandoned"

@@ -1,10 +1,11 @@
 """The one engine that runs every deal script: house-banked poker and the single-deck card games.
 
 Issue 8, Deliver 2. The shoe and round lifecycle is the shared
-:class:`~controller.engines.cards.CardEngine`; a round is :class:`ScriptRound`, which deals the
-game's :class:`~controller.games.deal.DealScript` position by position and asks the game's hooks
-for what the script cannot say statically (see :mod:`controller.games.deal`). The game itself is
-chosen by ``[table] game`` through :data:`controller.games.catalog.GAMES`.
+:class:`~tablectl.controller.engines.cards.CardEngine`; a round is :class:`ScriptRound`, which deals
+the game's :class:`~tablectl.controller.games.cards.deal.DealScript` position by position and asks
+the game's hooks for what the script cannot say statically (see
+:mod:`tablectl.controller.games.cards.deal`). The game itself is chosen by ``[table] game`` through
+:data:`tablectl.controller.games.catalog.GAMES`.
 
 What this engine adds to the shoe games' rules (codes in ``docs/verdicts.md``):
 
@@ -30,8 +31,18 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
-from controller.config import validate_section
-from controller.engines.cards import (
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.errors import ConfigError, TransitionNotAllowedError
+from tablectl.controller.core.events import (
+    BetsClosed,
+    Card,
+    DealError,
+    Decision,
+    Fault,
+    ShoeRemoved,
+)
+from tablectl.controller.core.outcomes import EngineOutput
+from tablectl.controller.engines.cards import (
     DEALING,
     EXTRA_CARD,
     OPEN,
@@ -39,10 +50,7 @@ from controller.engines.cards import (
     SHOE_END,
     CardEngine,
 )
-from controller.errors import ConfigError, TransitionNotAllowedError
-from controller.events import BetsClosed, Card, DealError, Decision, Fault, ShoeRemoved
-from controller.games.catalog import GAMES
-from controller.games.deal import (
+from tablectl.controller.games.cards.deal import (
     CARD_BEFORE_DECISIONS,
     DECISION_REFUSED,
     WRONG_CARD_COUNT,
@@ -50,9 +58,9 @@ from controller.games.deal import (
     Deal,
     Slot,
 )
-from controller.games.findings import Finding
-from controller.outcomes import EngineOutput
-from drivers.cards import Card as PlayingCard
+from tablectl.controller.games.catalog import GAMES
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card as PlayingCard
 
 __all__ = ["DEAL_ERROR_NOTED", "HAND_CANCELLED", "ScriptEngine", "ScriptRound", "load_game"]
 

@@ -1,5 +1,5 @@
 """The money-wheel round engine (dream catcher, the 19-sector wheel, crazy time, monopoly, mega
-wheel): a strict state machine around the pure rules of :mod:`controller.games.wheel`.
+wheel): a strict state machine around the pure rules of :mod:`tablectl.controller.games.wheel`.
 
 Phases (the machine's states)::
 
@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
-from controller.errors import TransitionNotAllowedError
-from controller.events import (
+from tablectl.controller.core.errors import TransitionNotAllowedError
+from tablectl.controller.core.events import (
     Direction,
     Fault,
     NoSpin,
@@ -40,15 +39,16 @@ from controller.events import (
     Void,
     WheelSpin,
 )
-from controller.games.wheel import (
+from tablectl.controller.core.outcomes import EngineOutput, Outcome
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
+from tablectl.controller.games.wheel import (
     PRESETS,
     RESPIN_ON_DIVIDER,
     WheelRules,
     check_spin,
     spin_result,
 )
-from controller.outcomes import EngineOutput, Outcome
-from controller.statemachine import MachineDefinition, StateMachine, Transition
 
 __all__ = [
     "RESPIN",

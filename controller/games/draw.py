@@ -20,7 +20,7 @@ contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
   §6 [GAP]: "no re-draw, ball-stuck, ball-jump, misread or machine-failure rules").
 
 :class:`Draw` is one round's draw: reads in, findings out, a ball never placed twice. No I/O, no
-clock: the engine (:mod:`controller.engines.draw`) owns the round and calls these.
+clock: the engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls these.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
-from controller.events import BallDrawn
-from controller.games.findings import Finding
+from tablectl.controller.core.events import BallDrawn
+from tablectl.controller.games.findings import Finding
 
 __all__ = [
     "BALL_OUT_OF_RANGE",

@@ -1,7 +1,7 @@
 """Roulette rules as pure functions: wheels, the published result, and whether a spin is valid.
 
-No I/O, no clock, no state: the engine (:mod:`controller.engines.roulette`) owns the round and
-calls these. Rule-book ids in comments point into ``../shared/rules/``:
+No I/O, no clock, no state: the engine (:mod:`tablectl.controller.engines.roulette`) owns the round
+and calls these. Rule-book ids in comments point into ``../shared/rules/``:
 
 - seed-000 (Bombay Club player's guide) §3: RL-I1 (croupier "no spin"), RL-I2 (fewer than 4 full
   revolutions is "no spin"), V-RL-1..5 (validators derived from them);
@@ -25,8 +25,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
-from controller.events import BallLaunched, Direction, WinningNumber
-from controller.games.findings import Finding
+from tablectl.controller.core.events import BallLaunched, Direction, WinningNumber
+from tablectl.controller.games.findings import Finding
 
 __all__ = [
     "AMERICAN_ORDER",

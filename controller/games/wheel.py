@@ -34,7 +34,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
-from controller.events import Direction, Segment
+from tablectl.controller.core.events import Direction, Segment
 
 __all__ = [
     "PRESETS",

@@ -1,9 +1,10 @@
 """The big-wheel sensor on a serial port: :class:`BigWheelDriver` (registry ``tablectl-bigwheel``).
 
-All protocol logic lives in :mod:`drivers.bigwheel.protocol` (bytes ↔ messages) and
-:mod:`drivers.bigwheel.interpreter` (messages + time → events); this module only binds them to a
-:class:`~drivers.transports.serial.SerialStream` through the :class:`~drivers.base.StreamDriver`
-hooks, so it has no logic of its own worth a test double.
+All protocol logic lives in :mod:`tablectl.drivers.bigwheel.protocol` (bytes ↔ messages) and
+:mod:`tablectl.drivers.bigwheel.interpreter` (messages + time → events); this module only binds them
+to a :class:`~tablectl.drivers.transports.serial.SerialStream` through the
+:class:`~tablectl.drivers.base.StreamDriver` hooks, so it has no logic of its own worth a test
+double.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.bigwheel.interpreter import BigWheelInterpreter
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.bigwheel.interpreter import BigWheelInterpreter
+from tablectl.drivers.bigwheel.protocol import (
     HEARTBEAT_PERIOD,
     MAX_SEGMENTS,
     MIN_SEGMENTS,
@@ -25,8 +26,8 @@ from drivers.bigwheel.protocol import (
     Decoder,
     encode_command,
 )
-from drivers.events import DeviceEvent
-from drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.transports.base import ByteStream, TraceHook
 
 __all__ = ["BigWheelDriver", "BigWheelSettings"]
 
@@ -76,7 +77,7 @@ class BigWheelDriver(StreamDriver):
         self._decoder = Decoder()
 
     def _open_stream(self) -> ByteStream:
-        from drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
         return SerialStream(self.port, baudrate=self.wheel_settings.baudrate)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_MEANINGS,
     Ack,
     Command,
@@ -62,7 +62,7 @@ from drivers.bigwheel.protocol import (
     StoppedOnDivider,
     Version,
 )
-from drivers.events import (
+from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
     DeviceFaultCleared,
@@ -117,7 +117,8 @@ class _Spin:
 
 
 class BigWheelInterpreter:
-    """Turns decoded big-wheel messages into :mod:`drivers.events` facts; see the module docstring.
+    """Turns decoded big-wheel messages into :mod:`tablectl.drivers.events` facts; see the module
+    docstring.
 
     Args:
         device_id: copied into every event's ``device``.

@@ -1,14 +1,14 @@
 """Lotto/keno ball drum driver: a CAN bus (python-can) bound to the pure drum modules.
 
-All the protocol knowledge lives in :mod:`drivers.drum.protocol` (frames ↔ messages, specified in
-``docs/protocols/drum.md``) and :mod:`drivers.drum.interpreter` (messages + time → events); this
-module only owns the bus, reconnects, and matches command acknowledgements.
+All the protocol knowledge lives in :mod:`tablectl.drivers.drum.protocol` (frames ↔ messages,
+specified in ``docs/protocols/drum.md``) and :mod:`tablectl.drivers.drum.interpreter` (messages +
+time → events); this module only owns the bus, reconnects, and matches command acknowledgements.
 
-:class:`~drivers.base.FrameDriver` (in :mod:`drivers.base`, re-exported here) is the frame-based
-sibling of :class:`drivers.base.StreamDriver`: the same lifecycle (open, reconnect with
-:class:`drivers.base.Backoff`, availability events, a tick for timers) over a
-:class:`~drivers.transports.frames.FrameLink` instead of a byte stream. It is generic; a second
-CAN device family (a big wheel on CAN) would subclass it too.
+:class:`~tablectl.drivers.base.FrameDriver` (in :mod:`tablectl.drivers.base`, re-exported here) is
+the frame-based sibling of :class:`tablectl.drivers.base.StreamDriver`: the same lifecycle (open,
+reconnect with :class:`tablectl.drivers.base.Backoff`, availability events, a tick for timers) over
+a :class:`~tablectl.drivers.transports.frames.FrameLink` instead of a byte stream. It is generic; a
+second CAN device family (a big wheel on CAN) would subclass it too.
 
 Configuration (``[[devices]]``, unknown keys rejected)::
 
@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 
 import pydantic
 
-from drivers.base import Clock, DriverSettings, FrameDriver
-from drivers.drum.interpreter import DrumInterpreter
-from drivers.drum.protocol import (
+from tablectl.drivers.base import Clock, DriverSettings, FrameDriver
+from tablectl.drivers.drum.interpreter import DrumInterpreter
+from tablectl.drivers.drum.protocol import (
     MAX_BALL,
     MAX_NODE,
     MAX_READERS,
@@ -48,10 +48,10 @@ from drivers.drum.protocol import (
     decode,
     encode_command,
 )
-from drivers.errors import DeviceTimeoutError, DriverConfigError, TransportClosedError
-from drivers.events import DeviceEvent
-from drivers.transports.base import TraceHook
-from drivers.transports.frames import CanFrame, FrameLink
+from tablectl.drivers.errors import DeviceTimeoutError, DriverConfigError, TransportClosedError
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.transports.base import TraceHook
+from tablectl.drivers.transports.frames import CanFrame, FrameLink
 
 __all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings", "FrameDriver"]
 
@@ -62,10 +62,10 @@ class DrumSettings(DriverSettings):
     """The ``[[devices]]`` options of a ``tablectl-drum`` (see the module docstring).
 
     ``channel`` defaults to the entry's ``port``, then to ``can0``. ``can_options`` go to
-    ``can.Bus`` unchanged (e.g. ``{tty_baudrate = 115200}`` for slcan). ``relink_after``: a
-    drum silent this long gets its bus closed and reopened, which is how an unplugged socketcan
-    adapter is noticed (python-can reports nothing on that path; see
-    :mod:`drivers.transports.can`).
+    ``can.Bus`` unchanged (e.g. ``{tty_baudrate = 115200}`` for slcan). ``relink_after``: a drum
+    silent this long gets its bus closed and reopened, which is how an unplugged socketcan adapter
+    is noticed (python-can reports nothing on that path; see
+    :mod:`tablectl.drivers.transports.can`).
     """
 
     interface: str = pydantic.Field(default="socketcan", min_length=1)
@@ -160,7 +160,7 @@ class DrumDriver(FrameDriver):
     # --- hooks ---------------------------------------------------------------------------------
 
     def _open_link(self) -> FrameLink:
-        from drivers.transports.can import CanLink  # noqa: PLC0415 - keeps python-can lazy
+        from tablectl.drivers.transports.can import CanLink  # noqa: PLC0415 - keeps python-can lazy
 
         s = self.drum_settings
         options: dict[str, Any] = dict(s.can_options)

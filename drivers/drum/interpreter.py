@@ -48,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from drivers.drum.protocol import (
+from tablectl.drivers.drum.protocol import (
     Ack,
     BallReport,
     Command,
@@ -60,7 +60,7 @@ from drivers.drum.protocol import (
     NodeState,
     TubeFullReport,
 )
-from drivers.events import (
+from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
     DeviceEvent,
@@ -107,8 +107,8 @@ def reader_silent_code(reader: int) -> str:
 
 
 class InterpreterSettings(Protocol):
-    """What the interpreter reads from :class:`drivers.drum.driver.DrumSettings` (a protocol, so
-    this module does not import the driver module and with it asyncio)."""
+    """What the interpreter reads from :class:`tablectl.drivers.drum.driver.DrumSettings` (a
+    protocol, so this module does not import the driver module and with it asyncio)."""
 
     @property
     def node_id(self) -> int: ...
@@ -134,7 +134,8 @@ class _Reader:
 
 
 class DrumInterpreter:
-    """Turns decoded drum messages into :mod:`drivers.events` facts; see the module docstring.
+    """Turns decoded drum messages into :mod:`tablectl.drivers.events` facts; see the module
+    docstring.
 
     Args:
         device_id: copied into every event's ``device``.

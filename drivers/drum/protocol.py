@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from drivers.transports.frames import CanFrame
+from tablectl.drivers.transports.frames import CanFrame
 
 __all__ = [
     "HEARTBEAT_PERIOD",

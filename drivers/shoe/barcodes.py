@@ -9,13 +9,15 @@ gives a value, never an exception, because a scanner can send anything.
 
 Decoding order (first hit wins; comparisons ignore case and surrounding whitespace):
 
-1. unreadable: empty, non-ASCII or non-printable (a misread; see :mod:`drivers.shoe.hid`), too long,
+1. unreadable: empty, non-ASCII or non-printable (a misread; see :mod:`tablectl.drivers.shoe.hid`),
+too long,
    or the scanner's own no-read message (``NOREAD``);
 2. the cut card and the shoe-signal barcodes (``CUT``, ``EMPTY``, ``REMOVED``, ``INSERTED``);
 3. the explicit mapping (``barcodes``: barcode → card, e.g. loaded from a TOML table);
 4. the vendor pattern: a regex (full match) with named groups ``rank`` and ``suit`` and optionally
    ``deck``, whose symbols go through ``rank_map``/``suit_map`` (``{"01": "A", "13": "K"}``);
-5. card notation (DESIGN §4.1 and the spellings :func:`drivers.cards.parse_card` accepts: ``KH``,
+5. card notation (DESIGN §4.1 and the spellings :func:`tablectl.drivers.cards.parse_card` accepts:
+``KH``,
    ``10H``, ``H10``, ``HT``), optionally prefixed by a deck serial: ``B7731-KH`` (``-``, ``/`` or
    ``:`` separate).
 
@@ -31,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from drivers.cards import RANKS, SUITS, parse_card
+from tablectl.drivers.cards import RANKS, SUITS, parse_card
 
 __all__ = [
     "DEFAULT_CUT_CARD_BARCODES",

@@ -1,9 +1,9 @@
 """Barcode-reading card shoes: a HID keyboard-wedge scanner (pyusb) or a serial one (pyserial).
 
-Both wirings deliver the same thing — one line of text per scan — and differ only in how the
-line arrives: key reports decoded by :mod:`drivers.shoe.hid`, or bytes up to a line ending. Each
-line then goes through the table's :class:`~drivers.shoe.barcodes.BarcodeCodec` and becomes one
-event: :class:`CardScanned`, :class:`ScanRejected` (the dealer rescans or enters the card by
+Both wirings deliver the same thing — one line of text per scan — and differ only in how the line
+arrives: key reports decoded by :mod:`tablectl.drivers.shoe.hid`, or bytes up to a line ending. Each
+line then goes through the table's :class:`~tablectl.drivers.shoe.barcodes.BarcodeCodec` and becomes
+one event: :class:`CardScanned`, :class:`ScanRejected` (the dealer rescans or enters the card by
 hand), :class:`CutCardSeen`, :class:`ShoeEmptied`, :class:`ShoeRemoved` or :class:`ShoeInserted`.
 
 A shoe says nothing between coups, so there is no silence detection: the device is available
@@ -21,9 +21,9 @@ from typing import Any, ClassVar, Final, Literal
 
 import pydantic
 
-from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.errors import DriverConfigError
-from drivers.events import (
+from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.errors import DriverConfigError
+from tablectl.drivers.events import (
     CardScanned,
     CutCardSeen,
     DeviceAvailable,
@@ -33,7 +33,7 @@ from drivers.events import (
     ShoeInserted,
     ShoeRemoved,
 )
-from drivers.shoe.barcodes import (
+from tablectl.drivers.shoe.barcodes import (
     DEFAULT_CUT_CARD_BARCODES,
     DEFAULT_NO_READ_BARCODES,
     DEFAULT_SIGNAL_BARCODES,
@@ -42,8 +42,8 @@ from drivers.shoe.barcodes import (
     Rejected,
     SignalKind,
 )
-from drivers.shoe.hid import UNMAPPED, HidLineDecoder
-from drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.shoe.hid import UNMAPPED, HidLineDecoder
+from tablectl.drivers.transports.base import ByteStream, TraceHook
 
 __all__ = ["HidShoeDriver", "LineSplitter", "SerialShoeDriver", "ShoeSettings"]
 
@@ -62,12 +62,13 @@ _SIGNAL_EVENTS: Final[Mapping[SignalKind, Callable[..., DeviceEvent]]] = {
 class ShoeSettings(DriverSettings):
     """The ``[[devices]]`` options of a shoe (unknown keys are rejected).
 
-    Barcodes (see :mod:`drivers.shoe.barcodes`): ``barcode_pattern`` + ``rank_map``/``suit_map``
-    for a vendor format, ``barcodes`` for an explicit barcode → card table, ``deck_serials`` for
-    the table's decks, ``cut_card_barcodes``, ``signal_barcodes`` (barcode → ``shoe_empty`` |
-    ``shoe_removed`` | ``shoe_inserted``), ``no_read_barcodes``, ``accept_notation``.
-    HID (``hid-shoe``): ``vid``, ``pid`` (TOML hex literals: ``vid = 0x0c2e``), optional
-    ``serial``, ``interface``, ``ep_in``. Serial (``serial-shoe``): ``baudrate``, ``line_ending``.
+    Barcodes (see :mod:`tablectl.drivers.shoe.barcodes`): ``barcode_pattern`` +
+    ``rank_map``/``suit_map`` for a vendor format, ``barcodes`` for an explicit barcode → card
+    table, ``deck_serials`` for the table's decks, ``cut_card_barcodes``, ``signal_barcodes``
+    (barcode → ``shoe_empty`` | ``shoe_removed`` | ``shoe_inserted``), ``no_read_barcodes``,
+    ``accept_notation``. HID (``hid-shoe``): ``vid``, ``pid`` (TOML hex literals: ``vid = 0x0c2e``),
+    optional ``serial``, ``interface``, ``ep_in``. Serial (``serial-shoe``): ``baudrate``,
+    ``line_ending``.
     """
 
     barcode_pattern: str | None = None
@@ -234,7 +235,7 @@ class SerialShoeDriver(_ShoeDriver):
         self._lines = LineSplitter(self.shoe_settings.line_ending)
 
     def _open_stream(self) -> ByteStream:
-        from drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
         return SerialStream(self.port, baudrate=self.shoe_settings.baudrate)
@@ -263,7 +264,7 @@ class HidShoeDriver(_ShoeDriver):
     Found by the ``vid``/``pid`` (and ``serial``) options; ``port`` must be unset. The kernel's
     keyboard driver is detached while tablectl holds the scanner, so scans never leak into the
     console, and re-attached on close. ``usb_backend`` is for tests and simulators (a
-    :class:`simulators.usb_backend.SimUsbBackend`); None means libusb.
+    :class:`tablectl.simulators.usb_backend.SimUsbBackend`); None means libusb.
     """
 
     def __init__(
@@ -291,7 +292,7 @@ class HidShoeDriver(_ShoeDriver):
         self.hid = HidLineDecoder()
 
     def _open_stream(self) -> ByteStream:
-        from drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415 - keeps pyusb lazy
+        from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415 - keeps pyusb lazy
 
         settings = self.shoe_settings
         return UsbEndpointStream(

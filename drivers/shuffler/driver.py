@@ -1,17 +1,18 @@
 """Card shuffler driver: a serial port or USB bulk endpoints bound to a shuffler codec.
 
-All protocol knowledge lives in a :class:`~drivers.shuffler.protocol.Codec` (bytes ↔ reference
-messages; the reference protocol by default) and :mod:`drivers.shuffler.interpreter` (messages +
-time → events, polling, silence); this class wires them to :class:`drivers.base.StreamDriver`,
-which owns the link, reconnects and the write queue (STYLE practices 1, 4, 5). The same frames
-run over either transport, so the transport is one config key (``transport = "serial"|"usb"``).
+All protocol knowledge lives in a :class:`~tablectl.drivers.shuffler.protocol.Codec` (bytes ↔
+reference messages; the reference protocol by default) and
+:mod:`tablectl.drivers.shuffler.interpreter` (messages + time → events, polling, silence); this
+class wires them to :class:`tablectl.drivers.base.StreamDriver`, which owns the link, reconnects and
+the write queue (STYLE practices 1, 4, 5). The same frames run over either transport, so the
+transport is one config key (``transport = "serial"|"usb"``).
 
 Another vendor's shuffler is one codec module and a registry entry whose class is a two-line
 subclass: ``class AcmeShufflerDriver(ShufflerDriver): codec = ACME_CODEC``.
 
 Technician and controller calls (:meth:`ShufflerDriver.start_shuffle`,
-:meth:`ShufflerDriver.query_status`, …) write through the same queue as the polls and wait for
-the shuffler's reply, which the running :meth:`~drivers.base.StreamDriver.events` loop decodes;
+:meth:`ShufflerDriver.query_status`, …) write through the same queue as the polls and wait for the
+shuffler's reply, which the running :meth:`~tablectl.drivers.base.StreamDriver.events` loop decodes;
 they therefore need someone iterating ``events()``.
 """
 
@@ -24,11 +25,11 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import pydantic
 
-from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.errors import DeviceTimeoutError, TransportClosedError
-from drivers.events import DeviceEvent
-from drivers.shuffler.interpreter import ShufflerInterpreter
-from drivers.shuffler.protocol import (
+from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.errors import DeviceTimeoutError, TransportClosedError
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
+from tablectl.drivers.shuffler.protocol import (
     MAX_CODE,
     MAX_DECKS,
     REFERENCE_CODEC,
@@ -49,7 +50,7 @@ from drivers.shuffler.protocol import (
     Version,
     command_verb,
 )
-from drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.base import ByteStream, TraceHook
 
 __all__ = ["ShufflerDriver", "ShufflerSettings"]
 
@@ -146,7 +147,7 @@ class ShufflerDriver(StreamDriver):
         s = self.shuffler_settings
         if s.transport == "usb":
             # Lazy: pyusb (and libusb) are only needed by tables that have a USB shuffler.
-            from drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
+            from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
 
             # Both checked by ShufflerSettings.
             assert s.vid is not None
@@ -160,7 +161,7 @@ class ShufflerDriver(StreamDriver):
                 ep_out=s.ep_out,
                 backend=self.usb_backend,
             )
-        from drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
         return SerialStream(self.port, baudrate=s.baudrate)

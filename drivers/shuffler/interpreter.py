@@ -29,7 +29,7 @@ No clock is read here: every entry point takes ``now``, so tests script time exa
 
 from __future__ import annotations
 
-from drivers.events import (
+from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
     DeviceFaultCleared,
@@ -38,7 +38,7 @@ from drivers.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
     FAULT_MEANINGS,
     Ack,
@@ -77,7 +77,8 @@ def fault_code(code: int) -> str:
 
 
 class ShufflerInterpreter:
-    """Turns decoded shuffler messages into :mod:`drivers.events` facts; see the module docstring.
+    """Turns decoded shuffler messages into :mod:`tablectl.drivers.events` facts; see the module
+    docstring.
 
     Args:
         device_id: copied into every event's ``device``.

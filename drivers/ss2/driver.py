@@ -1,11 +1,11 @@
 """Cammegh Slingshot 2 roulette wheel driver: a serial port bound to the pure SS2 modules.
 
-All the protocol knowledge lives in :mod:`drivers.ss2.protocol` (bytes ↔ messages) and
-:mod:`drivers.ss2.interpreter` (messages + time → events, the vendor's exception handling); this
-class only wires them to :class:`drivers.base.StreamDriver`, which owns the port, reconnects and
-the write queue (STYLE practices 1, 4, 5). Link facts from the vendor's developer guide: RS-232
-9600 8N1, no flow control; ``*X`` may be polled no faster than every 100 ms; operating-mode bit
-128 makes the wheel send its status every 500 ms by itself.
+All the protocol knowledge lives in :mod:`tablectl.drivers.ss2.protocol` (bytes ↔ messages) and
+:mod:`tablectl.drivers.ss2.interpreter` (messages + time → events, the vendor's exception handling);
+this class only wires them to :class:`tablectl.drivers.base.StreamDriver`, which owns the port,
+reconnects and the write queue (STYLE practices 1, 4, 5). Link facts from the vendor's developer
+guide: RS-232 9600 8N1, no flow control; ``*X`` may be polled no faster than every 100 ms;
+operating-mode bit 128 makes the wheel send its status every 500 ms by itself.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 
 import pydantic
 
-from drivers.base import Clock, DriverSettings, StreamDriver
-from drivers.events import DeviceEvent
-from drivers.ss2.interpreter import SS2Interpreter
-from drivers.ss2.protocol import Command, DecodeError, Decoder, Reply, encode_command
-from drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.ss2.interpreter import SS2Interpreter
+from tablectl.drivers.ss2.protocol import Command, DecodeError, Decoder, Reply, encode_command
+from tablectl.drivers.transports.base import ByteStream, TraceHook
 
 __all__ = ["SS2Driver", "SS2Settings"]
 
@@ -90,7 +90,7 @@ class SS2Driver(StreamDriver):
         self._last_poll: float | None = None
 
     def _open_stream(self) -> ByteStream:
-        from drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
         return SerialStream(self.port, baudrate=self.ss2_settings.baudrate)

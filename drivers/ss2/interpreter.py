@@ -67,7 +67,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from drivers.events import (
+from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
     DeviceEvent,
@@ -80,7 +80,7 @@ from drivers.events import (
     WheelReady,
     WheelSettled,
 )
-from drivers.ss2.protocol import (
+from tablectl.drivers.ss2.protocol import (
     FAULT_MEANINGS,
     BallInPocket,
     BareNumber,
@@ -125,7 +125,7 @@ def _direction(bit: int) -> Direction:
 
 
 class InterpreterSettings(Protocol):
-    """What the interpreter reads from :class:`drivers.ss2.driver.SS2Settings`.
+    """What the interpreter reads from :class:`tablectl.drivers.ss2.driver.SS2Settings`.
 
     A protocol rather than the pydantic model itself so that this module imports nothing that
     pulls in asyncio (the driver module does); ``SS2Settings`` satisfies it structurally.
@@ -198,7 +198,8 @@ class _Game:
 
 
 class SS2Interpreter:
-    """Turns decoded SS2 messages into :mod:`drivers.events` facts; see the module docstring.
+    """Turns decoded SS2 messages into :mod:`tablectl.drivers.events` facts; see the module
+    docstring.
 
     Args:
         device_id: copied into every event's ``device``.

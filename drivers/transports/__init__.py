@@ -1,14 +1,14 @@
 """Byte transports a device protocol runs over (STYLE practice 5).
 
-Importing this package is cheap: :mod:`drivers.transports.serial` loads pyserial only when a port
-is opened, and nothing here imports ``usb`` or ``can``.
+Importing this package is cheap: :mod:`tablectl.drivers.transports.serial` loads pyserial only when
+a port is opened, and nothing here imports ``usb`` or ``can``.
 """
 
 from __future__ import annotations
 
-from drivers.transports.base import ByteStream, TraceHook
-from drivers.transports.memory import MemoryStream, memory_pair
-from drivers.transports.serial import SerialStream, open_serial_stream
+from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.memory import MemoryStream, memory_pair
+from tablectl.drivers.transports.serial import SerialStream, open_serial_stream
 
 __all__ = [
     "ByteStream",

@@ -15,7 +15,8 @@ class ByteStream(Protocol):
     """An ordered byte pipe to one device (serial port, pty, TCP socket).
 
     ``read`` waits for at least one byte; both ``read`` and ``write`` raise
-    :class:`drivers.errors.TransportClosedError` once the link is gone. ``close`` is idempotent.
+    :class:`tablectl.drivers.errors.TransportClosedError` once the link is gone. ``close`` is
+    idempotent.
     """
 
     async def open(self) -> None: ...

@@ -1,4 +1,5 @@
-"""A :class:`~drivers.transports.frames.FrameLink` over python-can (STYLE practices 5 and 7).
+"""A :class:`~tablectl.drivers.transports.frames.FrameLink` over python-can (STYLE practices 5 and
+7).
 
 The CAN interface is configuration, not code: ``CanLink("socketcan", "can0")`` on a table PC,
 ``CanLink("slcan", "/dev/ttyACM0", bitrate=250_000)`` or ``CanLink("pcan", "PCAN_USBBUS1",
@@ -15,11 +16,11 @@ the loop; either way :meth:`CanLink.recv` just awaits the reader's queue.
 Errors:
 
 * python-can not installed, or the interface's backend library missing (``pcan`` without PCAN-Basic)
-  → :class:`~drivers.errors.DriverUnavailableError` from :meth:`CanLink.open`;
+  → :class:`~tablectl.drivers.errors.DriverUnavailableError` from :meth:`CanLink.open`;
 * an unknown interface name, a channel that does not exist, a bitrate the adapter refuses
-  → :class:`~drivers.errors.DriverInitError` from :meth:`CanLink.open`;
+  → :class:`~tablectl.drivers.errors.DriverInitError` from :meth:`CanLink.open`;
 * the bus failing after opening (the notifier's reader thread dies, a send fails) and any use
-  after :meth:`CanLink.close` → :class:`~drivers.errors.TransportClosedError`.
+  after :meth:`CanLink.close` → :class:`~tablectl.drivers.errors.TransportClosedError`.
 
 Caveat, read in ``can/notifier.py`` (4.6): when the notifier watches a file descriptor
 (socketcan), an error raised by ``bus.recv`` inside the loop callback goes to the event loop's
@@ -39,8 +40,8 @@ import logging
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from drivers.errors import DriverInitError, DriverUnavailableError, TransportClosedError
-from drivers.transports.frames import MAX_DLC, CanFrame, FrameTraceHook
+from tablectl.drivers.errors import DriverInitError, DriverUnavailableError, TransportClosedError
+from tablectl.drivers.transports.frames import MAX_DLC, CanFrame, FrameTraceHook
 
 if TYPE_CHECKING:
     import can

@@ -2,8 +2,8 @@
 
 Pure on purpose (no ``can``, no asyncio): codecs build and take :class:`CanFrame` values, and a
 protocol module must stay importable and testable without python-can (STYLE practice 1). The
-python-can implementation is :class:`drivers.transports.can.CanLink`; tests may substitute any
-object with the same four methods.
+python-can implementation is :class:`tablectl.drivers.transports.can.CanLink`; tests may substitute
+any object with the same four methods.
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ class FrameLink(Protocol):
     """A link that carries whole frames (a CAN bus, or a test double).
 
     ``recv`` waits for the next frame; ``recv`` and ``send`` raise
-    :class:`drivers.errors.TransportClosedError` once the link is gone; ``open`` raises
-    :class:`drivers.errors.DriverInitError` (or ``DriverUnavailableError`` for a missing backend)
-    when it cannot be opened; ``close`` is idempotent.
+    :class:`tablectl.drivers.errors.TransportClosedError` once the link is gone; ``open`` raises
+    :class:`tablectl.drivers.errors.DriverInitError` (or ``DriverUnavailableError`` for a missing
+    backend) when it cannot be opened; ``close`` is idempotent.
     """
 
     async def open(self) -> None: ...

@@ -1,4 +1,5 @@
-"""In-process null-modem :class:`~drivers.transports.base.ByteStream` pairs (STYLE practice 7).
+"""In-process null-modem :class:`~tablectl.drivers.transports.base.ByteStream` pairs (STYLE practice
+7).
 
 A real implementation of the transport interface, not a mock: driver and simulator tests run the
 production ``StreamDriver`` loop over it, with no pty, socket or thread. Modelled on pymodbus's
@@ -10,9 +11,10 @@ Semantics mirror a socket, so tests exercise the same paths as production:
 * each chunk is delivered as one ``read`` result (chunk boundaries survive, which is the point of
   splitting tests); empty chunks are skipped because ``read`` returns at least one byte;
 * ``close`` on one side lets the peer drain what was already sent, then its ``read`` raises
-  :class:`~drivers.errors.TransportClosedError`; writing towards a closed peer raises too
+  :class:`~tablectl.drivers.errors.TransportClosedError`; writing towards a closed peer raises too
   (like ``EPIPE``);
-* a closed stream stays closed: ``open`` raises :class:`~drivers.errors.DriverInitError`, which
+* a closed stream stays closed: ``open`` raises :class:`~tablectl.drivers.errors.DriverInitError`,
+which
   ``StreamDriver`` reports as a port error, as it would for an unplugged adapter.
 """
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.errors import DriverInitError, TransportClosedError
 
 __all__ = ["Mangle", "MemoryStream", "memory_pair"]
 

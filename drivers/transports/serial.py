@@ -1,4 +1,5 @@
-"""A :class:`~drivers.transports.base.ByteStream` over any pyserial URL (STYLE practices 5, 6).
+"""A :class:`~tablectl.drivers.transports.base.ByteStream` over any pyserial URL (STYLE practices 5,
+6).
 
 One class serves a USB serial adapter (``/dev/ttyUSB0``), a pty (a simulator or ``socat``), a TCP
 bridge (``socket://host:7001``) and pyserial's in-process ``loop://``, so a device's config picks
@@ -15,8 +16,9 @@ How it waits, and why:
   across a cancelled ``read`` and handed to the next one: cancelling never loses bytes.
 
 pyserial's own exceptions (``SerialException`` subclasses ``OSError``) are mapped at this boundary:
-failure to open becomes :class:`~drivers.errors.DriverInitError`, anything after that becomes
-:class:`~drivers.errors.TransportClosedError`, which is what makes ``StreamDriver`` reconnect.
+failure to open becomes :class:`~tablectl.drivers.errors.DriverInitError`, anything after that
+becomes :class:`~tablectl.drivers.errors.TransportClosedError`, which is what makes ``StreamDriver``
+reconnect.
 
 ``pyserial`` itself is imported inside :meth:`SerialStream.open`, so importing :mod:`drivers`
 (and this module) stays cheap and works on a host without pyserial until a port is opened.
@@ -37,7 +39,7 @@ import re
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, urlsplit
 
-from drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.errors import DriverInitError, TransportClosedError
 
 __all__ = ["SERIAL_URL_SCHEMES", "SerialStream", "open_serial_stream", "serial_url_problem"]
 

@@ -1,4 +1,5 @@
-"""A :class:`~drivers.transports.base.ByteStream` over one USB interface's endpoints (pyusb).
+"""A :class:`~tablectl.drivers.transports.base.ByteStream` over one USB interface's endpoints
+(pyusb).
 
 Used for HID keyboard-wedge shoes (interrupt IN) and shufflers with bulk endpoints. One
 ``read()`` returns one transfer, so message boundaries of interrupt endpoints (one HID report per
@@ -23,10 +24,10 @@ running; its result is kept and returned by the next ``read()``, so cancelling n
 report. ``timeout_ms`` also bounds how long :meth:`close` waits for that thread.
 
 Errors: pyusb's ``USBError`` after opening (ENODEV when unplugged, EPIPE on a stall, EIO…) becomes
-:class:`~drivers.errors.TransportClosedError` (the driver reconnects); a device that is not there
-or cannot be claimed is :class:`~drivers.errors.DriverInitError`; no pyusb or no libusb is
-:class:`~drivers.errors.DriverUnavailableError`. ``usb`` is imported inside ``open`` only, so
-importing this module never needs pyusb (STYLE practice 3).
+:class:`~tablectl.drivers.errors.TransportClosedError` (the driver reconnects); a device that is not
+there or cannot be claimed is :class:`~tablectl.drivers.errors.DriverInitError`; no pyusb or no
+libusb is :class:`~tablectl.drivers.errors.DriverUnavailableError`. ``usb`` is imported inside
+``open`` only, so importing this module never needs pyusb (STYLE practice 3).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import contextlib
 import errno
 from typing import Any
 
-from drivers.errors import (
+from tablectl.drivers.errors import (
     DriverInitError,
     DriverUnavailableError,
     TransportClosedError,
@@ -74,7 +75,8 @@ class UsbEndpointStream:
         interface: bInterfaceNumber to claim.
         ep_in, ep_out: endpoint addresses (``0x81``, ``0x02``); default: the first of each
             direction (interrupt or bulk). A device without an OUT endpoint can only be read.
-        backend: a pyusb backend (tests pass ``simulators.usb_backend.SimUsbBackend``); None
+        backend: a pyusb backend (tests pass ``tablectl.simulators.usb_backend.SimUsbBackend``);
+        None
             lets pyusb pick libusb.
         read_size: bytes per read request (≥ the endpoint's largest transfer).
         timeout_ms: how long one blocking read waits before the next one starts (> 0).

@@ -22,14 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller import journal as journal_module
-from controller.anchors import ANCHOR, KeyedAnchors, head_mac
-from controller.app import anchor_timer, journal_anchors
-from controller.cli import main
-from controller.config import parse_config
-from controller.errors import ConfigError
-from controller.export import JournalReader, export_all
-from controller.journal import (
+from tablectl.controller.config import parse_config
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.journal import store as journal_module
+from tablectl.controller.journal.anchors import ANCHOR, KeyedAnchors, head_mac
+from tablectl.controller.journal.retention import UNKEYED_NOTE
+from tablectl.controller.journal.store import (
     Journal,
     JournalIntegrityError,
     KeyedEvidenceError,
@@ -39,10 +37,12 @@ from controller.journal import (
     seal_path,
     verify_journal_file,
 )
-from controller.recovery import POWER_OFF, JournalScan
-from controller.retention import UNKEYED_NOTE
-from controller.security import read_journal_key
-from controller.topics import Topics
+from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.secrets import read_journal_key
+from tablectl.controller.service.app import anchor_timer, journal_anchors
+from tablectl.controller.service.recovery import POWER_OFF, JournalScan
+from tablectl.controller.tools.cli import main
+from tablectl.controller.tools.export import JournalReader, export_all
 
 TABLE = "ROU-01"
 KEY = b"5f0c3a9e1b7d4c2a8e6f0b1d3c5a7e9f"
@@ -510,7 +510,7 @@ def test_a_key_readable_by_others_is_refused(tmp_path: Path, key_file: Path, mod
     config = parse_config(_config(tmp_path / "var" / "ROU-01.sqlite", key_file), "t.toml")
     with pytest.raises(ConfigError) as info:
         journal_anchors(config)
-    # The one message of every secret file (controller.security._read_secret).
+    # The one message of every secret file (tablectl.controller.secrets.read_secret).
     assert re.fullmatch(
         rf"journal\.key_file {re.escape(str(key_file))}: mode {mode:04o}, "
         r"(readable|writable|executable) by group/others \(chmod 600\)",

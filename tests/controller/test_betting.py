@@ -8,11 +8,11 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from controller.betting import BettingConfig
-from controller.engines import build_engine
-from controller.events import Fault
-from controller.journal import Journal
-from controller.runner import TableRunner
+from tablectl.controller.config import BettingConfig
+from tablectl.controller.core.events import Fault
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.runner import TableRunner
 
 
 def _runner(journal: Journal, betting: BettingConfig) -> TableRunner:

@@ -13,12 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines import build_engine
-from controller.engines.baccarat import BaccaratEngine
-from controller.engines.cards import CardEngine
-from controller.engines.dragon_tiger import DragonTigerEngine
-from controller.errors import ConfigError
-from controller.events import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import (
     BetsClosed,
     Card,
     Confirm,
@@ -36,11 +32,15 @@ from controller.events import (
     Void,
     WinningNumber,
 )
-from controller.games.baccarat import BaccaratRules
-from controller.games.cards import full_shoe_codes
-from controller.games.dragon_tiger import DragonTigerRules
-from controller.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
-from drivers.cards import full_deck
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.baccarat import BaccaratEngine
+from tablectl.controller.engines.cards import CardEngine
+from tablectl.controller.engines.dragon_tiger import DragonTigerEngine
+from tablectl.controller.games.cards.baccarat import BaccaratRules
+from tablectl.controller.games.cards.dragon_tiger import DragonTigerRules
+from tablectl.controller.games.cards.shoe import full_shoe_codes
+from tablectl.drivers.cards import full_deck
 
 TABLE = "BAC-T1"
 R1, R2, R3 = (f"{TABLE}-{n:06d}" for n in (1, 2, 3))
@@ -499,7 +499,7 @@ def test_war_of_bets_duplicate_barcode_seed_001_3_8() -> None:
 
 # -- random 8-deck shoes through the baccarat engine (hypothesis) ------------------------------
 
-# seed-000 §4.3, written out again here (independently of controller.games.baccarat).
+# seed-000 §4.3, written out again here (independently of tablectl.controller.games.cards.baccarat).
 _POINTS = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0, **{str(n): n for n in range(2, 10)}}
 _BANKER_DRAWS_ON_P3 = {
     0: set(range(10)),
@@ -623,8 +623,8 @@ def test_apply_never_raises(game: str, events: list[TableEvent]) -> None:
 
 
 def test_the_scanned_hole_card_is_concealed_until_revealed_seed_004_bj_3_7() -> None:
-    from controller.engines.blackjack import BlackjackEngine  # noqa: PLC0415
-    from controller.games.blackjack import BlackjackRules  # noqa: PLC0415
+    from tablectl.controller.engines.blackjack import BlackjackEngine  # noqa: PLC0415
+    from tablectl.controller.games.cards.blackjack import BlackjackRules  # noqa: PLC0415
 
     engine = BlackjackEngine("BJ-1", BlackjackRules(boxes=1, hole_card="scanned"))
     feed(engine, [RoundOpen(), BetsClosed()])

@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from controller.checkpoint import (
+from tablectl.controller.core.events import Fault, TableEvent, parse_event
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal, canonical_json
+from tablectl.controller.service.checkpoint import (
     Checkpoints,
     RecoveryState,
     checkpoint_path,
     fingerprint,
 )
-from controller.engines import build_engine
-from controller.events import Fault, TableEvent, parse_event
-from controller.journal import Journal, canonical_json
-from controller.recovery import JournalScan
-from controller.runner import TableRunner
+from tablectl.controller.service.recovery import JournalScan
+from tablectl.controller.service.runner import TableRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 CLOCK = 1_764_496_800.0
@@ -287,9 +287,13 @@ class _Planted:
         # A class outside the game packages (the journal opens files).
         lambda _: pickle.dumps(Journal),
         # A dotted name through an allowed module's imports (protocol 4 resolves those).
-        lambda marker: _stack_global("controller.checkpoint", "os.popen", f"touch {marker}"),
+        lambda marker: _stack_global(
+            "tablectl.controller.service.checkpoint", "os.popen", f"touch {marker}"
+        ),
         # A function imported into an allowed module, not defined there.
-        lambda marker: _stack_global("controller.checkpoint", "canonical_json", str(marker)),
+        lambda marker: _stack_global(
+            "tablectl.controller.service.checkpoint", "canonical_json", str(marker)
+        ),
     ],
     ids=["os.system", "getattr-globals", "journal-class", "dotted-import", "imported-function"],
 )
@@ -326,8 +330,8 @@ def test_an_unwritable_checkpoint_only_makes_the_next_start_slower(tmp_path: Pat
 
 def test_the_state_round_trips_through_the_restricted_unpickler() -> None:
     """Every game engine (all 38 keys) pickles and loads back through the allowlist."""
-    from controller.checkpoint import _GameStateUnpickler  # noqa: PLC0415
-    from controller.engines import ENGINES  # noqa: PLC0415
+    from tablectl.controller.engines import ENGINES  # noqa: PLC0415
+    from tablectl.controller.service.checkpoint import _GameStateUnpickler  # noqa: PLC0415
 
     for game in sorted(ENGINES):
         engine = build_engine("T1", game, {}, source="test")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.journal import Journal
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.tools.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REPO = Path(__file__).resolve().parents[2]

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from controller.config import MqttConfig, SecurityConfig, parse_config
-from controller.engines import build_engine
-from controller.errors import ConfigError
-from controller.events import EVENT_TYPES, BallLaunched, RoundOpen
-from controller.journal import Journal
-from controller.metrics import MetricsRegistry
-from controller.publisher import Publisher
-from controller.runner import TableRunner
-from controller.security import EVENT_ACTIONS, CommandAuthority, sign_command
-from controller.topics import Topics
+from tablectl.controller.config import MqttConfig, SecurityConfig, parse_config
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import EVENT_TYPES, BallLaunched, RoundOpen
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.publisher import Publisher
+from tablectl.controller.mqtt.security import EVENT_ACTIONS, CommandAuthority, sign_command
+from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.service.metrics import MetricsRegistry
+from tablectl.controller.service.runner import TableRunner
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 TS = "2026-11-30T10:00:00.000000Z"

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from controller.cli import EXIT_CONFIG, main
-from drivers.transports.serial import serial_url_problem
+from tablectl.controller.tools.cli import EXIT_CONFIG, main
+from tablectl.drivers.transports.serial import serial_url_problem
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "k" * 32
@@ -337,14 +337,14 @@ def test_run_opens_nothing_before_the_config_is_valid(
 
     import asyncio  # noqa: PLC0415
 
-    import controller.app  # noqa: PLC0415
+    import tablectl.controller.service.app  # noqa: PLC0415
 
     def no_journal(*args: Any, **kwargs: Any) -> Any:
         opened.append("journal")
         raise AssertionError("the journal was opened before the config was valid")
 
     monkeypatch.setattr(asyncio, "start_server", no_server)
-    monkeypatch.setattr(controller.app, "Journal", no_journal)
+    monkeypatch.setattr(tablectl.controller.service.app, "Journal", no_journal)
     config = _bad_for_run(tmp_path, case)
     code = main(["run", "--config", str(config), "--metrics-listen", "127.0.0.1:0"])
     err = capsys.readouterr().err
@@ -390,7 +390,7 @@ def test_run_with_a_bad_secret_never_listens_on_the_metrics_port(
             [
                 sys.executable,
                 "-m",
-                "controller",
+                "tablectl",
                 "run",
                 *args,
                 "--metrics-listen",

@@ -1,9 +1,9 @@
 """``tablectl diag`` against the SS2 simulator on a real pty, and ``diag stats`` on a journal.
 
-The simulator runs in-process (``SimSS2`` behind ``serve_pty``) at a high speed, and the
-commands run through :func:`controller.diag.cli.run_async` exactly as ``tablectl diag`` parses
-them, with a table config pointing at the simulator's pty through a ``--link`` symlink (the way
-a real config points at ``/dev/serial/by-id/...``).
+The simulator runs in-process (``SimSS2`` behind ``serve_pty``) at a high speed, and the commands
+run through :func:`tablectl.controller.tools.diag.cli.run_async` exactly as ``tablectl diag`` parses
+them, with a table config pointing at the simulator's pty through a ``--link`` symlink (the way a
+real config points at ``/dev/serial/by-id/...``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from controller.diag.capture import load_capture, rx_bytes
-from controller.diag.cli import add_arguments, run_async
-from drivers.ss2.protocol import DecodeError, Decoder, Status
-from drivers.transports.serial import SerialStream
-from simulators.serve import serve_pty
-from simulators.ss2 import FaultSpec, SimSS2
+from tablectl.controller.tools.diag.capture import load_capture, rx_bytes
+from tablectl.controller.tools.diag.cli import add_arguments, run_async
+from tablectl.drivers.ss2.protocol import DecodeError, Decoder, Status
+from tablectl.drivers.transports.serial import SerialStream
+from tablectl.simulators.serve import serve_pty
+from tablectl.simulators.ss2 import FaultSpec, SimSS2
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -270,7 +270,7 @@ def uniform_spins(rounds: int, seed: int) -> list[int]:
 
 
 def fill_journal(path: Path, numbers: Sequence[int | str], voids: int = 0) -> None:
-    from controller.journal import Journal  # noqa: PLC0415
+    from tablectl.controller.journal.store import Journal  # noqa: PLC0415
 
     records: list[dict[str, Any]] = []
     for i, number in enumerate(numbers, start=1):
@@ -366,7 +366,7 @@ async def test_stats_serial_correlation_catches_a_sequence(table: Path, tmp_path
 async def test_stats_reads_the_journal_while_the_service_writes_it(
     table: Path, tmp_path: Path
 ) -> None:
-    from controller.journal import Journal  # noqa: PLC0415
+    from tablectl.controller.journal.store import Journal  # noqa: PLC0415
 
     fill_journal(tmp_path / "journal.sqlite", uniform_spins(74, seed=2))
     with Journal(tmp_path / "journal.sqlite", "ROU-D1"):  # the service has it open (WAL)

@@ -1,11 +1,11 @@
 """``tablectl diag stats`` on card tables: shuffle randomness from journals the engines wrote.
 
 The journals are written by the real pipeline: events go through
-:meth:`controller.runner.TableRunner.handle` into a real engine (so burn cards come out face
-down, outcomes are the engine's), and the records end up in a :class:`controller.journal.Journal`
-in ``tmp_path``. Thirty 8-deck shoes are ~19 000 records; the runner's journal is a buffer that
-is then appended in one transaction (one fsync instead of 38 000), except in the test that uses
-the journal itself end to end.
+:meth:`tablectl.controller.service.runner.TableRunner.handle` into a real engine (so burn cards come
+out face down, outcomes are the engine's), and the records end up in a
+:class:`tablectl.controller.journal.store.Journal` in ``tmp_path``. Thirty 8-deck shoes are ~19 000
+records; the runner's journal is a buffer that is then appended in one transaction (one fsync
+instead of 38 000), except in the test that uses the journal itself end to end.
 """
 
 from __future__ import annotations
@@ -21,12 +21,7 @@ from typing import Any
 
 import pytest
 
-from controller.diag.cli import add_arguments, run_async
-from controller.diag.shoes import Shoe, ShoeWindow, read_shoes, result_model, shuffle_report
-from controller.engines.baccarat import BaccaratEngine
-from controller.engines.cards import CardEngine
-from controller.engines.dragon_tiger import DragonTigerEngine
-from controller.events import (
+from tablectl.controller.core.events import (
     BetsClosed,
     Card,
     CutCard,
@@ -34,9 +29,20 @@ from controller.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from controller.games.cards import full_shoe_codes
-from controller.journal import Journal
-from controller.runner import TableRunner
+from tablectl.controller.engines.baccarat import BaccaratEngine
+from tablectl.controller.engines.cards import CardEngine
+from tablectl.controller.engines.dragon_tiger import DragonTigerEngine
+from tablectl.controller.games.cards.shoe import full_shoe_codes
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.tools.diag.cli import add_arguments, run_async
+from tablectl.controller.tools.diag.stats.shuffle import (
+    Shoe,
+    ShoeWindow,
+    read_shoes,
+    result_model,
+    shuffle_report,
+)
 
 pytestmark = pytest.mark.timeout(60)
 

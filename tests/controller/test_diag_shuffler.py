@@ -2,8 +2,9 @@
 the shoe's listen-only message, and the plug-in registry.
 
 Like ``test_diag.py`` for the SS2: the simulator runs in-process (``SimShuffler`` behind
-``serve_pty``), time-lapsed, and the commands run through :func:`controller.diag.cli.run_async`
-with a table config pointing at the pty through a ``--link`` symlink.
+``serve_pty``), time-lapsed, and the commands run through
+:func:`tablectl.controller.tools.diag.cli.run_async` with a table config pointing at the pty through
+a ``--link`` symlink.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from controller.config import DeviceConfig
-from controller.diag.cli import add_arguments, run_async
-from controller.diag.generic import ShoeDiagnostics, StreamDriverDiagnostics
-from controller.diag.plugins import get_diagnostics
-from controller.diag.shuffler import ShufflerDiagnostics, ShufflerLiveDecoder
-from drivers.shuffler.driver import ShufflerSettings
-from drivers.shuffler.protocol import (
+from tablectl.controller.config import DeviceConfig
+from tablectl.controller.tools.diag.cli import add_arguments, run_async
+from tablectl.controller.tools.diag.devices.generic import ShoeDiagnostics, StreamDriverDiagnostics
+from tablectl.controller.tools.diag.devices.plugins import get_diagnostics
+from tablectl.controller.tools.diag.devices.shuffler import ShufflerDiagnostics, ShufflerLiveDecoder
+from tablectl.drivers.shuffler.driver import ShufflerSettings
+from tablectl.drivers.shuffler.protocol import (
     REFERENCE_CODEC,
     QueryStatus,
     ShuffleDone,
@@ -35,8 +36,8 @@ from drivers.shuffler.protocol import (
     encode_command,
     encode_message,
 )
-from simulators.serve import serve_pty
-from simulators.shuffler import FaultSpec, SimShuffler
+from tablectl.simulators.serve import serve_pty
+from tablectl.simulators.shuffler import FaultSpec, SimShuffler
 
 pytestmark = pytest.mark.timeout(15)
 
@@ -179,7 +180,7 @@ def test_live_decoder_without_timers_and_with_errors() -> None:
 
 
 async def test_probe_says_when_the_service_holds_the_shuffler(sim: Sim, tmp_path: Path) -> None:
-    from drivers.transports.serial import SerialStream  # noqa: PLC0415
+    from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415
 
     held = SerialStream(str(tmp_path / "shuffler"), exclusive=True)  # as the service opens it
     await held.open()
@@ -261,13 +262,13 @@ def test_the_shuffler_and_shoes_get_their_plugins() -> None:
     shuffler = DeviceConfig(id="s", driver="tablectl-shuffler", port="/dev/ttyUSB3")
     assert isinstance(get_diagnostics(shuffler, ShufflerSettings()), ShufflerDiagnostics)
     shoe = DeviceConfig(id="shoe", driver="serial-shoe", port="/dev/ttyUSB4")
-    from drivers.shoe.driver import ShoeSettings  # noqa: PLC0415
+    from tablectl.drivers.shoe.driver import ShoeSettings  # noqa: PLC0415
 
     assert isinstance(get_diagnostics(shoe, ShoeSettings()), ShoeDiagnostics)
 
 
 def test_the_big_wheel_is_listen_only_when_its_driver_is_there() -> None:
-    driver = pytest.importorskip("drivers.bigwheel.driver")
+    driver = pytest.importorskip("tablectl.drivers.bigwheel.driver")
     device = DeviceConfig(id="wheel", driver="tablectl-bigwheel", port="/dev/ttyUSB5")
     plugin = get_diagnostics(device, driver.BigWheelSettings())
     assert type(plugin) is StreamDriverDiagnostics

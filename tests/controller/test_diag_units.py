@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import DeviceConfig
-from controller.diag.errors import UnsupportedError
-from controller.diag.plugins import get_diagnostics
-from controller.diag.ports import SerialPort, UsbDevice, _mark, list_can
-from controller.diag.ss2 import SS2LiveDecoder, fault_meaning
-from controller.diag.statistics import (
+from tablectl.controller.config import DeviceConfig
+from tablectl.controller.tools.diag.devices.plugins import get_diagnostics
+from tablectl.controller.tools.diag.devices.ss2 import SS2LiveDecoder, fault_meaning
+from tablectl.controller.tools.diag.errors import UnsupportedError
+from tablectl.controller.tools.diag.ports import SerialPort, UsbDevice, _mark, list_can
+from tablectl.controller.tools.diag.stats.maths import (
     analyse_counts,
     chi2_sf,
     frequency_test,
@@ -23,8 +23,8 @@ from controller.diag.statistics import (
     repetition_test,
     serial_correlation,
 )
-from drivers.base import DriverSettings
-from drivers.ss2.driver import SS2Settings
+from tablectl.drivers.base import DriverSettings
+from tablectl.drivers.ss2.driver import SS2Settings
 
 
 def closed_form_sf(x: float, dof: int) -> float:

@@ -9,10 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines import ENGINES, build_engine
-from controller.engines.draw import DrawEngine
-from controller.errors import ConfigError
-from controller.events import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import (
     BallDrawn,
     BetsClosed,
     Card,
@@ -26,8 +24,10 @@ from controller.events import (
     TubeFull,
     Void,
 )
-from controller.games.draw import in_range, preset_rules
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines import ENGINES, build_engine
+from tablectl.controller.engines.draw import DrawEngine
+from tablectl.controller.games.draw import in_range, preset_rules
 
 TABLE = "L7-01"
 
@@ -309,7 +309,7 @@ def test_r16_mixing_is_checked_at_the_first_ball_even_after_a_fault_hold() -> No
 
 
 @pytest.mark.parametrize(
-    "game", sorted(g for g, (m, _) in ENGINES.items() if m == "controller.engines.draw")
+    "game", sorted(g for g, (m, _) in ENGINES.items() if m == "tablectl.controller.engines.draw")
 )
 def test_every_registered_draw_game_builds_from_its_preset(game: str) -> None:
     engine = build_engine("T1", game, {}, source="t.toml")

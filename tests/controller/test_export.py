@@ -12,10 +12,14 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.errors import ChainBrokenError
-from controller.events import TableEvent, event_from_json
-from controller.export import (
+from tablectl.controller.core.errors import ChainBrokenError
+from tablectl.controller.core.events import TableEvent, event_from_json
+from tablectl.controller.core.outcomes import Outcome
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.replay import run_replay
+from tablectl.controller.journal.store import Journal, parse_ts
+from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.tools.export import (
     ExportError,
     JournalReader,
     add_arguments,
@@ -24,10 +28,6 @@ from controller.export import (
     export_time_range,
     run,
 )
-from controller.journal import Journal, parse_ts
-from controller.outcomes import Outcome
-from controller.replay import run_replay
-from controller.runner import TableRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 JOURNAL_ONLY = ("type", "seq", "hash", "prev_hash")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.games.baccarat import (
+from tablectl.controller.games.cards.baccarat import (
     BaccaratRules,
     banker_draws,
     is_natural,
@@ -17,7 +17,7 @@ from controller.games.baccarat import (
     point,
     total,
 )
-from drivers.cards import Card, parse_card
+from tablectl.drivers.cards import Card, parse_card
 
 # seed-000 §4.3 third-card tableau, row by row: Banker two-card total ->
 # (Banker draws when the Player stood on 6/7, the Player third-card values on which it draws).

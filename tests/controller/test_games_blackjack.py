@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.engines.blackjack import BlackjackEngine
-from controller.events import (
+from tablectl.controller.core.events import (
     BetsClosed,
     Card,
     Confirm,
@@ -19,7 +17,10 @@ from controller.events import (
     RoundOpen,
     TableEvent,
 )
-from controller.games.blackjack import (
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.blackjack import BlackjackEngine
+from tablectl.controller.games.cards.blackjack import (
     Action,
     BlackjackRound,
     BlackjackRules,
@@ -30,8 +31,7 @@ from controller.games.blackjack import (
     is_blackjack,
     settle_hand,
 )
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from drivers.cards import parse_card
+from tablectl.drivers.cards import parse_card
 
 TABLE = "BJ-T1"
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines.scripted import ScriptEngine
-from controller.errors import ConfigError
-from controller.events import parse_event
-from controller.games.card_poker import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import Outcome, Verdict
+from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.games.cards.card_poker import (
     BombayPoker,
     CardPoker,
     bombay_combinations,
@@ -20,9 +21,8 @@ from controller.games.card_poker import (
     combination_class,
     settle,
 )
-from controller.games.poker import HandCategory, JokerMode, best_of, evaluate5
-from controller.outcomes import Outcome, Verdict
-from drivers.cards import full_deck, parse_card
+from tablectl.controller.games.cards.poker import HandCategory, JokerMode, best_of, evaluate5
+from tablectl.drivers.cards import full_deck, parse_card
 
 Out = list[Any]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.games.cards import (
+from tablectl.controller.games.cards.shoe import (
     COMPOSITION_EXCEEDED,
     CUT_CARD_TOO_DEEP,
     JOKER_NOT_ALLOWED,
@@ -22,7 +22,7 @@ from controller.games.cards import (
     read_card,
     shoe_size,
 )
-from drivers.cards import parse_card
+from tablectl.drivers.cards import parse_card
 
 
 @pytest.mark.parametrize(

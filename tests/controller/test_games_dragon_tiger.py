@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from controller.games.dragon_tiger import (
+from tablectl.controller.games.cards.dragon_tiger import (
     DragonTigerRules,
     Variant,
     next_expected,
     outcome,
     rank_value,
 )
-from drivers.cards import parse_card
+from tablectl.drivers.cards import parse_card
 
 CASES: list[tuple[str, Variant, str, str, dict[str, Any]]] = [
     (

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.events import BallDrawn
-from controller.games.draw import (
+from tablectl.controller.core.events import BallDrawn
+from tablectl.controller.games.draw import (
     PRESETS,
     Draw,
     DrawRules,

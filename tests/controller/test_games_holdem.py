@@ -1,4 +1,4 @@
-"""Hold'em against the dealer (controller/games/holdem.py) through the real ScriptEngine.
+"""Hold'em against the dealer (controller/games/cards/holdem.py) through the real ScriptEngine.
 
 Ultimate Texas Hold'em (seed-000 §6, PKH-), Casino Hold'em (seed-001 §3.14, L563–617) and Texas
 Hold'em against the dealer (seed-001 §3.15, L619–679): deal order and concealment, worked
@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines.scripted import ScriptEngine
-from controller.errors import ConfigError
-from controller.events import parse_event
-from controller.games.deal import box_name
-from controller.games.holdem import HoldemGame
-from controller.games.poker import HandCategory, HandValue, best_of
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from drivers.cards import full_deck, parse_card
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.games.cards.deal import box_name
+from tablectl.controller.games.cards.holdem import HoldemGame
+from tablectl.controller.games.cards.poker import HandCategory, HandValue, best_of
+from tablectl.drivers.cards import full_deck, parse_card
 
 UTH = "ultimate_texas_holdem"
 CASINO = "casino_holdem"

@@ -1,4 +1,4 @@
-"""Poker hand evaluation (controller/games/poker.py): counts, brute force, ties, descriptions.
+"""Poker hand evaluation (controller/games/cards/poker.py): counts, brute force, ties, descriptions.
 
 The evaluator is checked against a deliberately naive reference written here (category by
 explicit checks, best-of by trying every subset, jokers by trying every card), on all 3-card
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.games.poker import (
+from tablectl.controller.games.cards.poker import (
     HandCategory,
     HandValue,
     ThreeCardCategory,
@@ -27,7 +27,7 @@ from controller.games.poker import (
     evaluate5,
     qualifies,
 )
-from drivers.cards import Card, full_deck, parse_card
+from tablectl.drivers.cards import Card, full_deck, parse_card
 
 DECK = full_deck()
 JOKER = parse_card("JK")

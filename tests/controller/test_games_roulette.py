@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.config import validate_section
-from controller.errors import ConfigError
-from controller.events import Direction, WinningNumber
-from controller.games.roulette import (
+from tablectl.controller.config import validate_section
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import Direction, WinningNumber
+from tablectl.controller.games.roulette import (
     AMERICAN_ORDER,
     BLACK,
     EUROPEAN_ORDER,

@@ -1,4 +1,5 @@
-"""Andar Bahar, Side Bet City and Speedy 7 (controller.games.sequences) through the ScriptEngine.
+"""Andar Bahar, Side Bet City and Speedy 7 (tablectl.controller.games.cards.sequences) through the
+ScriptEngine.
 
 Table-driven from seed-001 §3.8a (L3539–3597), §3.18 (L3419–3493), §3.19 (L2513–2533) and §12
 (C19, C22): deal order and positions, every outcome fact with a worked example, the decision
@@ -17,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines.scripted import HAND_CANCELLED, ScriptEngine
-from controller.errors import ConfigError, EventFormatError
-from controller.events import parse_event
-from controller.games.cards import full_shoe_codes
-from controller.games.poker import evaluate3, evaluate5
-from controller.games.sequences import (
+from tablectl.controller.core.errors import ConfigError, EventFormatError
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import Outcome, Verdict
+from tablectl.controller.engines.scripted import HAND_CANCELLED, ScriptEngine
+from tablectl.controller.games.cards.poker import evaluate3, evaluate5
+from tablectl.controller.games.cards.sequences import (
     MAX_AFTER_JOKER,
     RULE_BOOK_BRACKETS,
     AndarBahar,
@@ -34,8 +35,8 @@ from controller.games.sequences import (
     runs,
     three_card_line,
 )
-from controller.outcomes import Outcome, Verdict
-from drivers.cards import parse_card
+from tablectl.controller.games.cards.shoe import full_shoe_codes
+from tablectl.drivers.cards import parse_card
 
 DECK = full_shoe_codes(1)
 SHUFFLED = ({"type": "shuffle_started"}, {"type": "shuffle_completed", "cards": 52})

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines.scripted import ScriptEngine
-from controller.errors import ConfigError
-from controller.events import parse_event
-from controller.games.single_card import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.games.cards.single_card import (
     FOREIGN_CARD,
     JOKER_UNIDENTIFIED,
     Bet21,
@@ -30,8 +31,7 @@ from controller.games.single_card import (
     jokerbet_facts,
     top_card_value,
 )
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from drivers.cards import RANKS, SUITS, parse_card
+from tablectl.drivers.cards import RANKS, SUITS, parse_card
 
 # -- helpers -------------------------------------------------------------------------------------
 

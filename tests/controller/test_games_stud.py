@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines.scripted import ScriptEngine
-from controller.errors import ConfigError
-from controller.events import parse_event
-from controller.games.poker import evaluate3
-from controller.games.stud import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import Outcome, Verdict
+from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.games.cards.poker import evaluate3
+from tablectl.controller.games.cards.stud import (
     MISDEAL,
     REFUND,
     RESHUFFLE_BETS_STAND,
@@ -28,8 +29,7 @@ from controller.games.stud import (
     ThreeCardPokerRules,
     showdown,
 )
-from controller.outcomes import Outcome, Verdict
-from drivers.cards import parse_card
+from tablectl.drivers.cards import parse_card
 
 RANKS = "23456789TJQKA"
 DECK = [r + s for r in RANKS for s in "SHDC"]

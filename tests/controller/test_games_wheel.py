@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.events import Direction, Segment
-from controller.games.wheel import (
+from tablectl.controller.core.events import Direction, Segment
+from tablectl.controller.games.wheel import (
     PRESETS,
     check_spin,
     kind,

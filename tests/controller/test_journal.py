@@ -13,8 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.errors import ChainBrokenError, JournalError
-from controller.journal import GENESIS_HASH, Journal, canonical_json, record_hash, verify_file
+from tablectl.controller.core.errors import ChainBrokenError, JournalError
+from tablectl.controller.journal.store import (
+    GENESIS_HASH,
+    Journal,
+    canonical_json,
+    record_hash,
+    verify_file,
+)
 
 TABLE = "BAC-01"
 
@@ -302,7 +308,7 @@ def test_the_write_ahead_log_cannot_fill_a_small_disk_by_itself(tmp_path: Path) 
 
 
 def test_a_full_disk_that_is_not_the_journals_is_a_write_error(tmp_path: Path) -> None:
-    from controller.errors import JournalWriteError  # noqa: PLC0415
+    from tablectl.controller.core.errors import JournalWriteError  # noqa: PLC0415
     from tests.support.disk import fill, small_disk  # noqa: PLC0415
 
     with small_disk(tmp_path / "disk", "2m") as disk, Journal(disk / "j.sqlite", "T1") as j:

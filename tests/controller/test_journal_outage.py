@@ -1,4 +1,4 @@
-"""The runner under a journal outage, for every engine family (controller.outage).
+"""The runner under a journal outage, for every engine family (tablectl.controller.service.outage).
 
 The journal is real (SQLite, fsync'd) and only its ``append`` is gated: a real disk cannot be
 made to refuse one chosen transaction, so :class:`GatedJournal` raises the error a full disk
@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.errors import JournalWriteError
-from controller.events import Fault, RoundOpen, TableEvent, parse_event
-from controller.journal import Journal
-from controller.runner import TableRunner
+from tablectl.controller.core.errors import JournalWriteError
+from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.runner import TableRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 CLOCK = 1_764_496_800.0

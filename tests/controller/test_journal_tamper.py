@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from controller.errors import ChainBrokenError, JournalError
-from controller.journal import (
+from tablectl.controller.core.errors import ChainBrokenError, JournalError
+from tablectl.controller.journal.store import (
     Journal,
     JournalIntegrityError,
     canonical_json,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from controller.logs import _PriorityPrefix, configure_logging, journald_stream
+from tablectl.controller.service.logs import _PriorityPrefix, configure_logging, journald_stream
 
 
 def test_json_lines_carry_the_bound_table_also_for_library_loggers(

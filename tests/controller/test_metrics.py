@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.errors import ConfigError
-from controller.journal import Journal
-from controller.metrics import MAX_SERIES, MetricsRegistry, MetricsServer, parse_listen
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.metrics import (
+    MAX_SERIES,
+    MetricsRegistry,
+    MetricsServer,
+    parse_listen,
+)
 from tests.support.tables import sample, scrape
 
 

@@ -1,9 +1,9 @@
 """Restart recovery: power records, and whether an interrupted round resumes or is voided.
 
-The policy (:mod:`controller.recovery`) is pure and tested directly; the runner tests check that it
-is wired: ``power_on``/``power_off`` in the journal, the void journaled before the device event
-that caused it, catch-up milestones of a resumed round not journaled twice. Real processes
-(kill -9, a wheel on a pty) are in ``tests/fault``.
+The policy (:mod:`tablectl.controller.service.recovery`) is pure and tested directly; the runner
+tests check that it is wired: ``power_on``/``power_off`` in the journal, the void journaled before
+the device event that caused it, catch-up milestones of a resumed round not journaled twice. Real
+processes (kill -9, a wheel on a pty) are in ``tests/fault``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.events import (
+from tablectl.controller.core.events import (
     BallLaunched,
     BetsClosed,
     Card,
@@ -25,17 +24,18 @@ from controller.events import (
     TableEvent,
     WinningNumber,
 )
-from controller.journal import Journal
-from controller.recovery import (
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.recovery import (
     CONTROLLER_RESTART,
     GateAnswer,
     Interrupted,
     JournalScan,
     RestartGate,
 )
-from controller.runner import TableRunner
-from drivers import events as dev
-from drivers.base import Driver
+from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers import events as dev
+from tablectl.drivers.base import Driver
 
 TS = "2026-11-30T10:00:00.000000Z"
 T0 = 1_796_032_800.0  # TS as epoch seconds

@@ -11,10 +11,24 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.errors import ChainBrokenError, JournalError
-from controller.events import BallLaunched, BetsClosed, Fault, RoundOpen, WinningNumber
-from controller.journal import (
+from tablectl.controller.core.errors import ChainBrokenError, JournalError
+from tablectl.controller.core.events import (
+    BallLaunched,
+    BetsClosed,
+    Fault,
+    RoundOpen,
+    WinningNumber,
+)
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.retention import (
+    add_verify_arguments,
+    prune,
+    read_retired,
+    retired_log_path,
+    run_verify,
+    verify_chain,
+)
+from tablectl.controller.journal.store import (
     GENESIS_HASH,
     Journal,
     JournalIntegrityError,
@@ -25,15 +39,7 @@ from controller.journal import (
     verify_file,
     verify_journal_file,
 )
-from controller.retention import (
-    add_verify_arguments,
-    prune,
-    read_retired,
-    retired_log_path,
-    run_verify,
-    verify_chain,
-)
-from controller.runner import TableRunner
+from tablectl.controller.service.runner import TableRunner
 
 TABLE = "ROU-01"
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,12 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import engines
-from controller.cli import main as cli_main
-from controller.engines import ENGINES, Engine, build_engine
-from controller.engines.roulette import RouletteEngine
-from controller.errors import ConfigError
-from controller.events import (
+from tablectl.controller import engines
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import (
     BallDrawn,
     BallLaunched,
     BetsClosed,
@@ -37,14 +34,17 @@ from controller.events import (
     event_from_json,
     event_to_dict,
 )
-from controller.games.roulette import RouletteRules, validate_number
-from controller.mapping import to_table_event
-from controller.outcomes import EngineOutput, Outcome, Verdict
-from controller.recovery import Interrupted, JournalScan
-from drivers import events as dev
-from drivers.ss2.driver import SS2Settings
-from drivers.ss2.interpreter import SS2Interpreter
-from drivers.ss2.protocol import Decoder
+from tablectl.controller.core.mapping import to_table_event
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines import ENGINES, Engine, build_engine
+from tablectl.controller.engines.roulette import RouletteEngine
+from tablectl.controller.games.roulette import RouletteRules, validate_number
+from tablectl.controller.service.recovery import Interrupted, JournalScan
+from tablectl.controller.tools.cli import main as cli_main
+from tablectl.drivers import events as dev
+from tablectl.drivers.ss2.driver import SS2Settings
+from tablectl.drivers.ss2.interpreter import SS2Interpreter
+from tablectl.drivers.ss2.protocol import Decoder
 
 TABLE = "RL-01"
 TS = "2026-11-30T10:00:00.000000Z"
@@ -419,7 +419,9 @@ def test_build_engine_bad_rules_name_key_and_file() -> None:
 def test_build_engine_unloadable_engine_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(engines, "ENGINES", {**ENGINES, "ghost": ("controller.no_such", "X")})
+    monkeypatch.setattr(
+        engines, "ENGINES", {**ENGINES, "ghost": ("tablectl.controller.no_such", "X")}
+    )
     with pytest.raises(ConfigError, match="engine for game 'ghost' cannot be loaded"):
         build_engine(TABLE, "ghost", {}, source="t.toml")
 

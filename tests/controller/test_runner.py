@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from controller.engines import build_engine
-from controller.events import (
+from tablectl.controller.core.events import (
     BallLaunched,
     BetsClosed,
     Fault,
@@ -20,8 +19,9 @@ from controller.events import (
     TableEvent,
     WinningNumber,
 )
-from controller.journal import Journal
-from controller.runner import TableRunner
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.service.runner import TableRunner
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -110,7 +110,7 @@ def test_recovery_journals_an_outcome_the_crash_left_out(tmp_path: Path) -> None
 
 
 def _event_record(event: TableEvent) -> dict[str, Any]:
-    from controller.events import event_to_dict  # noqa: PLC0415
+    from tablectl.controller.core.events import event_to_dict  # noqa: PLC0415
 
     return event_to_dict(event)
 

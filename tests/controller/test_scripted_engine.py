@@ -1,4 +1,5 @@
-"""The engine that runs every deal script (controller.engines.scripted), with a small test game.
+"""The engine that runs every deal script (tablectl.controller.engines.scripted), with a small test
+game.
 
 The games' own rules are tested in their modules' tests; here: what the engine does the same for
 all of them — the script's positions and order, face-down concealment, decision windows, the
@@ -15,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines import ENGINES
-from controller.engines.scripted import HAND_CANCELLED, ScriptEngine
-from controller.errors import ConfigError
-from controller.events import DealError, Decision, parse_event
-from controller.games import catalog
-from controller.games.cards import RANK_NOT_IN_DECK
-from controller.games.deal import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import DealError, Decision, parse_event
+from tablectl.controller.core.outcomes import Outcome, Verdict
+from tablectl.controller.engines import ENGINES
+from tablectl.controller.engines.scripted import HAND_CANCELLED, ScriptEngine
+from tablectl.controller.games import catalog
+from tablectl.controller.games.cards.deal import (
     BOXES,
     CARD_BEFORE_DECISIONS,
     DECISION_REFUSED,
@@ -35,9 +36,9 @@ from controller.games.deal import (
     Step,
     box_name,
 )
-from controller.games.findings import Finding
-from controller.outcomes import Outcome, Verdict
-from drivers.cards import full_deck
+from tablectl.controller.games.cards.shoe import RANK_NOT_IN_DECK
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import full_deck
 
 Remedies = Literal["void", "void_position", "deal_more"]
 
@@ -102,7 +103,7 @@ def _test_games(monkeypatch: pytest.MonkeyPatch) -> None:
     games["mini"] = (__name__, "MiniHoldem", {})
     games["endless"] = (__name__, "EndlessDraw", {})
     games["strict"] = (__name__, "Strict", {})
-    monkeypatch.setattr("controller.engines.scripted.GAMES", games)
+    monkeypatch.setattr("tablectl.controller.engines.scripted.GAMES", games)
 
 
 def engine(game: str = "mini", **rules: Any) -> ScriptEngine:
@@ -350,7 +351,7 @@ def test_config_errors_name_the_key_and_the_game() -> None:
 
 def test_every_catalog_game_is_an_engine_registry_entry() -> None:
     for game in catalog.GAMES:
-        assert ENGINES[game] == ("controller.engines.scripted", "ScriptEngine")
+        assert ENGINES[game] == ("tablectl.controller.engines.scripted", "ScriptEngine")
 
 
 class Strict(MiniHoldem):

@@ -1,4 +1,5 @@
-"""Signed, role-checked commands (controller.security) and their verdicts in the journal.
+"""Signed, role-checked commands (tablectl.controller.mqtt.security) and their verdicts in the
+journal.
 
 In-process with a real SQLite journal and a roulette engine; no broker (the TLS + ACL path is
 tests/integration/test_tls_acl.py). The clock is injected, so freshness is exact.
@@ -16,23 +17,22 @@ from typing import Any
 
 import pytest
 
-from controller.config import MqttConfig, parse_config
-from controller.engines import build_engine
-from controller.errors import ConfigError
-from controller.events import BallLaunched, Fault, RoundOpen
-from controller.journal import Journal
-from controller.runner import TableRunner
-from controller.security import (
+from tablectl.controller.config import MqttConfig, parse_config
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import BallLaunched, Fault, RoundOpen
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.security import (
     CommandAuthority,
     action_for,
     authority_for,
     client_security,
     connect_failure_hint,
     describe_security,
-    read_key_file,
-    read_password_file,
     sign_command,
 )
+from tablectl.controller.secrets import read_key_file, read_password_file
+from tablectl.controller.service.runner import TableRunner
 from tests.support.tls import Pki, find_openssl, make_pki
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
@@ -367,8 +367,8 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
     assert reply["ok"] is True, reply
     assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "foreign_object")]
 
-    # Only the accepted command has a record of its own; the refusals are counted and journaled
-    # once per window, with the first offender (controller.refusals).
+    # Only the accepted command has a record of its own; the refusals are counted and journaled once
+    # per window, with the first offender (tablectl.controller.mqtt.refusals).
     table.flush_refusals(force=True)
     records = list(table.journal.records())
     commands = _commands(table)

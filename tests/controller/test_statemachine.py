@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.errors import ControllerError, TransitionNotAllowedError
-from controller.statemachine import (
+from tablectl.controller.core.errors import ControllerError, TransitionNotAllowedError
+from tablectl.controller.core.statemachine import (
     InvalidDefinitionError,
     MachineDefinition,
     StateMachine,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.systemd import Notifier, watchdog_interval, watchdog_pings
+from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = ["tablectl@.service", "tablectl-sim@.service"]
@@ -263,7 +263,7 @@ def test_table_unit_is_a_notify_service_with_a_watchdog_and_a_sandbox() -> None:
     assert "@system-service" in unit["SystemCallFilter"]
     assert "/etc/tablectl/%i.toml" in unit["ExecStart"][0]
     # The start timeout must outlast the table's bounded readiness wait.
-    from controller.app import READY_TIMEOUT  # noqa: PLC0415
+    from tablectl.controller.service.app import READY_TIMEOUT  # noqa: PLC0415
 
     assert int(unit["TimeoutStartSec"][0].rstrip("s")) > READY_TIMEOUT
     sim = _directives("tablectl-sim@.service")

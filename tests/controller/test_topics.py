@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.topics import Topics
+from tablectl.controller.mqtt.topics import Topics
 
 T = Topics("tablectl", "BAC-01")
 

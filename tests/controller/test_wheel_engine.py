@@ -9,10 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engines import ENGINES, build_engine
-from controller.engines.wheel import WheelEngine
-from controller.errors import ConfigError
-from controller.events import (
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.events import (
     BallDrawn,
     BetsClosed,
     Confirm,
@@ -25,8 +23,10 @@ from controller.events import (
     Void,
     WheelSpin,
 )
-from controller.games.wheel import preset_rules
-from controller.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.engines import ENGINES, build_engine
+from tablectl.controller.engines.wheel import WheelEngine
+from tablectl.controller.games.wheel import preset_rules
 
 TABLE = "DC-01"
 
@@ -264,7 +264,7 @@ def test_snapshot() -> None:
 
 
 @pytest.mark.parametrize(
-    "game", sorted(g for g, (m, _) in ENGINES.items() if m == "controller.engines.wheel")
+    "game", sorted(g for g, (m, _) in ENGINES.items() if m == "tablectl.controller.engines.wheel")
 )
 def test_every_registered_wheel_game_builds_from_its_preset(game: str) -> None:
     engine = build_engine("T1", game, {}, source="t.toml")

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.cards import full_deck
-from drivers.shoe.barcodes import BarcodeCodec, BarcodeResult, Decoded, Rejected, Signal
+from tablectl.drivers.cards import full_deck
+from tablectl.drivers.shoe.barcodes import BarcodeCodec, BarcodeResult, Decoded, Rejected, Signal
 
 
 def reason(result: BarcodeResult) -> str | None:

@@ -1,8 +1,8 @@
 """The real big-wheel driver over a real pty pair, against the simulator model or scripted bytes.
 
-No mocks: the driver opens the slave's path with pyserial exactly as it would open
-``/dev/ttyUSB0``; the far side is either :class:`~simulators.bigwheel.SimBigWheel` served by
-:func:`simulators.serve.serve_pty` (time-lapsed) or the test writing sentences itself.
+No mocks: the driver opens the slave's path with pyserial exactly as it would open ``/dev/ttyUSB0``;
+the far side is either :class:`~tablectl.simulators.bigwheel.SimBigWheel` served by
+:func:`tablectl.simulators.serve.serve_pty` (time-lapsed) or the test writing sentences itself.
 """
 
 from __future__ import annotations
@@ -16,17 +16,17 @@ from typing import Any, TypeVar
 
 import pytest
 
-from drivers.base import DriverSettings
-from drivers.bigwheel.driver import BigWheelDriver, BigWheelSettings
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.base import DriverSettings
+from tablectl.drivers.bigwheel.driver import BigWheelDriver, BigWheelSettings
+from tablectl.drivers.bigwheel.protocol import (
     RevolutionTick,
     SpinStarted,
     Status,
     Stopped,
     encode_message,
 )
-from drivers.errors import DriverInitError
-from drivers.events import (
+from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
     DeviceFaultCleared,
@@ -35,9 +35,9 @@ from drivers.events import (
     WheelSpinStarted,
     WheelStopped,
 )
-from drivers.registry import get_driver_class
-from simulators.bigwheel import FaultSpec, SimBigWheel
-from simulators.serve import serve_pty
+from tablectl.drivers.registry import get_driver_class
+from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
+from tablectl.simulators.serve import serve_pty
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from drivers.bigwheel.interpreter import (
+from tablectl.drivers.bigwheel.interpreter import (
     FAULT_RESULT_MISMATCH,
     FAULT_SEGMENT_COUNT,
     SEGMENT_RETRY,
     BigWheelInterpreter,
     fault_code,
 )
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.protocol import (
     Ack,
     DecodeError,
     Fault,
@@ -25,7 +25,7 @@ from drivers.bigwheel.protocol import (
     StoppedOnDivider,
     Version,
 )
-from drivers.events import (
+from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
     DeviceFaultCleared,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_CODES,
     GARBAGE,
     MAX_GARBAGE,

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from drivers.errors import DriverInitError, TransportClosedError
-from drivers.transports.can import CanLink, open_can_link
-from drivers.transports.frames import CanFrame
+from tablectl.drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.transports.can import CanLink, open_can_link
+from tablectl.drivers.transports.frames import CanFrame
 
 pytestmark = pytest.mark.timeout(10)
 

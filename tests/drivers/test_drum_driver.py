@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from drivers.drum.driver import DrumDriver, DrumSettings
-from drivers.drum.protocol import AckResult, Opcode
-from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
-from drivers.events import (
+from tablectl.drivers.drum.driver import DrumDriver, DrumSettings
+from tablectl.drivers.drum.protocol import AckResult, Opcode
+from tablectl.drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
     DeviceEvent,
@@ -26,9 +26,9 @@ from drivers.events import (
     MixingChanged,
     TubeFull,
 )
-from drivers.registry import open_driver
-from drivers.transports.can import CanLink, open_can_link
-from simulators.drum import FaultSpec, SimDrum, run_sim_drum
+from tablectl.drivers.registry import open_driver
+from tablectl.drivers.transports.can import CanLink, open_can_link
+from tablectl.simulators.drum import FaultSpec, SimDrum, run_sim_drum
 
 pytestmark = pytest.mark.timeout(10)
 

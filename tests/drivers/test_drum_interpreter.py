@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.drum.interpreter import DrumInterpreter
-from drivers.drum.protocol import (
+from tablectl.drivers.drum.interpreter import DrumInterpreter
+from tablectl.drivers.drum.protocol import (
     Ack,
     AckResult,
     BallReport,
@@ -19,7 +19,7 @@ from drivers.drum.protocol import (
     Opcode,
     TubeFullReport,
 )
-from drivers.events import (
+from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
     DeviceEvent,

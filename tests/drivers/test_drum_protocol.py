@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.drum.protocol import (
+from tablectl.drivers.drum.protocol import (
     MAX_BALL,
     MAX_POSITION,
     MAX_QUALITY,
@@ -31,8 +31,8 @@ from drivers.drum.protocol import (
     encode_message,
     split_id,
 )
-from drivers.transports.frames import CanFrame
-from simulators.drum import garbage_frames
+from tablectl.drivers.transports.frames import CanFrame
+from tablectl.simulators.drum import garbage_frames
 
 N = 0x10
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.shoe.hid import UNMAPPED, HidLineDecoder, encode_line
+from tablectl.drivers.shoe.hid import UNMAPPED, HidLineDecoder, encode_line
 
 RELEASE = bytes(8)
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import drivers
-from drivers import events
-from drivers.base import Driver, DriverSettings
-from drivers.errors import DriverInitError, DriverUnavailableError, UnknownDriverError
-from drivers.events import DeviceEvent
-from drivers.registry import DRIVERS, get_driver_class, open_driver
+import tablectl.drivers
+from tablectl.drivers import events
+from tablectl.drivers.base import Driver, DriverSettings
+from tablectl.drivers.errors import DriverInitError, DriverUnavailableError, UnknownDriverError
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.registry import DRIVERS, get_driver_class, open_driver
 
 
 class FakeDriver(Driver):
@@ -48,7 +48,7 @@ def registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, tuple
     entries = {
         "fake": (__name__, "FakeDriver"),
         "needs-lib": ("tablectl_test_needs_lib", "NeedsLibDriver"),
-        "no-module": ("drivers.tablectl_no_such_family.driver", "Nope"),
+        "no-module": ("tablectl.drivers.tablectl_no_such_family.driver", "Nope"),
         "no-class": (__name__, "MissingDriver"),
         "not-a-driver": (__name__, "NotADriver"),
     }
@@ -114,7 +114,7 @@ def test_open_driver_unknown_key() -> None:
 
 
 def test_real_ss2_entry_loads() -> None:
-    pytest.importorskip("drivers.ss2.driver", reason="SS2 driver not written yet")
+    pytest.importorskip("tablectl.drivers.ss2.driver", reason="SS2 driver not written yet")
     cls = get_driver_class("cammegh-ss2")
     assert issubclass(cls, Driver)
     assert cls.__name__ == "SS2Driver"
@@ -122,7 +122,7 @@ def test_real_ss2_entry_loads() -> None:
 
 def test_every_registered_module_path_is_ours() -> None:
     for module, _ in DRIVERS.values():
-        assert module.startswith("drivers.")
+        assert module.startswith("tablectl.drivers.")
 
 
 def test_importing_drivers_loads_no_hardware_library() -> None:
@@ -130,7 +130,7 @@ def test_importing_drivers_loads_no_hardware_library() -> None:
     code = textwrap.dedent(
         """
         import sys
-        import drivers, drivers.transports, drivers.registry
+        import tablectl.drivers, tablectl.drivers.transports, tablectl.drivers.registry
         loaded = sorted({"serial", "usb", "can"} & set(sys.modules))
         assert not loaded, loaded
         """
@@ -139,5 +139,5 @@ def test_importing_drivers_loads_no_hardware_library() -> None:
 
 
 def test_package_reexports_every_event_type() -> None:
-    missing = set(events.__all__) - set(drivers.__all__)
+    missing = set(events.__all__) - set(tablectl.drivers.__all__)
     assert not missing, f"add to drivers/__init__.py: {sorted(missing)}"

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from drivers.errors import DriverInitError
-from drivers.events import (
+from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.events import (
     CardScanned,
     CutCardSeen,
     DeviceAvailable,
@@ -24,11 +24,11 @@ from drivers.events import (
     ShoeInserted,
     ShoeRemoved,
 )
-from drivers.registry import get_driver_class
-from drivers.shoe.barcodes import Decoded
-from drivers.shoe.driver import HidShoeDriver, LineSplitter, SerialShoeDriver, ShoeSettings
-from drivers.shoe.hid import encode_line
-from simulators.shoe import (
+from tablectl.drivers.registry import get_driver_class
+from tablectl.drivers.shoe.barcodes import Decoded
+from tablectl.drivers.shoe.driver import HidShoeDriver, LineSplitter, SerialShoeDriver, ShoeSettings
+from tablectl.drivers.shoe.hid import encode_line
+from tablectl.simulators.shoe import (
     SIM_PID,
     SIM_VID,
     SimShoe,
@@ -36,7 +36,7 @@ from simulators.shoe import (
     make_usb_device,
     push_lines,
 )
-from simulators.usb_backend import SimUsbBackend, SimUsbDevice
+from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -1,9 +1,9 @@
 """The real shuffler driver over a real pty pair with the simulated shuffler behind it, and over
 USB bulk endpoints through the simulated pyusb backend.
 
-No mocks: the driver opens the pty slave with pyserial as it would open ``/dev/ttyUSB0`` (or
-finds the USB device through pyusb), the simulator model speaks through the production codec,
-and :mod:`simulators.serve` moves the bytes in real time (at a high ``speed``).
+No mocks: the driver opens the pty slave with pyserial as it would open ``/dev/ttyUSB0`` (or finds
+the USB device through pyusb), the simulator model speaks through the production codec, and
+:mod:`tablectl.simulators.serve` moves the bytes in real time (at a high ``speed``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
-from drivers.events import (
+from tablectl.drivers.errors import DeviceTimeoutError, DriverInitError, TransportClosedError
+from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
     DeviceFaultCleared,
@@ -28,10 +28,10 @@ from drivers.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from drivers.registry import get_driver_class
-from drivers.shuffler.driver import ShufflerDriver, ShufflerSettings
-from drivers.shuffler.interpreter import ShufflerInterpreter
-from drivers.shuffler.protocol import (
+from tablectl.drivers.registry import get_driver_class
+from tablectl.drivers.shuffler.driver import ShufflerDriver, ShufflerSettings
+from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
+from tablectl.drivers.shuffler.protocol import (
     REFERENCE_CODEC,
     Ack,
     Codec,
@@ -49,8 +49,8 @@ from drivers.shuffler.protocol import (
     Version,
     encode_message,
 )
-from simulators.serve import serve_pty
-from simulators.shuffler import USB_PID, USB_VID, FaultSpec, SimShuffler, SimShufflerUsb
+from tablectl.simulators.serve import serve_pty
+from tablectl.simulators.shuffler import USB_PID, USB_VID, FaultSpec, SimShuffler, SimShufflerUsb
 
 pytestmark = pytest.mark.timeout(10)
 

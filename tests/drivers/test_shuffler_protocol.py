@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.protocol import (
     MAX_GARBAGE,
     MAX_LIST,
     MAX_PAYLOAD,

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from drivers.events import (
+from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
     DeviceEvent,
@@ -26,7 +26,7 @@ from drivers.events import (
     SpinInvalid,
     WheelReady,
 )
-from drivers.ss2.driver import SS2Driver, SS2Settings
+from tablectl.drivers.ss2.driver import SS2Driver, SS2Settings
 
 pytestmark = pytest.mark.timeout(10)
 

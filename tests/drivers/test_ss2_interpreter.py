@@ -1,9 +1,9 @@
 """SS2 interpreter: timed scripts of wheel lines → the exact device events and host commands.
 
 Each script is ``(time, step)``: a step is a wire line (decoded by the production
-:class:`~drivers.ss2.protocol.Decoder`), :data:`TICK` (a timer tick only) or :data:`LOST` (the link
-dropped). After every line the runner ticks too, as the driver's loop does. Events are compared as
-short tuples (see :func:`summary`) so a failing assertion reads like the script.
+:class:`~tablectl.drivers.ss2.protocol.Decoder`), :data:`TICK` (a timer tick only) or :data:`LOST`
+(the link dropped). After every line the runner ticks too, as the driver's loop does. Events are
+compared as short tuples (see :func:`summary`) so a failing assertion reads like the script.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.events import (
+from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
     DeviceEvent,
@@ -28,9 +28,9 @@ from drivers.events import (
     WheelReady,
     WheelSettled,
 )
-from drivers.ss2.driver import SS2Settings
-from drivers.ss2.interpreter import SS2Interpreter
-from drivers.ss2.protocol import (
+from tablectl.drivers.ss2.driver import SS2Settings
+from tablectl.drivers.ss2.interpreter import SS2Interpreter
+from tablectl.drivers.ss2.protocol import (
     BallInPocket,
     BareNumber,
     Decoder,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.ss2.protocol import (
+from tablectl.drivers.ss2.protocol import (
     COMMAND_LETTERS,
     MAX_LINE,
     BallInPocket,

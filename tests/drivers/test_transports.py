@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from drivers.errors import DriverInitError, TransportClosedError
-from drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
+from tablectl.drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import usb.core
 
-from drivers.errors import DriverInitError, DriverUnavailableError, TransportClosedError
-from drivers.transports.usb import UsbEndpointStream
-from simulators.usb_backend import SimUsbBackend, SimUsbDevice
+from tablectl.drivers.errors import DriverInitError, DriverUnavailableError, TransportClosedError
+from tablectl.drivers.transports.usb import UsbEndpointStream
+from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
 
 pytestmark = pytest.mark.timeout(10)
 

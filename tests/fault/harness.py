@@ -37,8 +37,8 @@ from typing import Any
 
 import aiomqtt
 
-from controller.journal import GENESIS_HASH, Journal, record_hash
-from simulators.ss2 import DEFAULT_MODE
+from tablectl.controller.journal.store import GENESIS_HASH, Journal, record_hash
+from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.processes import REPO, write_config
 
 __all__ = [
@@ -400,7 +400,7 @@ def _same_spin(record: dict[str, Any], spin: object) -> bool:
 # --- processes ---------------------------------------------------------------------------------
 
 
-_CONTROLLER = (sys.executable, "-m", "controller")
+_CONTROLLER = (sys.executable, "-m", "tablectl")
 
 
 def _env() -> dict[str, str]:
@@ -465,7 +465,7 @@ class Lane:
         args = [*where, *self.sim_args, *extra]
         with self.sim_log.open("ab") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "controller", "simulate", "ss2", *args],
+                [sys.executable, "-m", "tablectl", "simulate", "ss2", *args],
                 stdout=subprocess.PIPE,
                 stderr=err,
                 stdin=subprocess.DEVNULL,

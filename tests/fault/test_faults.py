@@ -30,7 +30,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.recovery import CONTROLLER_RESTART
+from tablectl.controller.service.recovery import CONTROLLER_RESTART
 from tests.fault.conftest import scaled
 from tests.fault.harness import (
     PREFIX,
@@ -78,8 +78,8 @@ _FAMILIES = (
 )
 
 GAME_WHEEL_SECONDS = 24.0
-"""One SS2 game from idle to result in wheel seconds (``simulators.ss2``: 4 + 16 + 14 + 10 + 4
-ticks of 0.5 s); a lane's wall time per game is this over its ``--speed`` (0.48 s at 50×)."""
+"""One SS2 game from idle to result in wheel seconds (``tablectl.simulators.ss2``: 4 + 16 + 14 + 10
++ 4 ticks of 0.5 s); a lane's wall time per game is this over its ``--speed`` (0.48 s at 50×)."""
 
 BACK = "service back without a human (new settled round)"
 

@@ -20,16 +20,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.shoe.barcodes import BarcodeCodec, Decoded, Rejected, Signal
-from drivers.shoe.hid import ENTER, REPORT_SIZE, HidLineDecoder, encode_line
-from drivers.transports.frames import MAX_EXTENDED_ID, MAX_STANDARD_ID, CanFrame
+from tablectl.drivers.shoe.barcodes import BarcodeCodec, Decoded, Rejected, Signal
+from tablectl.drivers.shoe.hid import ENTER, REPORT_SIZE, HidLineDecoder, encode_line
+from tablectl.drivers.transports.frames import MAX_EXTENDED_ID, MAX_STANDARD_ID, CanFrame
 from tests.fuzz.common import fuzz, split_points
 
 # Each byte-stream protocol: module, framing alphabet that makes garbage look like traffic.
 STREAM_CODECS = {
-    "drivers.ss2.protocol": b"*\r\n 0123456789ABCDEFHIMNOPSTVWXabnsw:;,.-",
-    "drivers.shuffler.protocol": b"\x02\x03\r\n;-0123456789ABCDEFHJKNQRSTUVWXYZacdhknorstuvx",
-    "drivers.bigwheel.protocol": b"$*\r\n,0123456789ABCDEFHKLNPRSTVWXY-",
+    "tablectl.drivers.ss2.protocol": b"*\r\n 0123456789ABCDEFHIMNOPSTVWXabnsw:;,.-",
+    "tablectl.drivers.shuffler.protocol": (
+        b"\x02\x03\r\n;-0123456789ABCDEFHJKNQRSTUVWXYZacdhknorstuvx"
+    ),
+    "tablectl.drivers.bigwheel.protocol": b"$*\r\n,0123456789ABCDEFHKLNPRSTVWXY-",
 }
 
 
@@ -83,9 +85,9 @@ def test_stream_decoders_take_any_bytes_split_anywhere(
 @pytest.mark.parametrize(
     ("name", "scanner"),
     [
-        ("drivers.ss2.protocol", "LineSplitter"),
-        ("drivers.shuffler.protocol", "FrameScanner"),
-        ("drivers.bigwheel.protocol", "SentenceScanner"),
+        ("tablectl.drivers.ss2.protocol", "LineSplitter"),
+        ("tablectl.drivers.shuffler.protocol", "FrameScanner"),
+        ("tablectl.drivers.bigwheel.protocol", "SentenceScanner"),
     ],
 )
 @fuzz(100)
@@ -162,7 +164,7 @@ def test_barcode_codecs_are_total(barcode: object) -> None:
     )
 )
 def test_drum_can_frames_decode_to_values(frame: tuple[int, bytes, bool]) -> None:
-    module = _module("drivers.drum.protocol")
+    module = _module("tablectl.drivers.drum.protocol")
     allowed = _allowed(module, "DrumMessage")
     result = module.decode(CanFrame(frame[0], frame[1], is_extended_id=frame[2]))
     assert isinstance(result, allowed)

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.config import MqttConfig
-from controller.engines import build_engine
-from controller.journal import Journal
-from controller.publisher import Publisher
-from controller.runner import MAX_COMMAND_BYTES, TableRunner
-from controller.security import CommandAuthority, sign_command
-from controller.topics import Topics
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.publisher import Publisher
+from tablectl.controller.mqtt.security import CommandAuthority, sign_command
+from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.service.runner import MAX_COMMAND_BYTES, TableRunner
 from tests.fuzz.common import fuzz, json_values
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
@@ -101,8 +101,8 @@ def _check(table: LiveTable, verb: str, payload: bytes) -> dict[str, Any]:
         assert isinstance(reply.get("code"), str), reply  # a stable code for every refusal
     new = list(table.journal.records(before))
     commands = [r for r in new if r["type"] == "command"]
-    # Accepted commands are journaled one by one before they act; refusals are counted and
-    # journaled once per window (controller.refusals), never one record each.
+    # Accepted commands are journaled one by one before they act; refusals are counted and journaled
+    # once per window (tablectl.controller.mqtt.refusals), never one record each.
     accepted = reply["ok"] and verb != "status"
     assert len(commands) == (1 if accepted else 0), new
     assert all(c["accepted"] for c in commands)

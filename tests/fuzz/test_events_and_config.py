@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.config import TableConfig, load_config, parse_config
-from controller.errors import ConfigError, EventFormatError
-from controller.events import EVENT_TYPES, event_from_json, event_to_dict, parse_event
+from tablectl.controller.config import TableConfig, load_config, parse_config
+from tablectl.controller.core.errors import ConfigError, EventFormatError
+from tablectl.controller.core.events import EVENT_TYPES, event_from_json, event_to_dict, parse_event
 from tests.fuzz.common import fuzz, json_values, toml_values
 
 _FIELDS = sorted(

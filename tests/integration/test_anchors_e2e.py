@@ -14,11 +14,11 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.anchors import ANCHOR
-from controller.app import TableApp, run_table
-from controller.cli import main
-from controller.config import JournalConfig
-from controller.journal import canonical_json
+from tablectl.controller.config import JournalConfig
+from tablectl.controller.journal.anchors import ANCHOR
+from tablectl.controller.journal.store import canonical_json
+from tablectl.controller.service.app import TableApp, run_table
+from tablectl.controller.tools.cli import main
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.tables import roulette_config, sim_wheel
 

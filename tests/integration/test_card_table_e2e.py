@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from controller.app import open_table
-from controller.demo_tables import start_card_table
-from controller.simdealer import DealerPace
+from tablectl.controller.lab.dealer import DealerPace
+from tablectl.controller.lab.tables import start_card_table
+from tablectl.controller.service.app import open_table
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 
@@ -30,7 +30,8 @@ def _points(cards: list[str]) -> int:
 
 
 def _banker_draws(banker: int, player_third: str | None) -> bool:
-    """seed-000 §4.3, written out again independently of controller.games.baccarat."""
+    """seed-000 §4.3, written out again independently of
+    tablectl.controller.games.cards.baccarat."""
     if player_third is None:
         return banker <= 5
     third = _points([player_third])

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.watch import format_message
+from tablectl.controller.tools.watch import format_message
 from tests.support.mosquitto import MosquittoProcess
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
-DEMO = [sys.executable, "-m", "controller", "demo"]
+DEMO = [sys.executable, "-m", "tablectl", "demo"]
 
 
 def _env() -> dict[str, str]:
@@ -70,7 +70,7 @@ async def test_watch_pretty_prints_a_tables_topics(mosquitto: MosquittoProcess) 
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "controller",
+        "tablectl",
         "watch",
         "--url",
         mosquitto.url,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.app import open_table
-from controller.demo_tables import start_draw_table
+from tablectl.controller.lab.tables import start_draw_table
+from tablectl.controller.service.app import open_table
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 

@@ -1,20 +1,40 @@
-"""The embedded (amqtt) broker: plain pub/sub, retained messages, and the publisher on top."""
+"""The embedded broker, on both engines: plain pub/sub, retained messages, the publisher on top."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
 from pathlib import Path
 
-from controller.broker import EmbeddedBroker
-from controller.config import MqttConfig
-from controller.journal import Journal
-from controller.publisher import Publisher
-from controller.topics import Topics
+import pytest
+
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt import broker as broker_module
+from tablectl.controller.mqtt.broker import EmbeddedBroker, find_mosquitto
+from tablectl.controller.mqtt.publisher import Publisher
+from tablectl.controller.mqtt.topics import Topics
 from tests.support.mqtt import Subscriber
 
+ENGINES = [
+    pytest.param(
+        "mosquitto", marks=pytest.mark.skipif(not find_mosquitto(), reason="no mosquitto")
+    ),
+    pytest.param(
+        "amqtt",
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("amqtt") is None, reason="amqtt extra not installed"
+        ),
+    ),
+]
 
-async def test_publish_subscribe_and_retained() -> None:
-    async with EmbeddedBroker() as broker:
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_publish_subscribe_and_retained(engine: str) -> None:
+    async with EmbeddedBroker(engine=engine) as broker:  # type: ignore[arg-type]
+        assert broker.running == engine
         assert broker.port > 0
         assert broker.url == f"mqtt://127.0.0.1:{broker.port}"
         async with Subscriber(broker.host, broker.port, "t/#") as sub:
@@ -30,12 +50,16 @@ async def test_publish_subscribe_and_retained() -> None:
             assert kept.payload == b"kept"
 
 
-async def test_stop_is_idempotent_and_frees_the_port() -> None:
-    broker = EmbeddedBroker()
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_stop_is_idempotent_and_frees_the_port(engine: str) -> None:
+    broker = EmbeddedBroker(engine=engine)  # type: ignore[arg-type]
     async with broker:
         pass
     await broker.stop()
-    async with EmbeddedBroker(port=broker.port) as again:  # the port can be bound again
+    assert broker.running is None
+    async with EmbeddedBroker(
+        port=broker.port, engine=broker.engine
+    ) as again:  # the port can be bound again
         assert again.port == broker.port
 
 
@@ -60,3 +84,18 @@ async def test_publisher_over_embedded_broker(tmp_path: Path) -> None:
                     )
                     await sub.wait_for(lambda m: m.topic == topics.outcome)
             assert journal.unpublished() == []
+
+
+async def test_no_broker_installed_is_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Neither broker can be uninstalled here: the lookup and the import are made to fail the
+    # way they do on a machine without them.
+    monkeypatch.setattr(broker_module, "find_mosquitto", lambda: None)
+    monkeypatch.setitem(sys.modules, "amqtt.broker", None)
+    with pytest.raises(
+        ConfigError, match=r"no mosquitto binary and no amqtt .*tablectl\[embedded\]"
+    ):
+        async with EmbeddedBroker():
+            pass
+    with pytest.raises(ConfigError, match="no mosquitto binary"):
+        async with EmbeddedBroker(engine="mosquitto"):
+            pass

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.app import open_table
-from controller.config import parse_config
-from controller.events import BetsClosed, Card, Decision, RoundOpen
+from tablectl.controller.config import parse_config
+from tablectl.controller.core.events import BetsClosed, Card, Decision, RoundOpen
+from tablectl.controller.service.app import open_table
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 

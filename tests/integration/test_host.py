@@ -1,4 +1,5 @@
-"""Several tables in one process (``controller.host``): isolation under a device fault and a crash.
+"""Several tables in one process (``tablectl.controller.service.host``): isolation under a device
+fault and a crash.
 
 Two simulated wheels, two tables, one Mosquitto. One wheel is unplugged mid-run (a device
 fault) and the other table's outcomes keep coming; a table whose task fails is restarted with
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from controller.errors import ConfigError
-from controller.host import check_host, run_tables
-from controller.systemd import Notifier
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.service.host import check_host, run_tables
+from tablectl.controller.service.systemd import Notifier
 from tests.controller.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Subscriber

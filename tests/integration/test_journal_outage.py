@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from controller.journal import Journal
-from simulators.ss2 import DEFAULT_MODE
+from tablectl.controller.journal.store import Journal
+from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.disk import fill, small_disk
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Received, Subscriber

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from controller.config import MqttConfig
-from controller.errors import ConfigError, JournalError
-from controller.journal import Journal
-from controller.publisher import Publisher, broker_address
-from controller.topics import Topics
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.errors import ConfigError, JournalError
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.publisher import Publisher, broker_address
+from tablectl.controller.mqtt.topics import Topics
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber, TcpProxy
 

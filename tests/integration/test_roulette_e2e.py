@@ -18,8 +18,8 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.journal import Journal
-from simulators.ss2 import DEFAULT_MODE
+from tablectl.controller.journal.store import Journal
+from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber, TcpProxy
 from tests.support.processes import Process, start_controller, start_simulator, write_config

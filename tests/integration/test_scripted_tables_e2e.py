@@ -1,10 +1,10 @@
 """Every scripted card game end to end: simulated shoe → real drivers → controller → Mosquitto.
 
-For each game of :data:`controller.games.catalog.GAMES`: a barcode shoe as a USB HID keyboard
-behind the simulated pyusb backend, a simulated shuffler on a TCP port (``socket://``) for
-standard decks (jokers and 21 Bet's 36-card deck are shuffled by hand, entered by the dealer),
-the real engine, journal and publisher, a real Mosquitto, and a simulated dealer who pulls cards,
-closes the decision windows and reshuffles as the game's script says.
+For each game of :data:`tablectl.controller.games.catalog.GAMES`: a barcode shoe as a USB HID
+keyboard behind the simulated pyusb backend, a simulated shuffler on a TCP port (``socket://``) for
+standard decks (jokers and 21 Bet's 36-card deck are shuffled by hand, entered by the dealer), the
+real engine, journal and publisher, a real Mosquitto, and a simulated dealer who pulls cards, closes
+the decision windows and reshuffles as the game's script says.
 
 Checked per game: every round settles with no verdict, ``seq`` is gapless, a face-down card is
 published withheld and revealed by its round's outcome, and the journal exported as normalized
@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from controller.app import open_table
-from controller.cli import main
-from controller.demo_tables import start_scripted_table
-from controller.games.catalog import GAMES
-from controller.simdealer import DealerPace
+from tablectl.controller.games.catalog import GAMES
+from tablectl.controller.lab.dealer import DealerPace
+from tablectl.controller.lab.tables import start_scripted_table
+from tablectl.controller.service.app import open_table
+from tablectl.controller.tools.cli import main
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from controller.app import TableApp, run_table
-from controller.engines.roulette import NOT_FOR_THIS_GAME
-from controller.systemd import Notifier
+from tablectl.controller.engines.roulette import NOT_FOR_THIS_GAME
+from tablectl.controller.service.app import TableApp, run_table
+from tablectl.controller.service.systemd import Notifier
 from tests.controller.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.tables import SimWheel, roulette_config, sample, scrape, sim_wheel

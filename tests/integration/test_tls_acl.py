@@ -22,16 +22,16 @@ from typing import Any
 import aiomqtt
 import pytest
 
-import controller.publisher as publisher_module
-from controller import commander
-from controller.config import MqttConfig
-from controller.engines import build_engine
-from controller.events import RoundOpen
-from controller.journal import Journal
-from controller.publisher import Publisher
-from controller.runner import TableRunner
-from controller.security import CommandAuthority, sign_command
-from controller.topics import Topics
+import tablectl.controller.mqtt.publisher as publisher_module
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.events import RoundOpen
+from tablectl.controller.engines import build_engine
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.publisher import Publisher
+from tablectl.controller.mqtt.security import CommandAuthority, sign_command
+from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.tools import commander
 from tests.support.mosquitto import find_mosquitto
 from tests.support.mqtt import Subscriber
 from tests.support.tls import Pki, TlsMosquitto, find_openssl, make_pki

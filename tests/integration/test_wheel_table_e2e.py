@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.app import open_table
-from controller.demo_tables import start_wheel_table
-from controller.games.wheel import preset_rules
-from controller.simdealer import SimulatedPresenter
+from tablectl.controller.games.wheel import preset_rules
+from tablectl.controller.lab.dealer import SimulatedPresenter
+from tablectl.controller.lab.tables import start_wheel_table
+from tablectl.controller.service.app import open_table
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 

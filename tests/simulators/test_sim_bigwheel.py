@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from drivers.bigwheel.interpreter import BigWheelInterpreter
-from drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.interpreter import BigWheelInterpreter
+from tablectl.drivers.bigwheel.protocol import (
     Ack,
     ClearFault,
     DecodeError,
@@ -32,8 +32,8 @@ from drivers.bigwheel.protocol import (
     Version,
     encode_command,
 )
-from drivers.events import DeviceEvent, DeviceUnavailable, WheelStopped
-from simulators.bigwheel import FaultSpec, SimBigWheel, SpinResult, from_spec
+from tablectl.drivers.events import DeviceEvent, DeviceUnavailable, WheelStopped
+from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel, SpinResult, from_spec
 
 Timed = list[tuple[float, Message]]
 
@@ -311,7 +311,7 @@ async def cli(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.bigwheel_cli",
+        "tablectl.simulators.cli.bigwheel",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -366,7 +366,7 @@ async def test_cli_usage_errors(args: tuple[str, ...], message: bytes) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.bigwheel_cli",
+        "tablectl.simulators.cli.bigwheel",
         *args,
         stderr=asyncio.subprocess.PIPE,
     )

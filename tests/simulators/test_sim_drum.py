@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import pytest
 
-from drivers.drum.interpreter import DrumInterpreter
-from drivers.drum.protocol import (
+from tablectl.drivers.drum.interpreter import DrumInterpreter
+from tablectl.drivers.drum.protocol import (
     Ack,
     AckResult,
     BallReport,
@@ -29,10 +29,10 @@ from drivers.drum.protocol import (
     decode,
     encode_command,
 )
-from drivers.events import BallRead, DeviceEvent, DeviceFaultRaised, TubeFull
-from drivers.transports.frames import CanFrame
-from simulators import drum_cli
-from simulators.drum import DrawResult, FaultSpec, SimDrum
+from tablectl.drivers.events import BallRead, DeviceEvent, DeviceFaultRaised, TubeFull
+from tablectl.drivers.transports.frames import CanFrame
+from tablectl.simulators.cli import drum as drum_cli
+from tablectl.simulators.drum import DrawResult, FaultSpec, SimDrum
 
 N = 0x10
 M = TypeVar("M", bound=DrumMessage)
@@ -453,7 +453,7 @@ async def test_cli_absent_bus_is_an_error(capsys: pytest.CaptureFixture[str]) ->
 
 def test_cli_as_a_process_prints_ready_and_exits() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "simulators.drum_cli", "--speed", "50", "--draws", "1"],
+        [sys.executable, "-m", "tablectl.simulators.cli.drum", "--speed", "50", "--draws", "1"],
         capture_output=True,
         text=True,
         timeout=20,
@@ -473,14 +473,14 @@ async def test_cross_process_over_udp_multicast_on_this_host_only() -> None:
     pytest.importorskip("msgpack")
     import random  # noqa: PLC0415 - only this test needs a port
 
-    from drivers.drum.driver import DrumDriver  # noqa: PLC0415
+    from tablectl.drivers.drum.driver import DrumDriver  # noqa: PLC0415
 
     port = random.randint(40000, 49999)
     options = {"hop_limit": 0, "port": port, "fd": False}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.drum_cli",
+        "tablectl.simulators.cli.drum",
         "--interface",
         "udp_multicast",
         "--channel",

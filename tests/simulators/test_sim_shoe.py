@@ -13,11 +13,12 @@ import serial
 import usb.core
 import usb.util
 
-from drivers.cards import full_deck
-from drivers.shoe.barcodes import BarcodeCodec, BarcodeResult, Decoded, Rejected, Signal
-from drivers.shoe.hid import HidLineDecoder
-from simulators.serve import serve_pty, serve_tcp
-from simulators.shoe import (
+from tablectl.drivers.cards import full_deck
+from tablectl.drivers.shoe.barcodes import BarcodeCodec, BarcodeResult, Decoded, Rejected, Signal
+from tablectl.drivers.shoe.hid import HidLineDecoder
+from tablectl.simulators.cli.shoe import add_arguments, build_model
+from tablectl.simulators.serve import serve_pty, serve_tcp
+from tablectl.simulators.shoe import (
     FOREIGN_DECK,
     HID_ENDPOINT,
     SIM_PID,
@@ -28,8 +29,7 @@ from simulators.shoe import (
     make_usb_device,
     serve_usb,
 )
-from simulators.shoe_cli import add_arguments, build_model
-from simulators.usb_backend import SimUsbBackend
+from tablectl.simulators.usb_backend import SimUsbBackend
 
 SERIALS = [f"B{n:04d}" for n in range(1, 9)]
 TABLE = BarcodeCodec(deck_serials=SERIALS)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 import usb.core
 
-from drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.protocol import (
     Ack,
     ClearFault,
     Command,
@@ -38,7 +38,7 @@ from drivers.shuffler.protocol import (
     crc8,
     encode_command,
 )
-from simulators.shuffler import USB_PID, USB_VID, FaultSpec, SimShuffler, SimShufflerUsb
+from tablectl.simulators.shuffler import USB_PID, USB_VID, FaultSpec, SimShuffler, SimShufflerUsb
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -408,7 +408,7 @@ async def cli(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.shuffler_cli",
+        "tablectl.simulators.cli.shuffler",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -455,7 +455,7 @@ async def test_cli_bad_fault_is_usage_error() -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.shuffler_cli",
+        "tablectl.simulators.cli.shuffler",
         "--fault",
         "boom@1",
         stderr=asyncio.subprocess.PIPE,

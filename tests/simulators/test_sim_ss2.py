@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from drivers.ss2.protocol import (
+from tablectl.drivers.ss2.protocol import (
     BallInPocket,
     BareNumber,
     ChiSquare,
@@ -31,9 +31,14 @@ from drivers.ss2.protocol import (
     SensorPassed,
     Status,
 )
-from simulators import FaultSpec, SimSS2
-from simulators.serve import serve_pty, serve_tcp
-from simulators.ss2 import MODE_AUTO_STATUS, MODE_HOST_START, MODE_NO_BARE_NUMBER, from_spec
+from tablectl.simulators import FaultSpec, SimSS2
+from tablectl.simulators.serve import serve_pty, serve_tcp
+from tablectl.simulators.ss2 import (
+    MODE_AUTO_STATUS,
+    MODE_HOST_START,
+    MODE_NO_BARE_NUMBER,
+    from_spec,
+)
 
 Timed = list[tuple[float, Message]]
 
@@ -819,7 +824,7 @@ async def start_cli(*args: str) -> tuple[asyncio.subprocess.Process, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.cli",
+        "tablectl.simulators.cli.ss2",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -851,7 +856,7 @@ async def test_cli_rejects_a_bad_fault() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "simulators.cli",
+        "tablectl.simulators.cli.ss2",
         "--fault",
         "wobble@1",
         stderr=asyncio.subprocess.PIPE,

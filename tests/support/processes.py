@@ -1,6 +1,6 @@
 """Real processes for end-to-end tests: the simulator and the controller, as users run them.
 
-Each is started with ``python -m controller …`` (the same code as the ``tablectl`` script), its
+Each is started with ``python -m tablectl …`` (the same code as the ``tablectl`` script), its
 stderr kept in a log file so a failing test can show what the process said.
 """
 
@@ -59,7 +59,7 @@ def _env() -> dict[str, str]:
 def _start(args: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as err:
         return subprocess.Popen(
-            [sys.executable, "-m", "controller", *args],
+            [sys.executable, "-m", "tablectl", *args],
             stdout=subprocess.PIPE,
             stderr=err,
             stdin=subprocess.DEVNULL,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main
+from tablectl.controller.tools.cli import main
 
 __all__ = ["DATA", "replay", "table_config"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.config import TableConfig, parse_config
-from simulators.serve import serve_pty
-from simulators.ss2 import FaultSpec, SimSS2
+from tablectl.controller.config import TableConfig, parse_config
+from tablectl.simulators.serve import serve_pty
+from tablectl.simulators.ss2 import FaultSpec, SimSS2
 
 __all__ = ["SimWheel", "roulette_config", "scrape", "sim_wheel"]
 

@@ -1,0 +1,2 @@
+"""The table's vocabulary: normalized events, outcomes, errors, the strict state machine,
+device-event mapping."""

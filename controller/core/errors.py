@@ -1,0 +1,69 @@
+"""Controller errors: a branch of the one tree rooted at
+:class:`tablectl.drivers.errors.TablectlError`.
+
+    ControllerError
+    ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
+    ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
+    ├── JournalError                   the journal cannot be opened, written or verified
+    │   ├── JournalWriteError          an append failed (disk full, I/O error): an outage
+    │   └── ChainBrokenError           a hash-chain link does not verify
+    ├── TransitionNotAllowedError      an engine was fed an event its state machine forbids
+    └── InvalidDefinitionError(ValueError)  a state machine defined inconsistently (at import)
+
+Game-rule violations are not here: they are verdict values with stable codes.
+"""
+
+from __future__ import annotations
+
+from tablectl.drivers.errors import TablectlError
+
+__all__ = [
+    "ChainBrokenError",
+    "ConfigError",
+    "ControllerError",
+    "EventFormatError",
+    "InvalidDefinitionError",
+    "JournalError",
+    "JournalWriteError",
+    "TransitionNotAllowedError",
+]
+
+
+class ControllerError(TablectlError):
+    """Something the controller cannot do."""
+
+
+class ConfigError(ControllerError, ValueError):
+    """A configuration file or value that cannot be used."""
+
+
+class EventFormatError(ControllerError, ValueError):
+    """A normalized event (JSON) that is malformed."""
+
+
+class JournalError(ControllerError):
+    """The journal cannot be opened, written or read."""
+
+
+class JournalWriteError(JournalError):
+    """An append failed in the storage (disk full, I/O error, read-only file system).
+
+    Unlike a record the journal refuses (a ``ValueError``), this says nothing about the record:
+    the journal is unavailable, and the runner locks the table until a write succeeds again."""
+
+
+class ChainBrokenError(JournalError):
+    """A journal record's hash does not match its content or its predecessor."""
+
+    def __init__(self, seq: int, why: str) -> None:
+        super().__init__(f"hash chain broken at seq {seq}: {why}")
+        self.seq = seq
+        self.why = why
+
+
+class TransitionNotAllowedError(ControllerError):
+    """An engine's strict state machine was fed an event it does not accept in this state."""
+
+
+class InvalidDefinitionError(ControllerError, ValueError):
+    """A state-machine definition that is inconsistent (a programming error, raised at import)."""

@@ -1,0 +1,262 @@
+"""Deal scripts: which position each card of a round goes to, as data, and the game contract.
+
+Issue 8, Deliver 2. Every house-banked poker game and the single-deck card games of the rule books
+(seed-000 §5–§8, seed-001 §3.8a–§3.23) are one engine (:mod:`tablectl.controller.engines.scripted`)
+running a :class:`DealScript` plus a game's :class:`BaseGame` subclass: what the script cannot say
+statically (exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws, Bombay's dealer
+replacement) the game adds as :class:`Slot` values from its hooks.
+
+How a round is dealt, as the controller sees it through the card reader:
+
+- The script expands into a queue of :class:`Slot`: each read card goes to the next slot's
+  position. ``"boxes"`` in a step stands for every playing box (``box1``, ``box2`` …, from the
+  ``bets_closed`` event or the table's ``boxes``), dealt in rotation with the other positions of
+  the step ("clockwise … including him", seed-001 L295; seed-000 PKH-09).
+- ``face = "down"`` cards are concealed (withheld from the live event stream) until the round's
+  outcome reveals them (seed-000 L79, PKH-15: the dealer opens his cards first, then the boxes).
+- ``stage``: the decision windows. Stage 0 is the initial deal; a slot of stage *k* is due only
+  after the dealer has closed *k* decision windows (a ``confirm`` each). A card read before its
+  window closed was exposed early: the round waits for a supervisor (seed-000 §6.5 "not covered",
+  seed-000 PR-8.2/8.3 by analogy: "the dealer exposes the flop before betting ends").
+- ``reshuffle = "every_round"``: one or more single decks are shuffled for every round (Casino
+  Hold'em L569 "The cards are mixed up after each round"; Side Bet City L3423 "Only one game is
+  played with one deck"; Andar Bahar L3543): after each round the table needs a new
+  ``shuffle_completed`` before the next round opens. ``"shoe"``: a multi-deck shoe dealt until
+  its cut card (Top Card Trump's 6 decks, L1599; Jokerbet's deck cycle, L3157).
+
+Pure: no I/O. Games return plain data; the engine turns findings into verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Literal, TypeAlias
+
+import pydantic
+
+from tablectl.controller.core.events import BetsClosed, DealError, Decision
+from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card
+
+__all__ = [
+    "BOXES",
+    "CARD_BEFORE_DECISIONS",
+    "DECISION_REFUSED",
+    "MISDEAL",
+    "REFUND",
+    "REFUND_PLUS_HALF_ANTE",
+    "RESHUFFLE_BETS_STAND",
+    "WRONG_CARD_COUNT",
+    "BaseGame",
+    "Deal",
+    "DealScript",
+    "Face",
+    "GameRules",
+    "Remedy",
+    "Reshuffle",
+    "Slot",
+    "Step",
+    "box_name",
+    "hand_codes",
+]
+
+Face: TypeAlias = Literal["up", "down"]
+Reshuffle: TypeAlias = Literal["every_round", "shoe"]
+
+BOXES: Final = "boxes"
+"""The step position that stands for every playing box, in box order."""
+
+# Stable verdict codes of scripted games (docs/verdicts.md, "House-banked poker and single-deck
+# card games").
+CARD_BEFORE_DECISIONS: Final = "card_before_decisions"
+
+# The void reason of a reported deal error, and the remedies a void's ``result.remedy`` names.
+MISDEAL: Final = "misdeal"
+RESHUFFLE_BETS_STAND: Final = "reshuffle_bets_stand"
+"""seed-000 PKH-21: "all cards will be reshuffled and Bets will remain untouched"."""
+REFUND: Final = "refund"
+"""seed-001 L561, L617, L679, L773: the round is cancelled and "the player gets back his bet"."""
+REFUND_PLUS_HALF_ANTE: Final = "refund_plus_half_ante"
+"""seed-001 L335: "return of bets … and a fine at the amount of 50% of the Ante"."""
+WRONG_CARD_COUNT: Final = "wrong_card_count"
+DECISION_REFUSED: Final = "decision_refused"
+
+
+def box_name(box: int) -> str:
+    """The position name of box ``box`` (1-based): ``box1``."""
+    return f"box{box}"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """``count`` cards to each of ``to``, in rotation (one card to each position, then again)."""
+
+    to: tuple[str, ...]
+    count: int = 1
+    face: Face = "up"
+    stage: int = 0
+    rotate: bool = True
+    """``False``: all ``count`` cards to the first position, then to the next (the flop)."""
+
+    def slots(self, boxes: Sequence[int]) -> list[Slot]:
+        positions: list[str] = []
+        for name in self.to:
+            positions += [box_name(b) for b in boxes] if name == BOXES else [name]
+        if self.rotate:
+            return [Slot(p, self.face, self.stage) for _ in range(self.count) for p in positions]
+        return [Slot(p, self.face, self.stage) for p in positions for _ in range(self.count)]
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where one card goes: its position, how it lies, and the decision window it waits for."""
+
+    position: str
+    face: Face = "up"
+    stage: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DealScript:
+    """A game's deal, as data (see the module docstring)."""
+
+    steps: tuple[Step, ...]
+    reshuffle: Reshuffle = "every_round"
+
+    def slots(self, boxes: Sequence[int]) -> list[Slot]:
+        """The initial deal for these playing boxes, in the order the cards come out."""
+        return [slot for step in self.steps for slot in step.slots(boxes)]
+
+
+@dataclass
+class Deal:
+    """One round's deal so far: what the game's hooks read (and may keep notes in)."""
+
+    boxes: tuple[int, ...]
+    hands: dict[str, list[Card]] = field(default_factory=dict)
+    """Position → its cards in the order they came (exchanged cards removed)."""
+    order: list[tuple[str, Card, Face]] = field(default_factory=list)
+    """Every card read in this round: the position it went to and how it lay."""
+    decisions: list[Decision] = field(default_factory=list)
+    """Accepted decisions, in order."""
+    windows_closed: int = 0
+    """Decision windows the dealer has closed (``confirm`` events)."""
+    void_positions: dict[str, str] = field(default_factory=dict)
+    """Positions voided by a deal error → the remedy (the card-poker family, L335)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """Game-private state (e.g. Bombay's removed dealer cards)."""
+
+    def hand(self, position: str) -> list[Card]:
+        return self.hands.get(position, [])
+
+    def decided(self, box: int, action: str) -> bool:
+        return any(d.box == box and d.action == action for d in self.decisions)
+
+
+def hand_codes(cards: Iterable[Card]) -> list[str]:
+    return [c.code for c in cards]
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """What a deal error does, by the game's rule book.
+
+    ``void``: the round ends void with ``reason`` and the result's ``remedy`` (e.g.
+    ``reshuffle_bets_stand`` for PKH-21). ``void_position``: only that position is out of the
+    round, with ``remedy`` (the card-poker family: refund plus half the ante, L335).
+    ``deal_more``: the position takes ``slots`` more cards (the dealer with four cards takes a
+    fifth, L335). ``note``: a verdict only, the round goes on (a card exposed that is dealt face
+    up anyway). ``rule`` is the rule-book id the verdict cites.
+    """
+
+    action: Literal["void", "void_position", "deal_more", "note"]
+    rule: str
+    reason: str = MISDEAL
+    remedy: str = REFUND
+    slots: tuple[Slot, ...] = ()
+
+
+class GameRules(ShoeRules):
+    """``[rules]`` keys every scripted game shares; games subclass it for their own keys.
+
+    Defaults: one 52-card deck shuffled for every round, no burn, no cut card (PKH-01, PKH-03),
+    and a device fault voids the round: "Any technical bug cancels the round … the player gets
+    back his bet" (seed-001 L561, L617, L679, L773).
+    """
+
+    decks: int = pydantic.Field(default=1, ge=1, le=16)
+    boxes: int = pydantic.Field(default=1, ge=1, le=9)
+    """Boxes (player positions) at the table; ``bets_closed.boxes`` picks the playing ones."""
+    last_coup: LastCoup = "current"
+    on_fault: OnFault = "void"
+
+
+class BaseGame:
+    """A scripted game: a subclass sets ``name``, ``script``, ``rules_model`` (and
+    ``decision_actions``, the ``decision`` actions it takes), writes :meth:`outcome`, and
+    overrides the hooks its rules need.
+
+    Defaults: the playing boxes are ``bets_closed.boxes`` within ``1..rules.boxes`` (all boxes
+    when the event names none); nothing is dealt beyond the script; no decision changes the deal;
+    a reported deal error voids the round with the bets returned — seed-001's rule for its
+    card games: "Any technical bug cancels the round … the player gets back his bet" (L561, L617,
+    L679, L773).
+    """
+
+    name: ClassVar[str]
+    script: ClassVar[DealScript]
+    rules_model: ClassVar[type[GameRules]] = GameRules
+    decision_actions: ClassVar[frozenset[str]] = frozenset()
+    deal_error_rule: ClassVar[str] = "seed-001 L561"
+
+    def __init__(self, rules: GameRules) -> None:
+        self.rules = rules
+
+    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        """The boxes in play this round."""
+        boxes = bets_closed.boxes if bets_closed is not None else None
+        if boxes:
+            chosen = tuple(sorted({b for b in boxes if 1 <= b <= self.rules.boxes}))
+            if chosen:
+                return chosen
+        return tuple(range(1, self.rules.boxes + 1))
+
+    def begin(self, deal: Deal, bets_closed: BetsClosed | None) -> None:
+        """A new round's deal, with the close of bets that opened it (a game may note facts
+        committed there in ``deal.notes``, e.g. Andar Bahar's first side)."""
+        del deal, bets_closed
+
+    def more(self, deal: Deal) -> Sequence[Slot]:
+        """Cards the rules call for once the queue is empty (``[]``: none)."""
+        del deal
+        return []
+
+    def waiting(self, deal: Deal) -> bool:
+        """Whether a decision window is open that can still add cards (the round is not
+        complete until the dealer closes it)."""
+        del deal
+        return False
+
+    def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
+        """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
+        del deal
+        return Finding(
+            DECISION_REFUSED, "DESIGN §4.4", f"{decision.action!r} does not change this deal"
+        )
+
+    def deal_error(self, deal: Deal, error: DealError) -> Remedy:
+        """The rule book's remedy for a reported deal irregularity."""
+        del deal, error
+        return Remedy("void", self.deal_error_rule, MISDEAL, REFUND)
+
+    def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
+        """A rule the card breaks where it lands (it is placed anyway); a ``hold`` finding puts
+        the round before a supervisor."""
+        del deal, slot, card
+        return None
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        """The settled result (only once complete)."""
+        raise NotImplementedError

@@ -1,0 +1,465 @@
+"""Card-sequence games of seed-001: Andar Bahar, Side Bet City and Speedy 7 as deal scripts.
+
+Issue 8, Deliver 2. Each game is a :class:`~tablectl.controller.games.cards.deal.BaseGame` run by
+:class:`~tablectl.controller.engines.scripted.ScriptEngine` (catalog keys ``andar_bahar``,
+``side_bet_city``, ``speedy7``). Rule-book ids point into
+``../shared/rules/seed-001-live-casino-regulations.md`` (§ = its sections, ``C…`` = its §12
+contradictions) and ``L…`` into the source it digests (``../shared/seeds/001_*.txt``).
+``docs/games/sequences.md`` has the same readings in table form.
+
+What the three share:
+
+- One 52-card deck, no jokers, shuffled for every round (``reshuffle = "every_round"``): Andar
+  Bahar "shuffles the cards in the deck before each round" (L3543), Side Bet City "Only one game
+  is played with one deck of cards" (L3423); Speedy 7 states no per-game shuffle (§3.19 [GAP]),
+  read the same way (one deck, seven cards, L2515). ``decks`` is pinned to 1 (L3543, L3423,
+  L2515) and the shoe refuses a repeated card (seed-001 §3.0 validator (1)).
+- Every card is dealt face up (all three are watched live; no card is ever hidden).
+- No rule book irregularity rule (§3.8a, §3.18, §3.19 "No irregularity rules in the source"
+  [GAP]) and no void clause (§2.2): a dealer-reported ``deal_error`` voids the round with the
+  bets returned, the general fallback "technical shortcomings → odds of 1" (seed-001 §2 G1, L59;
+  G3, L79). A device fault voids the round likewise (``on_fault = "void"``).
+- Outcomes are facts (sides, colours, counts, hand categories), never money: the paytables are
+  table configuration (seed-000 PKH-17).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, ClassVar, Final, Literal, Self, TypeAlias
+
+import pydantic
+
+from tablectl.controller.core.events import BetsClosed
+from tablectl.controller.games.cards.deal import (
+    BaseGame,
+    Deal,
+    DealScript,
+    GameRules,
+    Slot,
+    Step,
+    hand_codes,
+)
+from tablectl.controller.games.cards.poker import (
+    HandCategory,
+    HandValue,
+    ThreeCardCategory,
+    best_of,
+    evaluate3,
+    evaluate5,
+    summary,
+)
+from tablectl.drivers.cards import Card
+
+__all__ = [
+    "ANDAR",
+    "BAHAR",
+    "BLACK",
+    "BOARD",
+    "CARDS",
+    "JOKER",
+    "MAX_AFTER_JOKER",
+    "RED",
+    "RULE_BOOK_BRACKETS",
+    "SIDES",
+    "SPEEDY_CARDS",
+    "SUIT_NAMES",
+    "AndarBahar",
+    "AndarBaharRules",
+    "Colour",
+    "Side",
+    "SideBetCity",
+    "SideBetCityRules",
+    "Speedy7",
+    "Speedy7Rules",
+    "bracket_label",
+    "colour",
+    "compare_rank",
+    "five_card_line",
+    "runs",
+    "seven_card_line",
+    "three_card_line",
+]
+
+Side: TypeAlias = Literal["andar", "bahar"]
+Colour: TypeAlias = Literal["red", "black"]
+AceRank: TypeAlias = Literal["high", "low"]
+
+ANDAR: Final = "andar"
+BAHAR: Final = "bahar"
+SIDES: Final[tuple[Side, Side]] = ("andar", "bahar")
+JOKER: Final = "joker"
+"""Andar Bahar's first card, the "Joker Card" (L3543): an ordinary card, not a joker."""
+BOARD: Final = "board"
+"""Side Bet City's seven cards (L3427)."""
+CARDS: Final = "cards"
+"""Speedy 7's seven cards (L2515)."""
+
+RED: Final = "red"
+BLACK: Final = "black"
+
+SUIT_NAMES: Final[dict[str, str]] = {"H": "hearts", "S": "spades", "D": "diamonds", "C": "clubs"}
+"""The Joker suit side bets, as the rule book names them (L3577–3583)."""
+
+RULE_BOOK_BRACKETS: Final[tuple[int, ...]] = (1, 6, 11, 16, 26, 31, 36, 41)
+"""Andar Bahar's "Number of dealt cards" side bets as lower bounds (L3553–3567): 1–5, 6–10,
+11–15, 16–25 (10 wide: seed-001 C19), 26–30, 31–35, 36–40, "41 and more"."""
+
+MAX_AFTER_JOKER: Final = 49
+"""One deck: after the joker 48 cards of other ranks and 3 of its rank remain, so the match is
+at most the 49th card after the joker (seed-001 §3.8a [DERIVED])."""
+
+_RED_SUITS: Final = frozenset("HD")
+_PIP: Final[dict[str, int]] = {"T": 10, "J": 11, "Q": 12, "K": 13}
+
+
+def colour(card: Card) -> Colour:
+    """``red`` for ♦ ♥, ``black`` for ♠ ♣ (Speedy 7 L2515; Andar Bahar L3569–3575)."""
+    return "red" if card.suit in _RED_SUITS else "black"
+
+
+def _rank_value(card: Card, ace: AceRank) -> int:
+    """2…10 at face value, J 11, Q 12, K 13, A 14 (``high``) or 1 (``low``)."""
+    if card.rank == "A":
+        return 14 if ace == "high" else 1
+    return _PIP.get(card.rank) or int(card.rank)
+
+
+def compare_rank(card: Card, pivot: int, ace: AceRank = "high") -> str:
+    """``lower``/``equal``/``higher`` than ``pivot`` (7 or 8): the Joker Card's "LOWER than 7 /
+    7 / HIGHER than 7" and "… 8" side bets (L3585–3595). Where the ace stands is not stated
+    [GAP]: ``ace`` (the rule book lists the deck "from 2 to an Ace", L3543, so high)."""
+    value = _rank_value(card, ace)
+    return "lower" if value < pivot else "equal" if value == pivot else "higher"
+
+
+def bracket_label(count: int, brackets: Sequence[int] = RULE_BOOK_BRACKETS) -> str:
+    """The "Number of dealt cards" side bet ``count`` falls in (L3553–3567): ``"1-5"``,
+    ``"16-25"``, ``"41+"``. ``brackets`` are lower bounds, increasing, the first 1; the last is
+    open-ended ("41 and more").
+
+    Raises:
+        ValueError: ``count`` below the first bracket.
+    """
+    if not brackets or count < brackets[0]:
+        raise ValueError(f"{count} cards fall in no bracket of {list(brackets)}")
+    for low, high in itertools.pairwise(brackets):
+        if low <= count < high:
+            return f"{low}-{high - 1}"
+    return f"{brackets[-1]}+"
+
+
+def runs(colours: Sequence[str]) -> list[dict[str, Any]]:
+    """Consecutive cards of one colour: ``[{"colour": "red", "length": 2}, …]`` in deal order."""
+    out: list[dict[str, Any]] = []
+    for c in colours:
+        if out and out[-1]["colour"] == c:
+            out[-1]["length"] += 1
+        else:
+            out.append({"colour": c, "length": 1})
+    return out
+
+
+class _SequenceRules(GameRules):
+    """The shared keys: one 52-card deck per round (L3543, L3423, L2515), no jokers; a device
+    fault or a deal error voids the round, bets returned (seed-001 §2 G1 L59, G3 L79)."""
+
+    decks: int = pydantic.Field(default=1, ge=1, le=1)
+    """One deck (L3543, L3423, L2515): more would break the single-deck checks (§3.0 (1))."""
+    jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
+    """No joker: Andar Bahar's "Joker Card" is an ordinary card (L3543); §3.0 (4)."""
+    ranks: Literal["A23456789TJQK"] = "A23456789TJQK"
+    """The full 52-card deck, "from 2 to an Ace of each of the 4 suits" (L3543, L2515, L3423)."""
+
+
+# --- Andar Bahar (seed-001 §3.8a, L3539–3597) -----------------------------------------------------
+
+
+class AndarBaharRules(_SequenceRules):
+    """Andar Bahar's ``[rules]``; defaults are the rule book's reading (seed-001 §3.8a).
+
+    ``first_side``: "it is determined randomly who is given the first card" (L3543); who draws it
+    and how the controller learns it is not stated (§3.8a [GAP]; §2.2 (d): an RNG part must be
+    committed before the cards). No event carries it, so it is the table's setting (default
+    ``andar``, the side the rule book names first) and every outcome reports it.
+
+    ``ace``: where the ace stands for the Joker Card's 7/8 side bets (L3585–3595) [GAP]; the deck
+    runs "from 2 to an Ace" (L3543), so ``high``.
+
+    ``count_brackets``: the lower bounds of the "Number of dealt cards" side bets (L3553–3567).
+    The rule book's 16–25 is 10 wide where the others are 5 (C19); the default keeps it, and
+    ``[1, 6, 11, 16, 21, 26, 31, 36, 41]`` is the 5-wide reading. The first must be 1, they must
+    increase, and none may exceed 49 (:data:`MAX_AFTER_JOKER`: such a bet could never win).
+    """
+
+    first_side: Side = "andar"
+    ace: AceRank = "high"
+    count_brackets: list[int] = pydantic.Field(
+        default_factory=lambda: list(RULE_BOOK_BRACKETS), min_length=1
+    )
+
+    @pydantic.model_validator(mode="after")
+    def _check_brackets(self) -> Self:
+        b = self.count_brackets
+        if b[0] != 1:
+            raise ValueError(
+                f"count_brackets must start at 1 (the first card after the joker): {b}"
+            )
+        if any(low >= high for low, high in itertools.pairwise(b)):
+            raise ValueError(f"count_brackets must increase: {b}")
+        if b[-1] > MAX_AFTER_JOKER:
+            raise ValueError(
+                f"count_brackets: {b[-1]} cannot be reached, the match is at most the "
+                f"{MAX_AFTER_JOKER}th card after the joker"
+            )
+        return self
+
+
+class AndarBahar(BaseGame):
+    """Andar Bahar (seed-001 §3.8a, L3539–3597).
+
+    Deal: the "Joker Card" face up (L3543), then one card to each side in turn, the first to
+    ``rules.first_side`` (L3543 "one card to each side in sequence"), until a card of the joker's
+    rank, "regardless of the suit", comes (L3543): the script holds the joker only and
+    :meth:`more` calls one card at a time. The round is complete on the match; any card after it
+    is ``extra_card`` (§3.8a [DERIVED]; the engine's). The sides alternate by construction (the
+    reader cannot see where a card lands: the controller assigns it); a dealer who dealt to the
+    wrong side reports a ``deal_error`` (void, refund). The match comes within 49 cards after the
+    joker (:data:`MAX_AFTER_JOKER`): a 50th card without one is a repeat of a dealt card, which
+    the shoe already holds as ``composition_exceeded`` (§3.0 (1)).
+    """
+
+    name: ClassVar[str] = "andar_bahar"
+    script: ClassVar[DealScript] = DealScript((Step((JOKER,)),), reshuffle="every_round")
+    rules_model: ClassVar[type[GameRules]] = AndarBaharRules
+    deal_error_rule: ClassVar[str] = "seed-001 G1 L59"
+    rules: AndarBaharRules
+
+    def begin(self, deal: Deal, bets_closed: BetsClosed | None) -> None:
+        """The round's first side: the RNG's draw on ``bets_closed`` when the studio sends it
+        (L3543 "determined randomly"; committed before the cards, §2.2 (d)), else the table's
+        ``[rules] first_side``."""
+        drawn = bets_closed.first_side if bets_closed is not None else None
+        deal.notes["first_side"] = drawn or self.rules.first_side
+
+    @staticmethod
+    def _first_side(deal: Deal) -> Side:
+        first: Side = deal.notes["first_side"]
+        return first
+
+    def _side(self, deal: Deal, index: int) -> Side:
+        """The side of the ``index``-th card after the joker (0-based): strict alternation."""
+        first = self._first_side(deal)
+        other: Side = "bahar" if first == "andar" else "andar"
+        return first if index % 2 == 0 else other
+
+    @staticmethod
+    def _after_joker(deal: Deal) -> list[tuple[str, Card]]:
+        return [(position, card) for position, card, _ in deal.order if position in SIDES]
+
+    def more(self, deal: Deal) -> Sequence[Slot]:
+        """The next side's card, until a card of the joker's rank came (L3543)."""
+        joker = deal.hand(JOKER)
+        if not joker:
+            return []
+        after = self._after_joker(deal)
+        if after and after[-1][1].rank == joker[0].rank:
+            return []
+        return [Slot(self._side(deal, len(after)))]
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        """``winner`` (the side dealt the match, L3543), the Joker Card's colour, suit and rank
+        against 7 and 8 (L3573–3595), the winning card and its colour (L3569–3571), and the
+        cards dealt after the joker up to and including the match with their side-bet bracket
+        (L3549–3567)."""
+        rules = self.rules
+        joker = deal.hand(JOKER)[0]
+        after = self._after_joker(deal)
+        side, match = after[-1]
+        return {
+            "joker": {
+                "card": joker.code,
+                "colour": colour(joker),
+                "suit": SUIT_NAMES[joker.suit],
+                "vs_7": compare_rank(joker, 7, rules.ace),
+                "vs_8": compare_rank(joker, 8, rules.ace),
+            },
+            "first_side": self._first_side(deal),
+            "andar": {"cards": hand_codes(deal.hand(ANDAR))},
+            "bahar": {"cards": hand_codes(deal.hand(BAHAR))},
+            "after_joker": [card.code for _, card in after],
+            "winner": side,
+            "winning_card": {"card": match.code, "colour": colour(match)},
+            "cards_dealt": len(after),
+            "cards_bracket": bracket_label(len(after), rules.count_brackets),
+        }
+
+
+# --- Side Bet City (seed-001 §3.18, L3419–3493) ---------------------------------------------------
+
+_THREE_LINES: Final[dict[ThreeCardCategory, str]] = {
+    ThreeCardCategory.STRAIGHT_FLUSH: "straight_flush",
+    ThreeCardCategory.THREE_OF_A_KIND: "three_of_a_kind",
+    ThreeCardCategory.STRAIGHT: "straight",
+    ThreeCardCategory.FLUSH: "flush",
+    ThreeCardCategory.PAIR: "any_pair",
+}
+_FIVE_LINES: Final[dict[HandCategory, str]] = {
+    HandCategory.STRAIGHT_FLUSH: "straight_flush",
+    HandCategory.FOUR_OF_A_KIND: "four_of_a_kind",
+    HandCategory.FULL_HOUSE: "full_house",
+    HandCategory.FLUSH: "flush",
+    HandCategory.STRAIGHT: "straight",
+    HandCategory.THREE_OF_A_KIND: "three_of_a_kind",
+    HandCategory.TWO_PAIR: "two_pairs",
+}
+_JACK: Final = 11
+
+
+def three_card_line(hand: HandValue) -> str | None:
+    """The 3 Card Hand's paying line (L3445–3457, L3481–3491), ``None``: it does not win.
+
+    ``royal_flush`` is A-K-Q suited (L3447; the evaluator's "mini royal"); a straight ranks above
+    a flush (L3453–3455, 5:1 over 4:1); any pair pays (L3457, L3491); high card does not.
+    """
+    if hand.is_royal:
+        return "royal_flush"
+    return _THREE_LINES.get(ThreeCardCategory(int(hand.category)))
+
+
+def five_card_line(hand: HandValue) -> str | None:
+    """The 5 Card Hand's paying line (L3459–3477, L3481–3490): royal flush … two pairs, and a
+    pair only of jacks or better ("Pair JJ-AA (5 Card Hand only)", L3477)."""
+    if hand.is_royal:
+        return "royal_flush"
+    category = HandCategory(int(hand.category))
+    if category == HandCategory.PAIR:
+        return "pair_jj_aa" if hand.ranks[0] >= _JACK else None
+    return _FIVE_LINES.get(category)
+
+
+def seven_card_line(hand: HandValue) -> str | None:
+    """The 7 Card Hand's paying line, best 5 of 7 (L3427, L3459–3473): royal flush down to three
+    of a kind; two pairs and pairs are "5 Card Hand only" (L3475–3477), so they do not win."""
+    if hand.is_royal:
+        return "royal_flush"
+    category = HandCategory(int(hand.category))
+    if category in (HandCategory.TWO_PAIR, HandCategory.PAIR):
+        return None
+    return _FIVE_LINES.get(category)
+
+
+def _distinct(cards: Sequence[Card]) -> list[Card]:
+    """The cards with repeats told apart, so the evaluator (which refuses a duplicate, PKH-01)
+    can still rank a hand a supervisor chose to settle after a ``composition_exceeded`` hold.
+    A repeat keeps its rank and suit (and code); only its identity differs."""
+    seen: Counter[Card] = Counter()
+    out: list[Card] = []
+    for card in cards:
+        seen[card] += 1
+        n = seen[card]
+        out.append(card if n == 1 else Card(card.rank, card.suit, f"#{n}"))
+    return out
+
+
+class SideBetCityRules(_SequenceRules):
+    """Side Bet City's ``[rules]``: one fresh deck per game (L3423); nothing else is open."""
+
+
+class SideBetCity(BaseGame):
+    """Side Bet City (seed-001 §3.18, L3419–3493).
+
+    Deal: seven cards face up to ``board`` (L3427), revealed in three stages (L3431–3435):
+    cards 1–3 (stage 0), 4–5 (stage 1), 6–7 (stage 2). Each stage is a window the dealer closes
+    with ``confirm`` after revealing a hand's result ("Dealer deals the next two cards, revealing
+    the result for the 5 Card Hand", L3433); a card of the next stage before that is
+    ``card_before_decisions`` (the engine's). No decision is taken (``not_for_this_game``).
+
+    Outcome: the 3 Card Hand (cards 1–3, 3-card ranking), the 5 Card Hand (cards 1–5) and the 7
+    Card Hand (best 5 of 7) (L3427), each with its poker summary, ``paying_hand`` (the paytable
+    line, L3481–3491; ``None`` when the hand does not win) and ``wins``; ``all_lose`` when none
+    of the three wins (L3437).
+    """
+
+    name: ClassVar[str] = "side_bet_city"
+    script: ClassVar[DealScript] = DealScript(
+        (Step((BOARD,), 3), Step((BOARD,), 2, stage=1), Step((BOARD,), 2, stage=2)),
+        reshuffle="every_round",
+    )
+    rules_model: ClassVar[type[GameRules]] = SideBetCityRules
+    deal_error_rule: ClassVar[str] = "seed-001 G1 L59"
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        cards = deal.hand(BOARD)
+        ranked = _distinct(cards)
+        three = evaluate3(ranked[:3])
+        five = evaluate5(ranked[:5])
+        seven = best_of(ranked, 5)
+        hands: dict[str, tuple[list[Card], HandValue, str | None]] = {
+            "three_card": (cards[:3], three, three_card_line(three)),
+            "five_card": (cards[:5], five, five_card_line(five)),
+            "seven_card": (cards, seven, seven_card_line(seven)),
+        }
+        result: dict[str, Any] = {BOARD: {"cards": hand_codes(cards)}}
+        for key, (dealt, value, line) in hands.items():
+            result[key] = {
+                "cards": hand_codes(dealt),
+                **summary(value),
+                "paying_hand": line,
+                "wins": line is not None,
+            }
+        result["all_lose"] = all(line is None for _, _, line in hands.values())
+        return result
+
+
+# --- Speedy 7 (seed-001 §3.19, L2513–2533) --------------------------------------------------------
+
+SPEEDY_CARDS: Final = 7
+"""Seven cards, one per betting round (L2515 "the game consisting of 7 rounds")."""
+
+
+class Speedy7Rules(_SequenceRules):
+    """Speedy 7's ``[rules]``: one 52-card deck (L2515). The per-game shuffle is not stated
+    (§3.19 [GAP]); the deal script is fixed per game class, so it is every round, like the other
+    single-deck games (docs/games/sequences.md)."""
+
+
+class Speedy7(BaseGame):
+    """Speedy 7 (seed-001 §3.19, L2513–2533).
+
+    Deal: seven cards face up to ``cards``, one per betting round (L2515, L2517). The first
+    betting round comes before card 1 and is closed by ``bets_closed`` (L2517); the next round
+    opens once a card is out, and card *k* (k ≥ 2) is due only after the dealer closed window
+    *k*−1 with ``confirm`` (six windows). A card before that is ``card_before_decisions`` (the
+    engine's). The text lists the betting rounds "second (third, fourth, fifth, sixth)" (L2519),
+    six for seven cards (C22); the game has seven (L2515 "7 rounds", §12 C22: one per card).
+    Cash-out and "no action" (L2519–2525) are bets, not deal decisions: none is taken.
+
+    Outcome: the cards and their colours in deal order (red ♦ ♥, black ♠ ♣, L2515), the count of
+    each colour and the runs of one colour: the facts on which each round's colour bet and the
+    4-card and 7-card streak bonuses (L2531–2533) are settled against each player's predictions.
+    """
+
+    name: ClassVar[str] = "speedy7"
+    script: ClassVar[DealScript] = DealScript(
+        tuple(Step((CARDS,), stage=k) for k in range(SPEEDY_CARDS)), reshuffle="every_round"
+    )
+    rules_model: ClassVar[type[GameRules]] = Speedy7Rules
+    deal_error_rule: ClassVar[str] = "seed-001 G1 L59"
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        cards = deal.hand(CARDS)
+        colours: list[str] = [colour(c) for c in cards]
+        streaks = runs(colours)
+        longest = max(streaks, key=lambda r: int(r["length"]))
+        return {
+            "cards": hand_codes(cards),
+            "colours": colours,
+            "counts": {RED: colours.count(RED), BLACK: colours.count(BLACK)},
+            "runs": streaks,
+            "longest_run": dict(longest),
+        }

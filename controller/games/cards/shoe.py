@@ -1,0 +1,409 @@
+"""Shared rules of the shoe games (baccarat, dragon tiger, blackjack): composition, burn, cut card,
+shuffler reconciliation. Pure: no I/O, no clock, no event loop; the engines own the rounds.
+
+What a shoe is, as the controller sees it (rule-book ids point into ``../shared/rules/``):
+
+- **Composition.** A shoe of ``decks`` decks holds each (rank, suit) exactly ``decks`` times
+  (seed-000 BAC-E1, BJ-E1, V-BAC-6, V-BJ-2; seed-001 §3.0 validator (1); seed-002-004 A.4
+  "≤ decks of each"). A card seen once more than that proves a foreign card:
+  :data:`COMPOSITION_EXCEEDED`. Jokers are refused unless the table's decks carry them
+  (seed-001 §3.0 validator (4)): :data:`JOKER_NOT_ALLOWED`.
+- **Shuffler reconciliation** (regulatory R6: a shuffler that reports an incorrect number of cards
+  → the deck is removed). ``shuffle_completed.cards != decks × 52`` rejects the shoe
+  (:data:`SHUFFLER_COUNT_MISMATCH`); a non-empty missing/extra deck check rejects it too
+  (:data:`SHUFFLER_DECK_CHECK`). The shuffler's count is never trusted alone: the cards actually
+  read are checked against it — more cards read than it counted, or a ``shoe_empty`` with a
+  different number read, is :data:`SHOE_COUNT_MISMATCH`.
+- **Burn** (seed-000 BAC-E6, V-BAC-1): the first card of a new shoe is shown and
+  :func:`burn_count` more cards are burned: A = 1, 2–9 face value, T/J/Q/K = 10. The exposed
+  card itself is discarded too (seed-000 BAC-E6 DERIVED "usual practice"). Burned cards are
+  hidden ("without anyone seeing them"): nothing here ever reports their faces.
+- **Cut card.** It must leave at least ``cut_card_min_behind`` cards behind it (seed-000 BAC-E3
+  ≥ 13, V-BAC-6; seed-002-004 BAC 1.3.1/3.3.4: seven from the end): :data:`CUT_CARD_TOO_DEEP`.
+  Which coup is the last is the engines' :data:`LastCoup` rule (see there).
+- **A stream that begins mid-shoe** (DESIGN §4.4): a :class:`Shoe` built with ``known=False``
+  counts composition from a full shoe and expects no burn; the checks that need to know how many
+  cards the shoe held (cut-card depth, ``shoe_empty`` count) are skipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Final, Literal, TypeAlias
+
+import pydantic
+
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import RANKS, SUITS, Card, parse_card
+
+__all__ = [
+    "COMPOSITION_EXCEEDED",
+    "CUT_CARD_TOO_DEEP",
+    "DUPLICATE_BARCODE",
+    "JOKER_NOT_ALLOWED",
+    "NOT_A_CARD",
+    "RANK_NOT_IN_DECK",
+    "SHOE_COUNT_MISMATCH",
+    "SHUFFLER_COUNT_MISMATCH",
+    "SHUFFLER_DECK_CHECK",
+    "Burn",
+    "LastCoup",
+    "OnFault",
+    "Shoe",
+    "ShoeRules",
+    "burn_count",
+    "check_cut_card",
+    "check_shuffle",
+    "full_shoe_codes",
+    "read_card",
+    "shoe_size",
+]
+
+# Stable codes (docs/verdicts.md, "Card games").
+COMPOSITION_EXCEEDED: Final = "composition_exceeded"
+JOKER_NOT_ALLOWED: Final = "joker_not_allowed"
+RANK_NOT_IN_DECK: Final = "rank_not_in_deck"
+NOT_A_CARD: Final = "not_a_card"
+SHUFFLER_COUNT_MISMATCH: Final = "shuffler_count_mismatch"
+SHUFFLER_DECK_CHECK: Final = "shuffler_deck_check"
+SHOE_COUNT_MISMATCH: Final = "shoe_count_mismatch"
+CUT_CARD_TOO_DEEP: Final = "cut_card_too_deep"
+DUPLICATE_BARCODE: Final = "duplicate_barcode"
+
+LastCoup: TypeAlias = Literal["current", "next"]
+"""Which coup is the last one of a shoe once the cut card is out.
+
+``"current"`` (the default of every card engine): the coup during which the cut card comes out —
+or, when it comes out between coups, the next coup — is the last; then no card is dealt until a
+shuffle. This is the only rule any of our rule books states: seed-002-004 BAC 3.2.2 ("The
+reshuffling of cards must occur after the deal during which the cutting card was reached") and
+BAC 3.5.4 ("The last hand before shuffling"), read as the current hand per C-A3 and the 7-card
+reserve (a coup needs at most 6); blackjack likewise (seed-002-004 BJ 3.2, seed-000 V-BJ-11 and
+§13 gap 4: finish the round, then shuffle). seed-000 has no last-coup rule (§13 gap 5), and
+seed-001 none either (§3.0).
+
+``"next"``: one more coup after that one (common practice elsewhere; seed-000 BAC-E3's 13 cards
+behind the cut card are enough for it: two coups of at most 6 cards).
+"""
+
+OnFault: TypeAlias = Literal["decide", "void"]
+"""What a device fault during a round does.
+
+``"decide"``: the round waits in ``pending_decision`` for a supervisor (``confirm`` → it goes on,
+``void`` → void): seed-000 GEN-10/11/12, BAC-I4, BJ-I6 (the hand is completed, by a manager's
+decision). ``"void"``: the round is void at once (``device_fault``): seed-001 L1587 (baccarat),
+L1793 (football studio), L1823 (dragon tiger) "any malfunction voids the game round",
+seed-002-004 BJ 2.1.5.
+"""
+
+
+class ShoeRules(pydantic.BaseModel):
+    """``[rules]`` keys every shoe game shares; each game's model sets its rule book's defaults.
+
+    Strict like every ``[rules]`` model: unknown keys and wrong types are config errors.
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    decks: int = pydantic.Field(default=8, ge=1, le=16)
+    """Decks in the shoe (seed-000 BAC-E1 8, BJ-E1 6; seed-001 §3.0)."""
+
+    jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=2)
+    """Jokers each deck carries; 0 refuses any joker (seed-001 §3.0 validator (4))."""
+
+    ranks: str = RANKS
+    """The ranks each deck holds, four suits each: 21 Bet's 36-card deck is ``"6789TJQKA"``
+    (seed-001 L3499, §3.0 validator (5)); a card of another rank proves a foreign card."""
+
+    @pydantic.field_validator("ranks")
+    @classmethod
+    def _known_ranks(cls, value: str) -> str:
+        if not value or any(r not in RANKS for r in value) or len(set(value)) != len(value):
+            raise ValueError(f"ranks must be distinct ranks out of {RANKS!r}, got {value!r}")
+        return value
+
+    burn: bool = False
+    """Expect the burn procedure after each shuffle (seed-000 BAC-E6, V-BAC-1)."""
+
+    cut_card_min_behind: int = pydantic.Field(default=0, ge=0)
+    """Cards that must remain behind the cut card when it comes out; 0 disables the check."""
+
+    last_coup: LastCoup = "current"
+    """Which coup is the last once the cut card is out (see :data:`LastCoup`)."""
+
+    on_fault: OnFault = "decide"
+    """A device fault during a round: a supervisor decides, or it is void (:data:`OnFault`)."""
+
+
+def shoe_size(decks: int, jokers_per_deck: int = 0, ranks: str = RANKS) -> int:
+    """Cards in a full shoe: ``decks × (4 × len(ranks) + jokers_per_deck)`` (52 a standard
+    deck)."""
+    return decks * (4 * len(ranks) + jokers_per_deck)
+
+
+def burn_count(card: Card) -> int:
+    """How many cards the shown first card of a shoe burns (seed-000 BAC-E6, V-BAC-1).
+
+    A = 1, 2–9 = face value, T/J/Q/K = 10 (here tens and pictures count 10, unlike their baccarat
+    point value 0).
+
+    Raises:
+        ValueError: a joker (it has no nominal value).
+    """
+    if card.is_joker:
+        raise ValueError("a joker has no burn value")
+    if card.rank == "A":
+        return 1
+    if card.rank in "TJQK":
+        return 10
+    return int(card.rank)
+
+
+def read_card(code: str) -> Card | Finding:
+    """The card an event names, or a :data:`NOT_A_CARD` finding (the coup waits for a rescan or a
+    manual card, like a read error)."""
+    try:
+        return parse_card(code)
+    except ValueError:
+        return Finding(NOT_A_CARD, "DESIGN §4.1", f"{code!r} is not a card")
+
+
+class Shoe:
+    """What has come out of one shoe, by (rank, suit).
+
+    Args:
+        decks: decks in the shoe (each (rank, suit) may come out this many times).
+        jokers_per_deck: jokers each deck carries (0: a joker is refused).
+        known: ``False`` for a stream that begins mid-shoe (DESIGN §4.4): composition is counted
+            from a full shoe, but how many cards came out before is unknown, so depth checks
+            (cut card, ``shoe_empty``) are skipped.
+        counted: the shuffler's own count of this shoe, when a shuffler loaded it (R6).
+        ranks: the ranks each deck holds (:attr:`ShoeRules.ranks`).
+
+    Raises:
+        ValueError: ``decks`` below 1 or ``jokers_per_deck`` below 0.
+    """
+
+    __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known", "_ranks")
+
+    def __init__(
+        self,
+        decks: int,
+        *,
+        jokers_per_deck: int = 0,
+        known: bool = True,
+        counted: int | None = None,
+        ranks: str = RANKS,
+    ) -> None:
+        if decks < 1 or jokers_per_deck < 0:
+            raise ValueError(f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}")
+        self._decks = decks
+        self._jokers = jokers_per_deck
+        self._known = known
+        self._counted = counted
+        self._ranks = ranks
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._dealt = 0
+
+    @property
+    def decks(self) -> int:
+        return self._decks
+
+    @property
+    def size(self) -> int:
+        """Cards in the full shoe (decks × 52, plus jokers where the decks carry them)."""
+        return shoe_size(self._decks, self._jokers, self._ranks)
+
+    @property
+    def known(self) -> bool:
+        """Whether this shoe was seen from its start (``False``: the stream began mid-shoe)."""
+        return self._known
+
+    @property
+    def counted(self) -> int | None:
+        """The shuffler's count of this shoe, if a shuffler reported one."""
+        return self._counted
+
+    @property
+    def dealt(self) -> int:
+        """Cards read out of this shoe (burned cards included), as seen by this engine."""
+        return self._dealt
+
+    @property
+    def remaining(self) -> int:
+        """Cards still in the shoe (never below 0, even after a foreign card)."""
+        return max(self.size - self._dealt, 0)
+
+    def count(self, card: Card) -> int:
+        """How many times this (rank, suit) — or this numbered joker — came out of the shoe."""
+        if card.is_joker:
+            return self._counts[(card.rank, card.joker_id)]
+        return self._counts[(card.rank, card.suit)]
+
+    def deal(self, card: Card) -> Finding | None:
+        """Record a card that left the shoe; the finding if it proves a foreign card.
+
+        The card is counted either way (it is physically out). A (rank, suit) seen more than
+        ``decks`` times: :data:`COMPOSITION_EXCEEDED`; a joker on a table without jokers:
+        :data:`JOKER_NOT_ALLOWED`; both are ``hold`` findings. More cards read than the shuffler
+        counted: :data:`SHOE_COUNT_MISMATCH` (R6: its count is never trusted alone).
+        """
+        self._dealt += 1
+        key = (card.rank, card.joker_id) if card.is_joker else (card.rank, card.suit)
+        self._counts[key] += 1
+        seen = self._counts[key]
+        if card.is_joker:
+            jokers = sum(n for (rank, _), n in self._counts.items() if rank == card.rank)
+            if jokers > self._jokers * self._decks:
+                return Finding(
+                    JOKER_NOT_ALLOWED,
+                    "seed-001 §3.0(4)",
+                    f"a joker came out of a shoe whose decks carry {self._jokers} per deck",
+                    severity="hold",
+                )
+            if card.joker_id and seen > self._decks:
+                # Numbered jokers (Jokerbet's red JK1 and black JK2, L3157) are one per deck each.
+                return Finding(
+                    COMPOSITION_EXCEEDED,
+                    "seed-001 §3.20",
+                    f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
+                    severity="hold",
+                )
+        elif card.rank not in self._ranks:
+            return Finding(
+                RANK_NOT_IN_DECK,
+                "seed-001 §3.0(5)",
+                f"{card.code} is not a card of this table's decks (ranks {self._ranks})",
+                severity="hold",
+            )
+        elif seen > self._decks:
+            return Finding(
+                COMPOSITION_EXCEEDED,
+                "V-BAC-6",
+                f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
+                severity="hold",
+            )
+        if self._counted is not None and self._dealt > self._counted:
+            return Finding(
+                SHOE_COUNT_MISMATCH,
+                "R6",
+                f"{self._dealt} cards read, the shuffler counted {self._counted}",
+            )
+        return None
+
+    def empty(self) -> Finding | None:
+        """The shoe reports no cards left: every card must have been read (R6 cross-check)."""
+        if not self._known:
+            return None
+        expected = self._counted if self._counted is not None else self.size
+        if self._dealt != expected:
+            return Finding(
+                SHOE_COUNT_MISMATCH,
+                "R6",
+                f"shoe empty after {self._dealt} cards read, expected {expected}",
+            )
+        return None
+
+
+def check_shuffle(
+    decks: int,
+    cards: int,
+    missing: Iterable[str] = (),
+    extra: Iterable[str] = (),
+    *,
+    jokers_per_deck: int = 0,
+    ranks: str = RANKS,
+) -> Finding | None:
+    """Reconcile a ``shuffle_completed`` report (regulatory R6; seed-000 DEV-01 "validate the
+    loaded card count"). ``None``: the shoe may be used."""
+    expected = shoe_size(decks, jokers_per_deck, ranks)
+    if cards != expected:
+        return Finding(
+            SHUFFLER_COUNT_MISMATCH,
+            "R6",
+            f"shuffler counted {cards} cards, a {decks}-deck shoe holds {expected}: shoe removed",
+        )
+    missing_list, extra_list = sorted(missing), sorted(extra)
+    if missing_list or extra_list:
+        return Finding(
+            SHUFFLER_DECK_CHECK,
+            "R6",
+            f"shuffler deck check failed (missing {missing_list}, extra {extra_list}):"
+            " shoe removed",
+        )
+    return None
+
+
+def check_cut_card(shoe: Shoe, min_behind: int) -> Finding | None:
+    """The cut card came out: at least ``min_behind`` cards must be left behind it (seed-000
+    BAC-E3, V-BAC-6: 13; seed-002-004 BAC 1.3.1, 3.3.4: seven). Skipped mid-shoe."""
+    if not shoe.known or min_behind <= 0:
+        return None
+    behind = (shoe.counted if shoe.counted is not None else shoe.size) - shoe.dealt
+    if behind < min_behind:
+        return Finding(
+            CUT_CARD_TOO_DEEP,
+            "V-BAC-6",
+            f"cut card out with {behind} cards behind it, at least {min_behind} required",
+        )
+    return None
+
+
+class Burn:
+    """The burn procedure of a new shoe (seed-000 BAC-E6, V-BAC-1).
+
+    The first card read is shown; :func:`burn_count` of it more cards are then burned. The shown
+    card is public; burned cards are counted, never named.
+    """
+
+    __slots__ = ("_burned", "_expected", "_shown")
+
+    def __init__(self) -> None:
+        self._shown: Card | None = None
+        self._expected: int | None = None
+        self._burned = 0
+
+    @property
+    def shown(self) -> Card | None:
+        """The face-up first card, once read."""
+        return self._shown
+
+    @property
+    def expected(self) -> int | None:
+        """Cards to burn after the shown one (``None`` until it is read)."""
+        return self._expected
+
+    @property
+    def burned(self) -> int:
+        return self._burned
+
+    @property
+    def done(self) -> bool:
+        return self._expected is not None and self._burned >= self._expected
+
+    def take(self, card: Card) -> bool:
+        """Feed the next card of the shoe; ``True`` once the burn is complete.
+
+        A joker as the shown card burns nothing (it has no nominal value); the shoe's composition
+        check reports the joker itself.
+        """
+        if self._expected is None:
+            self._shown = card
+            self._expected = 0 if card.is_joker else burn_count(card)
+        else:
+            self._burned += 1
+        return self.done
+
+    def summary(self) -> dict[str, object]:
+        """JSON-ready progress: the shown card (public) and counts only."""
+        return {
+            "shown": None if self._shown is None else self._shown.code,
+            "expected": self._expected,
+            "burned": self._burned,
+        }
+
+
+def full_shoe_codes(decks: int) -> list[str]:
+    """Every card code of a ``decks``-deck shoe (tests and simulators build shoes from it)."""
+    return [rank + suit for _ in range(decks) for suit in SUITS for rank in RANKS]

@@ -1,0 +1,148 @@
+"""Keyed anchors: an HMAC over the journal's chain head, journaled and published off the machine.
+
+Why (regulatory R13 "secure transaction file", R15 audit trail): the journal's sha256 chain proves
+*order* — an edit breaks a link — but anyone who can write the file can also recompute every
+hash after an edit, delete the seal and hand over a journal that verifies. What the chain cannot
+prove is *authorship*: that these records are the ones this controller wrote. A keyed MAC can,
+as long as the key is not where the journal is (``[journal] key_file`` outside the journal's
+directory, readable by the service only).
+
+What is keyed, all with the same function (:func:`head_mac`) over the *chain head* — the ``seq``
+and ``hash`` of a record, and the table id::
+
+    mac = hex(HMAC-SHA256(key, canonical_json({"head_hash": h, "head_seq": n,
+                                                "purpose": "tablectl-journal-head", "table": t})))
+
+* **anchor records**, written by the journal itself every ``anchor_every`` records (in the same
+  transaction as the batch that crossed the count: no extra fsync) and, for a quiet table, after
+  ``anchor_seconds`` (a timer in :mod:`tablectl.controller.service.app`)::
+
+      {"type": "anchor", "ts": …, "head_seq": n, "head_hash": h, "mac": …}
+
+  An anchor covers the record right before it (``head_seq == seq - 1``, ``head_hash ==
+  prev_hash``) and is itself an ordinary chained record, so later anchors cover it in turn. It is
+  published like every record on ``events`` and retained on ``{prefix}/{table}/anchor``: the
+  newest keyed head lives off the machine, where whoever edits the journal cannot reach it.
+* **the seal** of a closed or rotated file carries ``mac`` over its ``last_seq``/``last_hash``.
+
+What ``tablectl verify --key`` can then prove, and what it cannot:
+
+* a recomputed chain: every record up to the newest anchor (or a keyed seal) has the content the
+  controller wrote, else the first anchor whose mac does not match its head is named;
+* a cut tail of a *closed* file: a closed (or rotated) file must have a keyed seal;
+* records after the newest anchor of a *live* (or crashed) journal are covered by nothing keyed
+  yet — at most ``anchor_every`` records or ``anchor_seconds`` — which verify reports as a
+  warning. A tail cut exactly at an anchor, with the seal deleted and the file made to look live,
+  is visible only against the published anchor (``verify --anchor``).
+
+Pure: no I/O, no clock. The record fields above are stamped by the journal like any record
+(``schema``, ``table``, ``seq``, ``prev_hash``, ``hash``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = [
+    "ANCHOR",
+    "DEFAULT_EVERY",
+    "DEFAULT_SECONDS",
+    "KeyedAnchors",
+    "anchor_problem",
+    "head_mac",
+    "mac_matches",
+]
+
+ANCHOR: Final = "anchor"
+"""The record type of a keyed anchor (written by the journal only)."""
+
+DEFAULT_EVERY: Final = 1000
+"""Records between two count-based anchors (``[journal] anchor_every``)."""
+
+DEFAULT_SECONDS: Final = 60.0
+"""Seconds an unanchored record waits at most for a time-based anchor (``anchor_seconds``)."""
+
+_PURPOSE: Final = "tablectl-journal-head"
+"""Domain separation: a MAC made with this key for anything else never equals a head MAC."""
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def head_mac(key: bytes, table: str, head_seq: int, head_hash: str) -> str:
+    """HMAC-SHA256 (hex) of the chain head ``head_seq``/``head_hash`` of ``table``'s journal.
+
+    The message is canonical JSON (sorted keys, no whitespace), so a verifier in another
+    language reproduces it from the record's fields.
+    """
+    message = json.dumps(
+        {"head_hash": head_hash, "head_seq": head_seq, "purpose": _PURPOSE, "table": table},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def anchor_problem(record: Mapping[str, Any]) -> str | None:
+    """What is wrong with a stored anchor record's own fields, or ``None`` (no key needed).
+
+    The chained fields (``seq``, ``prev_hash``, ``hash``) are the chain walk's to check; this
+    checks that the anchor names the record right before it and carries a well-formed mac.
+    """
+    seq, prev = record.get("seq"), record.get("prev_hash")
+    head_seq, mac = record.get("head_seq"), record.get("mac")
+    if type(seq) is not int or type(head_seq) is not int or head_seq != seq - 1:
+        return f"anchor names head seq {head_seq!r}, not the record before it"
+    if record.get("head_hash") != prev:
+        return f"anchor names a head hash that is not seq {head_seq}'s (chain recomputed?)"
+    if not isinstance(mac, str) or not _HEX64.fullmatch(mac):
+        return "anchor mac is not 64 hex digits"
+    return None
+
+
+def mac_matches(key: bytes, mac: object, table: object, head_seq: int, head_hash: str) -> bool:
+    """Whether ``mac`` is :func:`head_mac` of that head under ``key`` (constant time)."""
+    if not isinstance(mac, str) or not isinstance(table, str):
+        return False
+    return hmac.compare_digest(mac, head_mac(key, table, head_seq, head_hash))
+
+
+@dataclass(frozen=True)
+class KeyedAnchors:
+    """The journal's keyed-evidence settings: the key and how often to anchor.
+
+    Args:
+        key: the HMAC key (``[journal] key_file``'s content, read by
+            :func:`tablectl.controller.secrets.read_journal_key`).
+        every: journal an anchor once this many records follow the last one.
+        seconds: journal an anchor once the oldest unanchored record is this old (the timer's
+            job: :meth:`tablectl.controller.journal.store.Journal.anchor_if_due`).
+    """
+
+    key: bytes = field(repr=False)
+    every: int = DEFAULT_EVERY
+    seconds: float = DEFAULT_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.every < 1 or self.seconds <= 0:
+            raise ValueError("anchor every and seconds must be positive")
+
+    def mac(self, table: str, head_seq: int, head_hash: str) -> str:
+        """:func:`head_mac` with this key."""
+        return head_mac(self.key, table, head_seq, head_hash)
+
+    def record(self, table: str, head_seq: int, head_hash: str, ts: str) -> dict[str, Any]:
+        """The anchor record (before the journal stamps it) covering ``head_seq``."""
+        return {
+            "type": ANCHOR,
+            "ts": ts,
+            "head_seq": head_seq,
+            "head_hash": head_hash,
+            "mac": self.mac(table, head_seq, head_hash),
+        }

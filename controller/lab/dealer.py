@@ -1,0 +1,199 @@
+"""A simulated dealer for card tables: the human at the table, for demos, benches and tests.
+
+A real dealer looks at the dealer screen (the table's phase) and acts with their hands: presses
+"open"/"no more bets", starts the shuffler, burns, draws cards from the shoe until the screen says
+the coup is complete. This class does the same against a running table: it reads the engine's
+phase the way the dealer screen shows it, submits the button presses as ordinary events (they
+are journaled like any other), and pulls cards from a simulated shoe. It lives in ``controller``
+because it needs the table's state; the devices it drives are the real drivers talking to
+simulators over real transports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from tablectl.controller.core.events import BetsClosed, Confirm, RoundOpen
+from tablectl.controller.service.runner import TableRunner
+
+__all__ = ["DealerPace", "SimulatedDealer", "SimulatedPresenter"]
+
+
+@dataclass(frozen=True)
+class DealerPace:
+    """How fast the dealer works (seconds)."""
+
+    betting: float = 2.0
+    """Betting stays open this long (the dealer presses "no more bets")."""
+    between_rounds: float = 1.0
+    card_timeout: float = 5.0
+    """How long to wait for a pulled card to reach the table before pulling again."""
+    decisions: float = 0.0
+    """A decision window (house-banked poker) stays open this long before the dealer closes it."""
+
+
+class SimulatedDealer:
+    """Deals shoes on a card table until ``shoes`` shoes are done (0: forever).
+
+    Args:
+        runner: the table.
+        pull_card: take one card (line) out of the simulated shoe.
+        start_shuffle: start the shuffler (the dealer's button), or None when cards are preloaded.
+        new_shoe: load the next simulated shoe after a shoe ends (None: stop after one shoe).
+        rounds: stop once this many rounds are over (0: no limit).
+        open_rounds: press open / no more bets (False when a betting timer or game server does).
+        count_stub: after a shoe's last round, count the rest of the shoe out through the reader
+            (R10; multi-deck shoes). ``False`` for a deck shuffled every round: the dealer puts
+            the rest back into the shuffler unread.
+    """
+
+    def __init__(
+        self,
+        runner: TableRunner,
+        *,
+        pull_card: Callable[[], None],
+        start_shuffle: Callable[[], Awaitable[object]] | None = None,
+        new_shoe: Callable[[], None] | None = None,
+        open_rounds: bool = True,
+        count_stub: bool = True,
+        pace: DealerPace | None = None,
+        shoes: int = 1,
+        rounds: int = 0,
+    ) -> None:
+        self._runner = runner
+        self._pull_card = pull_card
+        self._start_shuffle = start_shuffle
+        self._new_shoe = new_shoe
+        self._open_rounds = open_rounds
+        self._count_stub = count_stub
+        self._pace = pace or DealerPace()
+        self._shoes = shoes
+        self._max_rounds = rounds
+        self.rounds = 0
+
+    @property
+    def phase(self) -> str:
+        return str(self._runner.engine.snapshot().get("phase"))
+
+    async def run(self) -> None:
+        """Deal until the requested number of shoes is done."""
+        done = 0
+        while (not self._shoes or done < self._shoes) and not self._enough():
+            if self._start_shuffle is not None:
+                mark = self._runner.journal.last_seq
+                await self._start_shuffle()
+                await self._wait_for_record("shuffle_completed", after=mark)
+            await self._deal_shoe()
+            done += 1
+            if self._new_shoe is None:
+                return
+            self._new_shoe()
+
+    async def _deal_shoe(self) -> None:
+        while True:
+            phase = self.phase
+            if phase == "burn":
+                await self._deal_one()
+            elif phase == "idle":
+                if self._enough():
+                    return
+                if not self._open_rounds:
+                    await asyncio.sleep(0.02)
+                    continue
+                await asyncio.sleep(self._pace.between_rounds)
+                await self._runner.submit(RoundOpen())
+                await asyncio.sleep(self._pace.betting)
+                await self._runner.submit(BetsClosed())
+                self.rounds += 1
+            elif phase == "dealing":
+                if self._awaits_confirm():
+                    await asyncio.sleep(self._pace.decisions)
+                    await self._runner.submit(Confirm())
+                else:
+                    await self._deal_one()
+            elif phase == "shoe_end":
+                if not self._count_stub:
+                    return
+                # The stub is counted out through the reader (R10) until the shoe reports empty.
+                before = self._runner.journal.last_seq
+                self._pull_card()
+                if not await self._journal_moved(before) or self._seen("shoe_end", before):
+                    return  # the shoe reported empty and was reconciled
+            else:  # open (waiting for a betting timer), shuffling, pending_decision: wait
+                await asyncio.sleep(0.02)
+
+    def _enough(self) -> bool:
+        return bool(self._max_rounds) and self.rounds >= self._max_rounds
+
+    def _awaits_confirm(self) -> bool:
+        """The dealer screen of a scripted game asks to close the decision window first."""
+        deal = self._runner.engine.snapshot().get("deal")
+        return isinstance(deal, dict) and bool(deal.get("awaits_confirm"))
+
+    def _seen(self, record_type: str, after: int) -> bool:
+        return any(r.get("type") == record_type for r in self._runner.journal.records(after))
+
+    async def _wait_for_record(self, record_type: str, *, after: int) -> None:
+        # Polls: the journal has no change notification, and a dealer glances at the screen.
+        while not self._seen(record_type, after):  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+    async def _deal_one(self) -> None:
+        before = self._runner.journal.last_seq
+        self._pull_card()
+        await self._journal_moved(before)
+
+    async def _journal_moved(self, before: int) -> bool:
+        """Wait until the table journaled something after ``before`` (the card arrived)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._pace.card_timeout
+        while self._runner.journal.last_seq == before:
+            if loop.time() > deadline:
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
+
+class SimulatedPresenter:
+    """The presenter of a wheel or ball-draw game: opens betting, closes it, then lets the device
+    produce the result (``start`` is the presenter's action once bets are closed: start the
+    drum's mixing and release the balls, or nothing for a wheel that spins on its own).
+
+    Rounds are run until ``rounds`` are done (0: forever).
+    """
+
+    def __init__(
+        self,
+        runner: TableRunner,
+        *,
+        start: Callable[[], Awaitable[object]] | None = None,
+        betting: float = 2.0,
+        rounds: int = 0,
+        between: Sequence[str] = ("idle",),
+    ) -> None:
+        self._runner = runner
+        self._between = frozenset(between)
+        """Phases in which the previous round is over (a drum is ``drawn`` until emptied)."""
+        self._start = start
+        self._betting = betting
+        self._rounds = rounds
+        self.rounds = 0
+
+    async def run(self) -> None:
+        while not self._rounds or self.rounds < self._rounds:
+            while not self.between_rounds():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+            await self._runner.submit(RoundOpen())
+            await asyncio.sleep(self._betting)
+            await self._runner.submit(BetsClosed())
+            self.rounds += 1
+            if self._start is not None:
+                await self._start()
+            while not self.between_rounds():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+
+    def between_rounds(self) -> bool:
+        """Whether the table's last round is over."""
+        return self._runner.engine.snapshot().get("phase") in self._between

@@ -1,0 +1,162 @@
+"""``tablectl demo``: whole tables on one machine, one command.
+
+Starts an in-process MQTT broker, the simulated devices (a Cammegh SS2 wheel on a local TCP port;
+a shuffler on a TCP port and a barcode shoe as a USB HID keyboard behind a simulated pyusb
+backend), the real controller for each table (journal, engine, publisher) and a live view
+subscribed to the broker like any results display. Only the devices (and the card dealer's hands)
+are simulated: they speak the real wire protocols to the real drivers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from tablectl.controller.games.catalog import GAMES
+from tablectl.controller.lab.dealer import DealerPace, SimulatedPresenter
+from tablectl.controller.lab.tables import (
+    start_card_table,
+    start_draw_table,
+    start_roulette_table,
+    start_scripted_table,
+    start_wheel_table,
+)
+from tablectl.controller.mqtt.broker import EmbeddedBroker
+from tablectl.controller.service.app import open_table
+from tablectl.controller.tools.watch import watch
+
+__all__ = ["TABLES", "run_demo"]
+
+TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
+"""The default tables; any house-banked poker or single-deck card game of
+:data:`tablectl.controller.games.catalog.GAMES` may be named too."""
+PREFIX = "tablectl"
+
+
+async def run_demo(
+    *,
+    speed: float = 4.0,
+    rounds: int = 0,
+    seed: int = 7,
+    faults: Sequence[str] = ("misspin@3",),
+    state_dir: Path | None = None,
+    tables: Sequence[str] = TABLES,
+    events: bool = False,
+) -> int:
+    """Run until Ctrl-C, or until ``rounds`` outcomes were shown.
+
+    Args:
+        speed: time-lapse of the simulated devices and the dealer.
+        rounds: stop after this many outcomes (all tables together); 0 runs on.
+        faults: wheel faults (``KIND@GAME``) for the roulette table.
+        tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``,
+            and any game of :data:`tablectl.controller.games.catalog.GAMES`).
+        events: also show every table event, not only outcomes, alarms and shoe ends.
+    """
+    done = asyncio.Event()
+    shown = 0
+
+    def show(line: str) -> None:
+        nonlocal shown
+        print(line, flush=True)
+        if line.startswith("OUTCOME"):
+            shown += 1
+            if rounds and shown >= rounds:
+                done.set()
+
+    def view(line: str) -> None:
+        if events or not line.startswith("event "):
+            show(line)
+
+    with contextlib.ExitStack() as files:
+        folder = state_dir or Path(files.enter_context(tempfile.TemporaryDirectory()))
+        async with (
+            EmbeddedBroker() as broker,
+            asyncio.TaskGroup() as group,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            address = (broker.host, broker.port)
+            print(
+                f"tablectl demo: tables {', '.join(tables)}; broker mqtt://{broker.host}:"
+                f"{broker.port}; journals in {folder}\n"
+                f"watch it from another shell: tablectl watch --url "
+                f"mqtt://{broker.host}:{broker.port}\n",
+                flush=True,
+            )
+            group.create_task(
+                watch(*address, f"{PREFIX}/+/#", emit=view, colour=sys.stdout.isatty()),
+                name="demo:view",
+            )
+            if "roulette" in tables:
+                config = await start_roulette_table(
+                    group, folder / "ROU-DEMO.sqlite", speed=speed, seed=seed, faults=faults
+                )
+                app = await stack.enter_async_context(open_table(config, broker=address))
+                group.create_task(app.runner.run(), name="demo:roulette")
+            if "baccarat" in tables:
+                sim = await start_card_table(
+                    group, folder / "BAC-DEMO.sqlite", seed=seed, speed=speed * 5
+                )
+                app = await stack.enter_async_context(
+                    open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
+                )
+                group.create_task(app.runner.run(), name="demo:baccarat")
+                pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed)
+                dealer = sim.dealer(app, pace=pace, shoes=0)  # shoe after shoe
+                group.create_task(dealer.run(), name="demo:dealer")
+            if "lucky7" in tables:
+                draw = await start_draw_table(group, folder / "L7-DEMO.sqlite", speed=speed)
+                app = await stack.enter_async_context(open_table(draw.config, broker=address))
+                group.create_task(app.runner.run(), name="demo:lucky7")
+                host = draw.presenter(app, betting=8.0 / speed, mixing=4.0 / speed)
+                group.create_task(host.run(), name="demo:lucky7-host")
+            if "dream_catcher" in tables:
+                config = await start_wheel_table(
+                    group, folder / "DC-DEMO.sqlite", speed=speed, every=12.0
+                )
+                app = await stack.enter_async_context(open_table(config, broker=address))
+                group.create_task(app.runner.run(), name="demo:dream_catcher")
+                wheel_host = SimulatedPresenter(app.runner, betting=4.0 / speed)
+                group.create_task(wheel_host.run(), name="demo:dream_catcher-host")
+            for game in (t for t in tables if t in GAMES):
+                await _scripted_table(
+                    group, stack, folder, address, game=game, seed=seed, speed=speed
+                )
+            try:
+                await done.wait()
+            finally:
+                for task in list(group._tasks):
+                    task.cancel()
+    return 0
+
+
+async def _scripted_table(
+    group: asyncio.TaskGroup,
+    stack: contextlib.AsyncExitStack,
+    folder: Path,
+    address: tuple[str, int],
+    *,
+    game: str,
+    seed: int,
+    speed: float,
+) -> None:
+    """A house-banked poker or single-deck card game table and its dealer."""
+    table_id = game.replace("_", "-").upper()[:12] + "-DEMO"
+    sim = await start_scripted_table(
+        group,
+        folder / f"{table_id}.sqlite",
+        game=game,
+        table_id=table_id,
+        seed=seed,
+        speed=speed * 5,
+    )
+    app = await stack.enter_async_context(
+        open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
+    )
+    group.create_task(app.runner.run(), name=f"demo:{game}")
+    pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
+    group.create_task(sim.dealer(app, rounds=0, pace=pace).run(), name=f"demo:{game}-dealer")

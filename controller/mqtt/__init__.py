@@ -1,0 +1,2 @@
+"""The MQTT side: the publisher (outbox drain, retained topics), the topic scheme, command security,
+the embedded broker."""

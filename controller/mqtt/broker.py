@@ -1,0 +1,188 @@
+"""An in-process MQTT broker for ``mqtt.url = "embedded"`` (``tablectl demo``, standalone tables).
+
+Why embedded: a demo or a single table on a laptop should work with one command and no system
+service. Production tables use an external broker (Mosquitto); the publisher does not care which,
+it only gets a host and a port.
+
+Which broker: a Mosquitto binary when the machine has one (started as a child process on a
+loopback port, no persistence), since it is the broker production runs and it delivers retained
+messages exactly once; otherwise amqtt, a pure-Python broker that is an optional extra
+(``pip install 'tablectl[embedded]'``). Neither present is a one-line :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from tablectl.controller.core.errors import ConfigError
+
+__all__ = ["EmbeddedBroker", "find_mosquitto", "free_port"]
+
+_QUIET = ("amqtt", "transitions")
+_MOSQUITTO_FALLBACK = Path("/usr/sbin/mosquitto")  # Debian installs it outside a user's PATH
+_READY_SECONDS = 5.0
+
+Engine = Literal["auto", "mosquitto", "amqtt"]
+
+
+def find_mosquitto() -> str | None:
+    """Path of the mosquitto binary, or ``None`` when it is not installed."""
+    found = shutil.which("mosquitto")
+    if found:
+        return found
+    return str(_MOSQUITTO_FALLBACK) if _MOSQUITTO_FALLBACK.is_file() else None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (bind to 0, read it, release it).
+
+    There is a small window in which someone else may take it; good enough for a demo broker
+    and for tests, which is all this is used for.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class EmbeddedBroker:
+    """A broker listening on ``host:port`` for the lifetime of an ``async with``.
+
+    Args:
+        host: address to bind; loopback by default so a demo never exposes a broker.
+        port: 0 picks a free port, readable as :attr:`port` (also before entering).
+        engine: ``"auto"`` (Mosquitto if installed, else amqtt), or one of them by name.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, engine: Engine = "auto") -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        self.engine: Engine = engine
+        self._broker: Any = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def url(self) -> str:
+        """``mqtt://host:port`` of this broker."""
+        return f"mqtt://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> str | None:
+        """Which broker is running (``"mosquitto"`` or ``"amqtt"``), or ``None``."""
+        if self._process is not None:
+            return "mosquitto"
+        return "amqtt" if self._broker is not None else None
+
+    async def start(self) -> None:
+        """Start listening. Idempotent.
+
+        Raises:
+            ConfigError: the chosen broker is not installed (the message says what to install).
+        """
+        if self.running:
+            return
+        binary = find_mosquitto() if self.engine in ("auto", "mosquitto") else None
+        if binary is not None:
+            await self._start_mosquitto(binary)
+        elif self.engine == "mosquitto":
+            raise ConfigError("embedded broker: no mosquitto binary (apt-get install mosquitto)")
+        else:
+            await self._start_amqtt()
+
+    async def _start_mosquitto(self, binary: str) -> None:
+        self._workdir = tempfile.TemporaryDirectory(prefix="tablectl-broker-")
+        workdir = Path(self._workdir.name)
+        conf = workdir / "mosquitto.conf"
+        conf.write_text(
+            f"listener {self.port} {self.host}\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            "set_tcp_nodelay true\n"
+            "log_dest stderr\n"
+            "log_type error\n",
+            encoding="utf-8",
+        )
+        log = workdir / "mosquitto.log"
+        with log.open("wb") as out:
+            self._process = await asyncio.create_subprocess_exec(
+                binary, "-c", str(conf), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out
+            )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _READY_SECONDS
+        while loop.time() < deadline:
+            if self._process.returncode is not None:
+                break
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection(self.host, self.port)
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+                return
+            await asyncio.sleep(0.02)
+        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
+        await self.stop()
+        raise ConfigError(f"embedded broker: mosquitto did not listen on {self.url}: {tail[0]}")
+
+    async def _start_amqtt(self) -> None:
+        # amqtt logs every connection at INFO; a demo's terminal is for outcomes.
+        for name in _QUIET:
+            logging.getLogger(name).setLevel(logging.WARNING)
+        try:
+            from amqtt.broker import Broker  # noqa: PLC0415  (heavy import, only when embedded)
+        except ImportError:
+            raise ConfigError(
+                "embedded broker: no mosquitto binary and no amqtt "
+                "(apt-get install mosquitto, or pip install 'tablectl[embedded]')"
+            ) from None
+
+        broker = Broker(
+            {
+                "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}"}},
+                # Only anonymous auth (loopback demo broker): amqtt's defaults also load packet
+                # loggers and a deprecated $SYS plugin that warns on every start.
+                "plugins": {
+                    "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
+                },
+            }
+        )
+        await broker.start()
+        self._broker = broker
+
+    async def stop(self) -> None:
+        """Stop the broker (idempotent); connected clients see their connection close."""
+        broker, self._broker = self._broker, None
+        if broker is not None:
+            await broker.shutdown()
+        process, self._process = self._process, None
+        if process is not None and process.returncode is None:
+            process.terminate()
+            try:
+                async with asyncio.timeout(3):
+                    await process.wait()
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        workdir, self._workdir = self._workdir, None
+        if workdir is not None:
+            workdir.cleanup()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

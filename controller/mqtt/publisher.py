@@ -1,0 +1,645 @@
+"""The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
+
+The only module that imports aiomqtt. Why it is shaped this way:
+
+* The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
+  in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
+  cut connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
+  ``(table, seq)``), never a gap. The MQTT session is therefore clean: the broker need not keep
+  anything for us, and commands sent while the table is offline are dropped rather than executed
+  late.
+* Reconnect is an explicit loop with jittered exponential backoff (aiomqtt 2 does not reconnect by
+  itself): start 0.1 s, double up to ``reconnect_max_delay``, reset after a lasting connection.
+* ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
+  tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
+  DISCONNECT suppresses the Will.
+* One connection's loops (outbox, retained slots, commands) run as named tasks in a TaskGroup:
+  if any of them fails, the others stop with it and the whole connection is rebuilt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import random
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+import aiomqtt
+import structlog
+
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.errors import ConfigError, JournalError
+from tablectl.controller.journal.anchors import ANCHOR
+from tablectl.controller.journal.store import SCHEMA, Journal, canonical_json
+from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
+from tablectl.controller.mqtt.topics import Topics
+
+__all__ = ["CommandHandler", "Publisher", "TraceHook", "broker_address"]
+
+CommandHandler = Callable[[str, bytes], Awaitable[Mapping[str, Any]]]
+"""``on_command(verb, payload) -> reply``: called for each message on ``cmd/{verb}``."""
+
+TraceHook = Callable[[str, Mapping[str, Any]], None]
+"""``trace(what, details)``: an observation seam for tests and diagnostics (see Publisher)."""
+
+_INITIAL_DELAY = 0.1
+_MAX_INFLIGHT = 100
+"""PUBLISHes awaiting PUBACK on the wire (paho's default of 20 halves outbox throughput)."""
+_OFFLINE_TIMEOUT = 1.0
+"""Bound on the goodbye publish: a dead broker must not hold up shutdown."""
+_REFUSAL_LOG_INTERVAL = 60.0
+"""Seconds between repeated warnings for the same TLS/credential refusal (retries go on)."""
+
+log = structlog.get_logger(__name__)
+
+
+def broker_address(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of an ``mqtt://`` or ``mqtts://`` URL; ports default to 1883/8883.
+
+    Raises:
+        ConfigError: ``"embedded"`` (it has no address until the broker is started) or any URL
+            that is not ``mqtt[s]://host[:port]``.
+    """
+    if url == "embedded":
+        raise ConfigError('mqtt.url "embedded" has no address: start an EmbeddedBroker and use it')
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ConfigError(f"mqtt.url {url!r}: scheme must be mqtt:// or mqtts://")
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"mqtt.url {url!r}: port is not a number in 1..65535") from None
+    if not parts.hostname:
+        raise ConfigError(f"mqtt.url {url!r}: no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(f"mqtt.url {url!r}: only mqtt[s]://host[:port] is supported")
+    return parts.hostname, port or (8883 if tls else 1883), tls
+
+
+@contextlib.asynccontextmanager
+async def _puback_deadline(seconds: float) -> AsyncIterator[None]:
+    """``asyncio.timeout`` that fails as aiomqtt does on a missing ack, so the connection is
+    rebuilt by the reconnect loop."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError:
+        raise aiomqtt.MqttError(f"no PUBACK within {seconds} s") from None
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _as_bytes(payload: object) -> bytes:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    if payload is None:
+        return b""
+    return str(payload).encode("utf-8")
+
+
+def _request_id(payload: bytes) -> Any:
+    # Echo a correlation id on error replies even when the handler never saw the request.
+    try:
+        obj = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    request_id = obj.get("id") if isinstance(obj, dict) else None
+    # Only plain ids are echoed: NaN or a lone surrogate would make the reply itself unencodable.
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
+        return request_id
+    if isinstance(request_id, str) and request_id.isprintable() and len(request_id) <= 200:
+        try:
+            request_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return request_id
+    return None
+
+
+_FACE_DOWN = b'"face_down":true'
+
+
+def _withhold_face_down(payload: bytes) -> bytes:
+    """A card dealt face down is published without its face (seed-000 L79: nothing that tells a
+    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
+    journaled record, which ``tablectl verify`` / export show in full after the round."""
+    if _FACE_DOWN not in payload:
+        return payload
+    record = json.loads(payload)
+    record["card"] = None
+    record.pop("barcode", None)
+    record["withheld"] = True
+    return canonical_json(record).encode("utf-8")
+
+
+class Publisher:
+    """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
+
+    An async context manager, reusable but not reentrant. Entering starts the background loop
+    (it connects in the background; see :meth:`wait_connected`); leaving flushes the outbox for
+    up to ``flush_timeout`` seconds, publishes ``status`` offline and disconnects.
+
+    Args:
+        config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``
+            with ``ca_file``/``cert_file``/``key_file``, ``username`` + ``password_file``).
+            Its files are read here: a missing or unusable one raises :class:`ConfigError`.
+        topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
+        journal: the outbox; only :meth:`Journal.unpublished_payloads` and ``mark_published``
+            are used.
+        host: broker host (from :func:`broker_address` or an :class:`EmbeddedBroker`).
+        port: broker port.
+        on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
+            Without one, commands get an ``ok: false`` reply.
+        trace: called with ``("connected", {...})``, ``("disconnected", {"error": ...})``,
+            ``("puback", {"seq", "topic"})``, ``("marked", {"up_to"})``,
+            ``("command", {"verb"})``; must be cheap and must not raise.
+        now: the clock for ``ts`` of status payloads (injected for tests).
+        batch_size: records read and pipelined per outbox round; one mark (one fsync) each.
+        timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is
+            considered dead and rebuilt.
+        flush_timeout: how long a graceful exit may spend publishing the remaining outbox.
+    """
+
+    def __init__(
+        self,
+        config: MqttConfig,
+        topics: Topics,
+        journal: Journal,
+        *,
+        host: str,
+        port: int,
+        on_command: CommandHandler | None = None,
+        trace: TraceHook | None = None,
+        now: Callable[[], datetime] = _utc_now,
+        batch_size: int = 100,
+        timeout: float = 10.0,
+        flush_timeout: float = 2.0,
+    ) -> None:
+        self._config = config
+        self._topics = topics
+        self._journal = journal
+        self._host = host
+        self._port = port
+        self._on_command = on_command
+        self._trace = trace
+        self._now = now
+        self._batch_size = batch_size
+        self._timeout = timeout
+        self._flush_timeout = flush_timeout
+        # Secrets and certificates are read now, so a bad path fails the start with a
+        # ConfigError naming it instead of every reconnect failing in the background.
+        self._security = ClientSecurity()
+        if config.url != "embedded":
+            broker_address(config.url)  # a bad URL is a ConfigError now, not in the background
+            self._security = client_security(config)
+        self._refusal: tuple[str, float] | None = None
+        self._client_id = config.client_id or f"tablectl-{topics.table_id}"
+        self._offline = canonical_json(
+            {"schema": SCHEMA, "state": "offline", "table": topics.table_id}
+        ).encode("utf-8")
+        # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
+        self._slots: dict[str, bytes] = {}
+        self._dirty: dict[str, None] = {}
+        # Extra fields of the retained status (a journal outage locks the table).
+        self._status_extra: dict[str, Any] = {}
+        # Messages that are not journal records (an alarm the journal cannot take yet): sent
+        # once, in order, on the current connection; lost with it (status/state carry the same).
+        self._transient: list[tuple[str, bytes]] = []
+        # The outbox's progress: every record up to here was acknowledged by the broker; the
+        # journal's marks may lag behind it while the disk refuses writes (retried each drain).
+        self._acked = 0
+        self._marked_up_to = 0
+        self._mark_failing = False  # only to log a refused mark once per episode
+        self._task_group: asyncio.TaskGroup | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._new_events()
+
+    def _new_events(self) -> None:
+        # Fresh per use: asyncio primitives bind to the loop they are first used in.
+        self._stop = asyncio.Event()
+        self._wakeup = asyncio.Event()
+        self._slots_changed = asyncio.Event()
+        self._connected = asyncio.Event()
+
+    # -- public API ------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Whether a broker connection is up (birth published, commands subscribed)."""
+        return self._connected.is_set()
+
+    async def wait_connected(self) -> None:
+        """Wait until connected (bound it with ``asyncio.timeout``)."""
+        await self._connected.wait()
+
+    def notify(self) -> None:
+        """Tell the outbox that the journal has new records (call after each append, cheap).
+
+        Must be called from the event loop's thread.
+        """
+        self._wakeup.set()
+
+    def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Set a latest-value slot (e.g. ``topics.state``, ``topics.device(id)``).
+
+        Published retained with QoS 1 as soon as possible and again after every reconnect.
+        Only the latest value per topic matters, so rapid updates coalesce. ``schema`` is added
+        when missing.
+
+        Raises:
+            ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
+        """
+        self._slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self._dirty[topic] = None
+        self._slots_changed.set()
+
+    def set_status(self, extra: Mapping[str, Any]) -> None:
+        """Merge ``extra`` into the retained ``status`` (birth and every update after it).
+
+        The Last Will still says offline: only a live controller can say it is locked.
+        """
+        self._status_extra = dict(extra)
+        self.set_retained(self._topics.status, self._birth())
+
+    def publish_once(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Publish a message that is not a journal record (QoS 1, not retained) soon.
+
+        For what cannot wait for the journal: a journal outage's alarm. Dropped when no broker
+        connection is up (the retained ``status`` and ``state`` carry the same fact).
+        """
+        if not self.connected:
+            return
+        data = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self._transient.append((topic, data))
+        self._slots_changed.set()
+
+    def _birth(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "state": "online",
+            "table": self._topics.table_id,
+            "ts": _iso(self._now()),
+            **self._status_extra,
+        }
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise RuntimeError("Publisher is reusable but not reentrant")
+        self._new_events()
+        self._dirty = dict.fromkeys(self._slots)
+        task_group = asyncio.TaskGroup()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        self._main = task_group.create_task(
+            self._reconnect_loop(), name=f"mqtt-{self._topics.table_id}-reconnect"
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        task_group, main = self._task_group, self._main
+        if task_group is None or main is None:
+            return
+        self._stop.set()
+        self._wakeup.set()
+        try:
+            # Let the loop flush and say goodbye (it bounds that itself); a connect attempt to a
+            # black-holed broker is not worth waiting for, so cancel after a grace period.
+            done, _ = await asyncio.wait({main}, timeout=self._flush_timeout + 3 * _OFFLINE_TIMEOUT)
+            if not done:
+                main.cancel()
+                await asyncio.wait({main})
+        except BaseException as err:
+            # Cancelled while leaving: abort the loop (it still tries the offline status).
+            await task_group.__aexit__(type(err), err, err.__traceback__)
+            raise
+        finally:
+            self._task_group = self._main = None
+        await task_group.__aexit__(exc_type, exc, tb)
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _make_client(self) -> aiomqtt.Client:
+        client = aiomqtt.Client(
+            self._host,
+            self._port,
+            identifier=self._client_id,
+            keepalive=self._config.keepalive,
+            clean_session=True,
+            timeout=self._timeout,
+            will=aiomqtt.Will(self._topics.status, self._offline, qos=1, retain=True),
+            username=self._security.username,
+            password=self._security.password,
+            tls_context=self._security.tls_context,
+            max_inflight_messages=_MAX_INFLIGHT,
+            # Small MQTT packets must not wait for Nagle's algorithm (up to 40 ms per batch).
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        )
+        # A pipelined outbox batch is many pending publishes by design, not a warning sign.
+        client.pending_calls_threshold = 3 * self._batch_size + _MAX_INFLIGHT
+        return client
+
+    async def _reconnect_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        delay = _INITIAL_DELAY
+        while not self._stop.is_set():
+            client = self._make_client()
+            was_connected = False
+            try:
+                async with client:
+                    was_connected = True
+                    connected_at = loop.time()
+                    try:
+                        await self._serve(client)
+                    except asyncio.CancelledError:
+                        await self._say_offline(client)
+                        raise
+            except* (aiomqtt.MqttError, JournalError) as group:
+                self._on_connection_error(group, was_connected=was_connected)
+            finally:
+                self._connected.clear()
+            if self._stop.is_set():
+                return
+            # Back off from the start again only after a connection that lasted: a broker that
+            # accepts and then drops us (say, a second process with our client id) must not
+            # see a reconnect every 0.1 s.
+            if was_connected and loop.time() - connected_at >= self._config.reconnect_max_delay:
+                delay = _INITIAL_DELAY
+            # Jitter so a fleet of tables does not reconnect in lockstep after a broker restart.
+            pause = random.uniform(delay / 2, delay)
+            delay = min(delay * 2, self._config.reconnect_max_delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(pause):
+                    await self._stop.wait()
+
+    def _on_connection_error(self, group: BaseExceptionGroup[Any], *, was_connected: bool) -> None:
+        # Nested groups (a pipelined batch fails 100 times over) collapse to distinct messages.
+        error = "; ".join(dict.fromkeys(str(e) or type(e).__name__ for e in _leaves(group)))
+        if self._trace is not None:
+            self._trace("disconnected", {"error": error})
+        hint = None if was_connected else connect_failure_hint(error)
+        if was_connected:
+            log.warning("mqtt connection lost", table=self._topics.table_id, error=error)
+        elif hint is not None and self._should_warn(error):
+            # A wrong CA or password does not heal by retrying: say so (we still retry, since
+            # the broker's side may be what gets fixed), at most once a minute per error.
+            log.warning("mqtt connect refused", table=self._topics.table_id, error=error, hint=hint)
+        else:
+            log.debug("mqtt connect failed", table=self._topics.table_id, error=error)
+
+    def _should_warn(self, error: str) -> bool:
+        now = asyncio.get_running_loop().time()
+        last = self._refusal
+        if last is not None and last[0] == error and now - last[1] < _REFUSAL_LOG_INTERVAL:
+            return False
+        self._refusal = (error, now)
+        return True
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        """One connection's life: birth, snapshots, subscribe, then the loops until stop."""
+        birth = canonical_json(self._birth()).encode("utf-8")
+        self._slots.pop(self._topics.status, None)  # the birth is the newest status
+        await client.publish(self._topics.status, birth, qos=1, retain=True)
+        self._transient.clear()  # said for a connection that is gone; status says it now
+        self._dirty = dict.fromkeys(self._slots)
+        await self._publish_slots(client)
+        await self._republish_records(client)
+        await client.subscribe(self._topics.command_filter, qos=1)
+        self._connected.set()
+        log.info("mqtt connected", table=self._topics.table_id, host=self._host, port=self._port)
+        if self._trace is not None:
+            self._trace("connected", {"host": self._host, "port": self._port})
+        name = f"mqtt-{self._topics.table_id}"
+        async with asyncio.TaskGroup() as tg:
+            outbox = tg.create_task(self._outbox_loop(client), name=f"{name}-outbox")
+            others = [
+                tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
+                tg.create_task(self._command_loop(client), name=f"{name}-commands"),
+            ]
+            await self._stop.wait()
+            await asyncio.wait({outbox}, timeout=self._flush_timeout)
+            for task in (outbox, *others):
+                task.cancel()
+        self._connected.clear()
+        await self._say_offline(client)
+
+    async def _say_offline(self, client: aiomqtt.Client) -> None:
+        self._connected.clear()
+        payload = {
+            "schema": SCHEMA,
+            "state": "offline",
+            "table": self._topics.table_id,
+            "ts": _iso(self._now()),
+        }
+        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+            async with asyncio.timeout(_OFFLINE_TIMEOUT):
+                await client.publish(
+                    self._topics.status, canonical_json(payload), qos=1, retain=True
+                )
+
+    # -- outbox ----------------------------------------------------------------------------
+
+    async def _outbox_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            self._wakeup.clear()
+            await self._drain(client)
+            if self._stop.is_set():
+                return
+            await self._wakeup.wait()
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        """Publish unpublished records until there are none; mark each acked prefix.
+
+        A batch is pipelined (all PUBLISHes sent, PUBACKs awaited together); the wire order is
+        the journal order because each publish is handed to paho in task-creation order.
+        """
+        while True:
+            self._mark(self._acked)
+            # The stored canonical JSON is the payload: no decode and re-encode per record.
+            batch = self._journal.unpublished_payloads(self._batch_size, after=self._acked)
+            if not batch:
+                return
+            acked = [0] * len(batch)
+            needed = [0] * len(batch)
+            try:
+                # One deadline for the whole pipelined batch rather than one per PUBLISH (each of
+                # those costs aiomqtt a task and a timer): no PUBACK in time = a dead connection.
+                async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
+                    for index, (seq, kind, stored) in enumerate(batch):
+                        routes = self._topics.routes({"type": kind})
+                        payload = _withhold_face_down(stored) if kind == "card" else stored
+                        needed[index] = len(routes)
+                        for topic, retain in routes:
+                            tg.create_task(
+                                self._send(
+                                    client,
+                                    acked=acked,
+                                    index=index,
+                                    seq=seq,
+                                    route=(topic, retain),
+                                    payload=payload,
+                                )
+                            )
+            finally:
+                # Also on failure: whatever prefix was fully acknowledged need not be resent.
+                done = 0
+                while done < len(batch) and needed[done] and acked[done] == needed[done]:
+                    done += 1
+                if done:
+                    self._acked = max(self._acked, batch[done - 1][0])
+                    self._mark(self._acked)
+
+    def _mark(self, up_to: int) -> None:
+        """Mark the acknowledged prefix in the journal; a refused write is retried later.
+
+        A full disk must not cost the broker connection (the outage's alarm and the command
+        replies need it): the records stay unmarked, are not sent again on this connection
+        (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
+        gap).
+        """
+        if up_to <= self._marked_up_to:  # a refused mark leaves it behind: retried here
+            return
+        try:
+            self._journal.mark_published(up_to)
+        except JournalError as exc:
+            if not self._mark_failing:
+                log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(exc))
+            self._mark_failing = True
+            return
+        self._mark_failing = False
+        self._marked_up_to = up_to
+        if self._trace is not None:
+            self._trace("marked", {"up_to": up_to})
+
+    async def _send(
+        self,
+        client: aiomqtt.Client,
+        *,
+        acked: list[int],
+        index: int,
+        seq: int,
+        route: tuple[str, bool],
+        payload: bytes,
+    ) -> None:
+        topic, retain = route
+        # Returns after PUBACK; bounded by the batch's deadline (see _drain).
+        await client.publish(topic, payload, qos=1, retain=retain, timeout=math.inf)
+        acked[index] += 1
+        if self._trace is not None:
+            self._trace("puback", {"seq": seq, "topic": topic})
+
+    # -- retained slots --------------------------------------------------------------------
+
+    async def _retained_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._slots_changed.wait()
+            # One turn of the loop first: the records journaled with this state change are
+            # being handed to the outbox in this same turn, and an outcome on the wire matters
+            # more than the snapshot that follows it (measured: ~0.1 ms earlier outcomes).
+            await asyncio.sleep(0)
+            self._slots_changed.clear()
+            await self._publish_slots(client)
+
+    async def _republish_records(self, client: aiomqtt.Client) -> None:
+        """Re-publish the journal's latest record of each retained type after (re)connecting.
+
+        A broker restarted without persistence, or a fail-over to a fresh one, has lost the
+        retained ``outcome`` and ``anchor``; ``status``, ``state`` and ``devices/*`` come back
+        as slots, and this brings back the last outcome and anchor the journal holds. A newer
+        one still in the outbox follows it, so the retained value ends as the newest. An unkeyed
+        journal has no anchors: not looked for (the search would read every rotated file).
+        """
+        for kind, topic in self._topics.retained_records().items():
+            if kind == ANCHOR and not self._journal.keyed:
+                continue
+            record = self._journal.last_record_of_type(kind)
+            if record is not None:
+                await client.publish(topic, canonical_json(record), qos=1, retain=True)
+
+    async def _publish_slots(self, client: aiomqtt.Client) -> None:
+        while self._transient:
+            topic, data = self._transient.pop(0)
+            await client.publish(topic, data, qos=1)
+        while self._dirty:
+            topic = next(iter(self._dirty))
+            del self._dirty[topic]
+            try:
+                await client.publish(topic, self._slots[topic], qos=1, retain=True)
+            except BaseException:
+                # Not acknowledged: publish again (the then-latest value) after reconnect.
+                self._dirty.setdefault(topic, None)
+                raise
+
+    # -- commands --------------------------------------------------------------------------
+
+    async def _command_loop(self, client: aiomqtt.Client) -> None:
+        # Sequential on purpose: commands such as manual card entry must apply in order.
+        async for message in client.messages:
+            verb = self._topics.command_verb(message.topic.value)
+            if verb is None:
+                continue
+            if self._trace is not None:
+                self._trace("command", {"verb": verb})
+            reply = await self._run_command(verb, _as_bytes(message.payload))
+            await client.publish(self._topics.reply(verb), reply, qos=1)
+
+    async def _run_command(self, verb: str, payload: bytes) -> bytes:
+        reply = await self._command_reply(verb, payload)
+        if self._trace is not None and not reply.get("ok"):
+            code = reply.get("code")
+            self._trace("command_refused", {"verb": verb, "code": code or "error"})
+        return self._encode_reply(payload, verb, reply)
+
+    async def _command_reply(self, verb: str, payload: bytes) -> Mapping[str, Any]:
+        if self._on_command is None:
+            reply: Mapping[str, Any] = self._error_reply(
+                payload, "commands are not accepted by this table"
+            )
+        else:
+            try:
+                reply = await self._on_command(verb, payload)
+            except Exception as exc:  # a handler bug must not take the table offline
+                log.exception("command handler failed", table=self._topics.table_id, verb=verb)
+                reply = self._error_reply(payload, f"{type(exc).__name__}: {exc}")
+        return reply
+
+    def _encode_reply(self, payload: bytes, verb: str, reply: Mapping[str, Any]) -> bytes:
+        try:
+            return canonical_json({"schema": SCHEMA, **reply}).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            log.error("command reply is not JSON", table=self._topics.table_id, verb=verb)
+            return canonical_json(
+                self._error_reply(payload, f"reply is not JSON-serializable: {exc}")
+            ).encode("utf-8")
+
+    @staticmethod
+    def _error_reply(payload: bytes, error: str) -> dict[str, Any]:
+        reply: dict[str, Any] = {"schema": SCHEMA, "ok": False, "error": error}
+        request_id = _request_id(payload)
+        if request_id is not None:
+            reply["id"] = request_id
+        return reply

@@ -1,0 +1,629 @@
+"""Composition root: one table config → journal, engine, drivers, publisher, runner.
+
+Everything that is built from configuration is built and checked here, before anything starts, so
+a bad driver key or a bad ``[rules]`` value fails at startup with a clear message, not mid-shift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from tablectl.controller.config import TableConfig, device_error, validate_device
+from tablectl.controller.core.errors import ConfigError, JournalError
+from tablectl.controller.core.mapping import iso_ts
+from tablectl.controller.engines import Engine, build_engine
+from tablectl.controller.journal.anchors import KeyedAnchors
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.mqtt.broker import EmbeddedBroker
+from tablectl.controller.mqtt.publisher import Publisher, TraceHook, broker_address
+from tablectl.controller.mqtt.security import (
+    authority_for,
+    describe_security,
+    insecure_commands,
+)
+from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.secrets import read_journal_key
+from tablectl.controller.service.checkpoint import Checkpoints, fingerprint
+from tablectl.controller.service.metrics import (
+    MetricsRegistry,
+    MetricsServer,
+    TableMetrics,
+    parse_listen,
+)
+from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
+from tablectl.drivers.base import Driver
+from tablectl.drivers.errors import DriverConfigError, DriverError
+from tablectl.drivers.registry import get_driver_class
+
+__all__ = [
+    "ANCHOR_TICK",
+    "READY_TIMEOUT",
+    "Service",
+    "TableApp",
+    "TableReady",
+    "anchor_timer",
+    "build_drivers",
+    "build_engine_for",
+    "check_config",
+    "journal_anchors",
+    "open_table",
+    "run_table",
+    "run_until_signal",
+    "serve_table",
+    "service_scope",
+]
+
+log = structlog.get_logger("tablectl.app")
+
+
+def build_engine_for(config: TableConfig, *, next_round: int = 1) -> Engine:
+    """The game engine named by ``[table] game``, with ``[rules]`` validated."""
+    return build_engine(
+        config.table.id,
+        config.table.game,
+        config.rules,
+        source=config.source,
+        next_round=next_round,
+    )
+
+
+def build_drivers(
+    config: TableConfig, extra: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Driver]:
+    """Instantiate (not open) every configured device; driver keys are validated strictly.
+
+    ``extra`` gives constructor keywords per device id that a config file cannot express
+    (e.g. a simulated pyusb backend in tests and the demo).
+
+    Raises:
+        ConfigError: ``FILE: devices[i] (id …, driver …): PROBLEM`` (:func:`device_error`), for
+            an unknown driver, a bad driver key, a missing or malformed ``port``.
+    """
+    drivers: list[Driver] = []
+    for index, device in enumerate(config.devices):
+        try:
+            cls = get_driver_class(device.driver)
+        except DriverError as exc:
+            raise device_error(config, index, str(exc)) from None
+        settings = validate_device(cls.settings_model, config, index)
+        kwargs = dict((extra or {}).get(device.id, {}))
+        try:
+            drivers.append(cls(device.id, device.port, settings, **kwargs))
+        except DriverError as exc:  # what the driver checks itself: port, key combinations
+            problem = exc.problem if isinstance(exc, DriverConfigError) else str(exc)
+            raise device_error(config, index, problem) from None
+    return drivers
+
+
+def check_config(config: TableConfig) -> list[str]:
+    """Everything ``run`` checks of a config, without opening anything; a summary for the CLI.
+
+    ``run`` calls it first as well (:func:`run_table`,
+    ``tablectl.controller.service.host.check_host``), before it binds a socket or opens a journal or
+    a device: what passes here starts, what fails here fails the start with the same message. Secret
+    files are read (their content and mode).
+
+    Raises:
+        ConfigError: one line starting with the config file (``FILE: …``), then the key or the
+            secret file at fault.
+    """
+    try:
+        return _check_config(config)
+    except ConfigError as exc:
+        text = str(exc)
+        if text.startswith(f"{config.source}: "):
+            raise
+        # Secret-file and address errors name the key and their own file, not the config's.
+        raise ConfigError(f"{config.source}: {text}") from None
+
+
+def _check_config(config: TableConfig) -> list[str]:
+    engine = build_engine_for(config)
+    drivers = build_drivers(config)
+    if config.mqtt.url != "embedded":
+        broker_address(config.mqtt.url)
+    if config.metrics.listen is not None:
+        parse_listen(config.metrics.listen)
+    lines = [
+        f"table {config.table.id}: game {engine.game}",
+        f"mqtt {config.mqtt.url} prefix {config.mqtt.topic_prefix}",
+        f"journal {config.journal.path}",
+    ]
+    lines += [f"device {d.device_id}: {type(d).__name__} on {d.port or 'USB'}" for d in drivers]
+    lines += describe_security(config)
+    anchors = journal_anchors(config)
+    if anchors is None:
+        lines.append(
+            "journal: no key_file: the hash chain proves order, not authorship (R13: set"
+            " [journal] key_file)"
+        )
+    else:
+        lines.append(
+            f"journal: keyed anchors every {anchors.every} records or {anchors.seconds:g} s,"
+            f" key {config.journal.key_file}"
+        )
+    return lines
+
+
+def journal_anchors(config: TableConfig) -> KeyedAnchors | None:
+    """The journal's keyed evidence (``[journal] key_file``,
+    :mod:`tablectl.controller.journal.anchors`; R13, R15), its key read now; ``None`` without a key
+    file.
+
+    Raises:
+        ConfigError: naming the key file (missing, readable by group/others, too short).
+    """
+    section = config.journal
+    if section.key_file is None:
+        return None
+    return KeyedAnchors(
+        read_journal_key(section.key_file),
+        every=section.anchor_every,
+        seconds=section.anchor_seconds,
+    )
+
+
+ANCHOR_TICK = 1.0
+"""Seconds between two looks of :func:`anchor_timer`: a record waits for its time-based anchor
+at most ``anchor_seconds`` plus this."""
+
+
+async def anchor_timer(
+    journal: Journal,
+    on_journaled: Callable[[], None],
+    *,
+    tick: float = ANCHOR_TICK,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+) -> None:
+    """Journal the time-based anchors of a keyed journal until cancelled (a quiet table's
+    records would otherwise wait for ``anchor_every`` more). ``on_journaled`` wakes the outbox.
+
+    A failed write is logged once per outage and retried at the next tick: the runner's own
+    appends are what report and alarm a journal outage.
+    """
+    failing = False
+    while True:
+        await asyncio.sleep(tick)
+        try:
+            stored = journal.anchor_if_due(clock(), iso_ts(wall()))
+        except JournalError as exc:
+            if not failing:
+                log.warning("journal_anchor_failed", error=str(exc))
+            failing = True
+            continue
+        failing = False
+        if stored is not None:
+            on_journaled()
+
+
+@dataclass
+class TableApp:
+    """The running parts of one table (exposed for tests and the demo)."""
+
+    config: TableConfig
+    journal: Journal
+    runner: TableRunner
+    publisher: Publisher
+
+
+@contextlib.asynccontextmanager
+async def open_table(
+    config: TableConfig,
+    *,
+    broker: tuple[str, int] | None = None,
+    listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
+    trace: TraceHook | None = None,
+    driver_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> AsyncIterator[TableApp]:
+    """Open the journal, recover, connect the publisher; yield the app (not yet running).
+
+    ``listeners`` get every record the runner journals (metrics, readiness); ``trace`` is the
+    publisher's observation hook (metrics). Both must be cheap and must not raise.
+    ``driver_kwargs`` are extra constructor keywords per device id (see :func:`build_drivers`).
+    """
+    drivers = build_drivers(config, driver_kwargs)
+    config.journal.path.parent.mkdir(parents=True, exist_ok=True)
+    journal = Journal(
+        config.journal.path,
+        config.table.id,
+        rotate_bytes=config.journal.rotate_bytes,
+        rotate_days=config.journal.rotate_days,
+        retention_days=config.journal.retention_days,
+        anchors=journal_anchors(config),
+    )
+    if not journal.keyed:
+        log.warning(
+            "journal_not_keyed",
+            hint="no [journal] key_file: the hash chain proves order, not authorship",
+        )
+    try:
+        # Recovery replays the journaled events in order through a fresh engine (from the last
+        # checkpoint on, when there is a valid one), so round numbers, phase and latched faults
+        # come back exactly as they were.
+        engine = build_engine_for(config)
+        checkpoints = Checkpoints(
+            config.journal.path,
+            config.table.id,
+            fingerprint(table=config.table.id, game=config.table.game, rules=config.rules),
+        )
+        topics = Topics(config.mqtt.topic_prefix, config.table.id)
+        if broker is not None:
+            host, port = broker
+        else:
+            host, port, _tls = broker_address(config.mqtt.url)
+        publisher_box: list[Publisher] = []
+        runner = TableRunner(
+            table_id=config.table.id,
+            engine=engine,
+            journal=journal,
+            drivers=drivers,
+            on_journaled=lambda: publisher_box[0].notify() if publisher_box else None,
+            publish_retained=lambda suffix, payload: (
+                publisher_box[0].set_retained(f"{topics.base}/{suffix}", payload)
+                if publisher_box
+                else None
+            ),
+            publish_alarm=lambda payload: (
+                publisher_box[0].publish_once(topics.alarms, payload) if publisher_box else None
+            ),
+            publish_status=lambda extra: (
+                publisher_box[0].set_status(extra) if publisher_box else None
+            ),
+            clock=time.time,
+            betting=config.betting,
+            listeners=listeners,
+            checkpoints=checkpoints,
+            checkpoint_every=config.journal.checkpoint_every,
+            authority=authority_for(config),
+            insecure_commands=insecure_commands(config),
+        )
+        replayed = runner.recover()
+        # Power-on is journaled before anything else happens (R21); it also decides what to do with
+        # a round the last run left in play (tablectl.controller.service.recovery).
+        runner.power_on()
+        log.info("journal_recovered", events=replayed, last_seq=journal.last_seq)
+        publisher = Publisher(
+            config.mqtt,
+            topics,
+            journal,
+            host=host,
+            port=port,
+            on_command=runner.command,
+            trace=trace,
+        )
+        publisher_box.append(publisher)
+        async with publisher:
+            reason = "error"
+            try:
+                yield TableApp(config=config, journal=journal, runner=runner, publisher=publisher)
+                reason = "shutdown"
+            except asyncio.CancelledError:
+                reason = "shutdown"  # SIGTERM / SIGINT / the host stopping the table
+                raise
+            finally:
+                # Inside the publisher's scope: its final flush publishes the record too.
+                runner.power_off(reason)
+    finally:
+        for driver in drivers:
+            await driver.aclose()
+        journal.close()
+
+
+# --- readiness --------------------------------------------------------------------------------
+
+READY_TIMEOUT = 30.0
+"""Seconds a table waits for its devices' first connect attempt and the broker before it reports
+ready anyway. Bounded on purpose: with the broker down the table must still journal (DESIGN §7:
+broker down for an hour), and an unbounded wait would let systemd's start timeout kill it in a
+loop. The unit's ``TimeoutStartSec`` is larger than this."""
+
+_ATTEMPT_COUNTERS = ("open_failures", "disconnects")
+
+
+class _Readiness:
+    """Which devices have had their first connect attempt (a runner listener).
+
+    A device counts once it is available, or its driver counted a failed open or a lost link,
+    or it produced a journaled event (e.g. ``device_unavailable`` for a silent wheel).
+    """
+
+    def __init__(self) -> None:
+        self.drivers: Sequence[Driver] = ()
+        self._reported: set[str] = set()
+
+    def on_record(self, record: Mapping[str, Any]) -> None:
+        device = record.get("device")
+        if isinstance(device, str):
+            self._reported.add(device)
+
+    def pending(self) -> list[str]:
+        return [
+            d.device_id
+            for d in self.drivers
+            if not (
+                d.available
+                or d.device_id in self._reported
+                or any(d.counters.get(name) for name in _ATTEMPT_COUNTERS)
+            )
+        ]
+
+
+async def _wait_ready(app: TableApp, readiness: _Readiness, limit: float) -> list[str]:
+    """Wait (bounded) for the broker session and every device's first attempt; what is missing."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(limit):
+            await app.publisher.wait_connected()
+            # Polled: availability and driver counters are plain attributes, not events, and this
+            # runs for well under a second at startup.
+            while readiness.pending():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+    missing = [f"device {device}" for device in readiness.pending()]
+    if not app.publisher.connected:
+        missing.append("broker")
+    return missing
+
+
+TableReady = Callable[[TableApp, Sequence[str]], None]
+"""``on_ready(app, missing)``: the table is running; ``missing`` is empty or names what the bounded
+readiness wait gave up on (``"broker"``, ``"device wheel"``)."""
+
+
+async def serve_table(
+    config: TableConfig,
+    *,
+    broker: tuple[str, int] | None = None,
+    metrics: TableMetrics | None = None,
+    on_ready: TableReady | None = None,
+    on_closed: Callable[[], None] | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+) -> None:
+    """Run one table until cancelled or until it fails; no signals, no systemd.
+
+    The unit a multi-table host supervises (``tablectl.controller.service.host``). Every log line
+    emitted in this task and the tasks it starts carries ``table`` (structlog contextvars are per
+    task, so tables in one process do not mix). ``"embedded"`` brokers are started here unless
+    ``broker`` is set.
+    """
+    with structlog.contextvars.bound_contextvars(table=config.table.id):
+        async with contextlib.AsyncExitStack() as stack:
+            if broker is None and config.mqtt.url == "embedded":
+                embedded = await stack.enter_async_context(
+                    EmbeddedBroker(*config.mqtt.embedded_address)
+                )
+                broker = (embedded.host, embedded.port)
+            readiness = _Readiness()
+            listeners: list[Callable[[Mapping[str, Any]], None]] = [readiness.on_record]
+            if metrics is not None:
+                listeners.append(metrics.on_record)
+            app = await stack.enter_async_context(
+                open_table(
+                    config,
+                    broker=broker,
+                    listeners=listeners,
+                    trace=metrics.on_publisher if metrics is not None else None,
+                )
+            )
+            if on_closed is not None:
+                stack.callback(on_closed)
+            readiness.drivers = app.runner.drivers
+            if metrics is not None:
+                metrics.attach(
+                    journal=app.journal,
+                    drivers=app.runner.drivers,
+                    publisher=app.publisher,
+                    runner=app.runner,
+                )
+                stack.callback(metrics.detach)
+            async with asyncio.TaskGroup() as group:
+                group.create_task(app.runner.run(), name=f"table:{config.table.id}")
+                if app.journal.keyed:
+                    group.create_task(
+                        anchor_timer(
+                            app.journal,
+                            app.publisher.notify,
+                            tick=min(ANCHOR_TICK, config.journal.anchor_seconds / 4),
+                        ),
+                        name=f"anchors:{config.table.id}",
+                    )
+                missing = await _wait_ready(app, readiness, ready_timeout)
+                if missing:
+                    log.warning("table_running_degraded", waiting_for=missing)
+                else:
+                    log.info("table_ready")
+                if on_ready is not None:
+                    on_ready(app, missing)
+
+
+# --- the process: systemd, metrics endpoint, signals ----------------------------------------
+
+
+class Service:
+    """Process-level plumbing shared by ``run_table`` and a multi-table host.
+
+    Sends ``READY=1`` once every expected table reported ready (or the deadline passed), keeps
+    ``STATUS=`` current, pings the watchdog from the event loop, says ``STOPPING=1`` on the way
+    out, and owns the metrics registry.
+    """
+
+    def __init__(self, notifier: Notifier, metrics: MetricsRegistry | None) -> None:
+        self.notifier = notifier
+        self.metrics = metrics
+        self.metrics_server: MetricsServer | None = None
+        self.apps: dict[str, TableApp] = {}
+        self._expected: set[str] = set()
+        self._reported: dict[str, Sequence[str]] = {}
+        self._ready_sent = False
+        self._stopping = False
+
+    def expect(self, table_ids: Iterable[str]) -> None:
+        """The tables whose readiness ``READY=1`` waits for."""
+        self._expected.update(table_ids)
+
+    def table_metrics(self, table_id: str) -> TableMetrics | None:
+        return self.metrics.table(table_id) if self.metrics is not None else None
+
+    def table_ready(self, app: TableApp, missing: Sequence[str]) -> None:
+        """A table finished its readiness wait (``missing`` is what it gave up on)."""
+        table_id = app.config.table.id
+        self.apps[table_id] = app
+        self._reported[table_id] = missing
+        if self._expected <= set(self._reported):
+            self.send_ready()
+
+    def table_closed(self, table_id: str) -> None:
+        self.apps.pop(table_id, None)
+
+    def send_ready(self) -> None:
+        """``READY=1`` (once). Also called by the deadline when a table never comes up."""
+        if self._ready_sent or self._stopping:
+            return
+        self._ready_sent = True
+        self.notifier.ready(self.status_line())
+        # Logged from a fresh context: this runs inside the last table's task, whose bound
+        # ``table`` would mislabel a line about the whole process.
+        asyncio.get_running_loop().call_soon(
+            lambda: log.info(
+                "service_ready", tables=sorted(self.apps), sd_notify=self.notifier.enabled
+            ),
+            context=contextvars.Context(),
+        )
+
+    async def ready_deadline(self, delay: float) -> None:
+        """Send ``READY=1`` after ``delay`` s even if a table is still failing to start."""
+        await asyncio.sleep(delay)
+        if not self._ready_sent:
+            log.warning("service_ready_without", tables=sorted(self._expected - set(self.apps)))
+            self.send_ready()
+
+    def stopping(self) -> None:
+        """``STOPPING=1`` (once): a signal arrived, the outbox is being flushed."""
+        if not self._stopping:
+            self._stopping = True
+            self.notifier.stopping("stopping: flushing the outbox")
+
+    def status_line(self) -> str:
+        """One line for ``systemctl status``: per table devices up, broker, seq, faults."""
+        if self._stopping:
+            return "stopping"
+        parts: list[str] = []
+        for table_id in sorted(self._expected | set(self.apps)):
+            app = self.apps.get(table_id)
+            if app is None:
+                parts.append(f"{table_id} starting")
+                continue
+            drivers = app.runner.drivers
+            up = sum(1 for d in drivers if d.available)
+            faults = sum(len(codes) for codes in app.runner.latched.values())
+            broker = "up" if app.publisher.connected else "DOWN"
+            seq = app.journal.last_seq
+            text = f"{table_id} devices {up}/{len(drivers)} broker {broker} seq {seq}"
+            parts.append(text + (f" faults {faults}" if faults else ""))
+        return "; ".join(parts) or "starting"
+
+
+@contextlib.asynccontextmanager
+async def service_scope(
+    *, metrics_listen: str | None = None, notifier: Notifier | None = None
+) -> AsyncIterator[Service]:
+    """Start the metrics endpoint (if ``metrics_listen``) and the watchdog; yield the service."""
+    notifier = notifier if notifier is not None else Notifier.from_environ()
+    service = Service(notifier, MetricsRegistry() if metrics_listen else None)
+    async with contextlib.AsyncExitStack() as stack:
+        if metrics_listen is not None and service.metrics is not None:
+            host, port = parse_listen(metrics_listen)
+            service.metrics_server = await stack.enter_async_context(
+                MetricsServer(service.metrics, host, port)
+            )
+        pings = asyncio.create_task(
+            watchdog_pings(notifier, watchdog_interval(), status=service.status_line),
+            name="systemd:watchdog",
+        )
+        try:
+            yield service
+        finally:
+            service.stopping()
+            pings.cancel()
+            await asyncio.wait({pings})
+            notifier.close()
+
+
+async def run_table(
+    config: TableConfig,
+    *,
+    broker: tuple[str, int] | None = None,
+    on_ready: Callable[[TableApp], None] | None = None,
+    metrics_listen: str | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+    notifier: Notifier | None = None,
+) -> None:
+    """Run one table until cancelled or SIGTERM/SIGINT: the service (``tablectl run``).
+
+    ``on_ready(app)`` is called once the devices had their first connect attempt and the broker
+    session is up (or ``ready_timeout`` passed), right when ``READY=1`` goes to systemd.
+    ``metrics_listen`` (``"HOST:PORT"``) serves Prometheus metrics on ``/metrics``.
+
+    Raises:
+        ConfigError: see :func:`check_config`; raised before any socket, journal or device is
+            opened (a config error must not leave a metrics port answering, or half a journal).
+    """
+    check_config(config)
+    if metrics_listen is not None:
+        parse_listen(metrics_listen)
+    async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:
+        service.expect([config.table.id])
+
+        def ready(app: TableApp, missing: Sequence[str]) -> None:
+            service.table_ready(app, missing)
+            if on_ready is not None:
+                on_ready(app)
+
+        await run_until_signal(
+            serve_table(
+                config,
+                broker=broker,
+                metrics=service.table_metrics(config.table.id),
+                on_ready=ready,
+                on_closed=lambda: service.table_closed(config.table.id),
+                ready_timeout=ready_timeout,
+            ),
+            on_signal=service.stopping,
+        )
+
+
+async def run_until_signal(
+    work: Coroutine[Any, Any, None], *, on_signal: Callable[[], None] | None = None
+) -> None:
+    """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out.
+
+    ``on_signal`` runs first (``STOPPING=1`` to systemd).
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+
+    def stop() -> None:
+        if on_signal is not None:
+            on_signal()
+        task.cancel()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop)
+    try:
+        await task
+    except asyncio.CancelledError:
+        log.info("table_stopping")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

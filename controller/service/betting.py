@@ -1,0 +1,82 @@
+"""The table's betting timer: who opens and closes betting when no device does.
+
+A roulette wheel drives its own rounds (SS2 state 2 = place bets, state 4 = no more bets), so its
+table uses ``mode = "device"``. A card table's shoe only reports cards: betting is opened and
+closed by the game server (``mode = "external"``: it sends ``cmd/event`` round_open / bets_closed)
+or by this timer (``mode = "timer"``), which seed-004 makes authoritative ("the system timer is
+what blocks bets", BAC 2.1.6, BJ 2.1.3). The timer's decisions are ordinary events: journaled,
+published and replayable like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import structlog
+
+from tablectl.controller.config import BettingConfig
+from tablectl.controller.core.errors import JournalError
+from tablectl.controller.core.events import BetsClosed, RoundOpen, TableEvent
+
+__all__ = ["BettingConfig", "BettingTimer"]
+
+log = structlog.get_logger("tablectl.betting")
+
+
+class BettingTimer:
+    """Opens a round when the table is idle, closes betting ``open_seconds`` later.
+
+    It reads the engine's snapshot (``phase``, ``faults``) and submits events through the runner,
+    so it never bypasses the journal. A table with latched faults is left alone (R14: play is
+    locked until the fault is cleared).
+    """
+
+    def __init__(
+        self,
+        config: BettingConfig,
+        snapshot: Callable[[], Mapping[str, Any]],
+        submit: Callable[[TableEvent], asyncio.Future[list[dict[str, Any]]]],
+        *,
+        tick: float = 0.1,
+    ) -> None:
+        self._config = config
+        self._snapshot = snapshot
+        self._submit = submit
+        self._tick = tick
+
+    async def run(self) -> None:
+        """Until cancelled."""
+        if self._config.mode != "timer":
+            return
+        idle_since: float | None = None
+        open_since: float | None = None
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self._tick)
+            state = self._snapshot()
+            phase = state.get("phase")
+            now = loop.time()
+            if phase == "idle" and not state.get("faults") and not state.get("locked"):
+                open_since = None
+                idle_since = idle_since if idle_since is not None else now
+                if now - idle_since >= self._config.pause_seconds:
+                    await self._send(RoundOpen())
+                    idle_since = None
+            elif phase == "open":
+                idle_since = None
+                open_since = open_since if open_since is not None else now
+                if now - open_since >= self._config.open_seconds:
+                    await self._send(BetsClosed())
+                    open_since = None
+            else:
+                idle_since = open_since = None
+
+    async def _send(self, event: TableEvent) -> None:
+        """Submit one event; a journal that refuses it leaves the timer running (the runner
+        locks the table and alarms; the snapshot then says ``locked`` until it writes again)."""
+        try:
+            await self._submit(event)
+        except JournalError as exc:
+            log.warning("betting_event_not_journaled", event_type=event.type, error=str(exc))

@@ -1,0 +1,263 @@
+"""Recovery checkpoints: a restart replays the journal from the last checkpoint, not from the start.
+
+Why: recovery rebuilds the table by replaying its journal through a fresh engine (DESIGN §3). With
+90 days of journal kept (R19) a busy card table holds millions of records, and replaying them all
+takes minutes — past systemd's ``TimeoutStartSec``, so a table restarted after a few months would
+be killed before it is up, again and again. A checkpoint is what recovery rebuilds — the engine,
+the journal scan and the latched faults — as of one ``seq``, in ``JOURNAL.checkpoint`` beside the
+live journal file. Start-up loads it and replays only the records after that ``seq``.
+
+When (see :class:`tablectl.controller.service.runner.TableRunner`): at an orderly stop, every
+:data:`CHECKPOINT_EVERY` records in play (between batches, when every conclusion is journaled),
+every :data:`CHECKPOINT_EVERY` records of a long replay (so a start that is killed still made
+progress) and at the end of a replay.
+
+Trust: a checkpoint never says more than the journal does.
+
+* It is used only when the journal's record at its ``seq`` has the hash it names (same chain, same
+  history), and only by the same code and table rules that wrote it: its fingerprint covers the
+  ``controller`` and ``drivers`` sources and the table's id, game and rules. An upgrade or a rules
+  change replays the journal in full once; the next checkpoint is then current again.
+* The state is a pickle read by an unpickler that resolves only classes and functions of the game
+  packages (:data:`_ALLOWED_MODULES`) and a few standard containers, and methods only of those
+  objects: a planted file cannot name ``os.system`` or reach a module's globals.
+* Any doubt — missing, torn, other fingerprint, other chain, a name not allowed — is logged
+  (``checkpoint_ignored`` with the reason) and the journal is replayed in full. Deleting the file is
+  always safe; it is an optimisation, never the record (the journal is).
+* Written atomically: temp file, fsync, rename, fsync of the directory.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import decimal
+import functools
+import hashlib
+import io
+import json
+import os
+import pickle
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+
+from tablectl.controller.core.errors import ControllerError
+from tablectl.controller.journal.store import Journal, _fsync_dir, canonical_json
+from tablectl.controller.service.recovery import JournalScan
+
+__all__ = [
+    "CHECKPOINT_EVERY",
+    "Checkpoints",
+    "RecoveryState",
+    "checkpoint_path",
+    "fingerprint",
+]
+
+log = structlog.get_logger("tablectl.checkpoint")
+
+CHECKPOINT_EVERY: Final = 10_000
+"""Records between checkpoints: bounds a restart's replay (about 0.2 s of it) after a crash."""
+
+SCHEMA: Final = 1
+
+_ALLOWED_MODULES: Final = (
+    "tablectl.controller.engines.",
+    "tablectl.controller.games.",
+    "tablectl.drivers.cards",
+)
+"""Where the pickled game state's classes live (plus the exact modules below)."""
+_ALLOWED_EXACT: Final = frozenset(
+    {
+        "tablectl.controller.core.statemachine",
+        "tablectl.controller.core.events",
+        "tablectl.controller.core.outcomes",
+        "tablectl.controller.service.recovery",
+        "tablectl.controller.service.checkpoint",
+    }
+)
+_STDLIB: Final[Mapping[tuple[str, str], Any]] = {
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("collections", "Counter"): collections.Counter,
+    ("collections", "deque"): collections.deque,
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "defaultdict"): collections.defaultdict,
+    ("functools", "partial"): functools.partial,
+    ("datetime", "datetime"): dt.datetime,
+    ("datetime", "date"): dt.date,
+    ("datetime", "timedelta"): dt.timedelta,
+    ("datetime", "timezone"): dt.timezone,
+    ("decimal", "Decimal"): decimal.Decimal,
+}
+
+
+@dataclass
+class RecoveryState:
+    """What :meth:`TableRunner.recover` rebuilds from the journal."""
+
+    engine: Any
+    scan: JournalScan
+    latched: dict[str, set[str]]
+
+
+def checkpoint_path(journal_path: Path) -> Path:
+    """``JOURNAL.checkpoint`` beside the live journal file."""
+    return journal_path.with_name(journal_path.name + ".checkpoint")
+
+
+@functools.cache
+def _source_digest() -> str:
+    """SHA-256 over the ``controller`` and ``drivers`` sources: the code that built the state."""
+    digest = hashlib.sha256()
+    for package in ("controller", "drivers"):
+        root = Path(__file__).resolve().parents[1] / package
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root.parent).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(*, table: str, game: str, rules: Mapping[str, Any]) -> str:
+    """Code + table rules: a checkpoint is only valid for exactly what wrote it."""
+    # repr for what JSON lacks (a TOML date in [rules]): stable for the same config.
+    config = json.dumps(
+        {"table": table, "game": game, "rules": dict(rules)}, sort_keys=True, default=repr
+    )
+    return hashlib.sha256(f"{_source_digest()}\n{config}".encode()).hexdigest()
+
+
+def _allowed_module(module: str) -> bool:
+    return module in _ALLOWED_EXACT or module.startswith(_ALLOWED_MODULES)
+
+
+def _bound_method(obj: object, name: str) -> Any:
+    """``getattr`` for pickled bound methods (an engine's handler table), and nothing else."""
+    method = getattr(obj, name, None)
+    func = getattr(method, "__func__", None)
+    if (
+        getattr(method, "__self__", None) is not obj
+        or func is None
+        or not _allowed_module(getattr(func, "__module__", ""))
+    ):
+        raise pickle.UnpicklingError(f"not a game method: {type(obj).__name__}.{name}")
+    return method
+
+
+class _GameStateUnpickler(pickle.Unpickler):
+    """Resolves only game-state classes and functions (see the module docstring)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("builtins", "getattr"):
+            return _bound_method
+        if (module, name) in _STDLIB:
+            return _STDLIB[module, name]
+        # A plain name (no "os.popen" through a module's imports), defined in a game module
+        # itself (not imported into one), and a class or a Python function.
+        if _allowed_module(module) and name.isidentifier() and not name.startswith("__"):
+            found = super().find_class(module, name)
+            if _allowed_module(getattr(found, "__module__", "") or "") and (
+                isinstance(found, type) or (callable(found) and hasattr(found, "__code__"))
+            ):
+                return found
+        raise pickle.UnpicklingError(f"not allowed in a checkpoint: {module}.{name}")
+
+
+class CheckpointIgnoredError(ControllerError):
+    """Internal: why a checkpoint is not used (logged, never raised to callers)."""
+
+
+class Checkpoints:
+    """The checkpoint file of one table's journal.
+
+    Args:
+        journal_path: the live journal file; the checkpoint lives beside it.
+        table: the table id (a checkpoint of another table is never used).
+        fingerprint: from :func:`fingerprint` for this table's code and rules.
+    """
+
+    def __init__(self, journal_path: Path, table: str, fingerprint: str) -> None:
+        self.path = checkpoint_path(journal_path)
+        self.table = table
+        self.fingerprint = fingerprint
+        self.seq = 0
+        """``seq`` of the newest checkpoint written or loaded (0: none)."""
+        self.ignored: str | None = None
+        """Why the last :meth:`load` did not use the file (``None``: used, or no file)."""
+
+    def load(self, journal: Journal) -> tuple[int, RecoveryState] | None:
+        """The state as of the checkpoint's ``seq``, or ``None`` (replay from the start)."""
+        self.ignored = None
+        try:
+            seq, state = self._read(journal)
+        except FileNotFoundError:
+            return None
+        except CheckpointIgnoredError as exc:
+            self.ignored = str(exc)
+        except Exception as exc:  # any damage means "replay in full", never a crash
+            self.ignored = f"unreadable: {exc!r}"
+        if self.ignored is not None:
+            log.warning("checkpoint_ignored", path=str(self.path), reason=self.ignored)
+            return None
+        self.seq = seq
+        log.info("checkpoint_loaded", seq=seq)
+        return seq, state
+
+    def _read(self, journal: Journal) -> tuple[int, RecoveryState]:
+        data = self.path.read_bytes()
+        head, sep, payload = data.partition(b"\n")
+        if not sep:
+            raise CheckpointIgnoredError("no header")
+        header = json.loads(head)
+        if not isinstance(header, dict) or header.get("schema") != SCHEMA:
+            raise CheckpointIgnoredError("unknown format")
+        if header.get("table") != self.table:
+            raise CheckpointIgnoredError(f"written for table {header.get('table')!r}")
+        if header.get("fingerprint") != self.fingerprint:
+            raise CheckpointIgnoredError("written by other code or rules")
+        if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+            raise CheckpointIgnoredError("state does not match its digest (torn write?)")
+        seq = header.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            raise CheckpointIgnoredError("no seq")
+        if seq > journal.last_seq:
+            raise CheckpointIgnoredError(f"seq {seq} is past the journal's end {journal.last_seq}")
+        record = next(journal.records(seq - 1), None)
+        if record is None or record.get("seq") != seq:
+            raise CheckpointIgnoredError(f"record {seq} is no longer in the journal")
+        if record.get("hash") != header.get("hash"):
+            raise CheckpointIgnoredError(f"record {seq} has another hash: another history")
+        state = _GameStateUnpickler(io.BytesIO(payload)).load()
+        if not isinstance(state, RecoveryState):
+            raise CheckpointIgnoredError("not a recovery state")
+        return seq, state
+
+    def save(self, seq: int, record_hash: str, state: RecoveryState) -> bool:
+        """Write the state as of record ``seq`` (whose hash is ``record_hash``). Never raises:
+        a checkpoint that cannot be written only makes the next start slower."""
+        try:
+            payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+            header = {
+                "schema": SCHEMA,
+                "table": self.table,
+                "seq": seq,
+                "hash": record_hash,
+                "fingerprint": self.fingerprint,
+                "sha256": hashlib.sha256(payload).hexdigest(),
+            }
+            temp = self.path.with_name(self.path.name + ".tmp")
+            with temp.open("wb") as handle:
+                handle.write(canonical_json(header).encode() + b"\n" + payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            temp.replace(self.path)
+            _fsync_dir(self.path.parent)
+        except Exception as exc:  # see the docstring
+            log.warning("checkpoint_failed", path=str(self.path), seq=seq, error=repr(exc))
+            return False
+        self.seq = seq
+        return True

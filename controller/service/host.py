@@ -1,0 +1,190 @@
+"""Several tables in one process: a studio server (``tablectl run --config A --config B …``).
+
+Why one process can hold several tables safely: each table is its own supervised task
+(:func:`supervise_table`) with its own journal, drivers, engine and MQTT session, exactly what
+``run_table`` builds for one, under the same topics (``{prefix}/{table}/…``). Nothing is shared
+but the event loop, the metrics endpoint, the systemd notifications and, for ``"embedded"``
+configs on the same address, the in-process broker.
+
+Isolation, and its limit:
+
+* a device fault is not a failure at all: drivers report it as events and keep reconnecting, so a
+  table whose wheel is unplugged goes on (voids, latched fault) and its neighbours never notice;
+* a table whose task *fails* (a journal on a dead disk, a bug) is logged with its traceback and
+  restarted after a jittered exponential backoff (1 s doubling to 60 s, reset after a run that
+  lasted longer than that), while the other tables go on; the restart re-reads its journal, so
+  nothing acknowledged is lost;
+* what one process cannot isolate is a table that *blocks* the loop (a busy loop, a blocking
+  call): every table stalls, the watchdog pings stop, and systemd restarts the whole host. That is
+  the right outcome for a wedge, and the reason hosts should not be made too large.
+
+Configuration problems (unknown driver, bad ``[rules]``, two configs with the same table id or
+journal) are checked for every table before any starts, so they fail the start, not a restart
+loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from tablectl.controller.config import TableConfig
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.mqtt.broker import EmbeddedBroker
+from tablectl.controller.service.app import (
+    READY_TIMEOUT,
+    Service,
+    check_config,
+    run_until_signal,
+    serve_table,
+    service_scope,
+)
+from tablectl.controller.service.systemd import Notifier
+from tablectl.drivers.base import Backoff
+
+__all__ = ["RESTART_MAX_DELAY", "RESTART_MIN_DELAY", "check_host", "run_tables", "supervise_table"]
+
+log = structlog.get_logger("tablectl.host")
+
+RESTART_MIN_DELAY = 1.0
+"""Seconds before the first restart of a failed table (then doubling, jittered)."""
+RESTART_MAX_DELAY = 60.0
+"""Cap of the restart backoff; a run that lasted longer than this resets it."""
+
+
+def check_host(configs: Sequence[TableConfig]) -> None:
+    """Every table's config as ``run`` checks it, plus what must differ between tables.
+
+    Raises:
+        ConfigError: naming the file(s): no config, a bad config, or two configs sharing a table
+            id, a journal file or an MQTT client id.
+    """
+    if not configs:
+        raise ConfigError("no table config given")
+    seen: dict[str, dict[object, str]] = {"table id": {}, "journal path": {}, "mqtt client_id": {}}
+    for config in configs:
+        check_config(config)
+        keys: dict[str, object] = {
+            "table id": config.table.id,
+            "journal path": Path(config.journal.path).resolve(),
+            "mqtt client_id": config.mqtt.client_id or f"tablectl-{config.table.id}",
+        }
+        for what, key in keys.items():
+            other = seen[what].get(key)
+            if other is not None:
+                raise ConfigError(f"{config.source}: same {what} as {other} ({key})")
+            seen[what][key] = config.source
+
+
+async def supervise_table(
+    config: TableConfig,
+    service: Service,
+    *,
+    broker: tuple[str, int] | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+    min_delay: float = RESTART_MIN_DELAY,
+    max_delay: float = RESTART_MAX_DELAY,
+) -> None:
+    """Run one table until cancelled, restarting it with backoff whenever it fails."""
+    table_id = config.table.id
+    metrics = service.table_metrics(table_id)
+    backoff = Backoff(min_delay, max_delay)
+    loop = asyncio.get_running_loop()
+    with structlog.contextvars.bound_contextvars(table=table_id):
+        while True:
+            started = loop.time()
+            try:
+                await serve_table(
+                    config,
+                    broker=broker,
+                    metrics=metrics,
+                    on_ready=service.table_ready,
+                    on_closed=lambda: service.table_closed(table_id),
+                    ready_timeout=ready_timeout,
+                )
+                log.error("table_stopped_unexpectedly")
+            except Exception as exc:  # isolation: whatever one table raises, the others go on
+                log.exception("table_failed", error=f"{type(exc).__name__}: {exc}")
+            if metrics is not None:
+                metrics.restarts += 1
+            if loop.time() - started > max_delay:
+                backoff.reset()
+            delay = backoff.next()
+            log.warning("table_restarting", delay=round(delay, 3))
+            await asyncio.sleep(delay)
+
+
+async def run_tables(
+    configs: Sequence[TableConfig],
+    *,
+    broker: tuple[str, int] | None = None,
+    metrics_listen: str | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+    min_delay: float = RESTART_MIN_DELAY,
+    max_delay: float = RESTART_MAX_DELAY,
+    notifier: Notifier | None = None,
+) -> None:
+    """Run several tables in this process until SIGTERM/SIGINT (or cancellation).
+
+    ``READY=1`` goes to systemd once every table finished its readiness wait, or at the latest
+    ``ready_timeout`` + 1 s after start (a table failing to start must not hold up the others'
+    service). ``broker`` overrides every config's broker (tests); otherwise tables with
+    ``url = "embedded"`` share one in-process broker per ``embedded_listen`` address.
+
+    Raises:
+        ConfigError: see :func:`check_host`; raised before any table starts.
+    """
+    check_host(configs)
+    async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:
+        service.expect(c.table.id for c in configs)
+        await run_until_signal(
+            _host(
+                configs,
+                service,
+                broker=broker,
+                ready_timeout=ready_timeout,
+                min_delay=min_delay,
+                max_delay=max_delay,
+            ),
+            on_signal=service.stopping,
+        )
+
+
+async def _host(
+    configs: Sequence[TableConfig],
+    service: Service,
+    *,
+    broker: tuple[str, int] | None,
+    ready_timeout: float,
+    min_delay: float,
+    max_delay: float,
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        embedded: dict[tuple[str, int], tuple[str, int]] = {}
+        if broker is None:
+            for config in configs:
+                address = config.mqtt.embedded_address
+                if config.mqtt.url == "embedded" and address not in embedded:
+                    started = await stack.enter_async_context(EmbeddedBroker(*address))
+                    embedded[address] = (started.host, started.port)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(service.ready_deadline(ready_timeout + 1), name="host:ready")
+            for config in configs:
+                table_broker = broker or embedded.get(config.mqtt.embedded_address)
+                if broker is None and config.mqtt.url != "embedded":
+                    table_broker = None
+                group.create_task(
+                    supervise_table(
+                        config,
+                        service,
+                        broker=table_broker,
+                        ready_timeout=ready_timeout,
+                        min_delay=min_delay,
+                        max_delay=max_delay,
+                    ),
+                    name=f"host:{config.table.id}",
+                )

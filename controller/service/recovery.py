@@ -1,0 +1,352 @@
+"""Restart recovery: what a restart records, and whether an interrupted round may resume.
+
+Pure: no asyncio, no I/O, no clock (``now`` is passed in). The runner feeds it the journal at
+start-up (:class:`JournalScan`) and the first device events afterwards (:class:`RestartGate`), and
+acts on what it answers, so the rules below are tested without processes or timers.
+
+Power records (regulatory R20, R21: "power-off-during-play and power-on events are recorded").
+``power_on`` is journaled at every start, ``power_off`` at every orderly stop. They are the
+controller's own records, like ``outcome`` and ``verdict``: published on ``events`` in ``seq``
+order, never fed to a game engine (they are not facts about the game). An unclean stop (kill -9,
+power cut, OOM) is recognisable afterwards because the record before a ``power_on`` is not a
+``power_off``; ``power_on`` says so itself in ``previous`` (``"power_off"``, ``"unclean"`` or
+``"none"`` for a new journal) and names the round that was in play, if any.
+
+An interrupted round (DESIGN §3, R12 "recover to its pre-outage state"). The journal rebuilds the
+engine exactly, but the devices went on without us; a round in progress is only as good as the
+devices' word that nothing happened meanwhile:
+
+* Roulette: the SS2 wheel's status carries the spin number (its catch-up events after a reconnect
+  carry it too). The round resumes when the first spin-carrying report after the restart shows the
+  spin the journal knows for the round (from ``ball_launched``, or ``round_open`` once it carries
+  ``spin``); the catch-up milestones the round already has (``round_open``, a second
+  ``bets_closed``) are dropped, not journaled twice. Any other spin, or a round whose spin the
+  journal never learnt, ends it. A wheel already showing the result of our spin is not a
+  confirmation either: the interpreter opens nothing for a spin it never saw in play, and the next
+  game's spin then ends the round.
+* Card tables: the coup's cards are all in the journal; what cannot be checked is whether the
+  dealer drew one while nobody was reading the shoe. The round resumes when every device of the
+  table is back within the window and the outage was short (``card_outage_limit``); a round that
+  already waits for a supervisor (``pending_decision``) stays with the supervisor.
+* No confirmation within :data:`CONFIRM_SECONDS` → the round ends.
+
+A round that cannot resume ends with a ``void`` event, reason :data:`CONTROLLER_RESTART`, journaled
+before it is applied like every event: seed-001 G1 ("in case of communication failure or other
+technical shortcomings, the bet is calculated with the odds of 1" — a refund) and G3 ("in case of
+any error(s) in the software, the bet is subject to return … valid if the technical error has not
+affected and could not affect the game and/or result"): only a device confirmation shows the error
+could not have affected the result. Latched faults need nothing here: the replay restores them
+(R18), and the outbox publishes whatever is not acknowledged, in ``seq`` order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from tablectl.controller.core.events import (
+    BetsClosed,
+    Fault,
+    NoSpin,
+    RoundOpen,
+    TableEvent,
+    WinningNumber,
+)
+from tablectl.controller.journal.anchors import ANCHOR
+
+__all__ = [
+    "CARD_OUTAGE_LIMIT",
+    "CONFIRM_SECONDS",
+    "CONTROLLER_RESTART",
+    "POWER_OFF",
+    "POWER_ON",
+    "POWER_RECORDS",
+    "ROUND_RESUMED",
+    "GateAnswer",
+    "Interrupted",
+    "JournalScan",
+    "RestartGate",
+]
+
+POWER_ON: Final = "power_on"
+POWER_OFF: Final = "power_off"
+ROUND_RESUMED: Final = "round_resumed"
+POWER_RECORDS: Final = frozenset({POWER_ON, POWER_OFF, ROUND_RESUMED})
+"""Record types this module adds to the journal (none of them is fed to an engine)."""
+
+CONTROLLER_RESTART: Final = "controller_restart"
+"""The void reason of a round the restart could not vouch for (seed-001 G1/G3)."""
+
+CONFIRM_SECONDS: Final = 5.0
+"""How long an interrupted round waits for its devices after start-up. Ten SS2 status periods
+(the vendor's own patience for a missing ball, "ignore for at least 5 s (10 status lines)"): a
+wheel that is there answers in one period once its port is open, and cold start is ≤ 1 s. Waiting
+longer only keeps players waiting on a round that will most likely be voided anyway."""
+
+CARD_OUTAGE_LIMIT: Final = 5.0
+"""Card tables: the longest outage (last journaled record → power-on) after which a coup being
+dealt may resume. A restart under systemd takes about a second; an outage longer than a few
+seconds is long enough for a dealer to have drawn a card nobody read."""
+
+_UNAVAILABLE: Final = "device_unavailable"
+"""The fault code the runner journals while a device link is down
+(tablectl.controller.core.mapping)."""
+
+_IN_PLAY_ROULETTE: Final = frozenset({"open", "closed"})
+_IN_PLAY_CARDS: Final = frozenset({"open", "dealing", "pending_decision"})
+
+
+def _parse_ts(ts: object) -> float | None:
+    if not isinstance(ts, str):
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass
+class JournalScan:
+    """What the replay learns beside the engine state: how the last run ended, the spin of the
+    round in play. Fed every record in order by :meth:`TableRunner.recover`."""
+
+    last_type: str | None = None
+    """Type of the newest record (``power_off`` after an orderly stop)."""
+    last_ts: float | None = None
+    """Epoch seconds of the newest record with a readable ``ts``."""
+    power_ons: int = 0
+    spin: int | None = None
+    """Wheel spin number of the round in play, when a journaled record told it."""
+    _round: str | None = field(default=None, repr=False)
+
+    def record(self, record: Mapping[str, Any], current_round: str | None) -> None:
+        """One journal record, with the engine's round in play after applying it (if it is an
+        event). A change of round forgets the spin: spin numbers are per round. Keyed anchors
+        are skipped: the journal's own bookkeeping, which may follow a ``power_off``."""
+        kind = record.get("type")
+        if kind == ANCHOR:
+            return
+        self.last_type = kind if isinstance(kind, str) else None
+        ts = _parse_ts(record.get("ts"))
+        if ts is not None:
+            self.last_ts = ts
+        if kind == POWER_ON:
+            self.power_ons += 1
+        if current_round != self._round:
+            self._round = current_round
+            self.spin = None
+        spin = record.get("spin")
+        if (
+            current_round is not None
+            and isinstance(spin, int)
+            and not isinstance(spin, bool)
+            and (kind != ROUND_RESUMED or record.get("round") == current_round)
+        ):
+            self.spin = spin
+
+    @property
+    def previous(self) -> Literal["power_off", "unclean", "none"]:
+        """How the last run ended, as ``power_on`` records it."""
+        if self.last_type is None:
+            return "none"
+        return "power_off" if self.last_type == POWER_OFF else "unclean"
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """A round that was in play when the controller stopped."""
+
+    round: str
+    game: str
+    phase: str
+    spin: int | None
+    outage: float | None
+    """Seconds from the last journaled record to this start (``None``: unknown)."""
+
+    @classmethod
+    def of(
+        cls, snapshot: Mapping[str, Any], game: str, scan: JournalScan, now: float
+    ) -> Interrupted | None:
+        """The round in play per the rebuilt engine's snapshot, or ``None`` between rounds."""
+        round_id, phase = snapshot.get("round"), snapshot.get("phase")
+        if not isinstance(round_id, str) or not isinstance(phase, str):
+            return None
+        in_play = _IN_PLAY_ROULETTE if game == "roulette" else _IN_PLAY_CARDS
+        if phase not in in_play:
+            return None
+        outage = None if scan.last_ts is None else max(0.0, now - scan.last_ts)
+        return cls(round=round_id, game=game, phase=phase, spin=scan.spin, outage=outage)
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """What the runner does with one device event while a restart is being confirmed.
+
+    ``decision``: ``"resume"`` → journal a ``round_resumed`` record (``detail``) first;
+    ``"void"`` → journal and apply ``void`` :data:`CONTROLLER_RESTART` first; ``None`` → nothing
+    was decided. ``forward``: whether the event itself is then journaled as usual (``False`` for a
+    catch-up milestone the resumed round already has).
+    """
+
+    decision: Literal["resume", "void"] | None = None
+    forward: bool = True
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+_PASS: Final = GateAnswer()
+
+
+class RestartGate:
+    """Decides whether the interrupted round resumes (see the module docstring).
+
+    Args:
+        interrupted: the round in play at start-up (``None``: nothing to decide).
+        devices: the table's device ids (card tables wait for all of them).
+        now: start-up time, epoch seconds.
+        window: seconds to wait for a confirmation (:data:`CONFIRM_SECONDS`).
+        card_outage_limit: see :data:`CARD_OUTAGE_LIMIT`.
+
+    State: ``pending`` until decided, then ``resumed`` (still filtering the catch-up burst of a
+    wheel) or ``done``.
+    """
+
+    def __init__(
+        self,
+        interrupted: Interrupted | None,
+        *,
+        devices: Collection[str],
+        now: float,
+        window: float = CONFIRM_SECONDS,
+        card_outage_limit: float = CARD_OUTAGE_LIMIT,
+    ) -> None:
+        self.interrupted = interrupted
+        self.deadline = now + window
+        self.state: Literal["pending", "resumed", "done"] = (
+            "pending" if interrupted is not None else "done"
+        )
+        self._devices = frozenset(devices)
+        self._available: set[str] = set()
+        self._card_outage_limit = card_outage_limit
+        self._bets_closed = interrupted is not None and interrupted.phase != "open"
+
+    @property
+    def pending(self) -> bool:
+        return self.state == "pending"
+
+    @property
+    def active(self) -> bool:
+        """Still looking at device events (pending, or filtering a resumed wheel's catch-up)."""
+        return self.state != "done"
+
+    def at_start(self) -> GateAnswer | None:
+        """A decision that needs no device: returned once at start-up, else ``None``."""
+        it = self.interrupted
+        if it is None or not self.pending:
+            return None
+        if it.game == "roulette":
+            if not self._devices:
+                return self._void("no wheel configured to confirm the spin")
+            return None
+        if it.phase == "pending_decision":
+            return self._resume({"confirmed_by": "supervisor", "note": "awaits a supervisor"})
+        if it.phase == "dealing" and (it.outage is None or it.outage > self._card_outage_limit):
+            return self._void(f"outage {_seconds(it.outage)} exceeds {self._card_outage_limit} s")
+        if not self._devices:
+            return self._resume({"confirmed_by": "no devices", "outage": it.outage})
+        return None
+
+    def round_ended(self) -> None:
+        """The round ended some other way (a supervisor's void, a device fault): stand down."""
+        self.state = "done"
+
+    def expire(self, now: float) -> GateAnswer | None:
+        """The void when the window passed without a confirmation, else ``None``."""
+        if not self.pending or now < self.deadline:
+            return None
+        missing = sorted(self._devices - self._available)
+        return self._void(f"no confirmation within the window (waiting for {missing or 'spin'})")
+
+    def on_event(self, event: TableEvent, spin: int | None, now: float) -> GateAnswer:
+        """One device event (mapped), with the spin number its device event carried."""
+        del now
+        it = self.interrupted
+        if it is None or self.state == "done":
+            return _PASS
+        if it.game == "roulette":
+            return self._roulette(it, event, spin)
+        return self._cards(it, event)
+
+    # -- roulette ------------------------------------------------------------------------------
+
+    def _roulette(self, it: Interrupted, event: TableEvent, spin: int | None) -> GateAnswer:
+        if self.state == "resumed":
+            return self._catch_up(event, spin)
+        if spin is None:
+            return _PASS  # availability, faults: not about the game
+        if it.spin is None:
+            return self._void(f"the journal has no spin for the round; the wheel shows {spin}")
+        if spin != it.spin:
+            return self._void(f"the wheel shows spin {spin}, the round was spin {it.spin}")
+        self.state = "resumed"
+        answer = self._catch_up(event, spin)
+        return GateAnswer(
+            "resume",
+            answer.forward,
+            {"confirmed_by": event.device, "spin": spin, "first_event": event.type},
+        )
+
+    def _catch_up(self, event: TableEvent, spin: int | None) -> GateAnswer:
+        """Drop the milestones the resumed round already has; stand down once it moves on."""
+        assert self.interrupted is not None
+        if spin is not None and spin != self.interrupted.spin:
+            self.state = "done"
+            return _PASS
+        if isinstance(event, RoundOpen):
+            return GateAnswer(forward=False)  # the wheel's new-game report of *our* game
+        if isinstance(event, BetsClosed):
+            if self._bets_closed:
+                return GateAnswer(forward=False)
+            self._bets_closed = True
+        if isinstance(event, WinningNumber | NoSpin):
+            self.state = "done"
+        return _PASS
+
+    # -- card tables ---------------------------------------------------------------------------
+
+    def _cards(self, it: Interrupted, event: TableEvent) -> GateAnswer:
+        if not self.pending or event.device is None:
+            return _PASS
+        if isinstance(event, Fault) and event.code == _UNAVAILABLE:
+            return _PASS  # its link is down: no confirmation
+        # Anything else a device reports (its link back, a card) shows its link is up.
+        return self.device_available(event.device) or _PASS
+
+    def device_available(self, device: str) -> GateAnswer | None:
+        """A device's link is up (its driver said so, even if nothing was journaled)."""
+        it = self.interrupted
+        if it is None or not self.pending or it.game == "roulette":
+            return None
+        self._available.add(device)
+        if self._devices <= self._available:
+            return self._resume(
+                {"confirmed_by": sorted(self._devices), "outage": it.outage, "phase": it.phase}
+            )
+        return None
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def _resume(self, detail: Mapping[str, Any]) -> GateAnswer:
+        # A resumed wheel still sends its catch-up milestones, which the gate filters.
+        wheel = self.interrupted is not None and self.interrupted.game == "roulette"
+        self.state = "resumed" if wheel else "done"
+        return GateAnswer("resume", True, detail)
+
+    def _void(self, why: str) -> GateAnswer:
+        self.state = "done"
+        return GateAnswer("void", True, {"why": why})
+
+
+def _seconds(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1f} s"

@@ -1,0 +1,1 @@
+"""The command line: ``tablectl`` and its tools (watch, replay, export, cmd, diag)."""

@@ -1,0 +1,322 @@
+"""``tablectl``: the command line (DESIGN §4.5).
+
+Every subcommand has ``--help``; errors exit non-zero with a one-line reason on stderr. ``replay``
+and ``verify`` never need a broker or a device. ``simulate`` and ``demo`` are the only places the
+controller reaches into ``simulators`` (lazily): they are composition roots for benches and demos.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tablectl import __version__
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.service.logs import configure_logging
+from tablectl.drivers.errors import TablectlError
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONFIG = 78
+_CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
+"""Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tablectl",
+        description="Open table-game controller: devices → validated rounds → MQTT.",
+    )
+    parser.add_argument("--log-format", choices=("auto", "console", "json"), default="auto")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the table service (one or several tables)")
+    run.add_argument(
+        "--config",
+        required=True,
+        type=Path,
+        action="append",
+        help="table config (TOML); repeat to run several tables in one process",
+    )
+    run.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (overrides [metrics] listen)",
+    )
+
+    _add_demo(sub)
+    _add_simulate(sub)
+    replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
+    replay.add_argument("--config", required=True, type=Path)
+    replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
+
+    check = sub.add_parser(
+        "check-config", help="validate a table config as run does (exit 78 on a bad config)"
+    )
+    check.add_argument("config", type=Path)
+
+    watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
+    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
+    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
+    watch.add_argument("--prefix", default=None)
+    watch.add_argument("--table", default=None, help="table id (default: all tables)")
+    watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+
+    cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
+    from tablectl.controller.tools.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
+
+    add_cmd_arguments(cmd)
+
+    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
+    from tablectl.controller.tools.diag.cli import add_arguments as add_diag_arguments  # noqa: PLC0415
+
+    add_diag_arguments(diag)
+
+    verify = sub.add_parser(
+        "verify",
+        help="check a journal's hash chain (files or a folder as one chain); with --key also"
+        " its keyed anchors",
+    )
+    from tablectl.controller.journal.retention import add_verify_arguments  # noqa: PLC0415
+
+    add_verify_arguments(verify)
+
+    export = sub.add_parser("export", help="a round or a time range as normalized events (JSONL)")
+    from tablectl.controller.tools.export import add_arguments as add_export_arguments  # noqa: PLC0415
+
+    add_export_arguments(export)
+    return parser
+
+
+def _add_demo(sub: Any) -> None:
+    demo = sub.add_parser(
+        "demo", help="simulated wheel + embedded broker + controller + live view, one command"
+    )
+    demo.add_argument("--speed", type=float, default=4.0, help="simulator speed factor")
+    demo.add_argument("--rounds", type=int, default=0, help="stop after N outcomes (0: run on)")
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument(
+        "--fault",
+        action="append",
+        default=None,
+        metavar="KIND@GAME[=VALUE]",
+        help="inject a wheel fault (default: misspin@3); repeatable; 'none' for none",
+    )
+    demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
+    demo.add_argument(
+        "--tables",
+        default="roulette,baccarat,lucky7,dream_catcher,ultimate_texas_holdem",
+        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher, and any house-"
+        "banked poker or card game (e.g. ultimate_texas_holdem, andar_bahar); default the first "
+        "five",
+    )
+    demo.add_argument("--events", action="store_true", help="show every table event too")
+
+
+def _add_simulate(sub: Any) -> None:
+    """``tablectl simulate DEVICE``: each device family's simulator brings its own options."""
+    simulate = sub.add_parser("simulate", help="serve a simulated device on a pty or TCP port")
+    sim_sub = simulate.add_subparsers(dest="device", required=True, metavar="DEVICE")
+    ss2 = sim_sub.add_parser("ss2", help="Cammegh Slingshot 2 roulette wheel")
+    # composition root, see module doc: the simulators' own CLIs, imported only when asked for
+    from tablectl.simulators.cli import bigwheel as bigwheel_cli  # noqa: PLC0415
+    from tablectl.simulators.cli import drum as drum_cli  # noqa: PLC0415
+    from tablectl.simulators.cli import shoe as shoe_cli  # noqa: PLC0415
+    from tablectl.simulators.cli import shuffler as shuffler_cli  # noqa: PLC0415
+    from tablectl.simulators.cli import ss2 as ss2_cli  # noqa: PLC0415
+
+    ss2_cli.add_arguments(ss2)
+    shoe = sim_sub.add_parser("shoe", help="card shoe / barcode scanner (serial lines)")
+    shoe_cli.add_arguments(shoe)
+    shuffler = sim_sub.add_parser("shuffler", help="card shuffler (reference protocol)")
+    shuffler_cli.add_arguments(shuffler)
+    bigwheel = sim_sub.add_parser("bigwheel", help="money wheel sensor (reference protocol)")
+    bigwheel_cli.add_arguments(bigwheel)
+    drum = sim_sub.add_parser("drum", help="lotto/keno ball drum on a CAN bus (reference protocol)")
+    drum_cli.add_arguments(drum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tablectl`` console script."""
+    args = _parser().parse_args(argv)
+    configure_logging(args.log_format, verbose=args.verbose, quiet=args.command == "demo")
+    try:
+        return _dispatch(args)
+    except ConfigError as exc:
+        # 78 (EX_CONFIG): the unit's RestartPreventExitStatus stops a restart loop on a bad file.
+        # check-config answers the same way, so a deploy script can test a file as run would.
+        print(f"tablectl {args.command}: {exc}", file=sys.stderr)
+        return EXIT_CONFIG if args.command in _CONFIG_EXIT_COMMANDS else EXIT_ERROR
+    except TablectlError as exc:
+        print(f"tablectl {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    command: str = args.command
+    if command == "run":
+        return _run(args)
+    if command == "demo":
+        from tablectl.controller.lab.demo import run_demo  # noqa: PLC0415
+
+        faults = args.fault if args.fault is not None else ["misspin@3"]
+        return asyncio.run(
+            run_demo(
+                speed=args.speed,
+                rounds=args.rounds,
+                seed=args.seed,
+                faults=[f for f in faults if f != "none"],
+                state_dir=args.state_dir,
+                tables=_demo_tables(args.tables),
+                events=args.events,
+            )
+        )
+    if command == "simulate":
+        return _simulate(args)
+    if command == "replay":
+        return _replay(args.config, args.events)
+    if command == "check-config":
+        from tablectl.controller.config import load_config  # noqa: PLC0415
+        from tablectl.controller.service.app import check_config  # noqa: PLC0415
+
+        for line in check_config(load_config(args.config)):
+            print(line)
+        print("OK")
+        return EXIT_OK
+    if command == "cmd":
+        from tablectl.controller.tools.commander import run as run_cmd  # noqa: PLC0415
+
+        return run_cmd(args)
+    if command == "diag":
+        from tablectl.controller.tools.diag.cli import run as run_diag  # noqa: PLC0415
+
+        return run_diag(args)
+    if command == "watch":
+        return _watch(args)
+    if command == "verify":
+        from tablectl.controller.journal.retention import run_verify  # noqa: PLC0415
+
+        return run_verify(args)
+    if command == "export":
+        from tablectl.controller.tools.export import run as run_export  # noqa: PLC0415
+
+        return run_export(args)
+    raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
+
+
+def _demo_tables(text: str) -> list[str]:
+    from tablectl.controller.games.catalog import GAMES  # noqa: PLC0415
+    from tablectl.controller.lab.demo import TABLES  # noqa: PLC0415
+
+    tables = [t.strip() for t in text.split(",") if t.strip()]
+    known = {*TABLES, *GAMES}
+    unknown = sorted(set(tables) - known)
+    if unknown or not tables:
+        raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(sorted(known))}")
+    return tables
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tablectl.controller.config import load_config  # noqa: PLC0415
+    from tablectl.controller.core.errors import ConfigError  # noqa: PLC0415
+    from tablectl.controller.service.app import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
+
+    configs = [load_config(path) for path in args.config]
+    listens = {c.metrics.listen for c in configs if c.metrics.listen}
+    if args.metrics_listen is None and len(listens) > 1:
+        raise ConfigError(
+            f"[metrics] listen differs between configs ({sorted(listens)}): use --metrics-listen"
+        )
+    listen = args.metrics_listen or next(iter(listens), None)
+    if len(configs) == 1:
+        asyncio.run(run_table(configs[0], metrics_listen=listen))
+    else:
+        from tablectl.controller.service.host import run_tables  # noqa: PLC0415
+
+        asyncio.run(run_tables(configs, metrics_listen=listen))
+    return EXIT_OK
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    """``tablectl simulate DEVICE``: each device family's simulator brings its own CLI."""
+    if args.device == "shoe":
+        from tablectl.simulators.cli.shoe import run as run_shoe  # noqa: PLC0415
+
+        return asyncio.run(run_shoe(args))
+    if args.device == "drum":
+        from tablectl.simulators.cli.drum import run as run_drum  # noqa: PLC0415
+
+        return asyncio.run(run_drum(args))
+    if args.device == "bigwheel":
+        from tablectl.simulators.cli.bigwheel import run as run_bigwheel  # noqa: PLC0415
+
+        return asyncio.run(run_bigwheel(args))
+    if args.device == "shuffler":
+        from tablectl.simulators.cli.shuffler import run as run_shuffler  # noqa: PLC0415
+
+        return asyncio.run(run_shuffler(args))
+    from tablectl.simulators.cli.ss2 import run as run_ss2  # noqa: PLC0415
+
+    return asyncio.run(run_ss2(args))
+
+
+def _replay(config_path: Path, events: Path) -> int:
+    from tablectl.controller.config import load_config  # noqa: PLC0415
+    from tablectl.controller.engines.replay import run_replay  # noqa: PLC0415
+    from tablectl.controller.service.app import build_engine_for  # noqa: PLC0415
+
+    engine = build_engine_for(load_config(config_path))
+    if str(events) == "-":
+        report = run_replay(engine, sys.stdin, sys.stdout, sys.stderr)
+    else:
+        try:
+            with events.open(encoding="utf-8") as source:
+                report = run_replay(engine, source, sys.stdout, sys.stderr)
+        except OSError as exc:
+            print(f"tablectl replay: cannot read {events}: {exc.strerror}", file=sys.stderr)
+            return EXIT_ERROR
+    print(
+        f"replay: {report.events} events, {report.outcomes} outcomes, "
+        f"{report.verdicts} verdicts, {report.errors} bad lines",
+        file=sys.stderr,
+    )
+    return EXIT_ERROR if report.errors else EXIT_OK
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from tablectl.controller.mqtt.publisher import broker_address  # noqa: PLC0415
+    from tablectl.controller.tools.watch import watch  # noqa: PLC0415
+
+    url, prefix, table = args.url, args.prefix, args.table
+    if args.config is not None:
+        from tablectl.controller.config import load_config  # noqa: PLC0415
+
+        config = load_config(args.config)
+        url = url or config.mqtt.url
+        prefix = prefix or config.mqtt.topic_prefix
+        table = table or config.table.id
+        if url == "embedded":
+            url = f"mqtt://{config.mqtt.embedded_listen}"
+    host, port, _tls = broker_address(url or "mqtt://127.0.0.1:1883")
+    topic_filter = f"{prefix or 'tablectl'}/{table or '+'}/#"
+    try:
+        asyncio.run(watch(host, port, topic_filter, colour=sys.stdout.isatty(), raw=args.raw))
+    except OSError as exc:
+        print(f"tablectl watch: cannot reach {host}:{port}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""``tablectl diag``: the technician's commands (DESIGN §4.5, issue 6).
+
+Wiring, from :mod:`tablectl.controller.tools.cli`::
+
+    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
+    from tablectl.controller.tools.diag.cli import add_arguments, run as run_diag
+    add_arguments(diag) ... if command == "diag":
+        return run_diag(args)
+
+:func:`run` is synchronous (it runs its own event loop, handles Ctrl-C) and returns the exit
+status; :func:`run_async` is the same for callers that already have a loop (tests). Every error
+this package expects is printed as one line, ``tablectl diag <cmd>: <reason>``, with status 1.
+Human-readable output by default, ``--json`` for scripts (one document, or one per line for the
+streaming commands ``probe`` and ``sniff``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tablectl.drivers.errors import TablectlError
+
+__all__ = ["add_arguments", "run", "run_async"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return int(text)
+
+
+def _probability(text: str) -> float:
+    value = _positive(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
+def _send_text(text: str) -> tuple[str, str]:
+    return ("text", text)
+
+
+def _send_hex(text: str) -> tuple[str, str]:
+    try:
+        bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not hex bytes: {text!r}") from None
+    return ("hex", text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``diag`` subcommands (``ports``, ``probe``, ``sniff``, ``selftest``, ``stats``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    device = argparse.ArgumentParser(add_help=False)
+    device.add_argument(
+        "device", nargs="?", metavar="DEVICE", help="configured device id (optional if only one)"
+    )
+    device.add_argument("--config", required=True, type=Path, help="table config (TOML)")
+    timed = argparse.ArgumentParser(add_help=False)
+    timed.add_argument(
+        "--seconds", type=_positive, metavar="N", help="stop after N seconds (default: Ctrl-C)"
+    )
+
+    sub = parser.add_subparsers(dest="diag_command", required=True, metavar="DIAG_COMMAND")
+    ports = sub.add_parser(
+        "ports",
+        parents=[common],
+        help="serial ports, USB devices and CAN interfaces, marked with configured devices",
+    )
+    ports.add_argument("--config", type=Path, help="mark the devices of this table config")
+
+    sub.add_parser(
+        "probe",
+        parents=[common, device, timed],
+        help="identify a device (SS2 *K, *V; shuffler VERS, STAT), show its status and live "
+        "decoded events",
+    )
+
+    sniff = sub.add_parser(
+        "sniff",
+        parents=[common, device, timed],
+        help="raw traffic with timestamps, direction, hex and ASCII",
+    )
+    sniff.add_argument("--capture", type=Path, metavar="FILE", help="also write a capture file")
+    sniff.add_argument(
+        "--send",
+        dest="send",
+        action="append",
+        type=_send_text,
+        metavar="TEXT",
+        help="send a device command first, e.g. '*X' or '*P 0' (repeatable)",
+    )
+    sniff.add_argument(
+        "--send-hex",
+        dest="send",
+        action="append",
+        type=_send_hex,
+        metavar="HEX",
+        help="send raw bytes first, e.g. 2a580d0a (repeatable)",
+    )
+    sniff.add_argument(
+        "--repeat", type=_positive, metavar="SECONDS", help="resend the --send bytes this often"
+    )
+
+    selftest = sub.add_parser(
+        "selftest",
+        parents=[common, device],
+        help="run the device's self-test (SS2 *F; shuffler deck check DCHK) and explain each code",
+    )
+    selftest.add_argument(
+        "--timeout", type=_positive, default=300.0, help="give up after this long (default 300 s)"
+    )
+    selftest.add_argument(
+        "--settle",
+        type=_positive,
+        default=2.0,
+        help="after a fault code, wait this long for more (default 2 s)",
+    )
+    selftest.add_argument(
+        "--power-down",
+        action="store_true",
+        help="SS2: send *P 0 first (the self-test runs only in state 6, closed)",
+    )
+
+    stats = sub.add_parser(
+        "stats",
+        parents=[common],
+        help="wheel bias or shuffle randomness from the journal: 3-sigma frequencies, "
+        "chi-square p-values, serial correlation",
+        description="Roulette tables: wheel bias of the settled spins. Card tables (baccarat, "
+        "dragon tiger, blackjack): shuffle randomness of the dealt shoes (rank and suit at "
+        "each position, the first card, serial correlation, shoe-to-shoe repetition, results "
+        "against theory). The table's game picks which.",
+    )
+    stats.add_argument("--config", type=Path, help="table config (journal, game, rules, devices)")
+    stats.add_argument("--journal", type=Path, help="journal file (default: the config's)")
+    stats.add_argument(
+        "--variant",
+        choices=("european", "american", "french"),
+        help="roulette wheel (default: the config's [rules] variant, else european)",
+    )
+    stats.add_argument(
+        "--last",
+        type=_count,
+        metavar="N",
+        help="only the last N settled spins (roulette) or dealt shoes (card tables)",
+    )
+    stats.add_argument(
+        "--alpha",
+        type=_probability,
+        default=None,
+        help="risk level of the chi-square and serial tests (default: 0.025 for a wheel, "
+        "regulatory R24; 0.05 for a shuffler, R5)",
+    )
+    stats.add_argument(
+        "--sigma",
+        type=_positive,
+        default=3.0,
+        help="flag numbers (first-card ranks, results) beyond this many sigma",
+    )
+    stats.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="also ask this wheel for its own statistics (SS2 *w, *W); needs the port free",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``diag`` command to completion; Ctrl-C / SIGTERM end probe and sniff cleanly."""
+    try:
+        return asyncio.run(_with_signals(args))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+async def _with_signals(args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+    try:
+        return await run_async(args, stop=stop)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+async def run_async(
+    args: argparse.Namespace,
+    *,
+    stop: asyncio.Event | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run one ``diag`` command on the running loop; ``stop`` ends it like Ctrl-C."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    stop = stop if stop is not None else asyncio.Event()
+    command: str = args.diag_command
+    try:
+        return await _dispatch(command, args, stop, out, err)
+    except TablectlError as exc:
+        err.write(f"tablectl diag {command}: {exc}\n")
+        return EXIT_ERROR
+
+
+async def _dispatch(
+    command: str, args: argparse.Namespace, stop: asyncio.Event, out: TextIO, err: TextIO
+) -> int:
+    # Imports per command (and none at module level beyond the stdlib): building the parser
+    # must stay cheap for every other tablectl command, and `diag stats` must not need pyserial.
+    if command == "ports":
+        from tablectl.controller.tools.diag.ports_command import run_ports  # noqa: PLC0415
+
+        return run_ports(args.config, out=out, as_json=args.json)
+    if command == "stats":
+        from tablectl.controller.tools.diag.stats.command import StatsRequest, run_stats  # noqa: PLC0415
+
+        request = StatsRequest(
+            config=args.config,
+            journal=args.journal,
+            variant=args.variant,
+            last=args.last,
+            alpha=args.alpha,
+            sigma=args.sigma,
+            device=args.device,
+        )
+        return await run_stats(request, out=out, err=err, as_json=args.json)
+
+    from tablectl.controller.tools.diag.session import until_stopped  # noqa: PLC0415
+    from tablectl.controller.tools.diag.target import resolve_target  # noqa: PLC0415
+
+    target = resolve_target(args.config, args.device)
+    if command == "probe":
+        from tablectl.controller.tools.diag.probe import run_probe  # noqa: PLC0415
+
+        return await run_probe(target, seconds=args.seconds, stop=stop, out=out, as_json=args.json)
+    if command == "sniff":
+        from tablectl.controller.tools.diag.sniff import run_sniff  # noqa: PLC0415
+
+        sends = [
+            bytes.fromhex(value) if kind == "hex" else target.diagnostics.encode_send(value)
+            for kind, value in args.send or []
+        ]
+        return await run_sniff(
+            target,
+            seconds=args.seconds,
+            stop=stop,
+            out=out,
+            err=err,
+            sends=sends,
+            repeat=args.repeat,
+            capture=args.capture,
+            as_json=args.json,
+        )
+    if command == "selftest":
+        from tablectl.controller.tools.diag.devices.plugins import SelfTestOptions  # noqa: PLC0415
+        from tablectl.controller.tools.diag.selftest import run_selftest  # noqa: PLC0415
+
+        options = SelfTestOptions(timeout=args.timeout, settle=args.settle, prepare=args.power_down)
+        result = await until_stopped(
+            run_selftest(target, options, out=out, err=err, as_json=args.json), stop
+        )
+        return EXIT_INTERRUPTED if result is None else result
+    raise AssertionError(command)  # pragma: no cover - argparse restricts the choices

@@ -1,0 +1,144 @@
+"""An open link to one device for a technician tool: one reader, a tap on both directions.
+
+Why not the driver itself: a driver reconnects forever and turns a failed open into an availability
+event, and it acts on what it hears (``*R`` after a misspin). A technician wants the opposite: fail
+at once with a reason when the port is busy, and send nothing the technician did not ask for. So
+diagnostics open the device's transport directly (built by the device's diagnostics plug-in,
+normally the same :class:`~tablectl.drivers.transports.serial.SerialStream` the driver uses, with
+the same exclusive lock), read it from one task, and hand every chunk in either direction to an
+optional *tap* (``diag sniff`` prints and captures through it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Literal, Self
+
+from tablectl.controller.tools.diag.errors import DiagError, PortHeldError
+from tablectl.drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.transports.base import ByteStream
+
+__all__ = ["Direction", "Link", "Tap", "is_lock_error"]
+
+Direction = Literal["rx", "tx"]
+Tap = Callable[[Direction, bytes, float], None]
+"""Called with the direction, the bytes and the monotonic time they were read or written."""
+
+_LOCK_MARKERS = ("exclusively lock", "device or resource busy", "resource busy")
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    """Whether an open failure means another process holds the port.
+
+    pyserial's ``exclusive=True`` takes ``flock(LOCK_EX | LOCK_NB)`` and reports a held lock as
+    "Could not exclusively lock port …: [Errno 11] Resource temporarily unavailable"; a tty
+    opened with ``TIOCEXCL`` by someone else, or a USB interface claimed by another process,
+    gives EBUSY ("Resource busy"). Both arrive wrapped in
+    :class:`DriverInitError` by the transport, so the text is what we can go by.
+    """
+    text = str(exc).lower()
+    return any(marker in text for marker in _LOCK_MARKERS)
+
+
+class Link:
+    """``async with Link(stream, port) as link``: open, read in the background, close.
+
+    Args:
+        stream: the device's transport, not yet open.
+        port: what to call the port in messages (the configured path or URL).
+        tap: sees every chunk read (``rx``) and written (``tx``) with its time.
+        clock: monotonic seconds for the tap's timestamps (injected for tests).
+    """
+
+    def __init__(
+        self,
+        stream: ByteStream,
+        port: str,
+        *,
+        tap: Tap | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.port = port
+        self._stream = stream
+        self._tap = tap
+        self._clock = clock
+        self._queue: asyncio.Queue[bytes | TransportClosedError] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Open the transport and start reading.
+
+        Raises:
+            PortHeldError: another process holds the port (the service, a ``screen``).
+            DiagError: the port cannot be opened for another reason (named in the message).
+        """
+        try:
+            await self._stream.open()
+        except DriverInitError as exc:
+            if is_lock_error(exc):
+                raise PortHeldError(self.port) from None
+            raise DiagError(str(exc)) from None
+        self._reader = asyncio.create_task(self._read_loop(), name=f"diag:read:{self.port}")
+
+    async def close(self) -> None:
+        """Stop reading and close the transport (idempotent)."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        await self._stream.close()
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                data = await self._stream.read()
+                if self._tap is not None:
+                    self._tap("rx", data, self._clock())
+                self._queue.put_nowait(data)
+        except TransportClosedError as exc:
+            self._queue.put_nowait(exc)
+
+    async def read(self, within: float | None = None) -> bytes:
+        """The next chunk the device sent, or ``b""`` when ``within`` seconds pass first.
+
+        Raises:
+            DiagError: the link went away (cable pulled, simulator stopped).
+        """
+        try:
+            item = await asyncio.wait_for(self._queue.get(), within)
+        except TimeoutError:
+            return b""
+        if isinstance(item, TransportClosedError):
+            self._queue.put_nowait(item)  # every later read fails the same way
+            raise DiagError(f"{self.port}: link lost: {item}")
+        return item
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` to the device (seen by the tap as ``tx``).
+
+        Raises:
+            DiagError: the link went away.
+        """
+        if self._tap is not None:
+            self._tap("tx", data, self._clock())
+        try:
+            await self._stream.write(data)
+        except TransportClosedError as exc:
+            raise DiagError(f"{self.port}: link lost: {exc}") from None

@@ -1,0 +1,344 @@
+"""``diag stats``: wheel bias or shuffle randomness, whichever the table's game calls for.
+
+A roulette table gets the journal's wheel-bias report, optionally with the wheel's own figures
+(:mod:`tablectl.controller.tools.diag.stats.wheel`); a card table (baccarat, dragon tiger,
+blackjack) gets the shuffle-randomness report of its shoes
+(:mod:`tablectl.controller.tools.diag.stats.shuffle`, presented by
+:mod:`tablectl.controller.tools.diag.stats.shuffle_report`). The game comes from the config's
+``[table] game``; with ``--journal`` alone, from the journal itself (its newest outcome, else
+whether it holds cards). Kept apart from the reading and the maths
+(:mod:`tablectl.controller.tools.diag.stats.maths`) so those stay usable from tests and other tools
+without any output format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from tablectl.controller.config import TableConfig, load_config
+from tablectl.controller.games.roulette import Variant
+from tablectl.controller.tools.diag.devices.plugins import DeviceStatistics
+from tablectl.controller.tools.diag.errors import DiagError, PortHeldError
+from tablectl.controller.tools.diag.link import Link
+from tablectl.controller.tools.diag.render import emit_json, table
+from tablectl.controller.tools.diag.stats.maths import BiasReport, SerialCorrelation
+from tablectl.controller.tools.diag.stats.wheel import (
+    Window,
+    check_variant,
+    device_report,
+    read_spins,
+    wheel_report,
+)
+from tablectl.controller.tools.diag.target import resolve_target
+
+__all__ = ["StatsRequest", "run_stats"]
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    """What ``diag stats`` was asked for (mirrors its flags)."""
+
+    config: Path | None = None
+    journal: Path | None = None
+    variant: str | None = None
+    last: int | None = None
+    alpha: float | None = None
+    """``None``: 0.025 for a wheel (R24), 0.05 for a shuffler (R5)."""
+    sigma: float = 3.0
+    device: str | None = None
+
+
+WHEEL_ALPHA = 0.025
+"""Regulatory R24: the wheel's χ² at risk level 0.025."""
+SHUFFLE_ALPHA = 0.05
+"""Regulatory R5: the shuffler's χ² at 95 % confidence."""
+
+Kind = Literal["wheel", "shuffle"]
+
+
+def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
+    """Wheel or shuffle statistics, and the game, from the config or else the journal."""
+    from tablectl.controller.tools.diag.stats.shuffle import CARD_GAMES, journal_game  # noqa: PLC0415
+
+    game = config.table.game if config is not None else journal_game(journal)
+    if game is None or game == "roulette":
+        return "wheel", "roulette"
+    if game in CARD_GAMES:
+        return "shuffle", game
+    if game == "cards":  # a journal with shoes but no outcome yet
+        return "shuffle", None
+    where = config.source if config is not None else journal
+    raise DiagError(
+        f"{where}: diag stats analyses roulette wheels and card shoes "
+        f"({', '.join(sorted(CARD_GAMES))}); this table plays {game!r}"
+    )
+
+
+def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
+    config = load_config(request.config) if request.config is not None else None
+    if config is None and request.journal is None:
+        raise DiagError("give --config FILE (or --journal FILE)")
+    journal = request.journal or (config.journal.path if config is not None else None)
+    assert journal is not None
+    name = request.variant
+    if name is None:
+        configured = config.rules.get("variant", "european") if config is not None else None
+        name = configured if isinstance(configured, str) else "european"
+    return config, journal, check_variant(name)
+
+
+async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
+    """Print the report; 1 if the wheel was asked for and could not be reached, else 0."""
+    config = load_config(request.config) if request.config is not None else None
+    if config is None and request.journal is None:
+        raise DiagError("give --config FILE (or --journal FILE)")
+    journal = request.journal or (config.journal.path if config is not None else None)
+    assert journal is not None
+    kind, game = _kind(config, journal)
+    if kind == "shuffle":
+        return _run_shuffle(request, config, journal, game, out=out, as_json=as_json)
+    return await _run_wheel(request, out=out, err=err, as_json=as_json)
+
+
+def _run_shuffle(
+    request: StatsRequest,
+    config: TableConfig | None,
+    journal: Path,
+    game: str | None,
+    *,
+    out: TextIO,
+    as_json: bool,
+) -> int:
+    from tablectl.controller.tools.diag.stats.shuffle import (  # noqa: PLC0415
+        read_shoes,
+        result_model,
+        shuffle_report,
+    )
+    from tablectl.controller.tools.diag.stats.shuffle_report import (  # noqa: PLC0415
+        ShuffleView,
+        render_shuffle,
+        shuffle_json,
+    )
+
+    played = game or "a card game"
+    if request.variant is not None:
+        raise DiagError(f"--variant is a roulette wheel's; this table plays {played}")
+    if request.device is not None:
+        raise DiagError(
+            f"--device asks a wheel for its own statistics (SS2 *w, *W); this table plays "
+            f"{played}, whose shuffler keeps none: its randomness is read from the journal"
+        )
+    window = read_shoes(journal, last=request.last)
+    model = None
+    if game is not None:
+        rules = config.rules if config is not None else {}
+        model = result_model(game, rules, [w for shoe in window.shoes for w in shoe.results])
+    report = shuffle_report(
+        window,
+        model=model,
+        alpha=request.alpha if request.alpha is not None else SHUFFLE_ALPHA,
+        sigma=request.sigma,
+    )
+    table_id = config.table.id if config is not None else None
+    view = ShuffleView(table_id, journal, game, window, report, request.last)
+    if as_json:
+        emit_json(out, shuffle_json(view))
+    else:
+        render_shuffle(out, view)
+    return 0
+
+
+async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
+    config, journal, variant = _sources(request)
+    window = read_spins(journal, variant, last=request.last)
+    alpha = request.alpha if request.alpha is not None else WHEEL_ALPHA
+    report = wheel_report(window, variant, alpha=alpha, sigma=request.sigma)
+    device: DeviceStatistics | None = None
+    device_error: str | None = None
+    if request.device is not None:
+        if request.config is None:
+            raise DiagError("--device needs --config to find the device")
+        target = resolve_target(request.config, request.device)
+        try:
+            async with Link(target.diagnostics.open_stream(), target.diagnostics.port) as link:
+                device = await target.diagnostics.statistics(link)
+        except PortHeldError as exc:
+            device_error = str(exc)
+    device_bias = (
+        device_report(dict(device.counts), variant, alpha=alpha, sigma=request.sigma)
+        if device is not None and device.counts
+        else None
+    )
+    table_id = config.table.id if config is not None else None
+    if as_json:
+        emit_json(
+            out,
+            {
+                "table": table_id,
+                "journal": str(journal),
+                "kind": "wheel",
+                "variant": variant,
+                "window": _window_json(window, request.last),
+                "journal_stats": _bias_json(report),
+                "device": _device_json(request.device, device, device_bias, device_error),
+            },
+        )
+    else:
+        _render(
+            out,
+            table_id=table_id,
+            journal=journal,
+            variant=variant,
+            window=window,
+            report=report,
+            last=request.last,
+        )
+        if device is not None:
+            _render_device(out, request.device or "", device, device_bias)
+    if device_error is not None:
+        err.write(f"tablectl diag stats: {device_error}\n")
+        return 1
+    return 0
+
+
+def _window_json(window: Window, last: int | None) -> dict[str, Any]:
+    first, final = (window.spins[0], window.spins[-1]) if window.spins else (None, None)
+    return {
+        "requested_last": last,
+        "spins": len(window.spins),
+        "voids_skipped": window.voids,
+        "invalid_skipped": window.invalid,
+        "first": None if first is None else {"round": first.round, "ts": first.ts},
+        "last": None if final is None else {"round": final.round, "ts": final.ts},
+    }
+
+
+def _serial_json(serial: SerialCorrelation | None) -> dict[str, Any] | None:
+    if serial is None:
+        return None
+    return {"r": serial.r, "z": serial.z, "p_value": serial.p_value, "flagged": serial.flagged}
+
+
+def _bias_json(report: BiasReport) -> dict[str, Any]:
+    return {
+        "spins": report.spins,
+        "pockets": report.pockets,
+        "flagged": report.flagged,
+        "chi_square": {
+            "value": report.chi_square,
+            "dof": report.dof,
+            "p_value": report.p_value,
+            "alpha": report.alpha,
+            "flagged": report.chi_flagged,
+        },
+        "sigma": report.sigma,
+        "frequencies": [
+            {
+                "number": f.number,
+                "count": f.count,
+                "expected": f.expected,
+                "z": f.z,
+                "flagged": f.flagged,
+            }
+            for f in report.frequencies
+        ],
+        "serial_correlation": {
+            "by_number": _serial_json(report.serial_by_number),
+            "by_wheel_position": _serial_json(report.serial_by_position),
+        },
+    }
+
+
+def _device_json(
+    name: str | None,
+    device: DeviceStatistics | None,
+    bias: BiasReport | None,
+    error: str | None,
+) -> dict[str, Any] | None:
+    if name is None:
+        return None
+    out: dict[str, Any] = {"device": name, "error": error}
+    if device is not None:
+        out |= {
+            "chi_square": device.chi_square,
+            "percent": device.percent,
+            "counts": {str(k): v for k, v in device.counts.items()},
+            "notes": list(device.notes),
+            "table_stats": _bias_json(bias) if bias is not None else None,
+        }
+    return out
+
+
+def _flag(flagged: bool) -> str:
+    return "FLAGGED" if flagged else "ok"
+
+
+def _serial_text(label: str, serial: SerialCorrelation | None) -> str:
+    if serial is None:
+        return f"  {label}: not enough spins"
+    return (
+        f"  {label}: r = {serial.r:+.4f}, z = {serial.z:+.2f}, p = {serial.p_value:.4f}"
+        f"  {_flag(serial.flagged)}"
+    )
+
+
+def _render_bias(out: TextIO, report: BiasReport, *, serial: bool) -> None:
+    out.write(
+        f"chi-square = {report.chi_square:.2f} with {report.dof} dof, "
+        f"p = {report.p_value:.4f} (risk level {report.alpha:g})  {_flag(report.chi_flagged)}\n"
+    )
+    if serial:
+        out.write("lag-1 serial correlation:\n")
+        out.write(_serial_text("by number        ", report.serial_by_number) + "\n")
+        out.write(_serial_text("by wheel position", report.serial_by_position) + "\n")
+    flagged = report.flagged_numbers
+    beyond = ", ".join(f"{f.number} ({f.count}, z {f.z:+.1f})" for f in flagged) or "none"
+    out.write(f"numbers beyond {report.sigma:g} sigma: {beyond}\n")
+    rows = [
+        (f.number, f.count, f"{f.expected:.1f}", f"{f.z:+.2f}", "FLAG" if f.flagged else "")
+        for f in report.frequencies
+    ]
+    out.write(table(("number", "count", "expected", "z", ""), rows, right="0123") + "\n")
+
+
+def _render(
+    out: TextIO,
+    *,
+    table_id: str | None,
+    journal: Path,
+    variant: Variant,
+    window: Window,
+    report: BiasReport,
+    last: int | None,
+) -> None:
+    out.write(f"wheel bias, table {table_id or '-'}, journal {journal} ({variant}, ")
+    out.write(f"{report.pockets} pockets)\n")
+    span = f"last {last}" if last is not None else "all"
+    out.write(f"window: {span} settled spins: {len(window.spins)}")
+    if window.spins:
+        first, final = window.spins[0], window.spins[-1]
+        out.write(f" (rounds {first.round} .. {final.round}, {first.ts} .. {final.ts})")
+    out.write(f"; skipped {window.voids} void, {window.invalid} invalid\n")
+    if not window.spins:
+        out.write("no settled spins in the journal window: nothing to test\n")
+        return
+    _render_bias(out, report, serial=True)
+    verdict = "FLAGGED: look at this wheel" if report.flagged else "no test flagged"
+    out.write(f"overall: {verdict}\n")
+    out.flush()
+
+
+def _render_device(
+    out: TextIO, name: str, device: DeviceStatistics, bias: BiasReport | None
+) -> None:
+    out.write(f"\nthe wheel's own statistics ({name}):\n")
+    if device.chi_square is not None:
+        out.write(f"  *w chi-square {device.chi_square:.2f} ({device.percent:.1f} %)\n")
+    for note in device.notes:
+        out.write(f"  note: {note}\n")
+    if bias is not None:
+        out.write(f"  *W table: {bias.spins} results\n")
+        _render_bias(out, bias, serial=False)
+    out.flush()

@@ -1,0 +1,547 @@
+"""``diag stats`` for card tables: shuffle randomness from the journal (regulatory R5, R17).
+
+What a shoe is in the journal. The card engines journal every event before acting on it, so a
+table's journal holds, in ``seq`` order, ``shuffle_started``, ``shuffle_completed`` (the
+shuffler's count), every ``card`` as it left the shoe (burned cards and blackjack hole cards
+too: they are journaled in full with ``"face_down": true`` and only withheld when *published*),
+the engine's ``outcome`` records and ``shoe_end``. Here a shoe is the cards between a
+``shuffle_completed`` and the next ``shuffle_started``/``shuffle_completed`` (cards dealt after
+``shoe_end``, before the next shuffle, still came out of that shuffle), and position 1 is the
+first card after the shuffle, the burn card included. A shoe still being dealt (no ``shoe_end``
+and no later shuffle) is not counted, so that a window of "the last N shoes" does not change in
+the middle of a shoe; cards before the first shuffle read (a journal that begins mid-shoe) have
+no known position and are left out.
+
+What is tested (the maths is :mod:`tablectl.controller.tools.diag.stats.maths`):
+
+* **rank by position**, *the* R5 test ("chi-squared goodness-of-fit test at 95 % confidence",
+  so at risk level α = 0.05 by default): for every position, the rank (13) of the card at that
+  position across the shoes of the window, χ² against uniform (each position of a fairly
+  shuffled standard shoe holds each rank with probability 1/13, whatever the deck count), summed
+  over the positions;
+
+and, as supplementary tests that each run at α/k (Bonferroni over the k of them, so that
+together they flag a fair shuffler about α of the time rather than k·α):
+
+* **positions one by one**: any single position where one rank (or suit) came up too often for
+  chance, against the Bonferroni limit over all positions (a bias at one position barely moves
+  a sum over 400);
+* **suit by position**: as for ranks, with the 4 suits;
+* **the first card** of each shoe: its rank and suit against uniform, with σ flags per rank;
+* **serial correlation**: lag-1 correlation of consecutive ranks (A = 1 … K = 13) within a shoe;
+* **repetition**: the same card at the same position as in the previous shoe, against the rate
+  of two independent shoes (about 1/52): a shuffler that passes cards through unshuffled;
+* **results** (baccarat, the dragon tiger family): the winners' frequencies against their
+  theoretical probabilities (baccarat: the 8-deck figures, which differ from 6-deck ones only in
+  the fourth decimal).
+
+Jokers and codes that are no card keep their position but are left out of the tallies. A fair
+shuffler still has the R5 test or a supplementary one flagged in about 2α of windows (one in
+ten at α = 0.05): a flag means "look again at this shuffler, with another window", not "the
+shuffle is biased".
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sqlite3
+import statistics as stdstats
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from tablectl.controller.tools.diag.errors import DiagError
+from tablectl.controller.tools.diag.stats.maths import (
+    FrequencyTest,
+    PositionTest,
+    RepetitionTest,
+    SerialCorrelation,
+    frequency_test,
+    pooled_serial_correlation,
+    position_test,
+    repetition_test,
+)
+from tablectl.controller.tools.diag.stats.wheel import connect_read_only
+from tablectl.drivers.cards import RANKS, SUITS, parse_card
+
+__all__ = [
+    "BACCARAT_PROBABILITIES",
+    "CARD_GAMES",
+    "MIN_SHOES",
+    "ResultModel",
+    "Shoe",
+    "ShoeWindow",
+    "ShuffleReport",
+    "journal_game",
+    "read_shoes",
+    "result_model",
+    "shuffle_report",
+]
+
+CARD_GAMES: Final = frozenset({"baccarat", "dragon_tiger", "blackjack"})
+"""Games played from a shoe (``[table] game`` values whose engine is a card engine)."""
+
+BACCARAT_PROBABILITIES: Final[Mapping[str, float]] = {
+    "banker": 0.458597,
+    "player": 0.446247,
+    "tie": 0.095156,
+}
+"""Eight decks, the standard tableau (Wizard of Odds); six decks: 0.458653, 0.446279, 0.095069."""
+
+MIN_SHOES: Final = 5
+"""Fewer shoes than this and the per-position and first-card tests are not run."""
+
+MIN_EXPECTED: Final = 5.0
+"""A χ² over results needs at least this many expected in its rarest category (a tie); a σ flag
+needs this many expected in its own category."""
+
+_TYPES: Final = ("card", "shuffle_started", "shuffle_completed", "shoe_end", "outcome")
+_RANK_VALUE: Final = {rank: i + 1 for i, rank in enumerate(RANKS)}
+
+
+@dataclass(frozen=True)
+class Shoe:
+    """One shuffle's cards as the journal has them, in the order they came out."""
+
+    shuffle_seq: int
+    ts: str | None
+    cards: tuple[str, ...]
+    results: tuple[str, ...] = ()
+    """The winners of the settled rounds dealt from this shoe (``banker``, ``dragon``, …)."""
+    voids: int = 0
+    shuffler_count: int | None = None
+
+
+@dataclass(frozen=True)
+class ShoeWindow:
+    """The shoes a report covers, and what was left out.
+
+    ``in_progress``: the shoe still being dealt (0 or 1), not counted. ``empty``: shuffles no
+    card came out of (a rejected shoe), skipped. ``outside``: cards with no shuffle before them
+    in what was read. ``game``: the ``game`` of the newest outcome read, if any.
+    """
+
+    shoes: tuple[Shoe, ...]
+    in_progress: int = 0
+    empty: int = 0
+    outside: int = 0
+    invalid: int = 0
+    game: str | None = None
+
+
+@dataclass
+class _Building:
+    seq: int
+    ts: str | None
+    count: int | None
+    cards: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    voids: int = 0
+    ended: bool = False
+
+    def freeze(self) -> Shoe:
+        return Shoe(
+            self.seq, self.ts, tuple(self.cards), tuple(self.results), self.voids, self.count
+        )
+
+
+def _rows(conn: sqlite3.Connection, last: int | None) -> list[tuple[int, str, str]]:
+    """The records that matter, oldest first; with ``last``, only back to the shuffle that
+    starts the oldest shoe needed (plus one, for a shoe in progress)."""
+    marks = ",".join("?" * len(_TYPES))
+    cursor = conn.execute(
+        f"SELECT seq, type, body FROM records WHERE type IN ({marks}) ORDER BY seq DESC",  # noqa: S608 - placeholders only
+        _TYPES,
+    )
+    rows: list[tuple[int, str, str]] = []
+    dealt = 0
+    shoes = 0
+    for seq, kind, body in cursor:
+        rows.append((int(seq), str(kind), str(body)))
+        if kind == "card":
+            dealt += 1
+        elif kind == "shuffle_started":
+            dealt = 0
+        elif kind == "shuffle_completed":
+            shoes += dealt > 0
+            dealt = 0
+            if last is not None and shoes > last:
+                break
+    rows.reverse()
+    return rows
+
+
+def read_shoes(path: Path, *, last: int | None = None) -> ShoeWindow:
+    """The last ``last`` (all when ``None``) dealt shoes of the journal at ``path``, oldest first.
+
+    Raises:
+        DiagError: the file is missing or is not a journal.
+    """
+    conn = connect_read_only(path)
+    try:
+        rows = _rows(conn, last)
+    except sqlite3.Error as exc:
+        raise DiagError(f"{path}: cannot read journal: {exc}") from None
+    finally:
+        conn.close()
+    parser = _ShoeParser()
+    for seq, kind, body in rows:
+        parser.feed(seq, kind, body)
+    return parser.window(last)
+
+
+class _ShoeParser:
+    """Journal records in ``seq`` order → shoes (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.shoes: list[Shoe] = []
+        self.empty = self.outside = self.invalid = 0
+        self.game: str | None = None
+        self.current: _Building | None = None
+
+    def _close(self) -> None:
+        shoe, self.current = self.current, None
+        if shoe is None:
+            return
+        if shoe.cards:
+            self.shoes.append(shoe.freeze())
+        else:
+            self.empty += 1
+
+    def feed(self, seq: int, kind: str, body: str) -> None:
+        try:
+            record = json.loads(body)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            self.invalid += 1
+            return
+        if kind in ("shuffle_started", "shuffle_completed"):
+            self._close()
+            if kind == "shuffle_completed":
+                ts, count = record.get("ts"), record.get("cards")
+                self.current = _Building(
+                    seq,
+                    ts if isinstance(ts, str) else None,
+                    count if isinstance(count, int) and not isinstance(count, bool) else None,
+                )
+        elif kind == "shoe_end":
+            if self.current is not None:
+                self.current.ended = True
+        elif kind == "card":
+            code = record.get("card")
+            if self.current is None:
+                self.outside += 1
+            else:
+                self.current.cards.append(code if isinstance(code, str) else "")
+        elif kind == "outcome":
+            if isinstance(record.get("game"), str):
+                self.game = record["game"]
+            if self.current is not None:
+                _add_outcome(self.current, record)
+
+    def window(self, last: int | None) -> ShoeWindow:
+        in_progress = 0
+        if self.current is not None and not self.current.ended:
+            in_progress = 1
+            self.current = None
+        self._close()
+        shoes = self.shoes if last is None else self.shoes[-last:] if last > 0 else []
+        return ShoeWindow(
+            tuple(shoes), in_progress, self.empty, self.outside, self.invalid, self.game
+        )
+
+
+def _add_outcome(shoe: _Building, record: Mapping[str, Any]) -> None:
+    if record.get("status") == "void":
+        shoe.voids += 1
+        return
+    result = record.get("result")
+    winner = result.get("winner") if isinstance(result, dict) else None
+    if record.get("status") == "settled" and isinstance(winner, str):
+        shoe.results.append(winner)
+
+
+def journal_game(path: Path) -> str | None:
+    """What the journal's table plays, for ``--journal`` without ``--config``: the newest
+    outcome's ``game``; else ``"cards"`` when it holds shuffles or cards; else ``None``.
+
+    Raises:
+        DiagError: the file is missing or is not a journal.
+    """
+    conn = connect_read_only(path)
+    try:
+        row = conn.execute(
+            "SELECT body FROM records WHERE type = 'outcome' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            try:
+                game = json.loads(row[0]).get("game")
+            except (ValueError, AttributeError):
+                game = None
+            if isinstance(game, str):
+                return game
+        cards = conn.execute(
+            "SELECT 1 FROM records WHERE type IN ('shuffle_completed', 'card') LIMIT 1"
+        ).fetchone()
+    except sqlite3.Error as exc:
+        raise DiagError(f"{path}: cannot read journal: {exc}") from None
+    finally:
+        conn.close()
+    return "cards" if cards is not None else None
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultModel:
+    """The theoretical result probabilities of a game, and where they come from."""
+
+    label: str
+    probabilities: Mapping[str, float]
+
+
+def result_model(
+    game: str, rules: Mapping[str, Any], winners: Sequence[str] = ()
+) -> ResultModel | None:
+    """The winners' probabilities for ``game`` (``None``: blackjack, whose results depend on the
+    players' decisions). For the dragon tiger family the variant comes from ``rules`` or, with
+    no config, from the winners the journal holds."""
+    if game == "baccarat":
+        return ResultModel("baccarat, 8-deck probabilities", BACCARAT_PROBABILITIES)
+    if game != "dragon_tiger":
+        return None
+    from tablectl.controller.games.cards.dragon_tiger import PRESETS  # noqa: PLC0415 - only for this game
+
+    configured_variant = rules.get("variant")
+    seen = set(winners)
+    candidates = [v for v in PRESETS if v == configured_variant] or [
+        v for v, p in PRESETS.items() if seen <= {*p.positions, p.tie}
+    ]
+    name = candidates[0] if candidates else "dragon_tiger"
+    preset = PRESETS[name]
+    configured = rules.get("decks")
+    decks = configured if isinstance(configured, int) and configured > 0 else preset.decks
+    # Equal ranks: the second card matches the first's rank among the 52d − 1 cards left.
+    tie = (4 * decks - 1) / (52 * decks - 1)
+    first, second = preset.positions
+    return ResultModel(
+        f"{name}, {decks} decks",
+        {first: (1 - tie) / 2, second: (1 - tie) / 2, preset.tie: tie},
+    )
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShuffleReport:
+    """Everything ``diag stats`` says about a window of shoes. A test is ``None`` when the
+    window is too small for it (``notes`` say why)."""
+
+    shoes: int
+    cards: int
+    unreadable: int
+    jokers: int
+    lengths: tuple[int, float, int] | None
+    """Cards per shoe: least, median, most."""
+    alpha: float
+    """The R5 test's risk level."""
+    supplementary_alpha: float
+    """Each supplementary test's: ``alpha`` over their number (Bonferroni)."""
+    sigma: float
+    rank_by_position: PositionTest | None = None
+    suit_by_position: PositionTest | None = None
+    first_rank: FrequencyTest | None = None
+    first_suit: FrequencyTest | None = None
+    serial: SerialCorrelation | None = None
+    repetition: RepetitionTest | None = None
+    results: FrequencyTest | None = None
+    results_label: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tests(self) -> dict[str, bool]:
+        """Each test that ran → whether it is flagged; ``rank_by_position`` is R5's."""
+        ran: dict[str, bool] = {}
+        rank, suit = self.rank_by_position, self.suit_by_position
+        if rank is not None and rank.positions > 0:
+            ran["rank_by_position"] = rank.sum_flagged
+            ran["rank_position_outliers"] = bool(rank.outliers)
+        if suit is not None and suit.positions > 0:
+            ran["suit_by_position"] = suit.sum_flagged
+            ran["suit_position_outliers"] = bool(suit.outliers)
+        for name, test in (
+            ("first_card_rank", self.first_rank),
+            ("first_card_suit", self.first_suit),
+            ("serial_correlation", self.serial),
+            ("repetition", self.repetition),
+            ("results", self.results),
+        ):
+            if test is not None:
+                ran[name] = test.flagged
+        return ran
+
+    @property
+    def flagged(self) -> bool:
+        return any(self.tests.values())
+
+
+def _ranks_suits(code: str) -> tuple[str, str] | None:
+    """``(rank, suit)`` of a card code; ``("JK", "")`` for a joker; ``None`` for no card."""
+    try:
+        card = parse_card(code)
+    except ValueError:
+        return None
+    return card.rank, card.suit
+
+
+def shuffle_report(
+    window: ShoeWindow,
+    *,
+    model: ResultModel | None = None,
+    alpha: float = 0.05,
+    sigma: float = 3.0,
+) -> ShuffleReport:
+    """Run every test the window is large enough for (see the module docstring)."""
+    shoes = window.shoes
+    notes: list[str] = []
+    parsed = [[_ranks_suits(code) for code in shoe.cards] for shoe in shoes]
+    unreadable = sum(card is None for shoe in parsed for card in shoe)
+    jokers = sum(card is not None and card[0] == "JK" for shoe in parsed for card in shoe)
+    lengths = [len(shoe.cards) for shoe in shoes]
+    report_lengths = (min(lengths), stdstats.median(lengths), max(lengths)) if lengths else None
+
+    # The supplementary family: rank outliers, suit by position, suit outliers, first rank,
+    # first suit, serial correlation, repetition (and results where the game has a model).
+    each = alpha / (7 + (model is not None))
+    positions: dict[str, PositionTest | None] = {"rank": None, "suit": None}
+    first: dict[str, FrequencyTest | None] = {"rank": None, "suit": None}
+    if len(shoes) >= MIN_SHOES:
+        rank_columns, suit_columns = _columns(parsed)
+        min_shoes = max(2, math.ceil(len(shoes) / 2))
+        positions["rank"] = position_test(
+            rank_columns, RANKS, min_shoes=min_shoes, alpha=alpha, outlier_alpha=each
+        )
+        positions["suit"] = position_test(suit_columns, SUITS, min_shoes=min_shoes, alpha=each)
+        heads = [shoe[0] for shoe in parsed if shoe and shoe[0] is not None and shoe[0][0] != "JK"]
+        first["rank"] = frequency_test(
+            Counter(card[0] for card in heads),
+            dict.fromkeys(RANKS, 1 / len(RANKS)),
+            alpha=each,
+            sigma=sigma,
+            sigma_min_expected=MIN_EXPECTED,
+        )
+        first["suit"] = frequency_test(
+            Counter(card[1] for card in heads),
+            dict.fromkeys(SUITS, 1 / len(SUITS)),
+            alpha=each,
+            sigma=sigma,
+            sigma_min_expected=MIN_EXPECTED,
+        )
+    else:
+        notes.append(
+            f"{len(shoes)} shoe(s): the position and first-card tests need at least {MIN_SHOES}"
+        )
+
+    serial = pooled_serial_correlation(_rank_runs(parsed), alpha=each)
+    repetition = _repetition(shoes, each)
+    if repetition is None and len(shoes) >= 2:
+        notes.append("too few positions to compare shoe with shoe")
+
+    results: FrequencyTest | None = None
+    if model is not None:
+        winners = Counter(w for shoe in shoes for w in shoe.results)
+        n = sum(winners[w] for w in model.probabilities)
+        need = math.ceil(MIN_EXPECTED / min(model.probabilities.values()))
+        if n >= need:
+            results = frequency_test(
+                winners,
+                model.probabilities,
+                alpha=each,
+                sigma=sigma,
+                sigma_min_expected=MIN_EXPECTED,
+            )
+        else:
+            notes.append(f"{n} settled rounds: the results test needs at least {need}")
+    return ShuffleReport(
+        shoes=len(shoes),
+        cards=sum(lengths),
+        unreadable=unreadable,
+        jokers=jokers,
+        lengths=report_lengths,
+        alpha=alpha,
+        supplementary_alpha=each,
+        sigma=sigma,
+        rank_by_position=positions["rank"],
+        suit_by_position=positions["suit"],
+        first_rank=first["rank"],
+        first_suit=first["suit"],
+        serial=serial,
+        repetition=repetition,
+        results=results,
+        results_label=model.label if model is not None else None,
+        notes=tuple(notes),
+    )
+
+
+def _columns(
+    parsed: Sequence[Sequence[tuple[str, str] | None]],
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Per position, how many shoes had each rank and each suit there."""
+    longest = max((len(shoe) for shoe in parsed), default=0)
+    ranks = [[0] * len(RANKS) for _ in range(longest)]
+    suits = [[0] * len(SUITS) for _ in range(longest)]
+    for shoe in parsed:
+        for position, card in enumerate(shoe):
+            if card is None or card[0] == "JK":
+                continue
+            ranks[position][RANKS.index(card[0])] += 1
+            suits[position][SUITS.index(card[1])] += 1
+    return ranks, suits
+
+
+def _rank_runs(parsed: Sequence[Sequence[tuple[str, str] | None]]) -> list[list[float]]:
+    """Ranks (A = 1 … K = 13) in deal order, cut at jokers and unreadable codes (whatever was
+    between two cards is unknown, so they are not neighbours)."""
+    runs: list[list[float]] = []
+    for shoe in parsed:
+        run: list[float] = []
+        for card in shoe:
+            if card is None or card[0] == "JK":
+                if run:
+                    runs.append(run)
+                run = []
+            else:
+                run.append(_RANK_VALUE[card[0]])
+        if run:
+            runs.append(run)
+    return runs
+
+
+def _canonical(code: str) -> str | None:
+    try:
+        return parse_card(code).code
+    except ValueError:
+        return None
+
+
+def _repetition(shoes: Sequence[Shoe], alpha: float) -> RepetitionTest | None:
+    canonical = [[_canonical(code) for code in shoe.cards] for shoe in shoes]
+    composition = Counter(code for shoe in canonical for code in shoe if code is not None)
+    total = sum(composition.values())
+    if total == 0:
+        return None
+    rate = sum((n / total) ** 2 for n in composition.values())
+    matches = compared = 0
+    for before, after in itertools.pairwise(canonical):
+        for a, b in zip(before, after, strict=False):
+            if a is not None and b is not None:
+                compared += 1
+                matches += a == b
+    return repetition_test(matches, compared, rate, alpha=alpha)

@@ -1,0 +1,543 @@
+"""``tablectl export``: a round, a time range or everything, as normalized events for a dispute.
+
+The export is the DESIGN §4.4 JSONL that ``tablectl replay`` reads: one event per line with its
+``seq``, ``ts``, ``device`` and ``manual`` flag, and nothing else — the journal's own fields
+(``schema``, ``table``, ``hash``, ``prev_hash``) and the engine's conclusions (``outcome``,
+``verdict``, ``shoe_end``) are *not* in it, because replay's parser is strict and because the
+point of a dispute export is that the rules, run again, conclude the same thing by themselves.
+What the journal concluded, and the hashes that tie each line to the published stream, go to a
+second file on request (``--records``): the stored records verbatim (canonical JSON, as hashed
+and published), from the round's first event to its outcome.
+
+A single round is exported from the end of the round before (usually: its own ``round_open``;
+a card dealt between two coups belongs to the next one) to the event that decided it, and its
+``round_open`` line carries the journal's round id, so replay (which validates a stream that
+begins mid-shoe as if the shoe's earlier cards were unknown) names the same round and must reach
+the same outcome.
+
+Read-only: the live journal is first copied with SQLite's backup API (a consistent snapshot,
+even while the service appends), rotated files are opened immutable, and every file read is
+verified (chain, columns, structure, seal) before anything is exported from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TextIO
+
+from tablectl.controller.core.errors import ControllerError, JournalError
+from tablectl.controller.core.events import EVENT_TYPES
+from tablectl.controller.core.outcomes import Outcome
+from tablectl.controller.engines import Engine, build_engine
+from tablectl.controller.engines.replay import ReplayReport, replay_lines
+from tablectl.controller.journal.retention import journal_sets, live_of
+from tablectl.controller.journal.store import (
+    FileSummary,
+    _connect_read_only,
+    _loads,
+    _looks_rotated,
+    _verify_conn,
+    canonical_json,
+    list_archives,
+    parse_ts,
+    verify_journal_file,
+)
+
+__all__ = [
+    "ExportError",
+    "ExportedRange",
+    "JournalReader",
+    "add_arguments",
+    "export_all",
+    "export_round",
+    "export_time_range",
+    "run",
+    "to_event_line",
+]
+
+JOURNAL_FIELDS = frozenset({"schema", "table", "hash", "prev_hash"})
+"""What the journal adds to an event; not part of the normalized event (replay refuses it)."""
+
+
+class ExportError(ControllerError):
+    """What was asked for is not in the journal (an unknown round, an empty range)."""
+
+
+@dataclass
+class ExportedRange:
+    """What an export wrote: the events, and the records (conclusions included) they span."""
+
+    events: list[dict[str, Any]]
+    records: list[dict[str, Any]]
+    """Every journal record from the first exported event to the last record concerned (for a
+    round: its outcome), as stored."""
+    reproduced: bool | None = None
+    """A round export checked by replay: whether the events reproduce the journal's outcome
+    (``None``: not checked, no engine given)."""
+
+
+def to_event_line(record: dict[str, Any]) -> dict[str, Any]:
+    """A journaled event record → the normalized event (with ``seq``) that replay reads."""
+    return {k: v for k, v in record.items() if k not in JOURNAL_FIELDS}
+
+
+@dataclass
+class _File:
+    path: Path
+    first_seq: int
+    last_seq: int
+    conn: sqlite3.Connection
+
+
+class JournalReader:
+    """Read-only access to a journal and its rotated files, verified, by ``seq``.
+
+    Args:
+        path: the live journal file, one of its rotated files, or a folder holding one table's
+            journal files.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        if path.is_dir():
+            groups = journal_sets([path])
+            if len(groups) != 1:
+                names = ", ".join(sorted(live.name for live in groups))
+                raise ExportError(f"{path}: holds several tables' journals ({names}): name one")
+            (files,) = groups.values()
+        else:
+            live = live_of(path)
+            files = [a.path for a in list_archives(live)] + ([live] if live.exists() else [])
+            if not files:
+                raise JournalError(f"{path}: no such journal file")
+        self._tmp = tempfile.TemporaryDirectory(prefix="tablectl-export-")
+        self._files: list[_File] = []
+        try:
+            for file in files:
+                self._files.append(self._open(file))
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, path: Path) -> _File:
+        if _looks_rotated(path):
+            # Rotated files never change again (sealed, opened immutable): read in place.
+            sealed = verify_journal_file(path)
+            return _File(path, sealed.first_seq, sealed.last_seq, _connect_read_only(path))
+        wal = path.with_name(path.name + "-wal")
+        if not wal.exists() or wal.stat().st_size == 0:
+            verify_journal_file(path)  # closed: its seal and header can be checked too
+        # The live journal: snapshot it (the backup API copies a consistent state including
+        # the WAL, even while the service appends) and work on the copy only.
+        copy = Path(self._tmp.name) / path.name
+        source = _connect_read_only(path)
+        target = sqlite3.connect(copy)
+        try:
+            source.backup(target)
+            summary: FileSummary = _verify_conn(target, path)
+        except sqlite3.Error as exc:
+            target.close()
+            raise JournalError(f"{path}: cannot copy the journal: {exc}") from None
+        except JournalError:
+            target.close()
+            raise
+        finally:
+            source.close()
+        return _File(path, summary.first_seq, summary.last_seq, target)
+
+    def close(self) -> None:
+        """Close every file and delete the snapshot."""
+        for file in self._files:
+            with contextlib.suppress(sqlite3.Error):
+                file.conn.close()
+        self._files = []
+        self._tmp.cleanup()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def first_seq(self) -> int:
+        """The oldest ``seq`` on disk."""
+        return self._files[0].first_seq if self._files else 1
+
+    @property
+    def files(self) -> list[Path]:
+        """The files read, in chain order."""
+        return [f.path for f in self._files]
+
+    def _query(self, file: _File, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        try:
+            return list(file.conn.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise JournalError(f"{file.path}: cannot read journal: {exc}") from None
+
+    def records(self, first: int = 1, last: int | None = None) -> Iterator[dict[str, Any]]:
+        """Records with ``first <= seq <= last`` in order, across files."""
+        end = last if last is not None else 1 << 62
+        for file in self._files:
+            if file.last_seq < first or file.first_seq > end:
+                continue
+            after = first - 1
+            while True:
+                rows = self._query(
+                    file,
+                    "SELECT seq, body FROM records WHERE seq > ? AND seq <= ? ORDER BY seq"
+                    " LIMIT 500",
+                    (after, end),
+                )
+                for seq, body in rows:
+                    yield _loads(body, int(seq))
+                if len(rows) < 500:
+                    break
+                after = int(rows[-1][0])
+
+    def backwards(self, before: int) -> Iterator[dict[str, Any]]:
+        """Records with ``seq < before``, newest first, across files."""
+        for file in reversed(self._files):
+            if file.first_seq >= before:
+                continue
+            upper = before
+            while True:
+                rows = self._query(
+                    file,
+                    "SELECT seq, body FROM records WHERE seq < ? ORDER BY seq DESC LIMIT 500",
+                    (upper,),
+                )
+                for seq, body in rows:
+                    yield _loads(body, int(seq))
+                if len(rows) < 500:
+                    break
+                upper = int(rows[-1][0])
+
+    def find_outcome(self, round_id: str) -> dict[str, Any] | None:
+        """The (last) outcome record of ``round_id``."""
+        for file in reversed(self._files):
+            rows = self._query(
+                file,
+                "SELECT seq, body FROM records WHERE type = 'outcome'"
+                " AND json_extract(body, '$.round') = ? ORDER BY seq DESC LIMIT 1",
+                (round_id,),
+            )
+            if rows:
+                return _loads(rows[0][1], int(rows[0][0]))
+        return None
+
+
+_DECIDING_WINDOW = 1024
+"""Records searched back from an outcome for its deciding event: a group commit journals at most
+256 events before their conclusions, so the event is well within this."""
+
+
+def _is_event(record: dict[str, Any]) -> bool:
+    return record.get("type") in EVENT_TYPES
+
+
+def export_round(
+    reader: JournalReader,
+    round_id: str,
+    engine_factory: Callable[[], Engine] | None = None,
+) -> ExportedRange:
+    """The events of one round: from the end of the round before to the event that decided it.
+
+    The deciding event is the last event before the outcome with the outcome's ``ts`` (an
+    engine stamps its conclusion with the deciding event's time); a group commit may journal
+    the next round's first events before this round's outcome, which this leaves out. The
+    round's ``round_open`` is the last one before the deciding event, and gets the journal's
+    round id.
+
+    Where the export starts: right after the event that decided the round before (usually the
+    round's own ``round_open``; a card dealt between two coups is the first card of the next
+    one, baccarat BAC-I2). What a round inherits can reach further back (that card may survive
+    a misdealt coup), so with ``engine_factory`` (a fresh engine of the table's game and rules)
+    the export *checks itself*: it replays each candidate start, one round further back at a
+    time, and keeps the first that reproduces the journal's outcome (``reproduced`` says which
+    happened).
+
+    Raises:
+        ExportError: no outcome for ``round_id`` (unknown, or still in progress: an open round
+            is not exported, its face-down cards are not revealed yet), or no ``round_open``.
+    """
+    outcome = reader.find_outcome(round_id)
+    if outcome is None:
+        raise ExportError(
+            f"round {round_id!r} has no outcome in {', '.join(map(str, reader.files))}"
+            " (unknown, retired, or still in progress)"
+        )
+    deciding = _deciding_event(reader, outcome)
+    opening = None
+    if deciding is not None:
+        for record in reader.backwards(int(deciding["seq"])):
+            if record.get("type") == "round_open":
+                opening = record
+                break
+    if deciding is None or opening is None:
+        raise ExportError(f"round {round_id!r}: no round_open before its outcome in the journal")
+    default, starts = _candidate_starts(reader, round_id, int(opening["seq"]), int(deciding["seq"]))
+    if engine_factory is None:
+        return _range(reader, outcome, opening, deciding, default)
+    expected = {k: v for k, v in outcome.items() if k not in _NOT_IN_PAYLOAD}
+    attempt = None
+    for start in starts:
+        attempt = _range(reader, outcome, opening, deciding, start)
+        if _replays_to(engine_factory(), attempt.events, round_id) == expected:
+            attempt.reproduced = True
+            return attempt
+    assert attempt is not None  # starts always holds the round_open itself
+    attempt.reproduced = False
+    return attempt
+
+
+_NOT_IN_PAYLOAD = frozenset({"type", "seq", "hash", "prev_hash"})
+
+_ROUNDS_BACK = 200
+"""How many rounds back a self-checking round export looks for a start that reproduces the
+outcome (more than a shoe's coups)."""
+
+
+def _range(
+    reader: JournalReader,
+    outcome: dict[str, Any],
+    opening: dict[str, Any],
+    deciding: dict[str, Any],
+    start: int,
+) -> ExportedRange:
+    records = list(reader.records(start, int(outcome["seq"])))
+    events = [
+        to_event_line(r) for r in records if _is_event(r) and int(r["seq"]) <= int(deciding["seq"])
+    ]
+    # Every round_open in the export gets its round's id (ours, and earlier rounds' when the
+    # export reaches back), so replay numbers the rounds as the journal did.
+    ids = {int(opening["seq"]): outcome["round"]}
+    for record in records:
+        if record.get("type") == "outcome" and record is not records[-1]:
+            decided = _deciding_event(reader, record)
+            opened = decided and next(
+                (
+                    r
+                    for r in reversed(records)
+                    if r.get("type") == "round_open" and int(r["seq"]) < int(decided["seq"])
+                ),
+                None,
+            )
+            if opened:
+                ids.setdefault(int(opened["seq"]), record.get("round"))
+    for event in events:
+        if event["type"] == "round_open" and event.get("round") is None and event["seq"] in ids:
+            event["round"] = ids[event["seq"]]
+    return ExportedRange(events=events, records=records)
+
+
+def _candidate_starts(
+    reader: JournalReader, round_id: str, opening: int, deciding: int
+) -> tuple[int, list[int]]:
+    """Where a round's export may start: ``(default, candidates)``.
+
+    The default is just after the previous round's deciding event (the ``round_open`` when
+    there is no previous round). The candidates, for a self-checking export, are the
+    ``round_open``, then just after each earlier round's deciding event (latest first), as far
+    back as :data:`_ROUNDS_BACK` rounds, then the oldest record on disk.
+    """
+    found: list[int] = []
+    for record in reader.backwards(deciding):
+        if len(found) >= _ROUNDS_BACK:
+            break
+        if record.get("type") != "outcome" or record.get("round") == round_id:
+            continue
+        before = _deciding_event(reader, record)
+        if before is not None:
+            found.append(min(int(before["seq"]) + 1, opening))
+    default = found[0] if found else opening
+    candidates = list(dict.fromkeys([opening, *found, min(reader.first_seq, opening)]))
+    return default, candidates
+
+
+def _replays_to(
+    engine: Engine, events: list[dict[str, Any]], round_id: str
+) -> dict[str, Any] | None:
+    report = ReplayReport()
+    lines = (canonical_json(e) for e in events)
+    for _, item in replay_lines(engine, lines, report):
+        if isinstance(item, Outcome) and item.round == round_id:
+            return item.to_payload()
+    return None
+
+
+def _deciding_event(reader: JournalReader, outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """The event that led to ``outcome``: the newest event before it with its ``ts`` (an engine
+    stamps a conclusion with the deciding event's time), searched within a group commit's reach,
+    else the newest event before it."""
+    deciding: dict[str, Any] | None = None
+    for index, record in enumerate(reader.backwards(int(outcome["seq"]))):
+        if index >= _DECIDING_WINDOW:
+            break
+        if _is_event(record):
+            if deciding is None or record.get("ts") == outcome.get("ts"):
+                deciding = record
+            if record.get("ts") == outcome.get("ts"):
+                break
+    return deciding
+
+
+def export_time_range(
+    reader: JournalReader, since: datetime | None, until: datetime | None
+) -> ExportedRange:
+    """Events with ``since <= ts < until`` (either bound may be open), in ``seq`` order.
+
+    Records whose ``ts`` is not an ISO time are left out of a time range.
+    """
+    events: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    for record in reader.records():
+        moment = parse_ts(record.get("ts"))
+        inside = moment is not None and (since is None or moment >= since)
+        inside = inside and (until is None or (moment is not None and moment < until))
+        if inside:
+            records.append(record)
+            if _is_event(record):
+                events.append(to_event_line(record))
+    return ExportedRange(events=events, records=records)
+
+
+def export_all(reader: JournalReader) -> ExportedRange:
+    """Every event the files hold."""
+    records = list(reader.records())
+    return ExportedRange(
+        events=[to_event_line(r) for r in records if _is_event(r)], records=records
+    )
+
+
+def write_lines(stream: TextIO, lines: list[dict[str, Any]]) -> None:
+    """One canonical JSON object per line."""
+    for line in lines:
+        stream.write(canonical_json(line) + "\n")
+
+
+# -- CLI -------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``tablectl export --journal PATH (--round ID | --since ISO [--until ISO] | --all)``."""
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        help="the journal file (its rotated files next to it are read too) or its folder;"
+        " default: the config's [journal] path",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the table config: a round export then replays itself with the table's rules and"
+        " starts as far back as reproducing the journal's outcome takes",
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--round", metavar="ID", help="one round, from round_open to its outcome")
+    what.add_argument("--since", metavar="ISO", help="events with ts >= ISO (UTC if no zone)")
+    what.add_argument("--all", action="store_true", help="every event")
+    parser.add_argument("--until", metavar="ISO", help="with --since: events with ts < ISO")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="write the events here (default: stdout)"
+    )
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the journal records spanned (conclusions and hashes included, verbatim)",
+    )
+
+
+def _moment(text: str | None, flag: str) -> datetime | None:
+    if text is None:
+        return None
+    moment = parse_ts(text)
+    if moment is None:
+        raise ExportError(f"{flag}: not an ISO date/time: {text!r}")
+    return moment
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``tablectl export``; errors are raised for the CLI to print (exit 1).
+
+    Raises:
+        ExportError: a bad time, an unknown round, or nothing in the range.
+        JournalError: a journal file that is missing or does not verify (nothing is exported).
+    """
+    if args.until is not None and args.since is None:
+        raise ExportError("--until needs --since")
+    since, until = _moment(args.since, "--since"), _moment(args.until, "--until")
+    engine_factory: Callable[[], Engine] | None = None
+    journal: Path | None = args.journal
+    if args.config is not None:
+        from tablectl.controller.config import load_config  # noqa: PLC0415 - only when asked for
+
+        config = load_config(args.config)
+        journal = journal or config.journal.path
+
+        def engine_factory() -> Engine:
+            return build_engine(
+                config.table.id, config.table.game, config.rules, source=config.source
+            )
+
+    if journal is None:
+        raise ExportError("give --journal, or --config to take the journal from it")
+    with JournalReader(journal) as reader:
+        if args.round is not None:
+            exported = export_round(reader, args.round, engine_factory)
+        elif args.all:
+            exported = export_all(reader)
+        else:
+            exported = export_time_range(reader, since, until)
+    if not exported.events:
+        raise ExportError("no events in that range")
+    _write(args.out, exported.events)
+    if args.records is not None:
+        _write(args.records, exported.records)
+    first, last = exported.events[0]["seq"], exported.events[-1]["seq"]
+    print(f"export: {len(exported.events)} events, seq {first}-{last}", file=sys.stderr)
+    if exported.reproduced is False:
+        print(
+            f"export: replaying the export with {args.config} does not reproduce the journal's"
+            f" outcome of round {args.round} (rules changed since?)",
+            file=sys.stderr,
+        )
+        return 1
+    if exported.reproduced:
+        print(
+            f"export: replay reproduces the journal's outcome of round {args.round}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _write(path: Path | None, lines: list[dict[str, Any]]) -> None:
+    if path is None or str(path) == "-":
+        write_lines(sys.stdout, lines)
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as stream:
+            write_lines(stream, lines)
+        shutil.move(tmp, path)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,204 @@
+"""``tablectl simulate drum``: run a simulated ball drum on a python-can bus.
+
+Prints exactly one line to stdout once the drum is on the bus — ``READY can INTERFACE CHANNEL``
+(like ``READY pty …`` of the serial simulators) — so scripts, tests and the demo know it is up;
+everything else goes to logging (stderr). Exits 0 on SIGINT/SIGTERM or after ``--draws N``
+completed draws, 1 when the bus cannot be opened, 2 on bad arguments.
+
+Which interface: python-can's ``virtual`` bus only connects buses *in the same process*, so
+``--interface virtual`` is for callers that run :func:`run` inside the process that also runs
+the driver (the demo, tests). Between processes use an interface that crosses them: a real or
+``vcan`` socketcan interface (``--interface socketcan --channel vcan0``, needs the vcan kernel
+module), or ``udp_multicast`` where the ``msgpack`` package is installed; see
+``docs/protocols/drum.md`` ("Simulator") for what was checked on the build machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+
+from tablectl.drivers.drum.protocol import MAX_BALL, MAX_READERS
+from tablectl.drivers.errors import DriverError
+from tablectl.drivers.transports.can import CanLink
+from tablectl.simulators.cli import kit as clikit
+from tablectl.simulators.drum import FaultSpec, SimDrum, run_sim_drum
+
+__all__ = ["add_arguments", "main", "run"]
+
+EXIT_OK = clikit.EXIT_OK
+EXIT_ERROR = clikit.EXIT_ERROR
+EXIT_USAGE = clikit.EXIT_USAGE
+_NAME = "tablectl simulate drum"
+
+_fault = clikit.argument_type(FaultSpec.from_spec)
+
+
+def _int(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low}-{high}, not {value}")
+        return value
+
+    return parse
+
+
+def _option(text: str) -> tuple[str, str | int | float | bool]:
+    key, eq, raw = text.partition("=")
+    if not eq or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    value: str | int | float | bool = raw
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                continue
+    return key, value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``simulate drum`` options to ``parser``."""
+    parser.add_argument(
+        "--interface",
+        default="virtual",
+        help="python-can interface (default virtual: in-process only; socketcan, udp_multicast…)",
+    )
+    parser.add_argument(
+        "--channel",
+        default="tablectl-drum",
+        help="python-can channel (a virtual bus name, can0/vcan0, a multicast group…)",
+    )
+    parser.add_argument("--bitrate", type=_int(10_000, 1_000_000, "bitrate"), default=None)
+    parser.add_argument(
+        "--can-option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra can.Bus argument (repeatable), e.g. hop_limit=0 for udp_multicast",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
+    parser.add_argument(
+        "--balls", type=_int(1, MAX_BALL + 1, "balls"), default=42, help="balls in the drum"
+    )
+    parser.add_argument(
+        "--first-ball", type=_int(0, 1, "first ball"), default=1, help="lowest number (0 or 1)"
+    )
+    parser.add_argument(
+        "--draw", type=_int(1, 99, "draw"), default=7, help="balls per draw (default 7)"
+    )
+    parser.add_argument("--readers", type=_int(1, MAX_READERS, "readers"), default=1)
+    parser.add_argument(
+        "--node-id",
+        type=_int(1, 0x7F - MAX_READERS, "node id"),
+        default=0x10,
+        help="controller node id (default 0x10; readers follow it)",
+    )
+    parser.add_argument(
+        "--speed",
+        type=clikit.speed_type,
+        default=1.0,
+        help="time-lapse factor for mechanical durations (heartbeats stay at 200 ms)",
+    )
+    parser.add_argument(
+        "--mix-seconds",
+        type=clikit.number_type(0.01, 3600, "mix seconds"),
+        default=3.0,
+        help="automatic cycle: drum seconds of mixing before the first ball (default 3)",
+    )
+    parser.add_argument(
+        "--ball-interval",
+        type=clikit.number_type(0.01, 3600, "ball interval"),
+        default=1.0,
+        help="automatic cycle: drum seconds between balls (default 1)",
+    )
+    parser.add_argument(
+        "--manual",
+        action="store_true",
+        help="no automatic draw cycle: only host commands (start mixing, release) act",
+    )
+    parser.add_argument(
+        "--fault",
+        type=_fault,
+        action="append",
+        default=[],
+        metavar="KIND@DRAW[=VALUE]",
+        help=(
+            "inject a fault (repeatable): not_read, double_read, repeat_frame, out_of_range, "
+            "extra_ball, blower_fault, reader_silent, silence, garbage; e.g. not_read@1=3, "
+            "blower_fault@2=1.5"
+        ),
+    )
+    parser.add_argument(
+        "--draws", type=int, default=0, metavar="N", help="exit after N completed draws (0: run on)"
+    )
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM, or until ``--draws`` draws completed."""
+    try:
+        model = SimDrum(
+            seed=args.seed,
+            speed=args.speed,
+            balls=args.balls,
+            first_ball=args.first_ball,
+            draw=args.draw,
+            readers=args.readers,
+            node_id=args.node_id,
+            faults=args.fault,
+            auto=not args.manual,
+            mix_seconds=args.mix_seconds,
+            ball_interval=args.ball_interval,
+        )
+    except ValueError as exc:
+        return clikit.usage_error(_NAME, exc)
+    link = CanLink(args.interface, args.channel, bitrate=args.bitrate, **dict(args.can_option))
+    try:
+        await link.open()
+    except DriverError as exc:
+        print(f"{_NAME}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"READY can {args.interface} {args.channel}", flush=True)
+    try:
+        return await clikit.serve_until_stopped(
+            _NAME,
+            run_sim_drum(model, link),
+            done=_draws_done(model, args.draws) if args.draws > 0 else None,
+            task_name="sim:drum",
+        )
+    finally:
+        await link.close()
+
+
+async def _draws_done(model: SimDrum, draws: int) -> None:
+    """Return once ``draws`` draws completed and their last frames had time to go out."""
+    # The model is I/O-free and has no event to await: polling its result count is the seam.
+    while len(model.results) < draws:  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.3)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tablectl.simulators.cli.drum``: ``tablectl simulate drum`` without the
+    service."""
+    return clikit.run_main(
+        argv,
+        prog="python -m tablectl.simulators.cli.drum",
+        description="Run a simulated ball drum on a CAN bus (tablectl reference protocol).",
+        add_arguments=add_arguments,
+        run=run,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,18 +5,41 @@ Entries are ``(module path, class name)`` strings imported on first use (STYLE p
 python-can's ``BACKENDS``), so that importing :mod:`drivers` never pulls in pyusb or python-can,
 and a missing library fails when a config *uses* that driver, with a message naming the library,
 rather than crashing every tablectl start.
+
+Drivers outside this repository: vendors' shoe, shuffler and drum protocols are under NDA, so an
+integrator ships a codec in a package of their own and registers it under the entry-point group
+``tablectl.drivers`` (python-can's ``can.interface`` way)::
+
+    [project.entry-points."tablectl.drivers"]
+    acme-shoe = "acme_tablectl.driver:AcmeShoeDriver"
+
+The built-in names win: a plugin that reuses one is refused (listed with the reason), so an
+installed package can never silently replace the driver a certified table was tested with.
+``tablectl diag ports`` and ``check-config`` list every driver found and where it comes from.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from importlib import metadata
 from typing import Any
 
 from tablectl.drivers.base import Driver
 from tablectl.drivers.errors import DriverUnavailableError, UnknownDriverError
 
-__all__ = ["DRIVERS", "get_driver_class", "open_driver"]
+__all__ = [
+    "DRIVERS",
+    "ENTRY_POINT_GROUP",
+    "DriverEntry",
+    "available_drivers",
+    "get_driver_class",
+    "open_driver",
+]
+
+ENTRY_POINT_GROUP = "tablectl.drivers"
+"""The entry-point group third-party packages register their drivers under."""
 
 DRIVERS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("tablectl.drivers.ss2.driver", "SS2Driver"),
@@ -29,6 +52,56 @@ DRIVERS: dict[str, tuple[str, str]] = {
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 
 
+@dataclass(frozen=True)
+class DriverEntry:
+    """One driver the registry knows: where it is and who provides it."""
+
+    name: str
+    module: str
+    cls: str
+    source: str
+    """``"built-in"``, or the distribution (``name version``) whose entry point registered it."""
+    refused: str | None = None
+    """Why a plugin's entry is not used (it reuses a built-in name, or its value is malformed)."""
+
+
+def _plugin_entries() -> list[DriverEntry]:
+    entries = []
+    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = point.dist
+        source = f"{dist.name} {dist.version}" if dist is not None else "entry point"
+        module, _, cls = point.value.partition(":")
+        refused = None
+        if not module or not cls or " " in point.value:
+            refused = f"entry point value {point.value!r} is not 'module:Class'"
+        elif point.name in DRIVERS:
+            refused = f"reuses the built-in driver name {point.name!r}"
+        entries.append(DriverEntry(point.name, module, cls, source, refused))
+    return entries
+
+
+def available_drivers() -> dict[str, DriverEntry]:
+    """Every driver by config name: the built-ins, then the plugins' (refused ones included).
+
+    Read from the installed distributions' metadata each call (cheap; nothing is imported), so
+    a package installed while a technician's shell is open is seen by the next command.
+    """
+    found = {
+        name: DriverEntry(name, module, cls, "built-in") for name, (module, cls) in DRIVERS.items()
+    }
+    plugins = _plugin_entries()
+    for entry in plugins:
+        refused = entry.refused
+        twins = [other.source for other in plugins if other.name == entry.name and other != entry]
+        if refused is None and twins:  # two packages, one name: which one runs is not a guess
+            refused = f"{', '.join(twins)} registers {entry.name!r} too"
+        if refused is None:
+            found[entry.name] = entry
+        else:
+            found[f"{entry.name} ({entry.source})"] = replace(entry, refused=refused)
+    return found
+
+
 def get_driver_class(name: str) -> type[Driver]:
     """Import and return the driver class registered as ``name``.
 
@@ -37,11 +110,11 @@ def get_driver_class(name: str) -> type[Driver]:
         DriverUnavailableError: The driver's module cannot be imported (typically a missing
             third-party library or native backend), or does not define the class.
     """
-    try:
-        module_name, class_name = DRIVERS[name]
-    except KeyError:
-        known = ", ".join(sorted(DRIVERS)) or "(none)"
-        raise UnknownDriverError(f"unknown driver {name!r}; known drivers: {known}") from None
+    entry = available_drivers().get(name)
+    if entry is None or entry.refused is not None:
+        known = ", ".join(sorted(n for n, e in available_drivers().items() if e.refused is None))
+        raise UnknownDriverError(f"unknown driver {name!r}; known drivers: {known or '(none)'}")
+    module_name, class_name = entry.module, entry.cls
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -22,8 +22,9 @@ fault values. The schedule depends only on the seeded RNG, drawn in spin order, 
 not depend on how often :meth:`SimBigWheel.advance` is called. Periods in ``REV`` are wheel
 milliseconds (what the sensor measures), whatever the speed.
 
-Faults: :class:`FaultSpec`, ``kind@spin[=value]`` on the command line; ``spin`` counts spins since
-start (1-based, the same as the wire's spin number until it wraps at 9999).
+Faults: :class:`FaultSpec`, ``kind@spin[=value]`` on the command line (kinds in :data:`FAULTS`);
+``spin`` counts spins since start (1-based, the same as the wire's spin number until it wraps
+at 9999).
 """
 
 from __future__ import annotations
@@ -31,12 +32,11 @@ from __future__ import annotations
 import heapq
 import math
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tablectl.drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.messages import (
     FAULT_MEANINGS,
     HEARTBEAT_PERIOD,
     MAX_REVOLUTIONS,
@@ -46,8 +46,6 @@ from tablectl.drivers.bigwheel.protocol import (
     Ack,
     ClearFault,
     Command,
-    CommandDecoder,
-    DecodeError,
     Direction,
     Fault,
     FaultCleared,
@@ -66,30 +64,45 @@ from tablectl.drivers.bigwheel.protocol import (
     WheelState,
     encode_message,
 )
+from tablectl.drivers.bigwheel.protocol import CommandDecoder, DecodeError
 from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique, faults_at
+from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
+__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
 
-FAULT_KINDS: Final = frozenset(
+FAULTS: Final = FaultKinds(
+    "spin",
     {
-        "short_spin",
-        "divider",
-        "wrong_direction",
-        "sensor_fault",
-        "garbage",
-        "split",
-        "silence",
-        "disconnect",
-    }
+        "short_spin": ValueRule.whole(
+            "revolutions", low=1, high=100, default=2, read="float", metavar="turns"
+        ),
+        "divider": ValueRule.nothing(),
+        "wrong_direction": ValueRule.nothing(),
+        "sensor_fault": ValueRule.code(
+            r"[A-Z]{3}",
+            f"3 capitals ({', '.join(FAULT_MEANINGS)})",
+            default="IDX",
+            metavar="|".join(FAULT_MEANINGS),
+        ),
+        "garbage": ValueRule.nothing(),
+        "split": ValueRule.nothing(),
+        "silence": ValueRule.seconds(5.0),
+        "disconnect": ValueRule.seconds(3.0),
+    },
+    examples=("short_spin@2=2", "divider@3"),
+    counts="spins since start, from 1",
 )
-_NO_VALUE_KINDS: Final = frozenset({"divider", "wrong_direction", "garbage", "split"})
-_DEFAULT_VALUES: Final[dict[str, float | str]] = {
-    "short_spin": 2,
-    "sensor_fault": "IDX",
-    "silence": 5.0,
-    "disconnect": 3.0,
-}
-_CODE: Final = re.compile(r"[A-Z]{3}")
+"""The wheel's fault kinds; ``value`` by kind (default in brackets):
+
+- ``short_spin``: full revolutions, 1–100 [2].
+- ``sensor_fault``: the wire fault code, three capital letters (``IDX``, ``ENC``, ``PTR``,
+  ``MOT``) [IDX]; raised 1 s into the spin, cleared by the wheel 2 s after it stops.
+- ``silence``: wheel seconds without output, from 1 s into the spin [5].
+- ``disconnect``: wheel seconds with the link down, from 1 s into the spin [3].
+- ``divider``, ``wrong_direction``, ``garbage``, ``split``: no value.
+"""
+FAULT_KINDS: Final = FAULTS.names
 
 _OMEGA: Final = (0.45, 0.6)
 """Initial wheel speed, revolutions per wheel second (a hand-spun big wheel)."""
@@ -103,98 +116,11 @@ _STALE_LIMIT: Final = 1 << 22
 """Bytes not collected by advance() after which output is dropped (bounded memory)."""
 
 
-@dataclass(frozen=True)
-class FaultSpec:
-    """A scripted fault for spin number ``spin`` (1-based count of spins since start).
+class FaultSpec(BaseFaultSpec):
+    """A scripted fault (:data:`FAULTS`) for spin number ``at`` (1-based count of spins since
+    start)."""
 
-    ``value`` by kind (``None`` → the default in brackets):
-
-    - ``short_spin``: full revolutions, 1–100 [2].
-    - ``sensor_fault``: the wire fault code, three capital letters (``IDX``, ``ENC``, ``PTR``,
-      ``MOT``) [IDX]; raised 1 s into the spin, cleared by the wheel 2 s after it stops.
-    - ``silence``: wheel seconds without output, from 1 s into the spin [5].
-    - ``disconnect``: wheel seconds with the link down, from 1 s into the spin [3].
-    - ``divider``, ``wrong_direction``, ``garbage``, ``split``: no value.
-
-    Raises:
-        ValueError: unknown kind, spin < 1, or a value the kind does not take.
-    """
-
-    kind: str
-    spin: int
-    value: float | str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            known = ", ".join(sorted(FAULT_KINDS))
-            raise ValueError(f"unknown fault kind {self.kind!r}; known kinds: {known}")
-        if isinstance(self.spin, bool) or not isinstance(self.spin, int) or self.spin < 1:
-            raise ValueError(f"fault {self.kind}: spin must be an integer >= 1, not {self.spin!r}")
-        value = self.value
-        if value is None:
-            return
-        if self.kind in _NO_VALUE_KINDS:
-            raise ValueError(f"fault {self.kind} takes no value (got {value!r})")
-        if self.kind == "sensor_fault":
-            if not (isinstance(value, str) and _CODE.fullmatch(value)):
-                codes = ", ".join(FAULT_MEANINGS)
-                raise ValueError(f"fault sensor_fault: code must be 3 capitals ({codes})")
-            return
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"fault {self.kind}: value must be a number, not {value!r}")
-        if self.kind == "short_spin":
-            if not float(value).is_integer() or not 1 <= value <= 100:
-                raise ValueError(f"fault short_spin: revolutions must be 1-100, not {value}")
-        elif not (math.isfinite(value) and 0 < value <= 3600):
-            raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
-
-    @property
-    def effective_value(self) -> float | str:
-        """``value``, or the kind's default (0 for kinds without a value)."""
-        if self.value is not None:
-            return self.value
-        return _DEFAULT_VALUES.get(self.kind, 0.0)
-
-    def seconds(self) -> float:
-        value = self.effective_value
-        assert not isinstance(value, str)
-        return float(value)
-
-    @classmethod
-    def from_spec(cls, text: str) -> FaultSpec:
-        """Parse ``KIND@SPIN[=VALUE]`` (``short_spin@2=2``, ``divider@3``, ``sensor_fault@1=ENC``).
-
-        Raises:
-            ValueError: with a message naming the bad part and the expected shape.
-        """
-        shape = "expected KIND@SPIN[=VALUE], e.g. short_spin@2=2 or divider@3"
-        kind, at, rest = text.strip().partition("@")
-        if not at or not kind:
-            raise ValueError(f"fault spec {text!r}: {shape}")
-        spin_text, eq, value_text = rest.partition("=")
-        try:
-            spin = int(spin_text)
-        except ValueError:
-            raise ValueError(
-                f"fault spec {text!r}: spin {spin_text!r} is not a number; {shape}"
-            ) from None
-        value: float | str | None = None
-        if eq:
-            if kind == "sensor_fault":
-                value = value_text.strip().upper()
-            else:
-                try:
-                    value = float(value_text)
-                except ValueError:
-                    raise ValueError(
-                        f"fault spec {text!r}: value {value_text!r} is not a number"
-                    ) from None
-                if value.is_integer() and kind == "short_spin":
-                    value = int(value)
-        try:
-            return cls(kind, spin, value)
-        except ValueError as exc:
-            raise ValueError(f"fault spec {text!r}: {exc}") from None
+    KINDS = FAULTS
 
 
 from_spec = FaultSpec.from_spec
@@ -400,12 +326,12 @@ class SimBigWheel:
             return
         self._spins += 1
         self._spin = self._spin % MAX_SPIN + 1
-        faults = {f.kind: f for f in self._faults if f.spin == self._spins}
+        faults = faults_at(self._faults, self._spins)
         rng = self._rng
         n = self._segments
         direction: Direction = "ccw" if "wrong_direction" in faults else "cw"
         if "short_spin" in faults:
-            turns = int(faults["short_spin"].seconds())
+            turns = int(faults["short_spin"].number)
         else:
             turns = rng.randint(*self._revolutions)
         index = self._script.pop(0) % n if self._script else rng.randrange(n)
@@ -437,9 +363,9 @@ class SimBigWheel:
         if "sensor_fault" in faults:
             self._schedule(begin, "fault")
         if "silence" in faults:
-            self._quiet = (begin, begin + faults["silence"].seconds() / self._speed)
+            self._quiet = (begin, begin + faults["silence"].number / self._speed)
         if "disconnect" in faults:
-            self._down = (begin, begin + faults["disconnect"].seconds() / self._speed)
+            self._down = (begin, begin + faults["disconnect"].number / self._speed)
 
     def _stop(self, t: float) -> None:
         plan = self._plan
@@ -576,11 +502,7 @@ def _check_arguments(
         raise ValueError(f"revolutions must be (low, high) with 1 <= low <= high: {revolutions}")
     if spins is not None and spins < 0:
         raise ValueError(f"spins must be >= 0, not {spins}")
-    seen: set[tuple[str, int]] = set()
-    for spec in faults:
-        if (spec.kind, spec.spin) in seen:
-            raise ValueError(f"two {spec.kind} faults for spin {spec.spin}")
-        seen.add((spec.kind, spec.spin))
+    check_unique(faults)
 
 
 def _garbage(rng: random.Random) -> bytes:

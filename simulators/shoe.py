@@ -38,17 +38,19 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
 from tablectl.drivers.cards import full_deck, parse_card
 from tablectl.drivers.shoe.barcodes import BarcodeCodec
 from tablectl.drivers.shoe.hid import UNMAPPED, encode_line
 from tablectl.simulators.chunks import Chunk
-from tablectl.simulators.usb_backend import SimUsbDevice
+from tablectl.simulators.faults import FaultKinds, ValueRule
+from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
+from tablectl.simulators.usb_device import SimUsbDevice
 
 __all__ = [
     "DEFAULT_CUT_FROM_END",
+    "FAULTS",
     "FAULT_KINDS",
     "FOREIGN_DECK",
     "HID_ENDPOINT",
@@ -62,9 +64,23 @@ __all__ = [
     "serve_usb",
 ]
 
-FAULT_KINDS: Final = frozenset(
-    {"unreadable", "duplicate", "foreign", "extra", "cut_early", "cut_late", "removed"}
+FAULTS: Final = FaultKinds(
+    "card",
+    {
+        "unreadable": ValueRule.nothing(),
+        "duplicate": ValueRule.nothing(),
+        "foreign": ValueRule.nothing(),
+        "extra": ValueRule.nothing(),
+        "cut_early": ValueRule.nothing(),
+        "cut_late": ValueRule.nothing(),
+        "removed": ValueRule.nothing(),
+    },
+    examples=("duplicate@12",),
+    counts="the card's position in the shoe, from 1",
+    noun="shoe fault",
 )
+"""The shoe's fault kinds (see the module docstring); none takes a value."""
+FAULT_KINDS: Final = FAULTS.names
 FOREIGN_DECK: Final = "X9999"
 """The deck serial of ``foreign`` cards: never one of a simulated table's decks."""
 DEFAULT_CUT_FROM_END: Final = 14
@@ -74,35 +90,11 @@ SIM_PID: Final = 0x0001
 HID_ENDPOINT: Final = 0x81
 
 
-@dataclass(frozen=True)
-class ShoeFault:
-    """A scripted fault at card ``card`` (1-based position in the shoe's card order).
+class ShoeFault(BaseFaultSpec):
+    """A scripted shoe fault (:data:`FAULTS`) at card ``at`` (1-based position in the shoe's card
+    order)."""
 
-    Raises:
-        ValueError: unknown kind or a position < 1.
-    """
-
-    kind: str
-    card: int
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            known = ", ".join(sorted(FAULT_KINDS))
-            raise ValueError(f"unknown shoe fault {self.kind!r}; known kinds: {known}")
-        if isinstance(self.card, bool) or not isinstance(self.card, int) or self.card < 1:
-            raise ValueError(f"fault {self.kind}: card must be an integer >= 1, not {self.card!r}")
-
-    @classmethod
-    def from_spec(cls, text: str) -> ShoeFault:
-        """Parse ``KIND@N`` (``duplicate@12``).
-
-        Raises:
-            ValueError: naming the text.
-        """
-        kind, sep, where = text.strip().partition("@")
-        if not sep or not where.strip().isdigit():
-            raise ValueError(f"expected KIND@CARD (e.g. duplicate@12), not {text!r}")
-        return cls(kind.strip(), int(where))
+    KINDS = FAULTS
 
 
 class SimShoe:
@@ -193,21 +185,21 @@ class SimShoe:
             if fault.kind not in ("cut_early", "cut_late"):
                 continue
             regular = self.regular_cut
-            if fault.card > total:
-                raise ValueError(f"{fault.kind}@{fault.card}: the shoe has {total} cards")
-            if regular is not None and fault.kind == "cut_early" and fault.card >= regular:
-                raise ValueError(f"cut_early@{fault.card} is not before the cut at {regular}")
-            if regular is not None and fault.kind == "cut_late" and fault.card <= regular:
-                raise ValueError(f"cut_late@{fault.card} is not after the cut at {regular}")
-            position = fault.card
+            if fault.at > total:
+                raise ValueError(f"{fault.kind}@{fault.at}: the shoe has {total} cards")
+            if regular is not None and fault.kind == "cut_early" and fault.at >= regular:
+                raise ValueError(f"cut_early@{fault.at} is not before the cut at {regular}")
+            if regular is not None and fault.kind == "cut_late" and fault.at <= regular:
+                raise ValueError(f"cut_late@{fault.at} is not after the cut at {regular}")
+            position = fault.at
         return position
 
     def _lines(self, order: list[tuple[str, int]]) -> list[str]:
         at: dict[int, set[str]] = {}
         for fault in self.faults:
-            if fault.card > len(order):
-                raise ValueError(f"{fault.kind}@{fault.card}: the shoe has {len(order)} cards")
-            at.setdefault(fault.card, set()).add(fault.kind)
+            if fault.at > len(order):
+                raise ValueError(f"{fault.kind}@{fault.at}: the shoe has {len(order)} cards")
+            at.setdefault(fault.at, set()).add(fault.kind)
         codec = self.codec
         lines: list[str] = []
         for position, (card, deck) in enumerate(order, start=1):

@@ -9,25 +9,22 @@ double.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import pydantic
 
-from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.base import DriverSettings, StreamDriver
 from tablectl.drivers.bigwheel.interpreter import BigWheelInterpreter
-from tablectl.drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.messages import (
     HEARTBEAT_PERIOD,
     MAX_SEGMENTS,
     MIN_SEGMENTS,
     Command,
-    DecodeError,
-    Decoder,
     encode_command,
 )
+from tablectl.drivers.bigwheel.protocol import DecodeError, Decoder
 from tablectl.drivers.events import DeviceEvent
-from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["BigWheelDriver", "BigWheelSettings"]
 
@@ -46,7 +43,7 @@ class BigWheelSettings(DriverSettings):
     silence_timeout: float = pydantic.Field(default=3.0, gt=HEARTBEAT_PERIOD, le=600)
 
 
-class BigWheelDriver(StreamDriver):
+class BigWheelDriver(StreamDriver[BigWheelSettings]):
     """One money-wheel sensor on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
 
     Counters: ``decode_errors`` (sentences that failed; the decoder resynchronises), plus the
@@ -54,25 +51,15 @@ class BigWheelDriver(StreamDriver):
     version and reply for technician tools.
     """
 
-    settings_model: ClassVar[type[DriverSettings]] = BigWheelSettings
+    settings_model = BigWheelSettings
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._require_serial_port("a big-wheel sensor needs a serial port")
-        assert isinstance(self.settings, BigWheelSettings)  # the base validated it
-        self.wheel_settings: BigWheelSettings = self.settings
         self.interpreter = BigWheelInterpreter(
-            device_id,
-            silence_timeout=self.wheel_settings.silence_timeout,
-            segments=self.wheel_settings.segments,
+            self.device_id,
+            silence_timeout=self.settings.silence_timeout,
+            segments=self.settings.segments,
         )
         self._decoder = Decoder()
 
@@ -80,12 +67,12 @@ class BigWheelDriver(StreamDriver):
         from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.wheel_settings.baudrate)
+        return SerialStream(self.port, baudrate=self.settings.baudrate)
 
     async def _handshake(self) -> None:
         # A fresh decoder: half a sentence from the previous connection must not prefix the next.
         self._decoder = Decoder()
-        self.interpreter.connected(self.clock())
+        self.interpreter.connected(self.clock.now())
         self._send_pending()
 
     def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:

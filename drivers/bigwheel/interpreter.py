@@ -41,11 +41,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tablectl.drivers.bigwheel.protocol import (
+from tablectl.drivers.bigwheel.messages import (
     FAULT_MEANINGS,
     Ack,
     Command,
-    DecodeError,
     Direction,
     Fault,
     FaultCleared,
@@ -62,6 +61,7 @@ from tablectl.drivers.bigwheel.protocol import (
     StoppedOnDivider,
     Version,
 )
+from tablectl.drivers.bigwheel.protocol import DecodeError
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,

@@ -24,20 +24,81 @@ anemometers, encoders), so any NMEA viewer or a terminal at 9600 baud reads a sn
 
 Every field is validated; a sentence that fails becomes a :class:`DecodeError` value (the driver
 counts them), never an exception.
+
+The vocabulary (limits, fault codes, the checksum and the sentence, the message and command types,
+the field grammar and the encoders) is :mod:`tablectl.drivers.bigwheel.messages`; this module
+adds the framing and the decoders, and re-exports the vocabulary so that it stays the codec's one
+face.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
+
+from tablectl.drivers.bigwheel.messages import (
+    _DETAIL,
+    _REASON,
+    _TOKEN,
+    _TYPE,
+    CHECKSUM_MARK,
+    CRLF,
+    FAULT_CODES,
+    FAULT_MEANINGS,
+    GARBAGE,
+    HEARTBEAT_PERIOD,
+    MAX_GARBAGE,
+    MAX_PERIOD_MS,
+    MAX_RAW,
+    MAX_REVOLUTIONS,
+    MAX_SEGMENTS,
+    MAX_SENTENCE,
+    MAX_SPIN,
+    MIN_SEGMENTS,
+    NAK_REASONS,
+    START,
+    TALKER_HOST,
+    TALKER_WHEEL,
+    Ack,
+    ClearFault,
+    Command,
+    Direction,
+    Fault,
+    FaultCleared,
+    Identify,
+    Message,
+    Nak,
+    QueryStatus,
+    Rest,
+    RevolutionTick,
+    SetSegments,
+    SpinStarted,
+    Status,
+    Stopped,
+    StoppedOnDivider,
+    Version,
+    WheelState,
+    _arity,
+    _code,
+    _direction,
+    _divider,
+    _FieldError,
+    _index,
+    _number,
+    _parse_status,
+    checksum,
+    encode_command,
+    encode_message,
+    sentence,
+)
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 
 __all__ = [
     "CHECKSUM_MARK",
     "CRLF",
     "FAULT_CODES",
     "FAULT_MEANINGS",
+    "FRAMING",
     "GARBAGE",
     "HEARTBEAT_PERIOD",
     "MAX_GARBAGE",
@@ -67,7 +128,6 @@ __all__ = [
     "QueryStatus",
     "Rest",
     "RevolutionTick",
-    "SentenceScanner",
     "SetSegments",
     "SpinStarted",
     "Status",
@@ -81,337 +141,21 @@ __all__ = [
     "sentence",
 ]
 
-START: Final = b"$"
-CHECKSUM_MARK: Final = b"*"
-CRLF: Final = b"\r\n"
-TALKER_WHEEL: Final = "BW"
-"""Talker of every sentence the wheel sensor sends."""
-TALKER_HOST: Final = "BH"
-"""Talker of every sentence the host sends (so a two-way sniff shows who spoke)."""
-MAX_SENTENCE: Final = 82
-"""NMEA's limit, counting ``$`` and CR LF: the body between ``$`` and ``*`` is at most 76."""
-_MAX_BODY: Final = MAX_SENTENCE - 6
-MAX_GARBAGE: Final = 256
-"""Garbage between sentences is reported once per run, or once per this many bytes."""
-GARBAGE: Final = "garbage between sentences"
-"""The :attr:`DecodeError.reason` of bytes outside any sentence (line noise, not a bad one)."""
-MAX_RAW: Final = 82
-"""``DecodeError.raw`` keeps at most this many bytes."""
-MIN_SEGMENTS: Final = 2
-MAX_SEGMENTS: Final = 128
-"""Segment counts the sensor can be configured for (19, 38, 54 and the 64-segment bonus wheel)."""
-MAX_SPIN: Final = 9999
-"""Spin numbers run 1–9999 and wrap to 1; 0 in a status means "no spin since power-up"."""
-MAX_REVOLUTIONS: Final = 999
-MAX_PERIOD_MS: Final = 999_999
-HEARTBEAT_PERIOD: Final = 1.0
-"""The sensor sends a status every second, idle or spinning (the silence clock's unit)."""
-
-Direction = Literal["cw", "ccw"]
-"""Rotation of the wheel seen from the front (the players' side)."""
-WheelState = Literal["idle", "spinning", "stopped"]
-
-FAULT_MEANINGS: Final[dict[str, str]] = {
-    "IDX": "index sensor: reference mark not seen",
-    "ENC": "encoder: counts lost or inconsistent",
-    "PTR": "pointer sensor: position unreadable",
-    "MOT": "motor or brake fault",
-}
-"""Reference fault codes; a vendor mapping may add its own three-letter codes. Each meaning fits
-the 40-character ``FLT`` detail field, so the sensor can send it verbatim."""
-FAULT_CODES: Final = tuple(FAULT_MEANINGS)
-
-NAK_REASONS: Final[dict[str, str]] = {
-    "BUSY": "the wheel is spinning; try again when it is at rest",
-    "ARG": "a field is out of range",
-    "COND": "the fault's condition is still present; cannot clear",
-    "TYPE": "unknown sentence type",
-}
-
-_STATE_WIRE: Final[dict[str, WheelState]] = {"IDLE": "idle", "SPIN": "spinning", "STOP": "stopped"}
-_STATE_TOKEN: Final[dict[WheelState, str]] = {v: k for k, v in _STATE_WIRE.items()}
-_DIR_WIRE: Final[dict[str, Direction]] = {"CW": "cw", "CCW": "ccw"}
-_DIR_TOKEN: Final[dict[Direction, str]] = {"cw": "CW", "ccw": "CCW"}
-
-
-# --- checksum and framing ------------------------------------------------------------------------
-
-
-def checksum(body: bytes) -> int:
-    """NMEA checksum: XOR of the bytes between ``$`` and ``*`` (``checksum(b"BHQRY") == 0x50``)."""
-    value = 0
-    for byte in body:
-        value ^= byte
-    return value
-
-
-def _printable(data: bytes) -> bool:
-    return all(0x20 <= b <= 0x7E for b in data)
-
-
-def sentence(body: bytes) -> bytes:
-    """``$`` body ``*`` checksum CR LF.
-
-    Raises:
-        ValueError: an empty, over-long body, or one holding non-printable bytes, ``$`` or ``*``
-            (never sent half-formed).
-    """
-    if not body or len(body) > _MAX_BODY or not _printable(body) or b"$" in body or b"*" in body:
-        raise ValueError(f"sentence body must be 1-{_MAX_BODY} printable bytes without $ or *")
-    return b"$" + body + b"*%02X" % checksum(body) + CRLF
-
-
-# --- messages the wheel sends --------------------------------------------------------------------
-
-Rest = int | tuple[int, int]
-"""Where the pointer rests: a segment index, or ``(a, b)`` for the divider pin between two."""
-
-
-@dataclass(frozen=True)
-class Status:
-    """``$BWSTA,<state>,<segments>,<spin>,<dir>,<revs>,<last>[,<fault>...]``: the heartbeat.
-
-    A *level*, sent every :data:`HEARTBEAT_PERIOD` and as the reply to ``QRY``. ``spin`` is the
-    current (spinning) or last (stopped) spin number, 0 before the first. ``direction`` and
-    ``revolutions`` are those of that spin so far (``-`` and 0 when idle); ``last`` is where the
-    pointer rests after it (``-`` on the wire when idle or spinning, ``12`` or ``12:13``).
-    ``faults`` are the active fault codes, as trailing fields.
-    """
-
-    state: WheelState
-    segments: int
-    spin: int
-    direction: Direction | None = None
-    revolutions: int = 0
-    last: Rest | None = None
-    faults: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SpinStarted:
-    """``$BWSPN,<spin>,<dir>``: the wheel started moving (or reversed, same ``spin``)."""
-
-    spin: int
-    direction: Direction
-
-
-@dataclass(frozen=True)
-class RevolutionTick:
-    """``$BWREV,<spin>,<count>,<period_ms>``: the reference mark passed the index sensor.
-
-    ``count`` full revolutions since the start (or the last reversal); ``period_ms`` the time
-    the last one took, in milliseconds.
-    """
-
-    spin: int
-    count: int
-    period_ms: int
-
-
-@dataclass(frozen=True)
-class Stopped:
-    """``$BWSTP,<spin>,<index>,<revs>,<dir>``: at rest with the pointer inside segment ``index``.
-
-    ``revolutions``: full turns in ``direction`` (the final direction of the spin).
-    """
-
-    spin: int
-    index: int
-    revolutions: int
-    direction: Direction
-
-
-@dataclass(frozen=True)
-class StoppedOnDivider:
-    """``$BWDIV,<spin>,<a>,<b>,<revs>,<dir>``: at rest with the pointer on the pin between ``a``
-    and ``b`` (``b`` is the next segment in physical order: ``a + 1``, or 0 after the last)."""
-
-    spin: int
-    before: int
-    after: int
-    revolutions: int
-    direction: Direction
-
-
-@dataclass(frozen=True)
-class Fault:
-    """``$BWFLT,<code>,<detail>``: fault ``code`` (see :data:`FAULT_MEANINGS`) became active."""
-
-    code: str
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class FaultCleared:
-    """``$BWFCL,<code>``: fault ``code`` is no longer active."""
-
-    code: str
-
-
-@dataclass(frozen=True)
-class Version:
-    """``$BWVER,<model>,<firmware>,<serial>``: the reply to ``IDN``."""
-
-    model: str
-    firmware: str
-    serial: str
-
-
-@dataclass(frozen=True)
-class Ack:
-    """``$BWACK,<type>``: the host's ``SEG`` or ``CLR`` was carried out."""
-
-    sentence: str
-
-
-@dataclass(frozen=True)
-class Nak:
-    """``$BWNAK,<type>,<reason>``: refused (see :data:`NAK_REASONS`; type ``?`` if unreadable)."""
-
-    sentence: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class DecodeError:
-    """Bytes that are not a valid sentence or message. ``raw`` is the offending bytes (capped)."""
-
-    reason: str
-    raw: bytes
-
-
-Message = (
-    Status
-    | SpinStarted
-    | RevolutionTick
-    | Stopped
-    | StoppedOnDivider
-    | Fault
-    | FaultCleared
-    | Version
-    | Ack
-    | Nak
-    | DecodeError
+FRAMING: Final = Framing(
+    start=START[0],
+    start_required=True,
+    printable=True,
+    max_length=MAX_SENTENCE - len(CRLF),
+    max_raw=MAX_RAW,
+    max_garbage=MAX_GARBAGE,
+    reasons=Reasons(
+        garbage=GARBAGE,
+        restarted="sentence restarted ($ before CR LF)",
+        too_long="sentence too long",
+        non_printable="non-printable byte in sentence",
+    ),
 )
-
-
-# --- commands the host sends ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QueryStatus:
-    """``$BHQRY``: reply with a :class:`Status` now."""
-
-
-@dataclass(frozen=True)
-class SetSegments:
-    """``$BHSEG,<n>``: the wheel has ``count`` segments (refused with ``BUSY`` while spinning)."""
-
-    count: int
-
-
-@dataclass(frozen=True)
-class ClearFault:
-    """``$BHCLR`` (every clearable fault) or ``$BHCLR,<code>``."""
-
-    code: str | None = None
-
-
-@dataclass(frozen=True)
-class Identify:
-    """``$BHIDN``: reply with a :class:`Version`."""
-
-
-Command = QueryStatus | SetSegments | ClearFault | Identify
-
-
-# --- fields --------------------------------------------------------------------------------------
-
-_NUMBER: Final = re.compile(r"\d{1,6}")
-_CODE: Final = re.compile(r"[A-Z]{3}")
-_TYPE: Final = re.compile(r"[A-Z]{3}")
-_REASON: Final = re.compile(r"[A-Z]{1,8}")
-_TOKEN: Final = re.compile(r"[\x21-\x23\x25-\x29\x2b\x2d-\x7e]{1,20}")
-"""Model/firmware/serial: 1–20 printable characters without space, ``$``, ``*`` or ``,``."""
-_DETAIL: Final = re.compile(r"[\x20-\x23\x25-\x29\x2b\x2d-\x7e]{0,40}")
-"""Fault detail: 0–40 printable characters without ``$``, ``*`` or ``,``."""
-_MAX_FAULTS: Final = 8
-
-
-class _FieldError(ValueError):
-    """A field failed validation; becomes a :class:`DecodeError` with this message."""
-
-
-def _number(text: str, what: str, low: int, high: int) -> int:
-    if not _NUMBER.fullmatch(text):
-        raise _FieldError(f"{what}: {text!r} is not 1-6 decimal digits")
-    value = int(text)
-    if not low <= value <= high:
-        raise _FieldError(f"{what}: {value} not in {low}-{high}")
-    return value
-
-
-def _index(text: str, what: str = "index") -> int:
-    return _number(text, what, 0, MAX_SEGMENTS - 1)
-
-
-def _direction(text: str) -> Direction:
-    value = _DIR_WIRE.get(text)
-    if value is None:
-        raise _FieldError(f"direction {text!r} is not CW or CCW")
-    return value
-
-
-def _divider(before: int, after: int) -> None:
-    if after != before + 1 and not (after == 0 and before > 0):
-        raise _FieldError(f"divider {before}:{after}: b must be a + 1, or 0 after the last")
-
-
-def _rest(text: str) -> Rest | None:
-    if text == "-":
-        return None
-    a, colon, b = text.partition(":")
-    if not colon:
-        return _index(a, "last")
-    before, after = _index(a, "last"), _index(b, "last")
-    _divider(before, after)
-    return (before, after)
-
-
-def _code(text: str) -> str:
-    if not _CODE.fullmatch(text):
-        raise _FieldError(f"fault code {text!r} is not three capital letters")
-    return text
-
-
-def _arity(fields: list[str], count: int) -> None:
-    if len(fields) != count:
-        raise _FieldError(f"{fields[0]}: {len(fields) - 1} fields, expected {count - 1}")
-
-
-def _parse_status(fields: list[str]) -> Status:
-    if not 7 <= len(fields) <= 7 + _MAX_FAULTS:
-        raise _FieldError(f"STA: {len(fields) - 1} fields, expected 6 plus up to 8 fault codes")
-    state = _STATE_WIRE.get(fields[1])
-    if state is None:
-        raise _FieldError(f"STA: state {fields[1]!r} not IDLE, SPIN or STOP")
-    segments = _number(fields[2], "segments", MIN_SEGMENTS, MAX_SEGMENTS)
-    spin = _number(fields[3], "spin", 0, MAX_SPIN)
-    direction = None if fields[4] == "-" else _direction(fields[4])
-    revolutions = _number(fields[5], "revolutions", 0, MAX_REVOLUTIONS)
-    last = _rest(fields[6])
-    faults = tuple(_code(f) for f in fields[7:])
-    if len(set(faults)) != len(faults):
-        raise _FieldError("STA: a fault code is listed twice")
-    if state == "stopped" and (last is None or direction is None or spin == 0):
-        raise _FieldError("STA: STOP needs a spin, a direction and a rest position")
-    if state != "stopped" and last is not None:
-        raise _FieldError("STA: a rest position is only given in STOP")
-    if state == "spinning" and (direction is None or spin == 0):
-        raise _FieldError("STA: SPIN needs a spin number and a direction")
-    if state == "idle" and (direction is not None or revolutions):
-        raise _FieldError("STA: IDLE has no direction or revolutions")
-    return Status(state, segments, spin, direction, revolutions, last, faults)
+"""``$ … *HH`` up to CR or LF; the checksum is inside the frame, checked by the decoders."""
 
 
 def _parse_message(fields: list[str]) -> Message:
@@ -497,7 +241,7 @@ def _parse_command(fields: list[str]) -> Command:
     raise _FieldError(f"unknown command type {kind!r}")
 
 
-# --- the sentence scanner ------------------------------------------------------------------------
+# --- sentences ---------------------------------------------------------------------------------
 
 _HEX: Final = frozenset(b"0123456789ABCDEFabcdef")
 
@@ -506,95 +250,35 @@ def _cap(raw: bytes | bytearray) -> bytes:
     return bytes(raw[:MAX_RAW])
 
 
-class SentenceScanner:
-    """``$ … *HH`` CR/LF sentences from a byte stream split or garbled anywhere.
-
-    ``feed`` returns the body (between ``$`` and ``*``) of each complete sentence whose checksum
-    matches, and everything else as :class:`DecodeError`: one per run of garbage between
-    sentences (CR/LF never count), a sentence restarted by ``$``, a non-printable byte inside one
-    (the rest is dropped quietly up to the next ``$`` or terminator), an over-long one, a missing
-    or malformed checksum, or a checksum mismatch.
-    """
-
-    def __init__(self) -> None:
-        self._line = bytearray()
-        self._inside = False
-        self._garbage = bytearray()
-        self._discarding = False  # dropping the rest of a reported bad sentence or garbage run
-
-    def feed(self, data: bytes) -> list[bytes | DecodeError]:
-        out: list[bytes | DecodeError] = []
-        for byte in data:
-            if byte == 0x24:  # $
-                self._end_garbage(out)
-                if self._inside:
-                    out.append(DecodeError("sentence restarted ($ before CR LF)", _cap(self._raw)))
-                self._inside, self._discarding = True, False
-                self._line.clear()
-            elif byte in (0x0D, 0x0A):
-                self._end_garbage(out)
-                if self._inside:
-                    out.append(self._complete())
-                self._inside = self._discarding = False
-                self._line.clear()
-            elif self._discarding:
-                continue
-            elif not self._inside:
-                self._garbage.append(byte)
-                if len(self._garbage) >= MAX_GARBAGE:
-                    # Endless noise keeps counting (once per MAX_GARBAGE bytes) in bounded memory.
-                    out.append(DecodeError(GARBAGE, _cap(self._garbage)))
-                    self._garbage.clear()
-            elif not 0x20 <= byte <= 0x7E:
-                out.append(
-                    DecodeError("non-printable byte in sentence", _cap(self._raw + bytes([byte])))
-                )
-                self._inside, self._discarding = False, True
-                self._line.clear()
-            else:
-                self._line.append(byte)
-                if len(self._line) > MAX_SENTENCE - 3:
-                    out.append(DecodeError("sentence too long", _cap(self._raw)))
-                    self._inside, self._discarding = False, True
-                    self._line.clear()
-        return out
-
-    @property
-    def _raw(self) -> bytes:
-        return b"$" + bytes(self._line)
-
-    def _end_garbage(self, out: list[bytes | DecodeError]) -> None:
-        if self._garbage:
-            out.append(DecodeError(GARBAGE, _cap(self._garbage)))
-            self._garbage.clear()
-
-    def _complete(self) -> bytes | DecodeError:
-        line = bytes(self._line)
-        raw = _cap(b"$" + line)
-        body, mark, check = line.rpartition(b"*")
-        if not mark:
-            return DecodeError("no checksum (*HH) before the terminator", raw)
-        if len(check) != 2 or not all(c in _HEX for c in check):
-            return DecodeError("checksum is not two hex digits", raw)
-        if not body or b"*" in body:
-            return DecodeError("empty body or a second *", raw)
-        got, want = int(check, 16), checksum(body)
-        if got != want:
-            return DecodeError(f"checksum mismatch: got {got:02X}, computed {want:02X}", raw)
-        return body
+def _checked(sentence: bytes) -> bytes | DecodeError:
+    """The body (between ``$`` and ``*``) of a ``$…*HH`` sentence from the scanner, or why its
+    checksum part is wrong."""
+    raw = _cap(sentence)
+    body, mark, check = sentence[1:].rpartition(b"*")
+    if not mark:
+        return DecodeError("no checksum (*HH) before the terminator", raw)
+    if len(check) != 2 or not all(c in _HEX for c in check):
+        return DecodeError("checksum is not two hex digits", raw)
+    if not body or b"*" in body:
+        return DecodeError("empty body or a second *", raw)
+    got, want = int(check, 16), checksum(body)
+    if got != want:
+        return DecodeError(f"checksum mismatch: got {got:02X}, computed {want:02X}", raw)
+    return body
 
 
 _Parsed = Message | Command
 
 
 def _decode(
-    scanner: SentenceScanner,
+    scanner: FrameScanner,
     data: bytes,
     talker: str,
     parse: Callable[[list[str]], _Parsed],
 ) -> list[_Parsed]:
     out: list[_Parsed] = []
-    for item in scanner.feed(data):
+    for scanned in scanner.feed(data):
+        item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
         if isinstance(item, DecodeError):
             out.append(item)
             continue
@@ -623,7 +307,7 @@ class Decoder:
     """
 
     def __init__(self) -> None:
-        self._scanner = SentenceScanner()
+        self._scanner = FrameScanner(FRAMING)
         self.errors = 0
         """Count of :class:`DecodeError` values produced so far."""
 
@@ -640,7 +324,7 @@ class CommandDecoder:
     """The wheel's side: host bytes in, :data:`Command` (or :class:`DecodeError`) out."""
 
     def __init__(self) -> None:
-        self._scanner = SentenceScanner()
+        self._scanner = FrameScanner(FRAMING)
         self.errors = 0
 
     def feed(self, data: bytes) -> list[Command | DecodeError]:
@@ -650,138 +334,3 @@ class CommandDecoder:
                 out.append(item)
         self.errors += sum(isinstance(m, DecodeError) for m in out)
         return out
-
-
-# --- encoders ------------------------------------------------------------------------------------
-
-
-def _enc_number(value: int, what: str, low: int, high: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be an integer {low}-{high}, not {value!r}")
-    return str(value)
-
-
-def _enc_index(value: int, what: str = "index") -> str:
-    return _enc_number(value, what, 0, MAX_SEGMENTS - 1)
-
-
-def _enc_direction(direction: Direction) -> str:
-    if direction not in _DIR_TOKEN:
-        raise ValueError(f"direction must be 'cw' or 'ccw', not {direction!r}")
-    return _DIR_TOKEN[direction]
-
-
-def _enc_pattern(text: str, what: str, pattern: re.Pattern[str]) -> str:
-    if not pattern.fullmatch(text):
-        raise ValueError(f"{what} {text!r} does not match {pattern.pattern}")
-    return text
-
-
-def _enc_divider(before: int, after: int) -> str:
-    try:
-        _divider(before, after)
-    except _FieldError as exc:
-        raise ValueError(str(exc)) from None
-    return f"{_enc_index(before)}:{_enc_index(after)}"
-
-
-def _enc_rest(last: Rest | None) -> str:
-    if last is None:
-        return "-"
-    if isinstance(last, tuple):
-        return _enc_divider(*last)
-    return _enc_index(last, "last")
-
-
-def _enc_status(status: Status) -> str:
-    try:
-        # Encode through the decoder's own consistency rules: nothing invalid is ever framed.
-        fields = [
-            "STA",
-            _STATE_TOKEN[status.state],
-            _enc_number(status.segments, "segments", MIN_SEGMENTS, MAX_SEGMENTS),
-            _enc_number(status.spin, "spin", 0, MAX_SPIN),
-            "-" if status.direction is None else _enc_direction(status.direction),
-            _enc_number(status.revolutions, "revolutions", 0, MAX_REVOLUTIONS),
-            _enc_rest(status.last),
-            *(_enc_pattern(code, "fault code", _CODE) for code in status.faults),
-        ]
-        _parse_status(fields)
-    except (KeyError, _FieldError) as exc:
-        raise ValueError(f"not a valid status: {exc}") from None
-    return ",".join(fields)
-
-
-def _body(message: Message) -> str:
-    match message:
-        case Status():
-            return _enc_status(message)
-        case SpinStarted(spin, direction):
-            return f"SPN,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_direction(direction)}"
-        case RevolutionTick(spin, count, period_ms):
-            return (
-                f"REV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
-                f"{_enc_number(count, 'count', 1, MAX_REVOLUTIONS)},"
-                f"{_enc_number(period_ms, 'period', 1, MAX_PERIOD_MS)}"
-            )
-        case Stopped(spin, index, revolutions, direction):
-            return (
-                f"STP,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_index(index)},"
-                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
-                f"{_enc_direction(direction)}"
-            )
-        case StoppedOnDivider(spin, before, after, revolutions, direction):
-            return (
-                f"DIV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
-                f"{_enc_divider(before, after).replace(':', ',')},"
-                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
-                f"{_enc_direction(direction)}"
-            )
-        case Fault(code, detail):
-            code = _enc_pattern(code, "fault code", _CODE)
-            return f"FLT,{code},{_enc_pattern(detail, 'detail', _DETAIL)}"
-        case FaultCleared(code):
-            return f"FCL,{_enc_pattern(code, 'fault code', _CODE)}"
-        case Version(model, firmware, serial):
-            return "VER," + ",".join(
-                _enc_pattern(text, name, _TOKEN)
-                for name, text in (("model", model), ("firmware", firmware), ("serial", serial))
-            )
-        case Ack(kind):
-            return f"ACK,{_enc_pattern(kind, 'sentence type', _TYPE)}"
-        case Nak(kind, reason):
-            if kind != "?":
-                _enc_pattern(kind, "sentence type", _TYPE)
-            return f"NAK,{kind},{_enc_pattern(reason, 'reason', _REASON)}"
-        case DecodeError():
-            raise ValueError("a DecodeError has no wire form")
-    raise TypeError(f"not a big-wheel message: {message!r}")  # pragma: no cover - exhaustive
-
-
-def encode_message(message: Message) -> bytes:
-    """The sentence the wheel sends for ``message`` (simulator and tests).
-
-    Raises:
-        ValueError: a field out of range or an inconsistent status (nothing invalid is framed).
-    """
-    return sentence((TALKER_WHEEL + _body(message)).encode("ascii"))
-
-
-def encode_command(command: Command) -> bytes:
-    """The sentence the host sends for ``command``.
-
-    Raises:
-        ValueError: a segment count or fault code out of range.
-    """
-    match command:
-        case QueryStatus():
-            body = "QRY"
-        case SetSegments(count):
-            body = f"SEG,{_enc_number(count, 'segments', MIN_SEGMENTS, MAX_SEGMENTS)}"
-        case ClearFault(code):
-            body = "CLR" if code is None else f"CLR,{_enc_pattern(code, 'fault code', _CODE)}"
-        case Identify():
-            body = "IDN"
-        case _:  # pragma: no cover - exhaustive
-            raise TypeError(f"not a big-wheel command: {command!r}")
-    return sentence((TALKER_HOST + body).encode("ascii"))

@@ -26,13 +26,12 @@ Configuration (``[[devices]]``, unknown keys rejected)::
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import pydantic
 
-from tablectl.drivers.base import Clock, DriverSettings, FrameDriver
+from tablectl.drivers.base import DriverSettings, FrameDriver
+from tablectl.drivers.clock import within
 from tablectl.drivers.drum.interpreter import DrumInterpreter
 from tablectl.drivers.drum.protocol import (
     MAX_BALL,
@@ -50,7 +49,6 @@ from tablectl.drivers.drum.protocol import (
 )
 from tablectl.drivers.errors import DeviceTimeoutError, DriverConfigError, TransportClosedError
 from tablectl.drivers.events import DeviceEvent
-from tablectl.drivers.transports.base import TraceHook
 from tablectl.drivers.transports.frames import CanFrame, FrameLink
 
 __all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings", "FrameDriver"]
@@ -92,7 +90,7 @@ class DrumSettings(DriverSettings):
         return self
 
 
-class DrumDriver(FrameDriver):
+class DrumDriver(FrameDriver[DrumSettings]):
     """One ball drum on a CAN bus (tablectl reference protocol).
 
     Public commands (each waits for the controller's acknowledgement and returns its
@@ -105,36 +103,27 @@ class DrumDriver(FrameDriver):
     ``open_failures`` and ``disconnects``.
     """
 
-    settings_model: ClassVar[type[DriverSettings]] = DrumSettings
+    settings_model = DrumSettings
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
-        assert isinstance(self.settings, DrumSettings)  # the base validated it with settings_model
-        self.drum_settings: DrumSettings = self.settings
-        s = self.drum_settings
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        s, port = self.settings, self.port
         if s.channel is not None and port is not None and s.channel != port:
             raise DriverConfigError(
-                device_id, f"port {port!r} and channel {s.channel!r} disagree; give one of them"
+                self.device_id,
+                f"port {port!r} and channel {s.channel!r} disagree; give one of them",
             )
         self.channel = s.channel or port or DEFAULT_CHANNEL
         self._check_interface(s.interface)
-        if trace is not None:
-            byte_trace = trace
+        if self.trace is not None:
+            byte_trace = self.trace
 
             def frame_trace(direction: Any, frame: CanFrame) -> None:
                 # The byte seam sees each frame in candump form ("210#0300070000").
                 byte_trace(direction, str(frame).encode())
 
             self.frame_trace = frame_trace
-        self.interpreter = DrumInterpreter(device_id, s, count=self.count)
+        self.interpreter = DrumInterpreter(self.device_id, s, count=self.count)
         self.tick_interval = min(0.1, s.heartbeat_timeout / 4)
         self.last_ack: Ack | None = None
         self._token = 0
@@ -162,7 +151,7 @@ class DrumDriver(FrameDriver):
     def _open_link(self) -> FrameLink:
         from tablectl.drivers.transports.can import CanLink  # noqa: PLC0415 - keeps python-can lazy
 
-        s = self.drum_settings
+        s = self.settings
         options: dict[str, Any] = dict(s.can_options)
         if s.node_id % 16 == 0 and "can_filters" not in options:
             # The drum's nodes share the id's bits 4-6: one filter, applied in the kernel or
@@ -171,17 +160,17 @@ class DrumDriver(FrameDriver):
         return CanLink(s.interface, self.channel, bitrate=s.bitrate, **options)
 
     async def _handshake(self) -> None:
-        self._quiet_since = self.clock()
+        self._quiet_since = self.clock.now()
         # Ask for the state now instead of waiting up to a second for the periodic one; the
         # answer also settles faults that cleared while the link was down.
-        self.queue_frame(encode_command(Command(self.drum_settings.node_id, Opcode.QUERY_STATUS)))
+        self.queue_frame(encode_command(Command(self.settings.node_id, Opcode.QUERY_STATUS)))
 
     def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
         message = decode(frame)
         if isinstance(message, DecodeError):
             self.count("decode_errors")
             return []
-        if isinstance(message, Ack) and message.node == self.drum_settings.node_id:
+        if isinstance(message, Ack) and message.node == self.settings.node_id:
             self.last_ack = message
             future = self._pending.pop((message.opcode, message.token), None)
             if future is not None and not future.done():
@@ -194,12 +183,12 @@ class DrumDriver(FrameDriver):
             self._quiet_since = None
         elif self._quiet_since is None:
             self._quiet_since = now
-        elif now - self._quiet_since > self.drum_settings.relink_after:
+        elif now - self._quiet_since > self.settings.relink_after:
             # Unavailable, so the interpreter had nothing more to say (events is empty).
             self.count("relinks")
             self._quiet_since = None
             raise TransportClosedError(
-                f"no frame from the drum for {self.drum_settings.relink_after:g} s: reopening"
+                f"no frame from the drum for {self.settings.relink_after:g} s: reopening"
             )
         return events
 
@@ -247,20 +236,18 @@ class DrumDriver(FrameDriver):
         # Tokens 1-255: 0 is the driver's own status query on connect, whose answer must never
         # be taken for a command's.
         self._token = self._token % 255 + 1
-        command = Command(self.drum_settings.node_id, opcode, self._token, kind, reader)
+        command = Command(self.settings.node_id, opcode, self._token, kind, reader)
         frame = encode_command(command)
         future: asyncio.Future[AckResult] = asyncio.get_running_loop().create_future()
         key = (opcode, command.token)
         self._pending[key] = future
         try:
             await self.send_frame(frame)
-            return await asyncio.wait_for(
-                asyncio.shield(future), self.drum_settings.command_timeout
-            )
+            return await within(self.clock, asyncio.shield(future), self.settings.command_timeout)
         except TimeoutError:
             raise DeviceTimeoutError(
                 f"device {self.device_id!r}: no acknowledgement of {opcode.name} within "
-                f"{self.drum_settings.command_timeout:g} s"
+                f"{self.settings.command_timeout:g} s"
             ) from None
         finally:
             if self._pending.get(key) is future:

@@ -11,7 +11,8 @@ heartbeats). A drum occupies node ``N`` (its controller) and ``N + r`` for its r
 ``r = 1..8``. Node 0 is reserved.
 
 Every field is validated; a frame that breaks any rule decodes to a :class:`DecodeError` value
-(the driver counts it and goes on), never an exception, so garbage on the bus cannot stop a table.
+holding that frame (the driver counts it and goes on), never an exception, so garbage on the bus
+cannot stop a table.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.transports.frames import CanFrame
 
 __all__ = [
@@ -233,14 +235,6 @@ class Ack:
     result: AckResult
 
 
-@dataclass(frozen=True)
-class DecodeError:
-    """A frame that is not a valid message of this protocol."""
-
-    reason: str
-    frame: CanFrame
-
-
 DrumMessage = Heartbeat | DrumState | BallReport | TubeFullReport | FaultReport | Command | Ack
 
 
@@ -266,7 +260,7 @@ def split_id(identifier: int) -> tuple[int, int]:
 # --- decoding ------------------------------------------------------------------------------------
 
 
-def decode(frame: CanFrame) -> DrumMessage | DecodeError:
+def decode(frame: CanFrame) -> DrumMessage | DecodeError[CanFrame]:
     """Decode one frame; see the module docstring and ``docs/protocols/drum.md``."""
     if frame.is_extended_id:
         return DecodeError("extended (29-bit) id: the drum uses 11-bit ids only", frame)
@@ -306,7 +300,7 @@ def decode(frame: CanFrame) -> DrumMessage | DecodeError:
     raise AssertionError(function)  # pragma: no cover - the match is exhaustive
 
 
-def _decode_heartbeat(frame: CanFrame, node: int, d: bytes) -> Heartbeat | DecodeError:
+def _decode_heartbeat(frame: CanFrame, node: int, d: bytes) -> Heartbeat | DecodeError[CanFrame]:
     try:
         state = NodeState(d[0])
     except ValueError:
@@ -314,7 +308,7 @@ def _decode_heartbeat(frame: CanFrame, node: int, d: bytes) -> Heartbeat | Decod
     return Heartbeat(node, state, int.from_bytes(d[1:5], "little"))
 
 
-def _decode_state(frame: CanFrame, node: int, d: bytes) -> DrumState | DecodeError:
+def _decode_state(frame: CanFrame, node: int, d: bytes) -> DrumState | DecodeError[CanFrame]:
     flags, count, capacity, fault_bits, reader_bits = d
     if flags & _FLAGS_RESERVED:
         return DecodeError(f"STATE: reserved flag bits set (0x{flags:02X})", frame)
@@ -338,7 +332,7 @@ def _decode_state(frame: CanFrame, node: int, d: bytes) -> DrumState | DecodeErr
     )
 
 
-def _decode_ball(frame: CanFrame, node: int, d: bytes) -> BallReport | DecodeError:
+def _decode_ball(frame: CanFrame, node: int, d: bytes) -> BallReport | DecodeError[CanFrame]:
     ball, reader, position, quality, seq = d
     if ball > MAX_BALL:
         return DecodeError(f"BALL: ball number {ball} > {MAX_BALL}", frame)
@@ -351,7 +345,7 @@ def _decode_ball(frame: CanFrame, node: int, d: bytes) -> BallReport | DecodeErr
     return BallReport(node, ball, reader, position, quality, seq)
 
 
-def _decode_fault(frame: CanFrame, node: int, d: bytes) -> FaultReport | DecodeError:
+def _decode_fault(frame: CanFrame, node: int, d: bytes) -> FaultReport | DecodeError[CanFrame]:
     active, kind_code, reader, detail = d
     if active > 1:
         return DecodeError(f"FAULT: byte 0 must be 0 (cleared) or 1 (raised), not {active}", frame)
@@ -367,7 +361,7 @@ def _decode_fault(frame: CanFrame, node: int, d: bytes) -> FaultReport | DecodeE
     return FaultReport(node, kind, reader, detail, bool(active))
 
 
-def _decode_command(frame: CanFrame, node: int, d: bytes) -> Command | DecodeError:
+def _decode_command(frame: CanFrame, node: int, d: bytes) -> Command | DecodeError[CanFrame]:
     code, token, kind, reader = d
     try:
         opcode = Opcode(code)

@@ -15,13 +15,13 @@ fails. Counters: ``decode_errors`` (malformed HID reports, over-long lines), ``r
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, Final, Literal
 
 import pydantic
 
-from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.base import DriverSettings, StreamDriver
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 from tablectl.drivers.errors import DriverConfigError
 from tablectl.drivers.events import (
     CardScanned,
@@ -43,13 +43,35 @@ from tablectl.drivers.shoe.barcodes import (
     SignalKind,
 )
 from tablectl.drivers.shoe.hid import UNMAPPED, HidLineDecoder
-from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["HidShoeDriver", "LineSplitter", "SerialShoeDriver", "ShoeSettings"]
+__all__ = ["LINE_FRAMINGS", "HidShoeDriver", "SerialShoeDriver", "ShoeSettings"]
 
 LineEnding = Literal["any", "cr", "lf", "crlf"]
 MAX_LINE: Final = 256
 """Bytes per serial line; more without a line ending is noise (or a wrong baud rate)."""
+
+_TERMINATORS: Final[Mapping[LineEnding, tuple[bytes, ...]]] = {
+    "any": (b"\r", b"\n"),
+    "cr": (b"\r",),
+    "lf": (b"\n",),
+    "crlf": (b"\r\n",),
+}
+
+LINE_FRAMINGS: Final[Mapping[LineEnding, Framing]] = {
+    ending: Framing(
+        terminators=terminators,
+        max_length=MAX_LINE,
+        max_raw=MAX_LINE,
+        report_overflow_at_end=True,
+        reasons=Reasons(too_long="line too long"),
+    )
+    for ending, terminators in _TERMINATORS.items()
+}
+"""Serial scanners' lines per ``line_ending``. ``any`` ends a line at CR or LF, so CR LF, LF and CR
+scanners all work (CR LF then also ends an empty line, counted in ``blank_lines``); the others end
+it only at their sequence. An over-long line is kept to :data:`MAX_LINE` bytes and rejected as one
+unreadable scan when it ends: the dealer sees the rescan request for the scan that failed."""
 
 _SIGNAL_EVENTS: Final[Mapping[SignalKind, Callable[..., DeviceEvent]]] = {
     "cut_card": CutCardSeen,
@@ -113,76 +135,14 @@ class ShoeSettings(DriverSettings):
         )
 
 
-class LineSplitter:
-    """Bytes → text lines for serial scanners (pure).
-
-    ``any`` ends a line at CR or LF (so CR LF, LF and CR scanners all work); the others only at
-    their sequence. Bytes are ASCII: anything else decodes to U+FFFD, which the codec rejects as
-    unreadable. A line longer than :data:`MAX_LINE` is cut there, ends in U+FFFD and is counted in
-    ``overflows``.
-    """
-
-    def __init__(self, ending: LineEnding = "any") -> None:
-        self.ending = ending
-        self._buffer = bytearray()
-        self._overflowed = False
-        self.overflows = 0
-
-    def reset(self) -> None:
-        self._buffer.clear()
-        self._overflowed = False
-
-    def feed(self, data: bytes) -> list[str]:
-        lines: list[str] = []
-        for byte in data:
-            if self._ends_line(byte):
-                lines.append(self._take())
-            elif len(self._buffer) < MAX_LINE:
-                self._buffer.append(byte)
-            elif not self._overflowed:
-                self._overflowed = True
-                self.overflows += 1
-        return lines
-
-    def _ends_line(self, byte: int) -> bool:
-        if self.ending == "any":
-            return byte in b"\r\n"
-        if self.ending == "cr":
-            return byte == 0x0D
-        if self.ending == "lf" or byte != 0x0A:
-            return byte == 0x0A
-        # crlf: LF ends the line only right after CR (the CR is dropped with it).
-        if self._buffer.endswith(b"\r"):
-            del self._buffer[-1]
-            return True
-        return False
-
-    def _take(self) -> str:
-        text = self._buffer.decode("ascii", errors="replace")
-        if self._overflowed:
-            text += UNMAPPED
-        self.reset()
-        return text
-
-
-class _ShoeDriver(StreamDriver):
+class _ShoeDriver(StreamDriver[ShoeSettings]):
     """What both wirings share: line → codec → event, and availability on connect."""
 
-    settings_model: ClassVar[type[DriverSettings]] = ShoeSettings
+    settings_model = ShoeSettings
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
-        assert isinstance(self.settings, ShoeSettings)  # the base validated it with settings_model
-        self.shoe_settings: ShoeSettings = self.settings
-        self.codec = self.shoe_settings.codec()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.codec = self.settings.codec()
         self._announce = False
         self.last_barcode: str | None = None
 
@@ -221,41 +181,40 @@ class _ShoeDriver(StreamDriver):
 class SerialShoeDriver(_ShoeDriver):
     """A serial or USB-CDC scanner: one line per scan. ``port`` is any pyserial URL."""
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._require_serial_port("a serial shoe needs a port")
-        self._lines = LineSplitter(self.shoe_settings.line_ending)
+        self._lines = FrameScanner(LINE_FRAMINGS[self.settings.line_ending])
 
     def _open_stream(self) -> ByteStream:
         from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.shoe_settings.baudrate)
+        return SerialStream(self.port, baudrate=self.settings.baudrate)
 
     def _describe(self) -> str:
         return str(self.port)
 
     async def _handshake(self) -> None:
         # Half a line from the previous connection must not prefix the next scan.
-        self._lines = LineSplitter(self.shoe_settings.line_ending)
+        self._lines = FrameScanner(LINE_FRAMINGS[self.settings.line_ending])
         self._connected()
 
     def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
         events = self._announcement(now)
-        before = self._lines.overflows
         for line in self._lines.feed(data):
-            events += self._scan(line, now)
-        if overflows := self._lines.overflows - before:
-            self.count("decode_errors", overflows)
+            if isinstance(line, DecodeError):
+                # Bytes are ASCII: anything else decodes to U+FFFD, which the codec rejects as
+                # unreadable; so does the U+FFFD that marks where an over-long line was cut.
+                self.count("decode_errors")
+                events += self._scan(_text(line.raw) + UNMAPPED, now)
+            else:
+                events += self._scan(_text(line), now)
         return events
+
+
+def _text(line: bytes) -> str:
+    return line.decode("ascii", errors="replace")
 
 
 class HidShoeDriver(_ShoeDriver):
@@ -267,25 +226,16 @@ class HidShoeDriver(_ShoeDriver):
     :class:`tablectl.simulators.usb_backend.SimUsbBackend`); None means libusb.
     """
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-        usb_backend: object | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
-        settings = self.shoe_settings
+    def __init__(self, *args: Any, usb_backend: object | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        settings, port = self.settings, self.port
         if port is not None:
             raise DriverConfigError(
-                device_id,
+                self.device_id,
                 f"a HID shoe is found by its vid/pid/serial options; remove port = {port!r}",
             )
         if settings.vid is None or settings.pid is None:
-            raise DriverConfigError(device_id, "a HID shoe needs the vid and pid options")
+            raise DriverConfigError(self.device_id, "a HID shoe needs the vid and pid options")
         self.vid: int = settings.vid
         self.pid: int = settings.pid
         self.usb_backend = usb_backend
@@ -294,7 +244,7 @@ class HidShoeDriver(_ShoeDriver):
     def _open_stream(self) -> ByteStream:
         from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415 - keeps pyusb lazy
 
-        settings = self.shoe_settings
+        settings = self.settings
         return UsbEndpointStream(
             vid=self.vid,
             pid=self.pid,
@@ -306,7 +256,7 @@ class HidShoeDriver(_ShoeDriver):
         )
 
     def _describe(self) -> str:
-        serial = self.shoe_settings.serial
+        serial = self.settings.serial
         return f"usb {self.vid:04x}:{self.pid:04x}" + (f" serial {serial}" if serial else "")
 
     async def _handshake(self) -> None:

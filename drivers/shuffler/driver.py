@@ -19,28 +19,24 @@ they therefore need someone iterating ``events()``.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
 import pydantic
 
-from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.base import DriverSettings, StreamDriver
+from tablectl.drivers.clock import within
 from tablectl.drivers.errors import DeviceTimeoutError, TransportClosedError
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
-from tablectl.drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.messages import (
     MAX_CODE,
     MAX_DECKS,
-    REFERENCE_CODEC,
     Ack,
     ClearFault,
-    Codec,
     Command,
     DeckReport,
-    DecodeError,
     Message,
-    MessageDecoder,
     Nak,
     QueryStatus,
     QueryVersion,
@@ -50,7 +46,8 @@ from tablectl.drivers.shuffler.protocol import (
     Version,
     command_verb,
 )
-from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.shuffler.protocol import REFERENCE_CODEC, Codec, DecodeError, MessageDecoder
+from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["ShufflerDriver", "ShufflerSettings"]
 
@@ -99,7 +96,7 @@ class ShufflerSettings(DriverSettings):
         return self
 
 
-class ShufflerDriver(StreamDriver):
+class ShufflerDriver(StreamDriver[ShufflerSettings]):
     """One shuffler over serial (any pyserial URL) or USB bulk endpoints.
 
     Args:
@@ -111,32 +108,22 @@ class ShufflerDriver(StreamDriver):
     Counters: ``decode_errors`` plus the base's ``open_failures`` and ``disconnects``.
     """
 
-    settings_model: ClassVar[type[DriverSettings]] = ShufflerSettings
+    settings_model = ShufflerSettings
     codec: ClassVar[Codec] = REFERENCE_CODEC
     """The wire protocol; a vendor subclass sets its own."""
 
     def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-        usb_backend: Any = None,
-        codec: Codec | None = None,
+        self, *args: Any, usb_backend: Any = None, codec: Codec | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
-        assert isinstance(self.settings, ShufflerSettings)  # validated by settings_model
-        self.shuffler_settings: ShufflerSettings = self.settings
-        if self.shuffler_settings.transport == "serial":
+        super().__init__(*args, **kwargs)
+        if self.settings.transport == "serial":
             self._require_serial_port('a serial shuffler needs a port, or transport = "usb"')
         self.usb_backend = usb_backend
         self._codec = codec or type(self).codec
         self.interpreter = ShufflerInterpreter(
-            device_id,
-            status_interval=self.shuffler_settings.status_interval,
-            missed_polls=self.shuffler_settings.missed_polls,
+            self.device_id,
+            status_interval=self.settings.status_interval,
+            missed_polls=self.settings.missed_polls,
         )
         self._decoder: MessageDecoder = self._codec.new_decoder()
         self._waiters: list[tuple[Callable[[Message], bool], asyncio.Future[Message]]] = []
@@ -144,7 +131,7 @@ class ShufflerDriver(StreamDriver):
     # --- StreamDriver hooks --------------------------------------------------------------------
 
     def _open_stream(self) -> ByteStream:
-        s = self.shuffler_settings
+        s = self.settings
         if s.transport == "usb":
             # Lazy: pyusb (and libusb) are only needed by tables that have a USB shuffler.
             from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
@@ -169,7 +156,7 @@ class ShufflerDriver(StreamDriver):
     async def _handshake(self) -> None:
         # A fresh decoder: half a frame from the previous connection must not prefix the next.
         self._decoder = self._codec.new_decoder()
-        self.interpreter.connected(self.clock())
+        self.interpreter.connected(self.clock.now())
         self._send_pending()
 
     def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
@@ -209,7 +196,7 @@ class ShufflerDriver(StreamDriver):
             TransportClosedError: not connected, or the link dropped while waiting.
             DeviceTimeoutError: no reply within ``reply_timeout``.
         """
-        count = self.shuffler_settings.decks if decks is None else decks
+        count = self.settings.decks if decks is None else decks
         if not 1 <= count <= MAX_DECKS:
             raise ValueError(f"decks must be 1-{MAX_DECKS}, not {count}")
         return await self._request(StartShuffle(count), _ack_or_nak("SHUF"), _ack_nak)
@@ -274,12 +261,11 @@ class ShufflerDriver(StreamDriver):
         self._waiters.append(entry)
         try:
             self._send(command)
-            async with asyncio.timeout(self.shuffler_settings.reply_timeout):
-                reply = await future
+            reply = await within(self.clock, future, self.settings.reply_timeout)
         except TimeoutError:
             raise DeviceTimeoutError(
                 f"device {self.device_id!r}: no reply to {command_verb(command)} within "
-                f"{self.shuffler_settings.reply_timeout} s"
+                f"{self.settings.reply_timeout} s"
             ) from None
         finally:
             if entry in self._waiters:

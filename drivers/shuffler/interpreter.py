@@ -38,13 +38,12 @@ from tablectl.drivers.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from tablectl.drivers.shuffler.protocol import (
+from tablectl.drivers.shuffler.messages import (
     FAULT_JAM,
     FAULT_MEANINGS,
     Ack,
     Command,
     DeckReport,
-    DecodeError,
     Door,
     Fault,
     FaultClear,
@@ -58,6 +57,7 @@ from tablectl.drivers.shuffler.protocol import (
     Status,
     Version,
 )
+from tablectl.drivers.shuffler.protocol import DecodeError
 
 __all__ = [
     "FAULT_DOOR_OPEN",

@@ -26,14 +26,67 @@ frame or several frames, exactly like serial reads, so one decoder serves both t
 
 Every field is validated; a frame that fails becomes a :class:`DecodeError` value (the driver
 counts them), never an exception, and the decoder resynchronises at the next STX.
+
+The vocabulary (limits, fault codes, the checksum and the frame, the message and command types and
+their encoders) is :mod:`tablectl.drivers.shuffler.messages`; this module adds the framing, the
+decoders and the vendor seam, and re-exports the vocabulary so that it stays the codec's one face.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import Final, Protocol
+
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers.shuffler.messages import (
+    _DETAIL,
+    _DOOR_WIRE,
+    _NUMBER,
+    _REASON,
+    _STATE_WIRE,
+    _TOKEN,
+    _VERB,
+    CARD_PATTERN,
+    CRLF,
+    ETX,
+    FAULT_CLEARING,
+    FAULT_JAM,
+    FAULT_MEANINGS,
+    GARBAGE,
+    MAX_CODE,
+    MAX_DECKS,
+    MAX_GARBAGE,
+    MAX_LIST,
+    MAX_NUMBER,
+    MAX_PAYLOAD,
+    MAX_RAW,
+    NAK_REASONS,
+    STX,
+    Ack,
+    ClearFault,
+    Command,
+    DeckReport,
+    Door,
+    Fault,
+    FaultClear,
+    Message,
+    Nak,
+    QueryStatus,
+    QueryVersion,
+    RequestDeckCheck,
+    ShuffleDone,
+    ShufflerState,
+    ShuffleStart,
+    StartShuffle,
+    Status,
+    Version,
+    command_verb,
+    crc8,
+    encode_command,
+    encode_message,
+    frame,
+)
 
 __all__ = [
     "CARD_PATTERN",
@@ -42,6 +95,7 @@ __all__ = [
     "FAULT_CLEARING",
     "FAULT_JAM",
     "FAULT_MEANINGS",
+    "FRAMING",
     "GARBAGE",
     "MAX_CODE",
     "MAX_DECKS",
@@ -62,7 +116,6 @@ __all__ = [
     "Door",
     "Fault",
     "FaultClear",
-    "FrameScanner",
     "Message",
     "MessageDecoder",
     "Nak",
@@ -82,283 +135,26 @@ __all__ = [
     "frame",
 ]
 
-STX: Final = 0x02
-ETX: Final = 0x03
-CRLF: Final = b"\r\n"
-MAX_PAYLOAD: Final = 1000
-"""Longest payload accepted; a longer run after STX is one error and is dropped."""
-MAX_GARBAGE: Final = 256
-"""Garbage between frames is reported once per run, or once per this many bytes."""
-GARBAGE: Final = "garbage between frames"
-"""The :attr:`DecodeError.reason` of bytes outside any frame (line noise, not a bad frame)."""
-MAX_RAW: Final = 80
-"""``DecodeError.raw`` keeps at most this many bytes (a log line, not a memory hog)."""
-MAX_NUMBER: Final = 9999
-"""Counts and shuffle numbers are 1–4 decimal digits."""
-MAX_DECKS: Final = 8
-MAX_CODE: Final = 99
-"""Fault codes are 1–99 (0 is never sent: "no fault" is an empty list)."""
-MAX_LIST: Final = 150
-"""Most cards in one missing/extra list (three lists' worth fits :data:`MAX_PAYLOAD`)."""
-MAX_TEXT: Final = 64
-"""Longest free-text field (fault detail, model, firmware, serial number)."""
-
-CARD_PATTERN: Final = re.compile(r"[A2-9TJQK][SHDC]|JK[12]?")
-"""Cards on the wire: DESIGN §4.1 canonical codes only; vendor spellings belong in their codec."""
-
-FAULT_JAM: Final = 1
-
-FAULT_MEANINGS: Final[dict[int, str]] = {
-    1: "card jam in the transport path",
-    2: "elevator or mixing motor fault",
-    3: "card reader (face recognition) fault",
-    4: "input tray empty at start",
-    5: "output shoe full or not removed",
-    6: "sensor fault",
-    7: "firmware or memory integrity error",
-    8: "over-temperature",
-}
-"""Reference fault codes (``FALT``); vendor codecs map their own codes onto these where they can
-and pass the rest through as 10–99."""
-
-FAULT_CLEARING: Final[dict[int, str]] = {
-    1: "open the door, remove the jammed cards, close the door, then the host sends CLRF",
-    2: "host CLRF (the device re-homes the motor and sends FCLR, or FALT again)",
-    3: "host CLRF; deck checks report ? until the reader works",
-    4: "clears by itself when cards are loaded",
-    5: "clears by itself when the output shoe is emptied or removed",
-    6: "host CLRF after the device's self-test passes",
-    7: "service only (power cycle, re-flash); CLRF is refused with NAK COND",
-    8: "clears by itself when cool",
-}
-
-NAK_REASONS: Final[dict[str, str]] = {
-    "BUSY": "shuffling; try again when READY or IDLE",
-    "DOOR": "the door is open",
-    "FAULT": "a latched fault blocks the command; clear it first",
-    "COND": "the fault's condition is still present (e.g. jam not removed); cannot clear",
-    "ARG": "a field is out of range",
-    "VERB": "unknown command verb",
-    "FRAME": "the frame's checksum or fields were bad (verb ? when unreadable)",
-}
-"""NAK reasons defined by the reference protocol; decoders accept any 1–8 letter token."""
-
-ShufflerState = Literal["idle", "shuffling", "ready", "fault"]
-
-_STATE_WIRE: Final[dict[str, ShufflerState]] = {
-    "IDLE": "idle",
-    "SHUF": "shuffling",
-    "READY": "ready",
-    "FAULT": "fault",
-}
-_STATE_TOKEN: Final[dict[str, str]] = {v: k for k, v in _STATE_WIRE.items()}
-_DOOR_WIRE: Final[dict[str, bool]] = {"OPEN": True, "CLSD": False}
-
-
-# --- checksum and framing ------------------------------------------------------------------------
-
-
-def _crc8_table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x07) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
-        table.append(crc)
-    return tuple(table)
-
-
-_CRC8: Final = _crc8_table()
-
-
-def crc8(data: bytes) -> int:
-    """CRC-8/SMBUS (poly 0x07, init 0, no reflection): ``crc8(b"123456789") == 0xF4``."""
-    crc = 0
-    for byte in data:
-        crc = _CRC8[crc ^ byte]
-    return crc
-
-
-def _printable(data: bytes) -> bool:
-    return all(0x20 <= b <= 0x7E for b in data)
-
-
-def frame(payload: bytes) -> bytes:
-    """``STX payload ETX CRC CR LF``.
-
-    Raises:
-        ValueError: an empty, over-long or non-printable payload (never sent half-formed).
-    """
-    if not payload or len(payload) > MAX_PAYLOAD or not _printable(payload):
-        raise ValueError(f"shuffler payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
-    return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
-
-
-# --- messages the shuffler sends -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Status:
-    """``STAT;<state>;<door>;<cards>;<faults>;<shuffle>``: the reply to a status query.
-
-    ``cards``: the cards the shuffler last counted (input tray when idle, the shuffle's count when
-    ready). ``faults``: active fault codes (``-`` on the wire when none). ``shuffle``: the number
-    of the last shuffle started (0 before the first; wraps 9999 → 1).
-    """
-
-    state: ShufflerState
-    door_open: bool
-    cards: int
-    faults: tuple[int, ...]
-    shuffle: int
-
-
-@dataclass(frozen=True)
-class ShuffleStart:
-    """``SHST;<shuffle>;<decks>``: shuffle number ``shuffle`` started with ``decks`` decks."""
-
-    shuffle: int
-    decks: int
-
-
-@dataclass(frozen=True)
-class ShuffleDone:
-    """``SHDN;<shuffle>;<cards>;<missing>;<extra>``: the shuffle finished, ``cards`` counted.
-
-    ``checked`` is False when the shuffler reads no card faces (both lists ``?`` on the wire);
-    otherwise ``missing``/``extra`` are its deck check (``-`` on the wire when empty).
-    """
-
-    shuffle: int
-    cards: int
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-    checked: bool = True
-
-
-@dataclass(frozen=True)
-class DeckReport:
-    """``DECK;<cards>;<missing>;<extra>``: the reply to a deck-check request (same list rules as
-    :class:`ShuffleDone`)."""
-
-    cards: int
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-    checked: bool = True
-
-
-@dataclass(frozen=True)
-class Door:
-    """``DOOR;OPEN`` / ``DOOR;CLSD``: the lid/door changed."""
-
-    open: bool
-
-
-@dataclass(frozen=True)
-class Fault:
-    """``FALT;<code>;<detail>``: fault ``code`` (see :data:`FAULT_MEANINGS`) became active."""
-
-    code: int
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class FaultClear:
-    """``FCLR;<code>``: fault ``code`` is no longer active."""
-
-    code: int
-
-
-@dataclass(frozen=True)
-class Version:
-    """``VERS;<model>;<firmware>;<serial>``: the reply to a version query."""
-
-    model: str
-    firmware: str
-    serial: str
-
-
-@dataclass(frozen=True)
-class Ack:
-    """``ACK;<verb>``: the command was accepted (SHUF, CLRF)."""
-
-    verb: str
-
-
-@dataclass(frozen=True)
-class Nak:
-    """``NAK;<verb>;<reason>``: refused (see :data:`NAK_REASONS`; verb ``?`` if unreadable)."""
-
-    verb: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class DecodeError:
-    """Bytes that are not a valid frame or message. ``raw`` is the offending bytes (capped)."""
-
-    reason: str
-    raw: bytes
-
-
-Message = (
-    Status
-    | ShuffleStart
-    | ShuffleDone
-    | DeckReport
-    | Door
-    | Fault
-    | FaultClear
-    | Version
-    | Ack
-    | Nak
-    | DecodeError
+FRAMING: Final = Framing(
+    start=STX,
+    start_required=True,
+    end=ETX,
+    trailer_length=2,
+    trailer_bytes=frozenset(b"0123456789ABCDEF"),
+    terminators=(),
+    separators=CRLF,
+    printable=True,
+    max_length=1 + MAX_PAYLOAD,
+    max_raw=MAX_RAW,
+    max_garbage=MAX_GARBAGE,
+    reasons=Reasons(
+        garbage=GARBAGE,
+        restarted="frame restarted (STX before ETX)",
+        trailer_cut="frame truncated in its checksum",
+        bad_trailer="checksum is not two upper-case hex digits",
+    ),
 )
-
-
-# --- commands the host sends ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StartShuffle:
-    """``SHUF;<decks>``: shuffle the loaded cards, expecting ``decks`` decks (1–8)."""
-
-    decks: int
-
-
-@dataclass(frozen=True)
-class QueryStatus:
-    """``STAT``: reply with a :class:`Status`."""
-
-
-@dataclass(frozen=True)
-class QueryVersion:
-    """``VERS``: reply with a :class:`Version`."""
-
-
-@dataclass(frozen=True)
-class ClearFault:
-    """``CLRF`` (all clearable faults) or ``CLRF;<code>``."""
-
-    code: int | None = None
-
-
-@dataclass(frozen=True)
-class RequestDeckCheck:
-    """``DCHK``: count and check the loaded cards; reply with a :class:`DeckReport`."""
-
-
-Command = StartShuffle | QueryStatus | QueryVersion | ClearFault | RequestDeckCheck
-
-
-# --- fields --------------------------------------------------------------------------------------
-
-_NUMBER = re.compile(r"\d{1,4}")
-_VERB = re.compile(r"[A-Z]{4}")
-_REASON = re.compile(r"[A-Z]{1,8}")
-_TOKEN = re.compile(r"[\x21-\x3a\x3c-\x7e][\x20-\x3a\x3c-\x7e]{0,63}")
-"""Model/firmware/serial: 1–64 printable characters, no ``;``, not starting with a space."""
-_DETAIL = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
+"""``STX payload ETX CC``: the checksum digits are the trailer; CR LF may separate frames."""
 
 
 class _FieldError(ValueError):
@@ -503,125 +299,20 @@ def _parse_command(fields: list[str]) -> Command:
     raise _FieldError(f"unknown command verb {verb!r}")
 
 
-# --- the frame scanner ---------------------------------------------------------------------------
-
-_OUTSIDE, _PAYLOAD, _CHECKSUM = 0, 1, 2
-_HEX: Final = frozenset(b"0123456789ABCDEF")
+# --- frames ------------------------------------------------------------------------------------
 
 
 def _cap(raw: bytes | bytearray) -> bytes:
     return bytes(raw[:MAX_RAW])
 
 
-class FrameScanner:
-    """STX … ETX CC frames from a byte stream split or garbled anywhere.
-
-    ``feed`` returns each complete, checksum-valid payload as ``bytes`` and everything else as
-    :class:`DecodeError`: a run of garbage between frames (one error per run, CR/LF and the
-    bytes of a frame never count), a frame restarted by STX, a non-printable byte inside a
-    payload, an over-long payload, bad checksum characters or a checksum mismatch.
-    """
-
-    def __init__(self) -> None:
-        self._state = _OUTSIDE
-        self._payload = bytearray()
-        self._check = bytearray()
-        self._garbage = bytearray()
-        self._discarding = False  # the current garbage run was already reported
-
-    def feed(self, data: bytes) -> list[bytes | DecodeError]:
-        out: list[bytes | DecodeError] = []
-        for byte in data:
-            if self._state == _OUTSIDE:
-                self._outside(byte, out)
-            elif self._state == _PAYLOAD:
-                self._in_payload(byte, out)
-            else:
-                self._in_checksum(byte, out)
-        return out
-
-    def _start(self) -> None:
-        self._state = _PAYLOAD
-        self._payload.clear()
-        self._check.clear()
-
-    def _end_garbage(self, out: list[bytes | DecodeError]) -> None:
-        if self._garbage and not self._discarding:
-            out.append(DecodeError(GARBAGE, _cap(self._garbage)))
-        self._garbage.clear()
-        self._discarding = False
-
-    def _outside(self, byte: int, out: list[bytes | DecodeError]) -> None:
-        if byte == STX:
-            self._end_garbage(out)
-            self._start()
-        elif byte in (0x0D, 0x0A):
-            self._end_garbage(out)
-        elif not self._discarding:
-            self._garbage.append(byte)
-            if len(self._garbage) >= MAX_GARBAGE:
-                # Endless noise keeps counting (once per MAX_GARBAGE bytes), in bounded memory.
-                out.append(DecodeError(GARBAGE, _cap(self._garbage)))
-                self._garbage.clear()
-
-    def _abandon(self, out: list[bytes | DecodeError], reason: str, raw: bytes) -> None:
-        out.append(DecodeError(reason, _cap(raw)))
-        self._state = _OUTSIDE
-        self._payload.clear()
-        self._check.clear()
-
-    def _in_payload(self, byte: int, out: list[bytes | DecodeError]) -> None:
-        if byte == STX:
-            out.append(
-                DecodeError("frame restarted (STX before ETX)", _cap(b"\x02" + self._payload))
-            )
-            self._start()
-        elif byte == ETX:
-            if not self._payload:
-                self._abandon(out, "empty frame", b"\x02\x03")
-            else:
-                self._state = _CHECKSUM
-        elif 0x20 <= byte <= 0x7E:
-            self._payload.append(byte)
-            if len(self._payload) > MAX_PAYLOAD:
-                self._abandon(out, "frame too long", b"\x02" + self._payload)
-                self._discarding = True  # the rest of it is not a second error
-        else:
-            self._abandon(
-                out, "non-printable byte in frame", b"\x02" + self._payload + bytes([byte])
-            )
-            # A CR/LF ends the broken frame quietly; anything else starts a (reported) run.
-            if byte not in (0x0D, 0x0A):
-                self._discarding = True
-
-    def _in_checksum(self, byte: int, out: list[bytes | DecodeError]) -> None:
-        raw = b"\x02" + self._payload + b"\x03" + self._check
-        if byte == STX:
-            out.append(DecodeError("frame truncated in its checksum", _cap(raw)))
-            self._start()
-            return
-        if byte not in _HEX:
-            self._abandon(out, "checksum is not two upper-case hex digits", raw + bytes([byte]))
-            if byte not in (0x0D, 0x0A):
-                self._discarding = True
-            return
-        self._check.append(byte)
-        if len(self._check) < 2:
-            return
-        payload = bytes(self._payload)
-        got, want = int(self._check, 16), crc8(payload)
-        self._state = _OUTSIDE
-        self._payload.clear()
-        self._check.clear()
-        if got != want:
-            out.append(
-                DecodeError(
-                    f"checksum mismatch: got {got:02X}, computed {want:02X}",
-                    _cap(raw + bytes([byte])),
-                )
-            )
-        else:
-            out.append(payload)
+def _checked(frame: bytes) -> bytes | DecodeError:
+    """The payload of a ``STX payload ETX CC`` frame from the scanner, or its checksum error."""
+    payload, check = frame[1:-3], frame[-2:]
+    got, want = int(check, 16), crc8(payload)
+    if got != want:
+        return DecodeError(f"checksum mismatch: got {got:02X}, computed {want:02X}", _cap(frame))
+    return payload
 
 
 def _split(payload: bytes) -> list[str]:
@@ -637,13 +328,14 @@ class Decoder:
     """
 
     def __init__(self) -> None:
-        self._frames = FrameScanner()
+        self._frames = FrameScanner(FRAMING)
         self.errors = 0
         """Count of :class:`DecodeError` values produced so far."""
 
     def feed(self, data: bytes) -> list[Message]:
         out: list[Message] = []
-        for item in self._frames.feed(data):
+        for scanned in self._frames.feed(data):
+            item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
             if isinstance(item, DecodeError):
                 out.append(item)
                 continue
@@ -663,12 +355,13 @@ class CommandDecoder:
     """
 
     def __init__(self) -> None:
-        self._frames = FrameScanner()
+        self._frames = FrameScanner(FRAMING)
         self.errors = 0
 
     def feed(self, data: bytes) -> list[Command | DecodeError]:
         out: list[Command | DecodeError] = []
-        for item in self._frames.feed(data):
+        for scanned in self._frames.feed(data):
+            item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
             if isinstance(item, DecodeError):
                 out.append(item)
                 continue
@@ -678,139 +371,6 @@ class CommandDecoder:
                 out.append(DecodeError(str(exc), _cap(item)))
         self.errors += sum(isinstance(m, DecodeError) for m in out)
         return out
-
-
-# --- encoders ------------------------------------------------------------------------------------
-
-
-def _enc_number(value: int, what: str, low: int = 0, high: int = MAX_NUMBER) -> str:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be an integer {low}-{high}, not {value!r}")
-    return str(value)
-
-
-def _enc_cards(cards: tuple[str, ...], what: str) -> str:
-    if len(cards) > MAX_LIST:
-        raise ValueError(f"{what}: at most {MAX_LIST} cards, not {len(cards)}")
-    for card in cards:
-        if not CARD_PATTERN.fullmatch(card):
-            raise ValueError(f"{what}: {card!r} is not a canonical card code")
-    return ",".join(cards) or "-"
-
-
-def _enc_check(missing: tuple[str, ...], extra: tuple[str, ...], checked: bool) -> str:
-    if not checked:
-        if missing or extra:
-            raise ValueError("an unchecked deck report carries no card lists")
-        return "?;?"
-    return f"{_enc_cards(missing, 'missing')};{_enc_cards(extra, 'extra')}"
-
-
-def _enc_text(text: str, what: str, pattern: re.Pattern[str]) -> str:
-    if not pattern.fullmatch(text):
-        raise ValueError(f"{what} must be printable ASCII without ';', at most 64: {text!r}")
-    return text
-
-
-def _payload(message: Message) -> str:
-    match message:
-        case Status(state, door_open, cards, faults, shuffle):
-            if state not in _STATE_TOKEN:
-                raise ValueError(f"unknown shuffler state {state!r}")
-            if len(set(faults)) != len(faults):
-                raise ValueError(f"duplicate fault codes {faults!r}")
-            codes = ",".join(_enc_number(c, "fault code", 1, MAX_CODE) for c in faults) or "-"
-            door = "OPEN" if door_open else "CLSD"
-            return (
-                f"STAT;{_STATE_TOKEN[state]};{door};{_enc_number(cards, 'cards')};{codes};"
-                f"{_enc_number(shuffle, 'shuffle')}"
-            )
-        case ShuffleStart(shuffle, decks):
-            number = _enc_number(shuffle, "shuffle", 1)
-            return f"SHST;{number};{_enc_number(decks, 'decks', 1, MAX_DECKS)}"
-        case ShuffleDone(shuffle, cards, missing, extra, checked):
-            return (
-                f"SHDN;{_enc_number(shuffle, 'shuffle', 1)};{_enc_number(cards, 'cards')};"
-                f"{_enc_check(missing, extra, checked)}"
-            )
-        case DeckReport(cards, missing, extra, checked):
-            return f"DECK;{_enc_number(cards, 'cards')};{_enc_check(missing, extra, checked)}"
-        case Door(is_open):
-            return "DOOR;OPEN" if is_open else "DOOR;CLSD"
-        case Fault(code, detail):
-            number = _enc_number(code, "fault code", 1, MAX_CODE)
-            return f"FALT;{number};{_enc_text(detail, 'detail', _DETAIL)}"
-        case FaultClear(code):
-            return f"FCLR;{_enc_number(code, 'fault code', 1, MAX_CODE)}"
-        case Version(model, firmware, serial):
-            fields = (
-                _enc_text(model, "model", _TOKEN),
-                _enc_text(firmware, "firmware", _TOKEN),
-                _enc_text(serial, "serial", _TOKEN),
-            )
-            return "VERS;" + ";".join(fields)
-        case Ack(verb):
-            if not _VERB.fullmatch(verb):
-                raise ValueError(f"ACK verb must be four capital letters, not {verb!r}")
-            return f"ACK;{verb}"
-        case Nak(verb, reason):
-            if not (_VERB.fullmatch(verb) or verb == "?"):
-                raise ValueError(f"NAK verb must be four capital letters or ?, not {verb!r}")
-            if not _REASON.fullmatch(reason):
-                raise ValueError(f"NAK reason must be 1-8 capital letters, not {reason!r}")
-            return f"NAK;{verb};{reason}"
-        case DecodeError():
-            raise ValueError("a DecodeError has no wire form")
-    raise TypeError(f"not a shuffler message: {message!r}")  # pragma: no cover - exhaustive
-
-
-def encode_message(message: Message) -> bytes:
-    """The frame the shuffler sends for ``message`` (simulator and tests).
-
-    Raises:
-        ValueError: a field out of range (nothing invalid is ever framed).
-    """
-    return frame(_payload(message).encode("ascii"))
-
-
-def encode_command(command: Command) -> bytes:
-    """The frame the host sends for ``command``.
-
-    Raises:
-        ValueError: ``decks`` or a fault code out of range.
-    """
-    match command:
-        case StartShuffle(decks):
-            text = f"SHUF;{_enc_number(decks, 'decks', 1, MAX_DECKS)}"
-        case QueryStatus():
-            text = "STAT"
-        case QueryVersion():
-            text = "VERS"
-        case ClearFault(code):
-            text = (
-                "CLRF" if code is None else f"CLRF;{_enc_number(code, 'fault code', 1, MAX_CODE)}"
-            )
-        case RequestDeckCheck():
-            text = "DCHK"
-        case _:  # pragma: no cover - exhaustive
-            raise TypeError(f"not a shuffler command: {command!r}")
-    return frame(text.encode("ascii"))
-
-
-def command_verb(command: Command) -> str:
-    """The four-letter verb of ``command`` (what ACK/NAK name)."""
-    match command:
-        case StartShuffle():
-            return "SHUF"
-        case QueryStatus():
-            return "STAT"
-        case QueryVersion():
-            return "VERS"
-        case ClearFault():
-            return "CLRF"
-        case RequestDeckCheck():
-            return "DCHK"
-    raise TypeError(f"not a shuffler command: {command!r}")  # pragma: no cover - exhaustive
 
 
 # --- the vendor seam -----------------------------------------------------------------------------

@@ -10,17 +10,15 @@ operating-mode bit 128 makes the wheel send its status every 500 ms by itself.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import pydantic
 
-from tablectl.drivers.base import Clock, DriverSettings, StreamDriver
+from tablectl.drivers.base import DriverSettings, StreamDriver
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.ss2.interpreter import SS2Interpreter
 from tablectl.drivers.ss2.protocol import Command, DecodeError, Decoder, Reply, encode_command
-from tablectl.drivers.transports.base import ByteStream, TraceHook
+from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["SS2Driver", "SS2Settings"]
 
@@ -61,7 +59,7 @@ class SS2Settings(DriverSettings):
         return self
 
 
-class SS2Driver(StreamDriver):
+class SS2Driver(StreamDriver[SS2Settings]):
     """One SS2 wheel on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
 
     Counters: ``decode_errors`` (lines that are not SS2 messages; the decoder resynchronises),
@@ -69,22 +67,12 @@ class SS2Driver(StreamDriver):
     :attr:`interpreter` are there for technician tools.
     """
 
-    settings_model: ClassVar[type[DriverSettings]] = SS2Settings
+    settings_model = SS2Settings
 
-    def __init__(
-        self,
-        device_id: str,
-        port: str | None,
-        options: Mapping[str, Any] | DriverSettings | None = None,
-        *,
-        clock: Clock = time.time,
-        trace: TraceHook | None = None,
-    ) -> None:
-        super().__init__(device_id, port, options, clock=clock, trace=trace)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._require_serial_port("an SS2 wheel needs a serial port")
-        assert isinstance(self.settings, SS2Settings)  # the base validated it with settings_model
-        self.ss2_settings: SS2Settings = self.settings
-        self.interpreter = SS2Interpreter(device_id, self.ss2_settings)
+        self.interpreter = SS2Interpreter(self.device_id, self.settings)
         self.last_reply: Reply | None = None
         self._decoder = Decoder()
         self._last_poll: float | None = None
@@ -93,15 +81,15 @@ class SS2Driver(StreamDriver):
         from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
         assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.ss2_settings.baudrate)
+        return SerialStream(self.port, baudrate=self.settings.baudrate)
 
     async def _handshake(self) -> None:
         # A fresh decoder: half a line from the previous connection must not prefix the next.
         self._decoder = Decoder()
         self._last_poll = None
-        if self.ss2_settings.operating_mode is not None:
-            self._send(Command.operating_mode(self.ss2_settings.operating_mode))
-        if self.ss2_settings.sensor_stream:
+        if self.settings.operating_mode is not None:
+            self._send(Command.operating_mode(self.settings.operating_mode))
+        if self.settings.sensor_stream:
             self._send(Command.sensor_stream(on=True))
 
     def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
@@ -118,8 +106,8 @@ class SS2Driver(StreamDriver):
 
     def _on_tick(self, now: float) -> list[DeviceEvent]:
         events = self.interpreter.tick(now)
-        if not self.ss2_settings.auto_status and (
-            self._last_poll is None or now - self._last_poll >= self.ss2_settings.poll_interval
+        if not self.settings.auto_status and (
+            self._last_poll is None or now - self._last_poll >= self.settings.poll_interval
         ):
             self._last_poll = now
             self._send(Command.poll())

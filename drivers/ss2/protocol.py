@@ -5,23 +5,27 @@ port and the time, the simulator reuses this module to speak as the wheel (``enc
 :class:`CommandDecoder`). Facts from the vendor's developer guide V2.07/V2.10, summarised in
 ``docs/protocols/cammegh-ss2.md``.
 
-Framing: a packet starts with ``*`` and ends with CR and/or LF; the wheel always sends ``\\r\\n``.
-Exceptions without ``*``: the bare winning number (two characters, space padded, port 1 only) and
-the ``*I 4`` sensor stream (``bs n``, ``bn nn``). Every line is validated field by field; a bad
-line becomes a :class:`DecodeError` value (counted by the driver), never an exception, and the
-decoder resynchronises on the next terminator.
+Framing (:data:`FRAMING`): a packet starts with ``*`` and ends with CR and/or LF; the wheel always
+sends ``\\r\\n``. Exceptions without ``*``: the bare winning number (two characters, space padded,
+port 1 only) and the ``*I 4`` sensor stream (``bs n``, ``bn nn``), so ``*`` cannot be required; a
+``*`` inside a line means its terminator was lost. Empty lines carry nothing and are skipped.
+Every line is validated field by field; a bad line becomes a :class:`DecodeError` value (counted
+by the driver), never an exception, and the decoder resynchronises on the next terminator.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
+
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 
 __all__ = [
     "COMMAND_LETTERS",
     "CR",
     "FAULT_MEANINGS",
+    "FRAMING",
     "LF",
     "MAX_LINE",
     "START",
@@ -33,7 +37,6 @@ __all__ = [
     "DecodeError",
     "Decoder",
     "FaultReport",
-    "LineSplitter",
     "Message",
     "Number",
     "Reply",
@@ -51,6 +54,13 @@ LF = b"\n"
 TERMINATOR = b"\r\n"
 MAX_LINE = 80
 """Longest line we accept; a longer run without a terminator is garbage and is dropped."""
+
+FRAMING: Final = Framing(
+    start=START[0],
+    max_length=MAX_LINE,
+    max_raw=MAX_LINE,
+    reasons=Reasons(restarted="packet start inside a line", too_long="line too long"),
+)
 
 Number = int | Literal["00"]
 """A pocket: 0–36 (39/40-pocket wheels on firmware 2.52 go to 38), or the string ``"00"``."""
@@ -130,14 +140,6 @@ class BallInPocket:
     """``bn nn``: the ball sensed in pocket ``nn``; from the ``*I 4`` stream."""
 
     number: Number
-
-
-@dataclass(frozen=True)
-class DecodeError:
-    """A line that is not a valid SS2 message. ``raw`` is the offending bytes (capped)."""
-
-    reason: str
-    raw: bytes
 
 
 Message = (
@@ -236,41 +238,6 @@ def decode_line(line: bytes) -> Message:
     return DecodeError("unrecognised line", line)
 
 
-class LineSplitter:
-    """CR, LF or CRLF framed lines from a byte stream that may be split or garbled anywhere.
-
-    Keeps the partial line between calls. Empty lines are skipped. A ``*`` inside a line means a
-    terminator was lost: the bytes before it are garbage. A line longer than :data:`MAX_LINE` is
-    reported once and dropped up to the next terminator.
-    """
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._discarding = False
-
-    def feed(self, data: bytes) -> list[bytes | DecodeError]:
-        out: list[bytes | DecodeError] = []
-        for byte in data:
-            if byte in (0x0D, 0x0A):
-                if self._discarding:
-                    self._discarding = False
-                elif self._buffer:
-                    out.append(bytes(self._buffer))
-                self._buffer.clear()
-                continue
-            if self._discarding:
-                continue
-            if byte == 0x2A and self._buffer:
-                out.append(DecodeError("packet start inside a line", bytes(self._buffer)))
-                self._buffer.clear()
-            self._buffer.append(byte)
-            if len(self._buffer) > MAX_LINE:
-                out.append(DecodeError("line too long", bytes(self._buffer[:MAX_LINE])))
-                self._buffer.clear()
-                self._discarding = True
-        return out
-
-
 class Decoder:
     """Incremental decoder for what the wheel sends: ``feed(bytes) -> list[Message]``.
 
@@ -279,7 +246,7 @@ class Decoder:
     """
 
     def __init__(self) -> None:
-        self._lines = LineSplitter()
+        self._lines = FrameScanner(FRAMING)
         self.errors = 0
         """Count of :class:`DecodeError` values produced so far."""
 
@@ -287,6 +254,7 @@ class Decoder:
         out = [
             item if isinstance(item, DecodeError) else decode_line(item)
             for item in self._lines.feed(data)
+            if item != b""
         ]
         self.errors += sum(isinstance(m, DecodeError) for m in out)
         return out
@@ -408,13 +376,15 @@ class CommandDecoder:
     """
 
     def __init__(self) -> None:
-        self._lines = LineSplitter()
+        self._lines = FrameScanner(FRAMING)
 
     def feed(self, data: bytes) -> list[Command | DecodeError]:
         out: list[Command | DecodeError] = []
         for item in self._lines.feed(data):
             if isinstance(item, DecodeError):
                 out.append(item)
+                continue
+            if not item:
                 continue
             m = _COMMAND.fullmatch(item)
             if m is None or m.group(1).decode() not in COMMAND_LETTERS:

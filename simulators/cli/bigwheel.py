@@ -16,7 +16,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Sequence
 
-from tablectl.drivers.bigwheel.protocol import MAX_SEGMENTS, MIN_SEGMENTS
+from tablectl.drivers.bigwheel.messages import MAX_SEGMENTS, MIN_SEGMENTS
 from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
 from tablectl.simulators.cli import kit as clikit
 
@@ -26,8 +26,6 @@ EXIT_OK = clikit.EXIT_OK
 EXIT_ERROR = clikit.EXIT_ERROR
 EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate bigwheel"
-
-_fault = clikit.argument_type(FaultSpec.from_spec)
 
 
 def _segments(text: str) -> int:
@@ -72,18 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="wheel seconds at rest between a stop and the next spin (default 10)",
     )
-    parser.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="KIND@SPIN[=VALUE]",
-        help=(
-            "inject a fault (repeatable): short_spin[=turns], divider, wrong_direction, "
-            "sensor_fault[=IDX|ENC|PTR|MOT], garbage, split, silence[=s], disconnect[=s]; "
-            "e.g. short_spin@2=2, divider@3"
-        ),
-    )
+    clikit.add_fault_argument(parser, FaultSpec)
     parser.add_argument(
         "--spins", type=int, default=0, metavar="N", help="exit after N stops (0: run on)"
     )

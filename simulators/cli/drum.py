@@ -33,8 +33,6 @@ EXIT_ERROR = clikit.EXIT_ERROR
 EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate drum"
 
-_fault = clikit.argument_type(FaultSpec.from_spec)
-
 
 def _int(low: int, high: int, what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
@@ -127,18 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no automatic draw cycle: only host commands (start mixing, release) act",
     )
-    parser.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="KIND@DRAW[=VALUE]",
-        help=(
-            "inject a fault (repeatable): not_read, double_read, repeat_frame, out_of_range, "
-            "extra_ball, blower_fault, reader_silent, silence, garbage; e.g. not_read@1=3, "
-            "blower_fault@2=1.5"
-        ),
-    )
+    clikit.add_fault_argument(parser, FaultSpec)
     parser.add_argument(
         "--draws", type=int, default=0, metavar="N", help="exit after N completed draws (0: run on)"
     )

@@ -4,8 +4,9 @@ Each ``tablectl simulate DEVICE`` (``simulators/*cli.py``) only declares its dev
 builds its model; this module supplies the rest, the same for all of them:
 
 - argparse types that report bad values verbatim (:func:`argument_type`, :func:`number_type`,
-  :func:`tcp_type`, :data:`speed_type`) and ``--pty | --tcp HOST:PORT`` plus ``--link``
-  (:func:`add_transport_arguments`);
+  :func:`tcp_type`, :data:`speed_type`), ``--pty | --tcp HOST:PORT`` plus ``--link``
+  (:func:`add_transport_arguments`), and ``--fault`` from the device's fault table
+  (:func:`add_fault_argument`);
 - :func:`run_served`: serve a model on a pty or TCP port, print exactly one ``READY pty …`` /
   ``READY tcp …`` line, stop on SIGINT/SIGTERM or once ``done`` returns; :func:`serve_until_stopped`
   is its transport-free core (the CAN drum uses it directly);
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
+from tablectl.simulators.faults import FaultSpec
 from tablectl.simulators.serve import SimDevice, serve_pty, serve_tcp
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "EXIT_USAGE",
     "LINK_HELP",
     "SPEED_HELP",
+    "add_fault_argument",
     "add_transport_arguments",
     "argument_type",
     "number_type",
@@ -121,6 +124,19 @@ def add_transport_arguments(parser: argparse.ArgumentParser, *, link_help: str =
         help="serve on TCP for pyserial socket://HOST:PORT (port 0: pick a free one)",
     )
     parser.add_argument("--link", metavar="PATH", help=link_help)
+
+
+def add_fault_argument(parser: argparse.ArgumentParser, spec: type[FaultSpec]) -> None:
+    """Add ``--fault KIND@N[=VALUE]`` (repeatable, into ``args.fault``) for ``spec``'s kinds;
+    the help lists them, and a bad spec is reported with the parser's message."""
+    parser.add_argument(
+        "--fault",
+        type=argument_type(spec.from_spec),
+        action="append",
+        default=[],
+        metavar=spec.KINDS.metavar,
+        help=spec.KINDS.help(),
+    )
 
 
 # --- serving ------------------------------------------------------------------------------------

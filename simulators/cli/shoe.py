@@ -34,8 +34,6 @@ _NAME = "tablectl simulate shoe"
 
 _log = logging.getLogger(__name__)
 
-_fault = clikit.argument_type(ShoeFault.from_spec)
-
 
 @clikit.argument_type
 def _cards(text: str) -> list[str]:
@@ -86,15 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="time-lapse factor (default 1)",
     )
-    parser.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="KIND@CARD",
-        help="inject a fault at card N (repeatable): unreadable, duplicate, foreign, extra, "
-        "cut_early, cut_late, removed — e.g. duplicate@12",
-    )
+    clikit.add_fault_argument(parser, ShoeFault)
     parser.add_argument(
         "--exit-at-end", action="store_true", help="exit once the shoe-empty signal went out"
     )

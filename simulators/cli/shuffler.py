@@ -16,7 +16,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Sequence
 
-from tablectl.drivers.shuffler.protocol import MAX_DECKS
+from tablectl.drivers.shuffler.messages import MAX_DECKS
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.shuffler import FaultSpec, SimShuffler
 
@@ -26,8 +26,6 @@ EXIT_OK = clikit.EXIT_OK
 EXIT_ERROR = clikit.EXIT_ERROR
 EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate shuffler"
-
-_fault = clikit.argument_type(FaultSpec.from_spec)
 
 
 def _decks(text: str) -> int:
@@ -63,17 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="model a shuffler without a card-face reader (deck checks report ?)",
     )
-    parser.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="KIND@SHUFFLE[=VALUE]",
-        help=(
-            "inject a fault (repeatable): jam, wrong_count, missing_card, extra_card, door_open, "
-            "fault, garbage, split, silence, disconnect; e.g. jam@2, missing_card@1=QS, fault@3=7"
-        ),
-    )
+    clikit.add_fault_argument(parser, FaultSpec)
     parser.add_argument(
         "--shuffles",
         type=int,

@@ -23,8 +23,6 @@ EXIT_ERROR = clikit.EXIT_ERROR
 EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate ss2"
 
-_fault = clikit.argument_type(FaultSpec.from_spec)
-
 
 def _numbers(text: str) -> list[int | str]:
     out: list[int | str] = []
@@ -63,21 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N,N,...",
         help="scripted winning numbers in order (e.g. 17,0,32), random after them",
     )
-    parser.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="KIND@GAME[=VALUE]",
-        help=(
-            "inject a fault (repeatable): misspin, no_ball, misfire[=s], misfire_stuck[=s], "
-            "sensor_fault[=CODE], fault[=CODE], short_spin[=revolutions], "
-            "same_direction_sensor, result_mismatch[=N] (the status line shows N, the bare "
-            "line the ball), rotor_reversal (the rotor turns the other way from state 4), "
-            "garbage, split, silence[=s], disconnect[=s]; e.g. misspin@2, silence@3=4, "
-            "fault@1=5, result_mismatch@2=17"
-        ),
-    )
+    clikit.add_fault_argument(parser, FaultSpec)
     parser.add_argument(
         "--wait-for-host",
         action="store_true",

@@ -38,6 +38,7 @@ from tablectl.drivers.events import (
 from tablectl.drivers.registry import get_driver_class
 from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
 from tablectl.simulators.serve import serve_pty
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -131,11 +132,7 @@ async def test_handshake_sets_the_segment_count() -> None:
     model = SimBigWheel(seed=1, speed=SPEED, segments=54, every=100.0)
     async with simulated(model, segments=19) as host:
         await host.expect(DeviceAvailable)
-        for _ in range(100):
-            if model.segments == 19:
-                break
-            await asyncio.sleep(0.02)
-        assert model.segments == 19
+        await wait_until(lambda: model.segments == 19, what="SEG 19 to reach the sensor")
         version = host.driver.interpreter.version
         assert version is not None
         assert version.model == "TBW-SIM"
@@ -184,16 +181,21 @@ async def test_scripted_frames_with_garbage_and_split() -> None:
                 encode_message(Stopped(1, 40, 2, "cw")),
             ]
         )
-        await asyncio.sleep(0.2)  # let pyserial open (it flushes input on open)
+        # pyserial flushes the input when it opens the port: talk once the handshake shows it open.
+        sent = bytearray()
+
+        def handshake_seen() -> bool:
+            with contextlib.suppress(BlockingIOError):
+                sent.extend(os.read(master, 4096))
+            return b"$BHIDN*49\r\n" in sent
+
+        await wait_until(handshake_seen, what="the host's IDN")
         for i in range(0, len(stream), 7):
             os.write(master, stream[i : i + 7])
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # pacing, so that the host reads the sentences in pieces
         stop = await host.expect(WheelStopped)
         assert (stop.index, stop.revolutions) == (40, 2)
         assert host.driver.counters["decode_errors"] == 2
-        sent = b""
-        with contextlib.suppress(BlockingIOError):
-            sent = os.read(master, 4096)
         assert sent.startswith(b"$BHIDN*49\r\n")
     finally:
         await host.close()
@@ -213,7 +215,7 @@ def test_settings_are_validated() -> None:
     with pytest.raises(DriverInitError, match="serial port"):
         BigWheelDriver("w", None)
     settings: DriverSettings = BigWheelSettings(baudrate=19200, segments=54)
-    assert BigWheelDriver("w", "/dev/null", settings).wheel_settings.baudrate == 19200
+    assert BigWheelDriver("w", "/dev/null", settings).settings.baudrate == 19200
 
 
 def test_registry_entry_loads_the_driver() -> None:

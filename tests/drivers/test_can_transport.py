@@ -11,6 +11,7 @@ import pytest
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports.can import CanLink, open_can_link
 from tablectl.drivers.transports.frames import CanFrame
+from tests.support.waiting import until_waiting
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -96,7 +97,7 @@ async def test_close_is_idempotent_and_ends_io(channel: str) -> None:
 async def test_close_wakes_a_pending_recv(channel: str) -> None:
     link = await open_can_link("virtual", channel)
     pending = asyncio.create_task(link.recv())
-    await asyncio.sleep(0.05)
+    await until_waiting(pending)
     await link.close()
     with pytest.raises(TransportClosedError):
         await asyncio.wait_for(pending, 2)
@@ -107,7 +108,7 @@ async def test_bus_gone_is_transport_closed(channel: str) -> None:
     link = await open_can_link("virtual", channel, poll_interval=0.05)
     try:
         pending = asyncio.create_task(link.recv())
-        await asyncio.sleep(0.05)
+        await until_waiting(pending)
         # The bus dies under the notifier (what an adapter error looks like to python-can): the
         # notifier's thread fails, and recv() must say so instead of waiting forever.
         link._bus.shutdown()  # type: ignore[union-attr]

@@ -174,7 +174,7 @@ def test_malformed_frames_are_decode_error_values(reason: str, text: str) -> Non
     result = decode(frame(text))
     assert isinstance(result, DecodeError), result
     assert reason in result.reason
-    assert result.frame == frame(text)
+    assert result.raw == frame(text)
 
 
 def test_extended_ids_are_rejected() -> None:

@@ -13,6 +13,7 @@ import pytest
 import tablectl.drivers
 from tablectl.drivers import events
 from tablectl.drivers.base import Driver, DriverSettings
+from tablectl.drivers.clock import ManualClock
 from tablectl.drivers.errors import DriverInitError, DriverUnavailableError, UnknownDriverError
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.registry import DRIVERS, get_driver_class, open_driver
@@ -93,14 +94,13 @@ def test_module_without_driver_class(registry: dict[str, tuple[str, str]], key: 
 
 
 def test_open_driver_passes_config_and_seams(registry: dict[str, tuple[str, str]]) -> None:
-    def clock() -> float:
-        return 42.0
-
+    clock = ManualClock(42.0)
     driver = open_driver("wheel-1", "fake", "loop://", {"reconnect_min_delay": 1.0}, clock=clock)
     assert isinstance(driver, FakeDriver)
     assert (driver.device_id, driver.port) == ("wheel-1", "loop://")
     assert driver.settings == DriverSettings(reconnect_min_delay=1.0)
-    assert driver.clock() == 42.0
+    assert driver.clock is clock
+    assert driver.clock.now() == 42.0
 
 
 def test_open_driver_rejects_unknown_option(registry: dict[str, tuple[str, str]]) -> None:

@@ -3,6 +3,12 @@
 No mocks: the driver opens the slave's path with pyserial exactly as it would open
 ``/dev/ttyUSB0``, so these tests also cover what a mock would get wrong (pyserial flushing input on
 open, EIO when the master goes away, reconnect attempts on a path that has vanished).
+
+Nothing here sleeps to let time pass: where timing matters the driver runs on a
+:class:`~tablectl.drivers.clock.ManualClock` that the test moves, and what the driver wrote is read
+from its trace seam, which it calls before each write. The loop flushes its writes before it
+handles the next read, so once the trace shows a line read, every write queued before it is in
+``trace.tx``: an assertion that nothing was written is then exact, not a bet on a delay.
 """
 
 from __future__ import annotations
@@ -10,14 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import time
 import tty
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock, ManualClock
 from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
@@ -27,6 +33,7 @@ from tablectl.drivers.events import (
     WheelReady,
 )
 from tablectl.drivers.ss2.driver import SS2Driver, SS2Settings
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -96,11 +103,30 @@ class Wheel:
         self._arrived.set()
 
 
+class Trace:
+    """The driver's trace seam: everything it read, and each write, in the driver's own order."""
+
+    def __init__(self) -> None:
+        self.rx = bytearray()
+        self.tx: list[bytes] = []
+
+    def __call__(self, direction: Literal["rx", "tx"], data: bytes) -> None:
+        if direction == "rx":
+            self.rx += data
+        else:
+            self.tx.append(data)
+
+    def read(self, line: bytes) -> int:
+        """How many times the driver has read ``line``."""
+        return self.rx.count(line)
+
+
 class Host:
     """Runs ``driver.events()`` in a task and lets the test wait for particular events."""
 
-    def __init__(self, driver: SS2Driver) -> None:
+    def __init__(self, driver: SS2Driver, trace: Trace) -> None:
         self.driver = driver
+        self.trace = trace
         self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
         self.seen: list[DeviceEvent] = []
         self.task = asyncio.create_task(self._consume())
@@ -127,10 +153,11 @@ async def wheel(tmp_path: Path) -> AsyncIterator[Wheel]:
         w.unplug()
 
 
-def make_host(wheel: Wheel, **options: Any) -> Host:
+def make_host(wheel: Wheel, clock: Clock = SYSTEM_CLOCK, **options: Any) -> Host:
     options.setdefault("reconnect_min_delay", 0.1)
     options.setdefault("reconnect_max_delay", 0.5)
-    return Host(SS2Driver("wheel-1", wheel.path, options))
+    trace = Trace()
+    return Host(SS2Driver("wheel-1", wheel.path, options, clock=clock, trace=trace), trace)
 
 
 @contextlib.asynccontextmanager
@@ -156,7 +183,9 @@ async def test_no_handshake_commands_by_default(wheel: Wheel) -> None:
     async with asyncio.timeout(3), running(host):
         wheel.show(status(1, 11))
         await host.expect(DeviceAvailable)
-        await asyncio.sleep(0.3)
+        # Three more status lines handled (and the ticks after them): nothing was written.
+        await wait_until(lambda: host.trace.read(status(1, 11)) >= 4)
+        assert host.trace.tx == []
         assert wheel.received == b""
 
 
@@ -169,7 +198,11 @@ async def test_misspin_gets_restart_written_back_once(wheel: Wheel) -> None:
         invalid = await host.expect(SpinInvalid)
         assert (invalid.reason, invalid.spin) == ("same_direction", 40)
         await wheel.wait_for(b"*R\r\n")
-        await asyncio.sleep(0.4)  # the misspin line keeps repeating
+        # The misspin line keeps repeating; three more of it are answered with nothing.
+        misspin = status(3, 40, warn=2)
+        seen = host.trace.read(misspin)
+        await wait_until(lambda: host.trace.read(misspin) >= seen + 3)
+        assert host.trace.tx == [b"*R\r\n"]
         assert wheel.received == b"*R\r\n"
 
 
@@ -188,7 +221,8 @@ async def test_garbage_between_lines_is_counted_and_skipped(wheel: Wheel) -> Non
 
 
 async def test_unplugged_mid_game_reports_disconnected_and_retries_calmly(wheel: Wheel) -> None:
-    host = make_host(wheel)
+    clock = ManualClock()
+    host = make_host(wheel, clock)
     async with asyncio.timeout(4), running(host):
         wheel.show(status(2, 50))
         await host.expect(WheelReady)
@@ -197,26 +231,42 @@ async def test_unplugged_mid_game_reports_disconnected_and_retries_calmly(wheel:
         wheel.unplug()
         down = await host.expect(DeviceUnavailable)
         assert down.reason == "disconnected"
-        cpu, wall = time.process_time(), time.monotonic()
-        await asyncio.sleep(1.5)
-        failures = host.driver.counters.get("open_failures", 0)
-        # Backoff 0.1 s doubling to 0.5 s (half jittered): a handful of attempts, not a spin
-        # (at least one even on a loaded machine, where the retries come later).
-        assert 1 <= failures <= 15
-        assert time.process_time() - cpu < 0.5 * (time.monotonic() - wall)
+
+        def failures() -> int:
+            return host.driver.counters.get("open_failures", 0)
+
+        # Backoff 0.1 s doubling to the 0.5 s cap, each pause jittered over its upper half; the
+        # driver waits on the clock and tries nothing until the clock has moved (not a spin).
+        for attempt, ceiling in enumerate([0.1, 0.2, 0.4, 0.5, 0.5], start=1):
+            await wait_until(lambda: len(clock.pending) == 1, what="a backoff pause")
+            (pause,) = clock.pending
+            assert ceiling / 2 - 1e-9 <= pause <= ceiling + 1e-9
+            assert failures() == attempt - 1
+            clock.advance_to_next()
+            await wait_until(lambda n=attempt: failures() == n, what=f"open attempt {attempt}")
         assert host.queue.empty()  # port_error is not re-reported while already down
         assert not host.driver.available
 
 
 async def test_polls_when_auto_status_is_off(wheel: Wheel) -> None:
-    host = make_host(wheel, auto_status=False, poll_interval=0.1)
+    clock = ManualClock()
+    host = make_host(wheel, clock, auto_status=False, poll_interval=0.1)
+    poll = b"*X\r\n"
     async with asyncio.timeout(3), running(host):
-        await wheel.wait_for(b"*X\r\n")
-        start = wheel.received.count(b"*X\r\n")
-        await asyncio.sleep(0.6)
-        polls = wheel.received.count(b"*X\r\n") - start
-        assert 3 <= polls <= 7  # every 100 ms at most: the vendor's minimum
-        assert wheel.received.replace(b"*X\r\n", b"") == b""
+        wheel.show(status(1, 11))
+        await wheel.wait_for(poll)  # the first tick after connecting polls at once
+        # Every status line read is followed by a tick, all at the same clock time: no poll.
+        seen = host.trace.read(b"*X;")
+        await wait_until(lambda: host.trace.read(b"*X;") >= seen + 3)
+        assert host.trace.tx == [poll]
+        # Each step of more than poll_interval (and tick_interval) gives exactly one poll: at most
+        # one every 100 ms of the driver's clock, the vendor's minimum.
+        for polls in range(2, 5):
+            clock.advance(0.125)
+            await wait_until(lambda n=polls: len(host.trace.tx) >= n, what=f"poll {polls}")
+        assert host.trace.tx == [poll] * 4
+        await wheel.wait_for(poll * 4)
+        assert wheel.received == poll * 4
 
 
 async def test_aclose_ends_events(wheel: Wheel) -> None:

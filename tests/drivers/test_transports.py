@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import socket
 import time
@@ -20,6 +21,7 @@ import pytest
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
+from tests.support.waiting import until_waiting, wait_until
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -131,18 +133,40 @@ async def read_exactly(stream: ByteStream, n: int) -> bytes:
     return buf
 
 
-async def assert_read_idles_without_cpu(stream: ByteStream) -> None:
-    """A read with nothing to read must sleep on the selector (or a thread), not poll."""
-    reader = asyncio.ensure_future(stream.read())
-    await asyncio.sleep(0.05)  # let it settle into its wait
-    cpu_before = time.process_time()
-    await asyncio.sleep(0.5)
-    cpu = time.process_time() - cpu_before
-    assert not reader.done()
-    reader.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await reader
-    assert cpu < 0.1, f"idle read burned {cpu:.3f}s CPU in 0.5s"
+async def assert_read_idles_without_cpu(stream: SerialStream) -> None:
+    """A read with nothing to read must sleep on the selector (or in a thread), not poll.
+
+    Counted, not timed: the port's reads while idle. On the selector there is exactly one (it
+    found nothing, then waits) however often the loop turns; the thread fallback blocks in each
+    read for its whole timeout, so its reads are never closer together than that.
+    """
+    port = stream._port
+    calls: list[float] = []
+    original = port.read
+
+    def counting(size: int = 1) -> bytes:
+        calls.append(time.monotonic())
+        data: bytes = original(size)
+        return data
+
+    port.read = counting
+    try:
+        reader = asyncio.ensure_future(stream.read())
+        if stream.uses_event_loop:
+            await until_waiting(reader)
+            for _ in range(200):
+                await asyncio.sleep(0)  # turns of the loop: a polling read would read on each
+            assert len(calls) == 1
+        else:
+            await wait_until(lambda: len(calls) >= 4, what="idle thread reads")
+            gaps = [b - a for a, b in itertools.pairwise(calls)]
+            assert min(gaps) >= 0.05, f"thread reads {gaps} apart: it does not block"
+        assert not reader.done()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+    finally:
+        port.read = original
 
 
 async def assert_cancel_leaves_usable(
@@ -151,7 +175,7 @@ async def assert_cancel_leaves_usable(
     """Cancel a pending read, then the stream still delivers every byte sent afterwards."""
     for _ in range(3):
         reader = asyncio.ensure_future(stream.read())
-        await asyncio.sleep(0.02)
+        await until_waiting(reader)
         reader.cancel()
         with pytest.raises(asyncio.CancelledError):
             await reader
@@ -183,8 +207,7 @@ async def test_pty_split_reads_reassemble(pty_pair: Pty) -> None:
         received = b""
         for i in range(0, len(message), 3):
             await master_send(pty_pair, message[i : i + 3])
-            await asyncio.sleep(0.005)
-            received += await stream.read()
+            received += await stream.read()  # waits for (at least the start of) that chunk
         received += await read_exactly(stream, len(message) - len(received))
         assert received == message
     finally:
@@ -209,7 +232,7 @@ async def test_pty_master_closed_raises_transport_closed(pty_pair: Pty) -> None:
     await stream.open()
     try:
         reader = asyncio.ensure_future(stream.read())
-        await asyncio.sleep(0.05)
+        await until_waiting(reader)
         pty_pair.close_master()
         async with asyncio.timeout(1):
             with pytest.raises(TransportClosedError, match="read failed"):
@@ -255,7 +278,7 @@ async def test_close_wakes_pending_read_and_is_idempotent(pty_pair: Pty) -> None
     stream = SerialStream(pty_pair.path)
     await stream.open()
     reader = asyncio.ensure_future(stream.read())
-    await asyncio.sleep(0.02)
+    await until_waiting(reader)
     await stream.close()
     with pytest.raises(TransportClosedError):
         await reader
@@ -314,7 +337,7 @@ async def test_socket_bytes_both_ways_and_split(tcp_peer: TcpPeer) -> None:
         for i in range(0, len(message), 4):
             writer.write(message[i : i + 4])
             await writer.drain()
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # pacing, so that the chunks arrive apart
         assert await read_exactly(stream, len(message)) == message
     finally:
         await stream.close()
@@ -339,7 +362,7 @@ async def test_socket_peer_close_raises_transport_closed(tcp_peer: TcpPeer) -> N
     try:
         _, writer = await asyncio.wait_for(tcp_peer.connected.get(), 2)
         pending = asyncio.ensure_future(stream.read())
-        await asyncio.sleep(0.05)
+        await until_waiting(pending)
         writer.close()
         async with asyncio.timeout(1):
             with pytest.raises(TransportClosedError, match="socket disconnected"):
@@ -368,20 +391,23 @@ async def test_socket_close_does_not_block_the_loop(tcp_peer: TcpPeer) -> None:
     """pyserial's socket:// close() sleeps 0.3 s; other devices must keep running meanwhile."""
     stream = SerialStream(tcp_peer.url)
     await stream.open()
-    ticks = 0
+    turns = 0
 
-    async def ticker() -> None:
-        nonlocal ticks
+    async def other_device() -> None:
+        nonlocal turns
         while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
+            await asyncio.sleep(0)
+            turns += 1
 
-    ticking = asyncio.ensure_future(ticker())
-    started = time.monotonic()
-    await stream.close()
-    elapsed = time.monotonic() - started
-    ticking.cancel()
-    assert ticks >= elapsed / 0.01 / 3, f"only {ticks} ticks during a {elapsed:.2f}s close"
+    running = asyncio.ensure_future(other_device())
+    closing = asyncio.ensure_future(stream.close())
+    try:
+        # A close that blocked the loop would finish before the other task ran at all.
+        await wait_until(lambda: turns >= 10 or closing.done(), what="loop turns during close")
+        assert not closing.done(), f"the loop turned {turns} times during close"
+        await closing
+    finally:
+        running.cancel()
 
 
 # --- loop:// (no fileno: thread fallback) ------------------------------------------------------
@@ -413,7 +439,7 @@ async def test_loop_url_close_wakes_read() -> None:
     stream = SerialStream("loop://")
     await stream.open()
     reader = asyncio.ensure_future(stream.read())
-    await asyncio.sleep(0.05)
+    await until_waiting(reader)
     started = time.monotonic()
     await stream.close()
     with pytest.raises(TransportClosedError):
@@ -459,7 +485,7 @@ async def test_memory_close_drains_then_raises_on_peer() -> None:
     a, b = memory_pair()
     await a.write(b"last words")
     pending = asyncio.ensure_future(a.read())
-    await asyncio.sleep(0)
+    await until_waiting(pending)
     await a.close()
     await a.close()  # idempotent
     with pytest.raises(TransportClosedError):

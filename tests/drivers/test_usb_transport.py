@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +11,9 @@ import usb.core
 
 from tablectl.drivers.errors import DriverInitError, DriverUnavailableError, TransportClosedError
 from tablectl.drivers.transports.usb import UsbEndpointStream
-from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
+from tablectl.simulators.usb_backend import SimUsbBackend
+from tablectl.simulators.usb_device import SimUsbDevice
+from tests.support.waiting import until_waiting, wait_until
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -138,35 +139,38 @@ async def test_read_waits_across_timeouts_without_spinning(
 ) -> None:
     backend = stream.backend
     assert isinstance(backend, SimUsbBackend)
-    calls = 0
+    timeouts: list[int] = []
     original = backend.intr_read
 
     def counting(*args: Any) -> int:
-        nonlocal calls
-        calls += 1
+        timeouts.append(args[-1])
         return original(*args)
 
     monkeypatch.setattr(backend, "intr_read", counting)
-    cpu = time.process_time()
     reader = asyncio.create_task(stream.read())
-    await asyncio.sleep(0.4)
+    # One read ends in a timeout, the next starts: read() keeps waiting across them.
+    await wait_until(lambda: len(timeouts) >= 3, what="three blocking reads")
     assert not reader.done()
+    # Each read blocks for the stream's whole timeout_ms (50 ms): an idle scanner costs one
+    # wake-up per 50 ms, never a spin.
+    assert set(timeouts) == {50}
     scanner.push_in(0x81, REPORT)
     assert await asyncio.wait_for(reader, 1) == REPORT
-    # 50 ms per blocking read: about 8 reads in 0.4 s, not thousands.
-    assert 4 <= calls <= 14
-    assert time.process_time() - cpu < 0.2
 
 
-async def test_cancelled_read_keeps_its_transfer(
-    scanner: SimUsbDevice, stream: UsbEndpointStream
-) -> None:
-    reader = asyncio.create_task(stream.read())
-    await asyncio.sleep(0.02)
-    reader.cancel()
-    scanner.push_in(0x81, REPORT)  # lands in the read thread still running
-    await asyncio.sleep(0.02)
-    assert await asyncio.wait_for(stream.read(), 1) == REPORT
+async def test_cancelled_read_keeps_its_transfer(scanner: SimUsbDevice) -> None:
+    # A long timeout_ms: the cancelled read's thread is surely still blocked when the report comes.
+    stream = UsbEndpointStream(vid=VID, pid=PID, backend=SimUsbBackend(scanner), timeout_ms=5000)
+    await stream.open()
+    try:
+        reader = asyncio.create_task(stream.read())
+        await until_waiting(reader)
+        reader.cancel()
+        scanner.push_in(0x81, REPORT)  # lands in the read thread still running
+        await wait_until(lambda: scanner.pending_in(0x81) == 0, what="the thread to take it")
+        assert await asyncio.wait_for(stream.read(), 1) == REPORT
+    finally:
+        await stream.close()
 
 
 async def test_write_reaches_the_out_endpoint() -> None:
@@ -195,7 +199,7 @@ async def test_unplug_wakes_a_blocked_read_with_transport_closed(
     scanner: SimUsbDevice, stream: UsbEndpointStream
 ) -> None:
     reader = asyncio.create_task(stream.read())
-    await asyncio.sleep(0.05)
+    await until_waiting(reader)
     scanner.unplug()
     with pytest.raises(TransportClosedError, match="device gone"):
         await asyncio.wait_for(reader, 1)

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.publisher import Publisher
-from tablectl.controller.mqtt.security import CommandAuthority, sign_command
+from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import MAX_COMMAND_BYTES, TableRunner
 from tests.fuzz.common import fuzz, json_values
@@ -40,21 +41,25 @@ class LiveTable:
     def __init__(self, directory: Path, *, secured: bool) -> None:
         self.loop = asyncio.new_event_loop()
         self.journal = Journal(directory / f"fuzz-{secured}.sqlite", "T1")
-        self.runner = TableRunner(
-            table_id="T1",
-            engine=build_engine("T1", "roulette", {}, source="fuzz"),
-            journal=self.journal,
-            clock=NOW.timestamp,
-            insecure_commands=not secured,
-        )
-        if secured:
-            roles = frozenset({"supervisor"})
-            self.runner.authority = CommandAuthority(
+        roles = frozenset({"supervisor"})
+        authority = (
+            CommandAuthority(
                 {"supervisor": KEY},
                 dict.fromkeys(("void", "event", "clear_fault", "confirm"), roles),
                 table="T1",
                 max_nonces=1_000_000,
             )
+            if secured
+            else None
+        )
+        self.runner = TableRunner(
+            table_id="T1",
+            engine=build_engine("T1", "roulette", {}, source="fuzz"),
+            journal=self.journal,
+            clock=NOW.timestamp,
+            authority=authority,
+            insecure_commands=not secured,
+        )
         self.publisher = Publisher(
             MqttConfig(),
             Topics("fuzz", "T1"),

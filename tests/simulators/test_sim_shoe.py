@@ -30,6 +30,7 @@ from tablectl.simulators.shoe import (
     serve_usb,
 )
 from tablectl.simulators.usb_backend import SimUsbBackend
+from tests.support.waiting import wait_until
 
 SERIALS = [f"B{n:04d}" for n in range(1, 9)]
 TABLE = BarcodeCodec(deck_serials=SERIALS)
@@ -181,7 +182,8 @@ async def test_serve_usb_types_the_shoe_as_hid_reports() -> None:
     device = make_usb_device()
     shoe.request(3)
     task = asyncio.create_task(serve_usb(shoe, device))
-    await asyncio.sleep(0.05)
+    # Dealing and typing happen in one step of the server, so a dealt-out shoe is all typed.
+    await wait_until(lambda: shoe.done, what="the shoe typed out")
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task

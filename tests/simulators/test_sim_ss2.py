@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +39,7 @@ from tablectl.simulators.ss2 import (
     MODE_NO_BARE_NUMBER,
     from_spec,
 )
+from tests.support.waiting import wait_until
 
 Timed = list[tuple[float, Message]]
 
@@ -687,13 +688,25 @@ def test_from_spec_rejects(text: str, message: str) -> None:
 # --- servers --------------------------------------------------------------------------------------
 
 
-def read_messages(port: serial.Serial, seconds: float) -> list[Message]:
+def read_until(
+    port: serial.Serial, done: Callable[[list[Message]], bool], timeout: float = 5.0
+) -> list[Message]:
+    """Read and decode until ``done(messages so far)``; fail after ``timeout`` seconds."""
     decoder = Decoder()
     out: list[Message] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + timeout
+    while not done(out):
+        assert time.monotonic() < deadline, f"timed out; the last messages: {out[-5:]}"
         out.extend(decoder.feed(port.read(256)))
     return out
+
+
+def status_lines(count: int) -> Callable[[list[Message]], bool]:
+    return lambda messages: len([m for m in messages if isinstance(m, Status)]) >= count
+
+
+def replies(*wanted: Reply) -> Callable[[list[Message]], bool]:
+    return lambda messages: all(reply in messages for reply in wanted)
 
 
 async def test_serve_pty_streams_and_answers(tmp_path: Path) -> None:
@@ -706,17 +719,15 @@ async def test_serve_pty_streams_and_answers(tmp_path: Path) -> None:
         assert path.startswith("/dev/pts/")
         assert os.readlink(link) == path
 
-        def talk() -> tuple[list[Message], list[Message]]:
+        def talk() -> list[Message]:
             with serial.serial_for_url(str(link), timeout=0.05) as port:
-                streamed = read_messages(port, 0.4)
+                streamed = read_until(port, status_lines(10))
                 port.write(b"*K\r\n")
-                answered = read_messages(port, 0.2)
-            return streamed, answered
+                read_until(port, replies(Reply("K", "CAM")))
+            return streamed
 
-        streamed, answered = await asyncio.to_thread(talk)
-        assert len([m for m in streamed if isinstance(m, Status)]) >= 10
+        streamed = await asyncio.to_thread(talk)
         assert not [m for m in streamed if isinstance(m, DecodeError)]
-        assert Reply("K", "CAM") in answered
     finally:
         server.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -744,14 +755,15 @@ async def test_serve_pty_disconnect_replaces_the_pty_behind_the_link(tmp_path: P
             return "still connected"
 
         assert await asyncio.to_thread(until_dropped) != "still connected"
-        await asyncio.sleep(8 / speed + 0.1)
+        # The link went with the old pair; it comes back when the window (0.2 s) ends.
+        await wait_until(link.is_symlink, what="the new pty behind the link")
         assert os.readlink(link).startswith("/dev/pts/")  # a new pair (the number may recur)
 
         def reconnect() -> list[Message]:
             with serial.serial_for_url(str(link), timeout=0.05) as port:
-                return read_messages(port, 0.3)
+                return read_until(port, status_lines(1))
 
-        assert [m for m in await asyncio.to_thread(reconnect) if isinstance(m, Status)]
+        await asyncio.to_thread(reconnect)
     finally:
         server.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -765,18 +777,21 @@ async def test_serve_tcp_streams_and_answers() -> None:
     try:
         where = await asyncio.wait_for(ready, 2)
 
-        def talk() -> tuple[list[Message], list[Message]]:
+        def talk() -> list[Message]:
             with serial.serial_for_url(f"socket://{where}", timeout=0.05) as port:
-                streamed = read_messages(port, 0.4)
+                streamed = read_until(port, status_lines(10))
                 port.write(b"*K\r\n*V\r\n")
-                answered = read_messages(port, 0.2)
-            return streamed, answered
+                read_until(
+                    port,
+                    lambda m: (
+                        Reply("K", "CAM") in m
+                        and any(isinstance(r, Reply) and r.letter == "V" for r in m)
+                    ),
+                )
+            return streamed
 
-        streamed, answered = await asyncio.to_thread(talk)
-        assert len([m for m in streamed if isinstance(m, Status)]) >= 10
+        streamed = await asyncio.to_thread(talk)
         assert not [m for m in streamed if isinstance(m, DecodeError)]
-        assert Reply("K", "CAM") in answered
-        assert any(isinstance(m, Reply) and m.letter == "V" for m in answered)
     finally:
         server.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -791,26 +806,28 @@ async def test_serve_tcp_disconnect_closes_the_client_then_accepts_again() -> No
     try:
         where = await asyncio.wait_for(ready, 2)
 
-        def until_dropped() -> tuple[str, float]:
+        def until_dropped() -> str:
             start = time.monotonic()
             with serial.serial_for_url(f"socket://{where}", timeout=0.05) as port:
                 while time.monotonic() - start < 3:
                     try:
                         port.read(256)
                     except serial.SerialException as exc:
-                        return str(exc), time.monotonic()
-            return "still connected", time.monotonic()
+                        return str(exc)
+            return "still connected"
 
-        reason, dropped_at = await asyncio.to_thread(until_dropped)
-        assert reason != "still connected"
-        # After the window (8 wheel seconds = 0.2 s) a new connection gets the stream again.
-        await asyncio.sleep(max(0.0, dropped_at + 8 / speed + 0.05 - time.monotonic()))
+        assert await asyncio.to_thread(until_dropped) != "still connected"
 
-        def reconnect() -> list[Message]:
-            with serial.serial_for_url(f"socket://{where}", timeout=0.05) as port:
-                return read_messages(port, 0.3)
+        def reconnected() -> bool:
+            # During the window (8 wheel seconds = 0.2 s) a new client is closed at once; after
+            # it, a new connection gets the stream again.
+            try:
+                with serial.serial_for_url(f"socket://{where}", timeout=0.05) as port:
+                    return bool(read_until(port, status_lines(1), timeout=0.5))
+            except (serial.SerialException, AssertionError):
+                return False
 
-        assert [m for m in await asyncio.to_thread(reconnect) if isinstance(m, Status)]
+        await wait_until(lambda: asyncio.to_thread(reconnected), what="the stream after the window")
     finally:
         server.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -1,68 +1,26 @@
-"""Simulated card shuffler: an I/O-free device model speaking the tablectl reference protocol.
-
-Why a model rather than a replayed capture: the host talks back (``SHUF`` starts a shuffle, ``CLRF``
-clears a jam only after the door was opened and closed, ``STAT`` polls), and a replay cannot react.
-Why I/O-free: the same model runs in-process in unit tests (pass any clock to
-:meth:`SimShuffler.advance`), behind a pty or a TCP port (:mod:`tablectl.simulators.serve`, through
-the same ``SimDevice`` interface as the SS2 wheel), and behind simulated USB bulk endpoints
-(:class:`SimShufflerUsb`). Every byte it sends comes from
-:func:`tablectl.drivers.shuffler.protocol.encode_message` and every host command is parsed by
-:class:`tablectl.drivers.shuffler.protocol.CommandDecoder`, so the simulator cannot drift from the
-codec (STYLE practice 8).
-
-Behaviour. ``decks`` decks are loaded. ``SHUF`` (or the dealer's button, ``auto``) starts a
-shuffle: ``ACK;SHUF``, then ``SHST``; ``shuffle_seconds`` later ``SHDN`` with the count and the
-deck check, and the shuffler is ``READY`` (the next ``SHUF`` reloads the discards and shuffles
-again). The status is sent only when polled. All durations are *device seconds*, divided by
-``speed``.
-
-Fault scripting: :class:`FaultSpec` (``kind@shuffle[=value]`` on the command line), where
-``shuffle`` counts shuffles since start (1-based):
-
-- ``jam``: halfway through, ``FALT;1`` and the shuffle is abandoned (no ``SHDN``). The dealer
-  opens the door ``value`` s later (default 1) and closes it 1 s after that; until then the
-  host's ``CLRF`` is refused (``NAK;CLRF;COND``), afterwards it gives ``ACK`` + ``FCLR;1``.
-- ``wrong_count``: ``SHDN`` reports ``value`` cards (default decks × 52 − 1), lists empty.
-- ``missing_card`` / ``extra_card``: the deck check lists ``value`` (default ``QS`` / ``AH``;
-  ``QS,KH`` for several) and the count moves by as many cards.
-- ``door_open``: a third of the way through, the door opens for ``value`` s (default 2): the
-  mechanism pauses and resumes when it closes; the shuffle then completes normally.
-- ``fault``: halfway through, ``FALT;<value>`` (default 2) and the shuffle is abandoned. Codes
-  4, 5 and 8 clear by themselves 2 s later; 7 never clears (``NAK;CLRF;COND``); the rest clear
-  on ``CLRF``.
-- ``garbage``: line noise and one frame with a bad checksum before ``SHST``.
-- ``split``: every frame of that shuffle goes out in 1–4 byte pieces.
-- ``silence``: right after ``SHST`` the device hangs for ``value`` s (default 3): no output,
-  commands ignored, the shuffle resumes afterwards.
-- ``disconnect``: right after ``SHST`` the link drops for ``value`` s (default 3); the shuffle
-  goes on, so its ``SHDN`` may be lost and the host learns the result from the status.
-"""
+"""The simulated shuffler's model: shuffles, the door, faults raised and cleared, and the frames
+it answers with (the package docstring, :mod:`tablectl.simulators.shuffler`, describes the
+protocol it speaks). I/O-free: :class:`~tablectl.simulators.shuffler.usb.SimShufflerUsb` puts it
+behind a simulated USB device, :mod:`tablectl.simulators.serve` behind a pty or a TCP port."""
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import math
 import random
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from tablectl.drivers.shuffler.protocol import (
-    CARD_PATTERN,
+from tablectl.drivers.shuffler.messages import (
     FAULT_JAM,
     FAULT_MEANINGS,
     GARBAGE,
-    MAX_CODE,
     MAX_DECKS,
     MAX_NUMBER,
     Ack,
     ClearFault,
-    CommandDecoder,
     DeckReport,
-    DecodeError,
     Door,
     Fault,
     FaultClear,
@@ -79,155 +37,21 @@ from tablectl.drivers.shuffler.protocol import (
     Version,
     encode_message,
 )
+from tablectl.drivers.shuffler.protocol import CommandDecoder, DecodeError
 from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.faults import check_unique, faults_at
+from tablectl.simulators.shuffler.faults import FaultSpec
 
-if TYPE_CHECKING:
-    from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
+__all__ = ["FIRMWARE", "MODEL", "ShuffleResult", "SimShuffler"]
 
-__all__ = [
-    "FAULT_KINDS",
-    "MODEL",
-    "FaultSpec",
-    "ShuffleResult",
-    "SimShuffler",
-    "SimShufflerUsb",
-]
-
-USB_VID: Final = 0x1209
-"""pid.codes' vendor id for open-source hardware; the simulated shuffler's default."""
-USB_PID: Final = 0x5346
 MODEL: Final = "TS-1"
 FIRMWARE: Final = "1.0.0"
 
-FAULT_KINDS: Final = frozenset(
-    {
-        "jam",
-        "wrong_count",
-        "missing_card",
-        "extra_card",
-        "door_open",
-        "fault",
-        "garbage",
-        "split",
-        "silence",
-        "disconnect",
-    }
-)
-_NO_VALUE_KINDS: Final = frozenset({"garbage", "split"})
-_CARD_KINDS: Final = frozenset({"missing_card", "extra_card"})
-_INT_KINDS: Final = frozenset({"wrong_count", "fault"})
-_SECONDS_KINDS: Final = frozenset({"jam", "door_open", "silence", "disconnect"})
-_DEFAULT_SECONDS: Final[dict[str, float]] = {
-    "jam": 1.0,
-    "door_open": 2.0,
-    "silence": 3.0,
-    "disconnect": 3.0,
-}
-_DEFAULT_CARDS: Final[dict[str, tuple[str, ...]]] = {
-    "missing_card": ("QS",),
-    "extra_card": ("AH",),
-}
-_DEFAULT_FAULT: Final = 2
 _SELF_CLEARING: Final = frozenset({4, 5, 8})
 _SERVICE_ONLY: Final = frozenset({7})
 _SELF_CLEAR_SECONDS: Final = 2.0
 _DOOR_CLOSE_AFTER_JAM: Final = 1.0
 _STALE_LIMIT: Final = 1 << 20  # bytes not collected by advance(): drop output beyond this
-
-
-@dataclass(frozen=True)
-class FaultSpec:
-    """A scripted fault for shuffle number ``shuffle`` (1-based); see the module docstring.
-
-    ``value``: seconds for ``jam``/``door_open``/``silence``/``disconnect``; a card count for
-    ``wrong_count``; a fault code (1–99) for ``fault``; card codes for ``missing_card`` /
-    ``extra_card``; nothing for ``garbage``/``split``.
-
-    Raises:
-        ValueError: unknown kind, shuffle < 1, or a value the kind does not take.
-    """
-
-    kind: str
-    shuffle: int
-    value: float | int | tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            known = ", ".join(sorted(FAULT_KINDS))
-            raise ValueError(f"unknown fault kind {self.kind!r}; known kinds: {known}")
-        if isinstance(self.shuffle, bool) or not isinstance(self.shuffle, int) or self.shuffle < 1:
-            raise ValueError(f"fault {self.kind}: shuffle must be an integer >= 1")
-        value = self.value
-        if value is None:
-            return
-        if self.kind in _NO_VALUE_KINDS:
-            raise ValueError(f"fault {self.kind} takes no value (got {value!r})")
-        if self.kind in _CARD_KINDS:
-            if not isinstance(value, tuple) or not value:
-                raise ValueError(f"fault {self.kind}: value must be card codes, e.g. QS or QS,KH")
-            for card in value:
-                if not isinstance(card, str) or not CARD_PATTERN.fullmatch(card):
-                    raise ValueError(f"fault {self.kind}: {card!r} is not a card code (QS, TH)")
-            return
-        if isinstance(value, bool | tuple) or not isinstance(value, int | float):
-            raise ValueError(f"fault {self.kind}: value must be a number, not {value!r}")
-        if self.kind in _INT_KINDS:
-            if not isinstance(value, int):
-                raise ValueError(f"fault {self.kind}: value must be a whole number, not {value}")
-            if self.kind == "fault" and not 1 <= value <= MAX_CODE:
-                raise ValueError(f"fault fault: code must be 1-{MAX_CODE}, not {value}")
-            if self.kind == "wrong_count" and not 0 <= value <= MAX_NUMBER:
-                raise ValueError(f"fault wrong_count: count must be 0-{MAX_NUMBER}, not {value}")
-        elif not (math.isfinite(value) and 0 < value <= 3600):
-            raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
-
-    @property
-    def seconds(self) -> float:
-        """The value in device seconds (the kind's default when unset)."""
-        if isinstance(self.value, int | float) and not isinstance(self.value, bool):
-            return float(self.value)
-        return _DEFAULT_SECONDS.get(self.kind, 0.0)
-
-    @property
-    def cards(self) -> tuple[str, ...]:
-        """The cards of ``missing_card`` / ``extra_card`` (their default when unset)."""
-        if isinstance(self.value, tuple):
-            return self.value
-        return _DEFAULT_CARDS.get(self.kind, ())
-
-    @classmethod
-    def from_spec(cls, text: str) -> FaultSpec:
-        """Parse ``KIND@SHUFFLE[=VALUE]`` (``jam@2``, ``missing_card@1=QS``, ``fault@3=7``).
-
-        Raises:
-            ValueError: naming the bad part and the expected shape.
-        """
-        shape = "expected KIND@SHUFFLE[=VALUE], e.g. jam@2, missing_card@1=QS or silence@3=4"
-        kind, at, rest = text.strip().partition("@")
-        if not at or not kind:
-            raise ValueError(f"fault spec {text!r}: {shape}")
-        number_text, eq, value_text = rest.partition("=")
-        try:
-            shuffle = int(number_text)
-        except ValueError:
-            raise ValueError(
-                f"fault spec {text!r}: shuffle {number_text!r} is not a number; {shape}"
-            ) from None
-        value: float | int | tuple[str, ...] | None = None
-        if eq:
-            if kind in _CARD_KINDS:
-                value = tuple(c.strip().upper() for c in value_text.split(","))
-            else:
-                try:
-                    value = int(value_text) if kind in _INT_KINDS else float(value_text)
-                except ValueError:
-                    raise ValueError(
-                        f"fault spec {text!r}: value {value_text!r} is not a number"
-                    ) from None
-        try:
-            return cls(kind, shuffle, value)
-        except ValueError as exc:
-            raise ValueError(f"fault spec {text!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -293,14 +117,10 @@ class SimShuffler:
             raise ValueError(f"shuffle_seconds must be > 0 and <= 3600, not {shuffle_seconds}")
         if auto is not None and not (math.isfinite(auto) and 0 < auto <= 3600):
             raise ValueError(f"auto must be > 0 and <= 3600 seconds, not {auto}")
-        seen: set[tuple[str, int]] = set()
+        check_unique(faults)
         for spec in faults:
-            key = (spec.kind, spec.shuffle)
-            if key in seen:
-                raise ValueError(f"two {spec.kind} faults for shuffle {spec.shuffle}")
-            seen.add(key)
             if spec.kind == "wrong_count" and spec.value == decks * 52:
-                raise ValueError(f"wrong_count@{spec.shuffle}: {spec.value} is the right count")
+                raise ValueError(f"wrong_count@{spec.at}: {spec.value} is the right count")
         self._rng = random.Random(seed)
         self._speed = speed
         self._decks = decks
@@ -492,7 +312,7 @@ class SimShuffler:
     def _begin(self, decks: int, now: float) -> bool:
         self._shuffles += 1
         self._number = self._number % MAX_NUMBER + 1
-        faults = {f.kind: f for f in self._faults if f.shuffle == self._shuffles}
+        faults = faults_at(self._faults, self._shuffles)
         shuffle = self._current = self._wire = _Shuffle(self._number, decks, faults)
         self._state = "shuffling"
         self._cards = self._decks * 52
@@ -510,9 +330,9 @@ class SimShuffler:
             self._schedule(now + duration / 3, "door_midway")
         self._schedule(now + duration, "done")
         if shuffle.has("silence"):
-            self._stall(now, self._scaled(shuffle.faults["silence"].seconds))
+            self._stall(now, self._scaled(shuffle.faults["silence"].number))
         if shuffle.has("disconnect"):
-            down = self._scaled(shuffle.faults["disconnect"].seconds)
+            down = self._scaled(shuffle.faults["disconnect"].number)
             self._link_down = (now, now + down)
         return True
 
@@ -527,12 +347,11 @@ class SimShuffler:
         if shuffle.has("jam"):
             self._jam_door_cycled = False
             self._raise_fault(at, FAULT_JAM, "card jam in the mixing elevator")
-            opens = at + self._scaled(shuffle.faults["jam"].seconds)
+            opens = at + self._scaled(shuffle.faults["jam"].number)
             self._schedule(opens, "door_open")
             self._schedule(opens + self._scaled(_DOOR_CLOSE_AFTER_JAM), "door_close")
         if shuffle.has("fault"):
-            spec = shuffle.faults["fault"]
-            code = spec.value if isinstance(spec.value, int) else _DEFAULT_FAULT
+            code = int(shuffle.faults["fault"].number)
             self._raise_fault(at, code, FAULT_MEANINGS.get(code, "simulated fault"))
             if code in _SELF_CLEARING:
                 self._schedule(at + self._scaled(_SELF_CLEAR_SECONDS), "self_clear", code)
@@ -541,7 +360,7 @@ class SimShuffler:
         shuffle = self._current
         if shuffle is None or self._state != "shuffling":
             return
-        seconds = self._scaled(shuffle.faults["door_open"].seconds)
+        seconds = self._scaled(shuffle.faults["door_open"].number)
         # The interlock stops the mechanism: the rest of the shuffle waits for the door.
         self._events = [
             (t + seconds, s, k, a) if k == "done" else (t, s, k, a) for t, s, k, a in self._events
@@ -560,14 +379,14 @@ class SimShuffler:
         extra: tuple[str, ...] = ()
         cards = full
         if shuffle.has("missing_card"):
-            missing = shuffle.faults["missing_card"].cards
+            missing = shuffle.faults["missing_card"].codes
             cards -= len(missing)
         if shuffle.has("extra_card"):
-            extra = shuffle.faults["extra_card"].cards
+            extra = shuffle.faults["extra_card"].codes
             cards += len(extra)
         if shuffle.has("wrong_count"):
             spec = shuffle.faults["wrong_count"]
-            cards = spec.value if isinstance(spec.value, int) else full - 1
+            cards = int(spec.number) if spec.value is not None else full - 1
             missing = extra = ()
         self._cards, self._missing, self._extra = cards, missing, extra
         self._state = "ready"
@@ -681,80 +500,3 @@ def _garbage(rng: random.Random) -> bytes:
     """Line noise without STX, ETX, CR or LF, so it cannot pass for (part of) a frame."""
     alphabet = [b for b in range(256) if b not in (0x02, 0x03, 0x0D, 0x0A)]
     return bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 12))) + b"\r\n"
-
-
-class SimShufflerUsb:
-    """A :class:`SimShuffler` behind the bulk IN/OUT endpoints of a simulated USB device.
-
-    The model is the same; only the wire differs: each chunk the model sends becomes one IN
-    transfer on ``0x81`` (a ``split`` fault's pieces become short transfers, which the host must
-    reassemble, as with any byte stream), and each OUT transfer on ``0x02`` goes to
-    :meth:`SimShuffler.receive`, its reply pushed at once. A ``disconnect`` fault unplugs the
-    device and plugs it back in as a new one. Pass :attr:`backend` to the driver
-    (``usb_backend=``) and drive time with :meth:`run` (or :meth:`poll` in a test).
-
-    Args:
-        model: the shuffler model.
-        vid, pid, serial: what the device enumerates as.
-        clock: the time source for the model (monotonic seconds).
-    """
-
-    def __init__(
-        self,
-        model: SimShuffler,
-        *,
-        vid: int = USB_VID,
-        pid: int = USB_PID,
-        serial: str | None = "SIM-SHUFFLER",
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        # Lazy: pyusb is only needed when a USB shuffler is simulated.
-        from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice  # noqa: PLC0415
-
-        self.model = model
-        self.device: SimUsbDevice = SimUsbDevice.bulk(
-            vid, pid, serial=serial, product="tablectl shuffler simulator"
-        )
-        self.backend: SimUsbBackend = SimUsbBackend(self.device)
-        self._clock = clock
-        # OUT transfers arrive in the host's writer thread, time in the event loop's: one lock.
-        self._lock = threading.Lock()
-        self._unplugged = False
-        self.device.on_out(self._on_out)
-
-    def poll(self, now: float | None = None) -> None:
-        """Advance the model to ``now`` and queue what it sent as IN transfers."""
-        with self._lock:
-            t = self._clock() if now is None else now
-            self._follow_link(t)
-            self._push(self.model.advance_chunks(t))
-
-    async def run(self, interval: float | None = None) -> None:
-        """Poll until cancelled (every ``interval`` s; default 20 ms / speed, at least 2 ms)."""
-        step = interval if interval is not None else max(0.002, 0.02 / self.model.speed)
-        while True:
-            self.poll()
-            await asyncio.sleep(step)
-
-    def _on_out(self, endpoint: int, data: bytes) -> None:
-        del endpoint
-        with self._lock:
-            now = self._clock()
-            self._push(self.model.advance_chunks(now))
-            reply = self.model.receive(data, now)
-            if reply:
-                self.device.push_in(0x81, reply)
-
-    def _follow_link(self, now: float) -> None:
-        down = self.model.link_down(now)
-        if down and not self._unplugged:
-            self._unplugged = True
-            self.device.unplug()
-        elif not down and self._unplugged:
-            self._unplugged = False
-            self.device.plug()
-
-    def _push(self, chunks: list[Chunk]) -> None:
-        for chunk in chunks:
-            if chunk.data:
-                self.device.push_in(0x81, chunk.data)

@@ -1,67 +1,19 @@
-"""Simulated lotto/keno ball drum on CAN: an I/O-free model plus a runner over any frame link.
-
-Why a model rather than a replayed capture: the host talks back (start mixing, release a ball,
-return the balls), and a replay cannot react. Why I/O-free: the same :class:`SimDrum` runs in unit
-tests with a scripted clock, over python-can's ``virtual`` bus in-process (:func:`run_sim_drum` with
-a :class:`~tablectl.drivers.transports.can.CanLink`), and behind any other python-can interface for
-benches. Every frame it sends comes from :func:`tablectl.drivers.drum.protocol.encode_message` and
-every host frame is parsed by :func:`tablectl.drivers.drum.protocol.decode`, so the simulator cannot
-drift from the codec (STYLE practice 8).
-
-The drum. A controller (node ``node_id``) and ``readers`` readers (nodes ``node_id + r``) each
-heartbeat every 200 ms (protocol time: never scaled by ``speed``); the controller sends its state
-on every change and every second. A draw: mixing starts (host ``START_MIXING`` or the automatic
-cycle), each ``RELEASE_BALL`` opens the gate, and a travel time later the ball passes the reader
-at the receiver's mouth (a ball frame from reader 1 with the next position) and lands in the
-receiver; with ``draw`` balls in it the drum reports the tube full and refuses releases until
-``RETURN_BALLS`` empties it. Balls are drawn without replacement from
-``first_ball .. first_ball + balls - 1`` by a seeded RNG: the same seed, faults and command timing
-give the same frames.
-
-Automatic cycle (``auto=True``, the CLI's default): mix ``mix_seconds``, release a ball every
-``ball_interval``, stop mixing when the tube is full, hold ``hold_seconds``, return the balls,
-wait ``idle_seconds``, repeat. Mechanical durations are *drum seconds*, divided by ``speed``.
-
-Fault scripting: :class:`FaultSpec` (``KIND@DRAW[=VALUE]`` on the command line). ``DRAW`` counts
-draws from 1 (a draw begins when mixing starts, or a ball is released, with an empty receiver):
-
-- ``not_read[=K]``: the K-th ball of the draw (default 1) passes unread: no ball frame, but the
-  tube count goes up.
-- ``double_read[=K]``: the K-th ball is read twice: its frame, the identical frame again (a
-  repeated frame, same sequence counter) and then a second read of the same ball at the same
-  position with a new sequence counter (by reader 2 when there is one). A correct host reports
-  one ball.
-- ``repeat_frame[=K]``: only the identical repeat of the K-th ball's frame.
-- ``out_of_range[=K]``: the K-th ball reads as ``first_ball + balls`` (one past the top).
-- ``extra_ball``: after the tube reported full, one more ball slips through the gate (position
-  ``draw + 1``): the receiver holds one ball more than the draw needs.
-- ``blower_fault[=S]``: 0.3 drum s after mixing starts the blower faults (fault frame, mixing and
-  air off) for S drum s (default 1); releases are refused meanwhile, then the fault clears and
-  mixing resumes.
-- ``reader_silent[=S]``: at the draw's start the last reader stops heartbeating (and reading) for
-  S drum s (default 2); the controller refuses releases meanwhile.
-- ``silence[=S]``: at the draw's start the whole drum goes quiet for S drum s (default 2): no
-  frames, commands ignored (the host should report it unavailable, then available again).
-- ``garbage``: at the draw's start, a burst of malformed frames (unknown function code, wrong
-  DLC, reserved bits, ball 200, a 29-bit id, node 0, an unknown node state).
-"""
+"""The simulated drum's model: mixing, releases, balls travelling past the readers, heartbeats
+and state frames, and the host's commands. I/O-free; :func:`~tablectl.simulators.drum.runner.
+run_sim_drum` runs it over a frame link. The package docstring, :mod:`tablectl.simulators.drum`,
+describes the protocol and the faults."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import heapq
 import math
 import random
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from tablectl.drivers.drum.protocol import (
     HEARTBEAT_PERIOD,
-    MAX_BALL,
-    MAX_READERS,
     STATE_PERIOD,
     Ack,
     AckResult,
@@ -72,48 +24,18 @@ from tablectl.drivers.drum.protocol import (
     DrumState,
     FaultKind,
     FaultReport,
-    FunctionCode,
     Heartbeat,
     NodeState,
     Opcode,
     TubeFullReport,
-    arbitration_id,
     decode,
     encode_message,
 )
-from tablectl.drivers.errors import TransportClosedError
-from tablectl.drivers.transports.frames import CanFrame, FrameLink
+from tablectl.drivers.transports.frames import CanFrame
+from tablectl.simulators.drum.faults import _BALL_KINDS, FaultSpec, _check_args, garbage_frames
+from tablectl.simulators.faults import faults_at
 
-__all__ = [
-    "FAULT_KINDS",
-    "DrawResult",
-    "FaultSpec",
-    "SimDrum",
-    "garbage_frames",
-    "run_sim_drum",
-]
-
-FAULT_KINDS: Final = frozenset(
-    {
-        "not_read",
-        "double_read",
-        "repeat_frame",
-        "out_of_range",
-        "extra_ball",
-        "blower_fault",
-        "reader_silent",
-        "silence",
-        "garbage",
-    }
-)
-_BALL_KINDS: Final = frozenset({"not_read", "double_read", "repeat_frame", "out_of_range"})
-_SECONDS_KINDS: Final = frozenset({"blower_fault", "reader_silent", "silence"})
-_NO_VALUE_KINDS: Final = frozenset({"extra_ball", "garbage"})
-_DEFAULT_SECONDS: Final[dict[str, float]] = {
-    "blower_fault": 1.0,
-    "reader_silent": 2.0,
-    "silence": 2.0,
-}
+__all__ = ["BLOWER_DETAIL", "BLOWER_FAULT_AFTER", "TRAVEL_SECONDS", "DrawResult", "SimDrum"]
 
 TRAVEL_SECONDS: Final = 0.3
 """Drum seconds from opening the gate to the ball passing the reader."""
@@ -121,83 +43,6 @@ BLOWER_FAULT_AFTER: Final = 0.3
 """Drum seconds after mixing starts at which a scripted blower fault strikes."""
 BLOWER_DETAIL: Final = 1
 """Fault detail of the simulated blower fault ("motor stalled")."""
-
-
-@dataclass(frozen=True)
-class FaultSpec:
-    """A scripted fault for draw number ``draw`` (1-based); see the module docstring.
-
-    ``value``: the ball's index in the draw (1-based) for ``not_read``, ``double_read``,
-    ``repeat_frame`` and ``out_of_range``; drum seconds for ``blower_fault``, ``reader_silent``
-    and ``silence``; nothing for ``extra_ball`` and ``garbage``.
-
-    Raises:
-        ValueError: unknown kind, draw < 1, or a value the kind does not take.
-    """
-
-    kind: str
-    draw: int
-    value: float | int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            known = ", ".join(sorted(FAULT_KINDS))
-            raise ValueError(f"unknown fault kind {self.kind!r}; known kinds: {known}")
-        if isinstance(self.draw, bool) or not isinstance(self.draw, int) or self.draw < 1:
-            raise ValueError(f"fault {self.kind}: draw must be an integer >= 1")
-        value = self.value
-        if value is None:
-            return
-        if self.kind in _NO_VALUE_KINDS:
-            raise ValueError(f"fault {self.kind} takes no value (got {value!r})")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"fault {self.kind}: value must be a number, not {value!r}")
-        if self.kind in _BALL_KINDS:
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"fault {self.kind}: value is a ball index >= 1, not {value}")
-        elif not (math.isfinite(value) and 0 < value <= 3600):
-            raise ValueError(f"fault {self.kind}: seconds must be > 0 and <= 3600, not {value}")
-
-    @property
-    def ball_index(self) -> int:
-        """The ball (1-based, in draw order) a ball fault hits."""
-        return int(self.value) if self.kind in _BALL_KINDS and self.value is not None else 1
-
-    @property
-    def seconds(self) -> float:
-        if self.kind in _SECONDS_KINDS and self.value is not None:
-            return float(self.value)
-        return _DEFAULT_SECONDS.get(self.kind, 0.0)
-
-    @classmethod
-    def from_spec(cls, text: str) -> FaultSpec:
-        """Parse ``KIND@DRAW[=VALUE]`` (``not_read@1``, ``double_read@2=3``,
-        ``blower_fault@1=2.5``).
-
-        Raises:
-            ValueError: naming the bad part and the expected shape.
-        """
-        shape = "expected KIND@DRAW[=VALUE], e.g. not_read@1, double_read@2=3, silence@1=2"
-        kind, at, rest = text.strip().partition("@")
-        if not at or not kind:
-            raise ValueError(f"fault spec {text!r}: {shape}")
-        number_text, eq, value_text = rest.partition("=")
-        try:
-            draw = int(number_text)
-        except ValueError:
-            raise ValueError(f"fault spec {text!r}: draw {number_text!r} is not a number") from None
-        value: float | int | None = None
-        if eq:
-            try:
-                value = int(value_text) if kind in _BALL_KINDS else float(value_text)
-            except ValueError:
-                raise ValueError(
-                    f"fault spec {text!r}: value {value_text!r} is not a number"
-                ) from None
-        try:
-            return cls(kind, draw, value)
-        except ValueError as exc:
-            raise ValueError(f"fault spec {text!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -218,59 +63,6 @@ class _Draw:
     reported: list[int] = field(default_factory=list)
     blower_done: bool = False
     finished: bool = False
-
-
-def garbage_frames(node: int) -> list[CanFrame]:
-    """Malformed frames of every kind the decoder must reject (for ``garbage`` and tests)."""
-    ball = arbitration_id(FunctionCode.BALL, node + 1)
-    return [
-        CanFrame(0x000 | node, b"\x01\x00"),  # function code 0 (CANopen NMT): not ours
-        CanFrame(ball, b"\x11\x01\x01\x62"),  # ball frame, DLC 4
-        CanFrame(arbitration_id(FunctionCode.STATE, node), b"\x83\x00\x07\x00\x00"),  # reserved
-        CanFrame(ball, bytes((200, 1, 1, 90, 0))),  # ball 200
-        CanFrame(0x1234567, b"\x00", is_extended_id=True),
-        CanFrame(arbitration_id(FunctionCode.HEARTBEAT, 1) & ~0x7F, b"\x05\x00\x00\x00\x00"),
-        CanFrame(arbitration_id(FunctionCode.HEARTBEAT, node), b"\x42\x00\x00\x00\x00"),
-    ]
-
-
-def _check_args(
-    *,
-    speed: float,
-    balls: int,
-    first_ball: int,
-    draw: int,
-    readers: int,
-    node_id: int,
-    faults: Sequence[FaultSpec],
-    durations: dict[str, float],
-) -> None:
-    if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-        raise ValueError(f"speed must be 0.01-1000, not {speed}")
-    if first_ball not in (0, 1):
-        raise ValueError(f"first_ball must be 0 or 1, not {first_ball}")
-    if not balls >= 1 or first_ball + balls - 1 > MAX_BALL:
-        raise ValueError(f"balls must be 1-{MAX_BALL + 1 - first_ball}, not {balls}")
-    if not 1 <= readers <= MAX_READERS:
-        raise ValueError(f"readers must be 1-{MAX_READERS}, not {readers}")
-    if not 1 <= node_id <= 0x7F - readers:
-        raise ValueError(f"node id {node_id} leaves no room for {readers} readers")
-    extra = any(f.kind == "extra_ball" for f in faults)
-    if not 1 <= draw <= balls - int(extra) or draw > 99:
-        raise ValueError(f"draw must be 1-{min(balls - int(extra), 99)}, not {draw}")
-    for name, value in durations.items():
-        if not (math.isfinite(value) and 0 < value <= 3600):
-            raise ValueError(f"{name} must be > 0 and <= 3600, not {value}")
-    seen: set[tuple[str, int]] = set()
-    for spec in faults:
-        key = (spec.kind, spec.draw)
-        if key in seen:
-            raise ValueError(f"two {spec.kind} faults for draw {spec.draw}")
-        seen.add(key)
-        if spec.kind in _BALL_KINDS and spec.ball_index > draw:
-            raise ValueError(f"{spec.kind}@{spec.draw}: ball {spec.ball_index} > draw {draw}")
-        if spec.kind == "out_of_range" and first_ball + balls > MAX_BALL:
-            raise ValueError(f"out_of_range: ball {first_ball + balls} exceeds the protocol")
 
 
 class SimDrum:
@@ -488,7 +280,7 @@ class SimDrum:
                 self._blower_clear(at)
             case "silence":
                 assert self._draw is not None
-                self._silent_until = at + self._draw.faults["silence"].seconds / self._speed
+                self._silent_until = at + self._draw.faults["silence"].number / self._speed
             case "auto_mix":
                 self._auto_mix(at)
             case "auto_release":
@@ -582,7 +374,7 @@ class SimDrum:
 
     def _new_draw(self, at: float) -> _Draw:
         self._draws += 1
-        faults = {f.kind: f for f in self._faults if f.draw == self._draws}
+        faults = faults_at(self._faults, self._draws)
         draw = _Draw(self._draws, faults)
         self._draw = draw
         pool = list(range(self._first, self._first + self._balls))
@@ -593,7 +385,7 @@ class SimDrum:
             # A moment later, so that the command that opened the draw is still acknowledged.
             self._later(at, BLOWER_FAULT_AFTER, "silence")
         if "reader_silent" in faults:
-            self._reader_silent[self._readers] = at + faults["reader_silent"].seconds / self._speed
+            self._reader_silent[self._readers] = at + faults["reader_silent"].number / self._speed
         return draw
 
     def _release(self, at: float) -> None:
@@ -638,7 +430,7 @@ class SimDrum:
 
     def _read(self, draw: _Draw, ball: int, index: int, at: float) -> None:
         fault = {f.kind for f in draw.faults.values() if f.kind in _BALL_KINDS}
-        hits = {k for k in fault if draw.faults[k].ball_index == index}
+        hits = {k for k in fault if draw.faults[k].number == index}
         reader = 1
         if at < self._reader_silent.get(reader, -math.inf) or "not_read" in hits:
             return
@@ -668,7 +460,7 @@ class SimDrum:
         if draw is None or self._blower_until is not None:
             return
         spec = draw.faults["blower_fault"]
-        self._blower_until = at + spec.seconds / self._speed
+        self._blower_until = at + spec.number / self._speed
         self._want_mixing = self._want_mixing or self._mixing
         # State bit first, then the fault frame (the protocol's rule for the controller).
         self._mixing = False
@@ -706,45 +498,3 @@ class SimDrum:
             return
         self._release(at)
         self._later(at, self._interval, "auto_release")
-
-
-async def run_sim_drum(
-    model: SimDrum,
-    link: FrameLink,
-    *,
-    clock: Callable[[], float] = time.monotonic,
-    on_frame: Callable[[CanFrame], None] | None = None,
-) -> None:
-    """Run ``model`` on an open ``link`` until cancelled (or the link fails).
-
-    Time comes from ``clock``; the model's own schedule says when to wake, so frames go out on
-    time without a fixed tick. ``on_frame`` sees every frame the drum sends.
-    """
-    recv: asyncio.Future[CanFrame] | None = None
-
-    async def send(frames: list[CanFrame]) -> None:
-        for frame in frames:
-            if on_frame is not None:
-                on_frame(frame)
-            await link.send(frame)
-
-    try:
-        while True:
-            now = clock()
-            await send(model.advance(now))
-            due = model.next_due()
-            timeout = 0.05 if due is None else min(0.05, max(0.0, due - clock()))
-            if recv is None:
-                recv = asyncio.ensure_future(link.recv())
-            done, _ = await asyncio.wait({recv}, timeout=timeout)
-            if recv in done:
-                frame = recv.result()  # TransportClosedError ends the runner
-                recv = None
-                now = clock()
-                await send(model.advance(now))
-                await send(model.receive(frame, now))
-    finally:
-        if recv is not None:
-            recv.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TransportClosedError):
-                await recv

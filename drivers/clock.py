@@ -1,0 +1,129 @@
+"""The time a driver lives by: one injected :class:`Clock` for timestamps, timers and waits.
+
+A driver's loop reads the time (event timestamps, the ``now`` its hooks get) and waits for it
+(the tick between timer checks, the reconnect backoff, a command's reply timeout). Both go through
+the same clock object, so a test that injects :class:`ManualClock` decides when a tick or a retry
+happens instead of guessing with sleeps, and a timing assertion becomes an exact one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
+
+__all__ = ["SYSTEM_CLOCK", "Clock", "ManualClock", "SystemClock", "within"]
+
+T = TypeVar("T")
+
+
+class Clock(Protocol):
+    """``now()`` in seconds (wall clock: events carry it as their ``at``) and ``sleep(delay)``."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, delay: float) -> None: ...
+
+
+class SystemClock:
+    """The real thing: ``time.time`` and the event loop's ``asyncio.sleep``."""
+
+    def now(self) -> float:
+        return time.time()
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+SYSTEM_CLOCK = SystemClock()
+"""What every driver uses unless told otherwise."""
+
+
+class ManualClock:
+    """A clock that moves only when a test tells it to (:meth:`advance`).
+
+    ``sleep`` waits until the clock has been advanced past its deadline; :attr:`pending` lists what
+    is waiting, so a test can first wait until a driver is parked on the clock and then move it.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, delay: float) -> None:
+        if delay <= 0:
+            await asyncio.sleep(0)  # still a turn of the loop, as asyncio.sleep(0) would give
+            return
+        entry = (self._now + delay, asyncio.get_running_loop().create_future())
+        self._sleepers.append(entry)
+        try:
+            await entry[1]
+        finally:
+            if entry in self._sleepers:
+                self._sleepers.remove(entry)
+
+    @property
+    def pending(self) -> list[float]:
+        """The time each waiting ``sleep`` still needs, shortest first (cancelled ones excluded)."""
+        return sorted(deadline - self._now for deadline, f in self._sleepers if not f.done())
+
+    def advance_to_next(self) -> float:
+        """Move the time to the earliest waiting ``sleep``'s deadline, exactly (a step computed
+        from :attr:`pending` can fall a rounding error short), and wake it. Returns the step."""
+        waiting = [deadline for deadline, future in self._sleepers if not future.done()]
+        if not waiting:
+            raise RuntimeError("nothing is waiting on this clock")
+        deadline = min(waiting)
+        step = deadline - self._now
+        self._wake(deadline)
+        return step
+
+    def advance(self, seconds: float) -> None:
+        """Move the time forward and wake every ``sleep`` whose deadline has come."""
+        if seconds < 0:
+            raise ValueError("a clock does not go back")
+        self._wake(self._now + seconds)
+
+    def _wake(self, now: float) -> None:
+        self._now = max(now, self._now)
+        due = [entry for entry in self._sleepers if entry[0] <= self._now]
+        for entry in due:
+            self._sleepers.remove(entry)
+            if not entry[1].done():
+                entry[1].set_result(None)
+
+    def __repr__(self) -> str:
+        return f"ManualClock({self._now!r}, pending={self.pending!r})"
+
+
+async def within(
+    clock: Clock,
+    awaitable: Awaitable[T],
+    timeout: float,  # noqa: ASYNC109 - measured on ``clock``, which asyncio.timeout cannot do
+) -> T:
+    """``awaitable``'s result, or :class:`TimeoutError` once ``timeout`` seconds of ``clock`` have
+    passed (``asyncio.timeout`` always measures the event loop's own time).
+
+    Like ``asyncio.wait_for``, a timeout or the caller's cancellation cancels ``awaitable``;
+    shield it to keep it running.
+    """
+    task = asyncio.ensure_future(awaitable)
+    timer = asyncio.ensure_future(clock.sleep(timeout))
+    try:
+        await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        timer.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    raise TimeoutError

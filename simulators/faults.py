@@ -1,0 +1,375 @@
+"""Scripted faults for every simulator: one ``KIND@N[=VALUE]`` parser, with the kinds kept as data.
+
+Each simulator describes its faults with a :class:`FaultKinds` table: what its counter ``N`` counts
+(games, draws, spins, shuffles, cards), and for each kind a :class:`ValueRule` saying whether it
+takes a value, of what type and range, and its default. Each simulator then binds that table to a
+:class:`FaultSpec` subclass of its own (``tablectl.simulators.ss2.FaultSpec`` …), so that a drum
+fault cannot be handed to the wheel, even by mistake in a test, and mypy catches it.
+
+The parsing, the range checks, their error messages and the ``--help`` text all come from here,
+so the five simulators read and explain their ``--fault`` options the same way::
+
+    from tablectl.simulators import ss2
+    spec = ss2.FaultSpec.from_spec("silence@3=4")  # FaultSpec(kind='silence', at=3, value=4.0)
+    spec.number                                    # 4.0; the kind's default (3.0) when unset
+    ss2.FAULTS.help()                              # "inject a fault at GAME (...): misspin, ..."
+
+Why ``read`` exists (:class:`ValueRule`): the big wheel always read its revolutions as any number
+(``2.0`` is 2), the other simulators read whole values as integer literals (``2.5`` is "not a
+number"); both are kept, as data, rather than one simulator's error messages changing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Self, TypeVar
+
+__all__ = [
+    "MAX_SECONDS",
+    "FaultKinds",
+    "FaultSpec",
+    "FaultValue",
+    "ValueRule",
+    "check_unique",
+    "faults_at",
+]
+
+FaultValue = int | float | str | tuple[str, ...] | None
+"""A fault's value: a number, a code (``"ENC"``), codes (``("QS", "KH")``) or nothing."""
+
+Takes = Literal["nothing", "whole", "seconds", "code", "codes"]
+
+MAX_SECONDS = 3600
+"""The longest duration a fault may last, in device seconds."""
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """What ``VALUE`` one fault kind takes. Build one with the class methods.
+
+    Args:
+        takes: ``nothing``; ``whole`` (a whole number within ``low``..``high`` or one of
+            ``choices``); ``seconds`` (device seconds, > 0 and <= :data:`MAX_SECONDS`);
+            ``code`` (one word matching ``pattern``, read in capitals); ``codes`` (a comma list
+            of such words).
+        default: the value the simulator uses when the spec gives none (``None``: the
+            simulator works it out, e.g. "the next pocket up").
+        what: the value's name in error messages (``"revolutions"``, ``"*F code"``).
+        read: how ``VALUE`` text is read for ``whole``: ``int`` (``2.5`` is "not a number") or
+            ``float`` (``2.0`` is 2, ``2.5`` is out of range).
+        metavar: the value's name in ``--help`` (``misfire[=s]``).
+        note: a few words for ``--help`` after the kind.
+    """
+
+    takes: Takes
+    default: FaultValue = None
+    what: str = "value"
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[int, ...] = ()
+    pattern: re.Pattern[str] | None = None
+    form: str = ""
+    """For ``code``/``codes``: what a valid word looks like, for the error message."""
+    example: str = ""
+    """For ``codes``: a valid value, for the error message."""
+    read: Literal["int", "float"] = "int"
+    metavar: str = "VALUE"
+    note: str = ""
+
+    @classmethod
+    def nothing(cls, *, note: str = "") -> ValueRule:
+        return cls("nothing", note=note)
+
+    @classmethod
+    def seconds(cls, default: float, *, note: str = "") -> ValueRule:
+        return cls("seconds", float(default), what="seconds", metavar="s", note=note)
+
+    @classmethod
+    def whole(
+        cls,
+        what: str,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        choices: Sequence[int] = (),
+        default: int | None = None,
+        read: Literal["int", "float"] = "int",
+        metavar: str = "N",
+        note: str = "",
+    ) -> ValueRule:
+        return cls(
+            "whole",
+            default,
+            what=what,
+            low=low,
+            high=high,
+            choices=tuple(choices),
+            read=read,
+            metavar=metavar,
+            note=note,
+        )
+
+    @classmethod
+    def code(
+        cls, pattern: str, form: str, *, default: str, metavar: str = "CODE", note: str = ""
+    ) -> ValueRule:
+        return cls(
+            "code",
+            default,
+            what="code",
+            pattern=re.compile(pattern),
+            form=form,
+            metavar=metavar,
+            note=note,
+        )
+
+    @classmethod
+    def codes(
+        cls,
+        pattern: re.Pattern[str],
+        what: str,
+        form: str,
+        *,
+        default: tuple[str, ...],
+        example: str,
+        metavar: str = "CODES",
+        note: str = "",
+    ) -> ValueRule:
+        return cls(
+            "codes",
+            default,
+            what=what,
+            pattern=pattern,
+            form=form,
+            example=example,
+            metavar=metavar,
+            note=note,
+        )
+
+    def parse(self, text: str) -> FaultValue:
+        """``VALUE`` text as this rule's type (unchecked: :meth:`check` follows).
+
+        Raises:
+            ValueError: a number that does not read as one (the caller names the spec).
+        """
+        if self.takes == "code":
+            return text.strip().upper()
+        if self.takes == "codes":
+            return tuple(part.strip().upper() for part in text.split(","))
+        try:
+            if self.takes == "whole" and self.read == "int":
+                return int(text)
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"value {text!r} is not a number") from None
+        if self.takes == "whole" and number.is_integer():
+            return int(number)
+        return number
+
+    def check(self, kind: str, value: FaultValue) -> None:
+        """Raise ``ValueError`` (naming ``kind``) unless ``value`` fits this rule."""
+        if value is None:
+            return
+        if self.takes == "nothing":
+            raise ValueError(f"fault {kind} takes no value (got {value!r})")
+        if self.takes in ("code", "codes"):
+            self._check_words(kind, value)
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"fault {kind}: value must be a number, not {value!r}")
+        if self.takes == "seconds":
+            if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+                raise ValueError(
+                    f"fault {kind}: seconds must be > 0 and <= {MAX_SECONDS}, not {value}"
+                )
+            return
+        whole = float(value).is_integer()
+        shown = int(value) if whole else value
+        if self.choices:
+            if not whole or int(value) not in self.choices:
+                allowed = ", ".join(map(str, self.choices))
+                raise ValueError(f"fault {kind}: {self.what} must be one of {allowed}, not {shown}")
+            return
+        low = self.low if self.low is not None else -math.inf
+        high = self.high if self.high is not None else math.inf
+        if not (whole and low <= value <= high):
+            raise ValueError(f"fault {kind}: {self.what} must be {self._span()}, not {shown}")
+
+    def _span(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"{self.low}-{self.high}"
+        if self.low is not None:
+            return f">= {self.low}"
+        return "a whole number" if self.high is None else f"<= {self.high}"
+
+    def _check_words(self, kind: str, value: FaultValue) -> None:
+        assert self.pattern is not None  # the class methods always set one
+        if self.takes == "code":
+            if not (isinstance(value, str) and self.pattern.fullmatch(value)):
+                raise ValueError(f"fault {kind}: {self.what} must be {self.form}")
+            return
+        if not isinstance(value, tuple) or not value:
+            raise ValueError(f"fault {kind}: value must be {self.what}s, e.g. {self.example}")
+        for word in value:
+            if not isinstance(word, str) or not self.pattern.fullmatch(word):
+                raise ValueError(f"fault {kind}: {word!r} is not a {self.what} ({self.form})")
+
+    def describe(self, kind: str) -> str:
+        """``kind`` as ``--help`` lists it: ``misfire[=s]``, plus the note."""
+        text = kind if self.takes == "nothing" else f"{kind}[={self.metavar}]"
+        return f"{text} ({self.note})" if self.note else text
+
+
+class FaultKinds:
+    """One simulator's fault kinds: the counter's name and a :class:`ValueRule` per kind.
+
+    Args:
+        counter: what ``N`` in ``KIND@N`` counts, singular (``"game"``); 1-based.
+        rules: kind → rule, in the order ``--help`` lists them.
+        examples: specs for the error message of a malformed spec and for ``--help``.
+        counts: what ``N`` counts, for ``--help`` (``"games since start"``).
+        noun: what an unknown kind is called in its error (``"fault kind"``).
+    """
+
+    def __init__(
+        self,
+        counter: str,
+        rules: Mapping[str, ValueRule],
+        *,
+        examples: Sequence[str],
+        counts: str,
+        noun: str = "fault kind",
+    ) -> None:
+        self.counter = counter
+        self.rules: Mapping[str, ValueRule] = dict(rules)
+        self.examples = tuple(examples)
+        self.counts = counts
+        self.noun = noun
+        self.names: frozenset[str] = frozenset(self.rules)
+
+    @property
+    def takes_values(self) -> bool:
+        return any(rule.takes != "nothing" for rule in self.rules.values())
+
+    @property
+    def metavar(self) -> str:
+        """``KIND@GAME[=VALUE]`` (``KIND@CARD`` when no kind takes a value)."""
+        shape = f"KIND@{self.counter.upper()}"
+        return f"{shape}[=VALUE]" if self.takes_values else shape
+
+    def help(self) -> str:
+        """The ``--fault`` help: where faults strike, every kind, and examples."""
+        kinds = ", ".join(rule.describe(kind) for kind, rule in self.rules.items())
+        return (
+            f"inject a fault at {self.counter.upper()} ({self.counts}; repeatable): {kinds}; "
+            f"e.g. {', '.join(self.examples)}"
+        )
+
+    def rule(self, kind: str) -> ValueRule:
+        """The rule of ``kind``. Raises ``ValueError`` listing the known kinds."""
+        rule = self.rules.get(kind)
+        if rule is None:
+            known = ", ".join(sorted(self.names))
+            raise ValueError(f"unknown {self.noun} {kind!r}; known kinds: {known}")
+        return rule
+
+    def check(self, kind: str, at: int, value: FaultValue) -> None:
+        """Raise ``ValueError`` unless ``kind@at=value`` is a fault of this table."""
+        rule = self.rule(kind)
+        if isinstance(at, bool) or not isinstance(at, int) or at < 1:
+            raise ValueError(f"fault {kind}: {self.counter} must be an integer >= 1, not {at!r}")
+        rule.check(kind, value)
+
+    def parse(self, text: str) -> tuple[str, int, FaultValue]:
+        """``KIND@N[=VALUE]`` → its parts, checked.
+
+        Raises:
+            ValueError: ``fault spec 'TEXT': …`` naming the bad part and the expected shape.
+        """
+        *head, last = self.examples
+        listed = f"{', '.join(head)} or {last}" if head else last
+        shape = f"expected {self.metavar}, e.g. {listed}"
+        kind, at_sign, rest = text.strip().partition("@")
+        kind = kind.strip()
+        if not at_sign or not kind:
+            raise ValueError(f"fault spec {text!r}: {shape}")
+        number_text, equals, value_text = rest.partition("=")
+        try:
+            at = int(number_text)
+        except ValueError:
+            raise ValueError(
+                f"fault spec {text!r}: {self.counter} {number_text!r} is not a number; {shape}"
+            ) from None
+        try:
+            rule = self.rule(kind)
+            value = rule.parse(value_text) if equals else None
+            self.check(kind, at, value)
+        except ValueError as exc:
+            raise ValueError(f"fault spec {text!r}: {exc}") from None
+        return kind, at, value
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A scripted fault: ``kind`` strikes at ``at`` (the simulator's 1-based counter), with
+    ``value`` (``None``: the kind's default). Checked against the subclass's :attr:`KINDS`.
+
+    Raises:
+        ValueError: unknown kind, ``at`` < 1, or a value the kind does not take.
+    """
+
+    KINDS: ClassVar[FaultKinds]
+    """The simulator's table; every subclass sets it."""
+
+    kind: str
+    at: int
+    value: FaultValue = None
+
+    def __post_init__(self) -> None:
+        type(self).KINDS.check(self.kind, self.at, self.value)
+
+    @classmethod
+    def from_spec(cls, text: str) -> Self:
+        """Parse ``KIND@N[=VALUE]`` (``misspin@2``, ``silence@3=4``, ``missing_card@1=QS,KH``).
+
+        Raises:
+            ValueError: with a message naming the bad part and the expected shape.
+        """
+        return cls(*cls.KINDS.parse(text))
+
+    @property
+    def effective_value(self) -> FaultValue:
+        """``value``, or the kind's default."""
+        return self.value if self.value is not None else self.KINDS.rules[self.kind].default
+
+    @property
+    def number(self) -> float:
+        """:attr:`effective_value` as a number (0 for kinds without a numeric one)."""
+        value = self.effective_value
+        return float(value) if isinstance(value, int | float) else 0.0
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """:attr:`effective_value` as codes (``()`` for kinds without codes)."""
+        value = self.effective_value
+        return value if isinstance(value, tuple) else ()
+
+
+_Spec = TypeVar("_Spec", bound=FaultSpec)
+
+
+def faults_at(faults: Iterable[_Spec], at: int) -> dict[str, _Spec]:
+    """The faults striking at ``at``, by kind."""
+    return {spec.kind: spec for spec in faults if spec.at == at}
+
+
+def check_unique(faults: Iterable[FaultSpec]) -> None:
+    """Raise ``ValueError`` for two faults of one kind at the same count."""
+    seen: set[tuple[str, int]] = set()
+    for spec in faults:
+        if (spec.kind, spec.at) in seen:
+            raise ValueError(f"two {spec.kind} faults for {spec.KINDS.counter} {spec.at}")
+        seen.add((spec.kind, spec.at))

@@ -1,0 +1,87 @@
+"""The shared pieces under every driver: the injected clock and the one frame scanner.
+
+The families' tests cover each framing byte for byte; these pin down what the pieces promise on
+their own: a ManualClock wakes exactly what is due, ``within`` times out on its clock and nowhere
+else, and a Framing that could not work is refused when it is declared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tablectl.drivers.clock import ManualClock, within
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tests.support.waiting import until_waiting, wait_until
+
+
+async def test_manual_clock_wakes_what_is_due() -> None:
+    clock = ManualClock(100.0)
+    short = asyncio.ensure_future(clock.sleep(1.0))
+    long = asyncio.ensure_future(clock.sleep(3.0))
+    await wait_until(lambda: clock.pending == [1.0, 3.0])
+    clock.advance(0.5)
+    assert clock.pending == [0.5, 2.5]
+    assert clock.advance_to_next() == 0.5
+    await short
+    assert clock.now() == 101.0
+    assert not long.done()
+    long.cancel()
+    await asyncio.gather(long, return_exceptions=True)
+    assert clock.pending == []
+    with pytest.raises(ValueError, match="back"):
+        clock.advance(-1)
+
+
+async def test_within_times_out_on_its_clock_only() -> None:
+    clock = ManualClock()
+    reply: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.ensure_future(within(clock, asyncio.shield(reply), 2.0))
+    await until_waiting(waiting)
+    assert clock.pending == [2.0]  # real time passing does nothing: only the clock counts
+    clock.advance(2.0)
+    with pytest.raises(TimeoutError):
+        await waiting
+    assert not reply.cancelled()  # shielded: the caller still owns it
+
+    answered = asyncio.ensure_future(within(clock, reply, 2.0))
+    await until_waiting(answered)
+    reply.set_result("ACK")
+    assert await answered == "ACK"
+    assert clock.pending == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"terminators": (b"\r\n\r",)}, "one or two bytes"),
+        ({"start_required": True}, "needs a start byte"),
+        ({"start": 0x02, "end": 0x03}, "required start byte"),
+        ({"start": 0x02, "start_required": True, "trailer_length": 2}, "end marker"),
+    ],
+)
+def test_framings_that_cannot_work_are_refused(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Framing(max_length=10, **kwargs)  # type: ignore[arg-type]
+
+
+def test_endless_noise_is_reported_in_bounded_pieces() -> None:
+    framing = Framing(start=0x24, start_required=True, max_length=10, max_raw=4, max_garbage=8)
+    scanner = FrameScanner(framing)
+    out = scanner.feed(b"x" * 20 + b"$ok\n")
+    assert out == [
+        DecodeError("garbage between frames", b"xxxx"),
+        DecodeError("garbage between frames", b"xxxx"),
+        DecodeError("garbage between frames", b"xxxx"),  # the last 4 bytes, ended by the $
+        b"$ok",
+    ]
+
+
+def test_a_two_byte_terminator_split_across_reads() -> None:
+    scanner = FrameScanner(Framing(terminators=(b"\r\n",), max_length=4, reasons=Reasons()))
+    assert scanner.feed(b"ab\r") == []
+    assert scanner.feed(b"\ncd\rx\r") == [b"ab"]
+    assert scanner.feed(b"\n") == [b"cd\rx"]
+    # The held CR does not count against the length until it turns out to be data.
+    assert scanner.feed(b"wxyz\r\n") == [b"wxyz"]

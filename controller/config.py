@@ -203,8 +203,8 @@ ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm")
 """What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
 is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
 event type a command can enter maps to one of these
-(``tablectl.controller.mqtt.security.EVENT_ACTIONS``), so ``event`` cannot be used to get around the
-others."""
+(``tablectl.controller.mqtt.authority.EVENT_ACTIONS``), so ``event`` cannot be used to get around
+the others."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),

@@ -4,8 +4,10 @@
     ControllerError
     ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
     ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
+    ├── TimeFormatError(ValueError)    a time from outside that is not ISO 8601 with a zone
     ├── JournalError                   the journal cannot be opened, written or verified
     │   ├── JournalWriteError          an append failed (disk full, I/O error): an outage
+    │   ├── JournalRecordError(ValueError)  a record the journal refuses: a bug, not an outage
     │   └── ChainBrokenError           a hash-chain link does not verify
     ├── TransitionNotAllowedError      an engine was fed an event its state machine forbids
     └── InvalidDefinitionError(ValueError)  a state machine defined inconsistently (at import)
@@ -24,7 +26,9 @@ __all__ = [
     "EventFormatError",
     "InvalidDefinitionError",
     "JournalError",
+    "JournalRecordError",
     "JournalWriteError",
+    "TimeFormatError",
     "TransitionNotAllowedError",
 ]
 
@@ -41,6 +45,10 @@ class EventFormatError(ControllerError, ValueError):
     """A normalized event (JSON) that is malformed."""
 
 
+class TimeFormatError(ControllerError, ValueError):
+    """A time given from outside that is not ISO 8601 with a zone (:mod:`.time`)."""
+
+
 class JournalError(ControllerError):
     """The journal cannot be opened, written or read."""
 
@@ -50,6 +58,10 @@ class JournalWriteError(JournalError):
 
     Unlike a record the journal refuses (a ``ValueError``), this says nothing about the record:
     the journal is unavailable, and the runner locks the table until a write succeeds again."""
+
+
+class JournalRecordError(JournalError, ValueError):
+    """A record the journal refuses (nothing written): a caller's bug, not an outage."""
 
 
 class ChainBrokenError(JournalError):

@@ -6,8 +6,6 @@ The one place where what a device reports becomes the table's vocabulary. Pure: 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from tablectl.controller.core.events import (
     BallDrawn,
     BallLaunched,
@@ -30,9 +28,10 @@ from tablectl.controller.core.events import (
     WheelSpin,
     WinningNumber,
 )
+from tablectl.controller.core.time import format_ts
 from tablectl.drivers import events as dev
 
-__all__ = ["SHOE_REMOVED", "UNAVAILABLE", "iso_ts", "to_table_event"]
+__all__ = ["SHOE_REMOVED", "UNAVAILABLE", "to_table_event"]
 
 UNAVAILABLE = "device_unavailable"
 """Fault code latched while a device's link is down or it is silent."""
@@ -40,14 +39,9 @@ SHOE_REMOVED = "shoe_removed"
 """Latched by the engine when the shoe leaves its base; cleared when it is back."""
 
 
-def iso_ts(at: float) -> str:
-    """Seconds since the epoch → ``2026-11-30T10:00:00.123456Z``."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def to_table_event(event: dev.DeviceEvent) -> TableEvent:
     """Translate one device event. Every device event has a normalized counterpart."""
-    ts = iso_ts(event.at)
+    ts = format_ts(event.at)
     device = event.device
     match event:
         case dev.WheelReady(spin=spin):

@@ -1,2 +1,107 @@
 """The journal: the hash-chained, fsync'd SQLite store per table, its outbox, anchors, rotation and
-retention."""
+retention.
+
+Other layers import from here (``from tablectl.controller.journal import Journal``). The modules,
+one job each, inner to outer (each imports only those before it):
+
+    anchors     keyed anchors: the HMAC over the chain head (pure)
+    records     canonical JSON, the hash chain, what a caller may append (pure)
+    errors      JournalIntegrityError, KeyedEvidenceError
+    files       rotated-file names, sets of files per table, fsync of folders
+    db          the SQLite file: schema, WAL, ``meta``, read-only connections
+    seals       FILE.seal: every byte of a closed file, and its mac
+    outbox      the unpublished tail, marking what the broker acknowledged
+    verify      one file without writing to it (``tablectl verify``)
+    retention   deleting old rotated files, the retirement log, verifying sets of files
+    live        the live file: its connection, chain ends and seal
+    store       the Journal: append, anchor, rotate, read, behind one lock
+    cli         ``tablectl verify``'s command line
+"""
+
+from tablectl.controller.journal.anchors import (
+    ANCHOR,
+    DEFAULT_EVERY,
+    DEFAULT_SECONDS,
+    KeyedAnchors,
+    head_mac,
+)
+from tablectl.controller.journal.cli import (
+    UNKEYED_NOTE,
+    add_verify_arguments,
+    check_published_anchor,
+    run_verify,
+)
+from tablectl.controller.journal.db import APPLICATION_ID, connect_read_only
+from tablectl.controller.journal.errors import JournalIntegrityError, KeyedEvidenceError
+from tablectl.controller.journal.files import (
+    Archive,
+    archive_path,
+    fsync_dir,
+    journal_sets,
+    list_archives,
+    live_of,
+    looks_rotated,
+)
+from tablectl.controller.journal.records import (
+    GENESIS_HASH,
+    SCHEMA,
+    canonical_json,
+    loads_record,
+    record_hash,
+)
+from tablectl.controller.journal.retention import (
+    ChainReport,
+    prune,
+    read_retired,
+    retired_log_path,
+    verify_chain,
+)
+from tablectl.controller.journal.seals import read_seal, seal_path
+from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal.verify import (
+    FileSummary,
+    verify_conn,
+    verify_file,
+    verify_journal_file,
+)
+
+__all__ = [
+    "ANCHOR",
+    "APPLICATION_ID",
+    "DEFAULT_EVERY",
+    "DEFAULT_SECONDS",
+    "GENESIS_HASH",
+    "SCHEMA",
+    "UNKEYED_NOTE",
+    "Archive",
+    "ChainReport",
+    "FileSummary",
+    "Journal",
+    "JournalIntegrityError",
+    "KeyedAnchors",
+    "KeyedEvidenceError",
+    "add_verify_arguments",
+    "archive_path",
+    "canonical_json",
+    "check_published_anchor",
+    "connect_read_only",
+    "fsync_dir",
+    "head_mac",
+    "journal_sets",
+    "list_archives",
+    "live_of",
+    "loads_record",
+    "looks_rotated",
+    "parse_ts",
+    "prune",
+    "read_retired",
+    "read_seal",
+    "record_hash",
+    "retired_log_path",
+    "run_verify",
+    "seal_path",
+    "verify_chain",
+    "verify_conn",
+    "verify_file",
+    "verify_journal_file",
+]

@@ -16,20 +16,17 @@ ends. That log is what lets :func:`verify_chain` tell "retired by policy" from "
 the oldest kept file's anchor must be the last retired file's end, and the log's own entries
 must link up from the genesis hash.
 
-``tablectl verify`` lives here too, because it verifies sets of files. Without ``--key`` it proves
-order, not authorship (anyone can recompute a sha256 chain); with the journal's key it checks the
-keyed anchors and seal macs (:mod:`tablectl.controller.journal.anchors`; R13, R15), and ``--anchor``
-compares the journal with the anchor published off the machine.
+Several files (rotated files, a folder) are verified as one chain here too
+(:func:`verify_chain`), because that needs the retirement log; the command line around it is
+:mod:`tablectl.controller.journal.cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,41 +35,23 @@ from typing import Any
 import structlog
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
-from tablectl.controller.journal.anchors import ANCHOR, anchor_problem, mac_matches
-from tablectl.controller.journal.store import (
-    GENESIS_HASH,
-    FileSummary,
-    JournalIntegrityError,
-    KeyedEvidenceError,
-    _fsync_dir,
-    _read_only,
-    canonical_json,
-    list_archives,
-    parse_ts,
-    read_seal,
-    record_hash,
-    seal_path,
-    verify_journal_file,
-)
+from tablectl.controller.core.time import format_moment, parse_ts
+from tablectl.controller.journal.db import read_only
+from tablectl.controller.journal.errors import JournalIntegrityError
+from tablectl.controller.journal.files import fsync_dir, journal_sets, list_archives
+from tablectl.controller.journal.records import GENESIS_HASH, canonical_json
+from tablectl.controller.journal.seals import read_seal, seal_path
+from tablectl.controller.journal.verify import FileSummary, verify_journal_file
 
 __all__ = [
     "ChainReport",
-    "add_verify_arguments",
-    "check_published_anchor",
-    "journal_sets",
-    "live_of",
     "prune",
     "read_retired",
     "retired_log_path",
-    "run_verify",
     "verify_chain",
 ]
 
 log = structlog.get_logger("tablectl.retention")
-
-_ROTATED = re.compile(r"^(?P<stem>.+)\.(?P<first>\d{6,})-(?P<last>\d{6,})(?P<suffix>\.[^.]*)?$")
-_NOT_JOURNALS = ("-wal", "-shm", ".seal", ".tmp", ".jsonl")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def retired_log_path(live: Path) -> Path:
@@ -98,15 +77,15 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
     removed: list[Path] = []
     for archive in list_archives(live):
         try:
-            rows = _read_only(
+            rows = read_only(
                 archive.path,
                 "SELECT min(seq), max(seq), max(ts), sum(published = 0) FROM records",
             )
-            last = _read_only(
+            last = read_only(
                 archive.path,
                 "SELECT seq, hash, ts, prev_hash FROM records ORDER BY seq DESC LIMIT 1",
             )
-            first = _read_only(archive.path, "SELECT prev_hash FROM records ORDER BY seq LIMIT 1")
+            first = read_only(archive.path, "SELECT prev_hash FROM records ORDER BY seq LIMIT 1")
         except JournalError as exc:
             log.warning("retention_unreadable", path=str(archive.path), error=str(exc))
             break
@@ -132,13 +111,13 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
             "last_hash": str(last[0][1]),
             "sha256": seal.get("sha256"),
             "newest_ts": str(max_ts),
-            "retired_at": _iso(moment),
+            "retired_at": format_moment(moment, "seconds"),
             "retention_days": retention_days,
         }
         _append_retired(live, entry)
         seal_path(archive.path).unlink(missing_ok=True)
         archive.path.unlink()
-        _fsync_dir(archive.path.parent)
+        fsync_dir(archive.path.parent)
         log.info("journal_file_retired", path=str(archive.path), last_seq=archive.last_seq)
         removed.append(archive.path)
     return removed
@@ -168,11 +147,7 @@ def _append_retired(live: Path, entry: dict[str, Any]) -> None:
         stream.write(canonical_json(entry) + "\n")
         stream.flush()
         os.fsync(stream.fileno())
-    _fsync_dir(path.parent)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    fsync_dir(path.parent)
 
 
 def read_retired(live: Path) -> list[dict[str, Any]]:
@@ -253,52 +228,10 @@ class ChainReport:
         return self.files[-1].keyed_through if self.files else 0
 
 
-def _is_journal_file(path: Path) -> bool:
-    if not path.is_file() or path.name.endswith(_NOT_JOURNALS):
-        return False
-    try:
-        with path.open("rb") as stream:
-            return stream.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def live_of(path: Path) -> Path:
-    """The live file a journal file belongs to: itself, or the one a rotated file came from."""
-    match = _ROTATED.match(path.name)
-    if match is None:
-        return path
-    return path.with_name(match["stem"] + (match["suffix"] or ""))
-
-
-def journal_sets(paths: Iterable[Path]) -> dict[Path, list[Path]]:
-    """Group journal files (folders expanded) by the live file they rotated from.
-
-    Each group is ordered as the chain runs: rotated files by ``seq``, then the live file.
-    """
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files += sorted(p for p in path.iterdir() if _is_journal_file(p))
-        elif path.exists():
-            files.append(path)
-        else:
-            raise JournalError(f"{path}: no such journal file")
-    groups: dict[Path, list[Path]] = {}
-    for path in files:
-        groups.setdefault(live_of(path), []).append(path)
-
-    def order(path: Path) -> tuple[int, int]:
-        match = _ROTATED.match(path.name)
-        return (0, int(match["first"])) if match else (1, 0)
-
-    return {live: sorted(set(group), key=order) for live, group in groups.items()}
-
-
 def verify_chain(
     paths: Sequence[Path], *, complete: bool | None = None, key: bytes | None = None
 ) -> list[ChainReport]:
-    """Verify every file (see :func:`~tablectl.controller.journal.store.verify_journal_file`) and
+    """Verify every file (see :func:`~tablectl.controller.journal.verify.verify_journal_file`) and
     the links between them: each file's anchor is the previous file's last ``seq``/``hash``.
 
     ``complete`` (default: a folder was given) also requires the chain's start be accounted
@@ -369,210 +302,3 @@ def _check_start(report: ChainReport, *, complete: bool) -> None:
             f"records before seq {start.first_seq} are missing and no retirement accounts for them",
         )
     report.partial_start = True
-
-
-# -- CLI -------------------------------------------------------------------------------------------
-
-
-def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    """``tablectl verify [--key FILE [--anchor FILE]] JOURNAL…``."""
-    parser.add_argument(
-        "journal",
-        type=Path,
-        nargs="+",
-        help="journal file(s) or folder(s); several files or a folder are checked as one chain"
-        " per table (rotated files included), a folder also back to seq 1 or the last retired"
-        " file",
-    )
-    parser.add_argument(
-        "--key",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the journal's [journal] key_file: check the keyed anchors and seal macs too"
-        " (who wrote it, not only in what order); a closed file must then have a keyed seal",
-    )
-    parser.add_argument(
-        "--anchor",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="with --key: the anchor published on {prefix}/{table}/anchor (its JSON, e.g. from"
-        " mosquitto_sub -C 1): the journal must hold it (a tail cut after it is caught)",
-    )
-
-
-UNKEYED_NOTE = (
-    "hash chain intact: proves order, not authorship; pass --key to check the keyed anchors"
-)
-"""What an unkeyed ``verify`` says on stdout: anyone who can write the file can recompute it."""
-
-
-def run_verify(args: argparse.Namespace) -> int:
-    """Print ``OK: N records, hash chain intact`` (and what was checked) or raise.
-
-    Raises:
-        ChainBrokenError: naming the first broken link (the CLI prints it, exit 1).
-        JournalError: a file that is missing, not a journal, or altered outside its links.
-        KeyedEvidenceError: with ``--key``: naming the record whose keyed evidence fails.
-        ConfigError: the ``--key`` file is unusable (missing, readable by others, too short).
-    """
-    paths: list[Path] = list(args.journal)
-    key_file: Path | None = getattr(args, "key", None)
-    anchor_file: Path | None = getattr(args, "anchor", None)
-    if anchor_file is not None and key_file is None:
-        raise JournalError("--anchor needs --key (an anchor is worth only its mac)")
-    key: bytes | None = None
-    if key_file is not None:
-        from tablectl.controller.secrets import read_journal_key  # noqa: PLC0415 - only when asked
-
-        key = read_journal_key(key_file, "verify --key")
-    published = _read_anchor_file(anchor_file) if anchor_file is not None else None
-    compared: bool | None = None
-    if len(paths) == 1 and paths[0].is_file():
-        summary = verify_journal_file(paths[0], key=key)
-        if published is not None and key is not None:
-            compared = check_published_anchor([summary], published, key)
-        print(f"OK: {summary.count} records, hash chain intact")
-        print(f"  {_describe(summary)}")
-        _print_keyed([summary], key, published, compared)
-        return 0
-    reports = verify_chain(paths, key=key)
-    if published is not None and key is not None:
-        table = published.get("table")
-        matching = [r for r in reports if r.files and r.files[0].table == table] or reports
-        compared = check_published_anchor(matching[0].files, published, key)
-    for report in reports:
-        print(
-            f"OK: {report.count} records, hash chain intact"
-            f" ({report.live.name}: {len(report.files)} file(s), seq"
-            f" {report.first_seq}-{report.last_seq})"
-        )
-        if report.retired_through:
-            print(f"  seq 1-{report.retired_through} retired by retention (see retirement log)")
-        if report.partial_start:
-            print(f"  chain starts at seq {report.first_seq}: earlier files not given")
-        for summary in report.files:
-            print(f"  {_describe(summary)}")
-        _print_keyed(report.files, key, published, compared)
-    return 0
-
-
-def _print_keyed(
-    files: Sequence[FileSummary],
-    key: bytes | None,
-    published: Mapping[str, Any] | None = None,
-    compared: bool | None = None,
-) -> None:
-    """What the key proved (or that nothing keyed was checked); warnings go to stderr."""
-    anchors = sum(f.anchors for f in files)
-    macs = sum(1 for f in files if f.seal_mac)
-    evidence = f"{anchors} anchor(s) and {macs} seal mac(s)"
-    if key is None:
-        if anchors or macs:
-            print(f"  keyed evidence not checked: {evidence} (no --key)")
-        print(UNKEYED_NOTE)
-        return
-    if not files:
-        return
-    first, last = files[0].first_seq, files[-1].last_seq
-    through = files[-1].keyed_through
-    if through >= first:
-        print(f"keyed: {evidence} match: the key vouches for seq {first}-{through}")
-    else:
-        print(f"keyed: {evidence} match: no record is covered by the key yet")
-    if published is not None and compared is not None:
-        seq = published.get("seq")
-        print(
-            f"  the published anchor (seq {seq}) is in the journal"
-            if compared
-            else f"  the published anchor (seq {seq}) precedes the files given: not compared"
-        )
-    if through < last:
-        print(
-            f"tablectl verify: warning: {files[-1].path}: seq {max(through + 1, first)}-{last}"
-            " follow the newest anchor and are not covered by the key (a live or crashed"
-            " journal's tail; compare with the published anchor: --anchor)",
-            file=sys.stderr,
-        )
-
-
-def _read_anchor_file(path: Path) -> dict[str, Any]:
-    try:
-        obj = json.loads(path.read_bytes())
-    except OSError as exc:
-        raise JournalError(f"--anchor {path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError:
-        raise JournalError(f"--anchor {path}: not JSON") from None
-    if not isinstance(obj, dict) or obj.get("type") != ANCHOR:
-        raise JournalError(f"--anchor {path}: not an anchor record")
-    return obj
-
-
-def check_published_anchor(
-    files: Sequence[FileSummary], anchor: Mapping[str, Any], key: bytes
-) -> bool:
-    """The journal must hold ``anchor`` (published on ``{prefix}/{table}/anchor``) as it is.
-
-    The published copy lives off the machine: it catches what the file alone cannot, a tail cut
-    right after an anchor with the seal deleted (R13, R15). Returns whether it was compared
-    with a record (``False``: its ``seq`` is before the files given).
-
-    Raises:
-        JournalError: the anchor itself is malformed, not hashed as a record, or its mac does
-            not match (not this key's).
-        KeyedEvidenceError: the journal ends before the anchor's ``seq``, or holds another
-            record there.
-    """
-    problem = anchor_problem(anchor)
-    seq, prev, digest = anchor.get("seq"), anchor.get("prev_hash"), anchor.get("hash")
-    if problem is None and not (
-        isinstance(prev, str) and isinstance(digest, str) and record_hash(prev, anchor) == digest
-    ):
-        problem = "its hash does not match its content"
-    if problem is not None or type(seq) is not int:
-        raise JournalError(f"--anchor: not a journal's anchor record: {problem}")
-    if not mac_matches(key, anchor.get("mac"), anchor.get("table"), seq - 1, str(prev)):
-        raise JournalError("--anchor: its mac does not match (another key, or altered)")
-    if not files:
-        return False
-    if files[0].table is not None and anchor.get("table") != files[0].table:
-        raise JournalError(
-            f"--anchor: the anchor is table {anchor.get('table')!r}'s, the journal"
-            f" {files[0].table!r}'s"
-        )
-    last = files[-1]
-    if seq > last.last_seq:
-        raise KeyedEvidenceError(
-            last.path,
-            seq,
-            f"the published anchor names seq {seq}, beyond the journal's end (seq"
-            f" {last.last_seq}): records cut from the tail",
-        )
-    holder = next((f for f in files if f.first_seq <= seq <= f.last_seq), None)
-    if holder is None:
-        return False  # before the files given (retired): nothing to compare it with
-    rows = _read_only(holder.path, "SELECT hash FROM records WHERE seq = ?", (seq,))
-    if not rows or rows[0][0] != digest:
-        raise KeyedEvidenceError(
-            holder.path,
-            seq,
-            "is not the published anchor: the journal was rewritten after it was published",
-        )
-    return True
-
-
-def _describe(summary: FileSummary) -> str:
-    seal = (
-        "sealed: every byte checked"
-        if summary.sealed
-        else "not sealed (open, or not closed cleanly): checked record by record and"
-        " structurally; free space is not covered"
-    )
-    return f"{summary.path}: seq {summary.first_seq}-{summary.last_seq}, {seal}"
-
-
-if __name__ == "__main__":  # pragma: no cover - python -m tablectl.controller.journal.retention DIR
-    parser = argparse.ArgumentParser(prog="tablectl verify")
-    add_verify_arguments(parser)
-    sys.exit(run_verify(parser.parse_args()))

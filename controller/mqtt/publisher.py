@@ -1,6 +1,7 @@
 """The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
 
-The only module that imports aiomqtt. Why it is shaped this way:
+With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain), the only module of the service
+that imports aiomqtt. Why it is shaped this way:
 
 * The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
   in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
@@ -22,11 +23,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import random
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit
@@ -36,8 +35,10 @@ import structlog
 
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError, JournalError
-from tablectl.controller.journal.anchors import ANCHOR
-from tablectl.controller.journal.store import SCHEMA, Journal, canonical_json
+from tablectl.controller.core.time import format_moment
+from tablectl.controller.journal import ANCHOR, SCHEMA, Journal, canonical_json
+from tablectl.controller.mqtt.drain import OutboxDrain
+from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
 from tablectl.controller.mqtt.topics import Topics
 
@@ -84,29 +85,10 @@ def broker_address(url: str) -> tuple[str, int, bool]:
     return parts.hostname, port or (8883 if tls else 1883), tls
 
 
-@contextlib.asynccontextmanager
-async def _puback_deadline(seconds: float) -> AsyncIterator[None]:
-    """``asyncio.timeout`` that fails as aiomqtt does on a missing ack, so the connection is
-    rebuilt by the reconnect loop."""
-    try:
-        async with asyncio.timeout(seconds):
-            yield
-    except TimeoutError:
-        raise aiomqtt.MqttError(f"no PUBACK within {seconds} s") from None
-
-
 def _leaves(error: BaseException) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
     return [error]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _as_bytes(payload: object) -> bytes:
@@ -136,22 +118,6 @@ def _request_id(payload: bytes) -> Any:
     return None
 
 
-_FACE_DOWN = b'"face_down":true'
-
-
-def _withhold_face_down(payload: bytes) -> bytes:
-    """A card dealt face down is published without its face (seed-000 L79: nothing that tells a
-    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
-    journaled record, which ``tablectl verify`` / export show in full after the round."""
-    if _FACE_DOWN not in payload:
-        return payload
-    record = json.loads(payload)
-    record["card"] = None
-    record.pop("barcode", None)
-    record["withheld"] = True
-    return canonical_json(record).encode("utf-8")
-
-
 class Publisher:
     """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
 
@@ -170,10 +136,11 @@ class Publisher:
         port: broker port.
         on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
             Without one, commands get an ``ok: false`` reply.
+        outbound: the table's slots, status and alarms (:class:`Outbound`), shared with its
+            runner; a fresh one when unset.
         trace: called with ``("connected", {...})``, ``("disconnected", {"error": ...})``,
             ``("puback", {"seq", "topic"})``, ``("marked", {"up_to"})``,
             ``("command", {"verb"})``; must be cheap and must not raise.
-        now: the clock for ``ts`` of status payloads (injected for tests).
         batch_size: records read and pipelined per outbox round; one mark (one fsync) each.
         timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is
             considered dead and rebuilt.
@@ -189,8 +156,8 @@ class Publisher:
         host: str,
         port: int,
         on_command: CommandHandler | None = None,
+        outbound: Outbound | None = None,
         trace: TraceHook | None = None,
-        now: Callable[[], datetime] = _utc_now,
         batch_size: int = 100,
         timeout: float = 10.0,
         flush_timeout: float = 2.0,
@@ -201,8 +168,10 @@ class Publisher:
         self._host = host
         self._port = port
         self._on_command = on_command
+        if outbound is not None and outbound.topics != topics:
+            raise ValueError(f"outbound topics {outbound.topics} are not {topics}")
+        self._out = outbound if outbound is not None else Outbound(topics)
         self._trace = trace
-        self._now = now
         self._batch_size = batch_size
         self._timeout = timeout
         self._flush_timeout = flush_timeout
@@ -217,19 +186,9 @@ class Publisher:
         self._offline = canonical_json(
             {"schema": SCHEMA, "state": "offline", "table": topics.table_id}
         ).encode("utf-8")
-        # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
-        self._slots: dict[str, bytes] = {}
-        self._dirty: dict[str, None] = {}
-        # Extra fields of the retained status (a journal outage locks the table).
-        self._status_extra: dict[str, Any] = {}
-        # Messages that are not journal records (an alarm the journal cannot take yet): sent
-        # once, in order, on the current connection; lost with it (status/state carry the same).
-        self._transient: list[tuple[str, bytes]] = []
-        # The outbox's progress: every record up to here was acknowledged by the broker; the
-        # journal's marks may lag behind it while the disk refuses writes (retried each drain).
-        self._acked = 0
-        self._marked_up_to = 0
-        self._mark_failing = False  # only to log a refused mark once per episode
+        self._drain = OutboxDrain(
+            journal, topics, self._out, trace=trace, batch_size=batch_size, timeout=timeout
+        )
         self._task_group: asyncio.TaskGroup | None = None
         self._main: asyncio.Task[None] | None = None
         self._new_events()
@@ -237,27 +196,25 @@ class Publisher:
     def _new_events(self) -> None:
         # Fresh per use: asyncio primitives bind to the loop they are first used in.
         self._stop = asyncio.Event()
-        self._wakeup = asyncio.Event()
-        self._slots_changed = asyncio.Event()
-        self._connected = asyncio.Event()
+        self._out.renew()
 
     # -- public API ------------------------------------------------------------------------
 
     @property
     def connected(self) -> bool:
         """Whether a broker connection is up (birth published, commands subscribed)."""
-        return self._connected.is_set()
+        return self._out.connected.is_set()
 
     async def wait_connected(self) -> None:
         """Wait until connected (bound it with ``asyncio.timeout``)."""
-        await self._connected.wait()
+        await self._out.connected.wait()
 
     def notify(self) -> None:
         """Tell the outbox that the journal has new records (call after each append, cheap).
 
         Must be called from the event loop's thread.
         """
-        self._wakeup.set()
+        self._out.notify()
 
     def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
         """Set a latest-value slot (e.g. ``topics.state``, ``topics.device(id)``).
@@ -269,17 +226,14 @@ class Publisher:
         Raises:
             ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
         """
-        self._slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
-        self._dirty[topic] = None
-        self._slots_changed.set()
+        self._out.set_retained(topic, payload)
 
     def set_status(self, extra: Mapping[str, Any]) -> None:
         """Merge ``extra`` into the retained ``status`` (birth and every update after it).
 
         The Last Will still says offline: only a live controller can say it is locked.
         """
-        self._status_extra = dict(extra)
-        self.set_retained(self._topics.status, self._birth())
+        self._out.set_status(extra)
 
     def publish_once(self, topic: str, payload: Mapping[str, Any]) -> None:
         """Publish a message that is not a journal record (QoS 1, not retained) soon.
@@ -287,26 +241,13 @@ class Publisher:
         For what cannot wait for the journal: a journal outage's alarm. Dropped when no broker
         connection is up (the retained ``status`` and ``state`` carry the same fact).
         """
-        if not self.connected:
-            return
-        data = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
-        self._transient.append((topic, data))
-        self._slots_changed.set()
-
-    def _birth(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "state": "online",
-            "table": self._topics.table_id,
-            "ts": _iso(self._now()),
-            **self._status_extra,
-        }
+        self._out.publish_once(topic, payload)
 
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
             raise RuntimeError("Publisher is reusable but not reentrant")
         self._new_events()
-        self._dirty = dict.fromkeys(self._slots)
+        self._out.dirty = dict.fromkeys(self._out.slots)
         task_group = asyncio.TaskGroup()
         await task_group.__aenter__()
         self._task_group = task_group
@@ -325,7 +266,7 @@ class Publisher:
         if task_group is None or main is None:
             return
         self._stop.set()
-        self._wakeup.set()
+        self._out.wakeup.set()
         try:
             # Let the loop flush and say goodbye (it bounds that itself); a connect attempt to a
             # black-holed broker is not worth waiting for, so cancel after a grace period.
@@ -381,7 +322,7 @@ class Publisher:
             except* (aiomqtt.MqttError, JournalError) as group:
                 self._on_connection_error(group, was_connected=was_connected)
             finally:
-                self._connected.clear()
+                self._out.connected.clear()
             if self._stop.is_set():
                 return
             # Back off from the start again only after a connection that lasted: a broker that
@@ -421,21 +362,22 @@ class Publisher:
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """One connection's life: birth, snapshots, subscribe, then the loops until stop."""
-        birth = canonical_json(self._birth()).encode("utf-8")
-        self._slots.pop(self._topics.status, None)  # the birth is the newest status
+        out = self._out
+        birth = canonical_json(out.birth()).encode("utf-8")
+        out.slots.pop(self._topics.status, None)  # the birth is the newest status
         await client.publish(self._topics.status, birth, qos=1, retain=True)
-        self._transient.clear()  # said for a connection that is gone; status says it now
-        self._dirty = dict.fromkeys(self._slots)
+        out.transient.clear()  # said for a connection that is gone; status says it now
+        out.dirty = dict.fromkeys(out.slots)
         await self._publish_slots(client)
         await self._republish_records(client)
         await client.subscribe(self._topics.command_filter, qos=1)
-        self._connected.set()
+        out.connected.set()
         log.info("mqtt connected", table=self._topics.table_id, host=self._host, port=self._port)
         if self._trace is not None:
             self._trace("connected", {"host": self._host, "port": self._port})
         name = f"mqtt-{self._topics.table_id}"
         async with asyncio.TaskGroup() as tg:
-            outbox = tg.create_task(self._outbox_loop(client), name=f"{name}-outbox")
+            outbox = tg.create_task(self._drain.run(client, self._stop), name=f"{name}-outbox")
             others = [
                 tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
                 tg.create_task(self._command_loop(client), name=f"{name}-commands"),
@@ -444,16 +386,16 @@ class Publisher:
             await asyncio.wait({outbox}, timeout=self._flush_timeout)
             for task in (outbox, *others):
                 task.cancel()
-        self._connected.clear()
+        out.connected.clear()
         await self._say_offline(client)
 
     async def _say_offline(self, client: aiomqtt.Client) -> None:
-        self._connected.clear()
+        self._out.connected.clear()
         payload = {
             "schema": SCHEMA,
             "state": "offline",
             "table": self._topics.table_id,
-            "ts": _iso(self._now()),
+            "ts": format_moment(self._out.now()),
         }
         with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
             async with asyncio.timeout(_OFFLINE_TIMEOUT):
@@ -461,107 +403,16 @@ class Publisher:
                     self._topics.status, canonical_json(payload), qos=1, retain=True
                 )
 
-    # -- outbox ----------------------------------------------------------------------------
-
-    async def _outbox_loop(self, client: aiomqtt.Client) -> None:
-        while True:
-            self._wakeup.clear()
-            await self._drain(client)
-            if self._stop.is_set():
-                return
-            await self._wakeup.wait()
-
-    async def _drain(self, client: aiomqtt.Client) -> None:
-        """Publish unpublished records until there are none; mark each acked prefix.
-
-        A batch is pipelined (all PUBLISHes sent, PUBACKs awaited together); the wire order is
-        the journal order because each publish is handed to paho in task-creation order.
-        """
-        while True:
-            self._mark(self._acked)
-            # The stored canonical JSON is the payload: no decode and re-encode per record.
-            batch = self._journal.unpublished_payloads(self._batch_size, after=self._acked)
-            if not batch:
-                return
-            acked = [0] * len(batch)
-            needed = [0] * len(batch)
-            try:
-                # One deadline for the whole pipelined batch rather than one per PUBLISH (each of
-                # those costs aiomqtt a task and a timer): no PUBACK in time = a dead connection.
-                async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
-                    for index, (seq, kind, stored) in enumerate(batch):
-                        routes = self._topics.routes({"type": kind})
-                        payload = _withhold_face_down(stored) if kind == "card" else stored
-                        needed[index] = len(routes)
-                        for topic, retain in routes:
-                            tg.create_task(
-                                self._send(
-                                    client,
-                                    acked=acked,
-                                    index=index,
-                                    seq=seq,
-                                    route=(topic, retain),
-                                    payload=payload,
-                                )
-                            )
-            finally:
-                # Also on failure: whatever prefix was fully acknowledged need not be resent.
-                done = 0
-                while done < len(batch) and needed[done] and acked[done] == needed[done]:
-                    done += 1
-                if done:
-                    self._acked = max(self._acked, batch[done - 1][0])
-                    self._mark(self._acked)
-
-    def _mark(self, up_to: int) -> None:
-        """Mark the acknowledged prefix in the journal; a refused write is retried later.
-
-        A full disk must not cost the broker connection (the outage's alarm and the command
-        replies need it): the records stay unmarked, are not sent again on this connection
-        (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
-        gap).
-        """
-        if up_to <= self._marked_up_to:  # a refused mark leaves it behind: retried here
-            return
-        try:
-            self._journal.mark_published(up_to)
-        except JournalError as exc:
-            if not self._mark_failing:
-                log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(exc))
-            self._mark_failing = True
-            return
-        self._mark_failing = False
-        self._marked_up_to = up_to
-        if self._trace is not None:
-            self._trace("marked", {"up_to": up_to})
-
-    async def _send(
-        self,
-        client: aiomqtt.Client,
-        *,
-        acked: list[int],
-        index: int,
-        seq: int,
-        route: tuple[str, bool],
-        payload: bytes,
-    ) -> None:
-        topic, retain = route
-        # Returns after PUBACK; bounded by the batch's deadline (see _drain).
-        await client.publish(topic, payload, qos=1, retain=retain, timeout=math.inf)
-        acked[index] += 1
-        if self._trace is not None:
-            self._trace("puback", {"seq": seq, "topic": topic})
-
     # -- retained slots --------------------------------------------------------------------
 
     async def _retained_loop(self, client: aiomqtt.Client) -> None:
         while True:
-            await self._slots_changed.wait()
+            await self._out.slots_changed.wait()
             # One turn of the loop first: the records journaled with this state change are
             # being handed to the outbox in this same turn, and an outcome on the wire matters
             # more than the snapshot that follows it (measured: ~0.1 ms earlier outcomes).
             await asyncio.sleep(0)
-            self._slots_changed.clear()
+            self._out.slots_changed.clear()
             await self._publish_slots(client)
 
     async def _republish_records(self, client: aiomqtt.Client) -> None:
@@ -581,17 +432,18 @@ class Publisher:
                 await client.publish(topic, canonical_json(record), qos=1, retain=True)
 
     async def _publish_slots(self, client: aiomqtt.Client) -> None:
-        while self._transient:
-            topic, data = self._transient.pop(0)
+        out = self._out
+        while out.transient:
+            topic, data = out.transient.pop(0)
             await client.publish(topic, data, qos=1)
-        while self._dirty:
-            topic = next(iter(self._dirty))
-            del self._dirty[topic]
+        while out.dirty:
+            topic = next(iter(out.dirty))
+            del out.dirty[topic]
             try:
-                await client.publish(topic, self._slots[topic], qos=1, retain=True)
+                await client.publish(topic, out.slots[topic], qos=1, retain=True)
             except BaseException:
                 # Not acknowledged: publish again (the then-latest value) after reconnect.
-                self._dirty.setdefault(topic, None)
+                out.dirty.setdefault(topic, None)
                 raise
 
     # -- commands --------------------------------------------------------------------------

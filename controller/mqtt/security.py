@@ -13,8 +13,8 @@ Two layers, because each alone is not enough:
   carry an HMAC-SHA256 signature keyed by the *role's* secret (``[security] roles``), over the
   canonical JSON of the request, bound to the table and the verb, fresh within ``max_age``
   seconds, with a nonce that is accepted once (a redelivered or replayed command is refused).
-  :class:`CommandAuthority` checks them; :func:`sign_command` makes them (pit UI, ``tablectl
-  cmd``).
+  :class:`~tablectl.controller.mqtt.authority.CommandAuthority` checks them (roles, freshness,
+  replays); :func:`sign_command` makes them (pit UI, ``tablectl cmd``).
 
 Signed request (the body of ``cmd/{verb}``)::
 
@@ -38,81 +38,31 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import ssl
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import structlog
-
-from tablectl.controller.config import MqttConfig, SecurityConfig, TableConfig
+from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
-from tablectl.controller.journal.store import canonical_json
-from tablectl.controller.secrets import read_key_file, read_password_file
+from tablectl.controller.core.time import format_moment
+from tablectl.controller.journal import canonical_json
+from tablectl.controller.secrets import read_password_file
 
 __all__ = [
-    "EVENT_ACTIONS",
     "SIGNED_FIELDS",
     "ClientSecurity",
-    "CommandAuthority",
-    "Verdict",
-    "action_for",
-    "authority_for",
     "client_security",
     "connect_failure_hint",
-    "describe_security",
-    "insecure_commands",
     "sign_command",
     "signing_bytes",
 ]
 
-log = structlog.get_logger("tablectl.security")
-
 
 SIGNED_FIELDS: Final = ("role", "by", "table", "verb", "ts", "nonce")
 """Fields :func:`sign_command` adds (with ``sig``); a request must not set them itself."""
-
-EVENT_ACTIONS: Final[Mapping[str, str]] = {
-    # What a dealer keys in when a reader failed (DESIGN §4.4 manual events).
-    "round_open": "event",
-    "bets_closed": "event",
-    "ball_launched": "event",
-    "winning_number": "event",
-    "card": "event",
-    "cut_card": "event",
-    "shuffle_started": "event",
-    "shuffle_completed": "event",
-    "ball_drawn": "event",
-    "segment": "event",
-    "wheel_spin": "event",
-    "mixing": "event",
-    "read_error": "event",
-    "shoe_empty": "event",
-    "decision": "event",
-    # Ends the round in play without a result: what ``cmd/void`` needs. A ``no_spin`` voids the
-    # spin (seed-000 V-RL-5); a ``deal_error`` can void the round (PKH-21).
-    "void": "void",
-    "no_spin": "void",
-    "deal_error": "void",
-    # Locks the table (R14) and can void the round in play (void_on_fault): never a dealer's.
-    "fault": "fault",
-    "shoe_removed": "fault",
-    "tube_full": "fault",
-    "fault_cleared": "clear_fault",
-    # A supervisor's resolution of a pending round (seed-000 GEN-11).
-    "confirm": "confirm",
-}
-"""The action (``[security] require``) that ``cmd/event`` of each event type needs: every type of
-:data:`tablectl.controller.core.events.EVENT_TYPES` is listed (a test holds it so), so entering an
-event by hand never needs less than the command that does the same thing."""
-
-_HEX_SIG = re.compile(r"[0-9a-fA-F]{64}")
-_NONCE = re.compile(r"[A-Za-z0-9_-]{8,64}")
-_BY = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 
 
 # --- the broker link ----------------------------------------------------------------------------
@@ -204,23 +154,6 @@ def connect_failure_hint(error: str) -> str | None:
 # --- signed commands ----------------------------------------------------------------------------
 
 
-def action_for(verb: str, request: Mapping[str, Any]) -> str | None:
-    """The ``[security] require`` action a command needs, or ``None`` when it needs no role.
-
-    ``status`` reads and changes nothing. ``cmd/event`` needs its event type's action
-    (:data:`EVENT_ACTIONS`); a type not listed there is not an event (parsing refuses it) and
-    needs ``event``. Any other verb is its own action, so a verb added later is refused until
-    ``require`` names it.
-    """
-    if verb == "status":
-        return None
-    if verb == "event":
-        body = request.get("event")
-        kind = body.get("type") if isinstance(body, Mapping) else None
-        return EVENT_ACTIONS.get(kind, "event") if isinstance(kind, str) else "event"
-    return verb
-
-
 def signing_bytes(request: Mapping[str, Any]) -> bytes:
     """The bytes the signature covers: the canonical JSON of the request without ``sig``.
 
@@ -229,10 +162,6 @@ def signing_bytes(request: Mapping[str, Any]) -> bytes:
     """
     unsigned = {k: v for k, v in request.items() if k != "sig"}
     return canonical_json(unsigned).encode("utf-8")
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def sign_command(
@@ -263,276 +192,8 @@ def sign_command(
         "by": by,
         "table": table,
         "verb": verb,
-        "ts": _iso(ts or datetime.now(UTC)),
+        "ts": format_moment(ts or datetime.now(UTC)),
         "nonce": nonce or secrets.token_hex(16),
     }
     request["sig"] = hmac.new(key, signing_bytes(request), hashlib.sha256).hexdigest()
     return request
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether a command may run, and what the journal records about who sent it.
-
-    ``role`` and ``nonce`` are set only once the signature verified; ``by`` is the claimed
-    sender otherwise (journaled as claimed: ``verified`` says which).
-    """
-
-    accepted: bool
-    reason: str | None = None
-    role: str | None = None
-    by: str | None = None
-    nonce: str | None = None
-    verified: bool = False
-
-
-def _show(value: object) -> str:
-    """An untrusted value for an error message: its repr, bounded and ASCII-safe."""
-    text = ascii(value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-def _parse_ts(value: object) -> float | None:
-    if not isinstance(value, str) or len(value) > 40:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-        if moment.tzinfo is None:
-            return None  # a signer's local time is ambiguous; demand UTC ("Z") or an offset
-        return moment.timestamp()
-    except (ValueError, OverflowError):  # not ISO 8601, or year 1 with an offset
-        return None
-
-
-class CommandAuthority:
-    """Checks signed commands against role keys, freshness and replays (see module doc).
-
-    Args:
-        keys: role → HMAC key.
-        required: action → roles allowed (``SecurityConfig.required``).
-        table: the table id a request must be signed for.
-        max_age: seconds a request's ``ts`` may be off the table's clock, either way.
-        max_nonces: bound on remembered nonces; when full of unexpired ones, signed commands are
-            refused (fail closed) until some expire, rather than forgetting one early.
-    """
-
-    def __init__(
-        self,
-        keys: Mapping[str, bytes],
-        required: Mapping[str, frozenset[str]],
-        *,
-        table: str,
-        max_age: float = 30.0,
-        max_nonces: int = 10_000,
-    ) -> None:
-        self._keys = dict(keys)
-        self._required = dict(required)
-        self._table = table
-        self.max_age = max_age
-        self._max_nonces = max_nonces
-        # nonce -> wall-clock time after which its ts is out of the window anyway. Insertion
-        # order is close to expiry order, so pruning from the front is cheap.
-        self._nonces: OrderedDict[str, float] = OrderedDict()
-        self.seeded = False
-        """Whether :meth:`seed` ran (the runner seeds from the journal before the first check)."""
-
-    @classmethod
-    def from_config(cls, section: SecurityConfig, table: str) -> CommandAuthority:
-        """Read every role's key file now (at start).
-
-        Raises:
-            ConfigError: naming the role and file that is missing, unreadable or too short.
-        """
-        keys = {role: read_key_file(path, role) for role, path in section.roles.items()}
-        return cls(
-            keys,
-            section.required,
-            table=table,
-            max_age=section.max_age,
-            max_nonces=section.max_nonces,
-        )
-
-    def describe(self) -> list[str]:
-        """Lines for ``check-config``: which roles may send what."""
-        return [
-            f"command {action}: signed by {' or '.join(sorted(roles))}"
-            for action, roles in sorted(self._required.items())
-        ]
-
-    # -- replay protection -----------------------------------------------------------------
-
-    def _prune(self, now: float) -> None:
-        while self._nonces:
-            nonce, until = next(iter(self._nonces.items()))
-            if until > now:
-                return
-            del self._nonces[nonce]
-
-    def _remember(self, nonce: str, until: float) -> None:
-        self._nonces[nonce] = until
-        self._nonces.move_to_end(nonce)
-
-    def seed(self, records: Iterable[Mapping[str, Any]], now: float) -> None:
-        """Remember the nonces of accepted ``command`` records still inside the window.
-
-        Called once after a restart with the journal's recent records, so a command accepted
-        just before a crash cannot be replayed just after it.
-        """
-        for record in records:
-            if record.get("type") != "command" or record.get("accepted") is not True:
-                continue
-            nonce, at = record.get("nonce"), _parse_ts(record.get("ts"))
-            if isinstance(nonce, str) and at is not None and at + 2 * self.max_age > now:
-                self._remember(nonce, at + 2 * self.max_age)
-        self._prune(now)
-        self.seeded = True
-
-    # -- the check -------------------------------------------------------------------------
-
-    def check(self, verb: str, request: Mapping[str, Any], now: float) -> Verdict:
-        """Decide on one decoded request; never raises. Accepting consumes its nonce."""
-        action = action_for(verb, request)
-        claimed = request.get("by")
-        by = claimed if isinstance(claimed, str) and _BY.fullmatch(claimed) else None
-        if action is None:
-            return Verdict(True, by=by)
-        allowed = self._required.get(action)
-        if not allowed:
-            return Verdict(False, f"no role may send {_show(action)} ([security] require)", by=by)
-        needs = " or ".join(sorted(allowed))
-        sig = request.get("sig")
-        if sig is None:
-            return Verdict(False, f"{action} needs a command signed by role {needs}", by=by)
-        problem = self._malformed(request, verb)
-        if problem is not None:
-            return Verdict(False, problem, by=by)
-        role = str(request["role"])
-        try:
-            message = signing_bytes(request)
-        except ValueError as exc:
-            return Verdict(False, f"request cannot be canonicalised for its signature: {exc}")
-        expected = hmac.new(self._keys[role], message, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, str(sig).lower()):
-            return Verdict(False, f"bad signature for role {role!r}", by=by)
-        nonce = str(request["nonce"])
-        if role not in allowed:
-            return Verdict(
-                False, f"role {role!r} may not {action} (needs {needs})", role, by, verified=True
-            )
-        signed_at = _parse_ts(request["ts"])
-        assert signed_at is not None  # checked by _malformed
-        skew = now - signed_at
-        if abs(skew) > self.max_age:
-            return Verdict(
-                False,
-                f"stale command: signed {skew:+.1f} s from the table's clock "
-                f"(window ±{self.max_age:g} s)",
-                role,
-                by,
-                verified=True,
-            )
-        self._prune(now)
-        if nonce in self._nonces:
-            return Verdict(False, "replayed command: nonce already used", role, by, nonce, True)
-        if len(self._nonces) >= self._max_nonces:
-            return Verdict(
-                False, "too many signed commands in the window: retry later", role, by, None, True
-            )
-        self._remember(nonce, max(now, signed_at) + self.max_age)
-        return Verdict(True, None, role, by, nonce, True)
-
-    def _malformed(self, request: Mapping[str, Any], verb: str) -> str | None:
-        """What is wrong with a signed request's own fields, before its signature is checked."""
-        sig, role = request.get("sig"), request.get("role")
-        if not isinstance(sig, str) or not _HEX_SIG.fullmatch(sig):
-            return "sig must be 64 hex digits (HMAC-SHA256)"
-        if not isinstance(role, str):
-            return "role must be a string"
-        if role not in self._keys:
-            return f"unknown role {_show(role)}"
-        by = request.get("by")
-        if not isinstance(by, str) or not _BY.fullmatch(by):
-            return "by must be 1-64 printable characters (who sent it)"
-        table, signed_verb = request.get("table"), request.get("verb")
-        if table != self._table:
-            return f"signed for table {_show(table)}, not {self._table!r}"
-        if signed_verb != verb:
-            return f"signed for command {_show(signed_verb)}, not {_show(verb)}"
-        if _parse_ts(request.get("ts")) is None:
-            return "ts must be an ISO 8601 time with a zone (e.g. 2026-11-30T10:00:00Z)"
-        nonce = request.get("nonce")
-        if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
-            return "nonce must be 8-64 characters of A-Z a-z 0-9 _ -"
-        return None
-
-
-# --- composition ------------------------------------------------------------------------------
-
-
-def authority_for(config: TableConfig) -> CommandAuthority | None:
-    """The table's :class:`CommandAuthority`, keys read now; ``None`` without roles.
-
-    Without roles the runner refuses every command that changes a round or a fault
-    (``commands_disabled``: safe by default, DESIGN §7) unless ``[security] insecure_commands =
-    true``, which accepts them unauthenticated and is logged loudly at every start.
-
-    Raises:
-        ConfigError: a role's key file is missing, unreadable or too short.
-    """
-    section = config.security
-    if section is None:
-        log.warning(
-            "commands_disabled",
-            table=config.table.id,
-            hint="no [security]: commands that change a round or a fault are refused",
-        )
-        return None
-    if section.insecure_commands:
-        log.warning(
-            "commands_not_authenticated",
-            table=config.table.id,
-            hint="[security] insecure_commands = true: anyone who can publish cmd/+ can void a "
-            "round (labs only)",
-        )
-        return None
-    return CommandAuthority.from_config(section, config.table.id)
-
-
-def insecure_commands(config: TableConfig) -> bool:
-    """Whether the table accepts unsigned round- and fault-changing commands (labs only)."""
-    return config.security is not None and config.security.insecure_commands
-
-
-def describe_security(config: TableConfig) -> list[str]:
-    """``check-config`` lines about the broker link and commands; reads every secret file.
-
-    Raises:
-        ConfigError: naming the CA, certificate, password or key file that is unusable.
-    """
-    mqtt = config.mqtt
-    lines: list[str] = []
-    if mqtt.url != "embedded":
-        security = client_security(mqtt)
-        if security.tls_context is None:
-            lines.append("mqtt: no TLS (mqtt://): use mqtts:// beyond the loopback interface")
-        else:
-            lines.append(f"mqtt: TLS, broker verified against {mqtt.ca_file or 'the system CAs'}")
-        if mqtt.cert_file is not None:
-            lines.append(f"mqtt: client certificate {mqtt.cert_file}")
-        if security.username is not None:
-            how = "with a password" if security.password is not None else "without a password"
-            lines.append(f"mqtt: user {security.username!r} {how}")
-    if config.security is None:
-        lines.append(
-            "commands: disabled (no [security]): void, event, clear_fault are refused "
-            "(commands_disabled); configure roles to allow them"
-        )
-        return lines
-    if config.security.insecure_commands:
-        lines.append(
-            "commands: INSECURE (insecure_commands = true): accepted unauthenticated, "
-            "labs and demos only"
-        )
-        return lines
-    authority = CommandAuthority.from_config(config.security, config.table.id)
-    return lines + authority.describe()

@@ -2,16 +2,16 @@
 
 Everything that is built from configuration is built and checked here, before anything starts, so
 a bad driver key or a bad ``[rules]`` value fails at startup with a clear message, not mid-shift.
+The process around the tables (systemd, the metrics endpoint, signals) is
+:mod:`tablectl.controller.service.process`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,28 +19,23 @@ import structlog
 
 from tablectl.controller.config import TableConfig, device_error, validate_device
 from tablectl.controller.core.errors import ConfigError, JournalError
-from tablectl.controller.core.mapping import iso_ts
+from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine, build_engine
-from tablectl.controller.journal.anchors import KeyedAnchors
-from tablectl.controller.journal.store import Journal
-from tablectl.controller.mqtt.broker import EmbeddedBroker
-from tablectl.controller.mqtt.publisher import Publisher, TraceHook, broker_address
-from tablectl.controller.mqtt.security import (
+from tablectl.controller.journal import Journal, KeyedAnchors
+from tablectl.controller.mqtt.authority import (
     authority_for,
     describe_security,
     insecure_commands,
 )
+from tablectl.controller.mqtt.broker import EmbeddedBroker
+from tablectl.controller.mqtt.outbound import Outbound
+from tablectl.controller.mqtt.publisher import Publisher, TraceHook, broker_address
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.secrets import read_journal_key
 from tablectl.controller.service.checkpoint import Checkpoints, fingerprint
-from tablectl.controller.service.metrics import (
-    MetricsRegistry,
-    MetricsServer,
-    TableMetrics,
-    parse_listen,
-)
+from tablectl.controller.service.metrics.server import parse_listen
+from tablectl.controller.service.metrics.tables import TableMetrics
 from tablectl.controller.service.runner import TableRunner
-from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
 from tablectl.drivers.base import Driver
 from tablectl.drivers.errors import DriverConfigError, DriverError
 from tablectl.drivers.registry import get_driver_class
@@ -48,7 +43,6 @@ from tablectl.drivers.registry import get_driver_class
 __all__ = [
     "ANCHOR_TICK",
     "READY_TIMEOUT",
-    "Service",
     "TableApp",
     "TableReady",
     "anchor_timer",
@@ -57,10 +51,7 @@ __all__ = [
     "check_config",
     "journal_anchors",
     "open_table",
-    "run_table",
-    "run_until_signal",
     "serve_table",
-    "service_scope",
 ]
 
 log = structlog.get_logger("tablectl.app")
@@ -108,7 +99,7 @@ def build_drivers(
 def check_config(config: TableConfig) -> list[str]:
     """Everything ``run`` checks of a config, without opening anything; a summary for the CLI.
 
-    ``run`` calls it first as well (:func:`run_table`,
+    ``run`` calls it first as well (:func:`~tablectl.controller.service.process.run_table`,
     ``tablectl.controller.service.host.check_host``), before it binds a socket or opens a journal or
     a device: what passes here starts, what fails here fails the start with the same message. Secret
     files are read (their content and mode).
@@ -196,7 +187,7 @@ async def anchor_timer(
     while True:
         await asyncio.sleep(tick)
         try:
-            stored = journal.anchor_if_due(clock(), iso_ts(wall()))
+            stored = journal.anchor_if_due(clock(), format_ts(wall()))
         except JournalError as exc:
             if not failing:
                 log.warning("journal_anchor_failed", error=str(exc))
@@ -262,24 +253,15 @@ async def open_table(
             host, port = broker
         else:
             host, port, _tls = broker_address(config.mqtt.url)
-        publisher_box: list[Publisher] = []
+        # What the table says besides its journal: written by the runner, sent by the publisher
+        # built below with the same outbound (and the runner's command handler).
+        outbound = Outbound(topics)
         runner = TableRunner(
             table_id=config.table.id,
             engine=engine,
             journal=journal,
             drivers=drivers,
-            on_journaled=lambda: publisher_box[0].notify() if publisher_box else None,
-            publish_retained=lambda suffix, payload: (
-                publisher_box[0].set_retained(f"{topics.base}/{suffix}", payload)
-                if publisher_box
-                else None
-            ),
-            publish_alarm=lambda payload: (
-                publisher_box[0].publish_once(topics.alarms, payload) if publisher_box else None
-            ),
-            publish_status=lambda extra: (
-                publisher_box[0].set_status(extra) if publisher_box else None
-            ),
+            outputs=outbound,
             clock=time.time,
             betting=config.betting,
             listeners=listeners,
@@ -300,9 +282,9 @@ async def open_table(
             host=host,
             port=port,
             on_command=runner.command,
+            outbound=outbound,
             trace=trace,
         )
-        publisher_box.append(publisher)
         async with publisher:
             reason = "error"
             try:
@@ -339,7 +321,6 @@ class _Readiness:
     """
 
     def __init__(self) -> None:
-        self.drivers: Sequence[Driver] = ()
         self._reported: set[str] = set()
 
     def on_record(self, record: Mapping[str, Any]) -> None:
@@ -347,10 +328,11 @@ class _Readiness:
         if isinstance(device, str):
             self._reported.add(device)
 
-    def pending(self) -> list[str]:
+    def pending(self, drivers: Sequence[Driver]) -> list[str]:
+        """The ids of ``drivers`` that had no first connect attempt yet."""
         return [
             d.device_id
-            for d in self.drivers
+            for d in drivers
             if not (
                 d.available
                 or d.device_id in self._reported
@@ -366,9 +348,9 @@ async def _wait_ready(app: TableApp, readiness: _Readiness, limit: float) -> lis
             await app.publisher.wait_connected()
             # Polled: availability and driver counters are plain attributes, not events, and this
             # runs for well under a second at startup.
-            while readiness.pending():  # noqa: ASYNC110
+            while readiness.pending(app.runner.drivers):  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
-    missing = [f"device {device}" for device in readiness.pending()]
+    missing = [f"device {device}" for device in readiness.pending(app.runner.drivers)]
     if not app.publisher.connected:
         missing.append("broker")
     return missing
@@ -416,7 +398,6 @@ async def serve_table(
             )
             if on_closed is not None:
                 stack.callback(on_closed)
-            readiness.drivers = app.runner.drivers
             if metrics is not None:
                 metrics.attach(
                     journal=app.journal,
@@ -443,187 +424,3 @@ async def serve_table(
                     log.info("table_ready")
                 if on_ready is not None:
                     on_ready(app, missing)
-
-
-# --- the process: systemd, metrics endpoint, signals ----------------------------------------
-
-
-class Service:
-    """Process-level plumbing shared by ``run_table`` and a multi-table host.
-
-    Sends ``READY=1`` once every expected table reported ready (or the deadline passed), keeps
-    ``STATUS=`` current, pings the watchdog from the event loop, says ``STOPPING=1`` on the way
-    out, and owns the metrics registry.
-    """
-
-    def __init__(self, notifier: Notifier, metrics: MetricsRegistry | None) -> None:
-        self.notifier = notifier
-        self.metrics = metrics
-        self.metrics_server: MetricsServer | None = None
-        self.apps: dict[str, TableApp] = {}
-        self._expected: set[str] = set()
-        self._reported: dict[str, Sequence[str]] = {}
-        self._ready_sent = False
-        self._stopping = False
-
-    def expect(self, table_ids: Iterable[str]) -> None:
-        """The tables whose readiness ``READY=1`` waits for."""
-        self._expected.update(table_ids)
-
-    def table_metrics(self, table_id: str) -> TableMetrics | None:
-        return self.metrics.table(table_id) if self.metrics is not None else None
-
-    def table_ready(self, app: TableApp, missing: Sequence[str]) -> None:
-        """A table finished its readiness wait (``missing`` is what it gave up on)."""
-        table_id = app.config.table.id
-        self.apps[table_id] = app
-        self._reported[table_id] = missing
-        if self._expected <= set(self._reported):
-            self.send_ready()
-
-    def table_closed(self, table_id: str) -> None:
-        self.apps.pop(table_id, None)
-
-    def send_ready(self) -> None:
-        """``READY=1`` (once). Also called by the deadline when a table never comes up."""
-        if self._ready_sent or self._stopping:
-            return
-        self._ready_sent = True
-        self.notifier.ready(self.status_line())
-        # Logged from a fresh context: this runs inside the last table's task, whose bound
-        # ``table`` would mislabel a line about the whole process.
-        asyncio.get_running_loop().call_soon(
-            lambda: log.info(
-                "service_ready", tables=sorted(self.apps), sd_notify=self.notifier.enabled
-            ),
-            context=contextvars.Context(),
-        )
-
-    async def ready_deadline(self, delay: float) -> None:
-        """Send ``READY=1`` after ``delay`` s even if a table is still failing to start."""
-        await asyncio.sleep(delay)
-        if not self._ready_sent:
-            log.warning("service_ready_without", tables=sorted(self._expected - set(self.apps)))
-            self.send_ready()
-
-    def stopping(self) -> None:
-        """``STOPPING=1`` (once): a signal arrived, the outbox is being flushed."""
-        if not self._stopping:
-            self._stopping = True
-            self.notifier.stopping("stopping: flushing the outbox")
-
-    def status_line(self) -> str:
-        """One line for ``systemctl status``: per table devices up, broker, seq, faults."""
-        if self._stopping:
-            return "stopping"
-        parts: list[str] = []
-        for table_id in sorted(self._expected | set(self.apps)):
-            app = self.apps.get(table_id)
-            if app is None:
-                parts.append(f"{table_id} starting")
-                continue
-            drivers = app.runner.drivers
-            up = sum(1 for d in drivers if d.available)
-            faults = sum(len(codes) for codes in app.runner.latched.values())
-            broker = "up" if app.publisher.connected else "DOWN"
-            seq = app.journal.last_seq
-            text = f"{table_id} devices {up}/{len(drivers)} broker {broker} seq {seq}"
-            parts.append(text + (f" faults {faults}" if faults else ""))
-        return "; ".join(parts) or "starting"
-
-
-@contextlib.asynccontextmanager
-async def service_scope(
-    *, metrics_listen: str | None = None, notifier: Notifier | None = None
-) -> AsyncIterator[Service]:
-    """Start the metrics endpoint (if ``metrics_listen``) and the watchdog; yield the service."""
-    notifier = notifier if notifier is not None else Notifier.from_environ()
-    service = Service(notifier, MetricsRegistry() if metrics_listen else None)
-    async with contextlib.AsyncExitStack() as stack:
-        if metrics_listen is not None and service.metrics is not None:
-            host, port = parse_listen(metrics_listen)
-            service.metrics_server = await stack.enter_async_context(
-                MetricsServer(service.metrics, host, port)
-            )
-        pings = asyncio.create_task(
-            watchdog_pings(notifier, watchdog_interval(), status=service.status_line),
-            name="systemd:watchdog",
-        )
-        try:
-            yield service
-        finally:
-            service.stopping()
-            pings.cancel()
-            await asyncio.wait({pings})
-            notifier.close()
-
-
-async def run_table(
-    config: TableConfig,
-    *,
-    broker: tuple[str, int] | None = None,
-    on_ready: Callable[[TableApp], None] | None = None,
-    metrics_listen: str | None = None,
-    ready_timeout: float = READY_TIMEOUT,
-    notifier: Notifier | None = None,
-) -> None:
-    """Run one table until cancelled or SIGTERM/SIGINT: the service (``tablectl run``).
-
-    ``on_ready(app)`` is called once the devices had their first connect attempt and the broker
-    session is up (or ``ready_timeout`` passed), right when ``READY=1`` goes to systemd.
-    ``metrics_listen`` (``"HOST:PORT"``) serves Prometheus metrics on ``/metrics``.
-
-    Raises:
-        ConfigError: see :func:`check_config`; raised before any socket, journal or device is
-            opened (a config error must not leave a metrics port answering, or half a journal).
-    """
-    check_config(config)
-    if metrics_listen is not None:
-        parse_listen(metrics_listen)
-    async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:
-        service.expect([config.table.id])
-
-        def ready(app: TableApp, missing: Sequence[str]) -> None:
-            service.table_ready(app, missing)
-            if on_ready is not None:
-                on_ready(app)
-
-        await run_until_signal(
-            serve_table(
-                config,
-                broker=broker,
-                metrics=service.table_metrics(config.table.id),
-                on_ready=ready,
-                on_closed=lambda: service.table_closed(config.table.id),
-                ready_timeout=ready_timeout,
-            ),
-            on_signal=service.stopping,
-        )
-
-
-async def run_until_signal(
-    work: Coroutine[Any, Any, None], *, on_signal: Callable[[], None] | None = None
-) -> None:
-    """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out.
-
-    ``on_signal`` runs first (``STOPPING=1`` to systemd).
-    """
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(work)
-
-    def stop() -> None:
-        if on_signal is not None:
-            on_signal()
-        task.cancel()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop)
-    try:
-        await task
-    except asyncio.CancelledError:
-        log.info("table_stopping")
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)

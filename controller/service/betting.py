@@ -45,6 +45,8 @@ class BettingTimer:
         self._snapshot = snapshot
         self._submit = submit
         self._tick = tick
+        self.looks = 0
+        """Times the timer looked at the table (a test waits for some instead of sleeping)."""
 
     async def run(self) -> None:
         """Until cancelled."""
@@ -56,6 +58,7 @@ class BettingTimer:
         while True:
             await asyncio.sleep(self._tick)
             state = self._snapshot()
+            self.looks += 1
             phase = state.get("phase")
             now = loop.time()
             if phase == "idle" and not state.get("faults") and not state.get("locked"):

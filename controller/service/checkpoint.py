@@ -46,7 +46,7 @@ from typing import Any, Final
 import structlog
 
 from tablectl.controller.core.errors import ControllerError
-from tablectl.controller.journal.store import Journal, _fsync_dir, canonical_json
+from tablectl.controller.journal import Journal, canonical_json, fsync_dir
 from tablectl.controller.service.recovery import JournalScan
 
 __all__ = [
@@ -255,7 +255,7 @@ class Checkpoints:
                 handle.flush()
                 os.fsync(handle.fileno())
             temp.replace(self.path)
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
         except Exception as exc:  # see the docstring
             log.warning("checkpoint_failed", path=str(self.path), seq=seq, error=repr(exc))
             return False

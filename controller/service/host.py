@@ -35,14 +35,8 @@ import structlog
 from tablectl.controller.config import TableConfig
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.mqtt.broker import EmbeddedBroker
-from tablectl.controller.service.app import (
-    READY_TIMEOUT,
-    Service,
-    check_config,
-    run_until_signal,
-    serve_table,
-    service_scope,
-)
+from tablectl.controller.service.app import READY_TIMEOUT, check_config, serve_table
+from tablectl.controller.service.process import Service, run_until_signal, service_scope
 from tablectl.controller.service.systemd import Notifier
 from tablectl.drivers.base import Backoff
 

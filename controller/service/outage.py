@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tablectl.controller.core.events import Fault, FaultCleared, ShoeRemoved, TableEvent, Void
-from tablectl.controller.journal.store import parse_ts
+from tablectl.controller.core.time import parse_ts
 
 __all__ = [
     "JOURNAL_DEVICE",

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final, Literal
 
 from tablectl.controller.core.events import (
@@ -54,6 +53,8 @@ from tablectl.controller.core.events import (
     TableEvent,
     WinningNumber,
 )
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.core.time import parse_ts_seconds
 from tablectl.controller.journal.anchors import ANCHOR
 
 __all__ = [
@@ -98,15 +99,6 @@ _IN_PLAY_ROULETTE: Final = frozenset({"open", "closed"})
 _IN_PLAY_CARDS: Final = frozenset({"open", "dealing", "pending_decision"})
 
 
-def _parse_ts(ts: object) -> float | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 @dataclass
 class JournalScan:
     """What the replay learns beside the engine state: how the last run ended, the spin of the
@@ -129,7 +121,7 @@ class JournalScan:
         if kind == ANCHOR:
             return
         self.last_type = kind if isinstance(kind, str) else None
-        ts = _parse_ts(record.get("ts"))
+        ts = parse_ts_seconds(record.get("ts"))
         if ts is not None:
             self.last_ts = ts
         if kind == POWER_ON:
@@ -198,6 +190,30 @@ class GateAnswer:
 _PASS: Final = GateAnswer()
 
 
+PENDING: Final = "pending"
+RESUMED: Final = "resumed"
+DONE: Final = "done"
+
+GATE_MACHINE: Final = MachineDefinition(
+    "restart gate",
+    states=(PENDING, RESUMED, DONE),
+    initial=PENDING,
+    transitions=(
+        # The device confirmed the interrupted round: a wheel's catch-up burst is filtered next.
+        Transition(PENDING, "confirmed", RESUMED),
+        # Resumed without a catch-up to filter (card tables), or voided.
+        Transition(PENDING, "decided", DONE),
+        # The resumed wheel moved on (its result, or another spin).
+        Transition(RESUMED, "caught_up", DONE),
+        # The round ended some other way (a supervisor's void, a device fault).
+        Transition(PENDING, "stand_down", DONE),
+        Transition(RESUMED, "stand_down", DONE),
+    ),
+    final=(DONE,),
+)
+"""Whether an interrupted round resumes: validated at import like the engines' machines."""
+
+
 class RestartGate:
     """Decides whether the interrupted round resumes (see the module docstring).
 
@@ -208,8 +224,8 @@ class RestartGate:
         window: seconds to wait for a confirmation (:data:`CONFIRM_SECONDS`).
         card_outage_limit: see :data:`CARD_OUTAGE_LIMIT`.
 
-    State: ``pending`` until decided, then ``resumed`` (still filtering the catch-up burst of a
-    wheel) or ``done``.
+    State (:data:`GATE_MACHINE`): ``pending`` until decided, then ``resumed`` (still filtering
+    the catch-up burst of a wheel) or ``done``.
     """
 
     def __init__(
@@ -223,22 +239,25 @@ class RestartGate:
     ) -> None:
         self.interrupted = interrupted
         self.deadline = now + window
-        self.state: Literal["pending", "resumed", "done"] = (
-            "pending" if interrupted is not None else "done"
-        )
+        self._machine = StateMachine(GATE_MACHINE, PENDING if interrupted is not None else DONE)
         self._devices = frozenset(devices)
         self._available: set[str] = set()
         self._card_outage_limit = card_outage_limit
         self._bets_closed = interrupted is not None and interrupted.phase != "open"
 
     @property
+    def state(self) -> str:
+        """``pending``, ``resumed`` or ``done`` (see :data:`GATE_MACHINE`)."""
+        return self._machine.state
+
+    @property
     def pending(self) -> bool:
-        return self.state == "pending"
+        return self.state == PENDING
 
     @property
     def active(self) -> bool:
         """Still looking at device events (pending, or filtering a resumed wheel's catch-up)."""
-        return self.state != "done"
+        return self.state != DONE
 
     def at_start(self) -> GateAnswer | None:
         """A decision that needs no device: returned once at start-up, else ``None``."""
@@ -259,7 +278,8 @@ class RestartGate:
 
     def round_ended(self) -> None:
         """The round ended some other way (a supervisor's void, a device fault): stand down."""
-        self.state = "done"
+        if self.active:
+            self._machine.fire("stand_down")
 
     def expire(self, now: float) -> GateAnswer | None:
         """The void when the window passed without a confirmation, else ``None``."""
@@ -272,7 +292,7 @@ class RestartGate:
         """One device event (mapped), with the spin number its device event carried."""
         del now
         it = self.interrupted
-        if it is None or self.state == "done":
+        if it is None or self.state == DONE:
             return _PASS
         if it.game == "roulette":
             return self._roulette(it, event, spin)
@@ -281,7 +301,7 @@ class RestartGate:
     # -- roulette ------------------------------------------------------------------------------
 
     def _roulette(self, it: Interrupted, event: TableEvent, spin: int | None) -> GateAnswer:
-        if self.state == "resumed":
+        if self.state == RESUMED:
             return self._catch_up(event, spin)
         if spin is None:
             return _PASS  # availability, faults: not about the game
@@ -289,7 +309,7 @@ class RestartGate:
             return self._void(f"the journal has no spin for the round; the wheel shows {spin}")
         if spin != it.spin:
             return self._void(f"the wheel shows spin {spin}, the round was spin {it.spin}")
-        self.state = "resumed"
+        self._machine.fire("confirmed")
         answer = self._catch_up(event, spin)
         return GateAnswer(
             "resume",
@@ -301,7 +321,7 @@ class RestartGate:
         """Drop the milestones the resumed round already has; stand down once it moves on."""
         assert self.interrupted is not None
         if spin is not None and spin != self.interrupted.spin:
-            self.state = "done"
+            self._machine.fire("caught_up")
             return _PASS
         if isinstance(event, RoundOpen):
             return GateAnswer(forward=False)  # the wheel's new-game report of *our* game
@@ -310,7 +330,7 @@ class RestartGate:
                 return GateAnswer(forward=False)
             self._bets_closed = True
         if isinstance(event, WinningNumber | NoSpin):
-            self.state = "done"
+            self._machine.fire("caught_up")
         return _PASS
 
     # -- card tables ---------------------------------------------------------------------------
@@ -340,11 +360,11 @@ class RestartGate:
     def _resume(self, detail: Mapping[str, Any]) -> GateAnswer:
         # A resumed wheel still sends its catch-up milestones, which the gate filters.
         wheel = self.interrupted is not None and self.interrupted.game == "roulette"
-        self.state = "resumed" if wheel else "done"
+        self._machine.fire("confirmed" if wheel else "decided")
         return GateAnswer("resume", True, detail)
 
     def _void(self, why: str) -> GateAnswer:
-        self.state = "done"
+        self._machine.fire("decided")
         return GateAnswer("void", True, {"why": why})
 
 

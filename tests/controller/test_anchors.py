@@ -24,25 +24,28 @@ from hypothesis import strategies as st
 
 from tablectl.controller.config import parse_config
 from tablectl.controller.core.errors import ConfigError
-from tablectl.controller.journal import store as journal_module
-from tablectl.controller.journal.anchors import ANCHOR, KeyedAnchors, head_mac
-from tablectl.controller.journal.retention import UNKEYED_NOTE
-from tablectl.controller.journal.store import (
+from tablectl.controller.journal import (
+    ANCHOR,
+    UNKEYED_NOTE,
     Journal,
     JournalIntegrityError,
+    KeyedAnchors,
     KeyedEvidenceError,
     canonical_json,
+    head_mac,
     read_seal,
     record_hash,
     seal_path,
     verify_journal_file,
 )
+from tablectl.controller.journal import live as live_module
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.secrets import read_journal_key
 from tablectl.controller.service.app import anchor_timer, journal_anchors
 from tablectl.controller.service.recovery import POWER_OFF, JournalScan
 from tablectl.controller.tools.cli import main
-from tablectl.controller.tools.export import JournalReader, export_all
+from tablectl.controller.tools.export import export_all
+from tablectl.controller.tools.journal_reader import JournalReader
 
 TABLE = "ROU-01"
 KEY = b"5f0c3a9e1b7d4c2a8e6f0b1d3c5a7e9f"
@@ -611,7 +614,7 @@ def test_a_tail_no_keyed_seal_vouched_for_is_logged_at_open(
     with Journal(path, TABLE) as journal:  # written before the key was configured
         journal.append([_spin(1), _spin(2)])
     log = _Log()
-    monkeypatch.setattr(journal_module, "log", log)
+    monkeypatch.setattr(live_module, "log", log)
     with Journal(path, TABLE, anchors=_anchors(every=1000)):
         pass
     assert [(e["event"], e["first_seq"], e["last_seq"], e["why"]) for e in log.warnings] == [

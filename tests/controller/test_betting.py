@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pydantic
@@ -11,8 +13,9 @@ import pytest
 from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.events import Fault
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
+from tests.support.waiting import wait_until
 
 
 def _runner(journal: Journal, betting: BettingConfig) -> TableRunner:
@@ -25,18 +28,29 @@ def _runner(journal: Journal, betting: BettingConfig) -> TableRunner:
     )
 
 
-async def _run_for(runner: TableRunner, seconds: float) -> None:
+@contextlib.asynccontextmanager
+async def _running(runner: TableRunner) -> AsyncIterator[None]:
     task = asyncio.create_task(runner.run())
-    await asyncio.sleep(seconds)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    try:
+        yield
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def _more_looks(runner: TableRunner, count: int) -> None:
+    """Wait until the timer looked at the table ``count`` more times (each could have acted)."""
+    until = runner.timer.looks + count
+    await wait_until(lambda: runner.timer.looks >= until, what=f"{count} looks of the timer")
 
 
 async def test_timer_opens_then_closes_betting_through_the_journal(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, BettingConfig(mode="timer", open_seconds=0.3, pause_seconds=0.1))
-        await _run_for(runner, 0.9)
+        async with _running(runner):
+            await wait_until(lambda: journal.last_seq >= 2, what="round_open and bets_closed")
+            await _more_looks(runner, 3)
         types = [r["type"] for r in journal.records()]
         # Roulette then waits for the wheel: one round opened, betting closed once.
         assert types == ["round_open", "bets_closed"]
@@ -48,7 +62,9 @@ async def test_timer_leaves_a_faulted_table_alone(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, BettingConfig(mode="timer", open_seconds=0.2, pause_seconds=0))
         runner.handle(Fault(device="shoe", code="shoe_removed", ts="2026-11-30T10:00:00Z"))
-        await _run_for(runner, 0.5)
+        async with _running(runner):
+            # With no pause, an idle table would be opened at the first look.
+            await _more_looks(runner, 3)
         assert [r["type"] for r in journal.records()] == ["fault"]
 
 
@@ -56,7 +72,9 @@ async def test_timer_leaves_a_faulted_table_alone(tmp_path: Path) -> None:
 async def test_other_modes_open_nothing(tmp_path: Path, mode: str) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, BettingConfig(mode=mode, pause_seconds=0))  # type: ignore[arg-type]
-        await _run_for(runner, 0.4)
+        # Off in these modes: the timer's run returns at once, having looked at nothing.
+        await asyncio.wait_for(runner.timer.run(), timeout=5)
+        assert runner.timer.looks == 0
         assert journal.last_seq == 0
 
 

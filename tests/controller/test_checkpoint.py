@@ -18,7 +18,7 @@ import pytest
 
 from tablectl.controller.core.events import Fault, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal, canonical_json
+from tablectl.controller.journal import Journal, canonical_json
 from tablectl.controller.service.checkpoint import (
     Checkpoints,
     RecoveryState,

@@ -20,9 +20,10 @@ from tablectl.controller.config import MqttConfig, SecurityConfig, parse_config
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import EVENT_TYPES, BallLaunched, RoundOpen
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import EVENT_ACTIONS, CommandAuthority
 from tablectl.controller.mqtt.publisher import Publisher
-from tablectl.controller.mqtt.security import EVENT_ACTIONS, CommandAuthority, sign_command
+from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.metrics import MetricsRegistry
 from tablectl.controller.service.runner import TableRunner

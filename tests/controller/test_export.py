@@ -15,19 +15,19 @@ import pytest
 from tablectl.controller.core.errors import ChainBrokenError
 from tablectl.controller.core.events import TableEvent, event_from_json
 from tablectl.controller.core.outcomes import Outcome
+from tablectl.controller.core.time import parse_ts
 from tablectl.controller.engines import build_engine
 from tablectl.controller.engines.replay import run_replay
-from tablectl.controller.journal.store import Journal, parse_ts
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.export import (
-    ExportError,
-    JournalReader,
     add_arguments,
     export_all,
     export_round,
     export_time_range,
     run,
 )
+from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 JOURNAL_ONLY = ("type", "seq", "hash", "prev_hash")

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
-from tablectl.controller.journal.store import (
+from tablectl.controller.journal import (
     GENESIS_HASH,
     Journal,
     canonical_json,
@@ -242,7 +242,7 @@ def test_verify_file_while_journal_is_open(path: Path) -> None:
 def test_disk_full_is_a_journal_error_and_recoverable(path: Path) -> None:
     with Journal(path, TABLE) as journal:
         journal.append([rec(i=0)])
-        conn = journal._conn  # the one way to make SQLite run out of space on demand
+        conn = journal._live.conn  # the one way to make SQLite run out of space on demand
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
         big = [rec(blob="x" * 20_000) for _ in range(5)]

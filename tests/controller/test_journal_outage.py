@@ -19,7 +19,7 @@ import pytest
 from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
@@ -52,10 +52,25 @@ class GatedJournal(Journal):
 
 
 class Sinks:
+    """The runner's outputs (``TableOutputs``), recorded: alarms, status extras, ``state``."""
+
     def __init__(self) -> None:
         self.alarms: list[dict[str, Any]] = []
         self.status: list[dict[str, Any]] = []
         self.state: list[dict[str, Any]] = []
+
+    def notify(self) -> None:
+        pass
+
+    def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
+        if suffix == "state":
+            self.state.append(dict(payload))
+
+    def alarm(self, payload: Mapping[str, Any]) -> None:
+        self.alarms.append(dict(payload))
+
+    def set_status(self, extra: Mapping[str, Any]) -> None:
+        self.status.append(dict(extra))
 
 
 def _runner(journal: Journal, game: str, rules: dict[str, Any], sinks: Sinks) -> TableRunner:
@@ -65,9 +80,7 @@ def _runner(journal: Journal, game: str, rules: dict[str, Any], sinks: Sinks) ->
         engine=build_engine("T1", game, rules, source="test"),
         journal=journal,
         clock=lambda: next(clock),
-        publish_alarm=lambda p: sinks.alarms.append(dict(p)),
-        publish_status=lambda p: sinks.status.append(dict(p)),
-        publish_retained=lambda topic, p: sinks.state.append(dict(p)) if topic == "state" else None,
+        outputs=sinks,
         insecure_commands=True,
     )
 

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
-from tablectl.controller.journal.store import (
+from tablectl.controller.journal import (
     Journal,
     JournalIntegrityError,
     canonical_json,
@@ -333,7 +333,7 @@ def test_live_verify_checks_columns_too(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     with Journal(path, TABLE) as journal:
         journal.append(_records(4))
-        journal._conn.execute("UPDATE records SET type = 'x' WHERE seq = 2")
+        journal._live.conn.execute("UPDATE records SET type = 'x' WHERE seq = 2")
         with pytest.raises(ChainBrokenError) as info:
             journal.verify()
         assert info.value.seq == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tablectl.controller.core.errors import ConfigError
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.metrics import (
     MAX_SERIES,
     MetricsRegistry,

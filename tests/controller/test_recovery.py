@@ -9,12 +9,13 @@ processes (kill -9, a wheel on a pty) are in ``tests/fault``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tablectl.controller.core.errors import TransitionNotAllowedError
 from tablectl.controller.core.events import (
     BallLaunched,
     BetsClosed,
@@ -25,9 +26,10 @@ from tablectl.controller.core.events import (
     WinningNumber,
 )
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.recovery import (
     CONTROLLER_RESTART,
+    GATE_MACHINE,
     GateAnswer,
     Interrupted,
     JournalScan,
@@ -36,6 +38,7 @@ from tablectl.controller.service.recovery import (
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
+from tests.support.waiting import wait_until
 
 TS = "2026-11-30T10:00:00.000000Z"
 T0 = 1_796_032_800.0  # TS as epoch seconds
@@ -160,11 +163,14 @@ class _ScriptedWheel(Driver):
     def __init__(self, script: Sequence[dev.DeviceEvent]) -> None:
         super().__init__("wheel", None)
         self.script = list(script)
+        self.exhausted = False
+        """Every event of the script was taken (the runner asked for the one after the last)."""
 
     async def events(self) -> AsyncIterator[dev.DeviceEvent]:
         for event in self.script:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # pacing, as a device's events come (nothing waits on it)
             yield event
+        self.exhausted = True
         await asyncio.Event().wait()
 
     async def send_raw(self, data: bytes) -> None:
@@ -225,10 +231,13 @@ def test_power_on_and_off_are_journaled_and_say_how_the_last_run_ended(tmp_path:
         journal.verify()
 
 
-async def _run_briefly(runner: TableRunner, seconds: float) -> None:
+async def _run_until(runner: TableRunner, done: Callable[[], object], what: str) -> None:
+    """Run ``runner`` until ``done()`` holds (with a deadline), then stop it."""
     task = asyncio.create_task(runner.run())
     try:
-        await asyncio.sleep(seconds)
+        await wait_until(lambda: done() or task.done(), what=what)
+        if task.done():
+            task.result()  # ended by itself: its error, if any
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -260,7 +269,11 @@ async def test_wheel_confirming_the_spin_resumes_the_round(tmp_path: Path) -> No
         assert on["previous"] == "unclean"
         assert on["interrupted"]["round"] == "T1-000002"
         assert on["interrupted"]["spin"] == 42
-        await _run_briefly(runner, 0.3)
+        await _run_until(
+            runner,
+            lambda: wheel.exhausted and _types(journal)[-1] == "outcome",
+            "the script played and an outcome journaled",
+        )
         tail = list(journal.records())[-5:]
         # round_open and bets_closed of the catch-up are not journaled again; the launch is (the
         # rotor direction it carries was measured again).
@@ -288,10 +301,15 @@ async def test_wheel_on_another_spin_voids_the_round_before_opening_the_next(
     with Journal(path, "T1") as journal:
         _mid_spin(journal, spin=42)
     with Journal(path, "T1") as journal:
-        runner = _runner(journal, [_ScriptedWheel(_wheel(43, state=2))])
+        wheel = _ScriptedWheel(_wheel(43, state=2))
+        runner = _runner(journal, [wheel])
         runner.recover()
         runner.power_on()
-        await _run_briefly(runner, 0.3)
+        await _run_until(
+            runner,
+            lambda: wheel.exhausted and _types(journal)[-1] == "outcome",
+            "the script played and an outcome journaled",
+        )
         records = list(journal.records())
         start = _types(journal).index("power_on", 1)
         # One group commit: both events, then their conclusions (the void's outcome).
@@ -324,10 +342,15 @@ async def test_no_confirmation_within_the_window_voids(tmp_path: Path) -> None:
         runner.power_on()
         task = asyncio.create_task(runner.run())
         try:
+            # Stays: an absence check (nothing voids while the window is open); a slow machine
+            # only makes it check less, never fail.
             await asyncio.sleep(0.05)
             assert runner.engine.current_round == "T1-000002"
             clock[0] += 5.0
-            await asyncio.sleep(0.4)
+            await wait_until(
+                lambda: _types(journal)[-1] == "outcome" or task.done(),
+                what="the void once the window passed",
+            )
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -376,3 +399,23 @@ def test_a_coup_interrupted_by_a_long_outage_is_voided_at_start(tmp_path: Path) 
             "void",
             CONTROLLER_RESTART,
         )
+
+
+def test_the_restart_gate_is_a_validated_machine() -> None:
+    # Checked at import like the engines' machines: `done` is final, nothing leaves it.
+    assert GATE_MACHINE.states == ("pending", "resumed", "done")
+    assert GATE_MACHINE.final == frozenset({"done"})
+    assert GATE_MACHINE.allowed("done") == frozenset()
+    nothing = RestartGate(None, devices=["wheel"], now=0.0)
+    assert (nothing.state, nothing.active) == ("done", False)
+    nothing.round_ended()  # standing down when there is nothing to decide is harmless
+    wheel = Interrupted("T-000001", "roulette", "closed", 7, 1.0)
+    gate = RestartGate(wheel, devices=["wheel"], now=0.0)
+    assert gate.pending
+    void = gate.expire(now=1e9)
+    assert void is not None
+    assert void.decision == "void"
+    assert gate.state == "done"
+    assert gate.expire(now=2e9) is None  # decided once
+    with pytest.raises(TransitionNotAllowedError):
+        gate._machine.fire("confirmed")

@@ -20,22 +20,20 @@ from tablectl.controller.core.events import (
     WinningNumber,
 )
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.retention import (
-    add_verify_arguments,
-    prune,
-    read_retired,
-    retired_log_path,
-    run_verify,
-    verify_chain,
-)
-from tablectl.controller.journal.store import (
+from tablectl.controller.journal import (
     GENESIS_HASH,
     Journal,
     JournalIntegrityError,
+    add_verify_arguments,
     archive_path,
     list_archives,
+    prune,
+    read_retired,
     read_seal,
+    retired_log_path,
+    run_verify,
     seal_path,
+    verify_chain,
     verify_file,
     verify_journal_file,
 )

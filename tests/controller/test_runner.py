@@ -20,7 +20,7 @@ from tablectl.controller.core.events import (
     WinningNumber,
 )
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 
 TS = "2026-11-30T10:00:00.000000Z"

@@ -21,16 +21,14 @@ from tablectl.controller.config import MqttConfig, parse_config
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import BallLaunched, Fault, RoundOpen
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
-from tablectl.controller.mqtt.security import (
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import (
     CommandAuthority,
     action_for,
     authority_for,
-    client_security,
-    connect_failure_hint,
     describe_security,
-    sign_command,
 )
+from tablectl.controller.mqtt.security import client_security, connect_failure_hint, sign_command
 from tablectl.controller.secrets import read_key_file, read_password_file
 from tablectl.controller.service.runner import TableRunner
 from tests.support.tls import Pki, find_openssl, make_pki
@@ -331,8 +329,8 @@ async def table(tmp_path: Path) -> AsyncIterator[TableRunner]:
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
             clock=NOW.timestamp,
+            authority=_authority(),
         )
-        runner.authority = _authority()
         task = asyncio.create_task(runner.run())
         try:
             yield runner
@@ -453,8 +451,8 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
                 engine=build_engine("T1", "roulette", {}, source="test"),
                 journal=journal,
                 clock=lambda: NOW.timestamp() + 5,
+                authority=_authority(),
             )
-            runner.authority = _authority()
             runner.recover()
             task = asyncio.create_task(runner.run())
             try:

@@ -1,64 +1,28 @@
-"""Prometheus metrics: a text-format endpoint served with asyncio, no client library.
+"""What is measured about each table, and the registry of all tables of the process.
 
-Why no ``prometheus_client``: what we expose is a dozen families computed from state the table
-already keeps (driver counters, the journal's ``last_seq``, the publisher's trace), and the text
-exposition format is a few lines of code. The library would add a dependency, a global registry
-(awkward for several tables in one process, and for tests) and a thread-based HTTP server, where
-we want the scrape served on the table's own event loop: a wedged loop then also stops answering
-scrapes, which is the truth.
-
-Two kinds of values:
-
-* **counted as they happen**, from the runner's record listener (verdicts by code, outcomes by
-  status and reason, journaled events per device) and the publisher's trace hook (publish
-  latency, broker disconnects, commands). They live in :class:`TableMetrics`, which outlives a
-  table restart inside a multi-table host, so counters stay monotonic;
-* **read at scrape time** from the live objects (device availability and driver counters, outbox
-  depth, journal size, broker connection), so they cost nothing between scrapes.
-
-Label values that come from outside (a supervisor's free-text void reason, a command verb) are
-bounded: past :data:`MAX_SERIES` distinct values a family folds new ones into ``"other"``, so a
-client cannot grow the scrape without limit.
+See :mod:`tablectl.controller.service.metrics` for the two kinds of values (counted as they
+happen, read at scrape time).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
-import structlog
-
-from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.service.metrics.exposition import Counts, Exposition, Histogram
 
 if TYPE_CHECKING:
-    from tablectl.controller.journal.store import Journal
+    from tablectl.controller.journal import Journal
     from tablectl.controller.mqtt.publisher import Publisher
     from tablectl.controller.service.runner import TableRunner
     from tablectl.drivers.base import Driver
 
-__all__ = [
-    "CONTENT_TYPE",
-    "LATENCY_BUCKETS",
-    "MAX_SERIES",
-    "MetricsRegistry",
-    "MetricsServer",
-    "TableMetrics",
-    "parse_listen",
-]
-
-log = structlog.get_logger("tablectl.metrics")
-
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-"""The Prometheus text exposition format."""
+__all__ = ["LATENCY_BUCKETS", "MetricsRegistry", "TableMetrics"]
 
 LATENCY_BUCKETS: tuple[float, ...] = (
     0.0005,
@@ -80,9 +44,6 @@ LATENCY_BUCKETS: tuple[float, ...] = (
 """Upper bounds (s) of the publish-latency histogram: the target is p50 ≤ 1.5 ms, p99 ≤ 5 ms
 (DESIGN §8), and a broker outage shows up in the top buckets."""
 
-MAX_SERIES = 64
-"""Distinct label sets per family and table before new ones are counted as ``"other"``."""
-
 _MAX_PENDING = 100_000
 """Journaled-but-unacknowledged seqs remembered for latency (a long broker outage drops the
 oldest: those records are then not timed, rather than memory growing without bound)."""
@@ -91,119 +52,6 @@ _KNOWN_VERBS = frozenset({"clear_fault", "event", "status", "void"})
 _DRIVER_COUNTERS = ("decode_errors", "disconnects", "open_failures")
 """Driver counters always exported (0 until they move), so dashboards see every series."""
 _COUNTER_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-
-_HEAD_LIMIT = 8192
-_REQUEST_TIMEOUT = 5.0
-
-
-# --- exposition ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Family:
-    name: str
-    kind: str
-    help: str
-    samples: list[tuple[str, Mapping[str, str], float]] = field(default_factory=list)
-
-
-class _Exposition:
-    """Collects samples per family (a family's samples must be contiguous in the output)."""
-
-    def __init__(self) -> None:
-        self._families: dict[str, _Family] = {}
-
-    def family(self, name: str, kind: str, help_text: str) -> _Family:
-        found = self._families.get(name)
-        if found is None:
-            found = self._families[name] = _Family(name, kind, help_text)
-        return found
-
-    def add(
-        self, name: str, kind: str, help_text: str, labels: Mapping[str, str], value: float
-    ) -> None:
-        self.family(name, kind, help_text).samples.append((name, labels, value))
-
-    def render(self) -> str:
-        lines: list[str] = []
-        for fam in self._families.values():
-            lines.append(f"# HELP {fam.name} {_escape_help(fam.help)}")
-            lines.append(f"# TYPE {fam.name} {fam.kind}")
-            for name, labels, value in fam.samples:
-                lines.append(f"{name}{_labels(labels)} {_number(value)}")
-        return "\n".join(lines) + "\n"
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _escape_value(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _labels(labels: Mapping[str, str]) -> str:
-    if not labels:
-        return ""
-    return "{" + ",".join(f'{k}="{_escape_value(v)}"' for k, v in labels.items()) + "}"
-
-
-def _number(value: float) -> str:
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    if float(value).is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return repr(float(value))
-
-
-# --- instruments ---------------------------------------------------------------------------------
-
-
-class _Counts:
-    """A labelled counter with a bound on distinct label sets (see :data:`MAX_SERIES`)."""
-
-    def __init__(self, arity: int) -> None:
-        self._arity = arity
-        self.values: dict[tuple[str, ...], float] = {}
-
-    def inc(self, key: tuple[str, ...], n: float = 1) -> None:
-        if key not in self.values and len(self.values) >= MAX_SERIES:
-            key = ("other",) * self._arity
-        self.values[key] = self.values.get(key, 0) + n
-
-
-class _Histogram:
-    """Cumulative-bucket histogram (Prometheus semantics: ``le`` buckets, ``_sum``, ``_count``)."""
-
-    def __init__(self, buckets: Sequence[float]) -> None:
-        self.bounds = tuple(buckets)
-        self.counts = [0] * len(self.bounds)
-        self.total = 0
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        self.total += 1
-        self.sum += value
-        for index, bound in enumerate(self.bounds):
-            if value <= bound:
-                self.counts[index] += 1
-                break
-
-    def samples(
-        self, name: str, labels: Mapping[str, str]
-    ) -> Iterable[tuple[str, Mapping[str, str], float]]:
-        running = 0
-        for bound, count in zip(self.bounds, self.counts, strict=True):
-            running += count
-            yield f"{name}_bucket", {**labels, "le": _number(bound)}, running
-        yield f"{name}_bucket", {**labels, "le": "+Inf"}, self.total
-        yield f"{name}_sum", labels, self.sum
-        yield f"{name}_count", labels, self.total
-
-
-# --- one table -----------------------------------------------------------------------------------
 
 
 class TableMetrics:
@@ -221,17 +69,17 @@ class TableMetrics:
     def __init__(self, table_id: str, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.table_id = table_id
         self._clock = clock
-        self.verdicts = _Counts(1)
-        self.outcomes = _Counts(2)
-        self.records = _Counts(1)
-        self.device_events = _Counts(1)
-        self.commands = _Counts(1)
-        self.refused = _Counts(1)
+        self.verdicts = Counts(1)
+        self.outcomes = Counts(2)
+        self.records = Counts(1)
+        self.device_events = Counts(1)
+        self.commands = Counts(1)
+        self.refused = Counts(1)
         """Refused commands by code (a flood shows here at once; the journal gets one record per
         window, tablectl.controller.mqtt.refusals)."""
         self.restarts = 0
         self.disconnects = 0
-        self.latency = _Histogram(LATENCY_BUCKETS)
+        self.latency = Histogram(LATENCY_BUCKETS)
         self._journaled_at: dict[int, float] = {}
         self._devices: frozenset[str] = frozenset()
         # Live parts while the table is open.
@@ -332,7 +180,7 @@ class TableMetrics:
 
     # -- collection ------------------------------------------------------------------------
 
-    def collect(self, out: _Exposition) -> None:
+    def collect(self, out: Exposition) -> None:
         table = {"table": self.table_id}
         out.add("tablectl_table_up", "gauge", "1 while the table is open", table, self.attached)
         out.add(
@@ -401,7 +249,7 @@ class TableMetrics:
         )
         fam.samples.extend(self.latency.samples(name, table))
 
-    def _collect_devices(self, out: _Exposition, table: Mapping[str, str]) -> None:
+    def _collect_devices(self, out: Exposition, table: Mapping[str, str]) -> None:
         live: dict[tuple[str, str], int] = dict(self._driver_base)
         for driver in self._drivers:
             labels = {**table, "device": driver.device_id}
@@ -436,7 +284,7 @@ class TableMetrics:
                 value,
             )
 
-    def _collect_journal(self, out: _Exposition, table: Mapping[str, str]) -> None:
+    def _collect_journal(self, out: Exposition, table: Mapping[str, str]) -> None:
         journal = self._journal
         if journal is None:
             return
@@ -513,106 +361,7 @@ class MetricsRegistry:
         return found
 
     def render(self) -> str:
-        out = _Exposition()
+        out = Exposition()
         for table_id in sorted(self._tables):
             self._tables[table_id].collect(out)
         return out.render()
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """``"HOST:PORT"`` (``[v6]:PORT`` for IPv6; port 0 picks a free one) → ``(host, port)``.
-
-    Raises:
-        ConfigError: not of that shape.
-    """
-    host, sep, port = text.rpartition(":")
-    host = host.strip()
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"metrics listen address {text!r}: expected HOST:PORT")
-    return host, int(port)
-
-
-class MetricsServer:
-    """Serves ``GET /metrics`` for a registry until the context exits.
-
-    HTTP/1.x, one request per connection (``Connection: close``): Prometheus scrapes are
-    independent and infrequent, and this keeps the server small. A client that does not send its
-    request within 5 s, or sends more than 8 KiB of head, is dropped.
-    """
-
-    def __init__(self, registry: MetricsRegistry, host: str, port: int) -> None:
-        self.registry = registry
-        self.host = host
-        self.port = port
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> Self:
-        try:
-            self._server = await asyncio.start_server(
-                self._handle, self.host, self.port, limit=_HEAD_LIMIT
-            )
-        except OSError as exc:
-            raise ConfigError(
-                f"metrics: cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
-            ) from None
-        self.port = int(self._server.sockets[0].getsockname()[1])
-        log.info("metrics_listening", host=self.host, port=self.port)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
-            await server.wait_closed()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            async with asyncio.timeout(_REQUEST_TIMEOUT):
-                head = await reader.readuntil(b"\r\n\r\n")
-            writer.write(self._respond(head))
-            async with asyncio.timeout(_REQUEST_TIMEOUT):
-                await writer.drain()
-        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-
-    def _respond(self, head: bytes) -> bytes:
-        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-        method = parts[0]
-        path = parts[1].split("?", 1)[0] if len(parts) > 1 else ""
-        if method not in ("GET", "HEAD"):
-            return _response(405, "text/plain", b"method not allowed\n", head_only=False)
-        if path == "/metrics":
-            try:
-                body = self.registry.render().encode("utf-8")
-            except Exception:  # a collection bug must not take the endpoint (or the table) down
-                log.exception("metrics_render_failed")
-                return _response(500, "text/plain", b"render failed\n", head_only=False)
-            return _response(200, CONTENT_TYPE, body, head_only=method == "HEAD")
-        if path == "/":
-            body = b"tablectl metrics: /metrics\n"
-            return _response(200, "text/plain", body, head_only=method == "HEAD")
-        return _response(404, "text/plain", b"not found\n", head_only=False)
-
-
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
-
-
-def _response(status: int, content_type: str, body: bytes, *, head_only: bool) -> bytes:
-    head = (
-        f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
-        f"Content-Type: {content_type}\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
-    ).encode("ascii")
-    return head if head_only else head + body

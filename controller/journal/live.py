@@ -1,0 +1,262 @@
+"""The journal's live file: its SQLite connection, its chain ends, and its seal when it closes.
+
+:class:`LiveFile` is the one writable file of a journal. Opening it checks whose journal it is,
+counts the records after its newest anchor and (keyed) whether the seal of the last clean close
+vouched for them, then removes that seal: from here on the file changes. Closing it (or rotating
+it away) checkpoints the WAL into the main file and seals it, so the seal covers every byte.
+
+Not locked: :class:`tablectl.controller.journal.store.Journal` holds its lock around every use
+and decides when to append, anchor and rotate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from tablectl.controller.core.errors import JournalError, JournalWriteError
+from tablectl.controller.core.time import parse_ts
+from tablectl.controller.journal.db import (
+    checkpoint_now,
+    count_unanchored,
+    create_schema,
+    file_ends,
+    read_meta,
+    read_only,
+    rollback,
+    use_wal,
+    write_meta,
+)
+from tablectl.controller.journal.files import Archive, fsync_dir, wal_path
+from tablectl.controller.journal.records import GENESIS_HASH, Row, loads_record
+from tablectl.controller.journal.seals import seal_path, unkeyed_tail, unseal, write_seal
+
+__all__ = ["LiveFile"]
+
+log = structlog.get_logger("tablectl.journal")
+
+
+class LiveFile:
+    """One journal's live SQLite file, opened (created if missing) for appending.
+
+    Args:
+        path: the file; created (with its directory's existing permissions) if missing.
+        table_id: the table whose journal it must be.
+        archives: the journal's rotated files, oldest first: an empty file continues the chain of
+            the newest one.
+        key: the journal's HMAC key (keyed journals only): a tail after the newest anchor that
+            the last close's seal does not vouch for is logged (``journal_tail_not_keyed``).
+
+    Raises:
+        JournalError: the file cannot be opened, is not a journal, or is another table's.
+    """
+
+    def __init__(
+        self, path: Path, table_id: str, archives: Sequence[Archive], key: bytes | None
+    ) -> None:
+        self.path = path
+        self.table_id = table_id
+        self.anchor_seq = 0
+        """``seq`` of the record before the file's first one (the previous file's last)."""
+        self.anchor_hash = GENESIS_HASH
+        self.last_seq = 0
+        self.last_hash = GENESIS_HASH
+        self.first_ts: datetime | None = None
+        """``ts`` of the file's first record (rotation by age)."""
+        self.newest_ts: datetime | None = None
+        """``ts`` of the newest record found when the file was opened."""
+        self.unanchored = 0
+        """Records after the newest anchor when the file was opened (all of them without one)."""
+        self.conn = self._open(archives, key)
+
+    def _open(self, archives: Sequence[Archive], key: bytes | None) -> sqlite3.Connection:
+        """Open (or create) the file, check its owner, unseal it and find its anchor."""
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot open journal: {exc}") from None
+        try:
+            use_wal(conn, self.path)
+            first, last = file_ends(conn)
+            if last is not None:
+                newest = loads_record(last[2], int(last[0]))
+                self.newest_ts = parse_ts(newest.get("ts"))
+                owner = newest.get("table")
+                if owner != self.table_id:
+                    raise JournalError(
+                        f"{self.path}: journal belongs to table {owner!r}, not {self.table_id!r}"
+                    )
+            self.unanchored = count_unanchored(conn, first, last)
+            if key is not None and self.unanchored > 0 and last is not None:
+                self._check_tail_keyed(key, int(last[0]), str(last[1]))  # before the seal goes
+            # From here on the file will change: a seal from the last clean close is stale.
+            unseal(self.path)
+            create_schema(conn)
+            meta = read_meta(conn)
+            if first is not None:
+                self.anchor_seq, self.anchor_hash = int(first[0]) - 1, str(first[1])
+                self.first_ts = parse_ts(first[2])
+            elif meta is not None:
+                self.anchor_seq, self.anchor_hash = meta
+            else:
+                # A new file: after a rotation (or a crash inside one) it continues the chain
+                # of the newest rotated file.
+                self.anchor_seq, self.anchor_hash = _newest_archive_end(archives)
+                if self.anchor_seq:
+                    write_meta(conn, self.anchor_seq, self.anchor_hash)
+            if last is not None:
+                self.last_seq, self.last_hash = int(last[0]), str(last[1])
+            else:
+                self.last_seq, self.last_hash = self.anchor_seq, self.anchor_hash
+        except sqlite3.Error as exc:
+            conn.close()
+            raise JournalError(f"{self.path}: cannot open journal: {exc}") from None
+        except (JournalError, OSError) as exc:
+            conn.close()
+            if isinstance(exc, OSError):
+                raise JournalError(f"{self.path}: cannot open journal: {exc}") from None
+            raise
+        return conn
+
+    def _check_tail_keyed(self, key: bytes, last_seq: int, last_hash: str) -> None:
+        """Log whether the records after the newest anchor were keyed by the last close's seal.
+
+        They get anchored soon (the first timer tick, or the count); if no keyed seal vouched for
+        them, that anchor vouches for them *as found*, and this warning is the trace of it: a
+        crash (no seal), a journal from before the key, another key, or an edit while stopped.
+        """
+        why = unkeyed_tail(self.path, key, self.table_id, last_seq, last_hash)
+        if why is None:
+            return
+        log.warning(
+            "journal_tail_not_keyed",
+            path=str(self.path),
+            first_seq=last_seq - self.unanchored + 1,
+            last_seq=last_seq,
+            why=why,
+            hint="records in this range are anchored as found; tablectl verify --key on a copy",
+        )
+
+    @property
+    def empty(self) -> bool:
+        """The file holds no record yet."""
+        return self.last_seq == self.anchor_seq
+
+    def insert(self, rows: list[Row], what: str) -> None:
+        """Insert ``rows`` in one transaction (one fsync); all or nothing.
+
+        Raises:
+            JournalWriteError: the storage refused (disk full, I/O error); rolled back.
+        """
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany(
+                "INSERT INTO records (seq, ts, type, body, prev_hash, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(self.conn)
+            raise JournalWriteError(
+                f"{self.path}: cannot append {what} at seq {rows[0][0]}: {exc}"
+            ) from None
+
+    def advance(self, seq: int, last_hash: str, first_ts: str) -> None:
+        """After an insert: the newest record, and the file's first ``ts`` when it was empty."""
+        if self.empty:
+            self.first_ts = parse_ts(first_ts)
+        self.last_seq, self.last_hash = seq, last_hash
+
+    def size(self) -> int:
+        """Bytes in the main file (pages × page size).
+
+        Raises:
+            sqlite3.Error: the file cannot be asked.
+        """
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(pages * size)
+
+    def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[int, str]]:
+        """``(seq, text)`` rows of a query on the file.
+
+        Raises:
+            JournalError: the file cannot be read.
+        """
+        try:
+            return [(int(r[0]), str(r[1])) for r in self.conn.execute(sql, params)]
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot read journal: {exc}") from None
+
+    def close(self, mac: str | None) -> None:
+        """Checkpoint the WAL, close, and seal (``mac``: a keyed journal's seal mac).
+
+        No seal is written when the WAL could not be emptied (another connection still reads
+        it): the file is then checked structurally only, as a live one is.
+        """
+        checkpointed = False
+        with contextlib.suppress(sqlite3.Error):
+            checkpointed = checkpoint_now(self.conn)
+        self.conn.close()
+        wal = wal_path(self.path)
+        if checkpointed and (not wal.exists() or wal.stat().st_size == 0):
+            try:
+                self._seal(None, mac)
+            except OSError as exc:  # a full disk must not stop a shutdown
+                log.warning("journal_seal_failed", path=str(self.path), error=str(exc))
+
+    def move_to(self, target: Path, mac: str | None) -> None:
+        """Close the file (out of WAL mode already), seal it for ``target``, rename it there.
+
+        Seal first, then rename: a crash between the two leaves a stray seal (removed by
+        retention's tidy-up), never a rotated file without a seal.
+
+        Raises:
+            JournalError: ``target`` exists, or the seal or rename failed (the seal is removed;
+                the file stays where it was, closed).
+        """
+        self.conn.close()
+        try:
+            if target.exists():
+                raise JournalError(f"{target}: a rotated file of that name already exists")
+            self._seal(target.name, mac)
+            os.rename(self.path, target)
+            fsync_dir(self.path.parent)
+        except (OSError, JournalError) as exc:
+            with contextlib.suppress(OSError):
+                seal_path(target).unlink()
+            if isinstance(exc, JournalError):
+                raise
+            raise JournalError(f"{self.path}: cannot rotate: {exc}") from None
+
+    def _seal(self, name: str | None, mac: str | None) -> None:
+        write_seal(
+            self.path,
+            table=self.table_id,
+            anchor_seq=self.anchor_seq,
+            anchor_hash=self.anchor_hash,
+            last_seq=self.last_seq,
+            last_hash=self.last_hash,
+            name=name,
+            mac=mac,
+        )
+
+
+def _newest_archive_end(archives: Sequence[Archive]) -> tuple[int, str]:
+    if not archives:
+        return 0, GENESIS_HASH
+    newest = archives[-1]
+    row = read_only(newest.path, "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1")
+    if not row or int(row[0][0]) != newest.last_seq:
+        raise JournalError(
+            f"{newest.path}: rotated file does not end at seq {newest.last_seq} as named"
+        )
+    return int(row[0][0]), str(row[0][1])

@@ -1,0 +1,104 @@
+"""The outbox: the journal's unpublished tail, and marking what the broker acknowledged.
+
+There is no separate outbox: every record is written to the journal first, and the MQTT outbox
+is just the ``published`` column. A row is marked only after the broker acknowledged it, so
+unpublished rows are always a suffix of the live file (the ``records_unpublished`` index finds it
+in O(log n)), and a restart publishes whatever is still unmarked.
+
+These functions run on the live file's connection;
+:class:`tablectl.controller.journal.store.Journal` calls them under its lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from tablectl.controller.core.errors import JournalError
+from tablectl.controller.journal.db import rollback
+from tablectl.controller.journal.records import loads_record
+
+__all__ = [
+    "FullSyncLostError",
+    "has_unpublished",
+    "mark_published",
+    "unpublished",
+    "unpublished_payloads",
+]
+
+
+class FullSyncLostError(JournalError):
+    """``synchronous=FULL`` could not be restored after a mark: the connection must not append
+    again (a record would not be fsync'd)."""
+
+
+def unpublished(conn: sqlite3.Connection, path: Path, limit: int) -> list[dict[str, Any]]:
+    """The oldest ``limit`` records not yet acknowledged by the broker, in ``seq`` order."""
+    try:
+        rows = [
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(
+                "SELECT seq, body FROM records WHERE published = 0 ORDER BY seq LIMIT ?", (limit,)
+            )
+        ]
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read journal: {exc}") from None
+    return [loads_record(body, seq) for seq, body in rows]
+
+
+def unpublished_payloads(
+    conn: sqlite3.Connection, path: Path, limit: int, after: int
+) -> list[tuple[int, str, bytes]]:
+    """``(seq, type, payload)`` of the oldest ``limit`` unpublished records past ``after``.
+
+    The stored body *is* the canonical JSON of the record, so it is published as is.
+    """
+    try:
+        rows = conn.execute(
+            "SELECT seq, type, body FROM records WHERE published = 0 AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (after, limit),
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot read journal: {exc}") from None
+    return [(int(seq), str(kind), str(body).encode("utf-8")) for seq, kind, body in rows]
+
+
+def has_unpublished(conn: sqlite3.Connection) -> bool:
+    """Whether any record of the file still waits for the broker."""
+    return bool(conn.execute("SELECT 1 FROM records WHERE published = 0 LIMIT 1").fetchone())
+
+
+def mark_published(conn: sqlite3.Connection, path: Path, up_to_seq: int) -> None:
+    """Mark every record with ``seq <= up_to_seq`` as acknowledged, without its own fsync.
+
+    A lost mark costs a duplicate delivery after restart, never a gap — which is why this one
+    write is committed with ``synchronous=NORMAL``: in WAL mode it can then only be lost on power
+    failure, never corrupt anything, and the next append's fsync makes it durable with it.
+
+    Raises:
+        JournalError: the update could not be written.
+        FullSyncLostError: ``synchronous=FULL`` could not be restored afterwards; the caller must
+            close the connection.
+    """
+    try:
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(
+            "UPDATE records SET published = 1 WHERE published = 0 AND seq <= ?",
+            (up_to_seq,),
+        )
+    except sqlite3.Error as exc:
+        rollback(conn)
+        _restore_full_sync(conn, path)
+        raise JournalError(
+            f"{path}: cannot mark records up to seq {up_to_seq} published: {exc}"
+        ) from None
+    _restore_full_sync(conn, path)
+
+
+def _restore_full_sync(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        conn.execute("PRAGMA synchronous=FULL")
+    except sqlite3.Error as exc:
+        raise FullSyncLostError(f"{path}: cannot restore synchronous=FULL: {exc}") from None

@@ -1,0 +1,121 @@
+"""Journal records: the canonical JSON, the hash chain, and what a caller may append.
+
+Why a hash chain: each record carries ``prev_hash`` and ``hash`` = sha256 over ``prev_hash`` +
+the canonical JSON of the record without ``hash``. An edit, deletion or reordering of any row
+breaks a link that :func:`tablectl.controller.journal.verify.verify_file` names by ``seq``
+(``tablectl verify``), and consumers can check the published payloads themselves because they are
+the same canonical JSON.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tablectl.controller.core.errors import ChainBrokenError, JournalRecordError
+from tablectl.controller.journal.anchors import ANCHOR
+
+__all__ = [
+    "ASSIGNED",
+    "GENESIS_HASH",
+    "HEX64",
+    "SCHEMA",
+    "Row",
+    "canonical_json",
+    "chain_record",
+    "loads_record",
+    "prepare_record",
+    "record_hash",
+]
+
+SCHEMA = 1
+"""The ``schema`` value the journal stamps on every record (DESIGN §4.3)."""
+
+GENESIS_HASH = "0" * 64
+"""``prev_hash`` of the first record."""
+
+ASSIGNED: Final = ("seq", "prev_hash", "hash")
+"""Keys only the journal may set: a caller supplying them is a bug, not something to paper over."""
+
+HEX64: Final = re.compile(r"[0-9a-f]{64}")
+"""A sha256 (or HMAC-SHA256) in hex, as the journal writes it."""
+
+Row = tuple[int, str, str, str, str, str]
+"""An ``INSERT INTO records`` row: ``seq, ts, type, body, prev_hash, hash``."""
+
+
+def canonical_json(obj: Mapping[str, Any]) -> str:
+    """The one serialization that is hashed, stored and published.
+
+    Sorted keys and no whitespace make it reproducible byte for byte; ``ensure_ascii=False``
+    keeps it UTF-8 as published; NaN/Infinity are refused because they are not JSON.
+    """
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def record_hash(prev_hash: str, record: Mapping[str, Any]) -> str:
+    """sha256 hex of ``prev_hash`` + canonical JSON of ``record`` without its ``hash`` key."""
+    unhashed = {k: v for k, v in record.items() if k != "hash"}
+    return hashlib.sha256((prev_hash + canonical_json(unhashed)).encode("utf-8")).hexdigest()
+
+
+def loads_record(body: str, seq: int) -> dict[str, Any]:
+    """A stored body (the record's canonical JSON) as the record.
+
+    Raises:
+        ChainBrokenError: the body is not a JSON object (naming ``seq``).
+    """
+    try:
+        obj = json.loads(body)
+    except (TypeError, ValueError) as exc:
+        raise ChainBrokenError(seq, f"body is not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ChainBrokenError(seq, "body is not a JSON object")
+    return obj
+
+
+def prepare_record(raw: Mapping[str, Any], table_id: str) -> dict[str, Any]:
+    """A caller's record, checked and stamped with ``schema`` and ``table`` (not yet chained).
+
+    Raises:
+        ValueError: it lacks ``type``/``ts``, sets a journal-assigned key, is an ``anchor``, or
+            names another table or schema.
+    """
+    for key in ASSIGNED:
+        if key in raw:
+            raise JournalRecordError(f"record key {key!r} is assigned by the journal")
+    kind, ts = raw.get("type"), raw.get("ts")
+    if not isinstance(kind, str) or not kind:
+        raise JournalRecordError(f"record needs a non-empty string 'type', got {kind!r}")
+    if kind == ANCHOR:
+        raise JournalRecordError("anchor records are written by the journal itself")
+    if not isinstance(ts, str) or not ts:
+        raise JournalRecordError(f"{kind} record needs an ISO string 'ts', got {ts!r}")
+    if raw.get("table", table_id) != table_id:
+        raise JournalRecordError(f"{kind} record names table {raw['table']!r}, not {table_id!r}")
+    if raw.get("schema", SCHEMA) != SCHEMA:
+        raise JournalRecordError(f"{kind} record has schema {raw['schema']!r}, not {SCHEMA}")
+    return {**raw, "schema": SCHEMA, "table": table_id}
+
+
+def chain_record(rec: dict[str, Any], seq: int, prev_hash: str) -> Row:
+    """Link ``rec`` after ``prev_hash`` as ``seq`` (sets ``seq``, ``prev_hash``, ``hash`` in place)
+    and return its row.
+
+    Raises:
+        ValueError: ``rec`` is not JSON-serializable (the hash's encoding is the check).
+    """
+    rec["seq"] = seq
+    rec["prev_hash"] = prev_hash
+    try:
+        rec["hash"] = digest = record_hash(prev_hash, rec)
+    except (TypeError, ValueError) as exc:
+        raise JournalRecordError(f"{rec['type']} record is not JSON-serializable: {exc}") from None
+    return (seq, rec["ts"], rec["type"], canonical_json(rec), prev_hash, digest)

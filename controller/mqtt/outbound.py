@@ -1,0 +1,109 @@
+"""What a table says on MQTT besides its journal: latest-value slots, ``status``, alarms.
+
+The table's runner writes to an :class:`Outbound`; the
+:class:`~tablectl.controller.mqtt.publisher.Publisher` reads and sends it (DESIGN §4.3). Kept apart
+from the publisher so the runner depends on this small surface only, not on the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from tablectl.controller.core.time import format_moment
+from tablectl.controller.journal import SCHEMA, canonical_json
+from tablectl.controller.mqtt.topics import Topics
+
+__all__ = ["Outbound"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Outbound:
+    """What a table says on MQTT besides its journal: latest-value slots, ``status``, alarms.
+
+    The table writes here and the :class:`Publisher` sends it. Built before both and given to
+    both, so neither is wired to the other afterwards: the table's runner is built with it (it is
+    the runner's ``TableOutputs``), then the publisher with it and ``on_command=runner.command``.
+    The journal's records do not pass through here (the publisher drains them from the journal);
+    :meth:`notify` only wakes the drain. The attributes are the publisher's to read and reset.
+
+    Args:
+        topics: the table's topic scheme (the publisher's must be the same).
+        now: the clock for ``ts`` of status payloads (injected for tests).
+    """
+
+    def __init__(self, topics: Topics, *, now: Callable[[], datetime] = _utc_now) -> None:
+        self.topics = topics
+        self.now = now
+        # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
+        self.slots: dict[str, bytes] = {}
+        self.dirty: dict[str, None] = {}
+        # Extra fields of the retained status (a journal outage locks the table).
+        self.status_extra: dict[str, Any] = {}
+        # Messages that are not journal records (an alarm the journal cannot take yet): sent
+        # once, in order, on the current connection; lost with it (status/state carry the same).
+        self.transient: list[tuple[str, bytes]] = []
+        self.renew()
+
+    def renew(self) -> None:
+        """Fresh events (asyncio primitives bind to the loop they are first used in): at every
+        start of the publisher."""
+        self.wakeup = asyncio.Event()
+        self.slots_changed = asyncio.Event()
+        self.connected = asyncio.Event()
+
+    def notify(self) -> None:
+        """Tell the outbox that the journal has new records (call after each append, cheap).
+
+        Must be called from the event loop's thread.
+        """
+        self.wakeup.set()
+
+    def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Set a latest-value slot (see :meth:`Publisher.set_retained`).
+
+        Raises:
+            ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
+        """
+        self.slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self.dirty[topic] = None
+        self.slots_changed.set()
+
+    def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
+        """:meth:`set_retained` under the table's topics (``state``, ``devices/{id}``)."""
+        self.set_retained(f"{self.topics.base}/{suffix}", payload)
+
+    def set_status(self, extra: Mapping[str, Any]) -> None:
+        """Merge ``extra`` into the retained ``status`` (birth and every update after it).
+
+        The Last Will still says offline: only a live controller can say it is locked.
+        """
+        self.status_extra = dict(extra)
+        self.set_retained(self.topics.status, self.birth())
+
+    def publish_once(self, topic: str, payload: Mapping[str, Any]) -> None:
+        """Publish a message that is not a journal record (see :meth:`Publisher.publish_once`)."""
+        if not self.connected.is_set():
+            return
+        data = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
+        self.transient.append((topic, data))
+        self.slots_changed.set()
+
+    def alarm(self, payload: Mapping[str, Any]) -> None:
+        """:meth:`publish_once` on the table's ``alarms``."""
+        self.publish_once(self.topics.alarms, payload)
+
+    def birth(self) -> dict[str, Any]:
+        """The retained ``status`` of a live controller."""
+        return {
+            "schema": SCHEMA,
+            "state": "online",
+            "table": self.topics.table_id,
+            "ts": format_moment(self.now()),
+            **self.status_extra,
+        }

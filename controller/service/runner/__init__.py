@@ -1,0 +1,44 @@
+"""The runner: the only async glue of one table, one job per module.
+
+Device events and commands are funnelled through one queue, so the table sees a single ordered
+stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
+concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
+
+    table     TableRunner: merges the driver streams, feeds the engine, journals, notifies; a
+              refused write locks the table (tablectl.controller.service.outage)
+    restart   replay from the last checkpoint, power_on / power_off, the restart gate
+              (the rules: tablectl.controller.service.recovery, .checkpoint)
+    commands  cmd/{verb}: caps, the authority's verdict, refusal codes, the verbs, the reply
+    views     what is published retained (state, devices/{id}, status) and where it goes
+              (TableOutputs: the publisher's Outbound)
+    latches   the faults latched per device
+    records   what the runner journals for the engine's conclusions; untrusted text clipped
+
+Everything a runner works with arrives through its constructor; the service builds the
+publisher's :class:`~tablectl.controller.mqtt.outbound.Outbound` first, gives it to the runner
+as its outputs, and then the publisher with the same outbound and ``on_command=runner.command``
+(:func:`tablectl.controller.service.app.open_table`).
+"""
+
+from tablectl.controller.service.runner.commands import (
+    COMMANDS_DISABLED,
+    FIELD_TOO_LONG,
+    MAX_COMMAND_BYTES,
+    MAX_FIELD_CHARS,
+)
+from tablectl.controller.service.runner.records import output_record
+from tablectl.controller.service.runner.table import Listener, TableRunner
+from tablectl.controller.service.runner.views import NO_OUTPUTS, NoOutputs, TableOutputs
+
+__all__ = [
+    "COMMANDS_DISABLED",
+    "FIELD_TOO_LONG",
+    "MAX_COMMAND_BYTES",
+    "MAX_FIELD_CHARS",
+    "NO_OUTPUTS",
+    "Listener",
+    "NoOutputs",
+    "TableOutputs",
+    "TableRunner",
+    "output_record",
+]

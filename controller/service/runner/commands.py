@@ -1,0 +1,388 @@
+"""The table's commands (``cmd/{verb}``): caps, authority, refusals, the verbs, the reply.
+
+Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under ``event``,
+journaled as manual: a scanner failed and the dealer keys it in), ``clear_fault`` (``code``,
+``device``), ``status``. All but ``status`` change a round or a fault and need, with a
+:class:`CommandAuthority`, a signature by a role ``[security] require`` allows
+(:mod:`tablectl.controller.mqtt.authority`); without one they are refused (``commands_disabled``)
+unless ``insecure_commands`` (labs).
+
+An accepted command is journaled as a ``command`` record with who sent it before anything is
+acted on (R19: logical access is logged with who and why). Refusals are counted and journaled
+once per window (:mod:`tablectl.controller.mqtt.refusals`), so a flood of them cannot bloat the
+journal. Every reply says ``ok``; a refusal also has a stable ``code`` and a one-line ``error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Final, Protocol
+
+import structlog
+
+from tablectl.controller.core.errors import EventFormatError, JournalError
+from tablectl.controller.core.events import FaultCleared, TableEvent, Void, parse_event
+from tablectl.controller.core.time import format_ts
+from tablectl.controller.engines import Engine
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import CommandAuthority, action_for
+from tablectl.controller.mqtt.authority import Verdict as CommandVerdict
+from tablectl.controller.mqtt.refusals import RefusalLog
+from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
+from tablectl.controller.service.runner.latches import Latches
+from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES, clip
+from tablectl.controller.service.runner.views import status_view
+
+__all__ = [
+    "COMMANDS_DISABLED",
+    "FIELD_TOO_LONG",
+    "MAX_COMMAND_BYTES",
+    "MAX_FIELD_CHARS",
+    "CommandDesk",
+    "CommandTable",
+]
+
+log = structlog.get_logger("tablectl.runner")
+
+COMMAND_VERBS = ("clear_fault", "event", "status", "void")
+
+COMMANDS_DISABLED: Final = "commands_disabled"
+"""The refusal code of a round- or fault-changing command on a table without ``[security]``
+roles (safe by default, DESIGN §7)."""
+
+FIELD_TOO_LONG: Final = "field_too_long"
+_MALFORMED: Final = frozenset({"payload_too_large", "bad_request", "unknown_command"})
+
+MAX_FIELD_CHARS: Final = 256
+"""Longest string a command field may hold (a void reason is a code such as
+``foreign_object``; a card is two characters): a longer one is refused, not journaled."""
+_FIELD_LIMITS: Final[Mapping[str, int]] = {"reason": 64, "by": 64, "id": 128}
+"""Tighter limits for the fields every command may carry."""
+
+MAX_COMMAND_BYTES = 64 * 1024
+"""Largest command payload decoded; a manual event is a few hundred bytes, so anything near
+this is a mistake or an attack, refused before it costs a parse (or a deep recursion)."""
+
+_NONCE_SEED_RECORDS = 20_000
+"""Journal records scanned for recently used nonces after a restart (far more than a table
+journals within a freshness window)."""
+
+_COMMAND_TIMEOUT = 10
+"""Seconds an accepted command's event may take to be journaled and applied."""
+
+
+class CommandTable(Protocol):
+    """What the commands need of their table (the runner)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def outage(self) -> JournalOutage | None: ...
+
+    def submit(self, event: TableEvent) -> asyncio.Future[list[dict[str, Any]]]:
+        """Queue an event; the future gets its journaled records."""
+        ...
+
+    def journal_records(
+        self, records: list[dict[str, Any]], *, raising: bool
+    ) -> list[dict[str, Any]]:
+        """Journal the controller's own records (``[]`` when the journal refused them)."""
+        ...
+
+
+class CommandDesk:
+    """Answers ``cmd/{verb}`` for one table.
+
+    Args:
+        table: the runner whose events the commands queue.
+        journal: where nonces used before a restart are looked up.
+        latches: what ``clear_fault`` may clear.
+        clock: wall-clock seconds (``ts`` of records, freshness of signatures).
+        authority: verifies signed commands (``[security] roles``); ``None``: see ``insecure``.
+        insecure: without an authority, accept unsigned commands (labs) instead of refusing them.
+        refusals: refused commands of the current window (journaled as one record per window).
+    """
+
+    def __init__(
+        self,
+        table: CommandTable,
+        *,
+        journal: Journal,
+        latches: Latches,
+        clock: Callable[[], float],
+        authority: CommandAuthority | None,
+        insecure: bool,
+        refusals: RefusalLog,
+    ) -> None:
+        self._table = table
+        self._journal = journal
+        self._latches = latches
+        self._clock = clock
+        self._authority = authority
+        self._insecure = insecure
+        self.refusals = refusals
+        """Refused commands of the current window (journaled as one record per window)."""
+
+    async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
+        """Handle ``cmd/{verb}``; the reply carries the request's ``id`` for correlation.
+
+        Never raises: whatever arrives on ``cmd/+`` is answered.
+        """
+        try:
+            return await self._command(verb, payload)
+        except Exception as exc:  # a bug here must cost one reply, never the table
+            log.exception("command_failed", verb=clip(verb))
+            return _reply(None, error=f"internal error: {type(exc).__name__}", code="internal")
+
+    async def _command(self, verb: str, payload: bytes) -> dict[str, Any]:
+        request, problem = _decode_request(payload)
+        corr = _safe_id(request.get("id")) if request is not None else None
+        table = self._table
+        if verb == "status":
+            state = dict(table.engine.snapshot())
+            return _reply(corr, ok=True, state=state, **status_view(table.outage))
+        if request is None:
+            code = "payload_too_large" if len(payload) > MAX_COMMAND_BYTES else "bad_request"
+            return self._refuse(verb, None, CommandVerdict(False, problem), code, size=len(payload))
+        if table.outage is not None:
+            # Nothing unjournaled is acted on, and the command record cannot be journaled.
+            table.outage.commands_refused += 1
+            verdict = CommandVerdict(False, "journal unavailable: the table is locked")
+            return self._refuse(verb, request, verdict, JOURNAL_UNAVAILABLE)
+        if verb not in COMMAND_VERBS:
+            error = f"unknown command {clip(verb)!r} (known: {', '.join(COMMAND_VERBS)})"
+            return self._refuse(verb, request, CommandVerdict(False, error), "unknown_command")
+        bad = _bad_field(request)
+        if bad is not None:
+            code, why = bad
+            return self._refuse(verb, request, CommandVerdict(False, why), code)
+        verdict, code = self._authorise(verb, request)
+        if not verdict.accepted:
+            return self._refuse(verb, request, verdict, code)
+        try:
+            event = self._command_event(verb, request)
+        except EventFormatError as exc:
+            refused = replace(verdict, accepted=False, reason=str(exc))
+            return self._refuse(verb, request, refused, "bad_request")
+        if verdict.verified and isinstance(event, Void):
+            # The journaled decision names the person whose signature was verified.
+            event = replace(event, by=verdict.by)
+        # The verdict is durable before the event is acted on; a journal that cannot take it
+        # cannot take the event either, so nothing happens unrecorded.
+        record = self._journal_command(verb, request, verdict)
+        if record is None:
+            error = "not journaled: the journal refused the command record"
+            return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
+        try:
+            records = await asyncio.wait_for(table.submit(event), timeout=_COMMAND_TIMEOUT)
+        except (JournalError, ValueError, TimeoutError) as exc:
+            error = f"not journaled: {exc or type(exc).__name__}"
+            return _reply(corr, error=error, code="not_journaled")
+        outputs = [r for r in records if r.get("type") in OUTPUT_TYPES]
+        return _reply(
+            corr, ok=True, seq=records[0]["seq"], command_seq=record["seq"], outputs=outputs
+        )
+
+    def _authorise(self, verb: str, request: Mapping[str, Any]) -> tuple[CommandVerdict, str]:
+        """The verdict on a command that changes a round or a fault, and a refusal's code."""
+        by = request.get("by")
+        claimed = clip(by) if isinstance(by, str) else None
+        authority = self._authority
+        if authority is None:
+            if self._insecure:
+                return CommandVerdict(True, by=claimed), ""
+            return CommandVerdict(
+                False,
+                "commands are disabled: this table has no [security] roles "
+                "(insecure_commands = true for a lab)",
+                by=claimed,
+            ), COMMANDS_DISABLED
+        now = self._clock()
+        if not authority.seeded and action_for(verb, request) is not None:
+            # After a restart: the nonces accepted just before it must stay spent.
+            since = max(0, self._journal.last_seq - _NONCE_SEED_RECORDS)
+            authority.seed(self._journal.records(since), now)
+        return authority.check(verb, request, now), "unauthorised"
+
+    def _refuse(
+        self,
+        verb: str,
+        request: Mapping[str, Any] | None,
+        verdict: CommandVerdict,
+        code: str,
+        *,
+        size: int | None = None,
+    ) -> dict[str, Any]:
+        """Count a refusal (journaled once per window) and build its reply."""
+        now = self._clock()
+        details = self._command_fields(verb, request, verdict)
+        del details["ts"], details["accepted"]
+        if size is not None:
+            details["bytes"] = size
+        self.refusals.add(now, format_ts(now), code, details)
+        log.info("command_refused", verb=details["verb"], code=code, reason=details["reason"])
+        if self.refusals.due(now):
+            self.flush_refusals()
+        corr = _safe_id(request.get("id")) if request is not None else None
+        # A malformed request says what is wrong with it; a well-formed one, why it was refused.
+        error = verdict.reason if code in _MALFORMED else f"refused: {verdict.reason}"
+        return _reply(corr, error=error or "refused", code=code)
+
+    def flush_refusals(self, *, force: bool = False) -> None:
+        """Journal the current window's refusals as one record (when due, or ``force``)."""
+        now = self._clock()
+        if self._table.outage is not None or not (force or self.refusals.due(now)):
+            return
+        record = self.refusals.take(format_ts(now))
+        if record is not None and not self._table.journal_records([record], raising=False):
+            self.refusals.put_back(record, now)
+
+    async def refusal_flush(self) -> None:
+        """Close each refusal window when it has run its time, even if no command follows."""
+        while True:
+            await asyncio.sleep(min(1.0, self.refusals.window / 2))
+            if self.refusals.pending:
+                self.flush_refusals()
+
+    def _command_fields(
+        self, verb: str, request: Mapping[str, Any] | None, verdict: CommandVerdict
+    ) -> dict[str, Any]:
+        """What the journal says about a command: verb, id, verdict and who; never a secret."""
+        fields: dict[str, Any] = {
+            "ts": format_ts(self._clock()),
+            "verb": clip(verb),
+            "id": _safe_id(request.get("id")) if request is not None else None,
+            "accepted": verdict.accepted,
+            "reason": clip(verdict.reason, MAX_REASON) if verdict.reason else None,
+            "role": verdict.role,
+            "by": clip(verdict.by) if verdict.by is not None else None,
+            "verified": verdict.verified,
+        }
+        if verdict.nonce is not None:
+            fields["nonce"] = verdict.nonce
+        body = request.get("event") if request is not None else None
+        if verb == "event" and isinstance(body, Mapping) and isinstance(body.get("type"), str):
+            fields["event_type"] = clip(body["type"])
+        return fields
+
+    def _journal_command(
+        self, verb: str, request: Mapping[str, Any], verdict: CommandVerdict
+    ) -> dict[str, Any] | None:
+        """Journal an accepted command's ``command`` record before it acts.
+
+        Returns the stored record, or ``None`` when the journal refused it (logged: the reply
+        says so, and the command is then not acted on).
+        """
+        record = {"type": "command", **self._command_fields(verb, request, verdict)}
+        stored = self._table.journal_records([record], raising=False)
+        if not stored:
+            log.error("command_not_journaled", verb=record["verb"])
+            return None
+        log.info(
+            "command",
+            verb=record["verb"],
+            accepted=verdict.accepted,
+            role=verdict.role,
+            by=record["by"],
+        )
+        return stored[0]
+
+    def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent:
+        ts = format_ts(self._clock())
+        if verb == "void":
+            reason = request.get("reason")
+            by = request.get("by")
+            if not isinstance(reason, str) or not reason.strip():
+                raise EventFormatError("void needs a non-empty string 'reason'")
+            if by is not None and not isinstance(by, str):
+                raise EventFormatError("'by' must be a string")
+            return Void(ts=ts, reason=reason, by=by, manual=True)
+        if verb == "event":
+            body = request.get("event")
+            if not isinstance(body, dict):
+                raise EventFormatError("event needs an 'event' object (a normalized event)")
+            event = parse_event({k: v for k, v in body.items() if k not in ("seq", "manual")})
+            return replace(event, ts=event.ts or ts, manual=True)
+        if verb == "clear_fault":
+            code = request.get("code")
+            device = request.get("device")
+            if not isinstance(code, str) or not isinstance(device, str):
+                raise EventFormatError("clear_fault needs string 'code' and 'device'")
+            if code not in self._latches.journaled.get(device, set()):
+                raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
+            return FaultCleared(ts=ts, device=device, code=code, manual=True)
+        raise EventFormatError(f"unknown command {verb!r} (known: {', '.join(COMMAND_VERBS)})")
+
+
+def _bad_field(request: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(code, why)`` for a string field of a decoded request over its cap (or not UTF-8).
+
+    Checked before the request's event is parsed or anything is journaled: a 2,000-character
+    void reason used to be journaled (and published) whole.
+    """
+    stack: list[tuple[str, object]] = [("", request)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            limit = _FIELD_LIMITS.get(path, MAX_FIELD_CHARS)
+            if len(value) > limit:
+                why = f"field {clip(path)!r} has {len(value)} characters (at most {limit})"
+                return FIELD_TOO_LONG, why
+            if not _is_utf8(value):
+                return "bad_request", f"field {clip(path)!r} is not UTF-8 text (a lone surrogate)"
+        elif isinstance(value, Mapping):
+            if any(isinstance(key, str) and len(key) > MAX_FIELD_CHARS for key in value):
+                where = f"field {clip(path)!r}" if path else "the request"
+                return FIELD_TOO_LONG, f"{where} has a key over {MAX_FIELD_CHARS} characters"
+            stack.extend((f"{path}.{key}" if path else str(key), v) for key, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _safe_id(value: object) -> str | int | None:
+    """A correlation id that survives canonical JSON, or ``None`` for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None
+    if isinstance(value, str):
+        return clip(value, 128)
+    return None
+
+
+def _decode_request(payload: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """``(request, None)`` or ``(None, why not)`` for a command payload; never raises."""
+    if len(payload) > MAX_COMMAND_BYTES:
+        return None, f"payload too large: {len(payload)} bytes (at most {MAX_COMMAND_BYTES})"
+    try:
+        request = json.loads(payload) if payload else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"payload is not JSON: {clip(str(exc), MAX_REASON)}"
+    except RecursionError:
+        return None, "payload is not JSON: nested too deeply"
+    if not isinstance(request, dict):
+        return None, "payload must be a JSON object"
+    return request, None
+
+
+def _reply(
+    corr: object, *, ok: bool = False, error: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    reply: dict[str, Any] = {"schema": 1, "id": corr, "ok": ok and error is None}
+    if error is not None:
+        reply["error"] = clip(error, MAX_REASON)
+    reply.update(extra)
+    return reply

@@ -1,0 +1,361 @@
+"""A table's start and stop: replay, checkpoints, the power records and the restart gate.
+
+On start the runner replays the journal through a fresh engine to rebuild the table state (round
+counter, phase, latched faults) — from its last checkpoint on, when it has a valid one
+(:mod:`tablectl.controller.service.checkpoint`; one is saved at an orderly stop and every
+``checkpoint_every`` records) — and journals any conclusion that a crash between "event journaled"
+and "outcome journaled" left out, so nothing the engine decided is lost. Then it journals
+``power_on`` and lets :class:`tablectl.controller.service.recovery.RestartGate` decide, from the
+first device reports, whether a round that was in play resumes or is voided
+(``controller_restart``); an orderly stop journals ``power_off`` (regulatory R12, R21).
+
+The rules are pure (:mod:`tablectl.controller.service.recovery`); this module applies them to the
+runner's journal and engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import structlog
+
+from tablectl.controller.core.errors import EventFormatError
+from tablectl.controller.core.events import EVENT_TYPES, TableEvent, Void, parse_event
+from tablectl.controller.core.time import format_ts
+from tablectl.controller.engines import Engine
+from tablectl.controller.journal import Journal
+from tablectl.controller.service.checkpoint import Checkpoints, RecoveryState
+from tablectl.controller.service.recovery import (
+    CONTROLLER_RESTART,
+    POWER_OFF,
+    POWER_ON,
+    ROUND_RESUMED,
+    GateAnswer,
+    Interrupted,
+    JournalScan,
+    RestartGate,
+)
+from tablectl.controller.service.runner.latches import Latches
+from tablectl.controller.service.runner.records import (
+    JOURNAL_FIELDS,
+    OUTPUT_TYPES,
+    output_key,
+    output_record,
+)
+from tablectl.controller.service.runner.views import TableOutputs
+from tablectl.drivers import events as dev
+
+__all__ = ["Restart", "RestartTable"]
+
+log = structlog.get_logger("tablectl.runner")
+
+
+class RestartTable(Protocol):
+    """What a restart needs of its table (the runner)."""
+
+    engine: Engine
+    """Replaced by a checkpoint's engine when one is loaded."""
+
+    def handle(self, event: TableEvent) -> list[dict[str, Any]]:
+        """Journal ``event``, apply the engine, journal its conclusions."""
+        ...
+
+    def enqueue(self, event: TableEvent) -> None:
+        """Queue an event behind those already queued."""
+        ...
+
+    def journal_records(
+        self, records: list[dict[str, Any]], *, raising: bool
+    ) -> list[dict[str, Any]]:
+        """Journal the controller's own records (``[]`` when the journal refused them)."""
+        ...
+
+    def flush_refusals(self, *, force: bool = False) -> None:
+        """Journal the refused commands of the current window."""
+        ...
+
+
+class Restart:
+    """Recovery from the journal, checkpoints, ``power_on`` / ``power_off`` and the gate.
+
+    Args:
+        table: the runner.
+        journal: the table's journal (replayed, and where the power records go).
+        latches: restored from a checkpoint, saved with it, named by ``power_on``.
+        devices: the table's device ids (the gate waits for them).
+        outputs: woken after recovery journaled what a crash left out.
+        clock: wall-clock seconds.
+        checkpoints: where recovery starts from and the state is saved (``None``: never).
+        checkpoint_every: records between two checkpoints.
+        restart_window: seconds the devices have to confirm an interrupted round.
+        card_outage_limit: the longest outage a card round resumes after.
+    """
+
+    def __init__(
+        self,
+        table: RestartTable,
+        *,
+        journal: Journal,
+        latches: Latches,
+        devices: Sequence[str],
+        outputs: TableOutputs,
+        clock: Callable[[], float],
+        checkpoints: Checkpoints | None,
+        checkpoint_every: int,
+        restart_window: float,
+        card_outage_limit: float,
+    ) -> None:
+        self._table = table
+        self._journal = journal
+        self._latches = latches
+        self._devices = list(devices)
+        self._outputs = outputs
+        self._clock = clock
+        self.checkpoints = checkpoints
+        """Where :meth:`recover` starts from and the runner saves its state (``None``: never)."""
+        self._checkpoint_every = checkpoint_every
+        self._restart_window = restart_window
+        self._card_outage_limit = card_outage_limit
+        self.scan = JournalScan()
+        """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
+        self.gate: RestartGate | None = None
+        """Set by :meth:`power_on`: whether an interrupted round resumes."""
+        self._conclusions_lost = False
+
+    # --- recovery --------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Rebuild engine state from the journal; returns the number of events replayed.
+
+        With a valid checkpoint the state starts as the checkpoint saved it and only the records
+        after its ``seq`` are replayed; a long replay saves checkpoints as it goes, and the end
+        state is saved too, so the next start replays nothing it replayed now.
+
+        Conclusions are matched to the journal by content, in order: a group commit stores a
+        batch's events first and their conclusions after them, so an output record need not
+        follow its own event directly. What the engine concludes again but the journal lacks
+        after the last matched conclusion is journaled now (the crash window).
+        """
+        pending: list[tuple[str, dict[str, Any]]] = []
+        replayed = 0
+        unsaved = 0
+        for record in self._journal.records(self._load_checkpoint()):
+            if self._replay(record, pending):
+                replayed += 1
+                unsaved += 1
+            if unsaved >= self._checkpoint_every and not pending:
+                # A long replay keeps its progress: a start killed now resumes from here.
+                self._save_checkpoint(int(record["seq"]), str(record["hash"]))
+                unsaved = 0
+        if pending:
+            # The crash came after the events were journaled and before their outcomes were.
+            log.warning("recovering_missing_outputs", count=len(pending))
+            for stored in self._journal.append([out for _, out in pending]):
+                self.scan.record(stored, self._table.engine.current_round)
+            self._outputs.notify()
+        if replayed:
+            self.checkpoint()
+        return replayed
+
+    def _replay(self, record: dict[str, Any], pending: list[tuple[str, dict[str, Any]]]) -> bool:
+        """One journal record of :meth:`recover`; ``True`` if it was an event (applied)."""
+        engine = self._table.engine
+        kind = record.get("type")
+        if kind not in EVENT_TYPES:
+            self.scan.record(record, engine.current_round)
+        if kind in OUTPUT_TYPES:
+            key = output_key(record)
+            for index, (expected, _) in enumerate(pending):
+                if expected == key:
+                    # Anything before it was lost to a failed write long ago (the table went
+                    # on); only the tail after the last match is the crash window.
+                    del pending[: index + 1]
+                    break
+            return False
+        if kind not in EVENT_TYPES:
+            return False
+        fields = {k: v for k, v in record.items() if k not in JOURNAL_FIELDS}
+        try:
+            event = parse_event(fields)
+        except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
+            log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
+            return False
+        self._latches.track(event)
+        for output in engine.apply(event):
+            out = output_record(output, event.ts)
+            pending.append((output_key(out), out))
+        self.scan.record(record, engine.current_round)
+        return True
+
+    def _load_checkpoint(self) -> int:
+        """Restore the state of the last checkpoint; the ``seq`` to replay after (0: all)."""
+        if self.checkpoints is None:
+            return 0
+        loaded = self.checkpoints.load(self._journal)
+        if loaded is None:
+            return 0
+        seq, state = loaded  # same code, table, game and rules: the fingerprint says so
+        self._table.engine = state.engine
+        self.scan = state.scan
+        self._latches.restore(state.latched)
+        return seq
+
+    # --- checkpoints -----------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        """Save the state as of the journal's newest record (all its conclusions journaled)."""
+        if self._conclusions_lost:
+            return
+        if self.checkpoints is not None and self._journal.last_seq > self.checkpoints.seq:
+            self._save_checkpoint(self._journal.last_seq, self._journal.last_hash)
+
+    def checkpoint_if_due(self) -> None:
+        """:meth:`checkpoint` once ``checkpoint_every`` records came after the last one."""
+        if (
+            self.checkpoints is not None
+            and self._journal.last_seq - self.checkpoints.seq >= self._checkpoint_every
+        ):
+            self.checkpoint()
+
+    def hold_checkpoints(self) -> None:
+        """The engine decided what the journal lacks: no checkpoint may cover those events
+        until :meth:`release_checkpoints` (or a full replay re-derives the conclusions)."""
+        self._conclusions_lost = True
+
+    def release_checkpoints(self) -> None:
+        """The conclusions :meth:`hold_checkpoints` waited for are journaled."""
+        self._conclusions_lost = False
+
+    def _save_checkpoint(self, seq: int, record_hash: str) -> None:
+        assert self.checkpoints is not None
+        state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
+        self.checkpoints.save(seq, record_hash, state)
+
+    def saw(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Records journaled in play: keep :attr:`scan` as a replay would leave it, so a
+        checkpoint in play is exact."""
+        for record in records:
+            self.scan.record(record, self._table.engine.current_round)
+
+    # --- power records ---------------------------------------------------------------------
+
+    def power_on(self) -> dict[str, Any]:
+        """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate.
+
+        The record says how the last run ended (``previous``: ``power_off``, ``unclean`` or
+        ``none``), which round was interrupted, and the faults still latched (R18). A decision that
+        needs no device (a coup dealt through a long outage, a round awaiting a supervisor) is
+        journaled at once; otherwise the first device reports decide (see :meth:`admits`), or
+        the window's end (:meth:`deadline`). Raises :class:`JournalError` when the journal
+        cannot be written: a table that cannot journal must not start.
+        """
+        now = self._clock()
+        engine = self._table.engine
+        interrupted = Interrupted.of(engine.snapshot(), engine.game, self.scan, now)
+        latched = self._latches.journaled
+        record: dict[str, Any] = {
+            "type": POWER_ON,
+            "ts": format_ts(now),
+            "previous": self.scan.previous,
+            "interrupted": None
+            if interrupted is None
+            else {
+                "round": interrupted.round,
+                "phase": interrupted.phase,
+                "spin": interrupted.spin,
+                "outage_s": None if interrupted.outage is None else round(interrupted.outage, 3),
+                "confirm_within_s": self._restart_window,
+            },
+            "latched": {d: sorted(codes) for d, codes in sorted(latched.items()) if codes},
+        }
+        stored = self._table.journal_records([record], raising=True)[0]
+        log.info(
+            "power_on",
+            previous=record["previous"],
+            interrupted=interrupted.round if interrupted else None,
+        )
+        self.gate = RestartGate(
+            interrupted,
+            devices=self._devices,
+            now=now,
+            window=self._restart_window,
+            card_outage_limit=self._card_outage_limit,
+        )
+        answer = self.gate.at_start()
+        if answer is not None:
+            for event in self._gate_decision(answer):
+                self._table.handle(event)
+        return stored
+
+    def power_off(self, reason: str) -> None:
+        """Journal ``power_off``: an orderly stop (R21). Never raises (the stop goes on)."""
+        engine = self._table.engine
+        snapshot = engine.snapshot()
+        record = {
+            "type": POWER_OFF,
+            "ts": format_ts(self._clock()),
+            "reason": reason,
+            "round": engine.current_round,
+            "phase": snapshot.get("phase"),
+        }
+        self._table.flush_refusals(force=True)
+        self._table.journal_records([record], raising=False)
+        self.checkpoint()
+        log.info("power_off", reason=reason, round=self._table.engine.current_round)
+
+    # --- the restart gate ------------------------------------------------------------------
+
+    def _gate_decision(self, answer: GateAnswer) -> list[TableEvent]:
+        """Act on a gate decision: journal ``round_resumed`` now, or return the void to queue."""
+        gate = self.gate
+        it = gate.interrupted if gate is not None else None
+        if it is None or answer.decision is None:
+            return []
+        if answer.decision == "resume":
+            log.info("round_resumed", round=it.round, **answer.detail)
+            record = {
+                "type": ROUND_RESUMED,
+                "ts": format_ts(self._clock()),
+                "round": it.round,
+                **answer.detail,
+            }
+            self._table.journal_records([record], raising=False)
+            return []
+        log.warning("round_not_resumed", round=it.round, **answer.detail)
+        return [Void(ts=format_ts(self._clock()), reason=CONTROLLER_RESTART, by="controller")]
+
+    def admits(self, device_event: dev.DeviceEvent, event: TableEvent) -> bool:
+        """Feed the restart gate one device event; queue its void first if it decided one."""
+        gate = self.gate
+        if gate is None or not gate.active:
+            return True
+        if gate.pending and self._round_moved_on(gate):
+            return True
+        spin = getattr(device_event, "spin", None)
+        answer = gate.on_event(event, spin if isinstance(spin, int) else None, self._clock())
+        for decided in self._gate_decision(answer):
+            self._table.enqueue(decided)
+        return answer.forward
+
+    def _round_moved_on(self, gate: RestartGate) -> bool:
+        """The interrupted round ended without the gate (a supervisor, a fault): stand down."""
+        it = gate.interrupted
+        if it is not None and self._table.engine.current_round != it.round:
+            gate.round_ended()
+            return True
+        return False
+
+    async def deadline(self) -> None:
+        """Void the interrupted round when no device confirmed it within the window."""
+        gate = self.gate
+        while gate is not None and gate.pending:
+            # Polled in short steps: the deadline is on the injected (wall) clock.
+            await asyncio.sleep(min(0.25, max(0.0, gate.deadline - self._clock()) + 0.01))
+            if not gate.pending or self._round_moved_on(gate):
+                return
+            answer = gate.expire(self._clock())
+            if answer is not None:
+                for decided in self._gate_decision(answer):
+                    self._table.enqueue(decided)

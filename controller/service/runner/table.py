@@ -1,0 +1,503 @@
+"""TableRunner: the async glue of one table (drivers → engine → journal → publisher).
+
+Device events and commands are funnelled through one queue, so the table sees a single ordered
+stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
+concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
+Under load this is a group commit: the events that queued up meanwhile are journaled in one
+transaction, then applied in order, then their conclusions journaled in a second one. A write the
+journal refuses locks the table (:mod:`tablectl.controller.service.outage`) until it writes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import structlog
+
+from tablectl.controller.config import BettingConfig
+from tablectl.controller.core.errors import JournalError, JournalRecordError
+from tablectl.controller.core.events import Card, TableEvent, Void
+from tablectl.controller.core.mapping import to_table_event
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.time import format_ts
+from tablectl.controller.engines import Engine
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import CommandAuthority
+from tablectl.controller.mqtt.refusals import RefusalLog
+from tablectl.controller.service.betting import BettingTimer
+from tablectl.controller.service.checkpoint import CHECKPOINT_EVERY, Checkpoints
+from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
+from tablectl.controller.service.recovery import (
+    CARD_OUTAGE_LIMIT,
+    CONFIRM_SECONDS,
+    JournalScan,
+    RestartGate,
+)
+from tablectl.controller.service.runner.commands import CommandDesk
+from tablectl.controller.service.runner.latches import Latches
+from tablectl.controller.service.runner.records import (
+    MAX_REASON,
+    clip,
+    event_record,
+    output_record,
+)
+from tablectl.controller.service.runner.restart import Restart
+from tablectl.controller.service.runner.views import (
+    NO_OUTPUTS,
+    TableOutputs,
+    device_view,
+    state_view,
+    status_view,
+    timer_view,
+)
+from tablectl.drivers import events as dev
+from tablectl.drivers.base import Driver
+
+__all__ = ["Listener", "TableRunner"]
+
+log = structlog.get_logger("tablectl.runner")
+
+Listener = Callable[[Mapping[str, Any]], None]
+"""Called with every record once it is journaled (metrics, diagnostics); must be cheap."""
+
+_Queued = tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]
+
+_MAX_BATCH = 256
+"""Events per group commit at most (bounds how long one batch holds the event loop)."""
+
+
+class TableRunner:
+    """Runs one table: drivers → engine → journal → publisher.
+
+    Everything it works with arrives here: ``outputs`` is where it says what is not a journal
+    record (the publisher's :class:`~tablectl.controller.mqtt.outbound.Outbound`; nothing by
+    default), ``checkpoints`` where it saves its state (``None``: never); ``authority`` and
+    ``insecure_commands`` decide on commands (:mod:`tablectl.controller.service.runner.commands`).
+    """
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        engine: Engine,
+        journal: Journal,
+        drivers: Sequence[Driver] = (),
+        outputs: TableOutputs = NO_OUTPUTS,
+        clock: Callable[[], float],
+        betting: BettingConfig | None = None,
+        listeners: Sequence[Listener] = (),
+        restart_window: float = CONFIRM_SECONDS,
+        card_outage_limit: float = CARD_OUTAGE_LIMIT,
+        checkpoints: Checkpoints | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
+        authority: CommandAuthority | None = None,
+        insecure_commands: bool = False,
+        refusals: RefusalLog | None = None,
+    ) -> None:
+        self.table_id = table_id
+        self.betting = betting or BettingConfig()
+        self.listeners = list(listeners)
+        self.engine = engine
+        self.journal = journal
+        self.drivers = list(drivers)
+        self._outputs = outputs
+        self._clock = clock
+        self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
+        self.latches = Latches(d.device_id for d in self.drivers)
+        self.device_seen: set[str] = set()
+        self.outage: JournalOutage | None = None
+        """The journal outage in progress (:mod:`~tablectl.controller.service.outage`): locked."""
+        self.outages = 0
+        """Outages begun since start (metrics)."""
+        self._lost_outputs: list[dict[str, Any]] = []
+        """Conclusions of journaled events that the journal refused: journaled first when it
+        writes again (until then no checkpoint may cover them)."""
+        self._restart = Restart(
+            self,
+            journal=journal,
+            latches=self.latches,
+            devices=[d.device_id for d in self.drivers],
+            outputs=outputs,
+            clock=clock,
+            checkpoints=checkpoints,
+            checkpoint_every=checkpoint_every,
+            restart_window=restart_window,
+            card_outage_limit=card_outage_limit,
+        )
+        self._commands = CommandDesk(
+            self,
+            journal=journal,
+            latches=self.latches,
+            clock=clock,
+            authority=authority,
+            insecure=insecure_commands,
+            refusals=refusals or RefusalLog(),
+        )
+        self.timer = BettingTimer(self.betting, self._timer_view, self.submit)
+        """Opens and closes betting when ``[betting] mode = "timer"``."""
+
+    @property
+    def latched(self) -> dict[str, set[str]]:
+        """Per device, the faults the journal has latched (and not cleared)."""
+        return self.latches.journaled
+
+    @property
+    def scan(self) -> JournalScan:
+        """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
+        return self._restart.scan
+
+    @property
+    def gate(self) -> RestartGate | None:
+        """Set by :meth:`power_on`: whether an interrupted round resumes."""
+        return self._restart.gate
+
+    @property
+    def refusals(self) -> RefusalLog:
+        """Refused commands of the current window (journaled as one record per window)."""
+        return self._commands.refusals
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        """Where :meth:`recover` starts from and the runner saves its state (``None``: never)."""
+        return self._restart.checkpoints
+
+    # --- start and stop (tablectl.controller.service.runner.restart) -----------------------
+
+    def recover(self) -> int:
+        """Rebuild engine state from the journal; returns the number of events replayed."""
+        return self._restart.recover()
+
+    def checkpoint(self) -> None:
+        """Save the state as of the journal's newest record (all its conclusions journaled)."""
+        self._restart.checkpoint()
+
+    def power_on(self) -> dict[str, Any]:
+        """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate."""
+        return self._restart.power_on()
+
+    def power_off(self, reason: str) -> None:
+        """Journal ``power_off``: an orderly stop (R21). Never raises (the stop goes on)."""
+        self._restart.power_off(reason)
+
+    # --- commands (tablectl.controller.service.runner.commands) ----------------------------
+
+    async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
+        """Handle ``cmd/{verb}`` (the publisher's command handler); never raises."""
+        return await self._commands.command(verb, payload)
+
+    def flush_refusals(self, *, force: bool = False) -> None:
+        """Journal the current window's refusals as one record (when due, or ``force``)."""
+        self._commands.flush_refusals(force=force)
+
+    # --- inputs ------------------------------------------------------------------------------
+
+    def submit(self, event: TableEvent) -> asyncio.Future[list[dict[str, Any]]]:
+        """Queue an event (a command's); the future gets the journaled records."""
+        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((event, future))
+        return future
+
+    def enqueue(self, event: TableEvent) -> None:
+        """Queue an event nobody waits for (the restart gate's void)."""
+        self._queue.put_nowait((event, None))
+
+    async def run(self) -> None:
+        """Process events until cancelled; one task per driver feeds the queue."""
+        self.publish_state()
+        for driver in self.drivers:
+            self.publish_device(driver)
+        async with asyncio.TaskGroup() as group:
+            for driver in self.drivers:
+                group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
+            group.create_task(self._process(), name="table:process")
+            group.create_task(self._restart.deadline(), name="table:restart")
+            group.create_task(self.timer.run(), name="table:betting")
+            group.create_task(self._outage_watch(), name="table:outage")
+            group.create_task(self._commands.refusal_flush(), name="table:refusals")
+
+    async def _pump_driver(self, driver: Driver) -> None:
+        # Each pump is its own task: the binding stays scoped to this device's log lines.
+        structlog.contextvars.bind_contextvars(device=driver.device_id)
+        async for device_event in driver.events():
+            if isinstance(device_event, dev.DeviceAvailable):
+                self.device_seen.add(driver.device_id)
+            event = to_table_event(device_event)
+            if not self._restart.admits(device_event, event):
+                continue  # a catch-up milestone the resumed round already has
+            if self.latches.is_redundant(event):
+                self.publish_device(driver)
+                continue
+            # Track at enqueue time too: a clear that follows a raise still in the queue is real.
+            self.latches.track_queued(event)
+            self._queue.put_nowait((event, None))
+
+    async def _process(self) -> None:
+        while True:
+            # Group commit: whatever queued up while the last batch was being fsync'd goes into
+            # the next one (one fsync for the events, one for their conclusions). An idle table
+            # still commits each event on its own, at once.
+            batch = [await self._queue.get()]
+            while len(batch) < _MAX_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[_Queued]) -> None:
+        if (self.outage is not None or self._lost_outputs) and not self._resume():
+            # Locked: nothing that cannot be journaled is acted on (DESIGN §3, R14).
+            assert self.outage is not None
+            for event, future in batch:
+                self.outage.drop(event)
+                if future is not None and not future.done():
+                    future.set_exception(JournalError(f"{JOURNAL_UNAVAILABLE}: table locked"))
+            # The counts on status/state (the publisher coalesces the updates).
+            self._outputs.set_status(status_view(self.outage))
+            self.publish_state()
+            return
+        last_seq = self.journal.last_seq
+        try:
+            results = self.handle_batch([event for event, _ in batch])
+        except ValueError as exc:  # first: a JournalRecordError is a JournalError too
+            if len(batch) > 1 and self.journal.last_seq == last_seq:
+                # Nothing was written: one event may be the one the journal refuses, so the
+                # others must not fail with it. Retry them one at a time.
+                for item in batch:
+                    self._run_batch([item])
+                return
+            # A record the journal refuses (JournalRecordError): the event is not journaled, so
+            # it is not acted on; the table goes on with the next event (no outage).
+            for event, future in batch:
+                log.error("journal_write_failed", error=str(exc), event_type=event.type)
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+            return
+        except JournalError as exc:
+            outage = self._begin_outage(exc)
+            written = self.journal.last_seq != last_seq
+            for event, future in batch:
+                if not written:  # with the events journaled, only their conclusions wait
+                    outage.drop(event)
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, future), records in zip(batch, results, strict=True):
+            if future is not None and not future.done():
+                future.set_result(records)
+        self._restart.checkpoint_if_due()
+
+    # --- journal outage ---------------------------------------------------------------------
+
+    def _begin_outage(self, exc: BaseException) -> JournalOutage:
+        """The journal refused a write: lock the table and say so everywhere it can be said."""
+        if self.outage is not None:
+            return self.outage
+        outage = JournalOutage(
+            started_ts=format_ts(self._clock()),
+            error=clip(str(exc) or type(exc).__name__, MAX_REASON),
+            round=self.engine.current_round,
+        )
+        self.outage = outage
+        self.outages += 1
+        log.error(
+            "journal_outage_started",
+            error=outage.error,
+            round=outage.round,
+            code=JOURNAL_UNAVAILABLE,
+        )
+        self._outputs.alarm(outage.alarm(self.table_id))
+        self._outputs.set_status(status_view(self.outage))
+        self.publish_state()
+        return outage
+
+    def _resume(self) -> bool:
+        """Try to end the outage: journal what it owes; ``True`` once the journal took it all.
+
+        In order: the conclusions the engine reached but could not journal, then the void of the
+        round still in play (``journal_outage``) and the fault raised and cleared with the
+        outage's start and end, then the device faults that arrived meanwhile (R18).
+        """
+        if self._lost_outputs:
+            try:
+                self.journal_records(self._lost_outputs, raising=True)
+            except ValueError:  # never journalable (logged): only a full replay re-derives them
+                self._lost_outputs = []
+                return self._resume()
+            except JournalError as exc:
+                self._begin_outage(exc)
+                return False
+            self._lost_outputs = []
+            self._restart.release_checkpoints()
+        outage = self.outage
+        if outage is None:
+            return True
+        now_ts = format_ts(self._clock())
+        closing = outage.closing_events(now_ts, void_round=self.engine.current_round is not None)
+        for event in outage.kept:
+            self.latches.track_queued(event)
+        # The void and its outcome first, then the fault's records: the journal reads in the
+        # order it happened (one batch would put the outcome after all three events). Either
+        # step may meet a full disk again: with nothing of it written the outage goes on (after
+        # the void alone the round has ended, so the next attempt journals the rest).
+        voids = [e for e in closing if isinstance(e, Void)]
+        rest = [*(e for e in closing if not isinstance(e, Void)), *outage.kept]
+        for events in ([voids] if voids else []) + [rest]:
+            last_seq = self.journal.last_seq
+            try:
+                self.handle_batch(events)
+            except JournalError as exc:
+                if self.journal.last_seq == last_seq:
+                    return False
+                log.error("journal_outage_conclusions_lost", error=str(exc))
+        self.outage = None
+        log.warning(
+            "journal_outage_ended",
+            since=outage.started_ts,
+            until=now_ts,
+            events_not_journaled=outage.not_journaled,
+            dropped=dict(outage.dropped),
+            voided=outage.round if closing[0].type == "void" else None,
+        )
+        self._outputs.alarm(outage.alarm(self.table_id, cleared_ts=now_ts))
+        self._outputs.set_status(status_view(self.outage))
+        self.publish_state()
+        return True
+
+    async def _outage_watch(self, interval: float = 0.5) -> None:
+        """Probe the journal while it is out, so the outage ends with no device event to wait for.
+
+        Runs between batches (``_resume`` has no await), so it never interleaves with one.
+        """
+        while True:
+            await asyncio.sleep(interval)
+            if (self.outage is not None or self._lost_outputs) and self._queue.empty():
+                self._resume()
+
+    # --- the step ----------------------------------------------------------------------------
+
+    def journal_records(
+        self, records: list[dict[str, Any]], *, raising: bool
+    ) -> list[dict[str, Any]]:
+        """Append the controller's own (non-event) records; wake the outbox and listeners.
+
+        A refused write is logged; then, with ``raising``, raised; without, the journal's
+        failure begins an outage and ``[]`` is returned.
+        """
+        try:
+            stored = self.journal.append(records)
+        except JournalError as exc:
+            log.error("journal_write_failed", error=str(exc), record_type=records[0]["type"])
+            if raising:
+                raise
+            if not isinstance(exc, JournalRecordError):  # a refused record is no outage
+                self._begin_outage(exc)
+            return []
+        self._restart.saw(stored)
+        self._outputs.notify()
+        for listener in self.listeners:
+            for item in stored:
+                listener(item)
+        return stored
+
+    def handle(self, event: TableEvent) -> list[dict[str, Any]]:
+        """Journal ``event``, apply the engine, journal its conclusions. Returns the records."""
+        return self.handle_batch([event])[0]
+
+    def handle_batch(self, events: Sequence[TableEvent]) -> list[list[dict[str, Any]]]:
+        """:meth:`handle` for several events with two commits (two fsyncs) in all.
+
+        The events are journaled together first, and only then applied, in order; their
+        conclusions are journaled together after that. So nothing is acted on before it is
+        durable, and each conclusion follows its event in the journal (after the rest of the
+        batch's events). Returns each event's records: its own, then its conclusions.
+        """
+        if len(events) > 1 and any(isinstance(e, Card) for e in events[1:]):
+            # Whether a card goes face down depends on every event before it, and it must be
+            # known before the card is journaled: cut the batch before each card.
+            cuts = [i for i, e in enumerate(events) if isinstance(e, Card) and i > 0]
+            bounds = zip([0, *cuts], [*cuts, len(events)], strict=True)
+            return [r for start, end in bounds for r in self.handle_batch(events[start:end])]
+        events = [
+            e if e.ts is not None else replace(e, ts=format_ts(self._clock())) for e in events
+        ]
+        if isinstance(events[0], Card) and self.engine.conceals(events[0]):
+            events[0] = replace(events[0], face_down=True)
+        stored_events = self.journal.append([event_record(e) for e in events])
+        decided: list[list[EngineOutput]] = []
+        for event, record in zip(events, stored_events, strict=True):
+            self.latches.track(event)
+            decided.append(self.engine.apply(replace(event, seq=record["seq"])))
+            self._restart.saw([record])
+        out_records = [
+            output_record(o, event.ts)
+            for event, outputs in zip(events, decided, strict=True)
+            for o in outputs
+        ]
+        try:
+            stored_outputs = self.journal.append(out_records) if out_records else []
+        except BaseException as exc:
+            # The engine decided what the journal lacks: no checkpoint may cover these events
+            # until the conclusions are journaled (when the journal writes again), or a full
+            # replay re-derives them (the crash window of recover()).
+            self._restart.hold_checkpoints()
+            if isinstance(exc, JournalError) and not isinstance(exc, JournalRecordError):
+                self._lost_outputs.extend(out_records)
+            raise
+        self._restart.saw(stored_outputs)
+        self._outputs.notify()
+        for listener in self.listeners:
+            for record in stored_events + stored_outputs:
+                listener(record)
+        results: list[list[dict[str, Any]]] = []
+        taken = 0
+        for record, outputs in zip(stored_events, decided, strict=True):
+            results.append([record, *stored_outputs[taken : taken + len(outputs)]])
+            taken += len(outputs)
+            for output in outputs:
+                if isinstance(output, Outcome):
+                    log.info(
+                        "round_outcome",
+                        round=output.round,
+                        status=output.status,
+                        reason=output.reason,
+                        result=output.result,
+                    )
+                elif isinstance(output, Verdict):
+                    log.warning(
+                        "verdict", code=output.code, round=output.round, message=output.message
+                    )
+        # Latest-value topics: once per batch is enough (the publisher coalesces them anyway).
+        self.publish_state()
+        devices = {event.device for event in events if event.device is not None}
+        for driver in self.drivers:
+            if driver.device_id in devices:
+                self.publish_device(driver)
+        return results
+
+    # --- retained views (tablectl.controller.service.runner.views) -------------------------
+
+    def publish_state(self) -> None:
+        """The retained ``state``."""
+        view = state_view(
+            table_id=self.table_id,
+            engine=self.engine,
+            seq=self.journal.last_seq,
+            latched=self.latches.journaled,
+            outage=self.outage,
+            ts=format_ts(self._clock()),
+        )
+        self._outputs.set_view("state", view)
+
+    def publish_device(self, driver: Driver) -> None:
+        """The retained ``devices/{id}`` of one device."""
+        view = device_view(
+            table_id=self.table_id,
+            driver=driver,
+            latched=self.latches.journaled,
+            ts=format_ts(self._clock()),
+        )
+        self._outputs.set_view(f"devices/{driver.device_id}", view)
+
+    def _timer_view(self) -> Mapping[str, Any]:
+        return timer_view(self.engine, self.outage)

@@ -1,58 +1,38 @@
-"""Round engines: one per game family, chosen by ``[table] game`` through a lazy registry.
+"""Round engines: one per game family, chosen by ``[table] game`` through the catalog.
 
-The registry holds ``"module.path", "ClassName"`` strings (python-can's ``BACKENDS`` pattern), so
-importing this package costs nothing and a broken engine module fails when a table that uses it
-starts, with a :class:`~tablectl.controller.core.errors.ConfigError` naming the game, and not at
-import of the whole service.
+:data:`ENGINES` (``game -> ("module.path", "ClassName")``, python-can's ``BACKENDS`` pattern) is
+derived from :data:`tablectl.controller.games.catalog.CATALOG`, and so is every game's ``[rules]``
+(:func:`load_rules`: the catalog's preset, the table's ``[rules]`` on top, validated strictly).
+Importing this package imports no engine and no game; a broken engine module fails when a table
+that uses it starts, with a :class:`~tablectl.controller.core.errors.ConfigError` naming the game,
+and not at import of the whole service.
 
 An engine is pure: events in (time inside them), :class:`~tablectl.controller.core.outcomes.Outcome`
 and :class:`~tablectl.controller.core.outcomes.Verdict` values out. The runner journals each event
 before calling :meth:`Engine.apply` and publishes :meth:`Engine.snapshot` on the retained ``state``
-topic.
+topic. Every engine is a :class:`~tablectl.controller.engines.base.RoundEngine`.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
+from tablectl.controller.config import validate_section
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import TableEvent
 from tablectl.controller.core.outcomes import EngineOutput
-from tablectl.controller.games.catalog import GAMES
+from tablectl.controller.games import catalog
 
-__all__ = ["ENGINES", "Engine", "EngineClass", "PresetEngineClass", "build_engine"]
+__all__ = ["ENGINES", "Engine", "EngineClass", "build_engine", "load_rules"]
 
 ENGINES: Mapping[str, tuple[str, str]] = {
-    "roulette": ("tablectl.controller.engines.roulette", "RouletteEngine"),
-    "baccarat": ("tablectl.controller.engines.baccarat", "BaccaratEngine"),
-    "dragon_tiger": ("tablectl.controller.engines.dragon_tiger", "DragonTigerEngine"),
-    "blackjack": ("tablectl.controller.engines.blackjack", "BlackjackEngine"),
-    # Ball draws: one engine, a preset per rule-book game ([rules] overrides its parameters).
-    "lucky5": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "lucky6": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "lucky7": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "super_six": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "mega6": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "one_bet": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "keno_express": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "lotto_5_35": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "mega_ball": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "bingo37": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "bingo38": ("tablectl.controller.engines.draw", "DrawEngine"),
-    "keno": ("tablectl.controller.engines.draw", "DrawEngine"),
-    # Money wheels: one engine, a preset (segment layout) per rule-book game.
-    "dream_catcher": ("tablectl.controller.engines.wheel", "WheelEngine"),
-    "wheel_of_fortune": ("tablectl.controller.engines.wheel", "WheelEngine"),
-    "crazy_time": ("tablectl.controller.engines.wheel", "WheelEngine"),
-    "monopoly": ("tablectl.controller.engines.wheel", "WheelEngine"),
-    "mega_wheel": ("tablectl.controller.engines.wheel", "WheelEngine"),
-    # House-banked poker and the single-deck card games: one engine runs every deal script; the game
-    # key picks the game (tablectl.controller.games.catalog).
-    **{game: ("tablectl.controller.engines.scripted", "ScriptEngine") for game in GAMES},
+    game: catalog.ENGINE_FAMILIES[entry.family] for game, entry in catalog.CATALOG.items()
 }
-"""``game -> (module, class)``; the class implements :class:`EngineClass`."""
+"""``game -> (module, class)`` of the catalog's games; the class implements :class:`EngineClass`.
+Games from installed packages (:mod:`tablectl.controller.plugins`) are found by
+:func:`build_engine` too, on the card engine."""
 
 
 class Engine(Protocol):
@@ -83,27 +63,72 @@ class Engine(Protocol):
 
 
 class EngineClass(Protocol):
-    """The class-side contract of a registry entry: build an engine from a raw ``[rules]``."""
+    """The class-side contract of a registry entry: an engine from the validated rules
+    (:func:`load_rules`), the game key and the next round's number."""
 
-    def from_rules(
-        self, table_id: str, rules: Mapping[str, Any], *, source: str, next_round: int = 1
-    ) -> Engine: ...
+    def __call__(self, table_id: str, rules: Any, /, *, game: str, next_round: int) -> Engine: ...
 
 
-@runtime_checkable
-class PresetEngineClass(Protocol):
-    """A registry entry shared by several games (the draw and wheel families): the game key
-    selects a preset of the rule book's parameters, and ``[rules]`` overrides them."""
+def _entry(game: str, source: str) -> catalog.GameEntry:
+    """The catalog's entry for ``game``, else an installed package's
+    (:mod:`tablectl.controller.plugins`).
 
-    def from_preset(
-        self,
-        table_id: str,
-        game: str,
-        rules: Mapping[str, Any],
-        *,
-        source: str,
-        next_round: int = 1,
-    ) -> Engine: ...
+    Raises:
+        ConfigError: no such game (the message lists the known ones).
+    """
+    entry = catalog.CATALOG.get(game)
+    if entry is None:
+        # Only a key the catalog lacks looks at the installed packages' metadata.
+        from tablectl.controller.plugins import plugin_entry  # noqa: PLC0415
+
+        entry = plugin_entry(game)
+    if entry is None:
+        known = ", ".join(sorted(catalog.CATALOG))
+        raise ConfigError(f"{source}: unknown game {game!r} (known: {known})")
+    return entry
+
+
+def _import(module_name: str, name: str) -> Any:
+    return getattr(importlib.import_module(module_name), name)
+
+
+def load_rules(
+    game: str, rules: Mapping[str, Any] | None = None, *, source: str = "<catalog>"
+) -> Any:
+    """The validated rules of ``game``: its catalog preset (or the family preset ``[rules]
+    variant`` names) with ``rules`` on top. A card game's are returned as the game itself (a
+    :class:`~tablectl.controller.games.cards.deal.BaseGame` on its rules model); the others' as
+    their rules model.
+
+    Raises:
+        ConfigError: an unknown game or preset (naming where it came from), rules that cannot be
+            loaded, or ``[rules]`` the model rejects (key and file named).
+    """
+    entry = _entry(game, source)
+    try:
+        cls = _import(entry.module, entry.name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{source}: rules of game {game!r} cannot be loaded: {exc}") from None
+    from tablectl.controller.games.cards.deal import BaseGame  # noqa: PLC0415 - only when used
+
+    if entry.family == "cards" and not (isinstance(cls, type) and issubclass(cls, BaseGame)):
+        raise ConfigError(f"{source}: game {game!r}: {entry.module}.{entry.name} is no BaseGame")
+    raw = dict(rules or {})
+    if entry.variants is None:
+        merged = {**entry.preset, **raw}
+    else:
+        # One engine, many rule-book games: the game key (or [rules] variant) picks the preset.
+        variant = raw.get("variant", game)
+        if not isinstance(variant, str) or variant not in entry.variants:
+            known = ", ".join(entry.variants)
+            where = "rules.variant" if "variant" in raw else "table.game"
+            raise ConfigError(
+                f"{source}: {where}: no {entry.family} preset {variant!r} (known: {known})"
+            )
+        merged = {**entry.variants[variant], "variant": variant, **raw}
+    if entry.family == "cards":
+        return cls(validate_section(cls.rules_model, merged, source=source, section="rules"))
+    return validate_section(cls, merged, source=source, section="rules")
 
 
 def build_engine(
@@ -119,25 +144,18 @@ def build_engine(
     Args:
         table_id: the ``[table] id``; round ids are ``f"{table_id}-{n:06d}"``.
         game: the ``[table] game`` key.
-        rules: the raw ``[rules]`` mapping, validated by the engine's own model.
+        rules: the raw ``[rules]`` mapping, validated by the game's own model.
         source: the config file, named in error messages.
         next_round: ``n`` of the next round id (the runner takes it from the journal).
 
     Raises:
         ConfigError: unknown game (the message lists the known ones), an engine that cannot be
-            loaded, or ``[rules]`` that the engine rejects.
+            loaded, or ``[rules]`` that the game rejects.
     """
+    found = ENGINES.get(game)
+    module_name, class_name = found or catalog.ENGINE_FAMILIES[_entry(game, source).family]
     try:
-        module_name, class_name = ENGINES[game]
-    except KeyError:
-        known = ", ".join(sorted(ENGINES))
-        raise ConfigError(f"{source}: unknown game {game!r} (known: {known})") from None
-    try:
-        module = importlib.import_module(module_name)
-        cls: EngineClass = getattr(module, class_name)
+        cls: EngineClass = _import(module_name, class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{source}: engine for game {game!r} cannot be loaded: {exc}") from None
-    if isinstance(cls, PresetEngineClass):
-        # One engine, many rule-book games: the game key picks the preset.
-        return cls.from_preset(table_id, game, rules, source=source, next_round=next_round)
-    return cls.from_rules(table_id, rules, source=source, next_round=next_round)
+    return cls(table_id, load_rules(game, rules, source=source), game=game, next_round=next_round)

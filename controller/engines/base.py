@@ -1,27 +1,36 @@
-"""What every round engine does the same way: round ids, the latches, verdicts, refused events.
+"""The round-engine template: what every engine does the same way.
 
-:class:`RoundIds` allocates round ids (``f"{table_id}-{n:06d}"``) and remembers the recent ones, so
-that a re-sent or replayed ``round_open`` cannot reuse one. :class:`EngineBase` is the mixin the
-engines share: the ``phase`` / ``current_round`` / ``faults`` properties, the verdict builder, the
-refusals before a round opens, the ``fault_cleared`` latch and the dispatch that turns a refused
-event (:class:`~tablectl.controller.core.errors.TransitionNotAllowedError`) into a verdict.
+:class:`RoundEngine` is the abstract base of the round engines, a template method in the way of
+python-can's ``BusABC.recv`` over ``_recv_internal``. The public :meth:`RoundEngine.apply` owns
+what no game decides: an event of another game family is ``not_for_this_game``; a handler that
+fires a transition the engine's strict machine refuses
+(:class:`~tablectl.controller.core.errors.TransitionNotAllowedError`) becomes an
+``unexpected_event`` verdict. The base also owns the round ids (:class:`RoundIds`), the fault
+latches (``fault_cleared``; no round opens while one is latched), the verdict builder and the one
+round ending (:meth:`RoundEngine._end`). An engine supplies, through its constructor, its machine
+and its event handlers, and implements the hooks:
+
+- :meth:`~RoundEngine.snapshot` — the table state for the retained ``state`` topic;
+- :meth:`~RoundEngine._round_ended` — what the end of a round clears (called by :meth:`_end`);
+- optionally :meth:`~RoundEngine._intercept` (an event the engine answers before its handler,
+  e.g. a held roulette round refusing the wheel), :meth:`~RoundEngine._refusal` (the message of
+  an ``unexpected_event``) and :meth:`~RoundEngine.conceals`.
 
 Pure: no asyncio, no I/O, no clock.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, Final, Literal
 
-import pydantic
-
-from tablectl.controller.config import validate_section
-from tablectl.controller.core.errors import ConfigError, TransitionNotAllowedError
+from tablectl.controller.core.errors import TransitionNotAllowedError
 from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent
-from tablectl.controller.core.outcomes import EngineOutput, Verdict
-from tablectl.controller.core.statemachine import StateMachine
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine
+from tablectl.controller.games.findings import Finding
 
 __all__ = [
     "DUPLICATE_ROUND",
@@ -29,9 +38,11 @@ __all__ = [
     "NOT_FOR_THIS_GAME",
     "RECENT_ROUNDS",
     "UNEXPECTED_EVENT",
-    "EngineBase",
+    "VOID_ROUND_ABANDONED",
+    "VOID_SUPERVISOR_DEFAULT",
+    "Handler",
+    "RoundEngine",
     "RoundIds",
-    "preset_rules",
 ]
 
 # Verdict codes every engine uses: the event was refused, the round (if any) goes on unchanged.
@@ -40,9 +51,16 @@ NOT_FOR_THIS_GAME: Final = "not_for_this_game"
 FAULT_LATCHED: Final = "fault_latched"
 DUPLICATE_ROUND: Final = "duplicate_round"
 
+# Void reasons every engine uses.
+VOID_ROUND_ABANDONED: Final = "round_abandoned"
+VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
+
 # How many recent round ids are remembered to refuse a reused one: enough for any re-sent or
 # replayed round_open, bounded so a table running for months does not grow without limit.
 RECENT_ROUNDS: Final = 1024
+
+Handler = Callable[[Any], list[EngineOutput]]
+"""An engine's handler of one event type (it fires the machine before changing anything)."""
 
 
 class RoundIds:
@@ -86,20 +104,52 @@ class RoundIds:
             self._next += 1
 
 
-class EngineBase:
-    """The parts of a round engine that do not depend on the game (a mixin).
+class RoundEngine(ABC):
+    """One table's rounds (see the module docstring).
 
-    The engine sets ``_machine``, ``_round``, ``_faults``, ``_ids``, ``_handlers`` and
-    ``_other_games``, and names its family in ``_family`` (for ``not_for_this_game`` messages).
+    Args:
+        table_id: round ids are ``f"{table_id}-{n:06d}"``.
+        game: the registry key put into every outcome.
+        machine: the engine's strict round machine (built, and so validated, at import).
+        handlers: event type → the engine's handler of it; a type without one is refused by the
+            machine (``unexpected_event``) unless ``other_games`` names it.
+        other_games: event types of other game families (``not_for_this_game``).
+        family: names the family in ``not_for_this_game`` messages.
+        next_round: ``n`` of the first round id.
+
+    Raises:
+        ValueError: ``next_round`` is below 1.
     """
 
-    _family: ClassVar[str]
-    _machine: StateMachine
-    _round: str | None
-    _faults: set[str]
-    _ids: RoundIds
-    _handlers: Mapping[str, Callable[[Any], list[EngineOutput]]]
-    _other_games: frozenset[str]
+    def __init__(
+        self,
+        table_id: str,
+        game: str,
+        machine: MachineDefinition,
+        *,
+        handlers: Mapping[str, Handler],
+        other_games: frozenset[str],
+        family: str,
+        next_round: int = 1,
+    ) -> None:
+        self._ids = RoundIds(table_id, next_round)
+        self._table = table_id
+        self._game = game
+        self._machine = StateMachine(machine)
+        self._other_games = other_games
+        self._family = family
+        self._round: str | None = None
+        self._rounds = 0
+        """Rounds opened by this engine (the snapshot's ``rounds``)."""
+        self._faults: set[str] = set()
+        self._handlers: Mapping[str, Handler] = {"fault_cleared": self._fault_cleared, **handlers}
+
+    # -- the public surface (the runner's Engine protocol) --------------------------------------
+
+    @property
+    def game(self) -> str:
+        """The registry key, e.g. ``"roulette"`` (goes into every outcome)."""
+        return self._game
 
     @property
     def phase(self) -> str:
@@ -115,13 +165,11 @@ class EngineBase:
         """The latched fault codes."""
         return frozenset(self._faults)
 
-    def conceals(self, event: TableEvent) -> bool:
-        """Nothing on this table is dealt face down."""
-        del event
-        return False
-
-    def _dispatch(self, event: TableEvent) -> list[EngineOutput]:
-        """Run the event's handler; a refused event becomes an ``unexpected_event`` verdict."""
+    def apply(self, event: TableEvent) -> list[EngineOutput]:
+        """Feed one event, get what it concludes. Never raises for a bad sequence."""
+        answered = self._intercept(event)
+        if answered is not None:
+            return answered
         if event.type in self._other_games:
             message = f"{event.type!r} is not a {self._family} event"
             return [self._verdict(NOT_FOR_THIS_GAME, message, event)]
@@ -132,10 +180,32 @@ class EngineBase:
             # Handlers fire the machine before changing anything, so the state is intact here.
             return [self._verdict(UNEXPECTED_EVENT, self._refusal(exc, event), event)]
 
+    @abstractmethod
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-ready table state for the retained ``state`` topic."""
+
+    def conceals(self, event: TableEvent) -> bool:
+        """Whether ``event``, applied next, is a card dealt face down (default: nothing is)."""
+        del event
+        return False
+
+    # -- hooks ----------------------------------------------------------------------------------
+
+    def _intercept(self, event: TableEvent) -> list[EngineOutput] | None:
+        """What the engine answers before any handler (``None``: dispatch as usual)."""
+        del event
+        return None
+
     def _refusal(self, exc: TransitionNotAllowedError, event: TableEvent) -> str:
         """The message of the ``unexpected_event`` verdict for a refused ``event``."""
         del event
         return str(exc)
+
+    @abstractmethod
+    def _round_ended(self, outcome: Outcome) -> None:
+        """Clear what belonged to the round that ``outcome`` ends (called by :meth:`_end`)."""
+
+    # -- what the template owns -----------------------------------------------------------------
 
     def _open_refused(self, event: RoundOpen) -> Verdict | None:
         """Why a ``round_open`` may not open a round whatever the phase: a latched fault
@@ -150,6 +220,34 @@ class EngineBase:
                 DUPLICATE_ROUND, f"round id {event.round!r} was already used", event
             )
         return None
+
+    def _take_round(self, event: RoundOpen) -> None:
+        """The round opening now gets its id (the event's, or the next automatic one)."""
+        self._round = self._ids.take(event.round)
+        self._rounds += 1
+
+    def _end(
+        self,
+        status: Literal["settled", "void"],
+        reason: str | None,
+        event: TableEvent,
+        result: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """End the round in progress: its outcome (``ts`` is the ending event's)."""
+        assert self._round is not None, "only a round in progress can end"
+        outcome = Outcome(
+            table=self._table,
+            game=self._game,
+            round=self._round,
+            status=status,
+            reason=reason,
+            result=result,
+            ts=event.ts,
+        )
+        self._ids.ended(self._round)
+        self._round = None
+        self._round_ended(outcome)
+        return outcome
 
     def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
         if event.code not in self._faults:
@@ -175,30 +273,6 @@ class EngineBase:
             data={"event": event.type, "phase": self.phase, **data},
         )
 
-
-Model = TypeVar("Model", bound=pydantic.BaseModel)
-
-
-def preset_rules(
-    model: type[Model],
-    presets: Mapping[str, Mapping[str, Any]],
-    game: str,
-    rules: Mapping[str, Any],
-    *,
-    family: str,
-    source: str,
-) -> Model:
-    """The rule book's preset for ``game`` (or ``[rules] variant``) with the table's ``rules`` on
-    top, validated strictly: the shared step of the families whose one engine serves many games.
-
-    Raises:
-        ConfigError: an unknown preset (naming where it came from), or ``[rules]`` the model
-            rejects (key and file named).
-    """
-    variant = rules.get("variant", game)
-    if not isinstance(variant, str) or variant not in presets:
-        known = ", ".join(presets)
-        where = "rules.variant" if "variant" in rules else "table.game"
-        raise ConfigError(f"{source}: {where}: no {family} preset {variant!r} (known: {known})")
-    merged = {**presets[variant], "variant": variant, **rules}
-    return validate_section(model, merged, source=source, section="rules")
+    def _finding(self, finding: Finding, event: TableEvent) -> Verdict:
+        """The verdict of a rule's finding (its code, message, rule id and data)."""
+        return self._verdict(finding.code, finding.message, event, finding.rule, **finding.data)

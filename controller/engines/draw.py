@@ -26,9 +26,8 @@ draws").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from tablectl.controller.core.events import (
     BallDrawn,
@@ -39,10 +38,15 @@ from tablectl.controller.core.events import (
     Void,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
-from tablectl.controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
-from tablectl.controller.games.draw import PRESETS, Draw, DrawRules
-from tablectl.controller.games.findings import Finding
+from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import (
+    FAULT_LATCHED,
+    VOID_ROUND_ABANDONED,
+    VOID_SUPERVISOR_DEFAULT,
+    RoundEngine,
+)
+from tablectl.controller.games.draw import DrawRules
+from tablectl.controller.games.draw_round import Draw
 
 __all__ = [
     "BALL_BEFORE_BETS_CLOSED",
@@ -66,8 +70,6 @@ BALL_BEFORE_BETS_CLOSED: Final = "ball_before_bets_closed"
 MIXING_TOO_SHORT: Final = "mixing_too_short"
 DRAW_NOT_TAKEN_PLACE: Final = "draw_not_taken_place"
 VOID_DEVICE_FAULT: Final = "device_fault"
-VOID_ROUND_ABANDONED: Final = "round_abandoned"
-VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
 # Verdict codes (the read findings are in tablectl.controller.games.draw).
 EXTRA_BALL: Final = "extra_ball"
@@ -137,21 +139,19 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
         return None
 
 
-class DrawEngine(EngineBase):
+class DrawEngine(RoundEngine):
     """One ball-draw table's rounds.
 
     Args:
         table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated rules (see :meth:`from_preset` for a game key and a raw ``[rules]``).
+        rules: the validated rules (:func:`tablectl.controller.engines.load_rules` builds them
+            from a game key and a raw ``[rules]``).
         game: the registry key published in every outcome (default: the rules' variant).
         next_round: ``n`` of the first round id.
 
     Raises:
         ValueError: ``next_round`` is below 1.
     """
-
-    _family = "draw"
-    _other_games = _OTHER_GAMES
 
     def __init__(
         self,
@@ -161,58 +161,34 @@ class DrawEngine(EngineBase):
         game: str | None = None,
         next_round: int = 1,
     ) -> None:
-        self._ids = RoundIds(table_id, next_round)
-        self._table = table_id
+        super().__init__(
+            table_id,
+            game or rules.variant or "draw",
+            _MACHINE,
+            handlers={
+                "round_open": self._round_open,
+                "bets_closed": self._bets_closed,
+                "mixing": self._mixing,
+                "ball_drawn": self._ball_drawn,
+                "tube_full": self._tube_full,
+                "confirm": self._confirm,
+                "void": self._void,
+                "fault": self._fault,
+            },
+            other_games=_OTHER_GAMES,
+            family="draw",
+            next_round=next_round,
+        )
         self._rules = rules
-        self._game = game or rules.variant or "draw"
-        self._machine = StateMachine(_MACHINE)
-        self._rounds = 0
-        self._round: str | None = None
         self._draw = Draw(rules)
         self._first_ball = True
         self._fault_hold = False
         self._ended = False
-        self._faults: set[str] = set()
         self._mixing_since: str | None = None
         self._mixing_until: str | None = None
         self._mixing_on = False
         self._last_round: str | None = None
         self._last_balls: list[int] = []
-        self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
-            "round_open": self._round_open,
-            "bets_closed": self._bets_closed,
-            "mixing": self._mixing,
-            "ball_drawn": self._ball_drawn,
-            "tube_full": self._tube_full,
-            "confirm": self._confirm,
-            "void": self._void,
-            "fault": self._fault,
-            "fault_cleared": self._fault_cleared,
-        }
-
-    @classmethod
-    def from_preset(
-        cls,
-        table_id: str,
-        game: str,
-        rules: Mapping[str, Any],
-        *,
-        source: str,
-        next_round: int = 1,
-    ) -> DrawEngine:
-        """The rule book's preset for ``game`` (or ``[rules] variant``), ``rules`` on top.
-
-        Raises:
-            ConfigError: an unknown preset, or ``[rules]`` the model rejects (key and file named).
-        """
-        # A table's own settings go on top of the preset (for a wheel, its own ``segments``
-        # keep the preset's ``counts``: the layout is checked against the rule book's counts).
-        parsed = preset_rules(DrawRules, PRESETS, game, rules, family="draw", source=source)
-        return cls(table_id, parsed, game=game, next_round=next_round)
-
-    @property
-    def game(self) -> str:
-        return self._game
 
     @property
     def rules(self) -> DrawRules:
@@ -232,11 +208,6 @@ class DrawEngine(EngineBase):
             "last_balls": list(self._last_balls),
         }
 
-    def apply(self, event: TableEvent) -> list[EngineOutput]:
-        """Feed one event; get the outcome and verdicts it concludes. Never raises for a bad
-        sequence."""
-        return self._dispatch(event)
-
     # -- handlers ---------------------------------------------------------------------------------
 
     def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
@@ -254,8 +225,7 @@ class DrawEngine(EngineBase):
         outputs: list[EngineOutput] = []
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
-        self._round = self._ids.take(event.round)
-        self._rounds += 1
+        self._take_round(event)
         self._draw = Draw(self._rules)
         self._first_ball = True
         self._fault_hold = False
@@ -436,34 +406,12 @@ class DrawEngine(EngineBase):
         balls = self._draw.balls()
         return {"balls": balls} if balls else None
 
-    def _end(
-        self,
-        status: Literal["settled", "void"],
-        reason: str | None,
-        event: TableEvent,
-        result: dict[str, Any] | None = None,
-    ) -> Outcome:
-        assert self._round is not None, "only a round in progress can end"
-        outcome = Outcome(
-            table=self._table,
-            game=self._game,
-            round=self._round,
-            status=status,
-            reason=reason,
-            result=result,
-            ts=event.ts,
-        )
-        self._ids.ended(self._round)
-        self._last_round = self._round
-        if status == "void":
+    def _round_ended(self, outcome: Outcome) -> None:
+        self._last_round = outcome.round
+        if outcome.status == "void":
             self._last_balls = []
-        self._round = None
         self._fault_hold = False
         self._ended = False
-        return outcome
-
-    def _finding(self, finding: Finding, event: TableEvent) -> Verdict:
-        return self._verdict(finding.code, finding.message, event, finding.rule, **finding.data)
 
     def _verdict(
         self, code: str, message: str, event: TableEvent, rule: str | None = None, **data: Any

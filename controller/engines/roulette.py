@@ -38,10 +38,8 @@ machine refuses becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from tablectl.controller.config import validate_section
 from tablectl.controller.core.events import (
     BallLaunched,
     Fault,
@@ -52,13 +50,14 @@ from tablectl.controller.core.events import (
     WinningNumber,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     NOT_FOR_THIS_GAME,
     UNEXPECTED_EVENT,
-    EngineBase,
-    RoundIds,
+    VOID_ROUND_ABANDONED,
+    VOID_SUPERVISOR_DEFAULT,
+    RoundEngine,
 )
 from tablectl.controller.games.findings import Finding
 from tablectl.controller.games.roulette import (
@@ -92,10 +91,8 @@ HELD: Final = "held"
 # tablectl.controller.games.roulette).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
 VOID_DEVICE_FAULT: Final = "device_fault"
-VOID_ROUND_ABANDONED: Final = "round_abandoned"
-# Used when a no_spin / void event carries an empty reason: a void always has a code.
+# Used when a no_spin event carries an empty reason: a void always has a code.
 VOID_NO_SPIN_DEFAULT: Final = "no_spin"
-VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
 # Verdict: an event refused because the round waits for a supervisor (phase held).
 DECISION_PENDING: Final = "decision_pending"
@@ -165,56 +162,52 @@ def _definition(void_on_fault: bool) -> MachineDefinition:
 _MACHINES: Final = {True: _definition(True), False: _definition(False)}
 
 
-class RouletteEngine(EngineBase):
+class RouletteEngine(RoundEngine):
     """One roulette table's rounds.
 
     Args:
         table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated ``[rules]`` (see :meth:`from_rules` for a raw mapping).
+        rules: the validated ``[rules]`` (:func:`tablectl.controller.engines.load_rules` builds
+            them from a raw mapping).
+        game: the registry key published in every outcome.
         next_round: ``n`` of the first round id; ``n`` goes up by one per opened round.
 
     Raises:
         ValueError: ``next_round`` is below 1.
     """
 
-    game: Final = "roulette"
-    _family = "roulette"
-    _other_games = _OTHER_GAMES
-
     def __init__(
-        self, table_id: str, rules: RouletteRules | None = None, *, next_round: int = 1
+        self,
+        table_id: str,
+        rules: RouletteRules | None = None,
+        *,
+        game: str = "roulette",
+        next_round: int = 1,
     ) -> None:
-        self._ids = RoundIds(table_id, next_round)
-        self._table = table_id
         self._rules = rules if rules is not None else RouletteRules()
-        self._machine = StateMachine(_MACHINES[self._rules.void_on_fault])
-        self._rounds = 0
-        self._round: str | None = None
+        super().__init__(
+            table_id,
+            game,
+            _MACHINES[self._rules.void_on_fault],
+            handlers={
+                "round_open": self._round_open,
+                "bets_closed": self._bets_closed,
+                "ball_launched": self._ball_launched,
+                "winning_number": self._winning_number,
+                "no_spin": self._no_spin,
+                "void": self._void,
+                "fault": self._fault,
+            },
+            other_games=_OTHER_GAMES,
+            family="roulette",
+            next_round=next_round,
+        )
         self._ball_in_play = False
         self._launch: BallLaunched | None = None
         self._round_spin: int | None = None
         self._held: WinningNumber | None = None
         self._held_reason: str | None = None
-        self._faults: set[str] = set()
         self._last_number: Pocket | None = None
-        self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
-            "round_open": self._round_open,
-            "bets_closed": self._bets_closed,
-            "ball_launched": self._ball_launched,
-            "winning_number": self._winning_number,
-            "no_spin": self._no_spin,
-            "void": self._void,
-            "fault": self._fault,
-            "fault_cleared": self._fault_cleared,
-        }
-
-    @classmethod
-    def from_rules(
-        cls, table_id: str, rules: Mapping[str, Any], *, source: str, next_round: int = 1
-    ) -> RouletteEngine:
-        """Build from a raw ``[rules]`` mapping (raises ConfigError naming key and file)."""
-        parsed = validate_section(RouletteRules, rules, source=source, section="rules")
-        return cls(table_id, parsed, next_round=next_round)
 
     @property
     def rules(self) -> RouletteRules:
@@ -235,9 +228,8 @@ class RouletteEngine(EngineBase):
             "last_number": self._last_number,
         }
 
-    def apply(self, event: TableEvent) -> list[EngineOutput]:
-        """Feed one event, get what it concludes: at most one void of an abandoned round, then
-        at most one outcome or verdict for the event itself. Never raises for a bad sequence."""
+    def _intercept(self, event: TableEvent) -> list[EngineOutput] | None:
+        """A held round waits for a supervisor: the wheel's own events are refused."""
         if (
             self.phase == HELD
             and event.type in _WAIT_FOR_SUPERVISOR
@@ -252,7 +244,7 @@ class RouletteEngine(EngineBase):
                     RULE_DECISION,
                 )
             ]
-        return self._dispatch(event)
+        return None
 
     # -- handlers (each fires the machine first: a refusal must leave no partial change) -------
 
@@ -263,10 +255,9 @@ class RouletteEngine(EngineBase):
         self._machine.fire("round_open")
         outputs: list[EngineOutput] = []
         if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, None, event))
-        self._round = self._ids.take(event.round)
+            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
+        self._take_round(event)
         self._round_spin = event.spin
-        self._rounds += 1
         return outputs
 
     def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
@@ -295,7 +286,7 @@ class RouletteEngine(EngineBase):
         if was == OPEN:
             # seed-000 V-RL-3, seed-004 ROU 2.1.1: a result is valid only after "no more bets".
             self._machine.fire("winning_number")
-            return [self._end("void", VOID_RESULT_BEFORE_BETS_CLOSED, reported, event)]
+            return [self._end("void", VOID_RESULT_BEFORE_BETS_CLOSED, event, reported)]
         # R22: the wheel contradicts itself; then seed-001 §4.1 L95: the rotor kept its way.
         finding = check_result_lines(event)
         if finding is not None and self._rules.on_result_mismatch == "hold":
@@ -307,7 +298,7 @@ class RouletteEngine(EngineBase):
         spin = self._with_launch_data(event)
         code = check_spin(self._rules, spin)
         if code is not None:
-            return [self._end("void", code, reported, event)]
+            return [self._end("void", code, event, reported)]
         result = spin_result(
             self._rules.variant,
             spin.number,
@@ -317,17 +308,17 @@ class RouletteEngine(EngineBase):
             spin=spin.spin,
         )
         self._last_number = spin.number
-        return [self._end("settled", None, result, event)]
+        return [self._end("settled", None, event, result)]
 
     def _no_spin(self, event: NoSpin) -> list[EngineOutput]:
         # seed-000 RL-I1/RL-I2, regulatory R2: "no spin", no payouts, a new spin follows.
         self._machine.fire("no_spin")
-        return [self._end("void", event.reason.strip() or VOID_NO_SPIN_DEFAULT, None, event)]
+        return [self._end("void", event.reason.strip() or VOID_NO_SPIN_DEFAULT, event)]
 
     def _void(self, event: Void) -> list[EngineOutput]:
         # seed-000 V-RL-5 / GEN-11: a supervisor's decision, with its reason code.
         self._machine.fire("void")
-        return [self._end("void", event.reason.strip() or VOID_SUPERVISOR_DEFAULT, None, event)]
+        return [self._end("void", event.reason.strip() or VOID_SUPERVISOR_DEFAULT, event)]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         was = self.phase
@@ -335,7 +326,7 @@ class RouletteEngine(EngineBase):
         self._faults.add(event.code)
         if was != IDLE and now == IDLE:
             # seed-001 G1/G3, seed-004 ROU 2.1.6 (void_on_fault); regulatory R14 latches it.
-            return [self._end("void", VOID_DEVICE_FAULT, None, event)]
+            return [self._end("void", VOID_DEVICE_FAULT, event)]
         return []
 
     # -- helpers --------------------------------------------------------------------------------
@@ -345,7 +336,7 @@ class RouletteEngine(EngineBase):
         what was compared and the sentence (for a dispute)."""
         self._machine.fire("winning_number")
         result = {"number": event.number, **finding.data, "detail": finding.message}
-        return self._end("void", finding.code, result, event)
+        return self._end("void", finding.code, event, result)
 
     def _hold(self, finding: Finding, event: WinningNumber) -> Verdict:
         """R22: keep the round for a supervisor; the verdict says why and what was reported."""
@@ -388,27 +379,9 @@ class RouletteEngine(EngineBase):
             spin=event.spin if event.spin is not None else launch.spin,
         )
 
-    def _end(
-        self,
-        status: Literal["settled", "void"],
-        reason: str | None,
-        result: dict[str, Any] | None,
-        event: TableEvent,
-    ) -> Outcome:
-        assert self._round is not None, "only a round in progress can end"
-        outcome = Outcome(
-            table=self._table,
-            game=self.game,
-            round=self._round,
-            status=status,
-            reason=reason,
-            result=result,
-            ts=event.ts,
-        )
-        self._ids.ended(self._round)
-        self._round = None
+    def _round_ended(self, outcome: Outcome) -> None:
+        del outcome
         self._ball_in_play = False
         self._launch = None
         self._round_spin = None
         self._held = self._held_reason = None
-        return outcome

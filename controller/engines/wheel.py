@@ -25,8 +25,7 @@ Pure: no asyncio, no I/O, no clock. :meth:`WheelEngine.apply` never raises for a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from tablectl.controller.core.errors import TransitionNotAllowedError
 from tablectl.controller.core.events import (
@@ -40,10 +39,14 @@ from tablectl.controller.core.events import (
     WheelSpin,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
-from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
-from tablectl.controller.engines.base import FAULT_LATCHED, EngineBase, RoundIds, preset_rules
+from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import (
+    FAULT_LATCHED,
+    VOID_ROUND_ABANDONED,
+    VOID_SUPERVISOR_DEFAULT,
+    RoundEngine,
+)
 from tablectl.controller.games.wheel import (
-    PRESETS,
     RESPIN_ON_DIVIDER,
     WheelRules,
     check_spin,
@@ -67,8 +70,6 @@ HELD: Final = "held"
 # Void reasons.
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
 VOID_DEVICE_FAULT: Final = "device_fault"
-VOID_ROUND_ABANDONED: Final = "round_abandoned"
-VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
 
 # Verdict codes.
 RESPIN: Final = "respin"
@@ -130,21 +131,19 @@ def _definition() -> MachineDefinition:
 _MACHINE: Final = _definition()
 
 
-class WheelEngine(EngineBase):
+class WheelEngine(RoundEngine):
     """One money-wheel table's rounds.
 
     Args:
         table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated rules (see :meth:`from_preset`).
+        rules: the validated rules (:func:`tablectl.controller.engines.load_rules` builds them
+            from a game key and a raw ``[rules]``).
         game: the registry key published in every outcome (default: the rules' variant).
         next_round: ``n`` of the first round id.
 
     Raises:
         ValueError: ``next_round`` is below 1.
     """
-
-    _family = "wheel"
-    _other_games = _OTHER_GAMES
 
     def __init__(
         self,
@@ -154,55 +153,31 @@ class WheelEngine(EngineBase):
         game: str | None = None,
         next_round: int = 1,
     ) -> None:
-        self._ids = RoundIds(table_id, next_round)
-        self._table = table_id
+        super().__init__(
+            table_id,
+            game or rules.variant or "wheel",
+            _MACHINE,
+            handlers={
+                "round_open": self._round_open,
+                "bets_closed": self._bets_closed,
+                "wheel_spin": self._wheel_spin,
+                "segment": self._segment,
+                "no_spin": self._no_spin,
+                "confirm": self._confirm,
+                "void": self._void,
+                "fault": self._fault,
+            },
+            other_games=_OTHER_GAMES,
+            family="wheel",
+            next_round=next_round,
+        )
         self._rules = rules
-        self._game = game or rules.variant or "wheel"
-        self._machine = StateMachine(_MACHINE)
-        self._rounds = 0
-        self._round: str | None = None
         self._spins: list[dict[str, Any]] = []
         self._respins = 0
         self._spin_direction: Direction | None = None
         self._fault_hold = False
         self._held_segment: Segment | None = None
-        self._faults: set[str] = set()
         self._last: dict[str, Any] | None = None
-        self._handlers: Mapping[str, Callable[[Any], list[EngineOutput]]] = {
-            "round_open": self._round_open,
-            "bets_closed": self._bets_closed,
-            "wheel_spin": self._wheel_spin,
-            "segment": self._segment,
-            "no_spin": self._no_spin,
-            "confirm": self._confirm,
-            "void": self._void,
-            "fault": self._fault,
-            "fault_cleared": self._fault_cleared,
-        }
-
-    @classmethod
-    def from_preset(
-        cls,
-        table_id: str,
-        game: str,
-        rules: Mapping[str, Any],
-        *,
-        source: str,
-        next_round: int = 1,
-    ) -> WheelEngine:
-        """The rule book's preset for ``game`` (or ``[rules] variant``), ``rules`` on top.
-
-        Raises:
-            ConfigError: an unknown preset, or ``[rules]`` the model rejects (key and file named).
-        """
-        # A table's own settings go on top of the preset (for a wheel, its own ``segments``
-        # keep the preset's ``counts``: the layout is checked against the rule book's counts).
-        parsed = preset_rules(WheelRules, PRESETS, game, rules, family="wheel", source=source)
-        return cls(table_id, parsed, game=game, next_round=next_round)
-
-    @property
-    def game(self) -> str:
-        return self._game
 
     @property
     def rules(self) -> WheelRules:
@@ -222,11 +197,6 @@ class WheelEngine(EngineBase):
             "last": dict(self._last) if self._last is not None else None,
         }
 
-    def apply(self, event: TableEvent) -> list[EngineOutput]:
-        """Feed one event; get the outcome and verdicts it concludes. Never raises for a bad
-        sequence."""
-        return self._dispatch(event)
-
     # -- handlers ---------------------------------------------------------------------------------
 
     def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
@@ -244,8 +214,7 @@ class WheelEngine(EngineBase):
         outputs: list[EngineOutput] = []
         if self._round is not None:
             outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
-        self._round = self._ids.take(event.round)
-        self._rounds += 1
+        self._take_round(event)
         return outputs
 
     def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
@@ -406,28 +375,10 @@ class WheelEngine(EngineBase):
             return None
         return {"spins": [dict(s) for s in self._spins], "respins": self._respins}
 
-    def _end(
-        self,
-        status: Literal["settled", "void"],
-        reason: str | None,
-        event: TableEvent,
-        result: dict[str, Any] | None = None,
-    ) -> Outcome:
-        assert self._round is not None, "only a round in progress can end"
-        outcome = Outcome(
-            table=self._table,
-            game=self._game,
-            round=self._round,
-            status=status,
-            reason=reason,
-            result=result,
-            ts=event.ts,
-        )
-        self._ids.ended(self._round)
-        self._round = None
+    def _round_ended(self, outcome: Outcome) -> None:
+        del outcome
         self._spins = []
         self._respins = 0
         self._spin_direction = None
         self._fault_hold = False
         self._held_segment = None
-        return outcome

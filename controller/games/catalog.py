@@ -1,61 +1,305 @@
-"""Which scripted card game each ``[table] game`` key is: ``key -> (module, class, preset)``.
+"""The catalog: every ``[table] game`` key → its engine family, its rules, its preset.
 
-The class is a :class:`tablectl.controller.games.cards.deal.BaseGame`; ``preset`` holds the
-``[rules]`` defaults that make the rule book's game out of a family class (``[rules]`` in the
-table's config overrides them). Strings, so that importing the catalog imports no game (python-can's
-``BACKENDS``).
+The one list of games. The engine registry (:data:`tablectl.controller.engines.ENGINES`), the
+presets and the docs' game tables (``docs/card-games.md``, ``docs/games/``; a test holds them to
+it) are derived from :data:`CATALOG`. An entry names its rules as ``"module.path", "Name"`` strings
+(python-can's ``BACKENDS``), so importing the catalog imports no game:
 
-Rule-book sources per game are in each module's docstring and in ``docs/card-games.md``.
+- ``family`` picks the engine (:data:`ENGINE_FAMILIES`): one engine per family, every card game a
+  deal script on the one card engine;
+- ``module``, ``name``: the card game's :class:`~tablectl.controller.games.cards.deal.BaseGame`
+  class, or the family's ``[rules]`` model (roulette, draw, wheel);
+- ``preset``: the ``[rules]`` defaults that make the rule book's game out of its class (a table's
+  ``[rules]`` overrides them); for the draw and wheel families ``variants`` holds every preset of
+  the family, and ``[rules] variant`` may pick another than the game's own (seed-001 C40: two
+  games share the title "LUCKY 6").
+
+Rule-book sources per preset are in the comments below, per game in each module's docstring and in
+``docs/card-games.md``. Pure data: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, Literal, TypeAlias
 
-__all__ = ["GAMES"]
+__all__ = [
+    "CATALOG",
+    "DRAW_PRESETS",
+    "ENGINE_FAMILIES",
+    "GAMES",
+    "WHEEL_PRESETS",
+    "Family",
+    "GameEntry",
+    "spread",
+]
 
-GAMES: Mapping[str, tuple[str, str, Mapping[str, Any]]] = {
+Family: TypeAlias = Literal["roulette", "cards", "draw", "wheel"]
+
+ENGINE_FAMILIES: Final[Mapping[Family, tuple[str, str]]] = MappingProxyType(
+    {
+        "roulette": ("tablectl.controller.engines.roulette", "RouletteEngine"),
+        "cards": ("tablectl.controller.engines.cards", "CardEngine"),
+        "draw": ("tablectl.controller.engines.draw", "DrawEngine"),
+        "wheel": ("tablectl.controller.engines.wheel", "WheelEngine"),
+    }
+)
+"""``family -> (module, class)`` of its engine."""
+
+
+def _no_preset() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class GameEntry:
+    """One game of the catalog (see the module docstring)."""
+
+    family: Family
+    module: str
+    name: str
+    preset: Mapping[str, Any] = field(default_factory=_no_preset)
+    variants: Mapping[str, Mapping[str, Any]] | None = None
+    dealer_screen: bool = False
+    """A card game worked through the dealer's screen (the house-banked poker and single-deck
+    games of ``docs/card-games.md``; the game class's ``procedure``)."""
+    doc: str | None = None
+    """The page of ``docs/`` on its rules and outcome fields."""
+
+
+def _frozen(presets: Mapping[str, dict[str, Any]]) -> Mapping[str, Mapping[str, Any]]:
+    return MappingProxyType({name: MappingProxyType(params) for name, params in presets.items()})
+
+
+# -- ball draws (seed-001 §6 ball drums, §10 parameter table) -------------------------------------
+
+
+def _cycle_colors(names: Sequence[str], balls: int, lowest: int = 1) -> dict[str, list[int]]:
+    """Colour by ``(n - lowest) mod len(names)`` (Lucky 6/48 L2945–2965; MEGA 6 by parity)."""
+    return {
+        name: list(range(lowest + i, lowest + balls, len(names))) for i, name in enumerate(names)
+    }
+
+
+# seed-001 L3325: 1 Bet's red set (the standard roulette red set), black the rest, 0 green.
+_ONE_BET_RED: Final = (1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36)
+_EIGHT_COLOURS: Final = ("green", "blue", "red", "purple", "yellow", "orange", "brown", "black")
+
+DRAW_PRESETS: Final = _frozen(
+    {
+        # §6.1 L2123: "5 winning balls out of 36 (9 balls for each color: white, blue, green and
+        # red) … drawn into the cylinders. The order … is determined by the cylinders from left
+        # to right". Colour map not given [GAP].
+        "lucky5": {"balls": 36, "draw": 5, "order": "position"},
+        # §6.2 L2319: "7 winning balls out of 42 (21 … black and yellow) … fall into the tube";
+        # "more than 7 balls in the tube, the first 7 balls are counted, the other balls are
+        # ignored". Colour map not given [GAP, C38].
+        "lucky7": {"balls": 42, "draw": 7, "order": "read", "extras": "flag"},
+        # §6.4 L2945–2965: 35 of 48, 8 colours by (n−1) mod 8; "sum of the first 5 balls" (L3031).
+        "lucky6": {
+            "balls": 48,
+            "draw": 35,
+            "colors": _cycle_colors(_EIGHT_COLOURS, 48),
+            "prefix_sums": [5],
+        },
+        # §6.3 L2537: 6 of 60 digit balls in zones A-2, B-2, C-2 left to right. The digit (and
+        # colour) of each physical ball is not given (C39): values are required config.
+        "lucky6_60": {"balls": 60, "draw": 6, "order": "position", "zones": ["A", "B", "C"]},
+        # §6.5 L4253: 35 of 48, 8 colours of 6; the map is probably §6.4's [GAP]; C27: the 122.5
+        # sum bet read as the first-5 sum.
+        "super_six": {
+            "balls": 48,
+            "draw": 35,
+            "colors": _cycle_colors(_EIGHT_COLOURS, 48),
+            "prefix_sums": [5],
+        },
+        # §6.6 L4195: 6 of 49, odd white, even pink, "displayed in the result tube".
+        "mega6": {"balls": 49, "draw": 6, "colors": _cycle_colors(("white", "pink"), 49)},
+        # §6.7 L2859, L2863: 20 of 51 "one after the other", then "one or two Mega Ball Bonus
+        # rounds", each "A ball is drawn from the lottery drum" (from the remaining 31: [GAP], the
+        # engine keeps every ball of a round distinct). The 5x–100x multiplier is RNG.
+        "mega_ball": {"balls": 51, "draw": 20, "bonus": 2, "bonus_min": 1},
+        # §6.8 L4575, L4579: 5 of 35, then "The 6th ball falls out of the remaining 30 balls".
+        "lotto_5_35": {"balls": 35, "draw": 5, "bonus": 1},
+        # §6.9 L4587: "37 balls … numbered from 1 to 37 … randomly selects one".
+        "bingo37": {"balls": 37, "draw": 1},
+        # §6.10 L4615: the same with 38 balls.
+        "bingo38": {"balls": 38, "draw": 1},
+        # §6.11 L3323–3325: one of 37 balls 0–36, returned after the round; roulette colours.
+        "one_bet": {
+            "balls": 37,
+            "lowest": 0,
+            "draw": 1,
+            "colors": {
+                "green": [0],
+                "red": list(_ONE_BET_RED),
+                "black": [n for n in range(1, 37) if n not in _ONE_BET_RED],
+            },
+        },
+        # Not seed-001: classic keno, 20 of 80 (DESIGN §4.2's example "balls = 80, draw = 20").
+        "keno": {"balls": 80, "draw": 20},
+        # §6.14 L2101: one number 1–100 "drawn from the lottery drum" — but predetermined
+        # "minimum 2 rounds in advance" (L2117, C30: RNG). For a table that does draw it.
+        "keno_express": {"balls": 100, "draw": 1},
+    }
+)
+"""Every ball-draw preset, as a ``[rules]`` mapping (``[rules] variant`` picks one)."""
+
+
+# -- money wheels (seed-001 §5) -------------------------------------------------------------------
+
+
+def spread(counts: Sequence[tuple[str, int]]) -> tuple[str, ...]:
+    """A default physical order: each label's segments spread evenly round the wheel.
+
+    Deterministic (ties broken by the order of ``counts``). Not any real wheel's order: the rule
+    book gives none (§5.1 [GAP]), so a real table configures its own ``segments``.
+    """
+    total = sum(c for _, c in counts)
+    # Each label's segments sit one period (total / count) apart; the labels' phases differ, so
+    # labels with the same count (Dream Catcher's 40, 2x and 7x) do not land side by side.
+    phases = len(counts) + 1
+    slots = sorted(
+        ((k + (rank + 1) / phases) * total / c, rank, label)
+        for rank, (label, c) in enumerate(counts)
+        for k in range(c)
+    )
+    return tuple(label for _, _, label in slots)
+
+
+_DREAM_CATCHER: Final = (
+    ("1", 23), ("2", 15), ("5", 7), ("10", 4), ("20", 2), ("40", 1), ("2x", 1), ("7x", 1),
+)  # fmt: skip
+_MONOPOLY: Final = (
+    ("1", 22), ("2", 15), ("5", 7), ("10", 4), ("chance", 2), ("2_rolls", 3), ("4_rolls", 1),
+)  # fmt: skip
+_CRAZY_TIME: Final = (
+    ("1", 21), ("2", 13), ("5", 7), ("10", 4),
+    ("cash_hunt", 2), ("pachinko", 2), ("coin_flip", 4), ("crazy_time", 1),
+)  # fmt: skip
+# Mega Wheel: the numbers are given (L3957), the counts are not [GAP]. This distribution (54) is
+# an assumption to confirm against the studio's wheel; counts stay unchecked.
+_MEGA_WHEEL: Final = (
+    ("1", 20), ("2", 13), ("5", 7), ("8", 4), ("10", 4), ("15", 2), ("20", 2), ("30", 1), ("40", 1),
+)  # fmt: skip
+
+
+def _layout(
+    counts: Sequence[tuple[str, int]], *, checked: bool = True, **extra: Any
+) -> dict[str, Any]:
+    """A wheel preset: the documented default order of ``counts`` (checked against them)."""
+    params: dict[str, Any] = {"segments": list(spread(counts))}
+    if checked:
+        params["counts"] = dict(counts)
+    params.update(extra)
+    return params
+
+
+WHEEL_PRESETS: Final = _frozen(
+    {
+        # §5.1 L1750–1768: 54 segments; 2x/7x chain spins; malfunction → void, bets returned.
+        "dream_catcher": _layout(_DREAM_CATCHER, multipliers={"2x": 2, "7x": 7}, on_fault="void"),
+        # §5.4 L2471: 19 sectors 1–18 + "cup with star" (order and colours not given, C37); "at
+        # least 3 full spins clockwise", else the spin is repeated.
+        "wheel_of_fortune": {
+            "segments": [*(str(n) for n in range(1, 19)), "cup"],
+            "counts": {**{str(n): 1 for n in range(1, 19)}, "cup": 1},
+            "direction": "cw",
+            "min_revolutions": 3,
+        },
+        # §5.3 L2049: 54 segments; four bonus games; malfunction → void (L2097).
+        "crazy_time": _layout(
+            _CRAZY_TIME,
+            bonus=["cash_hunt", "pachinko", "coin_flip", "crazy_time"],
+            on_fault="void",
+        ),
+        # §5.2 L1865: 54 segments; Chance chains (card multiplier, L1875–1887; cash card: C25);
+        # 2/4 rolls start the dice bonus (L1891). No malfunction clause.
+        "monopoly": _layout(
+            _MONOPOLY,
+            multipliers={"chance": 1},
+            open_chain=["chance"],
+            bonus=["2_rolls", "4_rolls"],
+        ),
+        # §5.5 L3955–3965: 54 sectors, numbers 1…40; the Mega Lucky Number is RNG, not the wheel's.
+        "mega_wheel": _layout(_MEGA_WHEEL, checked=False),
+    }
+)
+"""Every money-wheel preset, as a ``[rules]`` mapping (``[rules] variant`` picks one)."""
+
+
+# -- the catalog ----------------------------------------------------------------------------------
+
+_CARDS: Final = "tablectl.controller.games.cards"
+
+
+_DRAW: Final = GameEntry(
+    "draw", "tablectl.controller.games.draw", "DrawRules", variants=DRAW_PRESETS, doc="verdicts.md"
+)
+_WHEEL: Final = GameEntry(
+    "wheel",
+    "tablectl.controller.games.wheel",
+    "WheelRules",
+    variants=WHEEL_PRESETS,
+    doc="verdicts.md",
+)
+
+
+def _house(module: str, name: str, doc: str, **preset: Any) -> GameEntry:
+    """A house-banked poker or single-deck card game (issue 8)."""
+    return GameEntry(
+        "cards",
+        f"{_CARDS}.{module}",
+        name,
+        MappingProxyType(preset),
+        dealer_screen=True,
+        doc=f"games/{doc}.md",
+    )
+
+
+CATALOG: Final[Mapping[str, GameEntry]] = {
+    "roulette": GameEntry(
+        "roulette", "tablectl.controller.games.roulette", "RouletteRules", doc="games/roulette.md"
+    ),
+    # The shoe games (seed-000 §2, §4; seed-001 §3.1, §3.4, §3.6–3.8; seed-002-004 A.1, A.2).
+    "baccarat": GameEntry("cards", f"{_CARDS}.baccarat", "Baccarat", doc="verdicts.md"),
+    "dragon_tiger": GameEntry("cards", f"{_CARDS}.dragon_tiger", "DragonTiger", doc="verdicts.md"),
+    "blackjack": GameEntry("cards", f"{_CARDS}.blackjack", "Blackjack", doc="verdicts.md"),
+    # Ball draws: one engine, a preset per rule-book game.
+    **{game: _DRAW for game in DRAW_PRESETS if game != "lucky6_60"},
+    # Money wheels: one engine, a preset (segment layout) per rule-book game.
+    **{game: _WHEEL for game in WHEEL_PRESETS},
     # Community-card poker against the dealer (seed-000 §6, seed-001 §3.14–3.15).
-    "ultimate_texas_holdem": ("tablectl.controller.games.cards.holdem", "UltimateTexasHoldem", {}),
-    "casino_holdem": ("tablectl.controller.games.cards.holdem", "CasinoHoldem", {}),
-    "texas_holdem": ("tablectl.controller.games.cards.holdem", "TexasHoldemVsDealer", {}),
+    "ultimate_texas_holdem": _house("holdem", "UltimateTexasHoldem", "holdem"),
+    "casino_holdem": _house("holdem", "CasinoHoldem", "holdem"),
+    "texas_holdem": _house("holdem", "TexasHoldemVsDealer", "holdem"),
     # Three-card and five-card stud against the dealer (seed-000 §7, seed-001 §3.13, §3.17).
-    "three_card_poker": ("tablectl.controller.games.cards.stud", "ThreeCardPoker", {}),
-    "teen_patti": (
-        "tablectl.controller.games.cards.stud",
-        "ThreeCardPoker",
-        {"ranking": "teen_patti"},
-    ),
-    "caribbean_stud": ("tablectl.controller.games.cards.stud", "CaribbeanStud", {}),
+    "three_card_poker": _house("stud", "ThreeCardPoker", "stud"),
+    "teen_patti": _house("stud", "ThreeCardPoker", "stud", ranking="teen_patti"),
+    "caribbean_stud": _house("stud", "CaribbeanStud", "stud"),
     # The "card poker" family with exchanges and the sixth card (seed-000 §8, seed-001 §3.9–3.12).
-    "card_poker": (
-        "tablectl.controller.games.cards.card_poker",
-        "CardPoker",
-        {"variant": "card_poker"},
+    "card_poker": _house("card_poker", "CardPoker", "card_poker", variant="card_poker"),
+    "card_poker_exchange": _house(
+        "card_poker", "CardPoker", "card_poker", variant="card_poker_exchange"
     ),
-    "card_poker_exchange": (
-        "tablectl.controller.games.cards.card_poker",
-        "CardPoker",
-        {"variant": "card_poker_exchange"},
-    ),
-    "six_card_poker": (
-        "tablectl.controller.games.cards.card_poker",
-        "CardPoker",
-        {"variant": "six_card_poker"},
-    ),
-    "poker_with_joker": (
-        "tablectl.controller.games.cards.card_poker",
-        "CardPoker",
-        {"variant": "poker_with_joker"},
-    ),
-    "bombay_poker": ("tablectl.controller.games.cards.card_poker", "BombayPoker", {}),
+    "six_card_poker": _house("card_poker", "CardPoker", "card_poker", variant="six_card_poker"),
+    "poker_with_joker": _house("card_poker", "CardPoker", "card_poker", variant="poker_with_joker"),
+    "bombay_poker": _house("card_poker", "BombayPoker", "card_poker"),
     # Card sequences (seed-001 §3.8a, §3.18, §3.19).
-    "andar_bahar": ("tablectl.controller.games.cards.sequences", "AndarBahar", {}),
-    "side_bet_city": ("tablectl.controller.games.cards.sequences", "SideBetCity", {}),
-    "speedy7": ("tablectl.controller.games.cards.sequences", "Speedy7", {}),
+    "andar_bahar": _house("sequences", "AndarBahar", "sequences"),
+    "side_bet_city": _house("sequences", "SideBetCity", "sequences"),
+    "speedy7": _house("sequences", "Speedy7", "sequences"),
     # One card against another, a card a round, 21 with two hands (seed-001 §3.20, §3.21, §3.23).
-    "bet21": ("tablectl.controller.games.cards.single_card", "Bet21", {}),
-    "jokerbet": ("tablectl.controller.games.cards.single_card", "Jokerbet", {}),
-    "top_card": ("tablectl.controller.games.cards.single_card", "TopCard", {}),
+    "bet21": _house("single_card", "Bet21", "single_card"),
+    "jokerbet": _house("single_card", "Jokerbet", "single_card"),
+    "top_card": _house("single_card", "TopCard", "single_card"),
 }
+"""``[table] game`` → its :class:`GameEntry`."""
+
+GAMES: Final[Mapping[str, GameEntry]] = MappingProxyType(
+    {game: entry for game, entry in CATALOG.items() if entry.dealer_screen}
+)
+"""The house-banked poker and single-deck card games (``docs/card-games.md``; the lab's scripted
+tables)."""

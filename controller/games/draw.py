@@ -1,7 +1,8 @@
-"""Ball draws (lotto, keno, bingo drums) as pure rules: parameters, presets, the draw, the result.
+"""Ball draws (lotto, keno, bingo drums) as pure rules: parameters, the draw, the result.
 
-One family, a preset per rule-book game (DESIGN §4.2: a rule book's game is a preset of its
-family's engine; ``[rules]`` overrides its parameters). Rule ids point into
+One family, a preset per rule-book game (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`;
+DESIGN §4.2: a rule book's game is a preset of its family's engine; ``[rules]`` overrides its
+parameters). Rule ids point into
 ``../shared/rules/seed-001-live-casino-regulations.md`` (§6 ball drums, §10 parameter table, §12
 contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
 
@@ -14,40 +15,26 @@ contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
   counted, and the other balls are ignored"). The source has no other extra-ball rule [GAP].
 - "The draw is deemed to have taken place when at least 7 balls have been drawn" (L2319): a draw
   that ends short has not taken place (C38: no remedy stated; the engine voids it).
-- A read is trusted only when it cannot contradict the physical drum: in range, not a ball already
-  drawn, agreeing with earlier reads of its receiver position, of sufficient reader quality.
-  Anything else is held for a re-read or a supervisor (DESIGN §6 "a ball read twice → re-read";
-  §6 [GAP]: "no re-draw, ball-stuck, ball-jump, misread or machine-failure rules").
+- A read is trusted only when it cannot contradict the physical drum: one round's reads are
+  :class:`tablectl.controller.games.draw_round.Draw`.
 
-:class:`Draw` is one round's draw: reads in, findings out, a ball never placed twice. No I/O, no
-clock: the engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls these.
+No I/O, no clock: the engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls
+these.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias
 
 import pydantic
 
-from tablectl.controller.core.events import BallDrawn
-from tablectl.controller.games.findings import Finding
-
 __all__ = [
-    "BALL_OUT_OF_RANGE",
-    "DUPLICATE_BALL",
-    "PRESETS",
-    "REREAD_REQUIRED",
-    "VARIANTS",
-    "Draw",
     "DrawRules",
     "DrawVariant",
     "color_of",
     "draw_result",
     "in_range",
-    "preset_rules",
 ]
 
 DrawVariant: TypeAlias = Literal[
@@ -66,28 +53,13 @@ DrawVariant: TypeAlias = Literal[
     "keno_express",
 ]
 
-# Finding codes (docs/verdicts.md, "Ball draws"). Strings: they travel in JSON as they are.
-BALL_OUT_OF_RANGE: Final = "ball_out_of_range"
-DUPLICATE_BALL: Final = "duplicate_ball"
-REREAD_REQUIRED: Final = "reread_required"
-POSITION_MISSING: Final = "position_missing"
-POSITION_OUT_OF_RANGE: Final = "position_out_of_range"
-
-# Why a read is held (``data.reason`` of a ``reread_required`` verdict).
-LOW_QUALITY: Final = "low_quality"
-DISAGREEMENT: Final = "disagreement"
-OUT_OF_RANGE: Final = "out_of_range"
-REPEATED: Final = "repeated"
-
-RULE_GENERAL: Final = "seed-001 §6 (general), DESIGN §6"
-RULE_REREAD: Final = "DESIGN §6 (a ball read twice → re-read); seed-001 §6 [GAP]"
-
 
 class DrawRules(pydantic.BaseModel):
     """The ``[rules]`` of a ball-draw table, validated strictly (unknown keys are errors).
 
-    Build one from a game's preset and the table's overrides with :func:`preset_rules` (the
-    engine does this through ``validate_section``, so errors name the key and the file).
+    Built from a game's preset (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`) with the
+    table's overrides on top by :func:`tablectl.controller.engines.load_rules` (errors name the
+    key and the file).
     """
 
     # strict: a TOML ``draw = "7"`` is a config mistake, not a 7.
@@ -207,96 +179,6 @@ class DrawRules(pydantic.BaseModel):
         return self
 
 
-def _cycle_colors(names: Sequence[str], balls: int, lowest: int = 1) -> dict[str, list[int]]:
-    """Colour by ``(n - lowest) mod len(names)`` (Lucky 6/48 L2945–2965; MEGA 6 by parity)."""
-    return {
-        name: list(range(lowest + i, lowest + balls, len(names))) for i, name in enumerate(names)
-    }
-
-
-# seed-001 L3325: 1 Bet's red set (the standard roulette red set), black the rest, 0 green.
-_ONE_BET_RED: Final = (1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36)
-
-_PRESETS: dict[str, dict[str, Any]] = {
-    # §6.1 L2123: "5 winning balls out of 36 (9 balls for each color: white, blue, green and red)
-    # … drawn into the cylinders. The order … is determined by the cylinders from left to
-    # right". Colour map not given [GAP].
-    "lucky5": {"balls": 36, "draw": 5, "order": "position"},
-    # §6.2 L2319: "7 winning balls out of 42 (21 … black and yellow) … fall into the tube";
-    # "more than 7 balls in the tube, the first 7 balls are counted, the other balls are ignored".
-    # Colour map not given [GAP, C38].
-    "lucky7": {"balls": 42, "draw": 7, "order": "read", "extras": "flag"},
-    # §6.4 L2945–2965: 35 of 48, 8 colours by (n−1) mod 8; "sum of the first 5 balls" (L3031).
-    "lucky6": {
-        "balls": 48,
-        "draw": 35,
-        "colors": _cycle_colors(
-            ("green", "blue", "red", "purple", "yellow", "orange", "brown", "black"), 48
-        ),
-        "prefix_sums": [5],
-    },
-    # §6.3 L2537: 6 of 60 digit balls in zones A-2, B-2, C-2 left to right. The digit (and colour)
-    # of each physical ball is not given (C39): values are required config.
-    "lucky6_60": {"balls": 60, "draw": 6, "order": "position", "zones": ["A", "B", "C"]},
-    # §6.5 L4253: 35 of 48, 8 colours of 6; the map is probably §6.4's [GAP]; C27: the 122.5
-    # sum bet read as the first-5 sum.
-    "super_six": {
-        "balls": 48,
-        "draw": 35,
-        "colors": _cycle_colors(
-            ("green", "blue", "red", "purple", "yellow", "orange", "brown", "black"), 48
-        ),
-        "prefix_sums": [5],
-    },
-    # §6.6 L4195: 6 of 49, odd white, even pink, "displayed in the result tube".
-    "mega6": {"balls": 49, "draw": 6, "colors": _cycle_colors(("white", "pink"), 49)},
-    # §6.7 L2859, L2863: 20 of 51 "one after the other", then "one or two Mega Ball Bonus rounds",
-    # each "A ball is drawn from the lottery drum" (from the remaining 31: [GAP], the engine keeps
-    # every ball of a round distinct). The 5x–100x multiplier is RNG, not the drum's.
-    "mega_ball": {"balls": 51, "draw": 20, "bonus": 2, "bonus_min": 1},
-    # §6.8 L4575, L4579: 5 of 35, then "The 6th ball falls out of the remaining 30 balls".
-    "lotto_5_35": {"balls": 35, "draw": 5, "bonus": 1},
-    # §6.9 L4587: "37 balls … numbered from 1 to 37 … randomly selects one".
-    "bingo37": {"balls": 37, "draw": 1},
-    # §6.10 L4615: the same with 38 balls.
-    "bingo38": {"balls": 38, "draw": 1},
-    # §6.11 L3323–3325: one of 37 balls 0–36, returned after the round; roulette colours.
-    "one_bet": {
-        "balls": 37,
-        "lowest": 0,
-        "draw": 1,
-        "colors": {
-            "green": [0],
-            "red": list(_ONE_BET_RED),
-            "black": [n for n in range(1, 37) if n not in _ONE_BET_RED],
-        },
-    },
-    # Not seed-001: classic keno, 20 of 80 (DESIGN §4.2's example "balls = 80, draw = 20").
-    "keno": {"balls": 80, "draw": 20},
-    # §6.14 L2101: one number 1–100 "drawn from the lottery drum" — but predetermined "minimum 2
-    # rounds in advance" (L2117, C30: RNG). For a table that does draw it physically.
-    "keno_express": {"balls": 100, "draw": 1},
-}
-
-PRESETS: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
-    {name: MappingProxyType(params) for name, params in _PRESETS.items()}
-)
-"""Each rule-book game's parameters, as a ``[rules]`` mapping (sources in the comments above)."""
-
-VARIANTS: Final[tuple[str, ...]] = tuple(PRESETS)
-
-
-def preset_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> DrawRules:
-    """The preset's parameters with ``overrides`` (a table's ``[rules]``) on top.
-
-    Raises:
-        KeyError: no such preset.
-        pydantic.ValidationError: the merged parameters are invalid.
-    """
-    params = {**PRESETS[variant], "variant": variant, **(overrides or {})}
-    return DrawRules.model_validate(params)
-
-
 def in_range(rules: DrawRules, ball: object) -> bool:
     """Whether ``ball`` is a ball of this drum (strict: ``True`` is not 1)."""
     return (
@@ -380,263 +262,3 @@ def draw_result(
             }
         result["zones"] = zones
     return result
-
-
-@dataclass(slots=True)
-class _Entry:
-    seq: int
-    """Which read of the round first claimed this slot (the read order)."""
-    position: int | None
-    ball: int
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A slot whose read is not trusted yet."""
-
-    seq: int
-    position: int | None
-    reason: str
-    trusted: set[int]
-    """Good reads of this slot that disagree; a re-read must agree with one of them (empty: any
-    good read settles it)."""
-    candidate: int | None
-    """What ``confirm`` places (the latest valid read); ``None``: confirm drops the read."""
-
-
-class Draw:
-    """One round's draw: reads in, findings out.
-
-    Invariant: the placed balls are in range and pairwise distinct, whatever reads arrive (a read
-    that would break that is held or refused, never placed). A held slot blocks completion until
-    a re-read, a manual entry or a supervisor ``confirm`` settles it.
-    """
-
-    def __init__(self, rules: DrawRules) -> None:
-        self._rules = rules
-        self._entries: list[_Entry] = []
-        self._pending: list[_Pending] = []
-        self._reads = 0
-
-    @property
-    def reads(self) -> int:
-        """Reads that claimed a new slot so far (re-reads of a held slot not counted)."""
-        return self._reads
-
-    @property
-    def held(self) -> bool:
-        """Whether some read waits for a re-read or a supervisor."""
-        return bool(self._pending)
-
-    def balls(self) -> list[int]:
-        """The placed balls in draw order."""
-        return [e.ball for e in self._ordered()]
-
-    def pending(self) -> list[dict[str, Any]]:
-        """The held slots, for snapshots: position (or read number) and reason."""
-        return [
-            {"position": p.position, "read": p.seq + 1, "reason": p.reason} for p in self._pending
-        ]
-
-    def read(self, event: BallDrawn) -> list[Finding]:
-        """Take one ball read. A read of a held slot (same position, or, without positions, the
-        next read) is its re-read; any other read claims a new slot."""
-        rules = self._rules
-        pos = event.position
-        if rules.order == "position":
-            if pos is None:
-                return [
-                    self._finding(
-                        POSITION_MISSING, "seed-001 §6.1 L2123", "a positional draw needs "
-                        "the receiver position of each ball", event,
-                    )
-                ]  # fmt: skip
-            if not 1 <= pos <= rules.slots:
-                return [
-                    self._finding(
-                        POSITION_OUT_OF_RANGE, "seed-001 §6.1 L2123",
-                        f"position {pos} is not a receiver (1..{rules.slots})", event,
-                    )
-                ]  # fmt: skip
-        elif pos is not None and pos < 1:
-            return [
-                self._finding(POSITION_OUT_OF_RANGE, RULE_GENERAL, f"position {pos} < 1", event)
-            ]
-        target = self._pending_for(pos)
-        if target is not None:
-            return self._reread(target, event)
-        seq = self._reads
-        self._reads += 1
-        return self._claim(seq, event)
-
-    def confirm(self) -> bool:
-        """A supervisor accepts the oldest held read as the device gave it: a valid ball is
-        placed; a repeated or out-of-range number is dropped (the same ball read twice, or no
-        ball). ``False`` when nothing is held."""
-        if not self._pending:
-            return False
-        held = self._pending.pop(0)
-        ball = held.candidate
-        if ball is not None and in_range(self._rules, ball) and self._holder(ball) is None:
-            self._entries.append(_Entry(held.seq, held.position, ball))
-        return True
-
-    def complete(self, *, ended: bool = False) -> bool:
-        """Whether the draw has its balls (nothing held). ``ended``: the drum says the draw is
-        over, so a variable bonus (``bonus_min``) counts as complete with its fewest balls."""
-        if self._pending:
-            return False
-        need = self._rules.slots_min if ended else self._rules.slots
-        if self._rules.order == "position":
-            filled = {e.position for e in self._entries}
-            return all(p in filled for p in range(1, need + 1))
-        return len(self._entries) >= need
-
-    def result(self) -> tuple[dict[str, Any], list[int]]:
-        """The settled result and the balls past the count (extras, in order). Only when
-        :meth:`complete`."""
-        ordered = self.balls()
-        used = ordered[: self._rules.slots]
-        k = self._rules.draw
-        return draw_result(self._rules, used[:k], used[k:]), ordered[self._rules.slots :]
-
-    # -- internals --------------------------------------------------------------------------------
-
-    def _ordered(self) -> list[_Entry]:
-        if self._rules.order == "position":
-            return sorted(self._entries, key=lambda e: (e.position or 0, e.seq))
-        return sorted(self._entries, key=lambda e: e.seq)
-
-    def _pending_for(self, pos: int | None) -> _Pending | None:
-        for p in self._pending:
-            if p.position == pos:
-                return p
-        return None
-
-    def _holder(self, ball: int) -> _Entry | None:
-        for e in self._entries:
-            if e.ball == ball:
-                return e
-        return None
-
-    def _at(self, pos: int | None) -> _Entry | None:
-        if pos is None:
-            return None
-        for e in self._entries:
-            if e.position == pos:
-                return e
-        return None
-
-    def _good(self, event: BallDrawn) -> bool:
-        return event.manual or event.quality is None or event.quality >= self._rules.min_quality
-
-    def _claim(self, seq: int, event: BallDrawn) -> list[Finding]:
-        ball, pos = event.ball, event.position
-        if not in_range(self._rules, ball):
-            self._hold(seq, pos, OUT_OF_RANGE, set(), None)
-            return [
-                self._finding(
-                    BALL_OUT_OF_RANGE, RULE_GENERAL,
-                    f"ball {ball} is not in {self._rules.lowest}..{self._rules.highest}", event,
-                ),
-                self._reread_finding(OUT_OF_RANGE, event),
-            ]  # fmt: skip
-        here = self._at(pos)
-        holder = self._holder(ball)
-        if here is not None and here.ball == ball:
-            # The reader reported the ball at its own receiver again: the reading agrees.
-            return [self._duplicate(event, here, held=False)]
-        if here is not None:
-            # Two reads of one receiver disagree: neither is trusted until one is confirmed.
-            self._entries.remove(here)
-            trusted = {here.ball}
-            candidate: int | None = None
-            if holder is None and self._good(event):
-                trusted.add(ball)
-                candidate = ball
-            self._hold(here.seq, pos, DISAGREEMENT, trusted, candidate)
-            findings = [self._duplicate(event, holder, held=True)] if holder is not None else []
-            return [*findings, self._reread_finding(DISAGREEMENT, event, was=here.ball)]
-        if holder is not None:
-            # A drawn ball read again elsewhere, or with no position to tell: either the same
-            # ball read twice or a different ball misread. Never placed twice; re-read.
-            self._hold(seq, pos, REPEATED, set(), None)
-            return [
-                self._duplicate(event, holder, held=True),
-                self._reread_finding(REPEATED, event),
-            ]
-        if not self._good(event):
-            self._hold(seq, pos, LOW_QUALITY, set(), ball)
-            return [self._reread_finding(LOW_QUALITY, event)]
-        self._entries.append(_Entry(seq, pos, ball))
-        return []
-
-    def _reread(self, held: _Pending, event: BallDrawn) -> list[Finding]:
-        ball = event.ball
-        if not in_range(self._rules, ball):
-            return [
-                self._finding(
-                    BALL_OUT_OF_RANGE, RULE_GENERAL,
-                    f"ball {ball} is not in {self._rules.lowest}..{self._rules.highest}", event,
-                ),
-                self._reread_finding(held.reason, event),
-            ]  # fmt: skip
-        holder = self._holder(ball)
-        if holder is not None:
-            return [
-                self._duplicate(event, holder, held=True),
-                self._reread_finding(held.reason, event),
-            ]
-        if event.manual:
-            # A supervisor's hand entry is the authority on the held slot.
-            return self._settle(held, ball)
-        if not self._good(event):
-            held.candidate = ball
-            return [self._reread_finding(held.reason, event)]
-        if held.trusted and ball not in held.trusted:
-            held.trusted.add(ball)
-            held.candidate = ball
-            return [self._reread_finding(held.reason, event)]
-        return self._settle(held, ball)
-
-    def _settle(self, held: _Pending, ball: int) -> list[Finding]:
-        self._pending.remove(held)
-        self._entries.append(_Entry(held.seq, held.position, ball))
-        return []
-
-    def _hold(
-        self, seq: int, pos: int | None, reason: str, trusted: set[int], candidate: int | None
-    ) -> None:
-        self._pending.append(_Pending(seq, pos, reason, trusted, candidate))
-
-    def _duplicate(self, event: BallDrawn, holder: _Entry, *, held: bool) -> Finding:
-        where = f"position {holder.position}" if holder.position is not None else "the draw"
-        return self._finding(
-            DUPLICATE_BALL,
-            RULE_REREAD,
-            f"ball {event.ball} is already in {where}: never placed twice"
-            + ("; held for a re-read" if held else ""),
-            event,
-            held=held,
-        )
-
-    def _reread_finding(self, reason: str, event: BallDrawn, **extra: Any) -> Finding:
-        return self._finding(
-            REREAD_REQUIRED,
-            RULE_REREAD,
-            f"read of ball {event.ball} held ({reason}): re-read, enter by hand, confirm or void",
-            event,
-            reason=reason,
-            **extra,
-        )
-
-    def _finding(
-        self, code: str, rule: str, message: str, event: BallDrawn, **extra: Any
-    ) -> Finding:
-        data: dict[str, Any] = {"ball": event.ball, "position": event.position}
-        if event.reader is not None:
-            data["reader"] = event.reader
-        if event.quality is not None:
-            data["quality"] = event.quality
-        data.update(extra)
-        return Finding(code, rule, message, data)

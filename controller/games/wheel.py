@@ -6,10 +6,12 @@ One family, a preset per rule-book game; ``[rules]`` overrides its parameters. R
 
 - **Layouts are configuration.** The rule book gives segment counts (Dream Catcher L1758–1766,
   Monopoly L1865, Crazy Time L2049, the 19-sector wheel L2471) but never the physical order
-  (§5.1 [GAP]); each preset has a *documented default order* (the counts spread evenly by
-  :func:`spread`) so a table runs out of the box, and a real table sets ``segments`` to its
-  wheel's order, index 0 first, in the direction the sensor counts. When the rule book gives the
-  counts, a configured layout must have exactly them (``counts``).
+  (§5.1 [GAP]); each preset (:data:`tablectl.controller.games.catalog.WHEEL_PRESETS`) has a
+  *documented default order* (the counts spread evenly by
+  :func:`~tablectl.controller.games.catalog.spread`) so a table runs out of the box, and a real
+  table sets ``segments`` to its wheel's order, index 0 first, in the direction the sensor
+  counts. When the rule book gives the counts, a configured layout must have exactly them
+  (``counts``).
 - **Spin validity.** The 19-sector wheel: "The round is considered succeeded if the wheel made at
   least 3 full spins clockwise" and "the spin must be repeated" otherwise (L2471, C37) →
   ``direction = "cw"``, ``min_revolutions = 3``; a spin that fails is a re-spin with the same bets,
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
@@ -37,20 +38,16 @@ import pydantic
 from tablectl.controller.core.events import Direction, Segment
 
 __all__ = [
-    "PRESETS",
     "RESPIN_DIRECTION_UNKNOWN",
     "RESPIN_MIN_REVOLUTIONS",
     "RESPIN_ON_DIVIDER",
     "RESPIN_REVOLUTIONS_UNKNOWN",
     "RESPIN_WRONG_DIRECTION",
-    "VARIANTS",
     "WheelRules",
     "WheelVariant",
     "check_spin",
     "kind",
-    "preset_rules",
     "spin_result",
-    "spread",
 ]
 
 WheelVariant: TypeAlias = Literal[
@@ -145,93 +142,6 @@ class WheelRules(pydantic.BaseModel):
         if self.colors is not None and (unknown := sorted(set(self.colors) - labels)):
             raise ValueError(f"colors: not segments of this wheel: {unknown}")
         return self
-
-
-def spread(counts: Sequence[tuple[str, int]]) -> tuple[str, ...]:
-    """A default physical order: each label's segments spread evenly round the wheel.
-
-    Deterministic (ties broken by the order of ``counts``). Not any real wheel's order: the rule
-    book gives none, so a real table configures its own ``segments``.
-    """
-    total = sum(c for _, c in counts)
-    # Each label's segments sit one period (total / count) apart; the labels' phases differ, so
-    # labels with the same count (Dream Catcher's 40, 2x and 7x) do not land side by side.
-    phases = len(counts) + 1
-    slots = sorted(
-        ((k + (rank + 1) / phases) * total / c, rank, label)
-        for rank, (label, c) in enumerate(counts)
-        for k in range(c)
-    )
-    return tuple(label for _, _, label in slots)
-
-
-_DREAM_CATCHER: Final = (
-    ("1", 23), ("2", 15), ("5", 7), ("10", 4), ("20", 2), ("40", 1), ("2x", 1), ("7x", 1),
-)  # fmt: skip
-_MONOPOLY: Final = (
-    ("1", 22), ("2", 15), ("5", 7), ("10", 4), ("chance", 2), ("2_rolls", 3), ("4_rolls", 1),
-)  # fmt: skip
-_CRAZY_TIME: Final = (
-    ("1", 21), ("2", 13), ("5", 7), ("10", 4),
-    ("cash_hunt", 2), ("pachinko", 2), ("coin_flip", 4), ("crazy_time", 1),
-)  # fmt: skip
-# Mega Wheel: the numbers are given (L3957), the counts are not [GAP]. This distribution (54) is
-# an assumption to confirm against the studio's wheel; counts stay unchecked.
-_MEGA_WHEEL: Final = (
-    ("1", 20), ("2", 13), ("5", 7), ("8", 4), ("10", 4), ("15", 2), ("20", 2), ("30", 1), ("40", 1),
-)  # fmt: skip
-
-
-def _params(
-    counts: Sequence[tuple[str, int]], *, checked: bool = True, **extra: Any
-) -> dict[str, Any]:
-    params: dict[str, Any] = {"segments": list(spread(counts))}
-    if checked:
-        params["counts"] = dict(counts)
-    params.update(extra)
-    return params
-
-
-_PRESETS: dict[str, dict[str, Any]] = {
-    # §5.1 L1750–1768: 54 segments; 2x/7x chain spins; malfunction → void, bets returned.
-    "dream_catcher": _params(_DREAM_CATCHER, multipliers={"2x": 2, "7x": 7}, on_fault="void"),
-    # §5.4 L2471: 19 sectors 1–18 + "cup with star" (order and colours not given, C37); "at least
-    # 3 full spins clockwise", else the spin is repeated.
-    "wheel_of_fortune": {
-        "segments": [*(str(n) for n in range(1, 19)), "cup"],
-        "counts": {**{str(n): 1 for n in range(1, 19)}, "cup": 1},
-        "direction": "cw",
-        "min_revolutions": 3,
-    },
-    # §5.3 L2049: 54 segments; four bonus games; malfunction → void (L2097).
-    "crazy_time": _params(
-        _CRAZY_TIME, bonus=["cash_hunt", "pachinko", "coin_flip", "crazy_time"], on_fault="void"
-    ),
-    # §5.2 L1865: 54 segments; Chance chains (card multiplier, L1875–1887; cash card: C25);
-    # 2/4 rolls start the dice bonus (L1891). No malfunction clause.
-    "monopoly": _params(
-        _MONOPOLY, multipliers={"chance": 1}, open_chain=["chance"], bonus=["2_rolls", "4_rolls"]
-    ),
-    # §5.5 L3955–3965: 54 sectors, numbers 1…40; the Mega Lucky Number is RNG, not the wheel's.
-    "mega_wheel": _params(_MEGA_WHEEL, checked=False),
-}
-
-PRESETS: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
-    {name: MappingProxyType(params) for name, params in _PRESETS.items()}
-)
-"""Each rule-book wheel's parameters, as a ``[rules]`` mapping."""
-
-VARIANTS: Final[tuple[str, ...]] = tuple(PRESETS)
-
-
-def preset_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> WheelRules:
-    """The preset's parameters with ``overrides`` (a table's ``[rules]``) on top.
-
-    Raises:
-        KeyError: no such preset.
-        pydantic.ValidationError: the merged parameters are invalid.
-    """
-    return WheelRules.model_validate({**PRESETS[variant], "variant": variant, **(overrides or {})})
 
 
 def kind(rules: WheelRules, label: str) -> Kind:

@@ -17,7 +17,7 @@ from typing import Any
 
 from tablectl.controller.config import TableConfig, parse_config
 from tablectl.controller.core.events import ShuffleCompleted, ShuffleStarted
-from tablectl.controller.engines.scripted import load_game
+from tablectl.controller.engines.cards import load_game
 from tablectl.controller.games.cards.deal import BaseGame
 from tablectl.controller.lab.dealer import DealerPace, SimulatedDealer, SimulatedPresenter
 from tablectl.controller.service.app import TableApp
@@ -32,7 +32,8 @@ from tablectl.simulators.serve import serve_tcp
 from tablectl.simulators.shoe import SIM_PID, SIM_VID, SimShoe, make_usb_device, push_lines
 from tablectl.simulators.shuffler import SimShuffler
 from tablectl.simulators.ss2 import FaultSpec, SimSS2
-from tablectl.simulators.usb_backend import SimUsbBackend, SimUsbDevice
+from tablectl.simulators.usb_backend import SimUsbBackend
+from tablectl.simulators.usb_device import SimUsbDevice
 
 __all__ = [
     "CardTableSim",

@@ -34,11 +34,10 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from tablectl.controller.engines import build_engine
-from tablectl.controller.engines.baccarat import BaccaratEngine
-from tablectl.controller.engines.cards import CardEngine
-from tablectl.controller.engines.dragon_tiger import DragonTigerEngine
-from tablectl.controller.games.cards.baccarat import BaccaratRules
-from tablectl.controller.games.cards.dragon_tiger import DragonTigerRules
+from tablectl.controller.engines.cards import BaccaratEngine, CardEngine, DragonTigerEngine
+from tablectl.controller.games.cards.baccarat import Baccarat, BaccaratRules
+from tablectl.controller.games.cards.blackjack import Blackjack
+from tablectl.controller.games.cards.dragon_tiger import DragonTiger, DragonTigerRules
 from tablectl.controller.games.cards.shoe import full_shoe_codes
 from tablectl.drivers.cards import full_deck
 
@@ -93,11 +92,12 @@ NEW_SHOE: list[TableEvent] = [ShuffleStarted(), ShuffleCompleted(cards=416)]
 
 @pytest.mark.parametrize(
     ("game", "cls"),
-    [("baccarat", BaccaratEngine), ("dragon_tiger", DragonTigerEngine)],
+    [("baccarat", Baccarat), ("dragon_tiger", DragonTiger), ("blackjack", Blackjack)],
 )
-def test_registry_builds_card_engines(game: str, cls: type) -> None:
+def test_registry_builds_one_card_engine_for_every_card_game(game: str, cls: type) -> None:
     engine = build_engine(TABLE, game, {}, source="t.toml")
-    assert isinstance(engine, cls)
+    assert type(engine) is CardEngine
+    assert isinstance(engine.game_rules, cls)
     assert engine.game == game
 
 
@@ -623,8 +623,8 @@ def test_apply_never_raises(game: str, events: list[TableEvent]) -> None:
 
 
 def test_the_scanned_hole_card_is_concealed_until_revealed_seed_004_bj_3_7() -> None:
-    from tablectl.controller.engines.blackjack import BlackjackEngine  # noqa: PLC0415
-    from tablectl.controller.games.cards.blackjack import BlackjackRules  # noqa: PLC0415
+    from tablectl.controller.engines.cards import BlackjackEngine  # noqa: PLC0415
+    from tablectl.controller.games.cards.blackjack_rules import BlackjackRules  # noqa: PLC0415
 
     engine = BlackjackEngine("BJ-1", BlackjackRules(boxes=1, hole_card="scanned"))
     feed(engine, [RoundOpen(), BetsClosed()])

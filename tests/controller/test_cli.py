@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.tools.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"

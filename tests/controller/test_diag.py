@@ -30,6 +30,7 @@ from tablectl.drivers.ss2.protocol import DecodeError, Decoder, Status
 from tablectl.drivers.transports.serial import SerialStream
 from tablectl.simulators.serve import serve_pty
 from tablectl.simulators.ss2 import FaultSpec, SimSS2
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -47,12 +48,15 @@ class Result:
         return [json.loads(line) for line in self.out.splitlines() if line.strip()]
 
 
-async def diag(*argv: str, stop: asyncio.Event | None = None) -> Result:
-    """Parse ``argv`` as ``tablectl diag`` does and run it on this loop."""
+async def diag(
+    *argv: str, stop: asyncio.Event | None = None, out: io.StringIO | None = None
+) -> Result:
+    """Parse ``argv`` as ``tablectl diag`` does and run it on this loop (``out``: to watch the
+    output while the command runs)."""
     parser = argparse.ArgumentParser(prog="tablectl diag")
     add_arguments(parser)
     args = parser.parse_args(list(argv))
-    out, err = io.StringIO(), io.StringIO()
+    out, err = out if out is not None else io.StringIO(), io.StringIO()
     rc = await run_async(args, stop=stop, out=out, err=err)
     return Result(rc, out.getvalue(), err.getvalue())
 
@@ -270,7 +274,7 @@ def uniform_spins(rounds: int, seed: int) -> list[int]:
 
 
 def fill_journal(path: Path, numbers: Sequence[int | str], voids: int = 0) -> None:
-    from tablectl.controller.journal.store import Journal  # noqa: PLC0415
+    from tablectl.controller.journal import Journal  # noqa: PLC0415
 
     records: list[dict[str, Any]] = []
     for i, number in enumerate(numbers, start=1):
@@ -366,7 +370,7 @@ async def test_stats_serial_correlation_catches_a_sequence(table: Path, tmp_path
 async def test_stats_reads_the_journal_while_the_service_writes_it(
     table: Path, tmp_path: Path
 ) -> None:
-    from tablectl.controller.journal.store import Journal  # noqa: PLC0415
+    from tablectl.controller.journal import Journal  # noqa: PLC0415
 
     fill_journal(tmp_path / "journal.sqlite", uniform_spins(74, seed=2))
     with Journal(tmp_path / "journal.sqlite", "ROU-D1"):  # the service has it open (WAL)
@@ -459,13 +463,20 @@ port = "{os.ttyname(slave)}"
         encoding="utf-8",
     )
 
+    out, stop = io.StringIO(), asyncio.Event()
+
     async def deal() -> None:
-        await asyncio.sleep(0.3)  # after the probe opened the port (pyserial flushes on open)
-        os.write(master, b"KH\r\n")
+        try:
+            # "listening only" is written with the port open (and flushed by pyserial's open).
+            await wait_until(lambda: "listening only" in out.getvalue(), what="the probe to listen")
+            os.write(master, b"KH\r\n")
+            await wait_until(lambda: "CardScanned" in out.getvalue(), what="the card decoded")
+        finally:
+            stop.set()
 
     try:
         dealer = asyncio.create_task(deal())
-        result = await diag("probe", "shoe", "--config", str(config), "--seconds", "0.8")
+        result = await diag("probe", "shoe", "--config", str(config), stop=stop, out=out)
         await dealer
     finally:
         os.close(master)

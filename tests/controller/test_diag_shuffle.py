@@ -29,11 +29,9 @@ from tablectl.controller.core.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from tablectl.controller.engines.baccarat import BaccaratEngine
-from tablectl.controller.engines.cards import CardEngine
-from tablectl.controller.engines.dragon_tiger import DragonTigerEngine
+from tablectl.controller.engines.cards import BaccaratEngine, CardEngine, DragonTigerEngine
 from tablectl.controller.games.cards.shoe import full_shoe_codes
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.diag.cli import add_arguments, run_async
 from tablectl.controller.tools.diag.stats.shuffle import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -25,9 +25,16 @@ from tablectl.controller.core.events import (
     Void,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.engines import ENGINES, build_engine
+from tablectl.controller.engines import ENGINES, build_engine, load_rules
 from tablectl.controller.engines.draw import DrawEngine
-from tablectl.controller.games.draw import in_range, preset_rules
+from tablectl.controller.games.draw import DrawRules, in_range
+
+
+def catalog_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> DrawRules:
+    """A ball-draw preset of the catalog, ``overrides`` on top (the engines' loader)."""
+    rules: DrawRules = load_rules("lucky7", {"variant": variant, **(overrides or {})})
+    return rules
+
 
 TABLE = "L7-01"
 
@@ -37,7 +44,7 @@ def ts(seconds: float) -> str:
 
 
 def make(variant: str = "lucky7", **overrides: Any) -> DrawEngine:
-    return DrawEngine(TABLE, preset_rules(variant, overrides), game=variant)
+    return DrawEngine(TABLE, catalog_rules(variant, overrides), game=variant)
 
 
 def feed(engine: DrawEngine, events: Sequence[TableEvent]) -> list[EngineOutput]:

@@ -19,10 +19,10 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.engines import build_engine
-from tablectl.controller.engines.blackjack import BlackjackEngine
-from tablectl.controller.games.cards.blackjack import (
+from tablectl.controller.engines.cards import BlackjackEngine
+from tablectl.controller.games.cards.blackjack import BlackjackRound
+from tablectl.controller.games.cards.blackjack_rules import (
     Action,
-    BlackjackRound,
     BlackjackRules,
     card_value,
     dealer_draws,

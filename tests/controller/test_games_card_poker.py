@@ -1,5 +1,5 @@
 """The card-poker family (seed-001 §3.9–§3.12) and Bombay Poker (seed-000 §8) through the real
-:class:`ScriptEngine`: deal, concealment, decisions, irregularities, outcomes."""
+:class:`CardEngine`: deal, concealment, decisions, irregularities, outcomes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import parse_event
 from tablectl.controller.core.outcomes import Outcome, Verdict
-from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.cards import CardEngine
 from tablectl.controller.games.cards.card_poker import (
     BombayPoker,
     CardPoker,
@@ -30,11 +31,11 @@ Out = list[Any]
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def make(game: str, rules: dict[str, Any] | None = None) -> ScriptEngine:
-    return ScriptEngine.from_preset("T1", game, rules or {}, source="test.toml")
+def make(game: str, rules: dict[str, Any] | None = None) -> CardEngine:
+    return build_engine("T1", game, rules or {}, source="test.toml")
 
 
-def feed(engine: ScriptEngine, *events: dict[str, Any]) -> Out:
+def feed(engine: CardEngine, *events: dict[str, Any]) -> Out:
     out: Out = []
     for event in events:
         out += engine.apply(parse_event(event))
@@ -52,7 +53,7 @@ def rotation(boxes: list[str], dealer: str) -> list[str]:
     return [c for i in range(5) for c in [*(h[i] for h in hands), dealt[i]]]
 
 
-def start(engine: ScriptEngine, *, deck: int = 52, boxes: list[int] | None = None) -> Out:
+def start(engine: CardEngine, *, deck: int = 52, boxes: list[int] | None = None) -> Out:
     closed: dict[str, Any] = {"type": "bets_closed"}
     if boxes is not None:
         closed["boxes"] = boxes
@@ -71,7 +72,7 @@ def deal(
     rules: dict[str, Any] | None = None,
     *,
     bets: list[int] | None = None,
-) -> tuple[ScriptEngine, Out]:
+) -> tuple[CardEngine, Out]:
     engine = make(game, rules)
     deck = 53 if (rules or {}).get("variant", game) == "poker_with_joker" else 52
     out = start(engine, deck=deck, boxes=bets)
@@ -875,7 +876,7 @@ def buy_round(
     *,
     boxes: list[str] | None = None,
     buyers: tuple[int, ...] = (1,),
-) -> tuple[ScriptEngine, dict[str, Any], list[bool]]:
+) -> tuple[CardEngine, dict[str, Any], list[bool]]:
     hands = boxes or [PAIR_AK]
     engine, _ = deal("bombay_poker", hands, dealer, {"boxes": len(hands)})
     assert outcomes(feed(engine, CONFIRM, CONFIRM)) == []  # draw, insurance closed

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-import pydantic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import BallDrawn
+from tablectl.controller.engines import load_rules
+from tablectl.controller.games.catalog import DRAW_PRESETS
 from tablectl.controller.games.draw import (
-    PRESETS,
-    Draw,
     DrawRules,
     color_of,
     draw_result,
     in_range,
-    preset_rules,
 )
+from tablectl.controller.games.draw_round import Draw
+
+
+def catalog_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> DrawRules:
+    """A ball-draw preset of the catalog, ``overrides`` on top (the engines' loader)."""
+    rules: DrawRules = load_rules("lucky7", {"variant": variant, **(overrides or {})})
+    return rules
+
 
 # -- presets: the rule book's parameters ----------------------------------------------------------
 
@@ -43,7 +51,7 @@ from tablectl.controller.games.draw import (
 def test_presets_carry_the_rule_books_parameters(
     variant: str, balls: int, lowest: int, draw: int, bonus: int, order: str
 ) -> None:
-    rules = preset_rules(variant)
+    rules = catalog_rules(variant)
     assert (rules.balls, rules.lowest, rules.draw, rules.bonus, rules.order) == (
         balls,
         lowest,
@@ -55,19 +63,19 @@ def test_presets_carry_the_rule_books_parameters(
 
 
 def test_seed001_6_2_l2319_lucky7_flags_extras() -> None:
-    assert preset_rules("lucky7").extras == "flag"
+    assert catalog_rules("lucky7").extras == "flag"
 
 
 def test_seed001_6_7_l2863_mega_ball_has_one_or_two_bonus_balls() -> None:
-    rules = preset_rules("mega_ball")
+    rules = catalog_rules("mega_ball")
     assert (rules.slots_min, rules.slots) == (21, 22)
 
 
 def test_seed001_6_3_l2537_c39_lucky6_60_needs_the_faces_of_its_balls() -> None:
-    with pytest.raises(pydantic.ValidationError, match="values"):
-        preset_rules("lucky6_60")
+    with pytest.raises(ConfigError, match="values"):
+        catalog_rules("lucky6_60")
     faces = [n % 10 for n in range(60)]
-    rules = preset_rules("lucky6_60", {"values": faces})
+    rules = catalog_rules("lucky6_60", {"values": faces})
     assert (rules.balls, rules.draw, rules.order, rules.zones) == (
         60,
         6,
@@ -91,12 +99,12 @@ def test_seed001_6_3_l2537_c39_lucky6_60_needs_the_faces_of_its_balls() -> None:
     ],
 )
 def test_colour_maps_from_the_rule_book(variant: str, ball: int, colour: str) -> None:
-    assert color_of(preset_rules(variant), ball) == colour
+    assert color_of(catalog_rules(variant), ball) == colour
 
 
 @pytest.mark.parametrize("variant", ["lucky6", "mega6", "one_bet"])
 def test_colour_maps_partition_the_drum(variant: str) -> None:
-    rules = preset_rules(variant)
+    rules = catalog_rules(variant)
     assert rules.colors is not None
     members = sorted(b for balls in rules.colors.values() for b in balls)
     assert members == list(range(rules.lowest, rules.highest + 1))
@@ -106,8 +114,8 @@ def test_colour_maps_partition_the_drum(variant: str) -> None:
 
 def test_seed001_c38_lucky5_and_lucky7_colour_maps_are_config() -> None:
     # L2123 / L2319 give the colour sizes but not the map: no preset invents one.
-    assert preset_rules("lucky5").colors is None
-    assert preset_rules("lucky7").colors is None
+    assert catalog_rules("lucky5").colors is None
+    assert catalog_rules("lucky7").colors is None
 
 
 @pytest.mark.parametrize(
@@ -130,14 +138,14 @@ def test_seed001_c38_lucky5_and_lucky7_colour_maps_are_config() -> None:
     ],
 )
 def test_rules_reject_inconsistent_parameters(overrides: dict[str, Any], message: str) -> None:
-    with pytest.raises(pydantic.ValidationError, match=message):
-        preset_rules("lucky7", overrides)
+    with pytest.raises(ConfigError, match=message):
+        catalog_rules("lucky7", overrides)
 
 
 def test_every_preset_but_lucky6_60_is_valid_as_is() -> None:
-    for variant in PRESETS:
+    for variant in DRAW_PRESETS:
         if variant != "lucky6_60":
-            assert preset_rules(variant).slots <= preset_rules(variant).balls
+            assert catalog_rules(variant).slots <= catalog_rules(variant).balls
 
 
 @pytest.mark.parametrize(
@@ -153,7 +161,7 @@ def test_every_preset_but_lucky6_60_is_valid_as_is() -> None:
     ],
 )
 def test_in_range(variant: str, ball: object, valid: bool) -> None:
-    assert in_range(preset_rules(variant), ball) is valid
+    assert in_range(catalog_rules(variant), ball) is valid
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -162,7 +170,7 @@ def test_in_range(variant: str, ball: object, valid: bool) -> None:
 def test_result_facts_for_lucky7_with_a_configured_colour_map() -> None:
     # L2319: 21 black and 21 yellow (map from config, here odd black / even yellow).
     colours = {"black": list(range(1, 43, 2)), "yellow": list(range(2, 43, 2))}
-    rules = preset_rules("lucky7", {"colors": colours})
+    rules = catalog_rules("lucky7", {"colors": colours})
     result = draw_result(rules, [7, 12, 33, 1, 40, 2, 19])
     assert result["balls"] == [7, 12, 33, 1, 40, 2, 19]
     assert result["bonus"] == []
@@ -174,20 +182,20 @@ def test_result_facts_for_lucky7_with_a_configured_colour_map() -> None:
 
 
 def test_seed001_6_8_l4579_lotto_bonus_ball_is_apart_from_the_facts() -> None:
-    result = draw_result(preset_rules("lotto_5_35"), [1, 2, 3, 4, 5], [35])
+    result = draw_result(catalog_rules("lotto_5_35"), [1, 2, 3, 4, 5], [35])
     assert (result["balls"], result["bonus"], result["sum"]) == ([1, 2, 3, 4, 5], [35], 15)
 
 
 def test_seed001_6_4_l3031_sum_of_the_first_5_balls() -> None:
     balls = list(range(48, 13, -1))  # 35 balls
-    result = draw_result(preset_rules("lucky6"), balls)
+    result = draw_result(catalog_rules("lucky6"), balls)
     assert result["prefix_sums"] == {"5": 48 + 47 + 46 + 45 + 44}
     assert sum(result["colors"].values()) == 35
 
 
 def test_seed001_6_3_l2537_zones_read_two_digit_numbers_from_the_faces() -> None:
     faces = [n % 10 for n in range(60)]  # ball n carries digit (n - 1) % 10
-    rules = preset_rules("lucky6_60", {"values": faces})
+    rules = catalog_rules("lucky6_60", {"values": faces})
     result = draw_result(rules, [1, 8, 10, 13, 55, 60])
     assert result["values"] == [0, 7, 9, 2, 4, 9]
     assert result["zones"]["A"] == {"values": [0, 7], "number": "07", "sum": 7}
@@ -207,7 +215,7 @@ def test_seed001_6_3_l2537_zones_read_two_digit_numbers_from_the_faces() -> None
 )
 def test_a_draw_that_breaks_the_rules_is_never_a_result(balls: list[int], bonus: list[int]) -> None:
     with pytest.raises(ValueError, match=r"result has|repeats|out of range"):
-        draw_result(preset_rules("lucky7"), balls, bonus)
+        draw_result(catalog_rules("lucky7"), balls, bonus)
 
 
 # -- the draw: reads in, findings out -------------------------------------------------------------
@@ -280,7 +288,7 @@ def run(rules: DrawRules, reads: list[BallDrawn]) -> tuple[Draw, list[str]]:
 def test_reads(
     variant: str, reads: list[BallDrawn], codes: list[str], balls: list[int], held: bool
 ) -> None:
-    draw, seen = run(preset_rules(variant), reads)
+    draw, seen = run(catalog_rules(variant), reads)
     assert seen == codes
     assert draw.balls() == balls
     assert draw.held is held
@@ -309,7 +317,7 @@ def test_reads(
     ],
 )  # fmt: skip
 def test_rereads_settle_a_held_read(reads: list[BallDrawn], balls: list[int], held: bool) -> None:
-    draw, _ = run(preset_rules("lucky7"), reads)
+    draw, _ = run(catalog_rules("lucky7"), reads)
     assert draw.balls() == balls
     assert draw.held is held
 
@@ -328,7 +336,7 @@ def test_rereads_settle_a_held_read(reads: list[BallDrawn], balls: list[int], he
 def test_confirm_accepts_the_read_as_given_never_breaking_the_draw(
     reads: list[BallDrawn], balls: list[int]
 ) -> None:
-    draw, _ = run(preset_rules("lucky7"), reads)
+    draw, _ = run(catalog_rules("lucky7"), reads)
     assert draw.confirm()
     assert draw.balls() == balls
     assert not draw.held
@@ -338,7 +346,7 @@ def test_confirm_accepts_the_read_as_given_never_breaking_the_draw(
 def test_seed001_6_2_l2319_a_held_read_keeps_its_place_in_the_tube() -> None:
     # Tube slot 3 read badly, then slots 4..8: the re-read of slot 3 is the 3rd ball.
     draw, _ = run(
-        preset_rules("lucky7"),
+        catalog_rules("lucky7"),
         [
             *(read(n, position=n) for n in (1, 2)),
             read(30, position=3, quality=5),
@@ -354,12 +362,12 @@ def test_seed001_6_2_l2319_a_held_read_keeps_its_place_in_the_tube() -> None:
 
 def test_without_positions_the_next_read_is_the_reread() -> None:
     # No receiver position: the drum re-reads a held ball before it releases the next one.
-    draw, _ = run(preset_rules("lucky7"), [read(1), read(30, quality=5), read(4), read(5)])
+    draw, _ = run(catalog_rules("lucky7"), [read(1), read(30, quality=5), read(4), read(5)])
     assert draw.balls() == [1, 4, 5]
 
 
 def test_seed001_6_7_l2863_variable_bonus_completes_when_the_drum_ends_the_draw() -> None:
-    draw, _ = run(preset_rules("mega_ball"), [read(n) for n in range(1, 22)])
+    draw, _ = run(catalog_rules("mega_ball"), [read(n) for n in range(1, 22)])
     assert not draw.complete()
     assert draw.complete(ended=True)
     result, extras = draw.result()
@@ -386,7 +394,7 @@ reads_strategy = st.lists(
 def test_no_read_sequence_places_a_ball_twice_or_out_of_range(
     variant: str, reads: list[BallDrawn], confirms: list[bool]
 ) -> None:
-    rules = preset_rules(variant)
+    rules = catalog_rules(variant)
     draw = Draw(rules)
     for i, r in enumerate(reads):
         draw.read(r)

@@ -1,4 +1,4 @@
-"""Hold'em against the dealer (controller/games/cards/holdem.py) through the real ScriptEngine.
+"""Hold'em against the dealer (controller/games/cards/holdem.py) through the real card engine.
 
 Ultimate Texas Hold'em (seed-000 §6, PKH-), Casino Hold'em (seed-001 §3.14, L563–617) and Texas
 Hold'em against the dealer (seed-001 §3.15, L619–679): deal order and concealment, worked
@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import parse_event
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.cards import CardEngine
 from tablectl.controller.games.cards.deal import box_name
 from tablectl.controller.games.cards.holdem import HoldemGame
 from tablectl.controller.games.cards.poker import HandCategory, HandValue, best_of
@@ -38,17 +39,17 @@ Decisions = Mapping[int, Sequence[tuple[int, str]]]
 # --- driving the engine ---------------------------------------------------------------------------
 
 
-def new_engine(game: str, rules: Mapping[str, Any] | None = None) -> ScriptEngine:
-    engine = ScriptEngine.from_preset("T1", game, dict(rules or {}), source="test.toml")
+def new_engine(game: str, rules: Mapping[str, Any] | None = None) -> CardEngine:
+    engine = build_engine("T1", game, dict(rules or {}), source="test.toml")
     assert engine.apply(parse_event({"type": "shuffle_completed", "cards": 52})) == []
     return engine
 
 
-def send(engine: ScriptEngine, event: dict[str, Any]) -> list[EngineOutput]:
+def send(engine: CardEngine, event: dict[str, Any]) -> list[EngineOutput]:
     return engine.apply(parse_event(event))
 
 
-def start(engine: ScriptEngine, boxes: Sequence[int] | None = None) -> None:
+def start(engine: CardEngine, boxes: Sequence[int] | None = None) -> None:
     assert send(engine, {"type": "round_open"}) == []
     closed: dict[str, Any] = {"type": "bets_closed"}
     if boxes is not None:
@@ -56,13 +57,13 @@ def start(engine: ScriptEngine, boxes: Sequence[int] | None = None) -> None:
     assert send(engine, closed) == []
 
 
-def awaits_confirm(engine: ScriptEngine) -> bool:
+def awaits_confirm(engine: CardEngine) -> bool:
     deal = engine.snapshot()["deal"]
     return isinstance(deal, dict) and bool(deal["awaits_confirm"])
 
 
 def play_round(
-    engine: ScriptEngine,
+    engine: CardEngine,
     cards: Iterable[str],
     decisions: Decisions | None = None,
     boxes: Sequence[int] | None = None,
@@ -867,13 +868,13 @@ def test_a_card_seen_twice_is_held_and_cannot_be_ranked() -> None:
 )
 def test_bad_rules_are_config_errors(game: str, rules: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+        build_engine("T1", game, rules, source="test.toml")
 
 
 def test_rule_book_defaults() -> None:
-    uth = ScriptEngine.from_preset("T1", UTH, {}, source="t.toml").game_rules
-    casino = ScriptEngine.from_preset("T1", CASINO, {}, source="t.toml").game_rules
-    texas = ScriptEngine.from_preset("T1", TEXAS, {}, source="t.toml").game_rules
+    uth = build_engine("T1", UTH, {}, source="t.toml").game_rules
+    casino = build_engine("T1", CASINO, {}, source="t.toml").game_rules
+    texas = build_engine("T1", TEXAS, {}, source="t.toml").game_rules
     assert uth.rules.model_dump() == {
         "decks": 1,
         "jokers_per_deck": 0,

@@ -1,5 +1,5 @@
 """Andar Bahar, Side Bet City and Speedy 7 (tablectl.controller.games.cards.sequences) through the
-ScriptEngine.
+CardEngine.
 
 Table-driven from seed-001 §3.8a (L3539–3597), §3.18 (L3419–3493), §3.19 (L2513–2533) and §12
 (C19, C22): deal order and positions, every outcome fact with a worked example, the decision
@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError, EventFormatError
 from tablectl.controller.core.events import parse_event
 from tablectl.controller.core.outcomes import Outcome, Verdict
-from tablectl.controller.engines.scripted import HAND_CANCELLED, ScriptEngine
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.cards import HAND_CANCELLED, CardEngine
 from tablectl.controller.games.cards.poker import evaluate3, evaluate5
 from tablectl.controller.games.cards.sequences import (
     MAX_AFTER_JOKER,
@@ -45,11 +46,11 @@ CONFIRM = {"type": "confirm"}
 Event = dict[str, Any] | str
 
 
-def engine(game: str, **rules: Any) -> ScriptEngine:
-    return ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+def engine(game: str, **rules: Any) -> CardEngine:
+    return build_engine("T1", game, rules, source="test.toml")
 
 
-def run(eng: ScriptEngine, *events: Event) -> list[Outcome | Verdict]:
+def run(eng: CardEngine, *events: Event) -> list[Outcome | Verdict]:
     """Feed events (a bare string is a card); every output, in order."""
     out: list[Outcome | Verdict] = []
     for event in events:

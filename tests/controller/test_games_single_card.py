@@ -1,4 +1,4 @@
-"""21 Bet, Jokerbet and Top Card through the real ScriptEngine (seed-001 §3.20, §3.21, §3.23).
+"""21 Bet, Jokerbet and Top Card through the real card engine (seed-001 §3.20, §3.21, §3.23).
 
 Every case cites the rule book (``seed-001`` = ``shared/rules/seed-001-live-casino-regulations.md``,
 ``L…`` = source line). Tests marked ``xfail(strict=True)`` state what the rule book wants and the
@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import parse_event
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.cards import CardEngine
 from tablectl.controller.games.cards.single_card import (
     FOREIGN_CARD,
     JOKER_UNIDENTIFIED,
@@ -36,11 +37,11 @@ from tablectl.drivers.cards import RANKS, SUITS, parse_card
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def engine(game: str, **rules: Any) -> ScriptEngine:
-    return ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+def engine(game: str, **rules: Any) -> CardEngine:
+    return build_engine("T1", game, rules, source="test.toml")
 
 
-def feed(eng: ScriptEngine, *events: dict[str, Any]) -> list[EngineOutput]:
+def feed(eng: CardEngine, *events: dict[str, Any]) -> list[EngineOutput]:
     out: list[EngineOutput] = []
     for event in events:
         out += eng.apply(parse_event(event))

@@ -1,4 +1,4 @@
-"""Three Card Poker / Teen Patti and Caribbean Stud through the real ScriptEngine.
+"""Three Card Poker / Teen Patti and Caribbean Stud through the real card engine.
 
 Worked examples from the rule books (seed 000 §7 TCP; seed 001 §3.13 L517–561, §3.17 L714–773),
 fed as events (parse_event → apply), plus a property test against an independent evaluator.
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import parse_event
 from tablectl.controller.core.outcomes import Outcome, Verdict
-from tablectl.controller.engines.scripted import ScriptEngine
+from tablectl.controller.engines import build_engine
+from tablectl.controller.engines.cards import CardEngine
 from tablectl.controller.games.cards.poker import evaluate3
 from tablectl.controller.games.cards.stud import (
     MISDEAL,
@@ -38,17 +39,17 @@ DECK = [r + s for r in RANKS for s in "SHDC"]
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def make(game: str = "three_card_poker", **rules: Any) -> ScriptEngine:
-    eng = ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+def make(game: str = "three_card_poker", **rules: Any) -> CardEngine:
+    eng = build_engine("T1", game, rules, source="test.toml")
     assert eng.apply(parse_event({"type": "shuffle_completed", "cards": 52})) == []
     return eng
 
 
-def send(eng: ScriptEngine, event: dict[str, Any]) -> list[Any]:
+def send(eng: CardEngine, event: dict[str, Any]) -> list[Any]:
     return eng.apply(parse_event(event))
 
 
-def open_round(eng: ScriptEngine, boxes: Sequence[int] | None = None) -> None:
+def open_round(eng: CardEngine, boxes: Sequence[int] | None = None) -> None:
     assert send(eng, {"type": "round_open"}) == []
     closed: dict[str, Any] = {"type": "bets_closed"}
     if boxes is not None:
@@ -62,7 +63,7 @@ def rotation(hands: dict[str, list[str]], size: int) -> list[str]:
     return [hands[p][i] for i in range(size) for p in order]
 
 
-def deal(eng: ScriptEngine, cards: Iterable[str]) -> list[Any]:
+def deal(eng: CardEngine, cards: Iterable[str]) -> list[Any]:
     out: list[Any] = []
     for card in cards:
         out += send(eng, {"type": "card", "card": card})
@@ -903,7 +904,7 @@ def test_duplicate_card_is_a_foul_deck() -> None:
 )
 def test_bad_rules_are_config_errors(game: str, rules: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
-        ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+        build_engine("T1", game, rules, source="test.toml")
 
 
 @pytest.mark.parametrize(
@@ -1087,7 +1088,7 @@ def test_caribbean_random_decks(deck: list[str], boxes: int, folds: set[int]) ->
 
 def test_caribbean_a_box_card_reported_exposed_is_noted_and_the_round_goes_on() -> None:
     """L718: the players' cards are dealt face up; exposing one is no misdeal."""
-    eng = ScriptEngine.from_preset("T1", "caribbean_stud", {}, source="test.toml")
+    eng = build_engine("T1", "caribbean_stud", {}, source="test.toml")
     for raw in (
         {"type": "shuffle_started"},
         {"type": "shuffle_completed", "cards": 52},

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
-import pydantic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import Direction, Segment
+from tablectl.controller.engines import load_rules
+from tablectl.controller.games.catalog import WHEEL_PRESETS, spread
 from tablectl.controller.games.wheel import (
-    PRESETS,
+    WheelRules,
     check_spin,
     kind,
-    preset_rules,
     spin_result,
-    spread,
 )
+
+
+def catalog_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> WheelRules:
+    """A money-wheel preset of the catalog, ``overrides`` on top (the engines' loader)."""
+    rules: WheelRules = load_rules("dream_catcher", {"variant": variant, **(overrides or {})})
+    return rules
+
 
 # -- layouts --------------------------------------------------------------------------------------
 
@@ -52,13 +60,13 @@ from tablectl.controller.games.wheel import (
 def test_default_layouts_have_the_rule_books_counts(
     variant: str, size: int, counts: dict[str, int]
 ) -> None:
-    rules = preset_rules(variant)
+    rules = catalog_rules(variant)
     assert rules.size == size
     assert Counter(rules.segments) == Counter(counts)
 
 
 def test_seed001_5_5_l3957_mega_wheel_numbers_54_sectors_counts_unchecked() -> None:
-    rules = preset_rules("mega_wheel")
+    rules = catalog_rules("mega_wheel")
     assert rules.size == 54
     assert set(rules.segments) == {"1", "2", "5", "8", "10", "15", "20", "30", "40"}
     assert rules.counts is None  # [GAP]: the rule book gives no counts
@@ -75,15 +83,15 @@ def test_spread_is_deterministic_and_keeps_counts() -> None:
 
 
 def test_a_configured_layout_must_match_the_rule_books_counts() -> None:
-    layout = list(preset_rules("dream_catcher").segments)
+    layout = list(catalog_rules("dream_catcher").segments)
     layout[0], layout[1] = layout[1], layout[0]  # another physical order: fine
-    assert preset_rules("dream_catcher", {"segments": layout}).segments == layout
+    assert catalog_rules("dream_catcher", {"segments": layout}).segments == layout
     layout[0] = "40"  # a second 40: not the rule book's wheel
-    with pytest.raises(pydantic.ValidationError, match="do not match counts"):
-        preset_rules("dream_catcher", {"segments": layout})
+    with pytest.raises(ConfigError, match="do not match counts"):
+        catalog_rules("dream_catcher", {"segments": layout})
     # ... unless the table states its own counts (another operator's wheel)
     own = dict(Counter(layout))
-    assert preset_rules("dream_catcher", {"segments": layout, "counts": own}).size == 54
+    assert catalog_rules("dream_catcher", {"segments": layout, "counts": own}).size == 54
 
 
 @pytest.mark.parametrize(
@@ -100,8 +108,8 @@ def test_a_configured_layout_must_match_the_rule_books_counts() -> None:
     ],
 )
 def test_rules_reject_inconsistent_parameters(overrides: dict[str, Any], message: str) -> None:
-    with pytest.raises(pydantic.ValidationError, match=message):
-        preset_rules("dream_catcher", overrides)
+    with pytest.raises(ConfigError, match=message):
+        catalog_rules("dream_catcher", overrides)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +124,7 @@ def test_rules_reject_inconsistent_parameters(overrides: dict[str, Any], message
     ],
 )
 def test_segment_kinds(variant: str, label: str, expected: str) -> None:
-    assert kind(preset_rules(variant), label) == expected
+    assert kind(catalog_rules(variant), label) == expected
 
 
 @pytest.mark.parametrize(
@@ -130,7 +138,7 @@ def test_segment_kinds(variant: str, label: str, expected: str) -> None:
     ],
 )
 def test_malfunction_remedy_per_rule_book(variant: str, on_fault: str) -> None:
-    assert preset_rules(variant).on_fault == on_fault
+    assert catalog_rules(variant).on_fault == on_fault
 
 
 # -- spin validity --------------------------------------------------------------------------------
@@ -180,11 +188,11 @@ def test_malfunction_remedy_per_rule_book(variant: str, on_fault: str) -> None:
 def test_check_spin(
     variant: str, segment: Segment, spin_direction: Direction | None, reason: str | None
 ) -> None:
-    assert check_spin(preset_rules(variant), segment, spin_direction) == reason
+    assert check_spin(catalog_rules(variant), segment, spin_direction) == reason
 
 
 def test_seed001_c6_divider_respin_can_be_switched_off() -> None:
-    rules = preset_rules("dream_catcher", {"divider_respin": False})
+    rules = catalog_rules("dream_catcher", {"divider_respin": False})
     assert check_spin(rules, Segment(index=0, on_divider=True)) is None
 
 
@@ -192,12 +200,12 @@ def test_seed001_c6_divider_respin_can_be_switched_off() -> None:
 
 
 def _spin(rules_variant: str, label: str) -> dict[str, Any]:
-    rules = preset_rules(rules_variant)
+    rules = catalog_rules(rules_variant)
     return {"segment": label, "index": rules.segments.index(label)}
 
 
 def test_seed001_5_1_l1754_2x_then_7x_then_5_is_5_with_multiplier_14() -> None:
-    rules = preset_rules("dream_catcher")
+    rules = catalog_rules("dream_catcher")
     spins = [_spin("dream_catcher", s) for s in ("2x", "7x", "5")]
     result = spin_result(rules, spins)
     assert (result["segment"], result["multiplier"], result["number"]) == ("5", 14, 5)
@@ -206,7 +214,7 @@ def test_seed001_5_1_l1754_2x_then_7x_then_5_is_5_with_multiplier_14() -> None:
 
 
 def test_a_single_spin_has_multiplier_1() -> None:
-    result = spin_result(preset_rules("dream_catcher"), [_spin("dream_catcher", "40")])
+    result = spin_result(catalog_rules("dream_catcher"), [_spin("dream_catcher", "40")])
     assert (result["segment"], result["multiplier"], result["kind"]) == ("40", 1, "number")
 
 
@@ -220,13 +228,13 @@ def test_a_single_spin_has_multiplier_1() -> None:
 )
 def test_spin_result_refuses_what_is_not_a_result(spins: list[dict[str, Any]]) -> None:
     with pytest.raises(ValueError, match="spin"):
-        spin_result(preset_rules("dream_catcher"), spins)
+        spin_result(catalog_rules("dream_catcher"), spins)
 
 
 def test_a_chain_is_made_of_multipliers_only() -> None:
     spins = [_spin("dream_catcher", "5"), _spin("dream_catcher", "10")]
     with pytest.raises(ValueError, match="not a multiplier"):
-        spin_result(preset_rules("dream_catcher"), spins)
+        spin_result(catalog_rules("dream_catcher"), spins)
 
 
 @given(st.lists(st.sampled_from(["2x", "7x"]), max_size=6), st.sampled_from(["1", "2", "40"]))
@@ -235,9 +243,9 @@ def test_multipliers_multiply(chain: list[str], last: str) -> None:
     expected = 1
     for s in chain:
         expected *= {"2x": 2, "7x": 7}[s]
-    assert spin_result(preset_rules("dream_catcher"), spins)["multiplier"] == expected
+    assert spin_result(catalog_rules("dream_catcher"), spins)["multiplier"] == expected
 
 
 def test_presets_are_all_valid() -> None:
-    for variant in PRESETS:
-        assert preset_rules(variant).variant == variant
+    for variant in WHEEL_PRESETS:
+        assert catalog_rules(variant).variant == variant

@@ -1,5 +1,5 @@
-"""The engine that runs every deal script (tablectl.controller.engines.scripted), with a small test
-game.
+"""The engine that runs every deal script (tablectl.controller.engines.cards), with small test
+games.
 
 The games' own rules are tested in their modules' tests; here: what the engine does the same for
 all of them — the script's positions and order, face-down concealment, decision windows, the
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import DealError, Decision, parse_event
 from tablectl.controller.core.outcomes import Outcome, Verdict
-from tablectl.controller.engines import ENGINES
-from tablectl.controller.engines.scripted import HAND_CANCELLED, ScriptEngine
+from tablectl.controller.engines import ENGINES, build_engine
+from tablectl.controller.engines.cards import HAND_CANCELLED, CardEngine
 from tablectl.controller.games import catalog
 from tablectl.controller.games.cards.deal import (
     BOXES,
@@ -99,18 +99,17 @@ class EndlessDraw(BaseGame):
 
 @pytest.fixture(autouse=True)
 def _test_games(monkeypatch: pytest.MonkeyPatch) -> None:
-    games = dict(catalog.GAMES)
-    games["mini"] = (__name__, "MiniHoldem", {})
-    games["endless"] = (__name__, "EndlessDraw", {})
-    games["strict"] = (__name__, "Strict", {})
-    monkeypatch.setattr("tablectl.controller.engines.scripted.GAMES", games)
+    for game, name in (("mini", "MiniHoldem"), ("endless", "EndlessDraw"), ("strict", "Strict")):
+        entry = catalog.GameEntry("cards", __name__, name, dealer_screen=True)
+        monkeypatch.setitem(catalog.CATALOG, game, entry)  # type: ignore[index]
+        monkeypatch.setitem(ENGINES, game, catalog.ENGINE_FAMILIES["cards"])  # type: ignore[index]
 
 
-def engine(game: str = "mini", **rules: Any) -> ScriptEngine:
-    return ScriptEngine.from_preset("T1", game, rules, source="test.toml")
+def engine(game: str = "mini", **rules: Any) -> CardEngine:
+    return build_engine("T1", game, rules, source="test.toml")
 
 
-def run(eng: ScriptEngine, *events: dict[str, Any] | str) -> list[Outcome | Verdict]:
+def run(eng: CardEngine, *events: dict[str, Any] | str) -> list[Outcome | Verdict]:
     """Feed events (a bare string is a card); every output, in order."""
     out: list[Outcome | Verdict] = []
     for event in events:
@@ -343,15 +342,16 @@ def test_a_52_card_count_for_a_36_card_deck_is_rejected() -> None:
 def test_config_errors_name_the_key_and_the_game() -> None:
     with pytest.raises(ConfigError, match="bogus"):
         engine(bogus=1)
-    with pytest.raises(ConfigError, match="not a scripted card game"):
+    with pytest.raises(ConfigError, match="unknown game 'baccarat_but_not'"):
         engine("baccarat_but_not")
     with pytest.raises(ConfigError, match="ranks"):
         engine(ranks="XYZ")
 
 
 def test_every_catalog_game_is_an_engine_registry_entry() -> None:
+    assert set(ENGINES) == set(catalog.CATALOG)
     for game in catalog.GAMES:
-        assert ENGINES[game] == ("tablectl.controller.engines.scripted", "ScriptEngine")
+        assert ENGINES[game] == ("tablectl.controller.engines.cards", "CardEngine")
 
 
 class Strict(MiniHoldem):

@@ -216,3 +216,38 @@ def test_fire_matches_the_declared_table(
         else:
             assert machine.fire(event) == expected
             assert machine.state == expected
+
+
+# -- the engines' machines ------------------------------------------------------------------------
+
+
+def test_every_engine_machine_is_a_validated_definition_built_at_import() -> None:
+    from tablectl.controller.engines import draw, roulette, wheel  # noqa: PLC0415
+    from tablectl.controller.engines.cards import phases, shoe  # noqa: PLC0415
+
+    machines = [
+        phases.MACHINE,
+        shoe.SHOE_MACHINE,
+        draw._MACHINE,
+        wheel._MACHINE,
+        *roulette._MACHINES.values(),
+    ]
+    assert all(isinstance(m, MachineDefinition) for m in machines)
+
+
+def test_the_shoe_lifecycle_is_a_strict_machine() -> None:
+    from tablectl.controller.engines.cards.shoe import SHOE_MACHINE  # noqa: PLC0415
+
+    assert SHOE_MACHINE.states == ("unknown", "ready", "rejected", "ended")
+    assert SHOE_MACHINE.initial == "unknown"
+    life = StateMachine(SHOE_MACHINE)
+    assert life.fire("shuffled") == "ready"
+    assert life.fire("burn_done") == "ready"
+    assert life.fire("last_coup") == "ended"
+    assert life.fire("rejected") == "rejected"
+    # A rejected shoe deals no round and has no burn: only a new shuffle (or its end) moves it.
+    assert SHOE_MACHINE.allowed("rejected") == {"shuffled", "rejected", "emptied"}
+    with pytest.raises(TransitionNotAllowedError):
+        life.fire("last_coup")
+    assert life.state == "rejected"
+    assert "burn_done" not in SHOE_MACHINE.allowed("unknown")

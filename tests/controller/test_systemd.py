@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
+from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = ["tablectl@.service", "tablectl-sim@.service"]
@@ -140,13 +141,17 @@ async def test_watchdog_pings_at_the_period_and_a_stalled_loop_stops_them(
         watchdog_pings(notifier, 0.05, status=lambda: status[0], status_interval=0.05)
     )
     try:
-        await asyncio.sleep(0.6)
+        await wait_until(lambda: len(sock.times("WATCHDOG=1")) >= 11, what="11 pings")
         status[0] = "running"
-        await asyncio.sleep(0.1)
+        await wait_until(lambda: sock.times("STATUS=running"), what="STATUS=running")
         stalled_at = time.monotonic()
+        # Stays: the stall is what is under test (a blocking call wedges the loop for 0.5 s).
         time.sleep(0.5)  # noqa: ASYNC251 - the point: a wedged loop (a blocking call on it)
         resumed_at = time.monotonic()
-        await asyncio.sleep(0.3)
+        await wait_until(
+            lambda: len([t for t in sock.times("WATCHDOG=1") if t >= resumed_at]) >= 3,
+            what="3 pings after the stall",
+        )
     finally:
         pings.cancel()
         await asyncio.wait({pings})

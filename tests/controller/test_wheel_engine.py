@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -24,15 +24,22 @@ from tablectl.controller.core.events import (
     WheelSpin,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.engines import ENGINES, build_engine
+from tablectl.controller.engines import ENGINES, build_engine, load_rules
 from tablectl.controller.engines.wheel import WheelEngine
-from tablectl.controller.games.wheel import preset_rules
+from tablectl.controller.games.wheel import WheelRules
+
+
+def catalog_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> WheelRules:
+    """A money-wheel preset of the catalog, ``overrides`` on top (the engines' loader)."""
+    rules: WheelRules = load_rules("dream_catcher", {"variant": variant, **(overrides or {})})
+    return rules
+
 
 TABLE = "DC-01"
 
 
 def make(variant: str = "dream_catcher", **overrides: Any) -> WheelEngine:
-    return WheelEngine(TABLE, preset_rules(variant, overrides), game=variant)
+    return WheelEngine(TABLE, catalog_rules(variant, overrides), game=variant)
 
 
 def feed(engine: WheelEngine, events: Sequence[TableEvent]) -> list[EngineOutput]:
@@ -59,7 +66,7 @@ def outcomes(outputs: Sequence[EngineOutput]) -> list[Outcome]:
 
 def at(variant: str, label: str, **kw: Any) -> Segment:
     """The segment event for the first segment labelled ``label`` in the preset's layout."""
-    return Segment(index=preset_rules(variant).segments.index(label), **kw)
+    return Segment(index=catalog_rules(variant).segments.index(label), **kw)
 
 
 def start() -> list[TableEvent]:
@@ -104,7 +111,7 @@ def test_done_dream_catcher_2x_then_7x_then_5_is_one_round_with_multiplier_14() 
     assert summary(out) == [("settled", "None")]
     assert outcome.result is not None
     assert outcome.result["segment"] == "5"
-    assert outcome.result["index"] == preset_rules("dream_catcher").segments.index("5")
+    assert outcome.result["index"] == catalog_rules("dream_catcher").segments.index("5")
     assert outcome.result["multiplier"] == 14
     assert [s["segment"] for s in outcome.result["spins"]] == ["2x", "7x", "5"]
 
@@ -241,7 +248,7 @@ def test_void_result_carries_the_spins_so_far() -> None:
         "spins": [
             {
                 "segment": "2x",
-                "index": preset_rules(DC).segments.index("2x"),
+                "index": catalog_rules(DC).segments.index("2x"),
                 "revolutions": None,
                 "direction": None,
             }

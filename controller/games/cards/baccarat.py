@@ -1,6 +1,6 @@
 """Baccarat (Punto Banco) rules as pure functions: points, the deal order with the third-card
-tableau, and the published result. The engine (:mod:`tablectl.controller.engines.baccarat`) owns the
-coup.
+tableau, and the published result; :class:`Baccarat` is the game the card engine
+(:mod:`tablectl.controller.engines.cards`) runs: its deal script P1, B1, P2, B2, then the tableau.
 
 Rule-book ids (``../shared/rules/``):
 
@@ -15,14 +15,17 @@ Rule-book ids (``../shared/rules/``):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.events import BetsClosed
+from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Slot, Step
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
 __all__ = [
+    "Baccarat",
     "BaccaratRules",
     "Hand",
     "banker_draws",
@@ -183,3 +186,35 @@ def outcome(
         "banker_six": len(banker_cards) if winner == "banker" and b_total == 6 else None,
         "commission": commission,
     }
+
+
+class Baccarat(BaseGame):
+    """Baccarat as the card engine runs it: no boxes, no decisions, every card face up (seed-002-004
+    BAC 3.4.3); cards dealt with no round open are a coup without bets (seed-000 BAC-I3)."""
+
+    name: ClassVar[str] = "baccarat"
+    script = DealScript((Step(("player", "banker"), count=2),), reshuffle="shoe")
+    rules_model: ClassVar[type[ShoeRules]] = BaccaratRules
+    procedure = "shoe"
+    no_bets_deal = True
+    rules: BaccaratRules
+
+    def __init__(self, rules: ShoeRules) -> None:
+        assert isinstance(rules, BaccaratRules)
+        super().__init__(rules)
+        self.rules = rules
+
+    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        del bets_closed
+        return ()
+
+    def more(self, deal: Deal) -> list[Slot]:
+        """The tableau's next card (:func:`next_expected`), once P1 B1 P2 B2 are out."""
+        hand = next_expected(deal.hand("player"), deal.hand("banker"))
+        return [] if hand is None else [Slot(hand)]
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        return outcome(deal.hand("player"), deal.hand("banker"), commission=self.rules.commission)
+
+    def public(self, deal: Deal) -> dict[str, Any]:
+        return {hand: [c.code for c in deal.hand(hand)] for hand in ("player", "banker")}

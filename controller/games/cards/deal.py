@@ -1,10 +1,12 @@
 """Deal scripts: which position each card of a round goes to, as data, and the game contract.
 
-Issue 8, Deliver 2. Every house-banked poker game and the single-deck card games of the rule books
-(seed-000 §5–§8, seed-001 §3.8a–§3.23) are one engine (:mod:`tablectl.controller.engines.scripted`)
-running a :class:`DealScript` plus a game's :class:`BaseGame` subclass: what the script cannot say
-statically (exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws, Bombay's dealer
-replacement) the game adds as :class:`Slot` values from its hooks.
+The one way to write a card game: a :class:`BaseGame` subclass with a :class:`DealScript` and the
+hooks its rules need, run by the one card engine (:mod:`tablectl.controller.engines.cards`). Every
+card game of the rule books is one: baccarat, dragon tiger (football studio, war of bets) and
+blackjack, the house-banked poker games and the single-deck card games (seed-000 §2–§8, seed-001
+§3.1–§3.23). What the script cannot say statically (baccarat's third-card tableau, blackjack's
+hits and the dealer's draws, exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws,
+Bombay's dealer replacement) the game adds as :class:`Slot` values from its hooks.
 
 How a round is dealt, as the controller sees it through the card reader:
 
@@ -54,6 +56,7 @@ __all__ = [
     "DealScript",
     "Face",
     "GameRules",
+    "Procedure",
     "Remedy",
     "Reshuffle",
     "Slot",
@@ -68,7 +71,7 @@ Reshuffle: TypeAlias = Literal["every_round", "shoe"]
 BOXES: Final = "boxes"
 """The step position that stands for every playing box, in box order."""
 
-# Stable verdict codes of scripted games (docs/verdicts.md, "House-banked poker and single-deck
+# Stable verdict codes of the deal scripts (docs/verdicts.md, "House-banked poker and single-deck
 # card games").
 CARD_BEFORE_DECISIONS: Final = "card_before_decisions"
 
@@ -179,7 +182,9 @@ class Remedy:
 
 
 class GameRules(ShoeRules):
-    """``[rules]`` keys every scripted game shares; games subclass it for their own keys.
+    """``[rules]`` keys every house-banked poker and single-deck game shares (the shoe games have
+    their own models on :class:`~tablectl.controller.games.cards.shoe.ShoeRules`); games subclass
+    it for their own keys.
 
     Defaults: one 52-card deck shuffled for every round, no burn, no cut card (PKH-01, PKH-03),
     and a device fault voids the round: "Any technical bug cancels the round … the player gets
@@ -193,8 +198,21 @@ class GameRules(ShoeRules):
     on_fault: OnFault = "void"
 
 
+Procedure: TypeAlias = Literal["dealer_screen", "shoe"]
+"""How the dealer works the table, as the engine sees it.
+
+``"dealer_screen"`` (issue 8: the house-banked poker and single-deck card games): the dealer's
+screen reports deal errors (``deal_error``); ``confirm`` closes a decision window and is refused
+with ``wrong_card_count`` while cards of the window are still due (seed-000 PKH-21, seed-001 §3.0
+validator (2)); the ``state`` snapshot shows where the next card goes (``deal``); a device fault
+before the first card cancels the hand (PKH-22). ``"shoe"`` (baccarat, dragon tiger, blackjack):
+no deal-error reports, a ``confirm`` is the supervisor's (or blackjack's insurance window), and a
+fault before the first card only latches (the round's ``[rules] on_fault`` decides once cards are
+out)."""
+
+
 class BaseGame:
-    """A scripted game: a subclass sets ``name``, ``script``, ``rules_model`` (and
+    """A card game: a subclass sets ``name``, ``script``, ``rules_model`` (and
     ``decision_actions``, the ``decision`` actions it takes), writes :meth:`outcome`, and
     overrides the hooks its rules need.
 
@@ -206,16 +224,30 @@ class BaseGame:
     """
 
     name: ClassVar[str]
-    script: ClassVar[DealScript]
-    rules_model: ClassVar[type[GameRules]] = GameRules
+    script: DealScript
+    """The deal (a class attribute; a game whose positions depend on its rules sets it in
+    ``__init__``)."""
+    rules_model: ClassVar[type[ShoeRules]] = GameRules
     decision_actions: ClassVar[frozenset[str]] = frozenset()
     deal_error_rule: ClassVar[str] = "seed-001 L561"
+    procedure: ClassVar[Procedure] = "dealer_screen"
+    no_bets_deal: ClassVar[bool] = False
+    """Cards dealt with no round open form a coup played to the end without bets (seed-000
+    BAC-I3); otherwise each is carried to the next round (BJ-I1: "all cards are played")."""
 
-    def __init__(self, rules: GameRules) -> None:
+    def __init__(self, rules: ShoeRules) -> None:
         self.rules = rules
 
+    @property
+    def unique_barcodes(self) -> bool:
+        """Whether each physical card carries its own barcode (war of bets): a barcode read twice
+        in a shoe is a ``duplicate_barcode`` hold."""
+        return False
+
     def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
-        """The boxes in play this round."""
+        """The boxes in play this round (none for a game without boxes)."""
+        if not isinstance(self.rules, GameRules):
+            return ()
         boxes = bets_closed.boxes if bets_closed is not None else None
         if boxes:
             chosen = tuple(sorted({b for b in boxes if 1 <= b <= self.rules.boxes}))
@@ -229,15 +261,40 @@ class BaseGame:
         del deal, bets_closed
 
     def more(self, deal: Deal) -> Sequence[Slot]:
-        """Cards the rules call for once the queue is empty (``[]``: none)."""
+        """Cards the rules call for once the queue is empty (``[]``: none); queued as returned."""
         del deal
         return []
 
+    def next_slot(self, deal: Deal) -> Slot | None:
+        """The card the rules call for now when nothing is queued, asked afresh for every card
+        (blackjack: the hand in play, then the dealer; a decision changes it); ``None``: none."""
+        del deal
+        return None
+
     def waiting(self, deal: Deal) -> bool:
         """Whether a decision window is open that can still add cards (the round is not
-        complete until the dealer closes it)."""
+        complete until the dealer closes it; a card read meanwhile is early)."""
         del deal
         return False
+
+    def ready(self, deal: Deal) -> bool:
+        """Whether the outcome may be given once no card is due (blackjack: not while insurance
+        is still offered against a scanned hole card, seed-002-004 BJ 3.7)."""
+        del deal
+        return True
+
+    def admit(self, deal: Deal, decision: Decision) -> Finding | None:
+        """Whether the game takes this decision at all (nothing changes when refused)."""
+        if decision.action not in self.decision_actions:
+            allowed = ", ".join(sorted(self.decision_actions)) or "none"
+            return Finding(
+                DECISION_REFUSED,
+                "DESIGN §4.4",
+                f"{self.name} takes no {decision.action!r} decision (takes: {allowed})",
+            )
+        if decision.box not in deal.boxes:
+            return Finding(DECISION_REFUSED, "DESIGN §4.4", f"box {decision.box} is not playing")
+        return None
 
     def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
         """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
@@ -246,6 +303,12 @@ class BaseGame:
             DECISION_REFUSED, "DESIGN §4.4", f"{decision.action!r} does not change this deal"
         )
 
+    def confirm(self, deal: Deal) -> bool:
+        """A ``confirm`` that closes no decision window of the script: whether the game takes it
+        (blackjack: the insurance window is over); ``False`` refuses it."""
+        del deal
+        return False
+
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
         """The rule book's remedy for a reported deal irregularity."""
         del deal, error
@@ -253,10 +316,20 @@ class BaseGame:
 
     def check(self, deal: Deal, slot: Slot, card: Card) -> Finding | None:
         """A rule the card breaks where it lands (it is placed anyway); a ``hold`` finding puts
-        the round before a supervisor."""
+        the round before a supervisor, a ``carry`` one makes it the next round's first card."""
         del deal, slot, card
         return None
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
         """The settled result (only once complete)."""
         raise NotImplementedError
+
+    def public(self, deal: Deal) -> dict[str, Any]:
+        """Face-up cards by position, for snapshots and a void's result; a face-down card appears
+        as ``None`` (never its face)."""
+        out: dict[str, list[str | None]] = {}
+        for position, card, face in deal.order:
+            if card not in deal.hand(position):
+                continue  # exchanged away
+            out.setdefault(position, []).append(card.code if face == "up" else None)
+        return out

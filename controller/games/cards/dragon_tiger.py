@@ -13,22 +13,27 @@ preset of its family's engine). Rule-book ids point into ``../shared/rules/seed-
   card has a unique barcode (L2619), so a barcode read twice in a shoe proves a re-scan or a
   re-inserted card.
 
-Suits never rank (L1807). A coup is exactly two cards (seed-001 §10 parameter table).
+Suits never rank (L1807). A coup is exactly two cards (seed-001 §10 parameter table):
+:class:`DragonTiger` is the game the card engine runs, its deal script one face-up card to each
+position in deal order ("a single face-up card", L1809, L1782, L2621).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.events import BetsClosed
+from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Step
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
 __all__ = [
     "PRESETS",
+    "DragonTiger",
     "DragonTigerRules",
     "Preset",
     "Variant",
@@ -133,3 +138,43 @@ def outcome(first: Card, second: Card, variant: Variant = "dragon_tiger") -> dic
     if preset.suited_tie:
         result["suited_tie"] = va == vb and first.suit == second.suit
     return result
+
+
+class DragonTiger(BaseGame):
+    """The dragon tiger family as the card engine runs it (the variant names the positions).
+
+    Irregularities follow the baccarat remedies by analogy, since seed-001 gives none but "any
+    malfunction voids the game round" (L1823, L1793): an extra card is the first card of the next
+    coup (seed-000 BAC-I1/I2), cards dealt with no round form a coup without bets (BAC-I3). War of
+    bets adds the barcode rule (``duplicate_barcode``, L2619).
+    """
+
+    name: ClassVar[str] = "dragon_tiger"
+    rules_model: ClassVar[type[ShoeRules]] = DragonTigerRules
+    procedure = "shoe"
+    no_bets_deal = True
+    rules: DragonTigerRules
+
+    def __init__(self, rules: ShoeRules) -> None:
+        assert isinstance(rules, DragonTigerRules)
+        super().__init__(rules)
+        self.rules = rules
+        self.script = DealScript((Step(rules.preset.positions),), reshuffle="shoe")
+
+    @property
+    def unique_barcodes(self) -> bool:
+        return self.rules.preset.unique_barcodes
+
+    def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
+        del bets_closed
+        return ()
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        first, second = self.rules.preset.positions
+        return outcome(deal.hand(first)[0], deal.hand(second)[0], self.rules.variant)
+
+    def public(self, deal: Deal) -> dict[str, Any]:
+        return {
+            position: (deal.hand(position)[0].code if deal.hand(position) else None)
+            for position in self.rules.preset.positions
+        }

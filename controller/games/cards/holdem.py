@@ -383,7 +383,7 @@ class UltimateTexasHoldem(HoldemGame):
     """
 
     name: ClassVar[str] = "ultimate_texas_holdem"
-    script: ClassVar[DealScript] = DealScript(
+    script = DealScript(
         (
             Step((BOXES, "dealer"), count=2, face="down"),  # PKH-09
             Step(("flop",), count=3, face="up", stage=1, rotate=False),  # UTH §6
@@ -424,7 +424,7 @@ class TexasHoldemVsDealer(HoldemGame):
     """
 
     name: ClassVar[str] = "texas_holdem"
-    script: ClassVar[DealScript] = DealScript(
+    script = DealScript(
         (
             Step(("player",), count=2, face="up"),  # L571 (via L621)
             Step(("dealer",), count=2, face="down"),  # L571
@@ -464,7 +464,7 @@ class CasinoHoldem(HoldemGame):
     """
 
     name: ClassVar[str] = "casino_holdem"
-    script: ClassVar[DealScript] = DealScript(
+    script = DealScript(
         (
             Step(("player",), count=2, face="up"),  # L571
             Step(("dealer",), count=2, face="down"),  # L571

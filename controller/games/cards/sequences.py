@@ -1,7 +1,7 @@
 """Card-sequence games of seed-001: Andar Bahar, Side Bet City and Speedy 7 as deal scripts.
 
 Issue 8, Deliver 2. Each game is a :class:`~tablectl.controller.games.cards.deal.BaseGame` run by
-:class:`~tablectl.controller.engines.scripted.ScriptEngine` (catalog keys ``andar_bahar``,
+:class:`~tablectl.controller.engines.cards.CardEngine` (catalog keys ``andar_bahar``,
 ``side_bet_city``, ``speedy7``). Rule-book ids point into
 ``../shared/rules/seed-001-live-casino-regulations.md`` (§ = its sections, ``C…`` = its §12
 contradictions) and ``L…`` into the source it digests (``../shared/seeds/001_*.txt``).
@@ -234,7 +234,7 @@ class AndarBahar(BaseGame):
     """
 
     name: ClassVar[str] = "andar_bahar"
-    script: ClassVar[DealScript] = DealScript((Step((JOKER,)),), reshuffle="every_round")
+    script = DealScript((Step((JOKER,)),), reshuffle="every_round")
     rules_model: ClassVar[type[GameRules]] = AndarBaharRules
     deal_error_rule: ClassVar[str] = "seed-001 G1 L59"
     rules: AndarBaharRules
@@ -386,7 +386,7 @@ class SideBetCity(BaseGame):
     """
 
     name: ClassVar[str] = "side_bet_city"
-    script: ClassVar[DealScript] = DealScript(
+    script = DealScript(
         (Step((BOARD,), 3), Step((BOARD,), 2, stage=1), Step((BOARD,), 2, stage=2)),
         reshuffle="every_round",
     )
@@ -445,7 +445,7 @@ class Speedy7(BaseGame):
     """
 
     name: ClassVar[str] = "speedy7"
-    script: ClassVar[DealScript] = DealScript(
+    script = DealScript(
         tuple(Step((CARDS,), stage=k) for k in range(SPEEDY_CARDS)), reshuffle="every_round"
     )
     rules_model: ClassVar[type[GameRules]] = Speedy7Rules

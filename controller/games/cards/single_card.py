@@ -2,7 +2,7 @@
 
 Issue 8, Deliver 2. Three games of ``../shared/rules/seed-001-live-casino-regulations.md`` (``L…`` =
 source line, ``C…`` = a §12 contradiction), each a :class:`~tablectl.controller.games.cards.deal.
-BaseGame` run by :class:`~tablectl.controller.engines.scripted.ScriptEngine`.
+BaseGame` run by :class:`~tablectl.controller.engines.cards.CardEngine`.
 ``docs/games/single_card.md`` has the same readings in table form.
 
 - :class:`Bet21` (``bet21``, §3.21, L3495–3537): two "conditional players" (``player1``,
@@ -195,9 +195,7 @@ class Bet21(BaseGame):
     """21 Bet (seed-001 §3.21, L3495–3537): see the module docstring and :func:`bet21_next`."""
 
     name: ClassVar[str] = "bet21"
-    script: ClassVar[DealScript] = DealScript(
-        (Step(BET21_POSITIONS, count=2, rotate=False),), reshuffle="every_round"
-    )
+    script = DealScript((Step(BET21_POSITIONS, count=2, rotate=False),), reshuffle="every_round")
     rules_model: ClassVar[type[GameRules]] = Bet21Rules
     deal_error_rule: ClassVar[str] = _DEAL_ERROR_RULE
 
@@ -348,7 +346,7 @@ class Jokerbet(BaseGame):
     draw" (L3155) from the card shoe, which runs through its 54-card deck (reshuffle ``"shoe"``)."""
 
     name: ClassVar[str] = "jokerbet"
-    script: ClassVar[DealScript] = DealScript((Step(("card",)),), reshuffle="shoe")
+    script = DealScript((Step(("card",)),), reshuffle="shoe")
     rules_model: ClassVar[type[GameRules]] = JokerbetRules
     deal_error_rule: ClassVar[str] = _DEAL_ERROR_RULE
 
@@ -426,7 +424,7 @@ class TopCard(BaseGame):
     """
 
     name: ClassVar[str] = "top_card"
-    script: ClassVar[DealScript] = DealScript((Step(TOP_CARD_ORDER),), reshuffle="shoe")
+    script = DealScript((Step(TOP_CARD_ORDER),), reshuffle="shoe")
     rules_model: ClassVar[type[GameRules]] = TopCardRules
     decision_actions: ClassVar[frozenset[str]] = frozenset({"war", "fold"})
     deal_error_rule: ClassVar[str] = _DEAL_ERROR_RULE

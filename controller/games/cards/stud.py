@@ -1,7 +1,7 @@
 """Three-card and five-card stud against the dealer: Three Card Poker / Teen Patti, Caribbean Stud.
 
 Issue 8, Deliver 2: two games of :mod:`tablectl.controller.games.cards.deal`, run by
-:class:`tablectl.controller.engines.scripted.ScriptEngine`. Rule ids point into
+:class:`tablectl.controller.engines.cards.CardEngine`. Rule ids point into
 ``../shared/rules/``: seed 000 (``seed-000-bombay-player-guide.md``: PKH-, TCP-, §14 ambiguities)
 and seed 001 (``seed-001-live-casino-regulations.md``: ``L…`` source lines, ``C…`` §12
 contradictions). ``docs/games/stud.md`` has the same readings in table form.

@@ -1,0 +1,583 @@
+"""The card engine: one engine for every card game, each a deal script with hooks.
+
+:class:`CardEngine` runs any :class:`~tablectl.controller.games.cards.deal.BaseGame` — baccarat,
+dragon tiger (football studio, war of bets), blackjack, the house-banked poker games and the
+single-deck card games alike. It owns what every card table has: the round's life (open, bets
+closed, cards, decisions, supervisor decisions, voids), the shoe's life (shuffle, reconciliation,
+burn, cut card, composition, removal, exhaustion: :class:`~.shoe.ShoeLife`) and the
+irregularities of the card stream (cards between rounds: :class:`~.idle.IdleCards`). Where a
+round's cards go and what they mean is the game's (:class:`~.round.ScriptRound` runs its script
+and hooks); how the dealer works the table is its ``procedure``
+(:data:`~tablectl.controller.games.cards.deal.Procedure`). Pure: no asyncio, no I/O, no clock; an
+outcome's ``ts`` is its last event's. The irregularities of the card stream and their codes are
+listed in :mod:`~tablectl.controller.engines.cards.phases`, which draws the machine. Phases:
+
+- ``idle`` is the only phase in which a round may open (the betting timer opens rounds there).
+  The initial phase is ``idle`` with a shoe of unknown history: a stream that begins mid-shoe
+  (DESIGN §4.4) validates from its first ``round_open``, counting composition from a full shoe and
+  expecting no burn.
+- The engine decides from device events alone when a round is complete: the outcome is published
+  right after the last card the rules call for.
+- ``pending_decision`` holds a round for a supervisor (seed-000 GEN-10/11/12, BAC-I4): a device
+  fault once the deal has begun (``[rules] on_fault = "decide"``; during betting a fault only
+  latches and bets cannot close), a card that proves the shoe holds a foreign card, a card of a
+  later stage before its decision window closed, or an empty shoe mid-round. Cards keep being
+  tracked; ``confirm`` settles a complete round (or lets the deal go on) and ``void`` voids it.
+- Faults are latched beside the phase (``fault`` → ``fault_cleared`` with the same code;
+  ``shoe_removed`` latches the code ``shoe_removed``). No round opens while any is latched
+  (regulatory R14, R18, R21).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from tablectl.controller.core.errors import TransitionNotAllowedError
+from tablectl.controller.core.events import (
+    BetsClosed,
+    Card,
+    CutCard,
+    DealError,
+    Decision,
+    Fault,
+    ReadError,
+    RoundOpen,
+    ShoeEmpty,
+    ShoeRemoved,
+    ShuffleCompleted,
+    TableEvent,
+    Void,
+)
+from tablectl.controller.core.outcomes import EngineOutput, Outcome
+from tablectl.controller.engines.base import (
+    FAULT_LATCHED,
+    VOID_ROUND_ABANDONED,
+    VOID_SUPERVISOR_DEFAULT,
+    RoundEngine,
+)
+from tablectl.controller.engines.cards.idle import IdleCards
+from tablectl.controller.engines.cards.phases import (
+    BURNING,
+    CUT_CARD_REPEATED,
+    DEAL_ERROR_NOTED,
+    DEALING,
+    EXTRA_CARD,
+    HAND_CANCELLED,
+    MACHINE,
+    NO_OPEN,
+    OPEN,
+    OTHER_GAMES,
+    PENDING_DECISION,
+    READ_ERROR,
+    SHOE_END,
+    SHOE_EXHAUSTED,
+    SHOE_REMOVED,
+    SHUFFLE_REQUIRED,
+    VOID_DEVICE_FAULT,
+    VOID_MISDEAL,
+    VOID_SHOE_EXHAUSTED,
+    accepted,
+)
+from tablectl.controller.engines.cards.round import ScriptRound
+from tablectl.controller.engines.cards.shoe import ShoeLife
+from tablectl.controller.games.cards import shoe as shoe_rules
+from tablectl.controller.games.cards.deal import WRONG_CARD_COUNT, BaseGame
+from tablectl.controller.games.cards.shoe import Shoe, ShoeRules, check_shuffle
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card as PlayingCard
+
+__all__ = ["CardEngine"]
+
+
+class CardEngine(RoundEngine):
+    """One card table's shoes and rounds (see the module docstring).
+
+    Args:
+        table_id: round ids are ``f"{table_id}-{n:06d}"``.
+        card_game: the game, with its validated ``[rules]``.
+        game: the registry key put into every outcome (default: the game's name).
+        next_round: ``n`` of the first round id.
+
+    Raises:
+        ValueError: ``next_round`` is below 1.
+    """
+
+    def __init__(
+        self,
+        table_id: str,
+        card_game: BaseGame,
+        *,
+        game: str | None = None,
+        next_round: int = 1,
+    ) -> None:
+        screen = card_game.procedure == "dealer_screen"
+        other = OTHER_GAMES if card_game.decision_actions else OTHER_GAMES | {"decision"}
+        super().__init__(
+            table_id,
+            game or card_game.name,
+            MACHINE,
+            handlers={
+                "round_open": self._round_open,
+                "bets_closed": self._bets_closed,
+                "card": self._card_event,
+                "decision": self._decision,
+                "confirm": self._confirm_event,
+                "void": self._void,
+                "fault": self._fault_event,
+                "shoe_removed": self._fault_event,
+                "cut_card": self._cut,
+                "shuffle_started": self._shuffle_started,
+                "shuffle_completed": self._shuffle_completed,
+                "shoe_empty": self._shoe_empty,
+                "read_error": self._read_error,
+                "deal_error": self._deal_error,
+            },
+            other_games=other if screen else other | {"deal_error"},
+            family="card",
+            next_round=next_round,
+        )
+        self._game_rules = card_game
+        self._shoe_rules: ShoeRules = card_game.rules
+        self._screen = screen
+        self._every_round = card_game.script.reshuffle == "every_round"
+        self._life = ShoeLife(
+            card_game.rules,
+            coups_per_shoe=1 if self._every_round else None,
+            unique_barcodes=card_game.unique_barcodes,
+        )
+        self._idle = IdleCards(card_game)
+        self._pending: set[str] = set()
+        self._model: ScriptRound | None = None
+
+    # -- public surface -------------------------------------------------------------------------
+
+    @property
+    def game_rules(self) -> BaseGame:
+        """The game this table plays."""
+        return self._game_rules
+
+    @property
+    def rules(self) -> ShoeRules:
+        """The table's validated ``[rules]``."""
+        return self._shoe_rules
+
+    @property
+    def shoe(self) -> Shoe:
+        """The shoe in use (composition counters; never the order of undealt cards)."""
+        return self._life.shoe
+
+    def conceals(self, event: TableEvent) -> bool:
+        """Whether ``event``, applied next, is a card dealt face down, which must not be published
+        before it is revealed: a face-down card of the deal (blackjack's scanned hole card,
+        seed-002-004 BJ 3.7; a poker hand), burned cards ("burned without anyone seeing them",
+        seed-000 BAC-E6), and generally no card before its reveal (seed-000 L79). The runner asks
+        before journaling the event."""
+        if not isinstance(event, Card):
+            return False
+        phase = self.phase
+        if phase in (DEALING, PENDING_DECISION):
+            model = self._model
+            return model is not None and model.expects_card() and model.next_hidden()
+        if phase == BURNING:
+            return self._life.burn_hidden
+        return False
+
+    def snapshot(self) -> dict[str, Any]:
+        """Table state for the retained ``state`` topic.
+
+        Never an undealt, burned or face-down card (seed-000 L79, §11 item 10): the shoe appears
+        as counters only, the round as its face-up cards. With the dealer-screen procedure,
+        ``deal`` is where the deal stands (the dealer screen's prompt): the position the next card
+        goes to, and whether the dealer must first close a decision window (``confirm``).
+        """
+        state: dict[str, Any] = {
+            "phase": self.phase,
+            "round": self._round,
+            "rounds": self._rounds,
+            "faults": sorted(self._faults),
+            "pending": sorted(self._pending),
+            "shoe": self._life.summary(),
+            "coup": None if self._model is None else self._model.public(),
+            "carried": len(self._idle.carried),
+            "deal_without_bets": self._idle.no_bets is not None,
+        }
+        if self._screen:
+            state["deal"] = None if self._model is None else self._model.prompt()
+        return state
+
+    def _refusal(self, exc: TransitionNotAllowedError, event: TableEvent) -> str:
+        # The machine may have been fired with an internal name (settle_last, shoe_burn…): the
+        # verdict names the event as it came.
+        allowed = accepted(self.phase, self._handlers)
+        detail = str(exc) if "latched" in str(exc) else f"allowed: {allowed}"
+        return f"{event.type!r} is not allowed in phase {self.phase!r} ({detail})"
+
+    # -- round lifecycle ------------------------------------------------------------------------
+
+    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
+        refusal = NO_OPEN.get(self.phase)
+        if refusal is not None:
+            code, why, rule = refusal
+            return [self._verdict(code, f"round not opened: {why}", event, rule)]
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
+        outputs: list[EngineOutput] = []
+        if self._round is not None and self._end_event("void") == "void_last":
+            # The abandoned round was the shoe's last: it is void and no new one opens.
+            self._machine.fire("void_last")
+            return [
+                self._end_round("void", VOID_ROUND_ABANDONED, event),
+                self._verdict(
+                    SHUFFLE_REQUIRED, "round not opened: the shoe's last coup is over", event
+                ),
+            ]
+        self._machine.fire("round_open")
+        if self._round is not None:
+            # Regulatory R15: a new round while one is in progress voids the old one.
+            outputs.append(self._end_round("void", VOID_ROUND_ABANDONED, event))
+        abandoned = self._idle.abandon()
+        if abandoned is not None:
+            outputs.append(self._finding(abandoned, event))
+        self._take_round(event)
+        self._life.rounds += 1
+        return outputs
+
+    def _bets_closed(self, event: BetsClosed) -> list[EngineOutput]:
+        if self._faults and self.phase == OPEN:
+            faults = ", ".join(sorted(self._faults))
+            return [
+                self._verdict(
+                    FAULT_LATCHED, f"no deal while faults are latched ({faults})", event, "R14"
+                )
+            ]
+        self._machine.fire("bets_closed")
+        self._model = model = ScriptRound(self._game_rules, event)
+        outputs: list[EngineOutput] = []
+        while (carried := self._idle.next_for(model)) is not None:
+            # BAC-I1/BAC-I2, BJ-I1: the carried card is the next card played.
+            outputs += self._place(carried, event)
+        return outputs + self._maybe_settle(event)
+
+    def _decision(self, event: Decision) -> list[EngineOutput]:
+        self._machine.fire("decision")
+        assert self._model is not None
+        finding = self._model.decide(event)
+        if finding is not None:
+            return [self._finding(finding, event)]
+        return self._maybe_settle(event)
+
+    def _confirm_event(self, event: TableEvent) -> list[EngineOutput]:
+        model = self._model
+        if self._screen and self.phase == DEALING and model is not None and model.pending():
+            return [
+                self._verdict(
+                    WRONG_CARD_COUNT,
+                    f"the decision window cannot close: {model.pending()} card(s) of this stage "
+                    "are still due",
+                    event,
+                    "PKH-21",
+                )
+            ]
+        if self.phase == PENDING_DECISION:
+            assert model is not None
+            if model.complete():
+                return [self._settle(event)]
+            self._machine.fire("resume")
+            self._pending.clear()
+            return []
+        if self.phase == DEALING:
+            assert model is not None
+            if not model.confirm():
+                raise TransitionNotAllowedError("nothing to confirm in this deal")
+            self._machine.fire("confirm")
+            return self._maybe_settle(event)
+        # burn: the supervisor accepts the burn as done (e.g. burned cards were not scanned).
+        self._machine.fire("confirm")
+        self._life.accept_burn()
+        return []
+
+    def _void(self, event: Void) -> list[EngineOutput]:
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        self._machine.fire(self._end_event("void"))
+        return [self._end_round("void", reason, event)]
+
+    def _deal_error(self, event: DealError) -> list[EngineOutput]:
+        model = self._model
+        if self.phase not in (DEALING, PENDING_DECISION) or model is None:
+            raise TransitionNotAllowedError("no deal in progress")
+        remedy = self._game_rules.deal_error(model.deal, event)
+        where = f" at {event.position}" if event.position else ""
+        what = f"{event.kind.replace('_', ' ')}{where}"
+        if remedy.action == "void":
+            self._machine.fire(self._end_event("void"))
+            extra = {"remedy": remedy.remedy, "rule": remedy.rule, "error": what}
+            return [self._end_round("void", remedy.reason, event, extra=extra)]
+        self._machine.fire("decision")  # stays in its phase
+        if remedy.action == "note":
+            message = f"{what}: noted, the round goes on ({remedy.remedy})"
+            return [self._verdict(DEAL_ERROR_NOTED, message, event, remedy.rule)]
+        message = model.remedy(remedy, event.position, what)
+        verdict = self._verdict(WRONG_CARD_COUNT, message, event, remedy.rule)
+        return [verdict, *self._maybe_settle(event)]
+
+    # -- cards ----------------------------------------------------------------------------------
+
+    def _card_event(self, event: Card) -> list[EngineOutput]:
+        after_deal = self.phase == SHOE_END and self._every_round
+        outputs = self._card(event)
+        if after_deal and not any(getattr(o, "code", None) == "not_a_card" for o in outputs):
+            outputs.append(
+                self._verdict(
+                    EXTRA_CARD,
+                    f"{event.card} came after the round's deal was complete: it is not played",
+                    event,
+                    "seed-001 §3.0 (2)",
+                )
+            )
+        return outputs
+
+    def _card(self, event: Card) -> list[EngineOutput]:
+        parsed = shoe_rules.read_card(event.card)
+        if isinstance(parsed, Finding):
+            self._machine.fire("read_error")  # same effect as a read error: nothing moves
+            return [self._finding(parsed, event)]
+        phase = self.phase
+        if phase == OPEN:
+            return self._misdeal(parsed, event)
+        if phase in (DEALING, PENDING_DECISION):
+            self._machine.fire("card")
+            return self._card_in_round(parsed, event)
+        if phase == BURNING:
+            self._machine.fire("card")
+            return self._burn_card(parsed, event)
+        self._machine.fire("card")  # idle or shoe_end (anything else is refused here)
+        outputs = self._deal_from_shoe(parsed, event, hidden=False)
+        if phase == SHOE_END:
+            # After the last coup (seed-004 BAC 3.5.4) the stub is counted out through the reader
+            # (R10: the dealer counts the stub); the shoe_empty that follows reconciles (R6).
+            return outputs
+        return outputs + self._idle_card(parsed, event)
+
+    def _card_in_round(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
+        assert self._model is not None
+        if not self._model.expects_card():
+            # Past the last card the rules call for (only while pending: dealing settles first).
+            outputs = self._deal_from_shoe(card, event, hidden=False)
+            return [*outputs, self._finding(self._idle.carry(card), event)]
+        return self._place(card, event) + self._maybe_settle(event)
+
+    def _place(self, card: PlayingCard, event: TableEvent) -> list[EngineOutput]:
+        """Deal ``card`` into the round in progress; hold the round on a foreign card."""
+        assert self._model is not None
+        hidden = self._model.next_hidden()
+        outputs = self._deal_from_shoe(card, event, hidden=hidden)
+        if card.is_joker and not self._shoe_rules.jokers_per_deck:
+            return outputs  # refused by the shoe (a hold); it takes no place in a hand
+        finding = self._model.place(card)
+        if finding is not None:
+            outputs.append(self._finding(finding, event))
+            if finding.severity == "carry":
+                self._idle.carried.append(card)
+            elif finding.severity == "hold" and self.phase == DEALING:
+                outputs += self._hold(finding.code, event)
+        return outputs
+
+    def _deal_from_shoe(
+        self, card: PlayingCard, event: TableEvent, *, hidden: bool
+    ) -> list[EngineOutput]:
+        """Count ``card`` out of the shoe; verdicts (and a hold, in a round) for what it proves."""
+        barcode = event.barcode if isinstance(event, Card) else None
+        outputs: list[EngineOutput] = []
+        for finding in self._life.deal(card, barcode):
+            message = finding.message
+            if hidden:
+                message = f"{finding.code}: the face-down card breaks the shoe's composition"
+            outputs.append(self._finding(Finding(finding.code, finding.rule, message), event))
+            if finding.severity == "hold" and self.phase in (DEALING, PENDING_DECISION):
+                outputs += self._hold(finding.code, event)
+        return outputs
+
+    def _idle_card(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
+        """A card with no round in progress (BAC-I1/I2/I3, BJ-I1)."""
+        findings, coup_over = self._idle.card(card)
+        outputs: list[EngineOutput] = [self._finding(f, event) for f in findings]
+        if coup_over and self._life.count_down():
+            self._machine.fire("idle_last")  # the coup without bets was the shoe's last
+        return outputs
+
+    def _misdeal(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
+        """seed-002-004 BAC 2.1.6 / BJ 2.1.3, R10: no card before "no more bets"."""
+        self._machine.fire(self._end_event("misdeal"))
+        outputs = self._deal_from_shoe(card, event, hidden=False)
+        # R7: the card is burned; the round is void.
+        outputs.append(self._end_round("void", VOID_MISDEAL, event, extra={"card": card.code}))
+        return outputs
+
+    # -- the shoe -------------------------------------------------------------------------------
+
+    def _burn_card(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
+        outputs = self._deal_from_shoe(card, event, hidden=self._life.burn_hidden)
+        if self._life.take_burn(card):
+            self._machine.fire("burn_done")
+        return outputs
+
+    def _cut(self, event: CutCard) -> list[EngineOutput]:
+        if self._life.cut_card:
+            return [self._verdict(CUT_CARD_REPEATED, "the cut card is already out", event)]
+        self._machine.fire("cut_card")
+        finding = self._life.cut()
+        return [] if finding is None else [self._finding(finding, event)]
+
+    def _shuffle_started(self, event: TableEvent) -> list[EngineOutput]:
+        self._machine.fire("shuffle_started")
+        self._forget_shoe()
+        return []
+
+    def _shuffle_completed(self, event: ShuffleCompleted) -> list[EngineOutput]:
+        rules = self._shoe_rules
+        finding = check_shuffle(
+            rules.decks,
+            event.cards,
+            event.missing,
+            event.extra,
+            jokers_per_deck=rules.jokers_per_deck,
+            ranks=rules.ranks,
+        )
+        if finding is not None:
+            self._machine.fire("shoe_rejected")
+            self._forget_shoe()
+            self._life.rejected()
+            return [self._finding(finding, event)]
+        self._machine.fire("shoe_burn" if rules.burn else "shoe_ok")
+        self._forget_shoe()
+        self._life.loaded(event.cards)
+        return []
+
+    def _shoe_empty(self, event: ShoeEmpty) -> list[EngineOutput]:
+        """The shoe reports no card left: the shoe ends with the round in progress (if any)."""
+        phase = self.phase
+        in_round = phase in (DEALING, PENDING_DECISION)
+        needs_cards = in_round and not self._model_complete()
+        if phase == OPEN:
+            self._machine.fire("void_last")
+        elif needs_cards:
+            self._machine.fire("hold")
+        elif not in_round:
+            self._machine.fire("shoe_empty")
+        finding, report = self._life.emptied(in_round=in_round, ts=event.ts)
+        outputs: list[EngineOutput] = [] if finding is None else [self._finding(finding, event)]
+        outputs.append(report)
+        if phase == OPEN:
+            outputs.append(self._end_round("void", VOID_SHOE_EXHAUSTED, event))
+        elif needs_cards:
+            # seed-000 BJ-I5.3 (cards run out mid-deal) and BAC-I4 by analogy: a manager decides;
+            # confirm lets the deal be finished (by hand-entered cards), void voids it.
+            self._pending.add(SHOE_EXHAUSTED)
+            outputs.append(
+                self._verdict(
+                    SHOE_EXHAUSTED,
+                    "the shoe is empty and the coup needs more cards: supervisor decision",
+                    event,
+                    "BJ-I5.3",
+                )
+            )
+        return outputs
+
+    def _forget_shoe(self) -> None:
+        """A new shoe is coming: whatever the old one left outside a round is gone."""
+        self._idle.forget()
+        self._life.forget()
+
+    # -- faults ---------------------------------------------------------------------------------
+
+    def _fault_event(self, event: Fault | ShoeRemoved) -> list[EngineOutput]:
+        model = self._model
+        no_card_yet = self.phase == OPEN or (
+            self.phase == DEALING and model is not None and not model.deal.order
+        )
+        if self._screen and no_card_yet:
+            # seed-000 PKH-22: the shuffler stops before the cards are dealt: no hand.
+            code = event.code if isinstance(event, Fault) else SHOE_REMOVED
+            self._machine.fire(self._end_event("void"))
+            self._faults.add(code)
+            return [self._end_round("void", HAND_CANCELLED, event, extra={"rule": "PKH-22"})]
+        return self._fault(event)
+
+    def _fault(self, event: Fault | ShoeRemoved) -> list[EngineOutput]:
+        code = event.code if isinstance(event, Fault) else SHOE_REMOVED
+        phase = self.phase
+        outputs: list[EngineOutput] = []
+        if phase in (OPEN, DEALING, PENDING_DECISION):
+            if self._shoe_rules.on_fault == "void" and phase != PENDING_DECISION:
+                self._machine.fire(self._end_event("void"))
+                self._faults.add(code)
+                return [self._end_round("void", VOID_DEVICE_FAULT, event)]
+            if phase == OPEN:
+                # No card is out yet: nothing to decide; bets cannot close until it is cleared.
+                self._machine.fire(event.type)
+            else:
+                outputs += self._hold(code, event)
+        else:
+            self._machine.fire(event.type)
+        self._faults.add(code)
+        return outputs
+
+    def _read_error(self, event: ReadError) -> list[EngineOutput]:
+        self._machine.fire("read_error")
+        waiting = self._model is not None
+        where = "the coup waits for a rescan or a manual card" if waiting else "no card counted"
+        return [
+            self._verdict(
+                READ_ERROR, f"card not read ({event.reason}): {where}", event, "seed-004 BAC 2.1.7"
+            )
+        ]
+
+    def _hold(self, reason: str, event: TableEvent) -> list[EngineOutput]:
+        """Put the round before a supervisor (seed-000 GEN-11/12, BAC-I4)."""
+        self._machine.fire("hold")
+        self._pending.add(reason)
+        return []
+
+    # -- ends -----------------------------------------------------------------------------------
+
+    def _model_complete(self) -> bool:
+        return self._model is not None and self._model.complete()
+
+    def _maybe_settle(self, event: TableEvent) -> list[EngineOutput]:
+        if self.phase != DEALING or not self._model_complete():
+            return []
+        return [self._settle(event)]
+
+    def _settle(self, event: TableEvent) -> Outcome:
+        self._machine.fire(self._end_event("settle"))
+        return self._end_round("settled", None, event)
+
+    def _end_event(self, kind: str) -> str:
+        """``kind`` or ``kind_last``: whether the round ending now is the shoe's last."""
+        return f"{kind}_last" if self._life.last_coup else kind
+
+    def _end_round(
+        self,
+        status: Literal["settled", "void"],
+        reason: str | None,
+        event: TableEvent,
+        *,
+        extra: dict[str, Any] | None = None,
+    ) -> Outcome:
+        """End the round with its result: the settled one, or a void's face-up cards so far."""
+        model = self._model
+        if status == "settled":
+            assert model is not None
+            result: dict[str, Any] | None = model.result()
+        elif model is not None or extra:
+            result = {**({"cards": model.public()} if model is not None else {}), **(extra or {})}
+        else:
+            result = None
+        return self._end(status, reason, event, result)
+
+    def _round_ended(self, outcome: Outcome) -> None:
+        del outcome
+        self._model = None
+        self._pending.clear()
+        self._life.round_over()

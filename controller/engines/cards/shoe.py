@@ -1,0 +1,206 @@
+"""The life of a card table's shoe, as the card engine tracks it beside the round.
+
+:class:`ShoeLife` holds what one shoe (or deck) has been through since its shuffle: the shuffler's
+reconciliation, the burn, the cut card and the coups it has left, the composition of the cards
+read (:class:`~tablectl.controller.games.cards.shoe.Shoe`), the barcodes seen and its end. Its
+``state`` (the ``state`` snapshot's ``shoe.state``) is a strict machine, validated at import like
+the round machines::
+
+    event       from                    to
+    shuffled    any                     ready      a shuffle the shuffler reconciled (R6)
+    rejected    any                     rejected   the shuffler's count or deck check failed
+    emptied     any                     ended      the shoe reports no card left
+    last_coup   unknown, ready, ended   ended      the shoe's last round is over
+    burn_done   ready                   ready      the burn of the new shoe is complete
+
+``unknown``: the stream began mid-shoe (DESIGN §4.4: composition is counted from a full shoe, no
+burn expected). ``ready``: a shuffle the engine saw and accepted (regulatory R6). ``rejected``: the
+shuffler's count or deck check failed (R6: the deck is removed). ``ended``: the shoe's last coup is
+over (the cut card, seed-002-004 BAC 3.2.2 / 3.5.4; a deck shuffled every round) or it reported
+empty. The rules are :mod:`tablectl.controller.games.cards.shoe`; the engine owns the phases.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from tablectl.controller.core.outcomes import ShoeReport
+from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
+from tablectl.controller.games.cards import shoe as shoe_rules
+from tablectl.controller.games.cards.shoe import Burn, Shoe, ShoeRules, check_cut_card
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card
+
+__all__ = ["SHOE_MACHINE", "ShoeLife"]
+
+UNKNOWN: Final = "unknown"
+READY: Final = "ready"
+REJECTED: Final = "rejected"
+ENDED: Final = "ended"
+
+
+def _shoe_machine() -> MachineDefinition:
+    every = (UNKNOWN, READY, REJECTED, ENDED)
+    t = [Transition(state, "shuffled", READY) for state in every]
+    t += [Transition(state, "rejected", REJECTED) for state in every]
+    t += [Transition(state, "emptied", ENDED) for state in every]
+    # A round or a coup ends the shoe: rounds are dealt from a ready, an unknown (mid-shoe) or an
+    # emptied shoe (the coup that ran out is finished by hand), never from a rejected one.
+    t += [Transition(state, "last_coup", ENDED) for state in (UNKNOWN, READY, ENDED)]
+    t.append(Transition(READY, "burn_done", READY))
+    return MachineDefinition("shoe", states=every, initial=UNKNOWN, transitions=t)
+
+
+SHOE_MACHINE: Final = _shoe_machine()
+"""Built (and so validated) at import."""
+
+
+class ShoeLife:
+    """The shoe in use and what it has been through (see the module docstring).
+
+    Args:
+        rules: the table's shoe keys (decks, jokers, ranks, burn, cut card, last coup).
+        coups_per_shoe: rounds a shoe deals before it must be shuffled again (``1``: a deck
+            shuffled for every round); ``None``: until the cut card.
+        unique_barcodes: each physical card has its own barcode (war of bets).
+    """
+
+    def __init__(
+        self, rules: ShoeRules, *, coups_per_shoe: int | None, unique_barcodes: bool
+    ) -> None:
+        self._rules = rules
+        self._coups_per_shoe = coups_per_shoe
+        self._unique_barcodes = unique_barcodes
+        self._machine = StateMachine(SHOE_MACHINE)
+        self.shoe = Shoe(
+            rules.decks, jokers_per_deck=rules.jokers_per_deck, known=False, ranks=rules.ranks
+        )
+        self.burn: Burn | None = None
+        self.cut_card = False
+        self.coups_left: int | None = coups_per_shoe
+        self.rounds = 0
+        """Rounds opened in this shoe (reported at its end)."""
+        self._barcodes: set[str] = set()
+
+    @property
+    def state(self) -> str:
+        return self._machine.state
+
+    @property
+    def burn_hidden(self) -> bool:
+        """Whether the next card is burned unseen (the burn's first card is shown)."""
+        return self.burn is not None and self.burn.shown is not None
+
+    @property
+    def last_coup(self) -> bool:
+        """Whether the round ending now is the shoe's last."""
+        return self.coups_left is not None and self.coups_left <= 1
+
+    def deal(self, card: Card, barcode: str | None) -> list[Finding]:
+        """Count ``card`` out of the shoe; the findings of what it proves."""
+        findings: list[Finding] = []
+        found = self.shoe.deal(card)
+        if found is not None:
+            findings.append(found)
+        if self._unique_barcodes and barcode is not None:
+            if barcode in self._barcodes:
+                findings.append(
+                    Finding(
+                        shoe_rules.DUPLICATE_BARCODE,
+                        "seed-001 §3.8",
+                        f"barcode {barcode!r} was already read in this shoe",
+                        severity="hold",
+                    )
+                )
+            self._barcodes.add(barcode)
+        return findings
+
+    def take_burn(self, card: Card) -> bool:
+        """Feed the burn; ``True`` once it is complete (the shoe stays ready)."""
+        assert self.burn is not None
+        if self.burn.take(card):
+            self._machine.fire("burn_done")
+            return True
+        return False
+
+    def accept_burn(self) -> None:
+        """A supervisor accepts the burn as done (e.g. burned cards were not scanned)."""
+        self._machine.fire("burn_done")
+
+    def cut(self) -> Finding | None:
+        """The cut card is out: the coup in progress (or the next one, if none) is the last,
+        plus one with ``last_coup = "next"``; a finding when it came out too deep."""
+        self.cut_card = True
+        self.coups_left = 1 + (1 if self._rules.last_coup == "next" else 0)
+        return check_cut_card(self.shoe, self._rules.cut_card_min_behind)
+
+    def forget(self) -> None:
+        """A new shoe is coming: the old one's cut card, coups, barcodes and burn are gone."""
+        self.cut_card = False
+        self.coups_left = None
+        self._barcodes = set()
+        self.burn = None
+        self.rounds = 0
+
+    def rejected(self) -> None:
+        self._machine.fire("rejected")
+
+    def loaded(self, counted: int) -> None:
+        """A shuffle the shuffler reconciled: a new shoe of ``counted`` cards (R6)."""
+        rules = self._rules
+        self.shoe = Shoe(
+            rules.decks,
+            jokers_per_deck=rules.jokers_per_deck,
+            known=True,
+            counted=counted,
+            ranks=rules.ranks,
+        )
+        self.burn = Burn() if rules.burn else None
+        self._machine.fire("shuffled")
+        self.coups_left = self._coups_per_shoe
+
+    def emptied(self, *, in_round: bool, ts: str | None) -> tuple[Finding | None, ShoeReport]:
+        """The shoe reports no card left: the R6 cross-check, and the shoe's report. The round
+        in progress (if any) is its last."""
+        shoe = self.shoe
+        finding = shoe.empty()
+        report = ShoeReport(
+            cards_read=shoe.dealt,
+            expected=shoe.counted if shoe.counted is not None else shoe.size,
+            shuffler_count=shoe.counted,
+            reconciled=(finding is None) if shoe.known else None,
+            rounds=self.rounds,
+            ts=ts,
+        )
+        self._machine.fire("emptied")
+        self.coups_left = 1 if in_round else 0
+        return finding, report
+
+    def count_down(self) -> bool:
+        """One more coup of the shoe is over; whether it was the last."""
+        if self.coups_left is None:
+            return False
+        self.coups_left = max(self.coups_left - 1, 0)
+        return self.coups_left == 0
+
+    def round_over(self) -> None:
+        """A round of this shoe ended: the shoe ends with its last."""
+        if self.count_down():
+            self._machine.fire("last_coup")
+
+    def summary(self) -> dict[str, Any]:
+        """The snapshot's ``shoe``: counters only, never the order of undealt cards."""
+        shoe = self.shoe
+        return {
+            "state": self.state,
+            "decks": shoe.decks,
+            "size": shoe.size,
+            "dealt": shoe.dealt,
+            "remaining": shoe.remaining if shoe.known else None,
+            "shuffler_count": shoe.counted,
+            "cut_card_seen": self.cut_card,
+            "coups_left": self.coups_left,
+            "burn": None if self.burn is None else self.burn.summary(),
+        }

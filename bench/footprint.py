@@ -28,7 +28,7 @@ __all__ = ["measure_cold_start", "measure_imports"]
 def measure_imports(runs: int) -> float:
     """Seconds for a bare interpreter to import what ``tablectl run`` imports (median)."""
     code = (
-        "import tablectl.controller.tools.cli, tablectl.controller.service.app,"
+        "import tablectl.controller.tools.cli, tablectl.controller.service.process,"
         " tablectl.controller.config, tablectl.drivers.ss2.driver, serial"
     )
     times = []

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from tablectl.controller.config import load_config
-from tablectl.controller.service.app import TableApp, open_table, run_until_signal
+from tablectl.controller.service.app import TableApp, open_table
 from tablectl.controller.service.logs import configure_logging
+from tablectl.controller.service.process import run_until_signal
 
 
 async def _run_all(apps: list[TableApp]) -> None:

@@ -29,6 +29,23 @@ _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 """Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
 
 
+def _plugin_lines() -> list[str]:
+    """``check-config``: the drivers and games installed packages register, and their state."""
+    from tablectl.controller.plugins import PluginGame, plugin_games  # noqa: PLC0415
+    from tablectl.drivers.registry import DriverEntry, available_drivers  # noqa: PLC0415
+
+    found: list[tuple[str, DriverEntry | PluginGame]] = [
+        ("driver", e) for e in available_drivers().values() if e.source != "built-in"
+    ]
+    found += [("game", g) for g in plugin_games()]
+    lines = []
+    for kind, entry in found:
+        state = f"REFUSED: {entry.refused}" if entry.refused else "available"
+        where = f"{entry.module}:{entry.cls} ({entry.source})"
+        lines.append(f"plugin {kind} {entry.name}: {where} {state}")
+    return lines
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablectl",
@@ -86,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         help="check a journal's hash chain (files or a folder as one chain); with --key also"
         " its keyed anchors",
     )
-    from tablectl.controller.journal.retention import add_verify_arguments  # noqa: PLC0415
+    from tablectl.controller.journal import add_verify_arguments  # noqa: PLC0415
 
     add_verify_arguments(verify)
 
@@ -190,7 +207,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tablectl.controller.config import load_config  # noqa: PLC0415
         from tablectl.controller.service.app import check_config  # noqa: PLC0415
 
-        for line in check_config(load_config(args.config)):
+        for line in [*check_config(load_config(args.config)), *_plugin_lines()]:
             print(line)
         print("OK")
         return EXIT_OK
@@ -205,7 +222,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if command == "watch":
         return _watch(args)
     if command == "verify":
-        from tablectl.controller.journal.retention import run_verify  # noqa: PLC0415
+        from tablectl.controller.journal import run_verify  # noqa: PLC0415
 
         return run_verify(args)
     if command == "export":
@@ -230,7 +247,7 @@ def _demo_tables(text: str) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     from tablectl.controller.config import load_config  # noqa: PLC0415
     from tablectl.controller.core.errors import ConfigError  # noqa: PLC0415
-    from tablectl.controller.service.app import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
+    from tablectl.controller.service.process import run_table  # noqa: PLC0415 - keep `replay`/`verify` light
 
     configs = [load_config(path) for path in args.config]
     listens = {c.metrics.listen for c in configs if c.metrics.listen}

@@ -37,7 +37,7 @@ from typing import Any
 
 import aiomqtt
 
-from tablectl.controller.journal.store import GENESIS_HASH, Journal, record_hash
+from tablectl.controller.journal import GENESIS_HASH, Journal, record_hash
 from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.processes import REPO, write_config
 
@@ -305,6 +305,9 @@ def split_rounds(
     conclusions, so ``winning_number``, the next ``round_open``, then the first round's
     ``outcome`` is a normal order. A round ends at the event its outcome concludes (the last
     record before the outcome with the outcome's ``ts``); what follows belongs to the next round.
+    Events read together share a ``ts``, so that alone cannot tell the ending event from the next
+    round's ``round_open`` read with it: a ``round_open`` after the ending event opens the next
+    round (and the one that abandons a round, ``round_abandoned``, is the next round's own).
     """
     done: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     pending: list[dict[str, Any]] = []
@@ -315,10 +318,14 @@ def split_rounds(
         if kind != "outcome":
             pending.append(record)
             continue
-        end = len(pending)
-        for index in range(len(pending) - 1, -1, -1):
-            if pending[index].get("ts") == record.get("ts"):
-                end = index + 1
+        same = [i for i, r in enumerate(pending) if r.get("ts") == record.get("ts")]
+        end = same[-1] + 1 if same else len(pending)
+        past_the_end = record.get("reason") == "round_abandoned"
+        for index in same:
+            if pending[index]["type"] != "round_open":
+                past_the_end = True
+            elif past_the_end:
+                end = index
                 break
         done.append((record, pending[:end]))
         pending = pending[end:]

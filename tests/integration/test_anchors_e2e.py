@@ -15,9 +15,9 @@ import aiomqtt
 import pytest
 
 from tablectl.controller.config import JournalConfig
-from tablectl.controller.journal.anchors import ANCHOR
-from tablectl.controller.journal.store import canonical_json
-from tablectl.controller.service.app import TableApp, run_table
+from tablectl.controller.journal import ANCHOR, canonical_json
+from tablectl.controller.service.app import TableApp
+from tablectl.controller.service.process import run_table
 from tablectl.controller.tools.cli import main
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.tables import roulette_config, sim_wheel

@@ -5,6 +5,7 @@ engine → journal → a real Mosquitto."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,20 @@ import pytest
 from tablectl.controller.lab.tables import start_draw_table
 from tablectl.controller.service.app import open_table
 from tests.support.mosquitto import MosquittoProcess
-from tests.support.mqtt import Subscriber
+from tests.support.mqtt import Received, Subscriber
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 async def _run_draws(
-    tmp_path: Path, mosquitto: MosquittoProcess, table: str, faults: tuple[str, ...], draws: int
+    tmp_path: Path,
+    mosquitto: MosquittoProcess,
+    table: str,
+    faults: tuple[str, ...],
+    draws: int,
+    also: Callable[[list[Received]], bool] = lambda _: True,
 ) -> Subscriber:
+    """Play until ``draws`` outcomes (and ``also`` holds on what was received)."""
     async with (
         Subscriber(mosquitto.host, mosquitto.port, f"it/{table}/#") as sub,
         asyncio.TaskGroup() as group,
@@ -40,10 +47,11 @@ async def _run_draws(
             presenter = group.create_task(host.run())
             try:
                 await sub.wait_until(
-                    lambda ms: sum(m.topic == f"it/{table}/outcome" for m in ms) >= draws,
+                    lambda ms: (
+                        sum(m.topic == f"it/{table}/outcome" for m in ms) >= draws and also(ms)
+                    ),
                     timeout=60,
                 )
-                await asyncio.sleep(0.5)  # a late 8th ball, if any, is journaled too
             finally:
                 for task in (presenter, runner, *group._tasks):
                     task.cancel()
@@ -68,7 +76,14 @@ async def test_lucky7_eighth_ball_is_flagged_not_drawn(
 ) -> None:
     # The drum over-fills: 8 balls in the tube. The outcome has the first 7 (L2319), the 8th is
     # flagged with a verdict; a duplicate read never yields a repeated ball.
-    sub = await _run_draws(tmp_path, mosquitto, "L7-X", ("extra_ball@1", "double_read@2"), draws=2)
+    def flagged(messages: list[Received]) -> bool:
+        return any(
+            m.topic == "it/L7-X/events" and m.json().get("code") == "extra_ball" for m in messages
+        )
+
+    sub = await _run_draws(
+        tmp_path, mosquitto, "L7-X", ("extra_ball@1", "double_read@2"), draws=2, also=flagged
+    )
     events = [p for p in sub.payloads("it/L7-X/events")]
     outcomes = [e for e in events if e["type"] == "outcome"]
     first = outcomes[0]["result"]["balls"]

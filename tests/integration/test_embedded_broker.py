@@ -11,7 +11,7 @@ import pytest
 
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt import broker as broker_module
 from tablectl.controller.mqtt.broker import EmbeddedBroker, find_mosquitto
 from tablectl.controller.mqtt.publisher import Publisher

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.disk import fill, small_disk
 from tests.support.mosquitto import MosquittoProcess, free_port
@@ -107,6 +107,9 @@ async def test_a_journal_outage_locks_the_table_and_voids_the_open_round(
                 text = await asyncio.to_thread(scrape, metrics_port)
                 assert f'tablectl_journal_available{{table="{TABLE}"}} 0' in text
                 # Hold the outage for several spins (a game takes ~2.5 s at --speed 10).
+                # Stays: time must pass for the wheel (its own process, real time) to play on
+                # while locked, and what follows is an absence check: a slow machine can only
+                # make it check less, never fail.
                 await asyncio.sleep(9)
                 assert len(outcomes(sub)) == settled_before  # nothing settled while locked
                 filler.unlink()

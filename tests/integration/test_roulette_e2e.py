@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
+import sqlite3
 import tty
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +20,12 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
 from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber, TcpProxy
 from tests.support.processes import Process, start_controller, start_simulator, write_config
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(90)]
 
@@ -68,6 +71,27 @@ def _count_settled(n: int) -> Any:
         return len(settled) >= n
 
     return check
+
+
+def _journaled_after(journal: Path, kind: str, seq: int) -> bool:
+    """Whether the live journal (read-only, beside its writer) has a ``kind`` record after
+    ``seq``."""
+    conn = sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        row = conn.execute(
+            "SELECT 1 FROM records WHERE type = ? AND seq > ? LIMIT 1", (kind, seq)
+        ).fetchone()
+    except sqlite3.OperationalError:  # e.g. busy for a moment: ask again
+        return False
+    finally:
+        conn.close()
+    return row is not None
+
+
+def _void_after_settled(messages: list[Received]) -> bool:
+    found = _outcomes_in(messages)
+    last = max((o["seq"] for o in found if o["status"] == "settled"), default=0)
+    return any(o["status"] == "void" and o["seq"] > last for o in found)
 
 
 def _why(*processes: Process) -> str:
@@ -382,7 +406,17 @@ async def test_broker_down_mid_spin_outcome_arrives_after_reconnect(
             proxy.pause()
             mosquitto.stop()
             last_seen = max(event_seqs(first_session))
-            await asyncio.sleep(3)
+            # The spin's outcome is journaled while the broker is down (not merely later).
+            try:
+                await wait_until(
+                    lambda: asyncio.to_thread(
+                        _journaled_after, tmp_path / "journal.sqlite", "outcome", last_seen
+                    ),
+                    timeout=30,
+                    what="an outcome journaled during the outage",
+                )
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n{_why(sim, ctl)}") from None
             mosquitto.start()
             async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as after:
                 await proxy.resume()  # the controller may reconnect only now: nothing is missed
@@ -413,6 +447,8 @@ async def test_unplugged_port_at_start_then_plugged(
             alarm = await sub.wait_for(lambda m: m.topic == f"{PREFIX}/alarms", timeout=15)
             assert alarm.json()["code"] == "device_unavailable"
             assert alarm.json()["type"] == "fault"
+            # Stays: an absence check (the service must not exit with its port missing); a slow
+            # machine only makes it check less, never fail.
             await asyncio.sleep(1)
             assert ctl.proc.poll() is None
             sim_args = _wheel(wheel_link, "1")
@@ -471,13 +507,19 @@ async def test_recorded_trace_yields_its_six_spins(
     async with Subscriber(mosquitto.host, mosquitto.port, f"{PREFIX}/#") as sub:
         with start_controller(config, tmp_path) as ctl:
             await sub.wait_for(lambda m: m.topic == f"{PREFIX}/status", timeout=15)
-            await asyncio.sleep(0.5)  # the port is open: nothing of the trace is lost
+            # The controller writes the wheel's mode (*o) once it has opened the port (and
+            # pyserial's open has flushed it): from then on nothing of the trace is lost.
+            await wait_until(
+                lambda: select.select([master], [], [], 0)[0], timeout=15, what="the *o on the pty"
+            )
             await _play(master, trace, 0.01)
             try:
                 await sub.wait_until(_count_settled(len(numbers)), timeout=15)
+                # The trace's last round ends with the wheel powered down: its void is the
+                # last outcome there is (nothing can settle after it).
+                await sub.wait_until(_void_after_settled, timeout=15)
             except AssertionError as exc:
                 raise AssertionError(f"{exc}\n{_why(ctl)}") from None
-            await asyncio.sleep(0.5)
         found = outcomes(sub)
     settled = [o for o in found if o["status"] == "settled"]
     assert [o["result"]["number"] for o in settled] == numbers

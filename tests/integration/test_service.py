@@ -16,7 +16,8 @@ import aiomqtt
 import pytest
 
 from tablectl.controller.engines.roulette import NOT_FOR_THIS_GAME
-from tablectl.controller.service.app import TableApp, run_table
+from tablectl.controller.service.app import TableApp
+from tablectl.controller.service.process import run_table
 from tablectl.controller.service.systemd import Notifier
 from tests.controller.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
@@ -64,9 +65,10 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
         config = roulette_config(TABLE, wheel.link, tmp_path / "j.sqlite", mosquitto.url)
         service = asyncio.create_task(run_table(config, on_ready=on_ready))
         try:
-            await asyncio.sleep(1.0)
+            # The watchdog is fed during startup (5 pings, WATCHDOG_USEC/2 apart) ...
+            await until(lambda: len(notify.times("WATCHDOG=1")) >= 5, what="5 startup pings")
+            # ... and READY waits for the broker session (down all this time).
             assert notify.times("READY=1") == [], "READY before the broker session is up"
-            assert len(notify.times("WATCHDOG=1")) >= 5, "the watchdog is fed during startup"
             mosquitto.start()
             await until(lambda: notify.times("READY=1"), what="READY=1")
             ready_at = notify.times("READY=1")[0]
@@ -77,16 +79,23 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
             assert f"STATUS={TABLE} devices 1/1 broker up" in ready_message
 
             # Pings every WATCHDOG_USEC/2 from the loop ...
-            await asyncio.sleep(1.0)
+            await until(
+                lambda: len([t for t in notify.times("WATCHDOG=1") if t > ready_at]) >= 7,
+                what="7 pings after READY",
+            )
             recent = [t for t in notify.times("WATCHDOG=1") if t > ready_at]
             gaps = [b - a for a, b in itertools.pairwise(recent)]
             assert len(recent) >= 7
             assert max(gaps) < 0.2, gaps  # never late enough for systemd to act
             # ... and none while the loop is wedged: systemd would kill and restart us.
             stalled_at = time.monotonic()
+            # Stays: the stall is what is under test (a blocking call wedges the loop for 0.6 s).
             time.sleep(0.6)  # noqa: ASYNC251 - the wedge under test
             resumed_at = time.monotonic()
-            await asyncio.sleep(0.3)
+            await until(
+                lambda: [t for t in notify.times("WATCHDOG=1") if t > resumed_at],
+                what="a ping after the stall",
+            )
             pings = notify.times("WATCHDOG=1")
             assert not [t for t in pings if stalled_at + 0.01 < t < resumed_at - 0.01]
             assert [t for t in pings if t > resumed_at], "pings resume after the stall"

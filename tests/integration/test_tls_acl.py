@@ -26,9 +26,10 @@ import tablectl.controller.mqtt.publisher as publisher_module
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.events import RoundOpen
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.publisher import Publisher
-from tablectl.controller.mqtt.security import CommandAuthority, sign_command
+from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools import commander
@@ -236,16 +237,16 @@ async def secured_table(
         engine=build_engine(TABLE, "roulette", {}, source="test"),
         journal=journal,
         clock=time.time,
-    )
-    runner.authority = CommandAuthority(
-        {"supervisor": SUPERVISOR_KEY},
-        {
-            "void": frozenset({"supervisor"}),
-            "event": frozenset({"supervisor"}),
-            "clear_fault": frozenset({"supervisor"}),
-            "confirm": frozenset({"supervisor"}),
-        },
-        table=TABLE,
+        authority=CommandAuthority(
+            {"supervisor": SUPERVISOR_KEY},
+            {
+                "void": frozenset({"supervisor"}),
+                "event": frozenset({"supervisor"}),
+                "clear_fault": frozenset({"supervisor"}),
+                "confirm": frozenset({"supervisor"}),
+            },
+            table=TABLE,
+        ),
     )
     config = _table_config(broker, pki, tmp_path)
     publisher = Publisher(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tablectl.controller.games.wheel import preset_rules
+from tablectl.controller.engines import load_rules as preset_rules
 from tablectl.controller.lab.dealer import SimulatedPresenter
 from tablectl.controller.lab.tables import start_wheel_table
 from tablectl.controller.service.app import open_table

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tablectl.controller.config import DeviceConfig
+from tablectl.controller.plugins import PluginGame, plugin_games
 from tablectl.drivers.discovery import (
     CanInterface,
     SerialPort,
@@ -28,6 +29,7 @@ from tablectl.drivers.discovery import (
     list_serial,
     list_usb,
 )
+from tablectl.drivers.registry import DriverEntry, available_drivers
 
 __all__ = [
     "CanInterface",
@@ -62,6 +64,11 @@ class PortsReport:
     can: list[CanInterface]
     configured: list[ConfiguredPort]
     notes: list[str]
+    drivers: list[DriverEntry]
+    """Every driver a config may name: built-in and from installed plugins (entry points)."""
+    games: list[PluginGame]
+    """Games from installed packages (``tablectl.games`` entry points); the catalog's are not
+    listed (``tablectl demo --help`` names them)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,4 +139,5 @@ def list_ports_report(devices: Iterable[DeviceConfig] = ()) -> PortsReport:
     usb = list_usb(notes)
     can = list_can()
     configured = _mark(devices, serial, usb, can)
-    return PortsReport(serial, usb, can, configured, notes)
+    drivers = list(available_drivers().values())
+    return PortsReport(serial, usb, can, configured, notes, drivers, plugin_games())

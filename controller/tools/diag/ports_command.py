@@ -13,6 +13,10 @@ from tablectl.controller.tools.diag.render import emit_json, table
 __all__ = ["render_ports", "run_ports"]
 
 
+def _state(refused: str | None) -> str:
+    return f"REFUSED: {refused}" if refused else "ok"
+
+
 def _marks(names: list[str]) -> str:
     return ", ".join(names) if names else ""
 
@@ -75,6 +79,23 @@ def render_ports(report: PortsReport, out: TextIO) -> None:
         ]
         configured_headers = ("device", "driver", "port", "resolves to", "state", "found as")
         out.write(table(configured_headers, rows) + "\n")
+    out.write("\ndrivers:\n")
+    driver_rows = [
+        (d.name, f"{d.module}:{d.cls}", d.source, _state(d.refused)) for d in report.drivers
+    ]
+    out.write(table(("driver", "class", "from", "state"), driver_rows) + "\n")
+    if report.games:
+        out.write("\ngames from installed packages:\n")
+        game_rows = [
+            (
+                g.name,
+                f"{g.module}:{g.cls}",
+                g.source,
+                f"REFUSED: {g.refused}" if g.refused else "ok",
+            )
+            for g in report.games
+        ]
+        out.write(table(("game", "class", "from", "state"), game_rows) + "\n")
     for note in report.notes:
         out.write(f"note: {note}\n")
     out.flush()

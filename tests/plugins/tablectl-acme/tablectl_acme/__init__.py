@@ -1,0 +1,1 @@
+"""The ACME card shoe for tablectl: codec (:mod:`.protocol`), driver (:mod:`.driver`), simulator."""

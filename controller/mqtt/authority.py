@@ -30,7 +30,7 @@ from tablectl.controller.secrets import read_key_file
 __all__ = [
     "EVENT_ACTIONS",
     "CommandAuthority",
-    "Verdict",
+    "CommandVerdict",
     "action_for",
     "authority_for",
     "describe_security",
@@ -97,7 +97,7 @@ def action_for(verb: str, request: Mapping[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CommandVerdict:
     """Whether a command may run, and what the journal records about who sent it.
 
     ``role`` and ``nonce`` are set only once the signature verified; ``by`` is the claimed
@@ -203,41 +203,45 @@ class CommandAuthority:
 
     # -- the check -------------------------------------------------------------------------
 
-    def check(self, verb: str, request: Mapping[str, Any], now: float) -> Verdict:
+    def check(self, verb: str, request: Mapping[str, Any], now: float) -> CommandVerdict:
         """Decide on one decoded request; never raises. Accepting consumes its nonce."""
         action = action_for(verb, request)
         claimed = request.get("by")
         by = claimed if isinstance(claimed, str) and _BY.fullmatch(claimed) else None
         if action is None:
-            return Verdict(True, by=by)
+            return CommandVerdict(True, by=by)
         allowed = self._required.get(action)
         if not allowed:
-            return Verdict(False, f"no role may send {_show(action)} ([security] require)", by=by)
+            return CommandVerdict(
+                False, f"no role may send {_show(action)} ([security] require)", by=by
+            )
         needs = " or ".join(sorted(allowed))
         sig = request.get("sig")
         if sig is None:
-            return Verdict(False, f"{action} needs a command signed by role {needs}", by=by)
+            return CommandVerdict(False, f"{action} needs a command signed by role {needs}", by=by)
         problem = self._malformed(request, verb)
         if problem is not None:
-            return Verdict(False, problem, by=by)
+            return CommandVerdict(False, problem, by=by)
         role = str(request["role"])
         try:
             message = signing_bytes(request)
         except ValueError as exc:
-            return Verdict(False, f"request cannot be canonicalised for its signature: {exc}")
+            return CommandVerdict(
+                False, f"request cannot be canonicalised for its signature: {exc}"
+            )
         expected = hmac.new(self._keys[role], message, hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, str(sig).lower()):
-            return Verdict(False, f"bad signature for role {role!r}", by=by)
+            return CommandVerdict(False, f"bad signature for role {role!r}", by=by)
         nonce = str(request["nonce"])
         if role not in allowed:
-            return Verdict(
+            return CommandVerdict(
                 False, f"role {role!r} may not {action} (needs {needs})", role, by, verified=True
             )
         signed_at = parse_ts_seconds(request["ts"])
         assert signed_at is not None  # checked by _malformed
         skew = now - signed_at
         if abs(skew) > self.max_age:
-            return Verdict(
+            return CommandVerdict(
                 False,
                 f"stale command: signed {skew:+.1f} s from the table's clock "
                 f"(window ±{self.max_age:g} s)",
@@ -247,13 +251,15 @@ class CommandAuthority:
             )
         self._prune(now)
         if nonce in self._nonces:
-            return Verdict(False, "replayed command: nonce already used", role, by, nonce, True)
+            return CommandVerdict(
+                False, "replayed command: nonce already used", role, by, nonce, True
+            )
         if len(self._nonces) >= self._max_nonces:
-            return Verdict(
+            return CommandVerdict(
                 False, "too many signed commands in the window: retry later", role, by, None, True
             )
         self._remember(nonce, max(now, signed_at) + self.max_age)
-        return Verdict(True, None, role, by, nonce, True)
+        return CommandVerdict(True, None, role, by, nonce, True)
 
     def _malformed(self, request: Mapping[str, Any], verb: str) -> str | None:
         """What is wrong with a signed request's own fields, before its signature is checked."""

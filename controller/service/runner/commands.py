@@ -28,8 +28,7 @@ from tablectl.controller.core.events import FaultCleared, TableEvent, Void, pars
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import Journal
-from tablectl.controller.mqtt.authority import CommandAuthority, action_for
-from tablectl.controller.mqtt.authority import Verdict as CommandVerdict
+from tablectl.controller.mqtt.authority import CommandAuthority, CommandVerdict, action_for
 from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.runner.latches import Latches

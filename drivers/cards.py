@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from tablectl.drivers.errors import EncodeError
+
 __all__ = ["RANKS", "SUITS", "Card", "full_deck", "parse_card"]
 
 RANKS: Final = "A23456789TJQK"
@@ -58,7 +60,7 @@ def parse_card(text: str) -> Card:
         return Card("JK", "", cleaned[2:])
     match = _LENIENT.match(cleaned)
     if match is None:
-        raise ValueError(f"not a card: {text!r} (expected e.g. KH, TS, 10H, H10, JK)")
+        raise EncodeError(f"not a card: {text!r} (expected e.g. KH, TS, 10H, H10, JK)")
     rank = match.group("r1") or match.group("r2")
     suit = match.group("s1") or match.group("s2")
     return Card("T" if rank == "10" else rank, suit)

@@ -13,12 +13,19 @@ that stop an operation: a port that cannot be opened, a config that cannot be lo
     │   │   └── DriverConfigError(ValueError)  a device entry's keys cannot work (at construction)
     │   ├── TransportClosedError        the link went away (port unplugged, socket closed)
     │   ├── FramingError(ValueError)    bytes that are not a frame of the protocol
+    │   ├── EncodeError(ValueError)     a value the protocol cannot carry (a field out of range,
+    │   │                               not a card code, a barcode table that contradicts itself)
     │   └── DeviceTimeoutError(TimeoutError)
+    ├── (tablectl.simulators.errors) SimulatorError(ValueError)  an impossible simulator setting
     └── (tablectl.controller.core.errors) ControllerError
         ├── ConfigError(ValueError)
         ├── EventFormatError(ValueError)
+        ├── RuleError(ValueError)
         ├── JournalError
         └── ...
+
+``ValueError`` stays raised directly only inside pydantic validators (pydantic's own protocol: it
+turns them into the config error that names the key) and for a programmer's wrong argument.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ __all__ = [
     "DriverError",
     "DriverInitError",
     "DriverUnavailableError",
+    "EncodeError",
     "FramingError",
     "TablectlError",
     "TransportClosedError",
@@ -79,3 +87,9 @@ class FramingError(DriverError, ValueError):
 
 class DeviceTimeoutError(DriverError, TimeoutError):
     """The device did not answer in time."""
+
+
+class EncodeError(DriverError, ValueError):
+    """A value the protocol cannot carry: a field out of range, a string that is no card code, a
+    barcode table that contradicts itself. A ``ValueError`` too, so pydantic validators that
+    call a codec report it as the config key's error."""

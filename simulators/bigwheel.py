@@ -66,6 +66,7 @@ from tablectl.drivers.bigwheel.messages import (
 )
 from tablectl.drivers.bigwheel.protocol import CommandDecoder, DecodeError
 from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique, faults_at
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
@@ -489,19 +490,21 @@ def _check_arguments(
 ) -> None:
     """Reject arguments a real wheel could not have, before any state is built."""
     if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-        raise ValueError(f"speed must be between 0.01 and 1000, not {speed}")
+        raise SimulatorError(f"speed must be between 0.01 and 1000, not {speed}")
     if not MIN_SEGMENTS <= segments <= MAX_SEGMENTS:
-        raise ValueError(f"segments must be {MIN_SEGMENTS}-{MAX_SEGMENTS}, not {segments}")
+        raise SimulatorError(f"segments must be {MIN_SEGMENTS}-{MAX_SEGMENTS}, not {segments}")
     for stop in stops:
         if isinstance(stop, bool) or not isinstance(stop, int) or not 0 <= stop < segments:
-            raise ValueError(f"stop {stop!r} is not a segment index 0-{segments - 1}")
+            raise SimulatorError(f"stop {stop!r} is not a segment index 0-{segments - 1}")
     if not (math.isfinite(every) and 0.1 <= every <= 3600):
-        raise ValueError(f"every must be 0.1-3600 wheel seconds, not {every}")
+        raise SimulatorError(f"every must be 0.1-3600 wheel seconds, not {every}")
     low, high = revolutions
     if not 1 <= low <= high <= MAX_REVOLUTIONS:
-        raise ValueError(f"revolutions must be (low, high) with 1 <= low <= high: {revolutions}")
+        raise SimulatorError(
+            f"revolutions must be (low, high) with 1 <= low <= high: {revolutions}"
+        )
     if spins is not None and spins < 0:
-        raise ValueError(f"spins must be >= 0, not {spins}")
+        raise SimulatorError(f"spins must be >= 0, not {spins}")
     check_unique(faults)
 
 

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, Self, TypeVar
 
+from tablectl.simulators.errors import SimulatorError
+
 __all__ = [
     "MAX_SECONDS",
     "FaultKinds",
@@ -164,7 +166,7 @@ class ValueRule:
                 return int(text)
             number = float(text)
         except ValueError:
-            raise ValueError(f"value {text!r} is not a number") from None
+            raise SimulatorError(f"value {text!r} is not a number") from None
         if self.takes == "whole" and number.is_integer():
             return int(number)
         return number
@@ -174,15 +176,15 @@ class ValueRule:
         if value is None:
             return
         if self.takes == "nothing":
-            raise ValueError(f"fault {kind} takes no value (got {value!r})")
+            raise SimulatorError(f"fault {kind} takes no value (got {value!r})")
         if self.takes in ("code", "codes"):
             self._check_words(kind, value)
             return
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"fault {kind}: value must be a number, not {value!r}")
+            raise SimulatorError(f"fault {kind}: value must be a number, not {value!r}")
         if self.takes == "seconds":
             if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
-                raise ValueError(
+                raise SimulatorError(
                     f"fault {kind}: seconds must be > 0 and <= {MAX_SECONDS}, not {value}"
                 )
             return
@@ -191,12 +193,14 @@ class ValueRule:
         if self.choices:
             if not whole or int(value) not in self.choices:
                 allowed = ", ".join(map(str, self.choices))
-                raise ValueError(f"fault {kind}: {self.what} must be one of {allowed}, not {shown}")
+                raise SimulatorError(
+                    f"fault {kind}: {self.what} must be one of {allowed}, not {shown}"
+                )
             return
         low = self.low if self.low is not None else -math.inf
         high = self.high if self.high is not None else math.inf
         if not (whole and low <= value <= high):
-            raise ValueError(f"fault {kind}: {self.what} must be {self._span()}, not {shown}")
+            raise SimulatorError(f"fault {kind}: {self.what} must be {self._span()}, not {shown}")
 
     def _span(self) -> str:
         if self.low is not None and self.high is not None:
@@ -209,13 +213,13 @@ class ValueRule:
         assert self.pattern is not None  # the class methods always set one
         if self.takes == "code":
             if not (isinstance(value, str) and self.pattern.fullmatch(value)):
-                raise ValueError(f"fault {kind}: {self.what} must be {self.form}")
+                raise SimulatorError(f"fault {kind}: {self.what} must be {self.form}")
             return
         if not isinstance(value, tuple) or not value:
-            raise ValueError(f"fault {kind}: value must be {self.what}s, e.g. {self.example}")
+            raise SimulatorError(f"fault {kind}: value must be {self.what}s, e.g. {self.example}")
         for word in value:
             if not isinstance(word, str) or not self.pattern.fullmatch(word):
-                raise ValueError(f"fault {kind}: {word!r} is not a {self.what} ({self.form})")
+                raise SimulatorError(f"fault {kind}: {word!r} is not a {self.what} ({self.form})")
 
     def describe(self, kind: str) -> str:
         """``kind`` as ``--help`` lists it: ``misfire[=s]``, plus the note."""
@@ -273,14 +277,16 @@ class FaultKinds:
         rule = self.rules.get(kind)
         if rule is None:
             known = ", ".join(sorted(self.names))
-            raise ValueError(f"unknown {self.noun} {kind!r}; known kinds: {known}")
+            raise SimulatorError(f"unknown {self.noun} {kind!r}; known kinds: {known}")
         return rule
 
     def check(self, kind: str, at: int, value: FaultValue) -> None:
         """Raise ``ValueError`` unless ``kind@at=value`` is a fault of this table."""
         rule = self.rule(kind)
         if isinstance(at, bool) or not isinstance(at, int) or at < 1:
-            raise ValueError(f"fault {kind}: {self.counter} must be an integer >= 1, not {at!r}")
+            raise SimulatorError(
+                f"fault {kind}: {self.counter} must be an integer >= 1, not {at!r}"
+            )
         rule.check(kind, value)
 
     def parse(self, text: str) -> tuple[str, int, FaultValue]:
@@ -295,12 +301,12 @@ class FaultKinds:
         kind, at_sign, rest = text.strip().partition("@")
         kind = kind.strip()
         if not at_sign or not kind:
-            raise ValueError(f"fault spec {text!r}: {shape}")
+            raise SimulatorError(f"fault spec {text!r}: {shape}")
         number_text, equals, value_text = rest.partition("=")
         try:
             at = int(number_text)
         except ValueError:
-            raise ValueError(
+            raise SimulatorError(
                 f"fault spec {text!r}: {self.counter} {number_text!r} is not a number; {shape}"
             ) from None
         try:
@@ -308,7 +314,7 @@ class FaultKinds:
             value = rule.parse(value_text) if equals else None
             self.check(kind, at, value)
         except ValueError as exc:
-            raise ValueError(f"fault spec {text!r}: {exc}") from None
+            raise SimulatorError(f"fault spec {text!r}: {exc}") from None
         return kind, at, value
 
 
@@ -371,5 +377,5 @@ def check_unique(faults: Iterable[FaultSpec]) -> None:
     seen: set[tuple[str, int]] = set()
     for spec in faults:
         if (spec.kind, spec.at) in seen:
-            raise ValueError(f"two {spec.kind} faults for {spec.KINDS.counter} {spec.at}")
+            raise SimulatorError(f"two {spec.kind} faults for {spec.KINDS.counter} {spec.at}")
         seen.add((spec.kind, spec.at))

@@ -44,6 +44,7 @@ from tablectl.drivers.cards import full_deck, parse_card
 from tablectl.drivers.shoe.barcodes import BarcodeCodec
 from tablectl.drivers.shoe.hid import UNMAPPED, encode_line
 from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 from tablectl.simulators.usb_device import SimUsbDevice
@@ -132,11 +133,11 @@ class SimShoe:
         codec: BarcodeCodec | None = None,
     ) -> None:
         if decks < 1:
-            raise ValueError(f"decks must be >= 1, not {decks}")
+            raise SimulatorError(f"decks must be >= 1, not {decks}")
         if rate < 0 or speed <= 0:
-            raise ValueError("rate must be >= 0 and speed > 0")
+            raise SimulatorError("rate must be >= 0 and speed > 0")
         if deck_serials and len(deck_serials) != decks:
-            raise ValueError(f"deck_serials: {len(deck_serials)} serials for {decks} decks")
+            raise SimulatorError(f"deck_serials: {len(deck_serials)} serials for {decks} decks")
         self.seed = seed
         self.decks = decks
         self.rate = rate
@@ -175,7 +176,9 @@ class SimShoe:
             return None  # explicit None, or the default for a scripted list
         behind = DEFAULT_CUT_FROM_END if cut_from_end == "auto" else cut_from_end
         if not 0 < behind < total:
-            raise ValueError(f"cut_from_end must be 1..{total - 1} for {total} cards, not {behind}")
+            raise SimulatorError(
+                f"cut_from_end must be 1..{total - 1} for {total} cards, not {behind}"
+            )
         return total - behind
 
     def _cut_position(self) -> int | None:
@@ -186,11 +189,11 @@ class SimShoe:
                 continue
             regular = self.regular_cut
             if fault.at > total:
-                raise ValueError(f"{fault.kind}@{fault.at}: the shoe has {total} cards")
+                raise SimulatorError(f"{fault.kind}@{fault.at}: the shoe has {total} cards")
             if regular is not None and fault.kind == "cut_early" and fault.at >= regular:
-                raise ValueError(f"cut_early@{fault.at} is not before the cut at {regular}")
+                raise SimulatorError(f"cut_early@{fault.at} is not before the cut at {regular}")
             if regular is not None and fault.kind == "cut_late" and fault.at <= regular:
-                raise ValueError(f"cut_late@{fault.at} is not after the cut at {regular}")
+                raise SimulatorError(f"cut_late@{fault.at} is not after the cut at {regular}")
             position = fault.at
         return position
 
@@ -198,7 +201,7 @@ class SimShoe:
         at: dict[int, set[str]] = {}
         for fault in self.faults:
             if fault.at > len(order):
-                raise ValueError(f"{fault.kind}@{fault.at}: the shoe has {len(order)} cards")
+                raise SimulatorError(f"{fault.kind}@{fault.at}: the shoe has {len(order)} cards")
             at.setdefault(fault.at, set()).add(fault.kind)
         codec = self.codec
         lines: list[str] = []

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import usb.core
 
+from tablectl.simulators.errors import SimulatorError
+
 __all__ = ["EndpointType", "OutCallback", "SimEndpoint", "SimInterface", "SimUsbDevice"]
 
 EndpointType = Literal["bulk", "interrupt"]
@@ -201,7 +203,7 @@ class SimUsbDevice:
         """
         endpoint = self._endpoints.get(address)
         if endpoint is None or not endpoint.is_in:
-            raise ValueError(f"{self!r} has no IN endpoint 0x{address:02x}")
+            raise SimulatorError(f"{self!r} has no IN endpoint 0x{address:02x}")
         with self._cond:
             if self._connected:
                 self._queues[address].append(bytes(data))

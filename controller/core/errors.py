@@ -5,6 +5,8 @@
     ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
     ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
     ├── TimeFormatError(ValueError)    a time from outside that is not ISO 8601 with a zone
+    ├── RuleError(ValueError)          a game rule or statistic given a value outside its domain
+    │                                  (a joker's rank, an unknown preset, too few cells)
     ├── JournalError                   the journal cannot be opened, written or verified
     │   ├── JournalWriteError          an append failed (disk full, I/O error): an outage
     │   ├── JournalRecordError(ValueError)  a record the journal refuses: a bug, not an outage
@@ -28,6 +30,7 @@ __all__ = [
     "JournalError",
     "JournalRecordError",
     "JournalWriteError",
+    "RuleError",
     "TimeFormatError",
     "TransitionNotAllowedError",
 ]
@@ -43,6 +46,11 @@ class ConfigError(ControllerError, ValueError):
 
 class EventFormatError(ControllerError, ValueError):
     """A normalized event (JSON) that is malformed."""
+
+
+class RuleError(ControllerError, ValueError):
+    """A game rule or statistic given a value outside its domain (a programming or config error;
+    a dealt card that breaks the rules is a verdict value, never this)."""
 
 
 class TimeFormatError(ControllerError, ValueError):

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from tablectl.controller.core.errors import TransitionNotAllowedError
+from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
 from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine
@@ -76,7 +76,7 @@ class RoundIds:
 
     def __init__(self, table_id: str, next_round: int) -> None:
         if next_round < 1:
-            raise ValueError(f"next_round must be >= 1, got {next_round}")
+            raise RuleError(f"next_round must be >= 1, got {next_round}")
         self._table = table_id
         self._next = next_round
         self._recent: deque[str] = deque(maxlen=RECENT_ROUNDS)

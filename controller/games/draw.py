@@ -29,6 +29,8 @@ from typing import Any, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
+
 __all__ = [
     "DrawRules",
     "DrawVariant",
@@ -145,37 +147,37 @@ class DrawRules(pydantic.BaseModel):
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> DrawRules:
         if self.slots > self.balls:
-            raise ValueError(
+            raise RuleError(
                 f"draw + bonus ({self.slots}) exceeds the balls in the drum ({self.balls})"
             )
         if self.bonus_min is not None and self.bonus_min > self.bonus:
-            raise ValueError(f"bonus_min ({self.bonus_min}) exceeds bonus ({self.bonus})")
+            raise RuleError(f"bonus_min ({self.bonus_min}) exceeds bonus ({self.bonus})")
         numbers = range(self.lowest, self.highest + 1)
         if self.colors is not None:
             seen: dict[int, str] = {}
             for colour, members in self.colors.items():
                 for ball in members:
                     if ball not in numbers:
-                        raise ValueError(f"colors.{colour}: ball {ball} is not in the drum")
+                        raise RuleError(f"colors.{colour}: ball {ball} is not in the drum")
                     if ball in seen:
-                        raise ValueError(f"ball {ball} is both {seen[ball]} and {colour}")
+                        raise RuleError(f"ball {ball} is both {seen[ball]} and {colour}")
                     seen[ball] = colour
             missing = [b for b in numbers if b not in seen]
             if missing:
-                raise ValueError(f"colors: balls without a colour: {missing[:10]}")
+                raise RuleError(f"colors: balls without a colour: {missing[:10]}")
         if self.values is not None and len(self.values) != self.balls:
-            raise ValueError(f"values: {len(self.values)} faces for {self.balls} balls")
+            raise RuleError(f"values: {len(self.values)} faces for {self.balls} balls")
         if self.zones is not None:
             if not self.zones or self.draw % len(self.zones):
-                raise ValueError(f"zones: {len(self.zones)} zones cannot split {self.draw} balls")
+                raise RuleError(f"zones: {len(self.zones)} zones cannot split {self.draw} balls")
             if self.values is None:
-                raise ValueError(
+                raise RuleError(
                     "zones read the faces of the balls: configure values (face per ball; "
                     "seed-001 C39: the digit of each physical ball is not in the rule book)"
                 )
         for n in self.prefix_sums:
             if not 1 <= n <= self.draw:
-                raise ValueError(f"prefix_sums: {n} is not between 1 and draw ({self.draw})")
+                raise RuleError(f"prefix_sums: {n} is not between 1 and draw ({self.draw})")
         return self
 
 
@@ -220,11 +222,11 @@ def draw_result(
     """
     everything = [*balls, *bonus]
     if len(balls) != rules.draw:
-        raise ValueError(f"a result has {rules.draw} balls, got {len(balls)}")
+        raise RuleError(f"a result has {rules.draw} balls, got {len(balls)}")
     if bad := [b for b in everything if not in_range(rules, b)]:
-        raise ValueError(f"balls out of range: {bad}")
+        raise RuleError(f"balls out of range: {bad}")
     if len(set(everything)) != len(everything):
-        raise ValueError(f"a ball repeats: {everything}")
+        raise RuleError(f"a ball repeats: {everything}")
     faces = [_face(rules, b) for b in balls]
     odd = sum(1 for f in faces if f % 2)
     result: dict[str, Any] = {

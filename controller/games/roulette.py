@@ -25,6 +25,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import BallLaunched, Direction, WinningNumber
 from tablectl.controller.games.findings import Finding
 
@@ -194,7 +195,7 @@ def spin_result(
             first; an invalid number is a void, never a result).
     """
     if not validate_number(variant, number):
-        raise ValueError(f"{number!r} is not a pocket of a {variant} wheel")
+        raise RuleError(f"{number!r} is not a pocket of a {variant} wheel")
     parity: str | None = None
     low_high: str | None = None
     dozen: int | None = None

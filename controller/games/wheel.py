@@ -35,6 +35,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import Direction, Segment
 
 __all__ = [
@@ -112,7 +113,7 @@ class WheelRules(pydantic.BaseModel):
     def _consistent(self) -> WheelRules:
         labels = set(self.segments)
         if any(not s.strip() for s in self.segments):
-            raise ValueError("segments: a label is empty")
+            raise RuleError("segments: a label is empty")
         if self.counts is not None:
             have = Counter(self.segments)
             want = Counter({k: v for k, v in self.counts.items() if v})
@@ -122,25 +123,25 @@ class WheelRules(pydantic.BaseModel):
                     for label in set(have) | set(want)
                     if have.get(label, 0) != want.get(label, 0)
                 )
-                raise ValueError("segments do not match counts: " + ", ".join(diff))
+                raise RuleError("segments do not match counts: " + ", ".join(diff))
         for name, group in (
             ("multipliers", list(self.multipliers)),
             ("open_chain", self.open_chain),
             ("bonus", self.bonus),
         ):
             if unknown := sorted(set(group) - labels):
-                raise ValueError(f"{name}: not segments of this wheel: {unknown}")
+                raise RuleError(f"{name}: not segments of this wheel: {unknown}")
         if bad := sorted(k for k, v in self.multipliers.items() if v < 1):
-            raise ValueError(f"multipliers: factors must be >= 1: {bad}")
+            raise RuleError(f"multipliers: factors must be >= 1: {bad}")
         if both := sorted(set(self.multipliers) & set(self.bonus)):
-            raise ValueError(f"both a multiplier and a bonus: {both}")
+            raise RuleError(f"both a multiplier and a bonus: {both}")
         if loose := sorted(set(self.open_chain) - set(self.multipliers)):
-            raise ValueError(f"open_chain: not multiplier segments: {loose}")
+            raise RuleError(f"open_chain: not multiplier segments: {loose}")
         if self.min_revolutions and self.direction is None:
             # "at least 3 full spins clockwise" (L2471): revolutions count in one direction.
-            raise ValueError("min_revolutions needs a direction")
+            raise RuleError("min_revolutions needs a direction")
         if self.colors is not None and (unknown := sorted(set(self.colors) - labels)):
-            raise ValueError(f"colors: not segments of this wheel: {unknown}")
+            raise RuleError(f"colors: not segments of this wheel: {unknown}")
         return self
 
 
@@ -198,15 +199,15 @@ def spin_result(
             not made of multiplier segments.
     """
     if not spins:
-        raise ValueError("a result needs at least one spin")
+        raise RuleError("a result needs at least one spin")
     multiplier = 1
     for i, spin in enumerate(spins):
         index, label = spin["index"], spin["segment"]
         if not 0 <= index < rules.size or rules.segments[index] != label:
-            raise ValueError(f"spin {i + 1}: index {index} is not segment {label!r}")
+            raise RuleError(f"spin {i + 1}: index {index} is not segment {label!r}")
         if i < len(spins) - 1:
             if label not in rules.multipliers:
-                raise ValueError(f"spin {i + 1}: {label!r} is not a multiplier segment")
+                raise RuleError(f"spin {i + 1}: {label!r} is not a multiplier segment")
             multiplier *= rules.multipliers[label]
     last = spins[-1]
     label = last["segment"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.errors import EncodeError
 
 __all__ = [
     "CHECKSUM_MARK",
@@ -132,7 +133,7 @@ def sentence(body: bytes) -> bytes:
             (never sent half-formed).
     """
     if not body or len(body) > _MAX_BODY or not _printable(body) or b"$" in body or b"*" in body:
-        raise ValueError(f"sentence body must be 1-{_MAX_BODY} printable bytes without $ or *")
+        raise EncodeError(f"sentence body must be 1-{_MAX_BODY} printable bytes without $ or *")
     return b"$" + body + b"*%02X" % checksum(body) + CRLF
 
 
@@ -386,7 +387,7 @@ def _parse_status(fields: list[str]) -> Status:
 
 def _enc_number(value: int, what: str, low: int, high: int) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be an integer {low}-{high}, not {value!r}")
+        raise EncodeError(f"{what} must be an integer {low}-{high}, not {value!r}")
     return str(value)
 
 
@@ -396,13 +397,13 @@ def _enc_index(value: int, what: str = "index") -> str:
 
 def _enc_direction(direction: Direction) -> str:
     if direction not in _DIR_TOKEN:
-        raise ValueError(f"direction must be 'cw' or 'ccw', not {direction!r}")
+        raise EncodeError(f"direction must be 'cw' or 'ccw', not {direction!r}")
     return _DIR_TOKEN[direction]
 
 
 def _enc_pattern(text: str, what: str, pattern: re.Pattern[str]) -> str:
     if not pattern.fullmatch(text):
-        raise ValueError(f"{what} {text!r} does not match {pattern.pattern}")
+        raise EncodeError(f"{what} {text!r} does not match {pattern.pattern}")
     return text
 
 
@@ -410,7 +411,7 @@ def _enc_divider(before: int, after: int) -> str:
     try:
         _divider(before, after)
     except _FieldError as exc:
-        raise ValueError(str(exc)) from None
+        raise EncodeError(str(exc)) from None
     return f"{_enc_index(before)}:{_enc_index(after)}"
 
 
@@ -437,7 +438,7 @@ def _enc_status(status: Status) -> str:
         ]
         _parse_status(fields)
     except (KeyError, _FieldError) as exc:
-        raise ValueError(f"not a valid status: {exc}") from None
+        raise EncodeError(f"not a valid status: {exc}") from None
     return ",".join(fields)
 
 
@@ -483,7 +484,7 @@ def _body(message: Message) -> str:
                 _enc_pattern(kind, "sentence type", _TYPE)
             return f"NAK,{kind},{_enc_pattern(reason, 'reason', _REASON)}"
         case DecodeError():
-            raise ValueError("a DecodeError has no wire form")
+            raise EncodeError("a DecodeError has no wire form")
     raise TypeError(f"not a big-wheel message: {message!r}")  # pragma: no cover - exhaustive
 
 

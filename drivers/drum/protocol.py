@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.errors import EncodeError
 from tablectl.drivers.transports.frames import CanFrame
 
 __all__ = [
@@ -248,7 +249,7 @@ def arbitration_id(function: FunctionCode, node: int) -> int:
         ValueError: node outside 1–127.
     """
     if not 1 <= node <= MAX_NODE:
-        raise ValueError(f"node id {node} out of range 1-{MAX_NODE}")
+        raise EncodeError(f"node id {node} out of range 1-{MAX_NODE}")
     return int(function) << 7 | node
 
 
@@ -390,7 +391,7 @@ def _command_problem(opcode: Opcode, kind: int, reader: int) -> str:
 
 def _u8(value: int, what: str, high: int = 0xFF, low: int = 0) -> int:
     if isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"{what} {value!r} out of range {low}-{high}")
+        raise EncodeError(f"{what} {value!r} out of range {low}-{high}")
     return value
 
 
@@ -402,7 +403,7 @@ def encode_command(command: Command) -> CanFrame:
     """
     problem = _command_problem(command.opcode, command.kind, command.reader)
     if problem:
-        raise ValueError(problem)
+        raise EncodeError(problem)
     return CanFrame(
         arbitration_id(FunctionCode.COMMAND, command.node),
         bytes(
@@ -428,7 +429,7 @@ def encode_message(message: DrumMessage) -> CanFrame:
             return encode_command(message)
         case Heartbeat(node, state, uptime):
             if not 0 <= uptime <= 0xFFFF_FFFF:
-                raise ValueError(f"uptime {uptime} is not a u32")
+                raise EncodeError(f"uptime {uptime} is not a u32")
             data = bytes((NodeState(state),)) + uptime.to_bytes(4, "little")
             return CanFrame(arbitration_id(FunctionCode.HEARTBEAT, node), data)
         case DrumState():
@@ -446,14 +447,14 @@ def encode_message(message: DrumMessage) -> CanFrame:
             return CanFrame(arbitration_id(FunctionCode.BALL, node), data)
         case TubeFullReport(node, count, capacity):
             if not 1 <= _u8(capacity, "capacity") <= _u8(count, "count"):
-                raise ValueError(f"tube full needs 1 <= capacity <= count ({count}/{capacity})")
+                raise EncodeError(f"tube full needs 1 <= capacity <= count ({count}/{capacity})")
             return CanFrame(arbitration_id(FunctionCode.TUBE_FULL, node), bytes((count, capacity)))
         case FaultReport(node, kind, reader, detail, active):
             kind = FaultKind(kind)
             if kind is FaultKind.READER:
                 _u8(reader, "reader", MAX_READERS, 1)
             elif reader != 0:
-                raise ValueError(f"a {kind.name} fault names no reader")
+                raise EncodeError(f"a {kind.name} fault names no reader")
             data = bytes((int(active), kind, reader, _u8(detail, "detail")))
             return CanFrame(arbitration_id(FunctionCode.FAULT, node), data)
         case Ack(node, opcode, token, result):
@@ -465,9 +466,9 @@ def encode_message(message: DrumMessage) -> CanFrame:
 def _encode_state(state: DrumState) -> CanFrame:
     _u8(state.tube_count, "tube count")
     if not _u8(state.capacity, "capacity") >= 1:
-        raise ValueError("capacity must be >= 1")
+        raise EncodeError("capacity must be >= 1")
     if state.tube_full != (state.tube_count >= state.capacity):
-        raise ValueError(
+        raise EncodeError(
             f"tube_full={state.tube_full} contradicts {state.tube_count}/{state.capacity}"
         )
     flags = (
@@ -479,7 +480,7 @@ def _encode_state(state: DrumState) -> CanFrame:
     fault_bits = 0
     for kind in state.faults:
         if kind not in _FAULT_BITS:
-            raise ValueError(f"{kind!r} has no state bit (reader faults go in reader_faults)")
+            raise EncodeError(f"{kind!r} has no state bit (reader faults go in reader_faults)")
         fault_bits |= _FAULT_BITS[kind]
     reader_bits = 0
     for reader in state.reader_faults:

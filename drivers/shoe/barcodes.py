@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from tablectl.drivers.cards import RANKS, SUITS, parse_card
+from tablectl.drivers.errors import EncodeError
 
 __all__ = [
     "DEFAULT_CUT_CARD_BARCODES",
@@ -102,7 +103,7 @@ def _canonical(text: str, where: str) -> str:
     try:
         return parse_card(text).code
     except ValueError:
-        raise ValueError(f"{where}: {text!r} is not a card (e.g. KH, TS, 10H)") from None
+        raise EncodeError(f"{where}: {text!r} is not a card (e.g. KH, TS, 10H)") from None
 
 
 class BarcodeCodec:
@@ -139,7 +140,7 @@ class BarcodeCodec:
         self._decks = frozenset(_key(d) for d in deck_serials)
         for deck in self._decks:
             if not _DECK_SERIAL.fullmatch(deck):
-                raise ValueError(f"deck_serials: {deck!r} is not a serial (letters, digits, _)")
+                raise EncodeError(f"deck_serials: {deck!r} is not a serial (letters, digits, _)")
         self._accept_notation = accept_notation
         self._meaning: dict[str, str] = {}  # barcode → what it was configured as, for conflicts
         self._no_read = self._claim(no_read_barcodes, "no_read_barcodes")
@@ -149,7 +150,7 @@ class BarcodeCodec:
         signals = DEFAULT_SIGNAL_BARCODES if signal_barcodes is None else signal_barcodes
         for code, kind in signals.items():
             if kind not in SIGNAL_KINDS:
-                raise ValueError(f"signal_barcodes: {kind!r} is not one of {SIGNAL_KINDS}")
+                raise EncodeError(f"signal_barcodes: {kind!r} is not one of {SIGNAL_KINDS}")
             (key,) = self._claim([code], "signal_barcodes")
             self._signals[key] = kind
         self._mapping: dict[str, str] = {}
@@ -166,10 +167,10 @@ class BarcodeCodec:
         try:
             compiled = re.compile(pattern)
         except re.error as exc:
-            raise ValueError(f"barcode_pattern {pattern!r}: {exc}") from None
+            raise EncodeError(f"barcode_pattern {pattern!r}: {exc}") from None
         missing = {"rank", "suit"} - set(compiled.groupindex)
         if missing:
-            raise ValueError(
+            raise EncodeError(
                 f"barcode_pattern {pattern!r} lacks named group(s) {', '.join(sorted(missing))}"
             )
         return compiled
@@ -179,14 +180,14 @@ class BarcodeCodec:
         rank = _key(value)
         rank = "T" if rank == "10" else rank
         if rank not in RANKS and rank not in ("JK", "JK1", "JK2"):
-            raise ValueError(f"rank_map: {value!r} is not a rank ({' '.join(RANKS)} or JK)")
+            raise EncodeError(f"rank_map: {value!r} is not a rank ({' '.join(RANKS)} or JK)")
         return rank
 
     @staticmethod
     def _suit(value: str) -> str:
         suit = _key(value)
         if len(suit) != 1 or suit not in SUITS:
-            raise ValueError(f"suit_map: {value!r} is not a suit ({' '.join(SUITS)})")
+            raise EncodeError(f"suit_map: {value!r} is not a suit ({' '.join(SUITS)})")
         return suit
 
     def _claim(self, codes: Iterable[str], where: str) -> frozenset[str]:
@@ -194,9 +195,9 @@ class BarcodeCodec:
         for code in codes:
             key = _key(code)
             if not key:
-                raise ValueError(f"{where}: empty barcode")
+                raise EncodeError(f"{where}: empty barcode")
             if key in self._meaning:
-                raise ValueError(f"barcode {code!r} is in both {self._meaning[key]} and {where}")
+                raise EncodeError(f"barcode {code!r} is in both {self._meaning[key]} and {where}")
             self._meaning[key] = where
             keys.append(key)
         return frozenset(keys)
@@ -264,7 +265,7 @@ class BarcodeCodec:
         for barcode, mapped in self._mapping.items():
             if mapped == code:
                 return barcode
-        raise ValueError(f"this codec has no barcode for {code}")
+        raise EncodeError(f"this codec has no barcode for {code}")
 
     def signal_barcode(self, kind: SignalKind) -> str:
         """The first configured barcode for ``kind`` (what a simulated shoe sends).
@@ -275,4 +276,4 @@ class BarcodeCodec:
         for barcode, configured in sorted(self._signals.items()):
             if configured == kind:
                 return barcode
-        raise ValueError(f"no barcode is configured for {kind}")
+        raise EncodeError(f"no barcode is configured for {kind}")

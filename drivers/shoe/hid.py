@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from tablectl.drivers.errors import EncodeError
+
 __all__ = [
     "ENTER",
     "REPORT_SIZE",
@@ -169,7 +171,7 @@ def encode_line(text: str, *, enter: bool = True) -> list[bytes]:
         try:
             usage, shift = _ENCODE[ch]
         except KeyError:
-            raise ValueError(f"no key types {ch!r} (in {text!r})") from None
+            raise EncodeError(f"no key types {ch!r} (in {text!r})") from None
         reports += [bytes([0x02 if shift else 0, 0, usage, 0, 0, 0, 0, 0]), release]
     if enter:
         reports += [bytes([0, 0, ENTER, 0, 0, 0, 0, 0]), release]

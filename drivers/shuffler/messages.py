@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.errors import EncodeError
 
 __all__ = [
     "CARD_PATTERN",
@@ -164,7 +165,7 @@ def frame(payload: bytes) -> bytes:
         ValueError: an empty, over-long or non-printable payload (never sent half-formed).
     """
     if not payload or len(payload) > MAX_PAYLOAD or not _printable(payload):
-        raise ValueError(f"shuffler payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
+        raise EncodeError(f"shuffler payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
     return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
 
 
@@ -331,30 +332,30 @@ _DETAIL = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
 
 def _enc_number(value: int, what: str, low: int = 0, high: int = MAX_NUMBER) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be an integer {low}-{high}, not {value!r}")
+        raise EncodeError(f"{what} must be an integer {low}-{high}, not {value!r}")
     return str(value)
 
 
 def _enc_cards(cards: tuple[str, ...], what: str) -> str:
     if len(cards) > MAX_LIST:
-        raise ValueError(f"{what}: at most {MAX_LIST} cards, not {len(cards)}")
+        raise EncodeError(f"{what}: at most {MAX_LIST} cards, not {len(cards)}")
     for card in cards:
         if not CARD_PATTERN.fullmatch(card):
-            raise ValueError(f"{what}: {card!r} is not a canonical card code")
+            raise EncodeError(f"{what}: {card!r} is not a canonical card code")
     return ",".join(cards) or "-"
 
 
 def _enc_check(missing: tuple[str, ...], extra: tuple[str, ...], checked: bool) -> str:
     if not checked:
         if missing or extra:
-            raise ValueError("an unchecked deck report carries no card lists")
+            raise EncodeError("an unchecked deck report carries no card lists")
         return "?;?"
     return f"{_enc_cards(missing, 'missing')};{_enc_cards(extra, 'extra')}"
 
 
 def _enc_text(text: str, what: str, pattern: re.Pattern[str]) -> str:
     if not pattern.fullmatch(text):
-        raise ValueError(f"{what} must be printable ASCII without ';', at most 64: {text!r}")
+        raise EncodeError(f"{what} must be printable ASCII without ';', at most 64: {text!r}")
     return text
 
 
@@ -362,9 +363,9 @@ def _payload(message: Message) -> str:
     match message:
         case Status(state, door_open, cards, faults, shuffle):
             if state not in _STATE_TOKEN:
-                raise ValueError(f"unknown shuffler state {state!r}")
+                raise EncodeError(f"unknown shuffler state {state!r}")
             if len(set(faults)) != len(faults):
-                raise ValueError(f"duplicate fault codes {faults!r}")
+                raise EncodeError(f"duplicate fault codes {faults!r}")
             codes = ",".join(_enc_number(c, "fault code", 1, MAX_CODE) for c in faults) or "-"
             door = "OPEN" if door_open else "CLSD"
             return (
@@ -397,16 +398,16 @@ def _payload(message: Message) -> str:
             return "VERS;" + ";".join(fields)
         case Ack(verb):
             if not _VERB.fullmatch(verb):
-                raise ValueError(f"ACK verb must be four capital letters, not {verb!r}")
+                raise EncodeError(f"ACK verb must be four capital letters, not {verb!r}")
             return f"ACK;{verb}"
         case Nak(verb, reason):
             if not (_VERB.fullmatch(verb) or verb == "?"):
-                raise ValueError(f"NAK verb must be four capital letters or ?, not {verb!r}")
+                raise EncodeError(f"NAK verb must be four capital letters or ?, not {verb!r}")
             if not _REASON.fullmatch(reason):
-                raise ValueError(f"NAK reason must be 1-8 capital letters, not {reason!r}")
+                raise EncodeError(f"NAK reason must be 1-8 capital letters, not {reason!r}")
             return f"NAK;{verb};{reason}"
         case DecodeError():
-            raise ValueError("a DecodeError has no wire form")
+            raise EncodeError("a DecodeError has no wire form")
     raise TypeError(f"not a shuffler message: {message!r}")  # pragma: no cover - exhaustive
 
 

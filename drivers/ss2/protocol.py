@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers.errors import EncodeError
 
 __all__ = [
     "COMMAND_LETTERS",
@@ -340,7 +341,7 @@ class Command:
     def operating_mode(cls, mode: int) -> Command:
         """``*o <sum>``: set the operating-mode bits (stored in NVRAM, echoed)."""
         if not 0 <= mode <= 0xFFFF:
-            raise ValueError(f"operating mode {mode} is not a 16-bit sum")
+            raise EncodeError(f"operating mode {mode} is not a 16-bit sum")
         return cls("o", str(mode))
 
     @classmethod
@@ -357,14 +358,14 @@ def encode_command(command: Command) -> bytes:
             wheel would take it for a new packet) or is too long (never sent half-formed).
     """
     if command.letter not in COMMAND_LETTERS:
-        raise ValueError(f"unknown SS2 command letter {command.letter!r}")
+        raise EncodeError(f"unknown SS2 command letter {command.letter!r}")
     arg = command.argument
     if (
         any(not (0x20 <= ord(c) <= 0x7E) for c in arg)
         or START.decode() in arg
         or len(arg) > MAX_LINE - 4
     ):
-        raise ValueError(f"SS2 command argument must be short printable ASCII without *: {arg!r}")
+        raise EncodeError(f"SS2 command argument must be short printable ASCII without *: {arg!r}")
     sep = " " if arg else ""
     return f"*{command.letter}{sep}{arg}\r\n".encode("ascii")
 

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from tablectl.drivers.errors import EncodeError
+
 __all__ = [
     "MAX_DLC",
     "MAX_EXTENDED_ID",
@@ -49,12 +51,12 @@ class CanFrame:
         limit = MAX_EXTENDED_ID if self.is_extended_id else MAX_STANDARD_ID
         if not 0 <= self.arbitration_id <= limit:
             kind = "extended" if self.is_extended_id else "standard"
-            raise ValueError(f"{kind} CAN id 0x{self.arbitration_id:X} out of range 0-0x{limit:X}")
+            raise EncodeError(f"{kind} CAN id 0x{self.arbitration_id:X} out of range 0-0x{limit:X}")
         if not isinstance(self.data, bytes):
             # bytearray/memoryview would make the frozen value mutable or unhashable.
             object.__setattr__(self, "data", bytes(self.data))
         if len(self.data) > MAX_DLC:
-            raise ValueError(f"a classic CAN frame carries at most 8 bytes, not {len(self.data)}")
+            raise EncodeError(f"a classic CAN frame carries at most 8 bytes, not {len(self.data)}")
 
     @property
     def dlc(self) -> int:

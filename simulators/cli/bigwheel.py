@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Sequence
 from tablectl.drivers.bigwheel.messages import MAX_SEGMENTS, MIN_SEGMENTS
 from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
 from tablectl.simulators.cli import kit as clikit
+from tablectl.simulators.errors import SimulatorError
 
 __all__ = ["add_arguments", "main", "run"]
 
@@ -81,7 +82,7 @@ async def run(args: argparse.Namespace) -> int:
 
     def build() -> SimBigWheel:
         if args.spins < 0:
-            raise ValueError("--spins must be >= 0")
+            raise SimulatorError("--spins must be >= 0")
         return SimBigWheel(
             seed=args.seed,
             speed=args.speed,

@@ -9,6 +9,7 @@ from typing import Final
 
 from tablectl.drivers.drum.protocol import MAX_BALL, MAX_READERS, FunctionCode, arbitration_id
 from tablectl.drivers.transports.frames import CanFrame
+from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
@@ -69,24 +70,24 @@ def _check_args(
     durations: dict[str, float],
 ) -> None:
     if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-        raise ValueError(f"speed must be 0.01-1000, not {speed}")
+        raise SimulatorError(f"speed must be 0.01-1000, not {speed}")
     if first_ball not in (0, 1):
-        raise ValueError(f"first_ball must be 0 or 1, not {first_ball}")
+        raise SimulatorError(f"first_ball must be 0 or 1, not {first_ball}")
     if not balls >= 1 or first_ball + balls - 1 > MAX_BALL:
-        raise ValueError(f"balls must be 1-{MAX_BALL + 1 - first_ball}, not {balls}")
+        raise SimulatorError(f"balls must be 1-{MAX_BALL + 1 - first_ball}, not {balls}")
     if not 1 <= readers <= MAX_READERS:
-        raise ValueError(f"readers must be 1-{MAX_READERS}, not {readers}")
+        raise SimulatorError(f"readers must be 1-{MAX_READERS}, not {readers}")
     if not 1 <= node_id <= 0x7F - readers:
-        raise ValueError(f"node id {node_id} leaves no room for {readers} readers")
+        raise SimulatorError(f"node id {node_id} leaves no room for {readers} readers")
     extra = any(f.kind == "extra_ball" for f in faults)
     if not 1 <= draw <= balls - int(extra) or draw > 99:
-        raise ValueError(f"draw must be 1-{min(balls - int(extra), 99)}, not {draw}")
+        raise SimulatorError(f"draw must be 1-{min(balls - int(extra), 99)}, not {draw}")
     for name, value in durations.items():
         if not (math.isfinite(value) and 0 < value <= 3600):
-            raise ValueError(f"{name} must be > 0 and <= 3600, not {value}")
+            raise SimulatorError(f"{name} must be > 0 and <= 3600, not {value}")
     check_unique(faults)
     for spec in faults:
         if spec.kind in _BALL_KINDS and spec.number > draw:
-            raise ValueError(f"{spec.kind}@{spec.at}: ball {spec.number:g} > draw {draw}")
+            raise SimulatorError(f"{spec.kind}@{spec.at}: ball {spec.number:g} > draw {draw}")
         if spec.kind == "out_of_range" and first_ball + balls > MAX_BALL:
-            raise ValueError(f"out_of_range: ball {first_ball + balls} exceeds the protocol")
+            raise SimulatorError(f"out_of_range: ball {first_ball + balls} exceeds the protocol")

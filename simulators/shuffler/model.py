@@ -39,6 +39,7 @@ from tablectl.drivers.shuffler.messages import (
 )
 from tablectl.drivers.shuffler.protocol import CommandDecoder, DecodeError
 from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 from tablectl.simulators.shuffler.faults import FaultSpec
 
@@ -108,19 +109,19 @@ class SimShuffler:
         reads_faces: bool = True,
     ) -> None:
         if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-            raise ValueError(f"speed must be 0.01-1000, not {speed}")
+            raise SimulatorError(f"speed must be 0.01-1000, not {speed}")
         if not 1 <= decks <= MAX_DECKS:
-            raise ValueError(f"decks must be 1-{MAX_DECKS}, not {decks}")
+            raise SimulatorError(f"decks must be 1-{MAX_DECKS}, not {decks}")
         if shuffle_seconds is not None and not (
             math.isfinite(shuffle_seconds) and 0 < shuffle_seconds <= 3600
         ):
-            raise ValueError(f"shuffle_seconds must be > 0 and <= 3600, not {shuffle_seconds}")
+            raise SimulatorError(f"shuffle_seconds must be > 0 and <= 3600, not {shuffle_seconds}")
         if auto is not None and not (math.isfinite(auto) and 0 < auto <= 3600):
-            raise ValueError(f"auto must be > 0 and <= 3600 seconds, not {auto}")
+            raise SimulatorError(f"auto must be > 0 and <= 3600 seconds, not {auto}")
         check_unique(faults)
         for spec in faults:
             if spec.kind == "wrong_count" and spec.value == decks * 52:
-                raise ValueError(f"wrong_count@{spec.at}: {spec.value} is the right count")
+                raise SimulatorError(f"wrong_count@{spec.at}: {spec.value} is the right count")
         self._rng = random.Random(seed)
         self._speed = speed
         self._decks = decks

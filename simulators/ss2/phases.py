@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Final
 
 from tablectl.drivers.ss2.protocol import Message, Number
+from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique
 from tablectl.simulators.ss2.faults import FaultSpec
 
@@ -101,18 +102,18 @@ def _check_arguments(
 ) -> None:
     """Reject arguments a real wheel could not have, before any state is built."""
     if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-        raise ValueError(f"speed must be between 0.01 and 1000, not {speed}")
+        raise SimulatorError(f"speed must be between 0.01 and 1000, not {speed}")
     if not 0 <= mode <= 0xFFFF:
-        raise ValueError(f"mode must be a 16-bit sum, not {mode}")
+        raise SimulatorError(f"mode must be a 16-bit sum, not {mode}")
     if pockets not in (37, 38):
-        raise ValueError(f"pockets must be 37 or 38, not {pockets}")
+        raise SimulatorError(f"pockets must be 37 or 38, not {pockets}")
     low, high = revolutions
     if not 1 <= low <= high <= 100:
-        raise ValueError(
+        raise SimulatorError(
             f"revolutions must be (low, high) with 1 <= low <= high, not {revolutions}"
         )
     if not 1 <= spin <= 256:
-        raise ValueError(f"spin must be 1-256, not {spin}")
+        raise SimulatorError(f"spin must be 1-256, not {spin}")
     check_unique(faults)
 
 
@@ -122,13 +123,13 @@ def _to_number(value: int | str, pockets: int) -> Number:
         text = value.strip()
         if text == "00":
             if pockets != 38:
-                raise ValueError("number '00' needs pockets=38")
+                raise SimulatorError("number '00' needs pockets=38")
             return "00"
         if not text.isdigit():
-            raise ValueError(f"not a roulette number: {value!r}")
+            raise SimulatorError(f"not a roulette number: {value!r}")
         value = int(text)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 36:
-        raise ValueError(f"not a roulette number: {value!r} (0-36, or '00' with pockets=38)")
+        raise SimulatorError(f"not a roulette number: {value!r} (0-36, or '00' with pockets=38)")
     return value
 
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import BetsClosed
 from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Slot, Step
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
@@ -77,7 +78,7 @@ def point(card: Card) -> int:
         ValueError: a joker.
     """
     if card.is_joker:
-        raise ValueError("a joker has no baccarat value")
+        raise RuleError("a joker has no baccarat value")
     if card.rank == "A":
         return 1
     if card.rank in "TJQK":
@@ -146,13 +147,13 @@ def next_expected(player_cards: Sequence[Card], banker_cards: Sequence[Card]) ->
         return "banker" if banker_draws(total(banker_cards), None) else None
     if (p, b) == (3, 2):
         if is_natural(player_cards[:2]) or is_natural(banker_cards):
-            raise ValueError("the Player drew a third card against a natural")
+            raise RuleError("the Player drew a third card against a natural")
         if total(player_cards[:2]) > 5:
-            raise ValueError("the Player drew a third card on 6 or 7")
+            raise RuleError("the Player drew a third card on 6 or 7")
         return "banker" if banker_draws(total(banker_cards), player_cards[2]) else None
     if (p, b) in ((2, 3), (3, 3)):
         return None
-    raise ValueError(f"no legal coup has {p} Player and {b} Banker cards")
+    raise RuleError(f"no legal coup has {p} Player and {b} Banker cards")
 
 
 def outcome(
@@ -171,9 +172,9 @@ def outcome(
         ValueError: the coup is not complete (the tableau still calls for a card).
     """
     if len(player_cards) < 2 or len(banker_cards) < 2:
-        raise ValueError("a coup needs two cards per hand")
+        raise RuleError("a coup needs two cards per hand")
     if next_expected(player_cards, banker_cards) is not None:
-        raise ValueError("the coup is not complete")
+        raise RuleError("the coup is not complete")
     p_total, b_total = total(player_cards), total(banker_cards)
     winner = "player" if p_total > b_total else "banker" if b_total > p_total else "tie"
     return {

@@ -22,6 +22,7 @@ from typing import Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
@@ -114,7 +115,7 @@ def card_value(card: Card) -> int:
         ValueError: a joker.
     """
     if card.is_joker:
-        raise ValueError("a joker has no blackjack value")
+        raise RuleError("a joker has no blackjack value")
     if card.rank == "A":
         return 1
     if card.rank in "TJQK":

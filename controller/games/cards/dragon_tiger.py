@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import BetsClosed
 from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Step
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
@@ -112,7 +113,7 @@ def rank_value(card: Card, variant: Variant = "dragon_tiger") -> int:
         ValueError: a joker.
     """
     if card.is_joker:
-        raise ValueError("a joker has no rank here")
+        raise RuleError("a joker has no rank here")
     return PRESETS[variant].rank_order.index(card.rank) + 1
 
 

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import DealError, Decision
 from tablectl.controller.games.cards.deal import (
     BOXES,
@@ -94,7 +95,7 @@ class HoldemRules(GameRules):
     @classmethod
     def _full_deck(cls, value: str) -> str:
         if sorted(value) != sorted(RANKS):
-            raise ValueError(f"a Hold'em deck has every rank {RANKS!r} (PKH-01), got {value!r}")
+            raise RuleError(f"a Hold'em deck has every rank {RANKS!r} (PKH-01), got {value!r}")
         return value
 
 

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final, Literal
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.drivers.cards import RANKS, SUITS, Card
 
 __all__ = [
@@ -262,14 +263,14 @@ def _rank5(desc: tuple[int, ...], flush: bool) -> tuple[HandCategory, tuple[int,
 def _check(cards: Sequence[Card], jokers: JokerMode, sizes: Iterable[int]) -> None:
     allowed = tuple(sizes)
     if len(cards) not in allowed:
-        raise ValueError(f"expected {' or '.join(map(str, allowed))} cards, got {len(cards)}")
+        raise RuleError(f"expected {' or '.join(map(str, allowed))} cards, got {len(cards)}")
     if len(set(cards)) != len(cards):
-        raise ValueError(f"duplicate card in {[c.code for c in cards]} (one 52-card deck, PKH-01)")
+        raise RuleError(f"duplicate card in {[c.code for c in cards]} (one 52-card deck, PKH-01)")
     if jokers != "wild" and any(c.is_joker for c in cards):
-        raise ValueError("a joker is not a card of this game (jokers only in Poker with Joker)")
+        raise RuleError("a joker is not a card of this game (jokers only in Poker with Joker)")
     for c in cards:
         if not c.is_joker and (c.rank not in _VALUE or c.suit not in SUITS):
-            raise ValueError(f"not a card: {c!r}")
+            raise RuleError(f"not a card: {c!r}")
 
 
 def _value5(cards: Sequence[Card]) -> HandValue:
@@ -352,11 +353,11 @@ def best_of(
             ``k`` other than 3 or 5.
     """
     if k not in (3, 5):
-        raise ValueError(f"k must be 3 or 5, got {k}")
+        raise RuleError(f"k must be 3 or 5, got {k}")
     _check(cards, jokers, range(k, 8))
     if k == 3:
         if any(c.is_joker for c in cards):
-            raise ValueError("jokers are not used in any 3-card game")
+            raise RuleError("jokers are not used in any 3-card game")
         return max(
             evaluate3(list(sub), ranking=ranking) for sub in itertools.combinations(cards, 3)
         )
@@ -380,7 +381,7 @@ def evaluate3(cards: Sequence[Card], ranking: ThreeCardRanking = "three_card_pok
         ValueError: not 3 cards, a duplicate, a joker, or an unknown ranking.
     """
     if ranking not in ("three_card_poker", "teen_patti"):
-        raise ValueError(f"unknown 3-card ranking: {ranking!r}")
+        raise RuleError(f"unknown 3-card ranking: {ranking!r}")
     _check(cards, "forbid", (3,))
     desc = tuple(sorted((_VALUE[c.rank] for c in cards), reverse=True))
     flush = len({c.suit for c in cards}) == 1
@@ -443,10 +444,10 @@ def qualifies(hand: HandValue, minimum: Minimum | str) -> bool:
     try:
         name, prefix = MINIMUMS[minimum]
     except KeyError:
-        raise ValueError(f"unknown minimum {minimum!r}; known: {sorted(MINIMUMS)}") from None
+        raise RuleError(f"unknown minimum {minimum!r}; known: {sorted(MINIMUMS)}") from None
     if isinstance(hand.category, ThreeCardCategory):
         if name not in _THREE_BY_NAME:
-            raise ValueError(f"minimum {minimum!r} does not exist in the 3-card ranking")
+            raise RuleError(f"minimum {minimum!r} does not exist in the 3-card ranking")
         floor = int(_THREE_BY_NAME[name])
     else:
         floor = int(HandCategory[name])

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Final, Literal, Self, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import BetsClosed
 from tablectl.controller.games.cards.deal import (
     BaseGame,
@@ -146,7 +147,7 @@ def bracket_label(count: int, brackets: Sequence[int] = RULE_BOOK_BRACKETS) -> s
         ValueError: ``count`` below the first bracket.
     """
     if not brackets or count < brackets[0]:
-        raise ValueError(f"{count} cards fall in no bracket of {list(brackets)}")
+        raise RuleError(f"{count} cards fall in no bracket of {list(brackets)}")
     for low, high in itertools.pairwise(brackets):
         if low <= count < high:
             return f"{low}-{high - 1}"
@@ -206,13 +207,11 @@ class AndarBaharRules(_SequenceRules):
     def _check_brackets(self) -> Self:
         b = self.count_brackets
         if b[0] != 1:
-            raise ValueError(
-                f"count_brackets must start at 1 (the first card after the joker): {b}"
-            )
+            raise RuleError(f"count_brackets must start at 1 (the first card after the joker): {b}")
         if any(low >= high for low, high in itertools.pairwise(b)):
-            raise ValueError(f"count_brackets must increase: {b}")
+            raise RuleError(f"count_brackets must increase: {b}")
         if b[-1] > MAX_AFTER_JOKER:
-            raise ValueError(
+            raise RuleError(
                 f"count_brackets: {b[-1]} cannot be reached, the match is at most the "
                 f"{MAX_AFTER_JOKER}th card after the joker"
             )

@@ -34,6 +34,7 @@ from typing import Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import RANKS, SUITS, Card, parse_card
 
@@ -120,7 +121,7 @@ class ShoeRules(pydantic.BaseModel):
     @classmethod
     def _known_ranks(cls, value: str) -> str:
         if not value or any(r not in RANKS for r in value) or len(set(value)) != len(value):
-            raise ValueError(f"ranks must be distinct ranks out of {RANKS!r}, got {value!r}")
+            raise RuleError(f"ranks must be distinct ranks out of {RANKS!r}, got {value!r}")
         return value
 
     burn: bool = False
@@ -152,7 +153,7 @@ def burn_count(card: Card) -> int:
         ValueError: a joker (it has no nominal value).
     """
     if card.is_joker:
-        raise ValueError("a joker has no burn value")
+        raise RuleError("a joker has no burn value")
     if card.rank == "A":
         return 1
     if card.rank in "TJQK":
@@ -197,7 +198,7 @@ class Shoe:
         ranks: str = RANKS,
     ) -> None:
         if decks < 1 or jokers_per_deck < 0:
-            raise ValueError(f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}")
+            raise RuleError(f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}")
         self._decks = decks
         self._jokers = jokers_per_deck
         self._known = known

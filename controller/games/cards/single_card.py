@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import Decision
 from tablectl.controller.games.cards.deal import (
     DECISION_REFUSED,
@@ -98,7 +99,7 @@ def _bet21_value(card: Card) -> int:
     card the supervisor let through still gives a total (the result flags it,
     :data:`FOREIGN_CARD`)."""
     if card.is_joker:
-        raise ValueError("a joker has no value in 21 Bet")
+        raise RuleError("a joker has no value in 21 Bet")
     return _BET21_VALUES.get(card.rank) or int(card.rank)
 
 
@@ -389,7 +390,7 @@ def top_card_value(card: Card) -> int:
         ValueError: a joker.
     """
     if card.is_joker:
-        raise ValueError("a joker has no rank in Top Card")
+        raise RuleError("a joker has no rank in Top Card")
     return _TOP_CARD_RANKS.index(card.rank) + 2
 
 

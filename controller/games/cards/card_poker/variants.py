@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
+from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import DealError, Decision
 from tablectl.controller.games.cards.card_poker.dealer import (
     DEALER,
@@ -87,7 +88,7 @@ class CardPokerRules(GameRules):
     def _joker_deck(self) -> CardPokerRules:
         joker = self.variant == "poker_with_joker"
         if self.jokers_per_deck != (1 if joker else 0):
-            raise ValueError(
+            raise RuleError(
                 "jokers_per_deck must be 1 for poker_with_joker (53-card deck, seed-001 L455) "
                 "and 0 for the other card poker games (seed-001 §3.0 validator (4))"
             )

@@ -42,6 +42,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from tablectl.controller.core.errors import RuleError
+
 __all__ = [
     "BiasReport",
     "FrequencyTest",
@@ -77,9 +79,9 @@ def gamma_q(a: float, x: float) -> float:
     is used where it is good (and Q = 1 − P on the series side).
     """
     if a <= 0:
-        raise ValueError(f"gamma_q needs a > 0, not {a}")
+        raise RuleError(f"gamma_q needs a > 0, not {a}")
     if x < 0 or math.isnan(x):
-        raise ValueError(f"gamma_q needs x >= 0, not {x}")
+        raise RuleError(f"gamma_q needs x >= 0, not {x}")
     if x == 0:
         return 1.0
     if math.isinf(x):
@@ -118,7 +120,7 @@ def gamma_q(a: float, x: float) -> float:
 def chi2_sf(x: float, dof: int) -> float:
     """P(χ²_dof ≥ x): the p-value of a χ² statistic ``x`` with ``dof`` degrees of freedom."""
     if dof < 1:
-        raise ValueError(f"chi-square needs dof >= 1, not {dof}")
+        raise RuleError(f"chi-square needs dof >= 1, not {dof}")
     return gamma_q(dof / 2, max(0.0, x) / 2)
 
 
@@ -184,7 +186,7 @@ def analyse_counts(
     """3σ flags and χ² for a table of counts over ``pockets`` (counts of others are ignored)."""
     k = len(pockets)
     if k < 2:
-        raise ValueError("need at least two pockets")
+        raise RuleError("need at least two pockets")
     n = sum(counts.get(p, 0) for p in pockets)
     expected = n / k
     sd = math.sqrt(n * (1 / k) * (1 - 1 / k))
@@ -298,9 +300,9 @@ def frequency_test(
     """
     k = len(probabilities)
     if k < 2:
-        raise ValueError("need at least two categories")
+        raise RuleError("need at least two categories")
     if any(p <= 0 for p in probabilities.values()) or abs(sum(probabilities.values()) - 1) > 1e-6:
-        raise ValueError("probabilities must be positive and sum to 1")
+        raise RuleError("probabilities must be positive and sum to 1")
     n = sum(counts.get(c, 0) for c in probabilities)
     frequencies = []
     chi = 0.0
@@ -406,9 +408,9 @@ def position_test(
     """
     k = len(categories)
     if k < 2:
-        raise ValueError("need at least two categories")
+        raise RuleError("need at least two categories")
     if min_shoes < 2:
-        raise ValueError("min_shoes must be at least 2")
+        raise RuleError("min_shoes must be at least 2")
     family = alpha if outlier_alpha is None else outlier_alpha
     chi_total = 0.0
     tops: list[PositionOutlier] = []
@@ -418,7 +420,7 @@ def position_test(
         if n < min_shoes:
             break
         if len(column) != k:
-            raise ValueError(f"position {index + 1}: {len(column)} counts, not {k}")
+            raise RuleError(f"position {index + 1}: {len(column)} counts, not {k}")
         shoes = max(shoes, n)
         expected = n / k
         chi_total += sum((c - expected) ** 2 for c in column) / expected

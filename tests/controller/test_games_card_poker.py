@@ -1199,3 +1199,27 @@ def test_bombay_random_decks(data: st.DataObject) -> None:
         if combos:
             assert combos[0]["category"] == value.category.name.lower()
         assert got["second_combination_paid"] is (len(combos) == 2 and expected == "win")
+
+
+def test_bombay_a_duplicate_the_supervisor_let_through_ends_the_round_unsettled() -> None:
+    # Found by the "one structure" refactor: the dealer's hand with a duplicate card (confirmed
+    # by a supervisor after composition_exceeded) made apply raise instead of ending the round.
+    from tablectl.controller.core.events import parse_event  # noqa: PLC0415
+    from tablectl.controller.core.outcomes import Outcome  # noqa: PLC0415
+    from tablectl.controller.engines import build_engine  # noqa: PLC0415
+
+    engine = build_engine("T1", "bombay_poker", {}, source="t.toml")
+    events: list[dict[str, object]] = [
+        {"type": "shuffle_started"},
+        {"type": "shuffle_completed", "cards": 52},
+        {"type": "round_open"},
+        {"type": "bets_closed", "boxes": [1]},
+    ]
+    cards = ["AS", "2H", "KD", "2H", "3C", "4D", "5S", "6H", "7C", "8D"]
+    events += [{"type": "card", "card": c} for c in cards] + [{"type": "confirm"}] * 3
+    outputs = [o for event in events for o in engine.apply(parse_event(event))]
+    codes = [getattr(o, "code", None) for o in outputs]
+    assert "composition_exceeded" in codes
+    (outcome,) = [o for o in outputs if isinstance(o, Outcome)]
+    assert "duplicate card" in outcome.result["unsettled"]
+    assert outcome.result["cards"]["dealer"].count("2H") == 2

@@ -59,7 +59,7 @@ class ScriptRound:
 
     def expects_card(self) -> bool:
         """Whether the rules call for (or accept) another card now."""
-        return self.due() is not None or self._game.waiting(self.deal)
+        return self.due() is not None or self._waiting()
 
     def place(self, card: Card) -> Finding | None:
         """Put the next card where the deal sends it (only when :meth:`expects_card`); a finding
@@ -141,7 +141,7 @@ class ScriptRound:
         when there is nothing to confirm."""
         slot = self.due()
         opens = slot is not None and slot.stage > self.deal.windows_closed
-        if opens or (slot is None and self._game.waiting(self.deal)):
+        if opens or (slot is None and self._waiting()):
             self.deal.windows_closed += 1
             self._take_early()
             return True
@@ -150,8 +150,23 @@ class ScriptRound:
     def complete(self) -> bool:
         """Whether the round has all the cards it needs: the outcome is due now."""
         return (
-            self.due() is None and not self._game.waiting(self.deal) and self._game.ready(self.deal)
+            self.due() is None and not self._waiting() and self._ready()
         )
+
+    def _waiting(self) -> bool:
+        """The game's ``waiting`` hook; a hand its evaluator refuses (a duplicate or foreign card
+        a supervisor let through) waits for nothing: the round ends, unsettled (:meth:`result`)."""
+        try:
+            return self._game.waiting(self.deal)
+        except ValueError:
+            return False
+
+    def _ready(self) -> bool:
+        """The game's ``ready`` hook, refused hands as in :meth:`_waiting`."""
+        try:
+            return self._game.ready(self.deal)
+        except ValueError:
+            return True
 
     def result(self) -> dict[str, Any]:
         """The settled result (only when :meth:`complete`)."""
@@ -183,5 +198,5 @@ class ScriptRound:
             "next": None if due is None else due.position,
             "windows_closed": window,
             "awaits_confirm": (due is not None and due.stage > window)
-            or (due is None and self._game.waiting(self.deal)),
+            or (due is None and self._waiting()),
         }

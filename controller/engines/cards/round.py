@@ -149,9 +149,7 @@ class ScriptRound:
 
     def complete(self) -> bool:
         """Whether the round has all the cards it needs: the outcome is due now."""
-        return (
-            self.due() is None and not self._waiting() and self._ready()
-        )
+        return self.due() is None and not self._waiting() and self._ready()
 
     def _waiting(self) -> bool:
         """The game's ``waiting`` hook; a hand its evaluator refuses (a duplicate or foreign card

@@ -16,48 +16,18 @@ imported until a table uses the game. ``check-config`` and ``diag ports`` list w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from importlib import metadata
-
 from tablectl.controller.games.catalog import CATALOG, GameEntry
+from tablectl.drivers.plugins import RegistryEntry, entry_point_entries
 
-__all__ = ["GAME_GROUP", "PluginGame", "plugin_entry", "plugin_games"]
+__all__ = ["GAME_GROUP", "plugin_entry", "plugin_games"]
 
 GAME_GROUP = "tablectl.games"
 """The entry-point group third-party packages register their games under."""
 
 
-@dataclass(frozen=True)
-class PluginGame:
-    """One game an installed package registers, and whether it is used."""
-
-    name: str
-    module: str
-    cls: str
-    source: str
-    """The distribution (``name version``) whose entry point registered it."""
-    refused: str | None = None
-    """Why it is not used (a catalog name, a name two packages claim, a malformed value)."""
-
-
-def plugin_games() -> list[PluginGame]:
+def plugin_games() -> list[RegistryEntry]:
     """Every ``tablectl.games`` entry point installed, refused ones included (nothing imported)."""
-    points = list(metadata.entry_points(group=GAME_GROUP))
-    found = []
-    for point in points:
-        dist = point.dist
-        source = f"{dist.name} {dist.version}" if dist is not None else "entry point"
-        module, _, cls = point.value.partition(":")
-        twins = [p for p in points if p.name == point.name and p is not point]
-        refused = None
-        if not module or not cls or " " in point.value:
-            refused = f"entry point value {point.value!r} is not 'module:Class'"
-        elif point.name in CATALOG:
-            refused = f"reuses the built-in game name {point.name!r}"
-        elif twins:
-            refused = f"another package registers {point.name!r} too"
-        found.append(PluginGame(point.name, module, cls, source, refused))
-    return found
+    return entry_point_entries(GAME_GROUP, CATALOG, "game")
 
 
 def plugin_entry(game: str) -> GameEntry | None:

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from importlib import metadata
 from typing import Any
 
 from tablectl.drivers.base import Driver
 from tablectl.drivers.errors import DriverUnavailableError, UnknownDriverError
+from tablectl.drivers.plugins import RegistryEntry, entry_point_entries
 
 __all__ = [
     "DRIVERS",
     "ENTRY_POINT_GROUP",
-    "DriverEntry",
     "available_drivers",
     "get_driver_class",
     "open_driver",
@@ -52,53 +50,19 @@ DRIVERS: dict[str, tuple[str, str]] = {
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 
 
-@dataclass(frozen=True)
-class DriverEntry:
-    """One driver the registry knows: where it is and who provides it."""
-
-    name: str
-    module: str
-    cls: str
-    source: str
-    """``"built-in"``, or the distribution (``name version``) whose entry point registered it."""
-    refused: str | None = None
-    """Why a plugin's entry is not used (it reuses a built-in name, or its value is malformed)."""
-
-
-def _plugin_entries() -> list[DriverEntry]:
-    entries = []
-    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = point.dist
-        source = f"{dist.name} {dist.version}" if dist is not None else "entry point"
-        module, _, cls = point.value.partition(":")
-        refused = None
-        if not module or not cls or " " in point.value:
-            refused = f"entry point value {point.value!r} is not 'module:Class'"
-        elif point.name in DRIVERS:
-            refused = f"reuses the built-in driver name {point.name!r}"
-        entries.append(DriverEntry(point.name, module, cls, source, refused))
-    return entries
-
-
-def available_drivers() -> dict[str, DriverEntry]:
-    """Every driver by config name: the built-ins, then the plugins' (refused ones included).
+def available_drivers() -> dict[str, RegistryEntry]:
+    """Every driver by config name: the built-ins, then the plugins' (refused ones included,
+    keyed ``"name (package version)"``).
 
     Read from the installed distributions' metadata each call (cheap; nothing is imported), so
     a package installed while a technician's shell is open is seen by the next command.
     """
     found = {
-        name: DriverEntry(name, module, cls, "built-in") for name, (module, cls) in DRIVERS.items()
+        name: RegistryEntry(name, module, cls, "built-in")
+        for name, (module, cls) in DRIVERS.items()
     }
-    plugins = _plugin_entries()
-    for entry in plugins:
-        refused = entry.refused
-        twins = [other.source for other in plugins if other.name == entry.name and other != entry]
-        if refused is None and twins:  # two packages, one name: which one runs is not a guess
-            refused = f"{', '.join(twins)} registers {entry.name!r} too"
-        if refused is None:
-            found[entry.name] = entry
-        else:
-            found[f"{entry.name} ({entry.source})"] = replace(entry, refused=refused)
+    for entry in entry_point_entries(ENTRY_POINT_GROUP, DRIVERS, "driver"):
+        found[entry.name if entry.refused is None else f"{entry.name} ({entry.source})"] = entry
     return found
 
 

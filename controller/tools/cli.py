@@ -31,10 +31,11 @@ _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 
 def _plugin_lines() -> list[str]:
     """``check-config``: the drivers and games installed packages register, and their state."""
-    from tablectl.controller.plugins import PluginGame, plugin_games  # noqa: PLC0415
-    from tablectl.drivers.registry import DriverEntry, available_drivers  # noqa: PLC0415
+    from tablectl.controller.plugins import plugin_games  # noqa: PLC0415
+    from tablectl.drivers.plugins import RegistryEntry  # noqa: PLC0415
+    from tablectl.drivers.registry import available_drivers  # noqa: PLC0415
 
-    found: list[tuple[str, DriverEntry | PluginGame]] = [
+    found: list[tuple[str, RegistryEntry]] = [
         ("driver", e) for e in available_drivers().values() if e.source != "built-in"
     ]
     found += [("game", g) for g in plugin_games()]

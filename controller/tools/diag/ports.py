@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tablectl.controller.config import DeviceConfig
-from tablectl.controller.plugins import PluginGame, plugin_games
+from tablectl.controller.plugins import plugin_games
 from tablectl.drivers.discovery import (
     CanInterface,
     SerialPort,
@@ -29,7 +29,8 @@ from tablectl.drivers.discovery import (
     list_serial,
     list_usb,
 )
-from tablectl.drivers.registry import DriverEntry, available_drivers
+from tablectl.drivers.plugins import RegistryEntry
+from tablectl.drivers.registry import available_drivers
 
 __all__ = [
     "CanInterface",
@@ -64,9 +65,9 @@ class PortsReport:
     can: list[CanInterface]
     configured: list[ConfiguredPort]
     notes: list[str]
-    drivers: list[DriverEntry]
+    drivers: list[RegistryEntry]
     """Every driver a config may name: built-in and from installed plugins (entry points)."""
-    games: list[PluginGame]
+    games: list[RegistryEntry]
     """Games from installed packages (``tablectl.games`` entry points); the catalog's are not
     listed (``tablectl demo --help`` names them)."""
 

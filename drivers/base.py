@@ -9,7 +9,7 @@ queued. A device family's logic can therefore be tested without any I/O.
 
 :class:`FrameDriver` is its frame-based sibling (a CAN bus: whole :class:`CanFrame` values instead
 of bytes, ``_on_frame`` instead of ``_on_bytes``). Both run the one loop of
-:class:`~tablectl.drivers.connection._ConnectionLoop`; they differ only in the transport they build,
+:class:`~tablectl.drivers.connection.ConnectionLoop`; they differ only in the transport they build,
 read and write. :class:`Driver`, :class:`DriverSettings` and :class:`Backoff` live in
 :mod:`tablectl.drivers.connection` and are re-exported here: this module is the plugins' surface.
 """
@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 
 from tablectl.drivers.connection import (
     Backoff,
+    ConnectionLoop,
     Driver,
     DriverSettings,
     SettingsT,
-    _ConnectionLoop,
 )
 from tablectl.drivers.errors import (
     DriverConfigError,
@@ -40,7 +40,7 @@ from tablectl.drivers.transports.serial import serial_url_problem
 __all__ = ["Backoff", "Driver", "DriverSettings", "FrameDriver", "SettingsT", "StreamDriver"]
 
 
-class StreamDriver(_ConnectionLoop[ByteStream, bytes, SettingsT]):
+class StreamDriver(ConnectionLoop[ByteStream, bytes, SettingsT]):
     """A driver over a :class:`ByteStream`, with reconnect, availability and timers."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -120,7 +120,7 @@ class StreamDriver(_ConnectionLoop[ByteStream, bytes, SettingsT]):
         return self._on_bytes(item, now)
 
 
-class FrameDriver(_ConnectionLoop[FrameLink, CanFrame, SettingsT]):
+class FrameDriver(ConnectionLoop[FrameLink, CanFrame, SettingsT]):
     """A driver over a :class:`FrameLink`, with reconnect, availability and timers.
 
     Hooks (synchronous, time passed in, so device logic is testable without I/O):

@@ -1,6 +1,6 @@
 """A driver's life, whatever its transport: settings, the reconnect backoff, the :class:`Driver`
 interface (a context manager with an idempotent close), and the one connection loop
-(:class:`_ConnectionLoop`) that :class:`~tablectl.drivers.base.StreamDriver` and
+(:class:`ConnectionLoop`) that :class:`~tablectl.drivers.base.StreamDriver` and
 :class:`~tablectl.drivers.base.FrameDriver` bind to a byte stream and to CAN frames.
 
 Plugins import these from :mod:`tablectl.drivers.base`, the stable surface, which re-exports them.
@@ -26,7 +26,7 @@ from tablectl.drivers.errors import (
 from tablectl.drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
 from tablectl.drivers.transports.base import TraceHook
 
-__all__ = ["Backoff", "Driver", "DriverSettings", "SettingsT"]
+__all__ = ["Backoff", "ConnectionLoop", "Driver", "DriverSettings", "SettingsT"]
 
 
 class DriverSettings(pydantic.BaseModel):
@@ -149,7 +149,7 @@ _LinkT = TypeVar("_LinkT", bound=_Link)
 _ItemT = TypeVar("_ItemT")
 
 
-class _ConnectionLoop(Driver[SettingsT], Generic[_LinkT, _ItemT, SettingsT]):
+class ConnectionLoop(Driver[SettingsT], Generic[_LinkT, _ItemT, SettingsT]):
     """The connection lifecycle shared by :class:`StreamDriver` and :class:`FrameDriver`.
 
     Open the link (reporting ``port_error`` once and retrying with :class:`Backoff`), run the

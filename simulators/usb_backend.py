@@ -49,26 +49,26 @@ import usb.backend
 import usb.core
 
 from tablectl.simulators.usb_device import (
-    _BUSY,
-    _DESC_CONFIG,
-    _DESC_DEVICE,
-    _DESC_STRING,
-    _GET_DESCRIPTOR,
-    _INVALID,
-    _LANGID_EN_US,
-    _NO_DEVICE,
-    _NOT_FOUND,
-    _PIPE,
-    _STRING_MANUFACTURER,
-    _STRING_PRODUCT,
-    _STRING_SERIAL,
-    _TIMEOUT,
-    _TYPE_BITS,
+    DESC_CONFIG,
+    DESC_DEVICE,
+    DESC_STRING,
+    ENDPOINT_TYPE_BITS,
+    ERROR_BUSY,
+    ERROR_INVALID,
+    ERROR_NO_DEVICE,
+    ERROR_NOT_FOUND,
+    ERROR_PIPE,
+    ERROR_TIMEOUT,
+    GET_DESCRIPTOR,
+    LANGID_EN_US,
+    STRING_MANUFACTURER,
+    STRING_PRODUCT,
+    STRING_SERIAL,
+    Descriptor,
+    DeviceHandle,
+    DeviceId,
     SimUsbDevice,
-    _Descriptor,
-    _DeviceId,
-    _error,
-    _Handle,
+    usb_error,
 )
 
 __all__ = ["SimUsbBackend"]
@@ -97,24 +97,24 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
 
     # --- enumeration and descriptors ---------------------------------------------------------
 
-    def enumerate_devices(self) -> Iterator[_DeviceId]:
+    def enumerate_devices(self) -> Iterator[DeviceId]:
         # A list, not a generator holding locks: pyusb may drop the iterator half-way, and its
         # finalizer can run in another thread.
         found = []
         for device in self.devices:
             with device._cond:
                 if device.connected:
-                    found.append(_DeviceId(device, device._generation))
+                    found.append(DeviceId(device, device._generation))
         return iter(found)
 
-    def get_parent(self, dev: _DeviceId) -> None:
+    def get_parent(self, dev: DeviceId) -> None:
         return None
 
-    def get_device_descriptor(self, dev: _DeviceId) -> _Descriptor:
+    def get_device_descriptor(self, dev: DeviceId) -> Descriptor:
         d = dev.device
-        return _Descriptor(
+        return Descriptor(
             bLength=18,
-            bDescriptorType=_DESC_DEVICE,
+            bDescriptorType=DESC_DEVICE,
             bcdUSB=0x0200,
             bDeviceClass=0,
             bDeviceSubClass=0,
@@ -123,9 +123,9 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
             idVendor=d.vid,
             idProduct=d.pid,
             bcdDevice=d.bcd_device,
-            iManufacturer=_STRING_MANUFACTURER if d.manufacturer is not None else 0,
-            iProduct=_STRING_PRODUCT if d.product is not None else 0,
-            iSerialNumber=_STRING_SERIAL if d.serial is not None else 0,
+            iManufacturer=STRING_MANUFACTURER if d.manufacturer is not None else 0,
+            iProduct=STRING_PRODUCT if d.product is not None else 0,
+            iSerialNumber=STRING_SERIAL if d.serial is not None else 0,
             bNumConfigurations=1,
             bus=1,
             address=d.address,
@@ -134,14 +134,14 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
             speed=2,  # LIBUSB_SPEED_FULL
         )
 
-    def get_configuration_descriptor(self, dev: _DeviceId, config: int) -> _Descriptor:
+    def get_configuration_descriptor(self, dev: DeviceId, config: int) -> Descriptor:
         if config != 0:
             raise IndexError(f"Invalid configuration index {config}")
         d = dev.device
         total = 9 + sum(9 + len(i.extra) + 7 * len(i.endpoints) for i in d.interfaces)
-        return _Descriptor(
+        return Descriptor(
             bLength=9,
-            bDescriptorType=_DESC_CONFIG,
+            bDescriptorType=DESC_CONFIG,
             wTotalLength=total,
             bNumInterfaces=len(d.interfaces),
             bConfigurationValue=1,
@@ -152,15 +152,15 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
         )
 
     def get_interface_descriptor(
-        self, dev: _DeviceId, intf: int, alt: int, config: int
-    ) -> _Descriptor:
+        self, dev: DeviceId, intf: int, alt: int, config: int
+    ) -> Descriptor:
         d = dev.device
         if config != 0 or intf >= len(d.interfaces):
             raise IndexError(f"Invalid interface index {intf}")
         if alt != 0:
             raise IndexError(f"Invalid alternate setting index {alt}")
         i = d.interfaces[intf]
-        return _Descriptor(
+        return Descriptor(
             bLength=9,
             bDescriptorType=4,
             bInterfaceNumber=i.number,
@@ -174,18 +174,18 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
         )
 
     def get_endpoint_descriptor(
-        self, dev: _DeviceId, ep: int, intf: int, alt: int, config: int
-    ) -> _Descriptor:
+        self, dev: DeviceId, ep: int, intf: int, alt: int, config: int
+    ) -> Descriptor:
         self.get_interface_descriptor(dev, intf, alt, config)  # validates the indexes
         endpoints = dev.device.interfaces[intf].endpoints
         if ep >= len(endpoints):
             raise IndexError(f"Invalid endpoint index {ep}")
         e = endpoints[ep]
-        return _Descriptor(
+        return Descriptor(
             bLength=7,
             bDescriptorType=5,
             bEndpointAddress=e.address,
-            bmAttributes=_TYPE_BITS[e.type],
+            bmAttributes=ENDPOINT_TYPE_BITS[e.type],
             wMaxPacketSize=e.max_packet_size,
             bInterval=e.interval,
             bRefresh=0,
@@ -195,14 +195,14 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
 
     # --- handles, configuration, interfaces ----------------------------------------------------
 
-    def open_device(self, dev: _DeviceId) -> _Handle:
+    def open_device(self, dev: DeviceId) -> DeviceHandle:
         d = dev.device
         with d._cond:
             if not d.connected or dev.generation != d._generation:
-                raise _error(_NO_DEVICE)
-            return _Handle(d, dev.generation)
+                raise usb_error(ERROR_NO_DEVICE)
+            return DeviceHandle(d, dev.generation)
 
-    def close_device(self, dev_handle: _Handle) -> None:
+    def close_device(self, dev_handle: DeviceHandle) -> None:
         d = dev_handle.device
         with d._cond:
             for number in dev_handle.claimed:
@@ -210,31 +210,33 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
                     del d._claims[number]
             dev_handle.claimed.clear()
 
-    def set_configuration(self, dev_handle: _Handle, config_value: int) -> None:
+    def set_configuration(self, dev_handle: DeviceHandle, config_value: int) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             if config_value not in (0, 1):
-                raise _error(_NOT_FOUND)
+                raise usb_error(ERROR_NOT_FOUND)
             if d._claims or any(d._kernel.values()):
-                raise _error(_BUSY)
+                raise usb_error(ERROR_BUSY)
             d._configuration = config_value
 
-    def get_configuration(self, dev_handle: _Handle) -> int:
+    def get_configuration(self, dev_handle: DeviceHandle) -> int:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             return d._configuration
 
-    def set_interface_altsetting(self, dev_handle: _Handle, intf: int, altsetting: int) -> None:
+    def set_interface_altsetting(
+        self, dev_handle: DeviceHandle, intf: int, altsetting: int
+    ) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             d._interface(intf)
             if altsetting != 0:
-                raise _error(_NOT_FOUND)
+                raise usb_error(ERROR_NOT_FOUND)
 
-    def claim_interface(self, dev_handle: _Handle, intf: int) -> None:
+    def claim_interface(self, dev_handle: DeviceHandle, intf: int) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
@@ -243,51 +245,51 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
             if owner is dev_handle:
                 return
             if owner is not None or d._kernel.get(intf, False):
-                raise _error(_BUSY)
+                raise usb_error(ERROR_BUSY)
             d._claims[intf] = dev_handle
             dev_handle.claimed.add(intf)
 
-    def release_interface(self, dev_handle: _Handle, intf: int) -> None:
+    def release_interface(self, dev_handle: DeviceHandle, intf: int) -> None:
         d = dev_handle.device
         with d._cond:
             dev_handle.claimed.discard(intf)
             d._check(dev_handle)
             if d._claims.get(intf) is not dev_handle:
-                raise _error(_NOT_FOUND)
+                raise usb_error(ERROR_NOT_FOUND)
             del d._claims[intf]
 
-    def is_kernel_driver_active(self, dev_handle: _Handle, intf: int) -> bool:
+    def is_kernel_driver_active(self, dev_handle: DeviceHandle, intf: int) -> bool:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             d._interface(intf)
             return d._kernel.get(intf, False)
 
-    def detach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
+    def detach_kernel_driver(self, dev_handle: DeviceHandle, intf: int) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             d._interface(intf)
             if not d._kernel.get(intf, False):
-                raise _error(_NOT_FOUND)
+                raise usb_error(ERROR_NOT_FOUND)
             d._kernel[intf] = False
 
-    def attach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
+    def attach_kernel_driver(self, dev_handle: DeviceHandle, intf: int) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
             if d._interface(intf).kernel_driver is None:
-                raise _error(_NOT_FOUND)
+                raise usb_error(ERROR_NOT_FOUND)
             if d._kernel.get(intf, False) or intf in d._claims:
-                raise _error(_BUSY)
+                raise usb_error(ERROR_BUSY)
             d._kernel[intf] = True
 
-    def clear_halt(self, dev_handle: _Handle, ep: int) -> None:
+    def clear_halt(self, dev_handle: DeviceHandle, ep: int) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
 
-    def reset_device(self, dev_handle: _Handle) -> None:
+    def reset_device(self, dev_handle: DeviceHandle) -> None:
         d = dev_handle.device
         with d._cond:
             d._check(dev_handle)
@@ -295,28 +297,28 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
     # --- transfers ----------------------------------------------------------------------------
 
     def bulk_read(
-        self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int], timeout: int
+        self, dev_handle: DeviceHandle, ep: int, intf: int, buff: array.array[int], timeout: int
     ) -> int:
         return self._read(dev_handle, ep, intf, buff, timeout)
 
     def intr_read(
-        self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int], timeout: int
+        self, dev_handle: DeviceHandle, ep: int, intf: int, buff: array.array[int], timeout: int
     ) -> int:
         return self._read(dev_handle, ep, intf, buff, timeout)
 
     def bulk_write(
-        self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int], timeout: int
+        self, dev_handle: DeviceHandle, ep: int, intf: int, data: array.array[int], timeout: int
     ) -> int:
         return self._write(dev_handle, ep, intf, data)
 
     def intr_write(
-        self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int], timeout: int
+        self, dev_handle: DeviceHandle, ep: int, intf: int, data: array.array[int], timeout: int
     ) -> int:
         return self._write(dev_handle, ep, intf, data)
 
     def ctrl_transfer(  # noqa: PLR0917 - IBackend's signature, called positionally by pyusb
         self,
-        dev_handle: _Handle,
+        dev_handle: DeviceHandle,
         bmRequestType: int,  # noqa: N803 - pyusb's parameter names
         bRequest: int,  # noqa: N803
         wValue: int,  # noqa: N803
@@ -330,33 +332,33 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
             if not bmRequestType & 0x80:
                 d.control_log.append((bmRequestType, bRequest, wValue, wIndex, data.tobytes()))
                 return len(data)
-            if bmRequestType & 0x60 != 0 or bRequest != _GET_DESCRIPTOR:
-                raise _error(_PIPE)  # an unsupported request: the device stalls
+            if bmRequestType & 0x60 != 0 or bRequest != GET_DESCRIPTOR:
+                raise usb_error(ERROR_PIPE)  # an unsupported request: the device stalls
             reply = self._descriptor(d, wValue >> 8, wValue & 0xFF)
         size = min(len(reply), len(data))
         data[:size] = array.array("B", reply[:size])
         return size
 
     def _descriptor(self, d: SimUsbDevice, kind: int, index: int) -> bytes:
-        if kind == _DESC_STRING:
+        if kind == DESC_STRING:
             if index == 0:
-                return bytes([4, _DESC_STRING]) + _LANGID_EN_US.to_bytes(2, "little")
+                return bytes([4, DESC_STRING]) + LANGID_EN_US.to_bytes(2, "little")
             text = d._string(index)
             if text is None:
-                raise _error(_PIPE)
+                raise usb_error(ERROR_PIPE)
             encoded = text.encode("utf-16-le")[:252]
-            return bytes([2 + len(encoded), _DESC_STRING]) + encoded
-        if kind == _DESC_DEVICE:
-            return bytes([18, _DESC_DEVICE, 0, 2, 0, 0, 0, 64]) + (
+            return bytes([2 + len(encoded), DESC_STRING]) + encoded
+        if kind == DESC_DEVICE:
+            return bytes([18, DESC_DEVICE, 0, 2, 0, 0, 0, 64]) + (
                 d.vid.to_bytes(2, "little")
                 + d.pid.to_bytes(2, "little")
                 + d.bcd_device.to_bytes(2, "little")
-                + bytes([_STRING_MANUFACTURER, _STRING_PRODUCT, _STRING_SERIAL, 1])
+                + bytes([STRING_MANUFACTURER, STRING_PRODUCT, STRING_SERIAL, 1])
             )
-        raise _error(_PIPE)
+        raise usb_error(ERROR_PIPE)
 
     def _read(
-        self, handle: _Handle, ep: int, intf: int, buff: array.array[int], timeout: int
+        self, handle: DeviceHandle, ep: int, intf: int, buff: array.array[int], timeout: int
     ) -> int:
         d = handle.device
         deadline = None if timeout == 0 else time.monotonic() + timeout / 1000
@@ -366,7 +368,7 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
             while not queue:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    raise _error(_TIMEOUT)
+                    raise usb_error(ERROR_TIMEOUT)
                 d._cond.wait(remaining)
                 self._check_io(handle, ep, intf, inbound=True)
             head = queue.popleft()
@@ -377,7 +379,7 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
         buff[: len(head)] = array.array("B", head)
         return len(head)
 
-    def _write(self, handle: _Handle, ep: int, intf: int, data: array.array[int]) -> int:
+    def _write(self, handle: DeviceHandle, ep: int, intf: int, data: array.array[int]) -> int:
         d = handle.device
         with d._cond:
             self._check_io(handle, ep, intf, inbound=False)
@@ -388,11 +390,11 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is unt
         return len(payload)
 
     @staticmethod
-    def _check_io(handle: _Handle, ep: int, intf: int, *, inbound: bool) -> None:
+    def _check_io(handle: DeviceHandle, ep: int, intf: int, *, inbound: bool) -> None:
         d = handle.device
         d._check(handle)
         endpoint = d._endpoints.get(ep)
         if endpoint is None or endpoint.is_in != inbound:
-            raise _error(_INVALID)
+            raise usb_error(ERROR_INVALID)
         if d._claims.get(intf) is not handle:
-            raise _error(_BUSY)  # usbfs: the kernel driver (or another program) has it
+            raise usb_error(ERROR_BUSY)  # usbfs: the kernel driver (or another program) has it

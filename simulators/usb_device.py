@@ -18,16 +18,42 @@ import usb.core
 
 from tablectl.simulators.errors import SimulatorError
 
-__all__ = ["EndpointType", "OutCallback", "SimEndpoint", "SimInterface", "SimUsbDevice"]
+__all__ = [
+    "DESC_CONFIG",
+    "DESC_DEVICE",
+    "DESC_STRING",
+    "ENDPOINT_TYPE_BITS",
+    "ERROR_BUSY",
+    "ERROR_INVALID",
+    "ERROR_IO",
+    "ERROR_NOT_FOUND",
+    "ERROR_NO_DEVICE",
+    "ERROR_PIPE",
+    "ERROR_TIMEOUT",
+    "GET_DESCRIPTOR",
+    "LANGID_EN_US",
+    "STRING_MANUFACTURER",
+    "STRING_PRODUCT",
+    "STRING_SERIAL",
+    "Descriptor",
+    "DeviceHandle",
+    "DeviceId",
+    "EndpointType",
+    "OutCallback",
+    "SimEndpoint",
+    "SimInterface",
+    "SimUsbDevice",
+    "usb_error",
+]
 
 EndpointType = Literal["bulk", "interrupt"]
 OutCallback = Callable[[int, bytes], None]
 
-_TYPE_BITS = {"bulk": 0x02, "interrupt": 0x03}
-_LANGID_EN_US = 0x0409
-_STRING_MANUFACTURER, _STRING_PRODUCT, _STRING_SERIAL = 1, 2, 3
-_GET_DESCRIPTOR = 0x06
-_DESC_DEVICE, _DESC_CONFIG, _DESC_STRING = 1, 2, 3
+ENDPOINT_TYPE_BITS = {"bulk": 0x02, "interrupt": 0x03}
+LANGID_EN_US = 0x0409
+STRING_MANUFACTURER, STRING_PRODUCT, STRING_SERIAL = 1, 2, 3
+GET_DESCRIPTOR = 0x06
+DESC_DEVICE, DESC_CONFIG, DESC_STRING = 1, 2, 3
 
 # libusb error codes (usb/backend/libusb1.py) with pyusb's strerror and errno for each.
 _ERRORS: dict[int, tuple[str, int]] = {
@@ -39,17 +65,18 @@ _ERRORS: dict[int, tuple[str, int]] = {
     -7: ("Operation timed out", errno.ETIMEDOUT),
     -9: ("Pipe error", errno.EPIPE),
 }
-_IO, _INVALID, _NO_DEVICE, _NOT_FOUND, _BUSY, _TIMEOUT, _PIPE = -1, -2, -4, -5, -6, -7, -9
+ERROR_IO, ERROR_INVALID, ERROR_NO_DEVICE, ERROR_NOT_FOUND = -1, -2, -4, -5
+ERROR_BUSY, ERROR_TIMEOUT, ERROR_PIPE = -6, -7, -9
 
 
-def _error(code: int) -> usb.core.USBError:
+def usb_error(code: int) -> usb.core.USBError:
     text, number = _ERRORS[code]
-    if code == _TIMEOUT:
+    if code == ERROR_TIMEOUT:
         return usb.core.USBTimeoutError(text, code, number)
     return usb.core.USBError(text, code, number)
 
 
-class _Descriptor:
+class Descriptor:
     """A descriptor as pyusb wants it: fields readable as attributes."""
 
     def __init__(self, **fields: Any) -> None:
@@ -85,14 +112,14 @@ class SimInterface:
 
 
 @dataclass
-class _Handle:
+class DeviceHandle:
     device: SimUsbDevice
     generation: int
     claimed: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
-class _DeviceId:
+class DeviceId:
     device: SimUsbDevice
     generation: int
 
@@ -131,7 +158,7 @@ class SimUsbDevice:
         self._connected = True
         self._configuration = 1
         self._kernel: dict[int, bool] = {}
-        self._claims: dict[int, _Handle] = {}
+        self._claims: dict[int, DeviceHandle] = {}
         self._bind_kernel_drivers()
 
     @classmethod
@@ -243,19 +270,19 @@ class SimUsbDevice:
 
     # --- what the backend calls (all under the lock) ---------------------------------------
 
-    def _check(self, handle: _Handle) -> None:
+    def _check(self, handle: DeviceHandle) -> None:
         if not self._connected or handle.generation != self._generation:
-            raise _error(_NO_DEVICE)
+            raise usb_error(ERROR_NO_DEVICE)
 
     def _interface(self, number: int) -> SimInterface:
         for interface in self.interfaces:
             if interface.number == number:
                 return interface
-        raise _error(_NOT_FOUND)
+        raise usb_error(ERROR_NOT_FOUND)
 
     def _string(self, index: int) -> str | None:
         return {
-            _STRING_MANUFACTURER: self.manufacturer,
-            _STRING_PRODUCT: self.product,
-            _STRING_SERIAL: self.serial,
+            STRING_MANUFACTURER: self.manufacturer,
+            STRING_PRODUCT: self.product,
+            STRING_SERIAL: self.serial,
         }.get(index)

@@ -1,15 +1,29 @@
 """The tablectl reference money-wheel sensor protocol's vocabulary, sans I/O: its limits and fault
 codes, the NMEA checksum and the sentence, the messages the wheel sends and the commands the host
-sends, the field grammar, and the encoders (``docs/protocols/bigwheel.md``). The decoders are in
+sends, and the encoders (``docs/protocols/bigwheel.md``); the field grammar is
+:mod:`tablectl.drivers.bigwheel.fields`. The decoders are in
 :mod:`tablectl.drivers.bigwheel.protocol`, which re-exports all of this as the codec's one face.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tablectl.drivers.bigwheel.fields import (
+    CODE_PATTERN,
+    DETAIL_PATTERN,
+    REASON_PATTERN,
+    TOKEN_PATTERN,
+    TYPE_PATTERN,
+    FieldError,
+    check_divider,
+    encode_number,
+    encode_text,
+    parse_code,
+    parse_direction,
+    parse_number,
+)
 from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.errors import EncodeError
 
@@ -54,6 +68,8 @@ __all__ = [
     "checksum",
     "encode_command",
     "encode_message",
+    "parse_index",
+    "parse_status",
     "sentence",
 ]
 
@@ -106,7 +122,6 @@ NAK_REASONS: Final[dict[str, str]] = {
 
 _STATE_WIRE: Final[dict[str, WheelState]] = {"IDLE": "idle", "SPIN": "spinning", "STOP": "stopped"}
 _STATE_TOKEN: Final[dict[WheelState, str]] = {v: k for k, v in _STATE_WIRE.items()}
-_DIR_WIRE: Final[dict[str, Direction]] = {"CW": "cw", "CCW": "ccw"}
 _DIR_TOKEN: Final[dict[Direction, str]] = {"cw": "CW", "ccw": "CCW"}
 
 
@@ -295,44 +310,11 @@ Command = QueryStatus | SetSegments | ClearFault | Identify
 
 # --- fields --------------------------------------------------------------------------------------
 
-_NUMBER: Final = re.compile(r"\d{1,6}")
-_CODE: Final = re.compile(r"[A-Z]{3}")
-_TYPE: Final = re.compile(r"[A-Z]{3}")
-_REASON: Final = re.compile(r"[A-Z]{1,8}")
-_TOKEN: Final = re.compile(r"[\x21-\x23\x25-\x29\x2b\x2d-\x7e]{1,20}")
-"""Model/firmware/serial: 1–20 printable characters without space, ``$``, ``*`` or ``,``."""
-_DETAIL: Final = re.compile(r"[\x20-\x23\x25-\x29\x2b\x2d-\x7e]{0,40}")
-"""Fault detail: 0–40 printable characters without ``$``, ``*`` or ``,``."""
 _MAX_FAULTS: Final = 8
 
 
-class _FieldError(ValueError):
-    """A field failed validation; becomes a :class:`DecodeError` with this message."""
-
-
-def _number(text: str, what: str, low: int, high: int) -> int:
-    if not _NUMBER.fullmatch(text):
-        raise _FieldError(f"{what}: {text!r} is not 1-6 decimal digits")
-    value = int(text)
-    if not low <= value <= high:
-        raise _FieldError(f"{what}: {value} not in {low}-{high}")
-    return value
-
-
-def _index(text: str, what: str = "index") -> int:
-    return _number(text, what, 0, MAX_SEGMENTS - 1)
-
-
-def _direction(text: str) -> Direction:
-    value = _DIR_WIRE.get(text)
-    if value is None:
-        raise _FieldError(f"direction {text!r} is not CW or CCW")
-    return value
-
-
-def _divider(before: int, after: int) -> None:
-    if after != before + 1 and not (after == 0 and before > 0):
-        raise _FieldError(f"divider {before}:{after}: b must be a + 1, or 0 after the last")
+def parse_index(text: str, what: str = "index") -> int:
+    return parse_number(text, what, 0, MAX_SEGMENTS - 1)
 
 
 def _rest(text: str) -> Rest | None:
@@ -340,59 +322,42 @@ def _rest(text: str) -> Rest | None:
         return None
     a, colon, b = text.partition(":")
     if not colon:
-        return _index(a, "last")
-    before, after = _index(a, "last"), _index(b, "last")
-    _divider(before, after)
+        return parse_index(a, "last")
+    before, after = parse_index(a, "last"), parse_index(b, "last")
+    check_divider(before, after)
     return (before, after)
 
 
-def _code(text: str) -> str:
-    if not _CODE.fullmatch(text):
-        raise _FieldError(f"fault code {text!r} is not three capital letters")
-    return text
-
-
-def _arity(fields: list[str], count: int) -> None:
-    if len(fields) != count:
-        raise _FieldError(f"{fields[0]}: {len(fields) - 1} fields, expected {count - 1}")
-
-
-def _parse_status(fields: list[str]) -> Status:
+def parse_status(fields: list[str]) -> Status:
     if not 7 <= len(fields) <= 7 + _MAX_FAULTS:
-        raise _FieldError(f"STA: {len(fields) - 1} fields, expected 6 plus up to 8 fault codes")
+        raise FieldError(f"STA: {len(fields) - 1} fields, expected 6 plus up to 8 fault codes")
     state = _STATE_WIRE.get(fields[1])
     if state is None:
-        raise _FieldError(f"STA: state {fields[1]!r} not IDLE, SPIN or STOP")
-    segments = _number(fields[2], "segments", MIN_SEGMENTS, MAX_SEGMENTS)
-    spin = _number(fields[3], "spin", 0, MAX_SPIN)
-    direction = None if fields[4] == "-" else _direction(fields[4])
-    revolutions = _number(fields[5], "revolutions", 0, MAX_REVOLUTIONS)
+        raise FieldError(f"STA: state {fields[1]!r} not IDLE, SPIN or STOP")
+    segments = parse_number(fields[2], "segments", MIN_SEGMENTS, MAX_SEGMENTS)
+    spin = parse_number(fields[3], "spin", 0, MAX_SPIN)
+    direction = None if fields[4] == "-" else parse_direction(fields[4])
+    revolutions = parse_number(fields[5], "revolutions", 0, MAX_REVOLUTIONS)
     last = _rest(fields[6])
-    faults = tuple(_code(f) for f in fields[7:])
+    faults = tuple(parse_code(f) for f in fields[7:])
     if len(set(faults)) != len(faults):
-        raise _FieldError("STA: a fault code is listed twice")
+        raise FieldError("STA: a fault code is listed twice")
     if state == "stopped" and (last is None or direction is None or spin == 0):
-        raise _FieldError("STA: STOP needs a spin, a direction and a rest position")
+        raise FieldError("STA: STOP needs a spin, a direction and a rest position")
     if state != "stopped" and last is not None:
-        raise _FieldError("STA: a rest position is only given in STOP")
+        raise FieldError("STA: a rest position is only given in STOP")
     if state == "spinning" and (direction is None or spin == 0):
-        raise _FieldError("STA: SPIN needs a spin number and a direction")
+        raise FieldError("STA: SPIN needs a spin number and a direction")
     if state == "idle" and (direction is not None or revolutions):
-        raise _FieldError("STA: IDLE has no direction or revolutions")
+        raise FieldError("STA: IDLE has no direction or revolutions")
     return Status(state, segments, spin, direction, revolutions, last, faults)
 
 
 # --- encoders ------------------------------------------------------------------------------------
 
 
-def _enc_number(value: int, what: str, low: int, high: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise EncodeError(f"{what} must be an integer {low}-{high}, not {value!r}")
-    return str(value)
-
-
 def _enc_index(value: int, what: str = "index") -> str:
-    return _enc_number(value, what, 0, MAX_SEGMENTS - 1)
+    return encode_number(value, what, 0, MAX_SEGMENTS - 1)
 
 
 def _enc_direction(direction: Direction) -> str:
@@ -401,16 +366,10 @@ def _enc_direction(direction: Direction) -> str:
     return _DIR_TOKEN[direction]
 
 
-def _enc_pattern(text: str, what: str, pattern: re.Pattern[str]) -> str:
-    if not pattern.fullmatch(text):
-        raise EncodeError(f"{what} {text!r} does not match {pattern.pattern}")
-    return text
-
-
 def _enc_divider(before: int, after: int) -> str:
     try:
-        _divider(before, after)
-    except _FieldError as exc:
+        check_divider(before, after)
+    except FieldError as exc:
         raise EncodeError(str(exc)) from None
     return f"{_enc_index(before)}:{_enc_index(after)}"
 
@@ -429,15 +388,15 @@ def _enc_status(status: Status) -> str:
         fields = [
             "STA",
             _STATE_TOKEN[status.state],
-            _enc_number(status.segments, "segments", MIN_SEGMENTS, MAX_SEGMENTS),
-            _enc_number(status.spin, "spin", 0, MAX_SPIN),
+            encode_number(status.segments, "segments", MIN_SEGMENTS, MAX_SEGMENTS),
+            encode_number(status.spin, "spin", 0, MAX_SPIN),
             "-" if status.direction is None else _enc_direction(status.direction),
-            _enc_number(status.revolutions, "revolutions", 0, MAX_REVOLUTIONS),
+            encode_number(status.revolutions, "revolutions", 0, MAX_REVOLUTIONS),
             _enc_rest(status.last),
-            *(_enc_pattern(code, "fault code", _CODE) for code in status.faults),
+            *(encode_text(code, "fault code", CODE_PATTERN) for code in status.faults),
         ]
-        _parse_status(fields)
-    except (KeyError, _FieldError) as exc:
+        parse_status(fields)
+    except (KeyError, FieldError) as exc:
         raise EncodeError(f"not a valid status: {exc}") from None
     return ",".join(fields)
 
@@ -447,42 +406,42 @@ def _body(message: Message) -> str:
         case Status():
             return _enc_status(message)
         case SpinStarted(spin, direction):
-            return f"SPN,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_direction(direction)}"
+            return f"SPN,{encode_number(spin, 'spin', 1, MAX_SPIN)},{_enc_direction(direction)}"
         case RevolutionTick(spin, count, period_ms):
             return (
-                f"REV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
-                f"{_enc_number(count, 'count', 1, MAX_REVOLUTIONS)},"
-                f"{_enc_number(period_ms, 'period', 1, MAX_PERIOD_MS)}"
+                f"REV,{encode_number(spin, 'spin', 1, MAX_SPIN)},"
+                f"{encode_number(count, 'count', 1, MAX_REVOLUTIONS)},"
+                f"{encode_number(period_ms, 'period', 1, MAX_PERIOD_MS)}"
             )
         case Stopped(spin, index, revolutions, direction):
             return (
-                f"STP,{_enc_number(spin, 'spin', 1, MAX_SPIN)},{_enc_index(index)},"
-                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
+                f"STP,{encode_number(spin, 'spin', 1, MAX_SPIN)},{_enc_index(index)},"
+                f"{encode_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
                 f"{_enc_direction(direction)}"
             )
         case StoppedOnDivider(spin, before, after, revolutions, direction):
             return (
-                f"DIV,{_enc_number(spin, 'spin', 1, MAX_SPIN)},"
+                f"DIV,{encode_number(spin, 'spin', 1, MAX_SPIN)},"
                 f"{_enc_divider(before, after).replace(':', ',')},"
-                f"{_enc_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
+                f"{encode_number(revolutions, 'revolutions', 0, MAX_REVOLUTIONS)},"
                 f"{_enc_direction(direction)}"
             )
         case Fault(code, detail):
-            code = _enc_pattern(code, "fault code", _CODE)
-            return f"FLT,{code},{_enc_pattern(detail, 'detail', _DETAIL)}"
+            code = encode_text(code, "fault code", CODE_PATTERN)
+            return f"FLT,{code},{encode_text(detail, 'detail', DETAIL_PATTERN)}"
         case FaultCleared(code):
-            return f"FCL,{_enc_pattern(code, 'fault code', _CODE)}"
+            return f"FCL,{encode_text(code, 'fault code', CODE_PATTERN)}"
         case Version(model, firmware, serial):
             return "VER," + ",".join(
-                _enc_pattern(text, name, _TOKEN)
+                encode_text(text, name, TOKEN_PATTERN)
                 for name, text in (("model", model), ("firmware", firmware), ("serial", serial))
             )
         case Ack(kind):
-            return f"ACK,{_enc_pattern(kind, 'sentence type', _TYPE)}"
+            return f"ACK,{encode_text(kind, 'sentence type', TYPE_PATTERN)}"
         case Nak(kind, reason):
             if kind != "?":
-                _enc_pattern(kind, "sentence type", _TYPE)
-            return f"NAK,{kind},{_enc_pattern(reason, 'reason', _REASON)}"
+                encode_text(kind, "sentence type", TYPE_PATTERN)
+            return f"NAK,{kind},{encode_text(reason, 'reason', REASON_PATTERN)}"
         case DecodeError():
             raise EncodeError("a DecodeError has no wire form")
     raise TypeError(f"not a big-wheel message: {message!r}")  # pragma: no cover - exhaustive
@@ -507,9 +466,9 @@ def encode_command(command: Command) -> bytes:
         case QueryStatus():
             body = "QRY"
         case SetSegments(count):
-            body = f"SEG,{_enc_number(count, 'segments', MIN_SEGMENTS, MAX_SEGMENTS)}"
+            body = f"SEG,{encode_number(count, 'segments', MIN_SEGMENTS, MAX_SEGMENTS)}"
         case ClearFault(code):
-            body = "CLR" if code is None else f"CLR,{_enc_pattern(code, 'fault code', _CODE)}"
+            body = "CLR" if code is None else f"CLR,{encode_text(code, 'fault code', CODE_PATTERN)}"
         case Identify():
             body = "IDN"
         case _:  # pragma: no cover - exhaustive

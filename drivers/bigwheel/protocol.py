@@ -25,10 +25,10 @@ anemometers, encoders), so any NMEA viewer or a terminal at 9600 baud reads a sn
 Every field is validated; a sentence that fails becomes a :class:`DecodeError` value (the driver
 counts them), never an exception.
 
-The vocabulary (limits, fault codes, the checksum and the sentence, the message and command types,
-the field grammar and the encoders) is :mod:`tablectl.drivers.bigwheel.messages`; this module
-adds the framing and the decoders, and re-exports the vocabulary so that it stays the codec's one
-face.
+The vocabulary (limits, fault codes, the checksum and the sentence, the message and command types
+and the encoders) is :mod:`tablectl.drivers.bigwheel.messages`, the field grammar
+:mod:`tablectl.drivers.bigwheel.fields`; this module adds the framing and the decoders, and
+re-exports the vocabulary so that it stays the codec's one face.
 """
 
 from __future__ import annotations
@@ -36,11 +36,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from tablectl.drivers.bigwheel.fields import (
+    DETAIL_PATTERN,
+    REASON_PATTERN,
+    TOKEN_PATTERN,
+    TYPE_PATTERN,
+    FieldError,
+    check_arity,
+    check_divider,
+    parse_code,
+    parse_direction,
+    parse_number,
+)
 from tablectl.drivers.bigwheel.messages import (
-    _DETAIL,
-    _REASON,
-    _TOKEN,
-    _TYPE,
     CHECKSUM_MARK,
     CRLF,
     FAULT_CODES,
@@ -78,17 +86,11 @@ from tablectl.drivers.bigwheel.messages import (
     StoppedOnDivider,
     Version,
     WheelState,
-    _arity,
-    _code,
-    _direction,
-    _divider,
-    _FieldError,
-    _index,
-    _number,
-    _parse_status,
     checksum,
     encode_command,
     encode_message,
+    parse_index,
+    parse_status,
     sentence,
 )
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
@@ -162,83 +164,85 @@ def _parse_message(fields: list[str]) -> Message:
     kind = fields[0]
     match kind:
         case "STA":
-            return _parse_status(fields)
+            return parse_status(fields)
         case "SPN":
-            _arity(fields, 3)
-            return SpinStarted(_number(fields[1], "spin", 1, MAX_SPIN), _direction(fields[2]))
+            check_arity(fields, 3)
+            return SpinStarted(
+                parse_number(fields[1], "spin", 1, MAX_SPIN), parse_direction(fields[2])
+            )
         case "REV":
-            _arity(fields, 4)
+            check_arity(fields, 4)
             return RevolutionTick(
-                _number(fields[1], "spin", 1, MAX_SPIN),
-                _number(fields[2], "count", 1, MAX_REVOLUTIONS),
-                _number(fields[3], "period", 1, MAX_PERIOD_MS),
+                parse_number(fields[1], "spin", 1, MAX_SPIN),
+                parse_number(fields[2], "count", 1, MAX_REVOLUTIONS),
+                parse_number(fields[3], "period", 1, MAX_PERIOD_MS),
             )
         case "STP":
-            _arity(fields, 5)
+            check_arity(fields, 5)
             return Stopped(
-                _number(fields[1], "spin", 1, MAX_SPIN),
-                _index(fields[2]),
-                _number(fields[3], "revolutions", 0, MAX_REVOLUTIONS),
-                _direction(fields[4]),
+                parse_number(fields[1], "spin", 1, MAX_SPIN),
+                parse_index(fields[2]),
+                parse_number(fields[3], "revolutions", 0, MAX_REVOLUTIONS),
+                parse_direction(fields[4]),
             )
         case "DIV":
-            _arity(fields, 6)
-            before, after = _index(fields[2]), _index(fields[3])
-            _divider(before, after)
+            check_arity(fields, 6)
+            before, after = parse_index(fields[2]), parse_index(fields[3])
+            check_divider(before, after)
             return StoppedOnDivider(
-                _number(fields[1], "spin", 1, MAX_SPIN),
+                parse_number(fields[1], "spin", 1, MAX_SPIN),
                 before,
                 after,
-                _number(fields[4], "revolutions", 0, MAX_REVOLUTIONS),
-                _direction(fields[5]),
+                parse_number(fields[4], "revolutions", 0, MAX_REVOLUTIONS),
+                parse_direction(fields[5]),
             )
         case "FLT":
-            _arity(fields, 3)
-            if not _DETAIL.fullmatch(fields[2]):
-                raise _FieldError("FLT: detail longer than 40 characters")
-            return Fault(_code(fields[1]), fields[2])
+            check_arity(fields, 3)
+            if not DETAIL_PATTERN.fullmatch(fields[2]):
+                raise FieldError("FLT: detail longer than 40 characters")
+            return Fault(parse_code(fields[1]), fields[2])
         case "FCL":
-            _arity(fields, 2)
-            return FaultCleared(_code(fields[1]))
+            check_arity(fields, 2)
+            return FaultCleared(parse_code(fields[1]))
         case "VER":
-            _arity(fields, 4)
+            check_arity(fields, 4)
             for name, text in zip(("model", "firmware", "serial"), fields[1:], strict=True):
-                if not _TOKEN.fullmatch(text):
-                    raise _FieldError(f"VER: {name} {text!r} is not 1-20 printable characters")
+                if not TOKEN_PATTERN.fullmatch(text):
+                    raise FieldError(f"VER: {name} {text!r} is not 1-20 printable characters")
             return Version(fields[1], fields[2], fields[3])
         case "ACK":
-            _arity(fields, 2)
-            if not _TYPE.fullmatch(fields[1]):
-                raise _FieldError(f"ACK: {fields[1]!r} is not a sentence type")
+            check_arity(fields, 2)
+            if not TYPE_PATTERN.fullmatch(fields[1]):
+                raise FieldError(f"ACK: {fields[1]!r} is not a sentence type")
             return Ack(fields[1])
         case "NAK":
-            _arity(fields, 3)
-            if not (_TYPE.fullmatch(fields[1]) or fields[1] == "?"):
-                raise _FieldError(f"NAK: {fields[1]!r} is not a sentence type or ?")
-            if not _REASON.fullmatch(fields[2]):
-                raise _FieldError(f"NAK: reason {fields[2]!r} is not 1-8 capital letters")
+            check_arity(fields, 3)
+            if not (TYPE_PATTERN.fullmatch(fields[1]) or fields[1] == "?"):
+                raise FieldError(f"NAK: {fields[1]!r} is not a sentence type or ?")
+            if not REASON_PATTERN.fullmatch(fields[2]):
+                raise FieldError(f"NAK: reason {fields[2]!r} is not 1-8 capital letters")
             return Nak(fields[1], fields[2])
-    raise _FieldError(f"unknown sentence type {kind!r}")
+    raise FieldError(f"unknown sentence type {kind!r}")
 
 
 def _parse_command(fields: list[str]) -> Command:
     kind = fields[0]
     match kind:
         case "QRY":
-            _arity(fields, 1)
+            check_arity(fields, 1)
             return QueryStatus()
         case "SEG":
-            _arity(fields, 2)
-            return SetSegments(_number(fields[1], "segments", MIN_SEGMENTS, MAX_SEGMENTS))
+            check_arity(fields, 2)
+            return SetSegments(parse_number(fields[1], "segments", MIN_SEGMENTS, MAX_SEGMENTS))
         case "CLR":
             if len(fields) == 1:
                 return ClearFault()
-            _arity(fields, 2)
-            return ClearFault(_code(fields[1]))
+            check_arity(fields, 2)
+            return ClearFault(parse_code(fields[1]))
         case "IDN":
-            _arity(fields, 1)
+            check_arity(fields, 1)
             return Identify()
-    raise _FieldError(f"unknown command type {kind!r}")
+    raise FieldError(f"unknown command type {kind!r}")
 
 
 # --- sentences ---------------------------------------------------------------------------------
@@ -288,12 +292,12 @@ def _decode(
             out.append(DecodeError(f"talker is not {talker}", _cap(b"$" + item)))
             continue
         fields = text[len(talker) :].split(",")
-        if not _TYPE.fullmatch(fields[0]):
+        if not TYPE_PATTERN.fullmatch(fields[0]):
             out.append(DecodeError("sentence type is not three letters", _cap(b"$" + item)))
             continue
         try:
             out.append(parse(fields))
-        except _FieldError as exc:
+        except FieldError as exc:
             out.append(DecodeError(str(exc), _cap(b"$" + item)))
     return out
 

@@ -16,6 +16,8 @@ from tablectl.drivers.errors import EncodeError
 __all__ = [
     "CARD_PATTERN",
     "CRLF",
+    "DETAIL_PATTERN",
+    "DOOR_WIRE",
     "ETX",
     "FAULT_CLEARING",
     "FAULT_JAM",
@@ -30,7 +32,12 @@ __all__ = [
     "MAX_RAW",
     "MAX_TEXT",
     "NAK_REASONS",
+    "NUMBER_PATTERN",
+    "REASON_PATTERN",
+    "STATE_WIRE",
     "STX",
+    "TOKEN_PATTERN",
+    "VERB_PATTERN",
     "Ack",
     "ClearFault",
     "Command",
@@ -120,14 +127,14 @@ NAK_REASONS: Final[dict[str, str]] = {
 
 ShufflerState = Literal["idle", "shuffling", "ready", "fault"]
 
-_STATE_WIRE: Final[dict[str, ShufflerState]] = {
+STATE_WIRE: Final[dict[str, ShufflerState]] = {
     "IDLE": "idle",
     "SHUF": "shuffling",
     "READY": "ready",
     "FAULT": "fault",
 }
-_STATE_TOKEN: Final[dict[str, str]] = {v: k for k, v in _STATE_WIRE.items()}
-_DOOR_WIRE: Final[dict[str, bool]] = {"OPEN": True, "CLSD": False}
+_STATE_TOKEN: Final[dict[str, str]] = {v: k for k, v in STATE_WIRE.items()}
+DOOR_WIRE: Final[dict[str, bool]] = {"OPEN": True, "CLSD": False}
 
 
 # --- checksum and framing ------------------------------------------------------------------------
@@ -320,12 +327,12 @@ Command = StartShuffle | QueryStatus | QueryVersion | ClearFault | RequestDeckCh
 
 # --- fields --------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"\d{1,4}")
-_VERB = re.compile(r"[A-Z]{4}")
-_REASON = re.compile(r"[A-Z]{1,8}")
-_TOKEN = re.compile(r"[\x21-\x3a\x3c-\x7e][\x20-\x3a\x3c-\x7e]{0,63}")
+NUMBER_PATTERN = re.compile(r"\d{1,4}")
+VERB_PATTERN = re.compile(r"[A-Z]{4}")
+REASON_PATTERN = re.compile(r"[A-Z]{1,8}")
+TOKEN_PATTERN = re.compile(r"[\x21-\x3a\x3c-\x7e][\x20-\x3a\x3c-\x7e]{0,63}")
 """Model/firmware/serial: 1–64 printable characters, no ``;``, not starting with a space."""
-_DETAIL = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
+DETAIL_PATTERN = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
 
 # --- encoders ------------------------------------------------------------------------------------
 
@@ -386,24 +393,24 @@ def _payload(message: Message) -> str:
             return "DOOR;OPEN" if is_open else "DOOR;CLSD"
         case Fault(code, detail):
             number = _enc_number(code, "fault code", 1, MAX_CODE)
-            return f"FALT;{number};{_enc_text(detail, 'detail', _DETAIL)}"
+            return f"FALT;{number};{_enc_text(detail, 'detail', DETAIL_PATTERN)}"
         case FaultClear(code):
             return f"FCLR;{_enc_number(code, 'fault code', 1, MAX_CODE)}"
         case Version(model, firmware, serial):
             fields = (
-                _enc_text(model, "model", _TOKEN),
-                _enc_text(firmware, "firmware", _TOKEN),
-                _enc_text(serial, "serial", _TOKEN),
+                _enc_text(model, "model", TOKEN_PATTERN),
+                _enc_text(firmware, "firmware", TOKEN_PATTERN),
+                _enc_text(serial, "serial", TOKEN_PATTERN),
             )
             return "VERS;" + ";".join(fields)
         case Ack(verb):
-            if not _VERB.fullmatch(verb):
+            if not VERB_PATTERN.fullmatch(verb):
                 raise EncodeError(f"ACK verb must be four capital letters, not {verb!r}")
             return f"ACK;{verb}"
         case Nak(verb, reason):
-            if not (_VERB.fullmatch(verb) or verb == "?"):
+            if not (VERB_PATTERN.fullmatch(verb) or verb == "?"):
                 raise EncodeError(f"NAK verb must be four capital letters or ?, not {verb!r}")
-            if not _REASON.fullmatch(reason):
+            if not REASON_PATTERN.fullmatch(reason):
                 raise EncodeError(f"NAK reason must be 1-8 capital letters, not {reason!r}")
             return f"NAK;{verb};{reason}"
         case DecodeError():

@@ -40,15 +40,10 @@ from typing import Final, Protocol
 
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 from tablectl.drivers.shuffler.messages import (
-    _DETAIL,
-    _DOOR_WIRE,
-    _NUMBER,
-    _REASON,
-    _STATE_WIRE,
-    _TOKEN,
-    _VERB,
     CARD_PATTERN,
     CRLF,
+    DETAIL_PATTERN,
+    DOOR_WIRE,
     ETX,
     FAULT_CLEARING,
     FAULT_JAM,
@@ -62,7 +57,12 @@ from tablectl.drivers.shuffler.messages import (
     MAX_PAYLOAD,
     MAX_RAW,
     NAK_REASONS,
+    NUMBER_PATTERN,
+    REASON_PATTERN,
+    STATE_WIRE,
     STX,
+    TOKEN_PATTERN,
+    VERB_PATTERN,
     Ack,
     ClearFault,
     Command,
@@ -162,7 +162,7 @@ class _FieldError(ValueError):
 
 
 def _number(text: str, what: str, low: int = 0, high: int = MAX_NUMBER) -> int:
-    if not _NUMBER.fullmatch(text):
+    if not NUMBER_PATTERN.fullmatch(text):
         raise _FieldError(f"{what}: {text!r} is not 1-4 decimal digits")
     value = int(text)
     if not low <= value <= high:
@@ -209,10 +209,10 @@ def _parse_message(fields: list[str]) -> Message:
     match verb:
         case "STAT":
             _arity(fields, 6)
-            state = _STATE_WIRE.get(fields[1])
+            state = STATE_WIRE.get(fields[1])
             if state is None:
                 raise _FieldError(f"STAT: state {fields[1]!r} not IDLE, SHUF, READY or FAULT")
-            door = _DOOR_WIRE.get(fields[2])
+            door = DOOR_WIRE.get(fields[2])
             if door is None:
                 raise _FieldError(f"STAT: door {fields[2]!r} not OPEN or CLSD")
             return Status(
@@ -243,13 +243,13 @@ def _parse_message(fields: list[str]) -> Message:
             return DeckReport(_number(fields[1], "cards"), missing, extra, checked)
         case "DOOR":
             _arity(fields, 2)
-            door = _DOOR_WIRE.get(fields[1])
+            door = DOOR_WIRE.get(fields[1])
             if door is None:
                 raise _FieldError(f"DOOR: {fields[1]!r} not OPEN or CLSD")
             return Door(door)
         case "FALT":
             _arity(fields, 3)
-            if not _DETAIL.fullmatch(fields[2]):
+            if not DETAIL_PATTERN.fullmatch(fields[2]):
                 raise _FieldError("FALT: detail longer than 64 characters")
             return Fault(_number(fields[1], "fault code", 1, MAX_CODE), fields[2])
         case "FCLR":
@@ -258,19 +258,19 @@ def _parse_message(fields: list[str]) -> Message:
         case "VERS":
             _arity(fields, 4)
             for name, text in zip(("model", "firmware", "serial"), fields[1:], strict=True):
-                if not _TOKEN.fullmatch(text):
+                if not TOKEN_PATTERN.fullmatch(text):
                     raise _FieldError(f"VERS: {name} {text!r} is not 1-64 printable characters")
             return Version(fields[1], fields[2], fields[3])
         case "ACK":
             _arity(fields, 2)
-            if not _VERB.fullmatch(fields[1]):
+            if not VERB_PATTERN.fullmatch(fields[1]):
                 raise _FieldError(f"ACK: {fields[1]!r} is not a verb")
             return Ack(fields[1])
         case "NAK":
             _arity(fields, 3)
-            if not (_VERB.fullmatch(fields[1]) or fields[1] == "?"):
+            if not (VERB_PATTERN.fullmatch(fields[1]) or fields[1] == "?"):
                 raise _FieldError(f"NAK: {fields[1]!r} is not a verb or ?")
-            if not _REASON.fullmatch(fields[2]):
+            if not REASON_PATTERN.fullmatch(fields[2]):
                 raise _FieldError(f"NAK: reason {fields[2]!r} is not 1-8 capital letters")
             return Nak(fields[1], fields[2])
     raise _FieldError(f"unknown message verb {verb!r}")

@@ -10,26 +10,41 @@ from typing import Protocol
 from tablectl.drivers.events import Direction
 from tablectl.drivers.ss2.protocol import Number
 
-__all__ = ["FAULT_POWERED_DOWN", "FAULT_SENSOR", "InterpreterSettings", "fault_code"]
+__all__ = [
+    "FAULT_POWERED_DOWN",
+    "FAULT_PREFIX",
+    "FAULT_SENSOR",
+    "IN_GAME_STATES",
+    "STATE_CLOSED",
+    "STATE_IDLE",
+    "STATE_LAUNCHED",
+    "STATE_NO_MORE_BETS",
+    "STATE_READY",
+    "STATE_RESULT",
+    "Game",
+    "InterpreterSettings",
+    "direction_from_bit",
+    "fault_code",
+]
 
 FAULT_SENSOR = "ss2_sensor_fault"
 """Latched while status warn bit 4 (sensor stuck, motor or encoder fault) is set."""
 FAULT_POWERED_DOWN = "ss2_powered_down"
 """Latched while the wheel sits in state 6 after dropping there from a game (2–4)."""
 
-_FAULT_PREFIX = "ss2_fault_"
+FAULT_PREFIX = "ss2_fault_"
 
-_READY, _LAUNCHED, _NO_MORE_BETS, _RESULT = 2, 3, 4, 5
-_IN_GAME = (_READY, _LAUNCHED, _NO_MORE_BETS)
-_IDLE, _CLOSED = 1, 6
+STATE_READY, STATE_LAUNCHED, STATE_NO_MORE_BETS, STATE_RESULT = 2, 3, 4, 5
+IN_GAME_STATES = (STATE_READY, STATE_LAUNCHED, STATE_NO_MORE_BETS)
+STATE_IDLE, STATE_CLOSED = 1, 6
 
 
 def fault_code(code: int) -> str:
     """The stable fault code of a ``*F <code>`` report (``ss2_fault_5``)."""
-    return f"{_FAULT_PREFIX}{code}"
+    return f"{FAULT_PREFIX}{code}"
 
 
-def _direction(bit: int) -> Direction:
+def direction_from_bit(bit: int) -> Direction:
     # Status field "dir": 0 clockwise, 1 anticlockwise.
     return "ccw" if bit else "cw"
 
@@ -55,7 +70,7 @@ class InterpreterSettings(Protocol):
 
 
 @dataclass
-class _Game:
+class Game:
     """One game of the wheel, from its state 2 to its result or void."""
 
     spin: int

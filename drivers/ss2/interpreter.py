@@ -77,19 +77,19 @@ from tablectl.drivers.events import (
     WheelSettled,
 )
 from tablectl.drivers.ss2.game import (
-    _CLOSED,
-    _FAULT_PREFIX,
-    _IDLE,
-    _IN_GAME,
-    _LAUNCHED,
-    _NO_MORE_BETS,
-    _READY,
-    _RESULT,
     FAULT_POWERED_DOWN,
+    FAULT_PREFIX,
     FAULT_SENSOR,
+    IN_GAME_STATES,
+    STATE_CLOSED,
+    STATE_IDLE,
+    STATE_LAUNCHED,
+    STATE_NO_MORE_BETS,
+    STATE_READY,
+    STATE_RESULT,
+    Game,
     InterpreterSettings,
-    _direction,
-    _Game,
+    direction_from_bit,
     fault_code,
 )
 from tablectl.drivers.ss2.protocol import (
@@ -139,7 +139,7 @@ class SS2Interpreter:
         self._state: int | None = None
         self._spin: int | None = None
         self._warnings = 0
-        self._game: _Game | None = None
+        self._game: Game | None = None
         self._no_ball_since: float | None = None
         self._misfire_since: float | None = None
         self._faults: set[str] = set()
@@ -247,23 +247,23 @@ class SS2Interpreter:
         events += self._track_game(status, prev_state, now)
         events += self._track_warnings(status, prev_state, prev_warnings, now)
         self._state, self._spin, self._warnings = status.state, status.spin, status.warnings
-        if status.state in (_IDLE, _RESULT, _CLOSED) and self._game is not None:
+        if status.state in (STATE_IDLE, STATE_RESULT, STATE_CLOSED) and self._game is not None:
             self._game.ended = True
         return events
 
     def _track_game(self, status: Status, prev_state: int | None, now: float) -> list[DeviceEvent]:
         events: list[DeviceEvent] = []
         state, game = status.state, self._game
-        if state in _IN_GAME:
-            entering_ready = state == _READY and prev_state != _READY
+        if state in IN_GAME_STATES:
+            entering_ready = state == STATE_READY and prev_state != STATE_READY
             if (
                 game is None
                 or game.spin != status.spin
                 or game.ended
                 or (entering_ready and (game.voided or game.settled))
-                or (entering_ready and prev_state in (_IDLE, _RESULT, _CLOSED))
+                or (entering_ready and prev_state in (STATE_IDLE, STATE_RESULT, STATE_CLOSED))
             ):
-                game = self._game = _Game(status.spin)
+                game = self._game = Game(status.spin)
                 self._no_ball_since = self._misfire_since = None
                 events.append(WheelReady(device=self.device_id, at=now, spin=status.spin))
             elif entering_ready:
@@ -275,10 +275,10 @@ class SS2Interpreter:
             return events
         if game.spin != status.spin:
             return events  # state 5/1/6 of a spin we never opened: nothing to announce
-        if state >= _LAUNCHED and state != _CLOSED and not game.launched:
+        if state >= STATE_LAUNCHED and state != STATE_CLOSED and not game.launched:
             game.launched = True
             # Taken here, not in state 2: the rotor reverses through 0 rpm during state 2.
-            game.rotor_direction = _direction(status.rotor_direction)
+            game.rotor_direction = direction_from_bit(status.rotor_direction)
             events.append(
                 BallLaunched(
                     device=self.device_id,
@@ -287,12 +287,12 @@ class SS2Interpreter:
                     rotor_direction=game.rotor_direction,
                 )
             )
-        if game.launched and state in (_LAUNCHED, _NO_MORE_BETS, _RESULT):
-            game.rotor_now = _direction(status.rotor_direction)
-        if state in (_NO_MORE_BETS, _RESULT) and not game.bets_closed:
+        if game.launched and state in (STATE_LAUNCHED, STATE_NO_MORE_BETS, STATE_RESULT):
+            game.rotor_now = direction_from_bit(status.rotor_direction)
+        if state in (STATE_NO_MORE_BETS, STATE_RESULT) and not game.bets_closed:
             game.bets_closed = True
             events.append(NoMoreBets(device=self.device_id, at=now, spin=game.spin))
-        if state == _RESULT and status.last_number is not None:
+        if state == STATE_RESULT and status.last_number is not None:
             events += self._settle(game, status.last_number, now)
         return events
 
@@ -302,10 +302,10 @@ class SS2Interpreter:
         game = self._game
         if game is None or game.bare_number is None or not game.live:
             return []
-        if status.spin == game.spin and status.state == _NO_MORE_BETS:
+        if status.spin == game.spin and status.state == STATE_NO_MORE_BETS:
             return []  # the result is not on the status lines yet
-        if status.spin == game.spin and status.state == _RESULT:
-            game.rotor_now = _direction(status.rotor_direction)
+        if status.spin == game.spin and status.state == STATE_RESULT:
+            game.rotor_now = direction_from_bit(status.rotor_direction)
             return self._settle(game, status.last_number, now)
         # Another state or spin: the state-5 lines were lost. The bare line stands alone.
         return self._settle(game, None, now)
@@ -319,13 +319,13 @@ class SS2Interpreter:
             events += self._raise(FAULT_SENSOR, now, "sensor stuck, motor or encoder fault")
         else:
             events += self._clear(FAULT_SENSOR, now)
-        if state == _CLOSED and prev_state in _IN_GAME:
+        if state == STATE_CLOSED and prev_state in IN_GAME_STATES:
             events += self._raise(FAULT_POWERED_DOWN, now, f"dropped to state 6 from {prev_state}")
-        elif state != _CLOSED:
+        elif state != STATE_CLOSED:
             events += self._clear(FAULT_POWERED_DOWN, now)
-        if state == _READY and prev_state != _READY:
+        if state == STATE_READY and prev_state != STATE_READY:
             # The wheel is playing again: whatever *F reported is behind it.
-            for code in sorted(c for c in self._faults if c.startswith(_FAULT_PREFIX)):
+            for code in sorted(c for c in self._faults if c.startswith(FAULT_PREFIX)):
                 events += self._clear(code, now)
         return events
 
@@ -334,19 +334,19 @@ class SS2Interpreter:
     ) -> list[DeviceEvent]:
         state, warn = status.state, status.warnings
         events: list[DeviceEvent] = []
-        misfiring = state == _READY and warn & WarningBit.LAUNCH_FAILED
-        was_misfiring = prev_state == _READY and prev_warnings & WarningBit.LAUNCH_FAILED
+        misfiring = state == STATE_READY and warn & WarningBit.LAUNCH_FAILED
+        was_misfiring = prev_state == STATE_READY and prev_warnings & WarningBit.LAUNCH_FAILED
         if misfiring and not was_misfiring:
             # The wheel retries by itself in state 2; count each retry once, not per line.
             self.misfire_retries += 1
-        if state == _LAUNCHED and warn & WarningBit.SAME_DIRECTION:
+        if state == STATE_LAUNCHED and warn & WarningBit.SAME_DIRECTION:
             events += self._void("same_direction", now)
-        if state == _NO_MORE_BETS and warn & WarningBit.BALL_NOT_SENSED:
+        if state == STATE_NO_MORE_BETS and warn & WarningBit.BALL_NOT_SENSED:
             if self._no_ball_since is None:
                 self._no_ball_since = now
         else:
             self._no_ball_since = None
-        if state == _LAUNCHED and warn & WarningBit.LAUNCH_FAILED:
+        if state == STATE_LAUNCHED and warn & WarningBit.LAUNCH_FAILED:
             if self._misfire_since is None:
                 self._misfire_since = now
         else:
@@ -376,7 +376,7 @@ class SS2Interpreter:
         # else (the state-5 line carries the number as well). A repeat keeps the first.
         del now
         game = self._game
-        if game is None or self._state != _NO_MORE_BETS or game.spin != self._spin:
+        if game is None or self._state != STATE_NO_MORE_BETS or game.spin != self._spin:
             return []
         if game.live and game.bare_number is None:
             game.bare_number = number
@@ -385,7 +385,7 @@ class SS2Interpreter:
     def _on_fault_report(self, code: int, now: float) -> list[DeviceEvent]:
         if code == 0:
             events: list[DeviceEvent] = []
-            for latched in sorted(c for c in self._faults if c.startswith(_FAULT_PREFIX)):
+            for latched in sorted(c for c in self._faults if c.startswith(FAULT_PREFIX)):
                 events += self._clear(latched, now)
             return events
         return self._raise(fault_code(code), now, FAULT_MEANINGS.get(code, "unknown fault code"))
@@ -396,7 +396,7 @@ class SS2Interpreter:
             not self.settings.sensor_stream
             or game is None
             or not game.live
-            or self._state not in (_LAUNCHED, _NO_MORE_BETS)
+            or self._state not in (STATE_LAUNCHED, STATE_NO_MORE_BETS)
         ):
             return
         game.sensor_events += 1
@@ -423,7 +423,7 @@ class SS2Interpreter:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _settle(self, game: _Game, status_number: Number | None, now: float) -> list[DeviceEvent]:
+    def _settle(self, game: Game, status_number: Number | None, now: float) -> list[DeviceEvent]:
         """The result, exactly once per game: the bare number (if one came) and the state-5
         line's number (if it came), both reported; see the module docstring."""
         bare = game.bare_number
@@ -450,7 +450,7 @@ class SS2Interpreter:
             )
         ]
 
-    def _mismatch(self, game: _Game, now: float) -> list[DeviceEvent]:
+    def _mismatch(self, game: Game, now: float) -> list[DeviceEvent]:
         if game.mismatch_reported:
             return []
         game.mismatch_reported = True

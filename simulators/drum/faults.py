@@ -13,9 +13,9 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "garbage_frames"]
+__all__ = ["BALL_KINDS", "FAULTS", "FAULT_KINDS", "FaultSpec", "check_args", "garbage_frames"]
 
-_BALL_KINDS: Final = ("not_read", "double_read", "repeat_frame", "out_of_range")
+BALL_KINDS: Final = ("not_read", "double_read", "repeat_frame", "out_of_range")
 _BALL: Final = ValueRule.whole("ball index", low=1, default=1, metavar="K")
 
 FAULTS: Final = FaultKinds(
@@ -58,7 +58,7 @@ def garbage_frames(node: int) -> list[CanFrame]:
     ]
 
 
-def _check_args(
+def check_args(
     *,
     speed: float,
     balls: int,
@@ -87,7 +87,7 @@ def _check_args(
             raise SimulatorError(f"{name} must be > 0 and <= 3600, not {value}")
     check_unique(faults)
     for spec in faults:
-        if spec.kind in _BALL_KINDS and spec.number > draw:
+        if spec.kind in BALL_KINDS and spec.number > draw:
             raise SimulatorError(f"{spec.kind}@{spec.at}: ball {spec.number:g} > draw {draw}")
         if spec.kind == "out_of_range" and first_ball + balls > MAX_BALL:
             raise SimulatorError(f"out_of_range: ball {first_ball + balls} exceeds the protocol")

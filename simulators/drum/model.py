@@ -32,7 +32,7 @@ from tablectl.drivers.drum.protocol import (
     encode_message,
 )
 from tablectl.drivers.transports.frames import CanFrame
-from tablectl.simulators.drum.faults import _BALL_KINDS, FaultSpec, _check_args, garbage_frames
+from tablectl.simulators.drum.faults import BALL_KINDS, FaultSpec, check_args, garbage_frames
 from tablectl.simulators.faults import faults_at
 
 __all__ = ["BLOWER_DETAIL", "BLOWER_FAULT_AFTER", "TRAVEL_SECONDS", "DrawResult", "SimDrum"]
@@ -101,7 +101,7 @@ class SimDrum:
         hold_seconds: float = 3.0,
         idle_seconds: float = 1.0,
     ) -> None:
-        _check_args(
+        check_args(
             speed=speed,
             balls=balls,
             first_ball=first_ball,
@@ -429,7 +429,7 @@ class SimDrum:
         self._results.append(DrawResult(draw.number, tuple(draw.balls), tuple(draw.reported)))
 
     def _read(self, draw: _Draw, ball: int, index: int, at: float) -> None:
-        fault = {f.kind for f in draw.faults.values() if f.kind in _BALL_KINDS}
+        fault = {f.kind for f in draw.faults.values() if f.kind in BALL_KINDS}
         hits = {k for k in fault if draw.faults[k].number == index}
         reader = 1
         if at < self._reader_silent.get(reader, -math.inf) or "not_read" in hits:

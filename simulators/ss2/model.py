@@ -27,32 +27,32 @@ from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.faults import faults_at
 from tablectl.simulators.ss2.faults import FaultSpec
 from tablectl.simulators.ss2.phases import (
-    _BETS_TICKS,
-    _BOOT_TICKS,
-    _GAME_PHASES,
-    _IDLE_TICKS,
-    _MID_GAME_TICK,
-    _MISSPIN_RESTART_TICKS,
-    _NO_BALL_STOP_TICKS,
-    _NO_MORE_TICKS,
-    _RESULT_TICKS,
-    _RIM_TICKS,
-    _RPM_MAX,
-    _RPM_MIN,
+    BETS_TICKS,
+    BOOT_TICKS,
     DEFAULT_MODE,
+    GAME_PHASES,
+    IDLE_TICKS,
+    MID_GAME_TICK,
+    MISSPIN_RESTART_TICKS,
     MODE_AUTO_STATUS,
     MODE_FAULT_REPORTS,
     MODE_HOST_START,
     MODE_NO_BARE_NUMBER,
     MODE_RANDOM_SPEED,
     MODE_REVERSE,
+    NO_BALL_STOP_TICKS,
+    NO_MORE_TICKS,
+    RESULT_TICKS,
+    RIM_TICKS,
+    RPM_MAX,
+    RPM_MIN,
     TICK,
-    _check_arguments,
-    _Game,
-    _next_pocket,
-    _Phase,
-    _Reply,
-    _to_number,
+    GamePlan,
+    HandlerReply,
+    Phase,
+    check_arguments,
+    next_pocket,
+    to_number,
 )
 from tablectl.simulators.ss2.wire import HostPort
 
@@ -94,7 +94,7 @@ class SimSS2(HostPort):
         spin: int = 1,
         wait_for_host: bool = False,
     ) -> None:
-        _check_arguments(
+        check_arguments(
             speed=speed,
             mode=mode,
             pockets=pockets,
@@ -108,7 +108,7 @@ class SimSS2(HostPort):
         self._mode = mode
         self._pockets = pockets
         self._faults = tuple(faults)
-        self._script: list[Number] = [_to_number(n, pockets) for n in numbers or ()]
+        self._script: list[Number] = [to_number(n, pockets) for n in numbers or ()]
         self._revolutions = revolutions
         self._awaiting_host = wait_for_host
 
@@ -120,10 +120,10 @@ class SimSS2(HostPort):
         self._seq = 0
         self._outbox = Outbox()
 
-        self._phase = _Phase.BOOT
+        self._phase = Phase.BOOT
         self._entered = 0
-        self._length: int | None = _BOOT_TICKS
-        self._game: _Game | None = None
+        self._length: int | None = BOOT_TICKS
+        self._game: GamePlan | None = None
         self._games = 0
         self._launched = False
         self._spin = spin
@@ -131,7 +131,7 @@ class SimSS2(HostPort):
         self._warn = 0
         self._rpm = 0
         self._direction = 0
-        self._target = self._rng.randint(_RPM_MIN, _RPM_MAX)
+        self._target = self._rng.randint(RPM_MIN, RPM_MAX)
         self._angle = 0.0
 
         self._sensor_stream = False
@@ -152,7 +152,7 @@ class SimSS2(HostPort):
             "z": str(pockets),
             "c": "20000",
         }
-        self._handlers: dict[str, Callable[[str, float], _Reply]] = {
+        self._handlers: dict[str, Callable[[str, float], HandlerReply]] = {
             "P": self._cmd_power,
             "R": self._cmd_restart,
             "S": self._cmd_short_version,
@@ -260,7 +260,7 @@ class SimSS2(HostPort):
         if kind == "sensor":
             if self._sensor_stream:
                 self._emit(at, SensorPassed(arg))
-        elif kind == "self_test" and self._phase is _Phase.CLOSED:
+        elif kind == "self_test" and self._phase is Phase.CLOSED:
             for code in self._self_test_codes():
                 self._emit(at, FaultReport(code))
 
@@ -270,7 +270,7 @@ class SimSS2(HostPort):
             self._phase_done(t)
         elapsed = k - self._entered
         game = self._game
-        if self._phase is _Phase.RIM and elapsed == _MID_GAME_TICK and game is not None:
+        if self._phase is Phase.RIM and elapsed == MID_GAME_TICK and game is not None:
             if game.has("silence") and "silence" not in game.fired:
                 game.fired.add("silence")
                 self._stall(t, game.value("silence") / self._speed)
@@ -285,11 +285,11 @@ class SimSS2(HostPort):
                 if self._mode & MODE_FAULT_REPORTS:
                     self._emit(t, FaultReport(code))
                 self._abort()
-                self._enter(_Phase.CLOSED, None)
+                self._enter(Phase.CLOSED, None)
                 elapsed = 0
         self._update_rotor(elapsed)
         self._warn = self._warnings(elapsed)
-        if self._mode & MODE_AUTO_STATUS and self._status_on and self._phase is not _Phase.BOOT:
+        if self._mode & MODE_AUTO_STATUS and self._status_on and self._phase is not Phase.BOOT:
             self._emit(t, self._status())
         self._tick += 1
 
@@ -302,8 +302,8 @@ class SimSS2(HostPort):
 
     # --- phases --------------------------------------------------------------------------------
 
-    def _enter(self, phase: _Phase, length: int | None) -> None:
-        if self._phase is _Phase.CLOSED and phase is not _Phase.CLOSED:
+    def _enter(self, phase: Phase, length: int | None) -> None:
+        if self._phase is Phase.CLOSED and phase is not Phase.CLOSED:
             self._cancel("self_test")
         self._phase = phase
         self._entered = self._tick
@@ -315,29 +315,29 @@ class SimSS2(HostPort):
 
     def _phase_done(self, t: float) -> None:
         match self._phase:
-            case _Phase.BOOT:
-                self._enter(_Phase.IDLE, _IDLE_TICKS)
-            case _Phase.IDLE | _Phase.RESULT:
+            case Phase.BOOT:
+                self._enter(Phase.IDLE, IDLE_TICKS)
+            case Phase.IDLE | Phase.RESULT:
                 if self._mode & MODE_HOST_START or self._awaiting_host:
                     self._length = None  # hold until *K / *u 1, or until a host speaks
                 else:
                     self._start_game(t)
-            case _Phase.BETS:
+            case Phase.BETS:
                 self._launch(t)
-            case _Phase.RIM:
+            case Phase.RIM:
                 # Only an unacknowledged misspin has an end here other than "no more bets".
                 if self._game is not None and self._game.has("misspin"):
                     self._abort()
-                    self._enter(_Phase.IDLE, _IDLE_TICKS)
+                    self._enter(Phase.IDLE, IDLE_TICKS)
                 else:
                     self._no_more_bets()
-            case _Phase.NO_MORE:
+            case Phase.NO_MORE:
                 if self._game is not None and self._game.has("no_ball"):
                     self._abort()
-                    self._enter(_Phase.CLOSED, None)
+                    self._enter(Phase.CLOSED, None)
                 else:
                     self._result(t)
-            case _Phase.CLOSED:  # pragma: no cover - CLOSED has no length
+            case Phase.CLOSED:  # pragma: no cover - CLOSED has no length
                 pass
 
     def _start_game(self, t: float) -> None:
@@ -347,22 +347,22 @@ class SimSS2(HostPort):
         self._games += 1
         faults = faults_at(self._faults, self._games)
         rng = self._rng
-        self._target = rng.randint(_RPM_MIN, _RPM_MAX)
+        self._target = rng.randint(RPM_MIN, RPM_MAX)
         misfire = faults.get("misfire") or faults.get("misfire_stuck")
         misfire_ticks = math.ceil(misfire.number / TICK) if misfire else 0
-        game = _Game(
+        game = GamePlan(
             number=self._games,
             faults=faults,
-            bets_ticks=_BETS_TICKS + rng.randint(-1, 1),
+            bets_ticks=BETS_TICKS + rng.randint(-1, 1),
             misfire_ticks=misfire_ticks,
-            rim_ticks=_RIM_TICKS + rng.randint(-1, 2),
-            no_more_ticks=_NO_MORE_TICKS + rng.randint(-1, 2),
+            rim_ticks=RIM_TICKS + rng.randint(-1, 2),
+            no_more_ticks=NO_MORE_TICKS + rng.randint(-1, 2),
             start_rpm=self._rpm,
         )
         self._game = game
         if misfire_ticks:
             self._misfires += 1
-        self._enter(_Phase.BETS, game.bets_ticks + misfire_ticks)
+        self._enter(Phase.BETS, game.bets_ticks + misfire_ticks)
         if game.has("sensor_fault") and self._mode & MODE_FAULT_REPORTS:
             self._emit(t, FaultReport(int(game.value("sensor_fault"))))
 
@@ -371,11 +371,11 @@ class SimSS2(HostPort):
         assert game is not None
         self._launched = True
         self._launches += 1
-        length = _MISSPIN_RESTART_TICKS if game.has("misspin") else game.rim_ticks
-        self._enter(_Phase.RIM, length)
+        length = MISSPIN_RESTART_TICKS if game.has("misspin") else game.rim_ticks
+        self._enter(Phase.RIM, length)
         self._schedule_sensors(t, game)
 
-    def _schedule_sensors(self, t: float, game: _Game) -> None:
+    def _schedule_sensors(self, t: float, game: GamePlan) -> None:
         """Ball revolutions for the ``*I 4`` stream: slowing down from launch to leaving the rim.
 
         Drawn whether or not the stream is on, so enabling it does not change the RNG sequence.
@@ -407,11 +407,11 @@ class SimSS2(HostPort):
         game = self._game
         assert game is not None
         if self._mode & MODE_RANDOM_SPEED:
-            self._target = self._rng.randint(_RPM_MIN, _RPM_MAX + 5)
-        length = _NO_BALL_STOP_TICKS if game.has("no_ball") else game.no_more_ticks
+            self._target = self._rng.randint(RPM_MIN, RPM_MAX + 5)
+        length = NO_BALL_STOP_TICKS if game.has("no_ball") else game.no_more_ticks
         if game.has("rotor_reversal"):
             self._direction ^= 1  # the rotor's direction changes with the ball in play
-        self._enter(_Phase.NO_MORE, length)
+        self._enter(Phase.NO_MORE, length)
 
     def _result(self, t: float) -> None:
         number = self._script.pop(0) if self._script else self._random_number()
@@ -421,10 +421,10 @@ class SimSS2(HostPort):
             # The status lines' "last winning number" disagrees with the ball (no RNG draw:
             # the rest of the run stays byte-identical to one without the fault).
             spec = game.faults["result_mismatch"]
-            self._last = int(spec.number) if spec.value is not None else _next_pocket(number)
+            self._last = int(spec.number) if spec.value is not None else next_pocket(number)
         self._results.append(number)
         self._cancel("sensor")
-        self._enter(_Phase.RESULT, _RESULT_TICKS)
+        self._enter(Phase.RESULT, RESULT_TICKS)
         if self._sensor_stream:
             self._emit(t, BallInPocket(number))
         if not self._mode & MODE_NO_BARE_NUMBER:
@@ -440,15 +440,15 @@ class SimSS2(HostPort):
         noise = self._rng.randint(-3, 3)
         target = self._target + noise
         phase = self._phase
-        if phase is _Phase.BOOT:
+        if phase is Phase.BOOT:
             rpm = 0
-        elif phase is _Phase.CLOSED:
+        elif phase is Phase.CLOSED:
             rpm = self._rpm * 2 // 5  # runs down over a few lines, as in the capture
-        elif phase is _Phase.IDLE:
+        elif phase is Phase.IDLE:
             rpm = self._target * 36 // 100 + noise if elapsed == 0 and self._rpm < 100 else target
-        elif phase is _Phase.BETS and self._mode & MODE_REVERSE and self._game is not None:
+        elif phase is Phase.BETS and self._mode & MODE_REVERSE and self._game is not None:
             rpm = self._reversing_rpm(self._game, elapsed, target)
-        elif phase is _Phase.NO_MORE and elapsed == 0:
+        elif phase is Phase.NO_MORE and elapsed == 0:
             rpm = (self._rpm + target) // 2  # random speed change: half-way on the first line
         else:
             rpm = target
@@ -456,7 +456,7 @@ class SimSS2(HostPort):
         revolutions = self._rpm / 10 / 60 * TICK
         self._angle = (self._angle + (revolutions if self._direction else -revolutions)) % 1.0
 
-    def _reversing_rpm(self, game: _Game, elapsed: int, target: int) -> int:
+    def _reversing_rpm(self, game: GamePlan, elapsed: int, target: int) -> int:
         """State 2 with mode bit 1: hold, brake to 0, stand, spin up the other way, launch."""
         spin_up = game.bets_ticks - 2
         if elapsed < 3:
@@ -472,19 +472,19 @@ class SimSS2(HostPort):
 
     def _warnings(self, elapsed: int) -> int:
         game = self._game
-        if game is None or self._phase not in _GAME_PHASES:
+        if game is None or self._phase not in GAME_PHASES:
             return 0
         warn = 0
         if game.has("sensor_fault"):
             warn |= WarningBit.SENSOR_FAULT
-        if self._phase is _Phase.BETS and game.misfire_ticks and elapsed >= game.bets_ticks:
+        if self._phase is Phase.BETS and game.misfire_ticks and elapsed >= game.bets_ticks:
             warn |= WarningBit.LAUNCH_FAILED
-        if self._phase is _Phase.RIM:
+        if self._phase is Phase.RIM:
             if game.has("misfire_stuck"):
                 warn |= WarningBit.LAUNCH_FAILED
             if game.has("misspin"):
                 warn |= WarningBit.SAME_DIRECTION
-        if self._phase is _Phase.NO_MORE and game.has("no_ball"):
+        if self._phase is Phase.NO_MORE and game.has("no_ball"):
             warn |= WarningBit.BALL_NOT_SENSED
         return warn
 

@@ -31,24 +31,24 @@ TICK: Final = 0.5
 
 # Phase lengths in ticks at any speed (speed only shrinks the tick). Chosen from the real capture
 # and the brief: state 1 ≈ 2 s, 2 ≈ 8 s, 3 ≈ 7 s, 4 ≈ 5 s, 5 ≈ 2 s.
-_BOOT_TICKS: Final = 2
-_IDLE_TICKS: Final = 4
-_BETS_TICKS: Final = 16
-_RIM_TICKS: Final = 14
-_NO_MORE_TICKS: Final = 10
-_RESULT_TICKS: Final = 4
-_MISSPIN_RESTART_TICKS: Final = 20  # the wheel restarts itself 10 s after an unacknowledged misspin
-_NO_BALL_STOP_TICKS: Final = 150  # the guide: "the wheel stops by itself after 75 s"
-_MID_GAME_TICK: Final = 2  # mid-game faults fire 1 s into state 3, when bets are still open
-_SELF_TEST_SECONDS: Final = 3.0
-_STALE_LIMIT: Final = 1 << 22  # bytes (~40 h of status lines) not collected by advance(): a cap
+BOOT_TICKS: Final = 2
+IDLE_TICKS: Final = 4
+BETS_TICKS: Final = 16
+RIM_TICKS: Final = 14
+NO_MORE_TICKS: Final = 10
+RESULT_TICKS: Final = 4
+MISSPIN_RESTART_TICKS: Final = 20  # the wheel restarts itself 10 s after an unacknowledged misspin
+NO_BALL_STOP_TICKS: Final = 150  # the guide: "the wheel stops by itself after 75 s"
+MID_GAME_TICK: Final = 2  # mid-game faults fire 1 s into state 3, when bets are still open
+SELF_TEST_SECONDS: Final = 3.0
+STALE_LIMIT: Final = 1 << 22  # bytes (~40 h of status lines) not collected by advance(): a cap
 # so that a caller who only ever calls receive() does not grow memory without bound
 
-_RPM_MIN: Final = 140
-_RPM_MAX: Final = 175
+RPM_MIN: Final = 140
+RPM_MAX: Final = 175
 
 
-class _Phase(Enum):
+class Phase(Enum):
     """Controller phases; the value is the state reported on the wire."""
 
     BOOT = (6, "boot")  # powered up but still silent, as the guide says of a real power-up
@@ -64,14 +64,14 @@ class _Phase(Enum):
         return self.value[0]
 
 
-_Reply = list[Message] | bytes | None
+HandlerReply = list[Message] | bytes | None
 """What a command handler returns: messages to encode, raw bytes, or None (ignored command)."""
 
-_GAME_PHASES: Final = frozenset({_Phase.BETS, _Phase.RIM, _Phase.NO_MORE, _Phase.RESULT})
+GAME_PHASES: Final = frozenset({Phase.BETS, Phase.RIM, Phase.NO_MORE, Phase.RESULT})
 
 
 @dataclass
-class _Game:
+class GamePlan:
     """One game's plan, drawn when it enters state 2."""
 
     number: int
@@ -91,7 +91,7 @@ class _Game:
         return self.faults[kind].number
 
 
-def _check_arguments(
+def check_arguments(
     *,
     speed: float,
     mode: int,
@@ -117,7 +117,7 @@ def _check_arguments(
     check_unique(faults)
 
 
-def _to_number(value: int | str, pockets: int) -> Number:
+def to_number(value: int | str, pockets: int) -> Number:
     """A scripted result as the wheel's number type; ``ValueError`` if the wheel has no such."""
     if isinstance(value, str):
         text = value.strip()
@@ -133,12 +133,12 @@ def _to_number(value: int | str, pockets: int) -> Number:
     return value
 
 
-def _next_pocket(number: Number) -> int:
+def next_pocket(number: Number) -> int:
     """The default wrong number of a ``result_mismatch``: the next pocket up, 36 → 0."""
     return 1 if number == "00" else (number + 1) % 37
 
 
-def _garbage(rng: random.Random) -> bytes:
+def line_noise(rng: random.Random) -> bytes:
     """Line noise: binary bytes with a NUL or 0xFF, then a lone ``*`` (a false packet start).
 
     Digits, CR and LF are left out so that no piece of noise can pass for a bare number.
@@ -148,7 +148,7 @@ def _garbage(rng: random.Random) -> bytes:
     return bytes([rng.choice((0x00, 0xFF))]) + body + b"*"
 
 
-def _chi2_cdf(x: float, dof: int) -> float:
+def chi2_cdf(x: float, dof: int) -> float:
     """Chi-square CDF via the regularised lower incomplete gamma series (no SciPy needed)."""
     a, half = dof / 2, x / 2
     if half <= 0:

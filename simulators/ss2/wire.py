@@ -27,15 +27,15 @@ from tablectl.drivers.ss2.protocol import (
 )
 from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.ss2.phases import (
-    _IDLE_TICKS,
-    _SELF_TEST_SECONDS,
-    _STALE_LIMIT,
+    IDLE_TICKS,
     MODE_HOST_START,
-    _chi2_cdf,
-    _Game,
-    _garbage,
-    _Phase,
-    _Reply,
+    SELF_TEST_SECONDS,
+    STALE_LIMIT,
+    GamePlan,
+    HandlerReply,
+    Phase,
+    chi2_cdf,
+    line_noise,
 )
 
 __all__ = ["HostPort"]
@@ -53,9 +53,9 @@ class HostPort:
     _decoder: CommandDecoder
     _origin: float | None
     _outbox: Outbox
-    _phase: _Phase
+    _phase: Phase
     _length: int | None
-    _game: _Game | None
+    _game: GamePlan | None
     _angle: float
     _sensor_stream: bool
     _status_on: bool
@@ -67,7 +67,7 @@ class HostPort:
     _silent_until: float
     _clock_offset: timedelta
     _params: dict[str, str]
-    _handlers: dict[str, Callable[[str, float], _Reply]]
+    _handlers: dict[str, Callable[[str, float], HandlerReply]]
 
     if TYPE_CHECKING:  # the model's own, which the handlers call
 
@@ -75,7 +75,7 @@ class HostPort:
         def _run_until(self, now: float) -> None: ...
         def _schedule(self, at: float, kind: str, arg: int = 0) -> None: ...
         def _cancel(self, kind: str) -> None: ...
-        def _enter(self, phase: _Phase, length: int | None) -> None: ...
+        def _enter(self, phase: Phase, length: int | None) -> None: ...
         def _abort(self) -> None: ...
         def _start_game(self, t: float) -> None: ...
         def _status(self) -> Status: ...
@@ -108,7 +108,7 @@ class HostPort:
 
     def _emit(self, at: float, message: Message) -> None:
         """Queue one line, applying this game's wire faults (disconnect, garbage, split)."""
-        if self.link_down(at) or self._outbox.size > _STALE_LIMIT:
+        if self.link_down(at) or self._outbox.size > STALE_LIMIT:
             return
         data = encode_message(message)
         game = self._game
@@ -122,7 +122,7 @@ class HostPort:
             and (not game.garbage_sent or rng.random() < 0.25)
         ):
             game.garbage_sent = True
-            self._outbox.append(Chunk(at, _garbage(rng), partial=game.has("split")))
+            self._outbox.append(Chunk(at, line_noise(rng), partial=game.has("split")))
         if game is not None and game.has("split"):
             self._outbox.append_split(at, data, rng)
             return
@@ -140,50 +140,50 @@ class HostPort:
             return result
         return b"".join(encode_message(m) for m in result)
 
-    def _cmd_power(self, arg: str, now: float) -> _Reply:
+    def _cmd_power(self, arg: str, now: float) -> HandlerReply:
         if arg == "0":
             self._abort()
-            self._enter(_Phase.CLOSED, None)
+            self._enter(Phase.CLOSED, None)
         elif arg == "1":
             if self._phase.state == 6:
                 self._fault_code = None
-                self._enter(_Phase.IDLE, _IDLE_TICKS)
+                self._enter(Phase.IDLE, IDLE_TICKS)
         else:
             return None
         return [Reply("P", "OK")]
 
-    def _cmd_restart(self, arg: str, now: float) -> _Reply:
+    def _cmd_restart(self, arg: str, now: float) -> HandlerReply:
         self._fault_code = None
         self._abort()
-        self._enter(_Phase.IDLE, _IDLE_TICKS)
+        self._enter(Phase.IDLE, IDLE_TICKS)
         return [Reply("R", "OK")]
 
-    def _cmd_short_version(self, arg: str, now: float) -> _Reply:
+    def _cmd_short_version(self, arg: str, now: float) -> HandlerReply:
         return [Reply("S", "1.22")]
 
-    def _cmd_version(self, arg: str, now: float) -> _Reply:
+    def _cmd_version(self, arg: str, now: float) -> HandlerReply:
         return [Reply("V", "SS2 controller V1.22 (tablectl simulator)")]
 
-    def _cmd_identify(self, arg: str, now: float) -> _Reply:
+    def _cmd_identify(self, arg: str, now: float) -> HandlerReply:
         return [Reply("K", "OK" if self._host_start(now) else "CAM")]
 
-    def _cmd_start(self, arg: str, now: float) -> _Reply:
+    def _cmd_start(self, arg: str, now: float) -> HandlerReply:
         if arg not in ("0", "1"):
             return None
         if arg == "1":
             self._host_start(now)
         return [Reply("u", "OK")]
 
-    def _cmd_poll(self, arg: str, now: float) -> _Reply:
+    def _cmd_poll(self, arg: str, now: float) -> HandlerReply:
         return [self._status()]
 
-    def _cmd_sensor_stream(self, arg: str, now: float) -> _Reply:
+    def _cmd_sensor_stream(self, arg: str, now: float) -> HandlerReply:
         if arg not in ("0", "4"):
             return None
         self._sensor_stream = arg == "4"
         return [Reply("I", "OK")]
 
-    def _cmd_mode(self, arg: str, now: float) -> _Reply:
+    def _cmd_mode(self, arg: str, now: float) -> HandlerReply:
         if not arg.isdigit() or int(arg) > 0xFFFF:
             return None
         self._mode = int(arg)
@@ -192,14 +192,14 @@ class HostPort:
             and self._length is None
             and self._phase
             in (
-                _Phase.IDLE,
-                _Phase.RESULT,
+                Phase.IDLE,
+                Phase.RESULT,
             )
         ):
             self._length = 0  # was holding for a host start: carry on at the next tick
         return [Reply("o", str(self._mode))]
 
-    def _cmd_status_protocol(self, arg: str, now: float) -> _Reply:
+    def _cmd_status_protocol(self, arg: str, now: float) -> HandlerReply:
         if arg not in ("0", "1"):
             return None
         self._status_on = arg == "1"
@@ -207,29 +207,29 @@ class HostPort:
 
     def _statistics_ready(self) -> bool:
         """``*w``, ``*W``, ``*M`` answer only between games (states 5 and 6)."""
-        return self._phase in (_Phase.RESULT, _Phase.CLOSED)
+        return self._phase in (Phase.RESULT, Phase.CLOSED)
 
-    def _cmd_chi_square(self, arg: str, now: float) -> _Reply:
+    def _cmd_chi_square(self, arg: str, now: float) -> HandlerReply:
         return [self._chi_square() if self._statistics_ready() else Reply("w", "BUSY")]
 
-    def _cmd_number_table(self, arg: str, now: float) -> _Reply:
+    def _cmd_number_table(self, arg: str, now: float) -> HandlerReply:
         if not self._statistics_ready():
             return [Reply("W", "BUSY")]
         return [Reply("W", f"{n} {c}") for n, c in self._number_counts()]
 
-    def _cmd_misfire_table(self, arg: str, now: float) -> _Reply:
+    def _cmd_misfire_table(self, arg: str, now: float) -> HandlerReply:
         if not self._statistics_ready():
             return [Reply("M", "BUSY")]
         return [Reply("M", f"{self._misfires} {self._launches}")]
 
-    def _cmd_self_test(self, arg: str, now: float) -> _Reply:
-        if self._phase is not _Phase.CLOSED:
+    def _cmd_self_test(self, arg: str, now: float) -> HandlerReply:
+        if self._phase is not Phase.CLOSED:
             return [Reply("F", "BUSY")]
         self._cancel("self_test")
-        self._schedule(now + _SELF_TEST_SECONDS / self._speed, "self_test")
+        self._schedule(now + SELF_TEST_SECONDS / self._speed, "self_test")
         return b""  # the results come later, as *F lines
 
-    def _cmd_encoder(self, arg: str, now: float) -> _Reply:
+    def _cmd_encoder(self, arg: str, now: float) -> HandlerReply:
         return [Reply("A", str(int(self._angle * 4096) % 4096))]
 
     def _host_spoke(self) -> None:
@@ -237,18 +237,18 @@ class HostPort:
         if not self._awaiting_host:
             return
         self._awaiting_host = False
-        held = self._length is None and self._phase in (_Phase.IDLE, _Phase.RESULT)
+        held = self._length is None and self._phase in (Phase.IDLE, Phase.RESULT)
         if held and not self._mode & MODE_HOST_START:
             self._length = 0
 
     def _host_start(self, now: float) -> bool:
         """``*K`` / ``*u 1`` in host-start mode while idle (state 1 or 5): start a game."""
-        if not self._mode & MODE_HOST_START or self._phase not in (_Phase.IDLE, _Phase.RESULT):
+        if not self._mode & MODE_HOST_START or self._phase not in (Phase.IDLE, Phase.RESULT):
             return False
         self._start_game(now)
         return True
 
-    def _cmd_setup(self, arg: str, now: float) -> _Reply:
+    def _cmd_setup(self, arg: str, now: float) -> HandlerReply:
         """``*T``: lower-case letter + value sets, upper-case letter queries, ``f`` persists."""
         parts = arg.split()
         if not parts:
@@ -274,7 +274,7 @@ class HostPort:
             datetime(2024, 1, 1) + self._clock_offset + elapsed
         )  # the wheel's RTC is naive local time
 
-    def _cmd_clock(self, arg: str, now: float) -> _Reply:
+    def _cmd_clock(self, arg: str, now: float) -> HandlerReply:
         """``*d g`` reads the wheel's clock (wheel time runs ``speed`` times faster); ``*d s``."""
         parts = arg.split()
         current = self._clock(now)
@@ -309,7 +309,7 @@ class HostPort:
             return ChiSquare(0.0, 0.0)
         expected = total / self._pockets
         chi = sum((c - expected) ** 2 / expected for _, c in self._number_counts())
-        return ChiSquare(round(chi, 2), round(100 * _chi2_cdf(chi, self._pockets - 1), 1))
+        return ChiSquare(round(chi, 2), round(100 * chi2_cdf(chi, self._pockets - 1), 1))
 
     def _self_test_codes(self) -> list[int]:
         codes = [self._fault_code] if self._fault_code is not None else []

@@ -45,8 +45,10 @@ from tablectl.controller.journal.files import (
 from tablectl.controller.journal.records import (
     GENESIS_HASH,
     SCHEMA,
+    JournalRecord,
     canonical_json,
     loads_record,
+    read_record,
     record_hash,
 )
 from tablectl.controller.journal.retention import (
@@ -78,6 +80,7 @@ __all__ = [
     "FileSummary",
     "Journal",
     "JournalIntegrityError",
+    "JournalRecord",
     "KeyedAnchors",
     "KeyedEvidenceError",
     "add_verify_arguments",
@@ -94,6 +97,7 @@ __all__ = [
     "looks_rotated",
     "parse_ts",
     "prune",
+    "read_record",
     "read_retired",
     "read_seal",
     "record_hash",

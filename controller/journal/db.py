@@ -21,7 +21,7 @@ from tablectl.controller.core.errors import JournalError
 from tablectl.controller.journal.anchors import ANCHOR
 from tablectl.controller.journal.errors import JournalIntegrityError
 from tablectl.controller.journal.files import wal_path
-from tablectl.controller.journal.records import HEX64, loads_record
+from tablectl.controller.journal.records import HEX64, JournalRecord, read_record
 
 __all__ = [
     "APPLICATION_ID",
@@ -293,7 +293,7 @@ def read_only(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[
         conn.close()
 
 
-def file_records(path: Path, after: int) -> Iterator[dict[str, Any]]:
+def file_records(path: Path, after: int) -> Iterator[JournalRecord]:
     """The records of file ``path`` with ``seq > after``, in order (paged, read-only)."""
     conn = connect_read_only(path)
     try:
@@ -308,7 +308,7 @@ def file_records(path: Path, after: int) -> Iterator[dict[str, Any]]:
                     f"{path}: cannot read journal: {describe_read_error(exc)}"
                 ) from None
             for seq, body in rows:
-                yield loads_record(body, int(seq))
+                yield read_record(body, int(seq))
             if len(rows) < PAGE:
                 return
             after = int(rows[-1][0])

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from tablectl.controller.core.errors import JournalError
 from tablectl.controller.journal.db import rollback
-from tablectl.controller.journal.records import loads_record
+from tablectl.controller.journal.records import JournalRecord, read_record
 
 __all__ = [
     "FullSyncLostError",
@@ -33,7 +32,7 @@ class FullSyncLostError(JournalError):
     again (a record would not be fsync'd)."""
 
 
-def unpublished(conn: sqlite3.Connection, path: Path, limit: int) -> list[dict[str, Any]]:
+def unpublished(conn: sqlite3.Connection, path: Path, limit: int) -> list[JournalRecord]:
     """The oldest ``limit`` records not yet acknowledged by the broker, in ``seq`` order."""
     try:
         rows = [
@@ -44,7 +43,7 @@ def unpublished(conn: sqlite3.Connection, path: Path, limit: int) -> list[dict[s
         ]
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read journal: {exc}") from None
-    return [loads_record(body, seq) for seq, body in rows]
+    return [read_record(body, seq) for seq, body in rows]
 
 
 def unpublished_payloads(

@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalRecordError
@@ -25,12 +26,15 @@ __all__ = [
     "GENESIS_HASH",
     "HEX64",
     "SCHEMA",
+    "JournalRecord",
     "Row",
     "canonical_json",
     "chain_record",
     "loads_record",
     "prepare_record",
+    "read_record",
     "record_hash",
+    "stored_record",
 ]
 
 SCHEMA = 1
@@ -49,12 +53,79 @@ Row = tuple[int, str, str, str, str, str]
 """An ``INSERT INTO records`` row: ``seq, ts, type, body, prev_hash, hash``."""
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class JournalRecord(Mapping[str, Any]):
+    """One journaled record: the chain's envelope typed, the record's own fields beside it.
+
+    Why a type: records cross the journal, the outbox, the runner, recovery, checkpoints, metrics
+    and export. What every one of them relies on — ``seq``, ``ts``, ``type`` and the chain's
+    hashes — is checked once, where the record leaves the journal (:func:`stored_record`), and
+    read as attributes after that. The rest of a record is what its writer put there (an
+    event's card, an outcome's result), different per type, so it stays a mapping: ``fields``
+    holds the whole hashed object, envelope included, exactly as stored and published, and the
+    record reads as that (read-only) mapping too, equal to a dict with the same items.
+    """
+
+    seq: int
+    ts: str
+    type: str
+    prev_hash: str
+    hash: str
+    fields: Mapping[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A copy of the whole record, as published (for JSON output and callers that edit)."""
+        return dict(self.fields)
+
+
+def stored_record(fields: dict[str, Any], seq: int) -> JournalRecord:
+    """``fields``, the record chained as ``seq``, as a :class:`JournalRecord`.
+
+    Raises:
+        ChainBrokenError: its ``seq`` is not ``seq``, or an envelope key is missing or not a
+            string (naming ``seq``).
+    """
+    if fields.get("seq") != seq:
+        raise ChainBrokenError(seq, f"record's own 'seq' is {fields.get('seq')!r}")
+    for key in ("ts", "type", "prev_hash", "hash"):
+        if not isinstance(fields.get(key), str):
+            raise ChainBrokenError(seq, f"record's {key!r} is not a string: {fields.get(key)!r}")
+    return JournalRecord(
+        seq=seq,
+        ts=fields["ts"],
+        type=fields["type"],
+        prev_hash=fields["prev_hash"],
+        hash=fields["hash"],
+        fields=fields,
+    )
+
+
+def read_record(body: str, seq: int) -> JournalRecord:
+    """A stored body as a :class:`JournalRecord` (:func:`loads_record`, then the envelope).
+
+    Raises:
+        ChainBrokenError: the body is not a JSON object or its envelope is malformed.
+    """
+    return stored_record(loads_record(body, seq), seq)
+
+
 def canonical_json(obj: Mapping[str, Any]) -> str:
     """The one serialization that is hashed, stored and published.
 
     Sorted keys and no whitespace make it reproducible byte for byte; ``ensure_ascii=False``
     keeps it UTF-8 as published; NaN/Infinity are refused because they are not JSON.
     """
+    if not isinstance(obj, dict):  # a JournalRecord or another mapping: json encodes dicts
+        obj = dict(obj)
     return json.dumps(
         obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )

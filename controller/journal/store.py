@@ -48,10 +48,12 @@ from tablectl.controller.journal.files import Archive, archive_path, list_archiv
 from tablectl.controller.journal.live import LiveFile
 from tablectl.controller.journal.records import (
     SCHEMA,
+    JournalRecord,
     Row,
     chain_record,
-    loads_record,
     prepare_record,
+    read_record,
+    stored_record,
 )
 from tablectl.controller.journal.retention import prune as prune_rotated
 from tablectl.controller.journal.verify import verify_conn
@@ -186,7 +188,7 @@ class Journal:
         with self._lock:
             return list(self._archives)
 
-    def append(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def append(self, records: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
         """Append a batch in one transaction (one fsync) and return the stored records.
 
         Each input needs ``type`` and ``ts`` (ISO string, the caller's clock). The journal adds
@@ -208,21 +210,21 @@ class Journal:
             if self._rotation_due(prepared[0]):
                 self._rotate_locked()
             seq, prev = self._live.last_seq, self._live.last_hash
-            stored: list[dict[str, Any]] = []
+            stored: list[JournalRecord] = []
             rows: list[Row] = []
             for rec in prepared:
                 seq += 1
                 rows.append(chain_record(rec, seq, prev))
                 prev = rows[-1][5]
-                stored.append(rec)
+                stored.append(stored_record(rec, seq))
             # The anchor's whole per-record cost: this counter check (R13/R15 keyed evidence).
             anchored = (
                 self._anchors is not None and self._unanchored + len(rows) >= self._anchors.every
             )
             if anchored:
-                seq, prev = seq + 1, self._anchor_row(rows, seq, prev, stored[-1]["ts"])
+                seq, prev = seq + 1, self._anchor_row(rows, seq, prev, stored[-1].ts)
             self._live.insert(rows, f"{len(rows)} record(s)")
-            self._advance(seq, prev, stored[0]["ts"], stored[-1]["ts"])
+            self._advance(seq, prev, stored[0].ts, stored[-1].ts)
             if anchored:
                 self._unanchored, self._unanchored_seen = 0, None
             else:
@@ -247,7 +249,7 @@ class Journal:
         """Whether this journal writes keyed evidence (anchors, seal macs)."""
         return self._anchors is not None
 
-    def anchor(self, ts: str) -> dict[str, Any] | None:
+    def anchor(self, ts: str) -> JournalRecord | None:
         """Journal an anchor over the newest record now (its own transaction, one fsync).
 
         ``ts`` is the caller's clock, as for every record. Returns the stored anchor, or
@@ -266,9 +268,9 @@ class Journal:
             self._live.insert(rows, "an anchor")
             self._advance(rows[0][0], new_hash, ts, ts)
             self._unanchored, self._unanchored_seen = 0, None
-            return loads_record(rows[0][3], rows[0][0])
+            return read_record(rows[0][3], rows[0][0])
 
-    def anchor_if_due(self, now: float, ts: str) -> dict[str, Any] | None:
+    def anchor_if_due(self, now: float, ts: str) -> JournalRecord | None:
         """The time-based anchor: journal one once records have waited ``anchors.seconds``.
 
         Called periodically by a timer (``tablectl.controller.service.app``) with its own clock
@@ -385,7 +387,7 @@ class Journal:
 
     # -- outbox ----------------------------------------------------------------------------
 
-    def unpublished(self, limit: int = 100) -> list[dict[str, Any]]:
+    def unpublished(self, limit: int = 100) -> list[JournalRecord]:
         """The oldest ``limit`` records not yet acknowledged by the broker, in ``seq`` order."""
         with self._lock:
             self._check_open()
@@ -429,7 +431,7 @@ class Journal:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def records(self, since_seq: int = 0) -> Iterator[dict[str, Any]]:
+    def records(self, since_seq: int = 0) -> Iterator[JournalRecord]:
         """Records with ``seq > since_seq`` in order (paged, so safe on a long journal).
 
         Reads the rotated files still on disk first, then the live file, so a caller (recovery)
@@ -448,7 +450,7 @@ class Journal:
                     continue
                 for record in file_records(older[0].path, after):
                     yield record
-                    after = int(record["seq"])
+                    after = record.seq
                 after = max(after, older[0].last_seq)
                 continue
             rows = self._query(
@@ -456,7 +458,7 @@ class Journal:
                 (after, PAGE),
             )
             for seq, body in rows:
-                yield loads_record(body, seq)
+                yield read_record(body, seq)
             if len(rows) < PAGE:
                 with self._lock:
                     rotated = self._live.anchor_seq + 1 != live_first
@@ -465,16 +467,16 @@ class Journal:
             if rows:
                 after = rows[-1][0]
 
-    def last_record_of_type(self, type: str) -> dict[str, Any] | None:
+    def last_record_of_type(self, type: str) -> JournalRecord | None:
         """The newest record of ``type`` (e.g. the last ``round_open`` to restore counters)."""
         sql = "SELECT seq, body FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1"
         rows = self._query(sql, (type,))
         if rows:
-            return loads_record(rows[0][1], rows[0][0])
+            return read_record(rows[0][1], rows[0][0])
         for archive in reversed(self.archives):
             found = read_only(archive.path, sql, (type,))
             if found:
-                return loads_record(str(found[0][1]), int(found[0][0]))
+                return read_record(str(found[0][1]), int(found[0][0]))
         return None
 
     def verify(self) -> int:

@@ -24,6 +24,7 @@ import structlog
 
 from tablectl.controller.config import SecurityConfig, TableConfig
 from tablectl.controller.core.time import parse_ts_seconds
+from tablectl.controller.journal import JournalRecord
 from tablectl.controller.mqtt.security import client_security, signing_bytes
 from tablectl.controller.secrets import read_key_file
 
@@ -186,16 +187,16 @@ class CommandAuthority:
         self._nonces[nonce] = until
         self._nonces.move_to_end(nonce)
 
-    def seed(self, records: Iterable[Mapping[str, Any]], now: float) -> None:
+    def seed(self, records: Iterable[JournalRecord], now: float) -> None:
         """Remember the nonces of accepted ``command`` records still inside the window.
 
         Called once after a restart with the journal's recent records, so a command accepted
         just before a crash cannot be replayed just after it.
         """
         for record in records:
-            if record.get("type") != "command" or record.get("accepted") is not True:
+            if record.type != "command" or record.get("accepted") is not True:
                 continue
-            nonce, at = record.get("nonce"), parse_ts_seconds(record.get("ts"))
+            nonce, at = record.get("nonce"), parse_ts_seconds(record.ts)
             if isinstance(nonce, str) and at is not None and at + 2 * self.max_age > now:
                 self._remember(nonce, at + 2 * self.max_age)
         self._prune(now)

@@ -429,7 +429,7 @@ class Publisher:
                 continue
             record = self._journal.last_record_of_type(kind)
             if record is not None:
-                await client.publish(topic, canonical_json(record), qos=1, retain=True)
+                await client.publish(topic, canonical_json(record.fields), qos=1, retain=True)
 
     async def _publish_slots(self, client: aiomqtt.Client) -> None:
         out = self._out

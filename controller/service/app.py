@@ -21,7 +21,7 @@ from tablectl.controller.config import TableConfig, device_error, validate_devic
 from tablectl.controller.core.errors import ConfigError, JournalError
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine, build_engine
-from tablectl.controller.journal import Journal, KeyedAnchors
+from tablectl.controller.journal import Journal, JournalRecord, KeyedAnchors
 from tablectl.controller.mqtt.authority import (
     authority_for,
     describe_security,
@@ -213,7 +213,7 @@ async def open_table(
     config: TableConfig,
     *,
     broker: tuple[str, int] | None = None,
-    listeners: Sequence[Callable[[Mapping[str, Any]], None]] = (),
+    listeners: Sequence[Callable[[JournalRecord], None]] = (),
     trace: TraceHook | None = None,
     driver_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AsyncIterator[TableApp]:
@@ -323,7 +323,7 @@ class _Readiness:
     def __init__(self) -> None:
         self._reported: set[str] = set()
 
-    def on_record(self, record: Mapping[str, Any]) -> None:
+    def on_record(self, record: JournalRecord) -> None:
         device = record.get("device")
         if isinstance(device, str):
             self._reported.add(device)
@@ -385,7 +385,7 @@ async def serve_table(
                 )
                 broker = (embedded.host, embedded.port)
             readiness = _Readiness()
-            listeners: list[Callable[[Mapping[str, Any]], None]] = [readiness.on_record]
+            listeners: list[Callable[[JournalRecord], None]] = [readiness.on_record]
             if metrics is not None:
                 listeners.append(metrics.on_record)
             app = await stack.enter_async_context(

@@ -19,6 +19,7 @@ import structlog
 from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.errors import JournalError
 from tablectl.controller.core.events import BetsClosed, RoundOpen, TableEvent
+from tablectl.controller.journal import JournalRecord
 
 __all__ = ["BettingConfig", "BettingTimer"]
 
@@ -37,7 +38,7 @@ class BettingTimer:
         self,
         config: BettingConfig,
         snapshot: Callable[[], Mapping[str, Any]],
-        submit: Callable[[TableEvent], asyncio.Future[list[dict[str, Any]]]],
+        submit: Callable[[TableEvent], asyncio.Future[list[JournalRecord]]],
         *,
         tick: float = 0.1,
     ) -> None:

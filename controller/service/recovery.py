@@ -55,7 +55,7 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
 from tablectl.controller.core.time import parse_ts_seconds
-from tablectl.controller.journal.anchors import ANCHOR
+from tablectl.controller.journal import ANCHOR, JournalRecord
 
 __all__ = [
     "CARD_OUTAGE_LIMIT",
@@ -113,15 +113,15 @@ class JournalScan:
     """Wheel spin number of the round in play, when a journaled record told it."""
     _round: str | None = field(default=None, repr=False)
 
-    def record(self, record: Mapping[str, Any], current_round: str | None) -> None:
+    def record(self, record: JournalRecord, current_round: str | None) -> None:
         """One journal record, with the engine's round in play after applying it (if it is an
         event). A change of round forgets the spin: spin numbers are per round. Keyed anchors
         are skipped: the journal's own bookkeeping, which may follow a ``power_off``."""
-        kind = record.get("type")
+        kind = record.type
         if kind == ANCHOR:
             return
-        self.last_type = kind if isinstance(kind, str) else None
-        ts = parse_ts_seconds(record.get("ts"))
+        self.last_type = kind
+        ts = parse_ts_seconds(record.ts)
         if ts is not None:
             self.last_ts = ts
         if kind == POWER_ON:

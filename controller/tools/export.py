@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,7 +38,7 @@ from tablectl.controller.core.outcomes import Outcome
 from tablectl.controller.core.time import parse_moment, parse_ts
 from tablectl.controller.engines import Engine, build_engine
 from tablectl.controller.engines.replay import ReplayReport, replay_lines
-from tablectl.controller.journal import canonical_json
+from tablectl.controller.journal import JournalRecord, canonical_json
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 
 __all__ = [
@@ -60,7 +60,7 @@ class ExportedRange:
     """What an export wrote: the events, and the records (conclusions included) they span."""
 
     events: list[dict[str, Any]]
-    records: list[dict[str, Any]]
+    records: list[JournalRecord]
     """Every journal record from the first exported event to the last record concerned (for a
     round: its outcome), as stored."""
     reproduced: bool | None = None
@@ -68,9 +68,9 @@ class ExportedRange:
     (``None``: not checked, no engine given)."""
 
 
-def to_event_line(record: dict[str, Any]) -> dict[str, Any]:
+def to_event_line(record: JournalRecord) -> dict[str, Any]:
     """A journaled event record → the normalized event (with ``seq``) that replay reads."""
-    return {k: v for k, v in record.items() if k not in JOURNAL_FIELDS}
+    return {k: v for k, v in record.fields.items() if k not in JOURNAL_FIELDS}
 
 
 _DECIDING_WINDOW = 1024
@@ -78,8 +78,8 @@ _DECIDING_WINDOW = 1024
 256 events before their conclusions, so the event is well within this."""
 
 
-def _is_event(record: dict[str, Any]) -> bool:
-    return record.get("type") in EVENT_TYPES
+def _is_event(record: JournalRecord) -> bool:
+    return record.type in EVENT_TYPES
 
 
 def export_round(
@@ -116,16 +116,16 @@ def export_round(
     deciding = _deciding_event(reader, outcome)
     opening = None
     if deciding is not None:
-        for record in reader.backwards(int(deciding["seq"])):
-            if record.get("type") == "round_open":
+        for record in reader.backwards(deciding.seq):
+            if record.type == "round_open":
                 opening = record
                 break
     if deciding is None or opening is None:
         raise ExportError(f"round {round_id!r}: no round_open before its outcome in the journal")
-    default, starts = _candidate_starts(reader, round_id, int(opening["seq"]), int(deciding["seq"]))
+    default, starts = _candidate_starts(reader, round_id, opening.seq, deciding.seq)
     if engine_factory is None:
         return _range(reader, outcome, opening, deciding, default)
-    expected = {k: v for k, v in outcome.items() if k not in _NOT_IN_PAYLOAD}
+    expected = {k: v for k, v in outcome.fields.items() if k not in _NOT_IN_PAYLOAD}
     attempt = None
     for start in starts:
         attempt = _range(reader, outcome, opening, deciding, start)
@@ -146,31 +146,25 @@ outcome (more than a shoe's coups)."""
 
 def _range(
     reader: JournalReader,
-    outcome: dict[str, Any],
-    opening: dict[str, Any],
-    deciding: dict[str, Any],
+    outcome: JournalRecord,
+    opening: JournalRecord,
+    deciding: JournalRecord,
     start: int,
 ) -> ExportedRange:
-    records = list(reader.records(start, int(outcome["seq"])))
-    events = [
-        to_event_line(r) for r in records if _is_event(r) and int(r["seq"]) <= int(deciding["seq"])
-    ]
+    records = list(reader.records(start, outcome.seq))
+    events = [to_event_line(r) for r in records if _is_event(r) and r.seq <= deciding.seq]
     # Every round_open in the export gets its round's id (ours, and earlier rounds' when the
     # export reaches back), so replay numbers the rounds as the journal did.
-    ids = {int(opening["seq"]): outcome["round"]}
+    ids = {opening.seq: outcome.get("round")}
     for record in records:
-        if record.get("type") == "outcome" and record is not records[-1]:
+        if record.type == "outcome" and record is not records[-1]:
             decided = _deciding_event(reader, record)
             opened = decided and next(
-                (
-                    r
-                    for r in reversed(records)
-                    if r.get("type") == "round_open" and int(r["seq"]) < int(decided["seq"])
-                ),
+                (r for r in reversed(records) if r.type == "round_open" and r.seq < decided.seq),
                 None,
             )
             if opened:
-                ids.setdefault(int(opened["seq"]), record.get("round"))
+                ids.setdefault(opened.seq, record.get("round"))
     for event in events:
         if event["type"] == "round_open" and event.get("round") is None and event["seq"] in ids:
             event["round"] = ids[event["seq"]]
@@ -191,11 +185,11 @@ def _candidate_starts(
     for record in reader.backwards(deciding):
         if len(found) >= _ROUNDS_BACK:
             break
-        if record.get("type") != "outcome" or record.get("round") == round_id:
+        if record.type != "outcome" or record.get("round") == round_id:
             continue
         before = _deciding_event(reader, record)
         if before is not None:
-            found.append(min(int(before["seq"]) + 1, opening))
+            found.append(min(before.seq + 1, opening))
     default = found[0] if found else opening
     candidates = list(dict.fromkeys([opening, *found, min(reader.first_seq, opening)]))
     return default, candidates
@@ -212,18 +206,18 @@ def _replays_to(
     return None
 
 
-def _deciding_event(reader: JournalReader, outcome: dict[str, Any]) -> dict[str, Any] | None:
+def _deciding_event(reader: JournalReader, outcome: JournalRecord) -> JournalRecord | None:
     """The event that led to ``outcome``: the newest event before it with its ``ts`` (an engine
     stamps a conclusion with the deciding event's time), searched within a group commit's reach,
     else the newest event before it."""
-    deciding: dict[str, Any] | None = None
-    for index, record in enumerate(reader.backwards(int(outcome["seq"]))):
+    deciding: JournalRecord | None = None
+    for index, record in enumerate(reader.backwards(outcome.seq)):
         if index >= _DECIDING_WINDOW:
             break
         if _is_event(record):
-            if deciding is None or record.get("ts") == outcome.get("ts"):
+            if deciding is None or record.ts == outcome.ts:
                 deciding = record
-            if record.get("ts") == outcome.get("ts"):
+            if record.ts == outcome.ts:
                 break
     return deciding
 
@@ -236,9 +230,9 @@ def export_time_range(
     Records whose ``ts`` is not an ISO time are left out of a time range.
     """
     events: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
+    records: list[JournalRecord] = []
     for record in reader.records():
-        moment = parse_ts(record.get("ts"))
+        moment = parse_ts(record.ts)
         inside = moment is not None and (since is None or moment >= since)
         inside = inside and (until is None or (moment is not None and moment < until))
         if inside:
@@ -256,7 +250,7 @@ def export_all(reader: JournalReader) -> ExportedRange:
     )
 
 
-def write_lines(stream: TextIO, lines: list[dict[str, Any]]) -> None:
+def write_lines(stream: TextIO, lines: Iterable[Mapping[str, Any]]) -> None:
     """One canonical JSON object per line."""
     for line in lines:
         stream.write(canonical_json(line) + "\n")
@@ -343,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
         raise ExportError("no events in that range")
     _write(args.out, exported.events)
     if args.records is not None:
-        _write(args.records, exported.records)
+        _write(args.records, [r.fields for r in exported.records])
     first, last = exported.events[0]["seq"], exported.events[-1]["seq"]
     print(f"export: {len(exported.events)} events, seq {first}-{last}", file=sys.stderr)
     if exported.reproduced is False:
@@ -361,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(path: Path | None, lines: list[dict[str, Any]]) -> None:
+def _write(path: Path | None, lines: Sequence[Mapping[str, Any]]) -> None:
     if path is None or str(path) == "-":
         write_lines(sys.stdout, lines)
         return

@@ -19,12 +19,13 @@ from typing import Any, Self
 from tablectl.controller.core.errors import ControllerError, JournalError
 from tablectl.controller.journal import (
     FileSummary,
+    JournalRecord,
     connect_read_only,
     journal_sets,
     list_archives,
     live_of,
-    loads_record,
     looks_rotated,
+    read_record,
     verify_conn,
     verify_journal_file,
 )
@@ -135,7 +136,7 @@ class JournalReader:
         except sqlite3.Error as exc:
             raise JournalError(f"{file.path}: cannot read journal: {exc}") from None
 
-    def records(self, first: int = 1, last: int | None = None) -> Iterator[dict[str, Any]]:
+    def records(self, first: int = 1, last: int | None = None) -> Iterator[JournalRecord]:
         """Records with ``first <= seq <= last`` in order, across files."""
         end = last if last is not None else 1 << 62
         for file in self._files:
@@ -150,12 +151,12 @@ class JournalReader:
                     (after, end),
                 )
                 for seq, body in rows:
-                    yield loads_record(body, int(seq))
+                    yield read_record(body, int(seq))
                 if len(rows) < 500:
                     break
                 after = int(rows[-1][0])
 
-    def backwards(self, before: int) -> Iterator[dict[str, Any]]:
+    def backwards(self, before: int) -> Iterator[JournalRecord]:
         """Records with ``seq < before``, newest first, across files."""
         for file in reversed(self._files):
             if file.first_seq >= before:
@@ -168,12 +169,12 @@ class JournalReader:
                     (upper,),
                 )
                 for seq, body in rows:
-                    yield loads_record(body, int(seq))
+                    yield read_record(body, int(seq))
                 if len(rows) < 500:
                     break
                 upper = int(rows[-1][0])
 
-    def find_outcome(self, round_id: str) -> dict[str, Any] | None:
+    def find_outcome(self, round_id: str) -> JournalRecord | None:
         """The (last) outcome record of ``round_id``."""
         for file in reversed(self._files):
             rows = self._query(
@@ -183,5 +184,5 @@ class JournalReader:
                 (round_id,),
             )
             if rows:
-                return loads_record(rows[0][1], int(rows[0][0]))
+                return read_record(rows[0][1], int(rows[0][0]))
         return None

@@ -46,6 +46,7 @@ from tablectl.controller.service.recovery import POWER_OFF, JournalScan
 from tablectl.controller.tools.cli import main
 from tablectl.controller.tools.export import export_all
 from tablectl.controller.tools.journal_reader import JournalReader
+from tests.support.records import journaled
 
 TABLE = "ROU-01"
 KEY = b"5f0c3a9e1b7d4c2a8e6f0b1d3c5a7e9f"
@@ -472,8 +473,8 @@ def test_export_leaves_anchors_out_of_the_events(tmp_path: Path) -> None:
 
 def test_an_anchor_after_power_off_is_still_a_clean_stop() -> None:
     scan = JournalScan()
-    scan.record({"type": POWER_OFF, "ts": "2026-11-30T10:00:00Z"}, None)
-    scan.record({"type": ANCHOR, "ts": "2026-11-30T10:00:01Z"}, None)
+    scan.record(journaled({"type": POWER_OFF, "ts": "2026-11-30T10:00:00Z"}), None)
+    scan.record(journaled({"type": ANCHOR, "ts": "2026-11-30T10:00:01Z"}), None)
     assert scan.previous == "power_off"
 
 

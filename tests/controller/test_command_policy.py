@@ -333,3 +333,28 @@ async def test_a_payload_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
         runner.flush_refusals(force=True)
         [record] = journal.records()
         assert record["codes"]["payload_too_large"]["first"]["bytes"] == 70_014
+
+
+@pytest.mark.parametrize(
+    ("ts", "accepted"),
+    [
+        ("2026-11-30T10:00:05", False),  # naive: which zone? refused at this edge (core.time)
+        ("30/11/2026 10:00", False),
+        ("2026-11-30T10:00:05Z", True),
+        ("2026-11-30T11:00:05+01:00", True),
+    ],
+)
+async def test_a_manual_events_time_needs_a_zone(
+    secured: TableRunner, ts: str, accepted: bool
+) -> None:
+    secured.handle(RoundOpen(ts=TS, device="wheel"))
+    fault = {"event": {"type": "fault", "device": "wheel", "code": "foreign_object", "ts": ts}}
+    reply = await _send(secured, "event", fault, "technician")
+    assert reply["ok"] is accepted, reply
+    if not accepted:
+        assert reply["code"] == "bad_request"
+        assert "with a zone" in reply["error"]
+        assert secured.latched.get("wheel", set()) == set()
+    else:
+        faults = [r for r in secured.journal.records() if r.type == "fault"]
+        assert [(f["ts"], f["manual"]) for f in faults] == [(ts, True)]

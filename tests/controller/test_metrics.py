@@ -16,7 +16,10 @@ from tablectl.controller.service.metrics import (
     MetricsServer,
     parse_listen,
 )
+from tests.support.records import journaled
 from tests.support.tables import sample, scrape
+
+TS = "2026-11-30T10:00:00.000000Z"
 
 
 class Clock:
@@ -83,7 +86,8 @@ def test_free_text_labels_are_bounded_and_escaped() -> None:
     registry = MetricsRegistry()
     table = registry.table("T1")
     for n in range(MAX_SERIES + 10):
-        table.on_record({"type": "outcome", "status": "void", "reason": f'by "pit"\n{n}'})
+        void = {"type": "outcome", "ts": TS, "status": "void", "reason": f'by "pit"\n{n}'}
+        table.on_record(journaled(void, seq=n + 1))
     body = registry.render()
     lines = [line for line in body.splitlines() if line.startswith("tablectl_outcomes_total")]
     assert len(lines) == MAX_SERIES + 1  # the rest folded into "other"
@@ -102,7 +106,7 @@ def test_parse_listen() -> None:
 
 async def test_endpoint_answers_get_head_and_refuses_the_rest() -> None:
     registry = MetricsRegistry()
-    registry.table("T1").on_record({"type": "verdict", "code": "x"})
+    registry.table("T1").on_record(journaled({"type": "verdict", "ts": TS, "code": "x"}))
     async with MetricsServer(registry, "127.0.0.1", 0) as server:
         status, body = await scrape(server.port)
         assert status == 200

@@ -38,6 +38,7 @@ from tablectl.controller.service.recovery import (
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
+from tests.support.records import journaled
 from tests.support.waiting import wait_until
 
 TS = "2026-11-30T10:00:00.000000Z"
@@ -54,22 +55,24 @@ def _wheel_round(spin: int | None, phase: str = "closed") -> Interrupted:
 def test_scan_tells_a_clean_stop_from_an_unclean_one() -> None:
     scan = JournalScan()
     assert scan.previous == "none"
-    scan.record({"type": "round_open", "ts": TS}, "T1-000001")
+    scan.record(journaled({"type": "round_open", "ts": TS}), "T1-000001")
     assert scan.previous == "unclean"
-    scan.record({"type": "power_off", "ts": TS}, "T1-000001")
+    scan.record(journaled({"type": "power_off", "ts": TS}), "T1-000001")
     assert scan.previous == "power_off"
     assert scan.last_ts == T0
 
 
 def test_scan_keeps_the_spin_of_the_round_in_play_only() -> None:
     scan = JournalScan()
-    scan.record({"type": "round_open", "ts": TS}, "T1-000001")
-    scan.record({"type": "ball_launched", "ts": TS, "spin": 7}, "T1-000001")
+    scan.record(journaled({"type": "round_open", "ts": TS}), "T1-000001")
+    scan.record(journaled({"type": "ball_launched", "ts": TS, "spin": 7}), "T1-000001")
     assert scan.spin == 7
-    scan.record({"type": "outcome", "ts": TS}, None)
-    scan.record({"type": "round_open", "ts": TS}, "T1-000002")
+    scan.record(journaled({"type": "outcome", "ts": TS}), None)
+    scan.record(journaled({"type": "round_open", "ts": TS}), "T1-000002")
     assert scan.spin is None  # a new round: its spin is not known yet
-    scan.record({"type": "round_resumed", "ts": TS, "round": "T1-000001", "spin": 9}, "T1-000002")
+    scan.record(
+        journaled({"type": "round_resumed", "ts": TS, "round": "T1-000001", "spin": 9}), "T1-000002"
+    )
     assert scan.spin is None  # another round's confirmation
 
 

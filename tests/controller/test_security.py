@@ -31,6 +31,7 @@ from tablectl.controller.mqtt.authority import (
 from tablectl.controller.mqtt.security import client_security, connect_failure_hint, sign_command
 from tablectl.controller.secrets import read_key_file, read_password_file
 from tablectl.controller.service.runner import TableRunner
+from tests.support.records import journaled
 from tests.support.tls import Pki, find_openssl, make_pki
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
@@ -168,7 +169,10 @@ def test_seeding_from_the_journal_keeps_recent_nonces_spent() -> None:
     request = _signed("void", {"reason": "x"}, nonce="n-before-crash")
     record = {"type": "command", "ts": TS, "accepted": True, "nonce": "n-before-crash"}
     old = {"type": "command", "ts": "2026-11-30T09:00:00Z", "accepted": True, "nonce": "old-one"}
-    authority.seed([record, old, {"type": "card"}], NOW.timestamp() + 1)
+    card = {"type": "card", "ts": TS, "card": "KH"}
+    authority.seed(
+        [journaled(r, seq=n) for n, r in enumerate([record, old, card], 1)], NOW.timestamp() + 1
+    )
     assert authority.seeded
     verdict = authority.check("void", request, NOW.timestamp() + 1)
     assert verdict.reason == "replayed command: nonce already used"
@@ -389,7 +393,7 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
     assert commands[0]["seq"] == reply["command_seq"] < void["seq"] == reply["seq"]
     assert (void["by"], void["manual"]) == ("FM-0042", True)
     # Never the secret or the signature.
-    journal_text = json.dumps(records)
+    journal_text = json.dumps([r.as_dict() for r in records])
     assert signed["sig"] not in journal_text
     assert SUPERVISOR_KEY.decode() not in journal_text
     # Replaying the accepted command does nothing but count a refusal.

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tablectl.controller.journal import JournalRecord
 from tablectl.controller.service.metrics.exposition import Counts, Exposition, Histogram
 
 if TYPE_CHECKING:
@@ -93,9 +94,9 @@ class TableMetrics:
 
     # -- sources ---------------------------------------------------------------------------
 
-    def on_record(self, record: Mapping[str, Any]) -> None:
+    def on_record(self, record: JournalRecord) -> None:
         """Runner listener: called with every record right after it is journaled (cheap)."""
-        kind = str(record.get("type"))
+        kind = record.type
         self.records.inc((kind,))
         if kind == "verdict":
             self.verdicts.inc((str(record.get("code")),))
@@ -105,11 +106,9 @@ class TableMetrics:
         device = record.get("device")
         if isinstance(device, str) and device in self._devices:
             self.device_events.inc((device,))
-        seq = record.get("seq")
-        if isinstance(seq, int):
-            if len(self._journaled_at) >= _MAX_PENDING:
-                del self._journaled_at[next(iter(self._journaled_at))]
-            self._journaled_at[seq] = self._clock()
+        if len(self._journaled_at) >= _MAX_PENDING:
+            del self._journaled_at[next(iter(self._journaled_at))]
+        self._journaled_at[record.seq] = self._clock()
 
     def on_publisher(self, what: str, details: Mapping[str, Any]) -> None:
         """Publisher trace hook: PUBACK timing, outbox marks, disconnects, commands."""
@@ -152,9 +151,7 @@ class TableMetrics:
         self._devices = frozenset(d.device_id for d in drivers)
         self._publisher = publisher
         first_unpublished = journal.unpublished(1)
-        self._marked = (
-            int(first_unpublished[0]["seq"]) - 1 if first_unpublished else journal.last_seq
-        )
+        self._marked = first_unpublished[0].seq - 1 if first_unpublished else journal.last_seq
 
     def detach(self) -> None:
         """The table closed: fold its driver counters into the base and drop the references."""

@@ -25,9 +25,9 @@ import structlog
 
 from tablectl.controller.core.errors import EventFormatError, JournalError
 from tablectl.controller.core.events import FaultCleared, TableEvent, Void, parse_event
-from tablectl.controller.core.time import format_ts
+from tablectl.controller.core.time import format_ts, parse_ts
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.mqtt.authority import CommandAuthority, CommandVerdict, action_for
 from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
@@ -82,13 +82,13 @@ class CommandTable(Protocol):
     @property
     def outage(self) -> JournalOutage | None: ...
 
-    def submit(self, event: TableEvent) -> asyncio.Future[list[dict[str, Any]]]:
+    def submit(self, event: TableEvent) -> asyncio.Future[list[JournalRecord]]:
         """Queue an event; the future gets its journaled records."""
         ...
 
     def journal_records(
         self, records: list[dict[str, Any]], *, raising: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[JournalRecord]:
         """Journal the controller's own records (``[]`` when the journal refused them)."""
         ...
 
@@ -181,10 +181,8 @@ class CommandDesk:
         except (JournalError, ValueError, TimeoutError) as exc:
             error = f"not journaled: {exc or type(exc).__name__}"
             return _reply(corr, error=error, code="not_journaled")
-        outputs = [r for r in records if r.get("type") in OUTPUT_TYPES]
-        return _reply(
-            corr, ok=True, seq=records[0]["seq"], command_seq=record["seq"], outputs=outputs
-        )
+        outputs = [r.as_dict() for r in records if r.type in OUTPUT_TYPES]
+        return _reply(corr, ok=True, seq=records[0].seq, command_seq=record.seq, outputs=outputs)
 
     def _authorise(self, verb: str, request: Mapping[str, Any]) -> tuple[CommandVerdict, str]:
         """The verdict on a command that changes a round or a fault, and a refusal's code."""
@@ -270,7 +268,7 @@ class CommandDesk:
 
     def _journal_command(
         self, verb: str, request: Mapping[str, Any], verdict: CommandVerdict
-    ) -> dict[str, Any] | None:
+    ) -> JournalRecord | None:
         """Journal an accepted command's ``command`` record before it acts.
 
         Returns the stored record, or ``None`` when the journal refused it (logged: the reply
@@ -305,6 +303,11 @@ class CommandDesk:
             if not isinstance(body, dict):
                 raise EventFormatError("event needs an 'event' object (a normalized event)")
             event = parse_event({k: v for k, v in body.items() if k not in ("seq", "manual")})
+            if event.ts is not None and parse_ts(event.ts) is None:
+                # The time rule at this edge (core.time): a naive or malformed time is refused.
+                raise EventFormatError(
+                    f"event 'ts' {event.ts!r} is not an ISO 8601 time with a zone (Z or +01:00)"
+                )
             return replace(event, ts=event.ts or ts, manual=True)
         if verb == "clear_fault":
             code = request.get("code")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import structlog
+
 from tablectl.controller.core.events import TableEvent, event_to_dict
-from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport
+from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from tablectl.controller.journal import canonical_json
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "OUTPUT_TYPES",
     "clip",
     "event_record",
+    "log_conclusions",
     "output_key",
     "output_record",
 ]
@@ -24,6 +27,8 @@ OUTPUT_TYPES: Final = frozenset({"outcome", "verdict", "shoe_end"})
 
 JOURNAL_FIELDS: Final = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
 """What the journal adds to every record."""
+
+log = structlog.get_logger("tablectl.runner")
 
 _MAX_TEXT = 64
 MAX_REASON: Final = 300
@@ -59,3 +64,18 @@ def clip(text: str, limit: int = _MAX_TEXT) -> str:
     """Untrusted text made safe to journal and publish: bounded, valid UTF-8 (no surrogates)."""
     clipped = text if len(text) <= limit else text[: limit - 1] + "…"
     return clipped.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def log_conclusions(outputs: Iterable[EngineOutput]) -> None:
+    """One log line per outcome (info) and verdict (warning) the engine concluded."""
+    for output in outputs:
+        if isinstance(output, Outcome):
+            log.info(
+                "round_outcome",
+                round=output.round,
+                status=output.status,
+                reason=output.reason,
+                result=output.result,
+            )
+        elif isinstance(output, Verdict):
+            log.warning("verdict", code=output.code, round=output.round, message=output.message)

@@ -16,7 +16,7 @@ runner's journal and engine.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import structlog
@@ -25,7 +25,7 @@ from tablectl.controller.core.errors import EventFormatError
 from tablectl.controller.core.events import EVENT_TYPES, TableEvent, Void, parse_event
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.service.checkpoint import Checkpoints, RecoveryState
 from tablectl.controller.service.recovery import (
     CONTROLLER_RESTART,
@@ -58,7 +58,7 @@ class RestartTable(Protocol):
     engine: Engine
     """Replaced by a checkpoint's engine when one is loaded."""
 
-    def handle(self, event: TableEvent) -> list[dict[str, Any]]:
+    def handle(self, event: TableEvent) -> list[JournalRecord]:
         """Journal ``event``, apply the engine, journal its conclusions."""
         ...
 
@@ -68,7 +68,7 @@ class RestartTable(Protocol):
 
     def journal_records(
         self, records: list[dict[str, Any]], *, raising: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[JournalRecord]:
         """Journal the controller's own records (``[]`` when the journal refused them)."""
         ...
 
@@ -147,7 +147,7 @@ class Restart:
                 unsaved += 1
             if unsaved >= self._checkpoint_every and not pending:
                 # A long replay keeps its progress: a start killed now resumes from here.
-                self._save_checkpoint(int(record["seq"]), str(record["hash"]))
+                self._save_checkpoint(record.seq, record.hash)
                 unsaved = 0
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
@@ -159,14 +159,14 @@ class Restart:
             self.checkpoint()
         return replayed
 
-    def _replay(self, record: dict[str, Any], pending: list[tuple[str, dict[str, Any]]]) -> bool:
+    def _replay(self, record: JournalRecord, pending: list[tuple[str, dict[str, Any]]]) -> bool:
         """One journal record of :meth:`recover`; ``True`` if it was an event (applied)."""
         engine = self._table.engine
-        kind = record.get("type")
+        kind = record.type
         if kind not in EVENT_TYPES:
             self.scan.record(record, engine.current_round)
         if kind in OUTPUT_TYPES:
-            key = output_key(record)
+            key = output_key(record.fields)
             for index, (expected, _) in enumerate(pending):
                 if expected == key:
                     # Anything before it was lost to a failed write long ago (the table went
@@ -176,11 +176,11 @@ class Restart:
             return False
         if kind not in EVENT_TYPES:
             return False
-        fields = {k: v for k, v in record.items() if k not in JOURNAL_FIELDS}
+        fields = {k: v for k, v in record.fields.items() if k not in JOURNAL_FIELDS}
         try:
             event = parse_event(fields)
         except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
-            log.error("journal_event_unreadable", seq=record.get("seq"), error=str(exc))
+            log.error("journal_event_unreadable", seq=record.seq, error=str(exc))
             return False
         self._latches.track(event)
         for output in engine.apply(event):
@@ -233,7 +233,7 @@ class Restart:
         state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
         self.checkpoints.save(seq, record_hash, state)
 
-    def saw(self, records: Sequence[Mapping[str, Any]]) -> None:
+    def saw(self, records: Sequence[JournalRecord]) -> None:
         """Records journaled in play: keep :attr:`scan` as a replay would leave it, so a
         checkpoint in play is exact."""
         for record in records:
@@ -241,7 +241,7 @@ class Restart:
 
     # --- power records ---------------------------------------------------------------------
 
-    def power_on(self) -> dict[str, Any]:
+    def power_on(self) -> JournalRecord:
         """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate.
 
         The record says how the last run ended (``previous``: ``power_off``, ``unclean`` or

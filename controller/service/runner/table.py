@@ -21,10 +21,10 @@ from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.errors import JournalError, JournalRecordError
 from tablectl.controller.core.events import Card, TableEvent, Void
 from tablectl.controller.core.mapping import to_table_event
-from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
+from tablectl.controller.core.outcomes import EngineOutput
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.betting import BettingTimer
@@ -42,6 +42,7 @@ from tablectl.controller.service.runner.records import (
     MAX_REASON,
     clip,
     event_record,
+    log_conclusions,
     output_record,
 )
 from tablectl.controller.service.runner.restart import Restart
@@ -60,10 +61,10 @@ __all__ = ["Listener", "TableRunner"]
 
 log = structlog.get_logger("tablectl.runner")
 
-Listener = Callable[[Mapping[str, Any]], None]
+Listener = Callable[[JournalRecord], None]
 """Called with every record once it is journaled (metrics, diagnostics); must be cheap."""
 
-_Queued = tuple[TableEvent, asyncio.Future[list[dict[str, Any]]] | None]
+_Queued = tuple[TableEvent, asyncio.Future[list[JournalRecord]] | None]
 
 _MAX_BATCH = 256
 """Events per group commit at most (bounds how long one batch holds the event loop)."""
@@ -174,7 +175,7 @@ class TableRunner:
         """Save the state as of the journal's newest record (all its conclusions journaled)."""
         self._restart.checkpoint()
 
-    def power_on(self) -> dict[str, Any]:
+    def power_on(self) -> JournalRecord:
         """Journal ``power_on`` (after :meth:`recover`) and set up the restart gate."""
         return self._restart.power_on()
 
@@ -194,9 +195,9 @@ class TableRunner:
 
     # --- inputs ------------------------------------------------------------------------------
 
-    def submit(self, event: TableEvent) -> asyncio.Future[list[dict[str, Any]]]:
+    def submit(self, event: TableEvent) -> asyncio.Future[list[JournalRecord]]:
         """Queue an event (a command's); the future gets the journaled records."""
-        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[list[JournalRecord]] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((event, future))
         return future
 
@@ -378,7 +379,7 @@ class TableRunner:
 
     def journal_records(
         self, records: list[dict[str, Any]], *, raising: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[JournalRecord]:
         """Append the controller's own (non-event) records; wake the outbox and listeners.
 
         A refused write is logged; then, with ``raising``, raised; without, the journal's
@@ -400,11 +401,11 @@ class TableRunner:
                 listener(item)
         return stored
 
-    def handle(self, event: TableEvent) -> list[dict[str, Any]]:
+    def handle(self, event: TableEvent) -> list[JournalRecord]:
         """Journal ``event``, apply the engine, journal its conclusions. Returns the records."""
         return self.handle_batch([event])[0]
 
-    def handle_batch(self, events: Sequence[TableEvent]) -> list[list[dict[str, Any]]]:
+    def handle_batch(self, events: Sequence[TableEvent]) -> list[list[JournalRecord]]:
         """:meth:`handle` for several events with two commits (two fsyncs) in all.
 
         The events are journaled together first, and only then applied, in order; their
@@ -427,7 +428,7 @@ class TableRunner:
         decided: list[list[EngineOutput]] = []
         for event, record in zip(events, stored_events, strict=True):
             self.latches.track(event)
-            decided.append(self.engine.apply(replace(event, seq=record["seq"])))
+            decided.append(self.engine.apply(replace(event, seq=record.seq)))
             self._restart.saw([record])
         out_records = [
             output_record(o, event.ts)
@@ -449,24 +450,12 @@ class TableRunner:
         for listener in self.listeners:
             for record in stored_events + stored_outputs:
                 listener(record)
-        results: list[list[dict[str, Any]]] = []
+        results: list[list[JournalRecord]] = []
         taken = 0
         for record, outputs in zip(stored_events, decided, strict=True):
             results.append([record, *stored_outputs[taken : taken + len(outputs)]])
             taken += len(outputs)
-            for output in outputs:
-                if isinstance(output, Outcome):
-                    log.info(
-                        "round_outcome",
-                        round=output.round,
-                        status=output.status,
-                        reason=output.reason,
-                        result=output.result,
-                    )
-                elif isinstance(output, Verdict):
-                    log.warning(
-                        "verdict", code=output.code, round=output.round, message=output.message
-                    )
+            log_conclusions(outputs)
         # Latest-value topics: once per batch is enough (the publisher coalesces them anyway).
         self.publish_state()
         devices = {event.device for event in events if event.device is not None}

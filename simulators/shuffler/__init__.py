@@ -36,11 +36,17 @@ Fault scripting: :class:`FaultSpec` (``kind@shuffle[=value]`` on the command lin
   commands ignored, the shuffle resumes afterwards.
 - ``disconnect``: right after ``SHST`` the link drops for ``value`` s (default 3); the shuffle
   goes on, so its ``SHDN`` may be lost and the host learns the result from the status.
+
+Layout: :mod:`~tablectl.simulators.shuffler.faults` (the fault table),
+:mod:`~tablectl.simulators.shuffler.model` (the mechanism and its schedule),
+:mod:`~tablectl.simulators.shuffler.wire` (the serial line: commands, replies, wire faults) and
+:mod:`~tablectl.simulators.shuffler.usb` (the same model behind simulated USB endpoints).
 """
 
 from tablectl.simulators.shuffler.faults import FAULT_KINDS, FAULTS, FaultSpec
-from tablectl.simulators.shuffler.model import FIRMWARE, MODEL, ShuffleResult, SimShuffler
+from tablectl.simulators.shuffler.model import ShuffleResult, SimShuffler
 from tablectl.simulators.shuffler.usb import USB_PID, USB_VID, SimShufflerUsb
+from tablectl.simulators.shuffler.wire import FIRMWARE, MODEL
 
 __all__ = [
     "FAULTS",

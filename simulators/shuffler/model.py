@@ -1,31 +1,28 @@
-"""The simulated shuffler's model: shuffles, the door, faults raised and cleared, and the frames
-it answers with (the package docstring, :mod:`tablectl.simulators.shuffler`, describes the
-protocol it speaks). I/O-free: :class:`~tablectl.simulators.shuffler.usb.SimShufflerUsb` puts it
-behind a simulated USB device, :mod:`tablectl.simulators.serve` behind a pty or a TCP port."""
+"""The simulated shuffler's mechanism: shuffles, the door, faults raised and cleared, and the
+schedule that drives them (the package docstring, :mod:`tablectl.simulators.shuffler`, describes
+the protocol it speaks). What it hears and says on the line is its
+:class:`~tablectl.simulators.shuffler.wire.HostPort`. I/O-free:
+:class:`~tablectl.simulators.shuffler.usb.SimShufflerUsb` puts it behind a simulated USB device,
+:mod:`tablectl.simulators.serve` behind a pty or a TCP port."""
 
 from __future__ import annotations
 
 import heapq
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from tablectl.drivers.shuffler.messages import (
     FAULT_JAM,
     FAULT_MEANINGS,
-    GARBAGE,
     MAX_DECKS,
     MAX_NUMBER,
-    Ack,
     ClearFault,
-    DeckReport,
     Door,
     Fault,
     FaultClear,
-    Message,
-    Nak,
     QueryStatus,
     QueryVersion,
     RequestDeckCheck,
@@ -34,25 +31,20 @@ from tablectl.drivers.shuffler.messages import (
     ShuffleStart,
     StartShuffle,
     Status,
-    Version,
     encode_message,
 )
-from tablectl.drivers.shuffler.protocol import CommandDecoder, DecodeError
+from tablectl.drivers.shuffler.protocol import CommandDecoder
 from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 from tablectl.simulators.shuffler.faults import FaultSpec
+from tablectl.simulators.shuffler.wire import CommandHandler, HostPort, line_noise
 
-__all__ = ["FIRMWARE", "MODEL", "ShuffleResult", "SimShuffler"]
-
-MODEL: Final = "TS-1"
-FIRMWARE: Final = "1.0.0"
+__all__ = ["ShufflePlan", "ShuffleResult", "SimShuffler"]
 
 _SELF_CLEARING: Final = frozenset({4, 5, 8})
-_SERVICE_ONLY: Final = frozenset({7})
 _SELF_CLEAR_SECONDS: Final = 2.0
 _DOOR_CLOSE_AFTER_JAM: Final = 1.0
-_STALE_LIMIT: Final = 1 << 20  # bytes not collected by advance(): drop output beyond this
 
 
 @dataclass(frozen=True)
@@ -66,7 +58,9 @@ class ShuffleResult:
 
 
 @dataclass
-class _Shuffle:
+class ShufflePlan:
+    """One shuffle as started: its wire number, the decks it shuffles, its scripted faults."""
+
     number: int
     decks: int
     faults: dict[str, FaultSpec]
@@ -76,10 +70,7 @@ class _Shuffle:
         return kind in self.faults
 
 
-_Handler = Callable[[Any, float], list[Message]]
-
-
-class SimShuffler:
+class SimShuffler(HostPort):
     """The simulated shuffler. Feed it time and host bytes; it returns shuffler bytes.
 
     Args:
@@ -146,14 +137,14 @@ class SimShuffler:
         self._jam_door_cycled = True
         self._number = 0
         self._shuffles = 0
-        self._current: _Shuffle | None = None
-        self._wire: _Shuffle | None = None  # whose wire faults (split) apply to output now
+        self._current: ShufflePlan | None = None
+        self._wire: ShufflePlan | None = None  # whose wire faults (split) apply to output now
         self._paused_until: float | None = None
         self._results: list[ShuffleResult] = []
         self._ignored = 0
         self._silent_until = -math.inf
         self._link_down: tuple[float, float] | None = None
-        self._handlers: dict[type, _Handler] = {
+        self._handlers: dict[type, CommandHandler] = {
             StartShuffle: self._cmd_shuffle,
             QueryStatus: self._cmd_status,
             QueryVersion: self._cmd_version,
@@ -218,27 +209,6 @@ class SimShuffler:
         """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
         self._run_until(now)
         return self._outbox.take()
-
-    def receive(self, data: bytes, now: float) -> bytes:
-        """Handle host bytes arriving at ``now``; return the immediate replies.
-
-        Unsolicited frames caused by a command (``SHST`` after ``ACK;SHUF``, ``FCLR`` after
-        ``ACK;CLRF``) are queued for the next :meth:`advance`, so they follow the reply.
-        """
-        self._run_until(now)
-        if now < self._silent_until or self.link_down(now):
-            self._ignored += 1
-            return b""
-        replies: list[Message] = []
-        for item in self._decoder.feed(data):
-            if isinstance(item, DecodeError):
-                self._ignored += 1
-                nak = _nak_for(item)
-                if nak is not None:
-                    replies.append(nak)
-                continue
-            replies += self._handlers[type(item)](item, now)
-        return b"".join(encode_message(m) for m in replies)
 
     def press_start(self, now: float) -> bool:
         """The dealer's start button: shuffle the loaded decks if the shuffler can."""
@@ -314,12 +284,12 @@ class SimShuffler:
         self._shuffles += 1
         self._number = self._number % MAX_NUMBER + 1
         faults = faults_at(self._faults, self._shuffles)
-        shuffle = self._current = self._wire = _Shuffle(self._number, decks, faults)
+        shuffle = self._current = self._wire = ShufflePlan(self._number, decks, faults)
         self._state = "shuffling"
         self._cards = self._decks * 52
         self._cancel("auto")
         if shuffle.has("garbage"):
-            self._outbox.append(Chunk(now, _garbage(self._rng)))
+            self._outbox.append(Chunk(now, line_noise(self._rng)))
             bad = bytearray(encode_message(self.status()))
             bad[-4] = ord("0") if bad[-4] != ord("0") else ord("1")  # break the checksum
             self._outbox.append(Chunk(now, bytes(bad)))
@@ -427,77 +397,3 @@ class SimShuffler:
         if not self._active and self._state == "fault":
             self._state = "idle"
             self._schedule_auto(at)
-
-    # --- commands ------------------------------------------------------------------------------
-
-    def _cmd_shuffle(self, command: StartShuffle, now: float) -> list[Message]:
-        refusal = self._refusal()
-        if refusal is not None:
-            return [Nak("SHUF", refusal)]
-        # The ACK goes first (the reply); SHST follows in the next advance().
-        self._begin(command.decks, now)
-        return [Ack("SHUF")]
-
-    def _cmd_status(self, command: QueryStatus, now: float) -> list[Message]:
-        del command, now
-        return [self.status()]
-
-    def _cmd_version(self, command: QueryVersion, now: float) -> list[Message]:
-        del command, now
-        return [Version(MODEL, FIRMWARE, self._serial)]
-
-    def _cmd_clear(self, command: ClearFault, now: float) -> list[Message]:
-        codes = sorted(self._active) if command.code is None else [command.code]
-        codes = [c for c in codes if c in self._active]
-        for code in codes:
-            if code in _SERVICE_ONLY or (code == FAULT_JAM and not self._jam_door_cycled):
-                return [Nak("CLRF", "COND")]
-            if code == FAULT_JAM and self._door_open:
-                return [Nak("CLRF", "DOOR")]
-        for code in codes:
-            self._schedule(now, "self_clear", code)
-        return [Ack("CLRF")]
-
-    def _cmd_deck_check(self, command: RequestDeckCheck, now: float) -> list[Message]:
-        del command, now
-        if self._state == "shuffling":
-            return [Nak("DCHK", "BUSY")]
-        if self._active:
-            return [Nak("DCHK", "FAULT")]
-        if not self._reads_faces:
-            return [DeckReport(self._cards, checked=False)]
-        return [DeckReport(self._cards, self._missing, self._extra)]
-
-    # --- output --------------------------------------------------------------------------------
-
-    def _emit(self, at: float, message: Message) -> None:
-        """Queue one frame, applying the last shuffle's ``split`` fault (it lasts until the next
-        shuffle starts); nothing goes out while the device is silent or unplugged."""
-        if at < self._silent_until or self.link_down(at) or self._outbox.size > _STALE_LIMIT:
-            return
-        data = encode_message(message)
-        if self._wire is not None and self._wire.has("split"):
-            self._outbox.append_split(at, data, self._rng)
-            return
-        self._outbox.append(Chunk(at, data))
-
-
-def _nak_for(error: DecodeError) -> Nak | None:
-    """A real shuffler NAKs a frame it could not use; line noise outside frames it ignores."""
-    raw = error.raw
-    if error.reason == GARBAGE:
-        return None
-    if raw.startswith(b"\x02"):
-        if error.reason.startswith("checksum mismatch"):
-            return Nak("?", "FRAME")
-        return None  # a broken or truncated frame: nothing to answer
-    verb = raw[:4].decode("ascii", "replace")
-    if error.reason.startswith("unknown command verb"):
-        return Nak(verb if verb.isalpha() and verb.isupper() and len(verb) == 4 else "?", "VERB")
-    return Nak(verb if verb.isalpha() and verb.isupper() else "?", "ARG")
-
-
-def _garbage(rng: random.Random) -> bytes:
-    """Line noise without STX, ETX, CR or LF, so it cannot pass for (part of) a frame."""
-    alphabet = [b for b in range(256) if b not in (0x02, 0x03, 0x0D, 0x0A)]
-    return bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 12))) + b"\r\n"

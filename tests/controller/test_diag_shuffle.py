@@ -29,18 +29,22 @@ from tablectl.controller.core.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
+from tablectl.controller.engines import load_rules
 from tablectl.controller.engines.cards import BaccaratEngine, CardEngine, DragonTigerEngine
 from tablectl.controller.games.cards.shoe import full_shoe_codes
-from tablectl.controller.journal import Journal
+from tablectl.controller.games.catalog import CATALOG
+from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.diag.cli import add_arguments, run_async
+from tablectl.controller.tools.diag.stats.shoes import Shoe, ShoeWindow, read_shoes
 from tablectl.controller.tools.diag.stats.shuffle import (
-    Shoe,
-    ShoeWindow,
-    read_shoes,
+    CARD_GAMES,
+    SHORT_DECK_GAMES,
     result_model,
     shuffle_report,
 )
+from tablectl.drivers.cards import RANKS
+from tests.support.records import journaled
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -79,11 +83,11 @@ class BufferedJournal:
     def last_seq(self) -> int:
         return len(self.records)
 
-    def append(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def append(self, records: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
         stored = []
         for record in records:
             self.records.append(dict(record))
-            stored.append({**record, "seq": len(self.records)})
+            stored.append(journaled(dict(record), seq=len(self.records)))
         return stored
 
 
@@ -382,6 +386,49 @@ async def test_a_game_without_statistics_is_a_one_line_error(tmp_path: Path) -> 
     assert result.err.startswith("tablectl diag stats: ")
     assert "analyses roulette wheels and card shoes" in result.err
     assert "'crazy_time'" in result.err
+
+
+def test_card_games_are_the_catalogs_card_games_whose_decks_hold_every_rank() -> None:
+    # Every game on the card engine shuffles a shoe or deck; the tests expect 13 ranks at 1/13.
+    card_engine = {game for game, entry in CATALOG.items() if entry.family == "cards"}
+    short = {game for game in card_engine if load_rules(game).rules.ranks != RANKS}
+    assert SHORT_DECK_GAMES == short == {"bet21"}
+    assert card_engine - short == CARD_GAMES
+    assert {"baccarat", "dragon_tiger", "blackjack", "three_card_poker", "top_card"} <= CARD_GAMES
+
+
+async def test_a_deck_shuffled_for_every_round_gets_shuffle_statistics(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    deck = full_shoe_codes(1)
+    records: list[dict[str, Any]] = []
+    for _ in range(6):  # one deck a round, seven cards out of each (Three Card Poker)
+        records += [
+            {"type": "shuffle_started", "ts": "2027-01-15T08:00:00Z"},
+            {"type": "shuffle_completed", "ts": "2027-01-15T08:00:01Z", "cards": 52},
+        ]
+        records += [
+            {"type": "card", "ts": "2027-01-15T08:00:02Z", "card": c}
+            for c in shuffled(rng, deck)[:7]
+        ]
+    records.append({"type": "shuffle_started", "ts": "2027-01-15T08:00:03Z"})
+    with Journal(tmp_path / "journal.sqlite", TABLE) as journal:
+        journal.append(records)
+    result = await diag(
+        "stats", "--config", str(write_config(tmp_path, "three_card_poker")), "--json"
+    )
+
+    assert result.rc == 0, result.err
+    doc = result.doc()
+    assert (doc["kind"], doc["game"], doc["window"]["shoes"]) == ("shuffle", "three_card_poker", 6)
+    assert doc["shuffle_stats"]["rank_by_position"]["positions"] == 7
+    assert doc["shuffle_stats"]["results"] is None  # no result model for this game
+
+
+async def test_a_short_deck_game_is_refused_rather_than_always_flagged(tmp_path: Path) -> None:
+    result = await diag("stats", "--config", str(write_config(tmp_path, "bet21")))
+
+    assert result.rc == 1
+    assert "'bet21' deals from a deck without every rank" in result.err
 
 
 async def test_an_empty_card_journal_says_there_is_nothing_to_test(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """``diag stats``: wheel bias or shuffle randomness, whichever the table's game calls for.
 
 A roulette table gets the journal's wheel-bias report, optionally with the wheel's own figures
-(:mod:`tablectl.controller.tools.diag.stats.wheel`); a card table (baccarat, dragon tiger,
-blackjack) gets the shuffle-randomness report of its shoes
-(:mod:`tablectl.controller.tools.diag.stats.shuffle`, presented by
+(:mod:`tablectl.controller.tools.diag.stats.wheel`); a card table (the catalog's card games,
+:data:`~tablectl.controller.tools.diag.stats.shuffle.CARD_GAMES`) gets the shuffle-randomness
+report of its shoes (read by :mod:`tablectl.controller.tools.diag.stats.shoes`, tested by
+:mod:`tablectl.controller.tools.diag.stats.shuffle`, presented by
 :mod:`tablectl.controller.tools.diag.stats.shuffle_report`). The game comes from the config's
 ``[table] game``; with ``--journal`` alone, from the journal itself (its newest outcome, else
 whether it holds cards). Kept apart from the reading and the maths
@@ -60,7 +61,11 @@ Kind = Literal["wheel", "shuffle"]
 
 def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
     """Wheel or shuffle statistics, and the game, from the config or else the journal."""
-    from tablectl.controller.tools.diag.stats.shuffle import CARD_GAMES, journal_game  # noqa: PLC0415
+    from tablectl.controller.tools.diag.stats.shoes import journal_game  # noqa: PLC0415
+    from tablectl.controller.tools.diag.stats.shuffle import (  # noqa: PLC0415
+        CARD_GAMES,
+        SHORT_DECK_GAMES,
+    )
 
     game = config.table.game if config is not None else journal_game(journal)
     if game is None or game == "roulette":
@@ -70,6 +75,11 @@ def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
     if game == "cards":  # a journal with shoes but no outcome yet
         return "shuffle", None
     where = config.source if config is not None else journal
+    if game in SHORT_DECK_GAMES:
+        raise DiagError(
+            f"{where}: {game!r} deals from a deck without every rank, and the shuffle tests "
+            f"expect each of the 13 ranks at 1/13: they would flag any shuffle"
+        )
     raise DiagError(
         f"{where}: diag stats analyses roulette wheels and card shoes "
         f"({', '.join(sorted(CARD_GAMES))}); this table plays {game!r}"
@@ -111,8 +121,8 @@ def _run_shuffle(
     out: TextIO,
     as_json: bool,
 ) -> int:
+    from tablectl.controller.tools.diag.stats.shoes import read_shoes  # noqa: PLC0415
     from tablectl.controller.tools.diag.stats.shuffle import (  # noqa: PLC0415
-        read_shoes,
         result_model,
         shuffle_report,
     )

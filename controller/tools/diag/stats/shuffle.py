@@ -1,16 +1,8 @@
 """``diag stats`` for card tables: shuffle randomness from the journal (regulatory R5, R17).
 
-What a shoe is in the journal. The card engines journal every event before acting on it, so a
-table's journal holds, in ``seq`` order, ``shuffle_started``, ``shuffle_completed`` (the
-shuffler's count), every ``card`` as it left the shoe (burned cards and blackjack hole cards
-too: they are journaled in full with ``"face_down": true`` and only withheld when *published*),
-the engine's ``outcome`` records and ``shoe_end``. Here a shoe is the cards between a
-``shuffle_completed`` and the next ``shuffle_started``/``shuffle_completed`` (cards dealt after
-``shoe_end``, before the next shuffle, still came out of that shuffle), and position 1 is the
-first card after the shuffle, the burn card included. A shoe still being dealt (no ``shoe_end``
-and no later shuffle) is not counted, so that a window of "the last N shoes" does not change in
-the middle of a shoe; cards before the first shuffle read (a journal that begins mid-shoe) have
-no known position and are left out.
+The shoes come from :mod:`tablectl.controller.tools.diag.stats.shoes` (what a shoe is in the
+journal, where position 1 is, what is left out); this module runs the tests on them and says
+which tables they apply to (:data:`CARD_GAMES`).
 
 What is tested (the maths is :mod:`tablectl.controller.tools.diag.stats.maths`):
 
@@ -44,17 +36,14 @@ shuffle is biased".
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import sqlite3
 import statistics as stdstats
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Final
 
-from tablectl.controller.tools.diag.errors import DiagError
+from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.tools.diag.stats.maths import (
     FrequencyTest,
     PositionTest,
@@ -65,25 +54,33 @@ from tablectl.controller.tools.diag.stats.maths import (
     position_test,
     repetition_test,
 )
-from tablectl.controller.tools.diag.stats.wheel import connect_read_only
+from tablectl.controller.tools.diag.stats.shoes import Shoe, ShoeWindow
 from tablectl.drivers.cards import RANKS, SUITS, parse_card
 
 __all__ = [
     "BACCARAT_PROBABILITIES",
     "CARD_GAMES",
     "MIN_SHOES",
+    "SHORT_DECK_GAMES",
     "ResultModel",
-    "Shoe",
-    "ShoeWindow",
     "ShuffleReport",
-    "journal_game",
-    "read_shoes",
     "result_model",
     "shuffle_report",
 ]
 
-CARD_GAMES: Final = frozenset({"baccarat", "dragon_tiger", "blackjack"})
-"""Games played from a shoe (``[table] game`` values whose engine is a card engine)."""
+SHORT_DECK_GAMES: Final = frozenset({"bet21"})
+"""Card games whose decks lack ranks (21 Bet: 36 cards, six to ace), left out of
+:data:`CARD_GAMES`: every rank and first-card test here expects each of the 13 ranks at
+probability 1/13, so such a shoe would be flagged whatever its shuffle. Hand-kept because the
+catalog names a game's rules without importing them (a deck's ranks are in its rules model);
+a test holds it to the rules."""
+
+CARD_GAMES: Final = (
+    frozenset(game for game, entry in CATALOG.items() if entry.family == "cards") - SHORT_DECK_GAMES
+)
+"""The ``[table] game`` values that get shuffle statistics: every game of the catalog played on
+the card engine (each shuffles a shoe or deck and journals it as described in
+:mod:`~tablectl.controller.tools.diag.stats.shoes`), except :data:`SHORT_DECK_GAMES`."""
 
 BACCARAT_PROBABILITIES: Final[Mapping[str, float]] = {
     "banker": 0.458597,
@@ -99,200 +96,7 @@ MIN_EXPECTED: Final = 5.0
 """A χ² over results needs at least this many expected in its rarest category (a tie); a σ flag
 needs this many expected in its own category."""
 
-_TYPES: Final = ("card", "shuffle_started", "shuffle_completed", "shoe_end", "outcome")
 _RANK_VALUE: Final = {rank: i + 1 for i, rank in enumerate(RANKS)}
-
-
-@dataclass(frozen=True)
-class Shoe:
-    """One shuffle's cards as the journal has them, in the order they came out."""
-
-    shuffle_seq: int
-    ts: str | None
-    cards: tuple[str, ...]
-    results: tuple[str, ...] = ()
-    """The winners of the settled rounds dealt from this shoe (``banker``, ``dragon``, …)."""
-    voids: int = 0
-    shuffler_count: int | None = None
-
-
-@dataclass(frozen=True)
-class ShoeWindow:
-    """The shoes a report covers, and what was left out.
-
-    ``in_progress``: the shoe still being dealt (0 or 1), not counted. ``empty``: shuffles no
-    card came out of (a rejected shoe), skipped. ``outside``: cards with no shuffle before them
-    in what was read. ``game``: the ``game`` of the newest outcome read, if any.
-    """
-
-    shoes: tuple[Shoe, ...]
-    in_progress: int = 0
-    empty: int = 0
-    outside: int = 0
-    invalid: int = 0
-    game: str | None = None
-
-
-@dataclass
-class _Building:
-    seq: int
-    ts: str | None
-    count: int | None
-    cards: list[str] = field(default_factory=list)
-    results: list[str] = field(default_factory=list)
-    voids: int = 0
-    ended: bool = False
-
-    def freeze(self) -> Shoe:
-        return Shoe(
-            self.seq, self.ts, tuple(self.cards), tuple(self.results), self.voids, self.count
-        )
-
-
-def _rows(conn: sqlite3.Connection, last: int | None) -> list[tuple[int, str, str]]:
-    """The records that matter, oldest first; with ``last``, only back to the shuffle that
-    starts the oldest shoe needed (plus one, for a shoe in progress)."""
-    marks = ",".join("?" * len(_TYPES))
-    cursor = conn.execute(
-        f"SELECT seq, type, body FROM records WHERE type IN ({marks}) ORDER BY seq DESC",  # noqa: S608 - placeholders only
-        _TYPES,
-    )
-    rows: list[tuple[int, str, str]] = []
-    dealt = 0
-    shoes = 0
-    for seq, kind, body in cursor:
-        rows.append((int(seq), str(kind), str(body)))
-        if kind == "card":
-            dealt += 1
-        elif kind == "shuffle_started":
-            dealt = 0
-        elif kind == "shuffle_completed":
-            shoes += dealt > 0
-            dealt = 0
-            if last is not None and shoes > last:
-                break
-    rows.reverse()
-    return rows
-
-
-def read_shoes(path: Path, *, last: int | None = None) -> ShoeWindow:
-    """The last ``last`` (all when ``None``) dealt shoes of the journal at ``path``, oldest first.
-
-    Raises:
-        DiagError: the file is missing or is not a journal.
-    """
-    conn = connect_read_only(path)
-    try:
-        rows = _rows(conn, last)
-    except sqlite3.Error as exc:
-        raise DiagError(f"{path}: cannot read journal: {exc}") from None
-    finally:
-        conn.close()
-    parser = _ShoeParser()
-    for seq, kind, body in rows:
-        parser.feed(seq, kind, body)
-    return parser.window(last)
-
-
-class _ShoeParser:
-    """Journal records in ``seq`` order → shoes (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self.shoes: list[Shoe] = []
-        self.empty = self.outside = self.invalid = 0
-        self.game: str | None = None
-        self.current: _Building | None = None
-
-    def _close(self) -> None:
-        shoe, self.current = self.current, None
-        if shoe is None:
-            return
-        if shoe.cards:
-            self.shoes.append(shoe.freeze())
-        else:
-            self.empty += 1
-
-    def feed(self, seq: int, kind: str, body: str) -> None:
-        try:
-            record = json.loads(body)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict):
-            self.invalid += 1
-            return
-        if kind in ("shuffle_started", "shuffle_completed"):
-            self._close()
-            if kind == "shuffle_completed":
-                ts, count = record.get("ts"), record.get("cards")
-                self.current = _Building(
-                    seq,
-                    ts if isinstance(ts, str) else None,
-                    count if isinstance(count, int) and not isinstance(count, bool) else None,
-                )
-        elif kind == "shoe_end":
-            if self.current is not None:
-                self.current.ended = True
-        elif kind == "card":
-            code = record.get("card")
-            if self.current is None:
-                self.outside += 1
-            else:
-                self.current.cards.append(code if isinstance(code, str) else "")
-        elif kind == "outcome":
-            if isinstance(record.get("game"), str):
-                self.game = record["game"]
-            if self.current is not None:
-                _add_outcome(self.current, record)
-
-    def window(self, last: int | None) -> ShoeWindow:
-        in_progress = 0
-        if self.current is not None and not self.current.ended:
-            in_progress = 1
-            self.current = None
-        self._close()
-        shoes = self.shoes if last is None else self.shoes[-last:] if last > 0 else []
-        return ShoeWindow(
-            tuple(shoes), in_progress, self.empty, self.outside, self.invalid, self.game
-        )
-
-
-def _add_outcome(shoe: _Building, record: Mapping[str, Any]) -> None:
-    if record.get("status") == "void":
-        shoe.voids += 1
-        return
-    result = record.get("result")
-    winner = result.get("winner") if isinstance(result, dict) else None
-    if record.get("status") == "settled" and isinstance(winner, str):
-        shoe.results.append(winner)
-
-
-def journal_game(path: Path) -> str | None:
-    """What the journal's table plays, for ``--journal`` without ``--config``: the newest
-    outcome's ``game``; else ``"cards"`` when it holds shuffles or cards; else ``None``.
-
-    Raises:
-        DiagError: the file is missing or is not a journal.
-    """
-    conn = connect_read_only(path)
-    try:
-        row = conn.execute(
-            "SELECT body FROM records WHERE type = 'outcome' ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        if row is not None:
-            try:
-                game = json.loads(row[0]).get("game")
-            except (ValueError, AttributeError):
-                game = None
-            if isinstance(game, str):
-                return game
-        cards = conn.execute(
-            "SELECT 1 FROM records WHERE type IN ('shuffle_completed', 'card') LIMIT 1"
-        ).fetchone()
-    except sqlite3.Error as exc:
-        raise DiagError(f"{path}: cannot read journal: {exc}") from None
-    finally:
-        conn.close()
-    return "cards" if cards is not None else None
 
 
 # --- results ------------------------------------------------------------------------------------

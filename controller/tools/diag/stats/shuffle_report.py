@@ -1,7 +1,7 @@
 """``diag stats`` on a card table: the shuffle-randomness report as text or JSON.
 
-The reading and the tests are :mod:`tablectl.controller.tools.diag.stats.shuffle`; this module only
-presents them.
+The reading is :mod:`tablectl.controller.tools.diag.stats.shoes`, the tests are
+:mod:`tablectl.controller.tools.diag.stats.shuffle`; this module only presents them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from tablectl.controller.tools.diag.stats.maths import (
     RepetitionTest,
     SerialCorrelation,
 )
-from tablectl.controller.tools.diag.stats.shuffle import ShoeWindow, ShuffleReport
+from tablectl.controller.tools.diag.stats.shoes import ShoeWindow
+from tablectl.controller.tools.diag.stats.shuffle import ShuffleReport
 
 __all__ = ["ShuffleView", "render_shuffle", "shuffle_json"]
 

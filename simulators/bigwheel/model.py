@@ -1,31 +1,7 @@
-"""Simulated big money wheel sensor: an I/O-free device model driven by passed-in time.
-
-Every byte it sends comes from :func:`tablectl.drivers.bigwheel.protocol.encode_message` and every
-host command is parsed by :class:`tablectl.drivers.bigwheel.protocol.CommandDecoder`, so the
-simulator cannot drift from the production codec (STYLE practice 8). The same model runs in-process
-in tests (call :meth:`SimBigWheel.advance` with any clock), behind a pty or a TCP port
-(:mod:`tablectl.simulators.serve`), and in the demo, with byte-identical output for the same seed,
-script and command timing.
-
-Physics. A spin is planned when it starts: the direction (clockwise unless ``wrong_direction``),
-the full revolutions (seeded in ``revolutions``, or ``short_spin``'s value), the stop segment
-(scripted ``stops`` in order, then seeded) and where inside it the pointer comes to rest (never
-within 15 % of a pin, unless ``divider`` puts it exactly on the pin after the segment). From an
-initial speed of 0.45–0.6 rev/s the wheel decelerates uniformly through exactly that angle, so
-the revolution ticks come slower and slower and their periods are the true kinematic ones.
-Segment indices increase clockwise around the face, index 0 starting at the reference mark; a
-clockwise-turning wheel brings lower indices under the fixed pointer.
-
-Time. All durations are *wheel seconds*, divided by ``speed``: the 1 s heartbeat, the spin, the
-rest ``every`` between a stop and the next start (also from power-up to the first spin), and
-fault values. The schedule depends only on the seeded RNG, drawn in spin order, so the output does
-not depend on how often :meth:`SimBigWheel.advance` is called. Periods in ``REV`` are wheel
-milliseconds (what the sensor measures), whatever the speed.
-
-Faults: :class:`FaultSpec`, ``kind@spin[=value]`` on the command line (kinds in :data:`FAULTS`);
-``spin`` counts spins since start (1-based, the same as the wire's spin number until it wraps
-at 9999).
-"""
+"""The simulated big wheel's model: spins planned and decelerated, revolution ticks, stops, the
+heartbeat, sensor faults raised and cleared, and the host's commands. I/O-free: the package
+docstring, :mod:`tablectl.simulators.bigwheel`, describes the physics, the time base and the
+faults; :mod:`tablectl.simulators.serve` puts the model behind a pty or a TCP port."""
 
 from __future__ import annotations
 
@@ -39,10 +15,7 @@ from typing import Final
 from tablectl.drivers.bigwheel.messages import (
     FAULT_MEANINGS,
     HEARTBEAT_PERIOD,
-    MAX_REVOLUTIONS,
-    MAX_SEGMENTS,
     MAX_SPIN,
-    MIN_SEGMENTS,
     Ack,
     ClearFault,
     Command,
@@ -65,45 +38,11 @@ from tablectl.drivers.bigwheel.messages import (
     encode_message,
 )
 from tablectl.drivers.bigwheel.protocol import CommandDecoder, DecodeError
+from tablectl.simulators.bigwheel.faults import FaultSpec, check_arguments, garbage_bytes
 from tablectl.simulators.chunks import Chunk, Outbox
-from tablectl.simulators.errors import SimulatorError
-from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique, faults_at
-from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
+from tablectl.simulators.faults import faults_at
 
-__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "SimBigWheel", "SpinResult", "from_spec"]
-
-FAULTS: Final = FaultKinds(
-    "spin",
-    {
-        "short_spin": ValueRule.whole(
-            "revolutions", low=1, high=100, default=2, read="float", metavar="turns"
-        ),
-        "divider": ValueRule.nothing(),
-        "wrong_direction": ValueRule.nothing(),
-        "sensor_fault": ValueRule.code(
-            r"[A-Z]{3}",
-            f"3 capitals ({', '.join(FAULT_MEANINGS)})",
-            default="IDX",
-            metavar="|".join(FAULT_MEANINGS),
-        ),
-        "garbage": ValueRule.nothing(),
-        "split": ValueRule.nothing(),
-        "silence": ValueRule.seconds(5.0),
-        "disconnect": ValueRule.seconds(3.0),
-    },
-    examples=("short_spin@2=2", "divider@3"),
-    counts="spins since start, from 1",
-)
-"""The wheel's fault kinds; ``value`` by kind (default in brackets):
-
-- ``short_spin``: full revolutions, 1–100 [2].
-- ``sensor_fault``: the wire fault code, three capital letters (``IDX``, ``ENC``, ``PTR``,
-  ``MOT``) [IDX]; raised 1 s into the spin, cleared by the wheel 2 s after it stops.
-- ``silence``: wheel seconds without output, from 1 s into the spin [5].
-- ``disconnect``: wheel seconds with the link down, from 1 s into the spin [3].
-- ``divider``, ``wrong_direction``, ``garbage``, ``split``: no value.
-"""
-FAULT_KINDS: Final = FAULTS.names
+__all__ = ["SimBigWheel", "SpinResult"]
 
 _OMEGA: Final = (0.45, 0.6)
 """Initial wheel speed, revolutions per wheel second (a hand-spun big wheel)."""
@@ -115,17 +54,6 @@ _FAULT_CLEAR_AFTER: Final = 2.0
 """Wheel seconds after the stop at which a ``sensor_fault`` clears itself."""
 _STALE_LIMIT: Final = 1 << 22
 """Bytes not collected by advance() after which output is dropped (bounded memory)."""
-
-
-class FaultSpec(BaseFaultSpec):
-    """A scripted fault (:data:`FAULTS`) for spin number ``at`` (1-based count of spins since
-    start)."""
-
-    KINDS = FAULTS
-
-
-from_spec = FaultSpec.from_spec
-"""Module-level alias of :meth:`FaultSpec.from_spec` (used by the CLI and the demo)."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +112,7 @@ class SimBigWheel:
         revolutions: tuple[int, int] = (3, 6),
         spins: int | None = None,
     ) -> None:
-        _check_arguments(
+        check_arguments(
             speed=speed,
             segments=segments,
             stops=stops or (),
@@ -454,7 +382,7 @@ class SimBigWheel:
         garbage = plan is not None and plan.has("garbage")
         if plan is not None and garbage and (not plan.garbage_sent or rng.random() < 0.25):
             plan.garbage_sent = True
-            self._outbox.append(Chunk(at, _garbage(rng), partial=split))
+            self._outbox.append(Chunk(at, garbage_bytes(rng), partial=split))
         if split:
             self._outbox.append_split(at, data, rng)
             return
@@ -476,42 +404,3 @@ def _refusal(error: DecodeError) -> Nak:
 
 def _inside(window: tuple[float, float] | None, now: float) -> bool:
     return window is not None and window[0] <= now < window[1]
-
-
-def _check_arguments(
-    *,
-    speed: float,
-    segments: int,
-    stops: Sequence[int],
-    every: float,
-    faults: Sequence[FaultSpec],
-    revolutions: tuple[int, int],
-    spins: int | None,
-) -> None:
-    """Reject arguments a real wheel could not have, before any state is built."""
-    if not (math.isfinite(speed) and 0.01 <= speed <= 1000):
-        raise SimulatorError(f"speed must be between 0.01 and 1000, not {speed}")
-    if not MIN_SEGMENTS <= segments <= MAX_SEGMENTS:
-        raise SimulatorError(f"segments must be {MIN_SEGMENTS}-{MAX_SEGMENTS}, not {segments}")
-    for stop in stops:
-        if isinstance(stop, bool) or not isinstance(stop, int) or not 0 <= stop < segments:
-            raise SimulatorError(f"stop {stop!r} is not a segment index 0-{segments - 1}")
-    if not (math.isfinite(every) and 0.1 <= every <= 3600):
-        raise SimulatorError(f"every must be 0.1-3600 wheel seconds, not {every}")
-    low, high = revolutions
-    if not 1 <= low <= high <= MAX_REVOLUTIONS:
-        raise SimulatorError(
-            f"revolutions must be (low, high) with 1 <= low <= high: {revolutions}"
-        )
-    if spins is not None and spins < 0:
-        raise SimulatorError(f"spins must be >= 0, not {spins}")
-    check_unique(faults)
-
-
-def _garbage(rng: random.Random) -> bytes:
-    """Line noise: binary bytes with a NUL or 0xFF, and a lone ``$`` (a false sentence start)
-    that the next real ``$`` restarts. CR and LF are left out, so each burst costs the host
-    exactly two decode errors (the run, and the false start)."""
-    alphabet = [b for b in range(256) if b not in b"\r\n$"]
-    body = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
-    return bytes([rng.choice((0x00, 0xFF))]) + body + b"$"

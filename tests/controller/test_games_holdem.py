@@ -1,4 +1,4 @@
-"""Hold'em against the dealer (controller/games/cards/holdem.py) through the real card engine.
+"""Hold'em against the dealer (controller/games/cards/holdem/) through the real card engine.
 
 Ultimate Texas Hold'em (seed-000 §6, PKH-), Casino Hold'em (seed-001 §3.14, L563–617) and Texas
 Hold'em against the dealer (seed-001 §3.15, L619–679): deal order and concealment, worked

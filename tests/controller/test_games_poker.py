@@ -1,4 +1,4 @@
-"""Poker hand evaluation (controller/games/cards/poker.py): counts, brute force, ties, descriptions.
+"""Poker hand evaluation (controller/games/cards/poker/): counts, brute force, ties, descriptions.
 
 The evaluator is checked against a deliberately naive reference written here (category by
 explicit checks, best-of by trying every subset, jokers by trying every card), on all 3-card

@@ -1,6 +1,8 @@
 """The card engine: one engine for every card game (see :mod:`.engine`).
 
-- :mod:`.engine` — :class:`CardEngine`, the table: rounds, decisions, faults, the card stream;
+- :mod:`.engine` — :class:`CardEngine`: rounds, decisions, where each card read goes;
+- :mod:`.table` — :class:`~.table.CardTable`, its base: the shoe's and the devices' events,
+  faults, the end of a round;
 - :mod:`.build` — :func:`load_game` (a card game of the catalog) and one game's table by hand;
 - :mod:`.phases` — its strict machine and the codes of its verdicts and voids;
 - :mod:`.round` — :class:`~.round.ScriptRound`, one round of a game's deal script and hooks;

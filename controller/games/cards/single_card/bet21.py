@@ -1,0 +1,232 @@
+"""21 Bet (seed-001 §3.21, L3495–3537), a game of
+:mod:`tablectl.controller.games.cards.single_card`.
+
+Two "conditional players" (``player1``, ``player2``) dealt two cards each from a 36-card deck (6 to
+A, L3499), then one card a round to each player still below 17 (L3497), within the dealing limits
+of C23. The draws are the :meth:`Bet21.more` hook, one card at a time, so that a bust ends the deal
+at once.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Final, Literal
+
+import pydantic
+
+from tablectl.controller.core.errors import RuleError
+from tablectl.controller.games.cards.deal import (
+    BaseGame,
+    Deal,
+    DealScript,
+    GameRules,
+    Slot,
+    Step,
+    hand_codes,
+)
+from tablectl.controller.games.cards.single_card.irregularities import (
+    DEAL_ERROR_RULE,
+    FOREIGN_CARD,
+)
+from tablectl.drivers.cards import Card
+
+__all__ = [
+    "BET21_POSITIONS",
+    "Bet21",
+    "Bet21Rules",
+    "bet21_next",
+    "bet21_points",
+    "golden_point",
+]
+
+BET21_POSITIONS: Final = ("player1", "player2")
+"""The two conditional players "to the right and left of the dealer", dealt in this order
+(L3497: "first deals two cards to Player 1 and two cards to Player 2")."""
+
+_BET21_RANKS: Final = frozenset("6789TJQKA")
+"""The 36-card deck: "from Six to Ace of each of the four suits" (L3499)."""
+_BET21_VALUES: Final = {"J": 2, "Q": 3, "K": 4, "T": 10, "A": 1}
+"""L3499: 6–10 face value; J = 2, Q = 3, K = 4, A = 1 or 11 (the 11 is added in
+:func:`bet21_points`)."""
+_STAND: Final = 17
+"""L3497: "The dealer cannot add cards to either of players if they already have 17 or more"."""
+
+
+def _bet21_value(card: Card) -> int:
+    """A card's value with A = 1; a 2–5 (not in the 36-card deck) at face value, so that a foreign
+    card the supervisor let through still gives a total (the result flags it,
+    :data:`FOREIGN_CARD`)."""
+    if card.is_joker:
+        raise RuleError("a joker has no value in 21 Bet")
+    return _BET21_VALUES.get(card.rank) or int(card.rank)
+
+
+def bet21_points(cards: Sequence[Card]) -> int:
+    """The points of a 21 Bet hand: the best total, one ace counting 11 when that stays within 21
+    (L3499 "A = 1 or 11"). Two aces count 12 (they are a golden point all the same,
+    :func:`golden_point`).
+
+    Raises:
+        ValueError: a joker.
+    """
+    total = sum(_bet21_value(c) for c in cards)
+    if any(c.rank == "A" for c in cards) and total + 10 <= 21:
+        total += 10
+    return total
+
+
+def golden_point(cards: Sequence[Card]) -> bool:
+    """A golden point: 21 with the first two cards, or two aces ("two Aces are considered a
+    winning combination", L3497). Only the deal's two cards make one ("collected … at once")."""
+    if len(cards) != 2:
+        return False
+    return bet21_points(cards) == 21 or all(c.rank == "A" for c in cards)
+
+
+def _foreign(cards: Sequence[Card]) -> list[Card]:
+    return [c for c in cards if c.rank not in _BET21_RANKS]
+
+
+def bet21_next(
+    hand1: Sequence[Card],
+    hand2: Sequence[Card],
+    *,
+    dealing_rounds: int = 4,
+    max_extra_cards: int = 3,
+) -> Literal["player1", "player2"] | None:
+    """The player due the next draw card, or ``None`` when the deal is over (L3497).
+
+    The deal's two cards each are dealing round 1. Then, unless a player has a golden point, each
+    draw round gives one card to player 1 and then one to player 2, each only while below 17 ("the
+    dealer adds a card to both players one by one each possible round … cannot add cards … if
+    they already have 17 or more"). The deal stops at once when a player busts ("until either of
+    them … gets busted": the opponent wins, nothing is left to decide), and after
+    ``dealing_rounds`` rounds or ``max_extra_cards`` draw cards to a player (C23). A card the
+    36-card deck does not hold stops the deal too (:data:`FOREIGN_CARD`).
+
+    The answer depends on the hands alone (replayed from their first draw card), so the
+    :meth:`Bet21.more` hook is a pure function of the deal.
+    """
+    hands = (list(hand1), list(hand2))
+    if len(hands[0]) < 2 or len(hands[1]) < 2:
+        return None
+    if _foreign(hands[0] + hands[1]):
+        return None
+    if golden_point(hands[0][:2]) or golden_point(hands[1][:2]):
+        return None
+    dealt = [2, 2]
+    for _ in range(dealing_rounds - 1):
+        for p in (0, 1):
+            if any(bet21_points(hands[q][: dealt[q]]) > 21 for q in (0, 1)):
+                return None
+            if bet21_points(hands[p][: dealt[p]]) >= _STAND or dealt[p] - 2 >= max_extra_cards:
+                continue
+            if dealt[p] < len(hands[p]):
+                dealt[p] += 1
+            else:
+                return BET21_POSITIONS[p]
+    return None
+
+
+class Bet21Rules(GameRules):
+    """The ``[rules]`` of a 21 Bet table; defaults are seed-001's reading (§3.21).
+
+    One 36-card deck (L3499) shuffled for every round ("Per-round reshuffle is not stated" [GAP];
+    a round takes at most 10 of its 36 cards, and §10 "no duplicates within a round"). C23: "The
+    maximum game duration is 4 rounds of card dealing. Additionally, no more than three cards can
+    be dealt to each player to determine the winner", while the outcomes include "Win with (4)
+    cards" and "(5) cards" (L3515–3517). Read together: the deal (2 + 2) is round 1, at most three
+    draw rounds follow, and "three cards" are the draw cards, so a hand holds at most 5 cards.
+    """
+
+    decks: int = pydantic.Field(default=1, ge=1, le=1)
+    ranks: Literal["6789TJQKA"] = "6789TJQKA"
+    """The 36-card deck, "from Six to Ace of each of the four suits" (L3499): the shoe refuses a
+    2–5 (``rank_not_in_deck``, a hold) and expects the shuffler to count 36 cards."""
+    dealing_rounds: int = pydantic.Field(default=4, ge=1, le=8)
+    """Dealing rounds including the deal of two cards each (L3497, C23)."""
+    max_extra_cards: int = pydantic.Field(default=3, ge=0, le=7)
+    """Draw cards a player may take beyond the two of the deal (L3497, C23); 1 is the other
+    reading of "no more than three cards" (three cards in all)."""
+
+
+class Bet21(BaseGame):
+    """21 Bet (seed-001 §3.21, L3495–3537): see the module docstring and :func:`bet21_next`."""
+
+    name: ClassVar[str] = "bet21"
+    script = DealScript((Step(BET21_POSITIONS, count=2, rotate=False),), reshuffle="every_round")
+    rules_model: ClassVar[type[GameRules]] = Bet21Rules
+    deal_error_rule: ClassVar[str] = DEAL_ERROR_RULE
+
+    @property
+    def _rules(self) -> Bet21Rules:
+        assert isinstance(self.rules, Bet21Rules)
+        return self.rules
+
+    def more(self, deal: Deal) -> Sequence[Slot]:
+        position = bet21_next(
+            deal.hand("player1"),
+            deal.hand("player2"),
+            dealing_rounds=self._rules.dealing_rounds,
+            max_extra_cards=self._rules.max_extra_cards,
+        )
+        return [] if position is None else [Slot(position)]
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        """The facts of the 15 outcome items (L3505–3533): the winner (P1 / P2 / draw), the
+        winner's card count (2–5) and points (17–21), bust / no bust, golden point.
+
+        Winner: a golden point on the deal wins (both: draw); else a bust loses ("Bust → the
+        opponent wins"); else the points closest to 21 win, equal points are a draw (L3497). A
+        deal stopped by the limits with a player below 17 is judged the same way
+        (``limit_reached``; the rule book is silent [GAP]). A foreign card leaves no winner:
+        ``irregular = "foreign_card"`` (the bets cannot be settled on a wrong deck).
+        """
+        hands = {p: deal.hand(p) for p in BET21_POSITIONS}
+        foreign = _foreign(hands["player1"] + hands["player2"])
+        points = {p: bet21_points(h) for p, h in hands.items()}
+        golden = {p: golden_point(h) for p, h in hands.items()}
+        bust = {p: points[p] > 21 for p in BET21_POSITIONS}
+        winner: str | None
+        if foreign:
+            winner = None
+        elif golden["player1"] != golden["player2"]:
+            winner = "player1" if golden["player1"] else "player2"
+        elif golden["player1"]:
+            winner = "draw"
+        elif bust["player1"] or bust["player2"]:
+            winner = "player2" if bust["player1"] else "player1"
+        elif points["player1"] == points["player2"]:
+            winner = "draw"
+        else:
+            winner = "player1" if points["player1"] > points["player2"] else "player2"
+        won = winner in hands
+        extra = [len(h) - 2 for h in hands.values()]
+        limit_reached = (
+            winner is not None
+            and not any(golden.values())
+            and not any(bust.values())
+            and any(points[p] < _STAND for p in BET21_POSITIONS)
+        )
+        return {
+            **{
+                p: {
+                    "cards": hand_codes(hands[p]),
+                    "points": points[p],
+                    "bust": bust[p],
+                    "golden_point": golden[p],
+                }
+                for p in BET21_POSITIONS
+            },
+            "winner": winner,
+            "winner_cards": len(hands[winner]) if won and winner else None,
+            "winner_points": points[winner] if won and winner else None,
+            "golden_point": bool(won and winner and golden[winner]),
+            "bust": any(bust.values()),
+            "draw_rounds": max(extra),
+            "limit_reached": limit_reached,
+            "foreign_cards": hand_codes(foreign),
+            "irregular": FOREIGN_CARD if foreign else None,
+        }

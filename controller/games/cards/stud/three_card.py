@@ -1,0 +1,178 @@
+"""Three Card Poker and Teen Patti (seed 000 §7 TCP; seed 001 §3.13 L517–561), stud games of
+:mod:`tablectl.controller.games.cards.stud`.
+
+Three cards to each playing box and to the dealer, face down, in rotation (PKH-09; TCP §6; L521);
+the dealer qualifies with queen high (TCP §10; L527). Two forms (:data:`Form`): ``table`` (seed 000
+§7, up to six boxes, the PKH-21 misdeal remedy) and ``live`` (seed 001 §3.13, one hand, the L561
+refund).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Literal, TypeAlias
+
+import pydantic
+
+from tablectl.controller.core.events import DealError
+from tablectl.controller.games.cards.deal import (
+    BOXES,
+    MISDEAL,
+    REFUND,
+    RESHUFFLE_BETS_STAND,
+    Deal,
+    DealScript,
+    GameRules,
+    Remedy,
+    Step,
+)
+from tablectl.controller.games.cards.poker import (
+    HandValue,
+    ThreeCardCategory,
+    ThreeCardRanking,
+    best_of,
+    evaluate3,
+    qualifies,
+    summary,
+)
+from tablectl.controller.games.cards.stud.base import (
+    DEALER,
+    BonusOnFold,
+    StudGame,
+    StudRules,
+    paytable_line,
+)
+from tablectl.drivers.cards import Card
+
+__all__ = ["Form", "TeenPatti", "ThreeCardPoker", "ThreeCardPokerRules"]
+
+Form: TypeAlias = Literal["table", "live"]
+"""Three Card Poker's rule book: ``table`` = seed 000 §7 (multi-box, PKH-21), ``live`` = seed 001
+§3.13 (one hand, L561)."""
+
+
+class ThreeCardPokerRules(StudRules):
+    """Three Card Poker / Teen Patti ``[rules]``; defaults follow ``form`` (see :data:`Form`).
+
+    ``form`` left out: ``live`` when ``ranking = "teen_patti"`` (only seed 001 has Teen Patti,
+    L517–519), else ``table``. ``boxes`` left out: 6 at a table (TCP-B1), 1 live (L521).
+    ``bonus_on_fold`` left out: ``lost`` at a table (TCP §7, V-TCP-3), ``settled`` live (L531).
+    """
+
+    ranking: ThreeCardRanking = "three_card_poker"
+    form: Form = "table"
+    boxes: int = pydantic.Field(default=6, ge=1, le=9)
+    bonus_on_fold: BonusOnFold = "lost"
+    ante_bonus: Literal["straight_flush", "flush"] = "straight_flush"
+    """TCP §14 lists straight, three of a kind and "a flush" (seed 000 §14 item 17): the
+    standard reading (and seed 001's Ante Bonus table, L533–538) is straight flush; ``flush``
+    takes the text as written and adds the flush (a straight flush still pays)."""
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _form_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        filled = dict(data)
+        if "form" not in filled:
+            filled["form"] = "live" if filled.get("ranking") == "teen_patti" else "table"
+        if filled["form"] == "live":
+            filled.setdefault("boxes", 1)
+            filled.setdefault("bonus_on_fold", "settled")
+        return filled
+
+
+_ANTE_BONUS: Final = frozenset(
+    {
+        ThreeCardCategory.STRAIGHT,
+        ThreeCardCategory.THREE_OF_A_KIND,
+        ThreeCardCategory.STRAIGHT_FLUSH,
+    }
+)
+
+
+class ThreeCardPoker(StudGame):
+    """Three Card Poker and Teen Patti (seed 000 §7 TCP; seed 001 §3.13 L517–561).
+
+    Per box, beside the showdown: ``pair_plus`` (the "BONUS (Pair Plus)" / "Plus a pair" line,
+    pair or better, independent of the dealer: TCP §12, L531, L540–548; ``mini_royal`` is its
+    own line), ``ante_bonus`` (straight, three of a kind, straight flush "regardless of the
+    dealer's hand", TCP §14, L533–538; needs the play bet, so none for a folded box) and
+    ``six_card`` (best 5 of the box's 3 and the dealer's 3, L550–559, C41: its ``bonus`` line
+    from three of a kind up).
+    """
+
+    name = "three_card_poker"
+    rules_model = ThreeCardPokerRules
+    # PKH-09, TCP §6, L521: three cards each, face down, to the boxes and the dealer in rotation.
+    script = DealScript((Step(to=(BOXES, DEALER), count=3, face="down"),), "every_round")
+    hand_size = 3
+    minimum = "queen_high"  # TCP §10, §13; L527 "at least a Queen"
+    raise_name = "play"
+
+    def __new__(cls, rules: GameRules) -> ThreeCardPoker:
+        """``ranking = "teen_patti"`` (the catalog's ``teen_patti`` preset) makes a
+        :class:`TeenPatti`: the same rules (L519, C41), published under its own game key."""
+        if cls is ThreeCardPoker and getattr(rules, "ranking", None) == "teen_patti":
+            return super().__new__(TeenPatti)
+        return super().__new__(cls)
+
+    def __getnewargs__(self) -> tuple[GameRules]:
+        """Pickling (recovery checkpoints) calls ``__new__`` with the rules, as built."""
+        return (self._tcp,)
+
+    def __init__(self, rules: GameRules) -> None:
+        if not isinstance(rules, ThreeCardPokerRules):
+            raise TypeError("ThreeCardPoker needs ThreeCardPokerRules")
+        super().__init__(rules)
+        self._tcp = rules
+
+    def evaluate(self, cards: Sequence[Card]) -> HandValue:
+        return evaluate3(cards, ranking=self._tcp.ranking)
+
+    def deal_error(self, deal: Deal, error: DealError) -> Remedy:
+        """The table form: PKH-21 "If the dealer deals the wrong number of cards or deals any
+        cards face up, all cards will be reshuffled and Bets will remain untouched" (V-TCP-1).
+        The live form: L561 "Any technical bug cancels the round … the player gets back his
+        bet"."""
+        del deal, error
+        if self._tcp.form == "table":
+            return Remedy("void", "PKH-21", MISDEAL, RESHUFFLE_BETS_STAND)
+        return Remedy("void", "seed-001 L561", MISDEAL, REFUND)
+
+    def box_facts(
+        self,
+        cards: Sequence[Card],
+        hand: HandValue,
+        dealer_cards: Sequence[Card],
+        folded: bool,
+        bonuses_lost: bool,
+    ) -> dict[str, Any]:
+        ante_bonus_hands = set(_ANTE_BONUS)
+        if self._tcp.ante_bonus == "flush":
+            ante_bonus_hands.add(ThreeCardCategory.FLUSH)  # TCP §14 as written (§14 item 17)
+        pair_plus = None
+        six_card: dict[str, Any] | None = None
+        if not bonuses_lost:
+            if hand.category >= ThreeCardCategory.PAIR:
+                pair_plus = paytable_line(hand, "mini_royal")
+            six = best_of([*cards, *dealer_cards], 5)
+            bonus = paytable_line(six, "royal_flush") if qualifies(six, "three_of_a_kind") else None
+            six_card = {**summary(six), "bonus": bonus}
+        ante_bonus = None
+        if not folded and hand.category in ante_bonus_hands:
+            ante_bonus = hand.category.name.lower()
+        return {"pair_plus": pair_plus, "ante_bonus": ante_bonus, "six_card": six_card}
+
+    def round_facts(self) -> dict[str, Any]:
+        return {"ranking": self._tcp.ranking, "form": self._tcp.form}
+
+
+class TeenPatti(ThreeCardPoker):
+    """Teen Patti: Three Card Poker's rules under the ``teen_patti`` game key (seed 001 L519:
+    "Three Card Poker / Teen Patti … hereinafter all together 'Game'"; C41: no differences).
+    Built by :class:`ThreeCardPoker` when ``ranking = "teen_patti"``."""
+
+    name = "teen_patti"

@@ -199,12 +199,14 @@ class MetricsConfig(_Strict):
 
 _ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
-ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm")
+ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm", "rng")
 """What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
 is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
 event type a command can enter maps to one of these
 (``tablectl.controller.mqtt.authority.EVENT_ACTIONS``), so ``event`` cannot be used to get around
-the others."""
+the others. ``rng`` is a studio RNG's picks (``rng_draw``: lightning numbers, multipliers), which
+decide what a result pays: the RNG service's own role, or a supervisor keying them in from the
+RNG's display when its link fails."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),
@@ -212,16 +214,18 @@ DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "fault": ("supervisor", "technician"),
     "clear_fault": ("supervisor", "technician"),
     "confirm": ("supervisor",),
+    "rng": ("rng", "supervisor"),
 }
 """Roles per action when ``require`` leaves one out: voids, clears and confirmations are
 supervisor decisions (FM/CM, seed-000 GEN-11/12); a dealer keys in a card a scanner missed;
 raising or clearing a fault locks or unlocks the table (R14), a supervisor's or technician's
 call."""
 
-NEVER_DEALER: frozenset[str] = frozenset({"fault", "clear_fault"})
+NEVER_DEALER: frozenset[str] = frozenset({"fault", "clear_fault", "rng"})
 """Actions ``require`` may not give the ``dealer`` role: a dealer who could raise a fault could
 void the round in play (``void_on_fault``) and lock the table, and one who could clear it could
-unlock a table that a device stopped (regulatory R14, R21)."""
+unlock a table that a device stopped (regulatory R14, R21); one who could enter the RNG's picks
+could choose what a result pays."""
 
 
 class SecurityConfig(_Strict):
@@ -299,9 +303,10 @@ class SecurityConfig(_Strict):
             if not roles:
                 raise ValueError(f"require.{action}: name at least one role")
             if action in NEVER_DEALER and "dealer" in roles:
+                why = "enter the RNG's picks" if action == "rng" else "raise or clear faults"
                 raise ValueError(
-                    f"require.{action}: the dealer role may not raise or clear faults "
-                    "(supervisor or technician)"
+                    f"require.{action}: the dealer role may not {why} "
+                    f"(defaults: {' or '.join(DEFAULT_REQUIRE[action])})"
                 )
             missing = sorted(roles - set(self.roles))
             if missing:

@@ -13,6 +13,7 @@ from typing import Literal
 __all__ = [
     "BallLaunched",
     "BallRead",
+    "BettingOpened",
     "CardScanned",
     "CutCardSeen",
     "DeviceAvailable",
@@ -20,9 +21,13 @@ __all__ = [
     "DeviceFaultCleared",
     "DeviceFaultRaised",
     "DeviceUnavailable",
+    "DiceRead",
+    "DiceRollInvalid",
+    "DiceRollStarted",
     "Direction",
     "MixingChanged",
     "NoMoreBets",
+    "RollInvalidCode",
     "ScanRejected",
     "ShoeEmptied",
     "ShoeInserted",
@@ -38,6 +43,11 @@ __all__ = [
 ]
 
 Direction = Literal["cw", "ccw"]
+
+RollInvalidCode = Literal[
+    "die_cocked", "die_off_table", "dice_unreadable", "dice_not_at_rest", "no_wall_hit"
+]
+"""Why a dice reader gives no result for a roll (the stable codes of ``roll_invalid``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,6 +235,45 @@ class WheelStopped(_DeviceEvent):
     on_divider: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class BettingOpened(_DeviceEvent):
+    """A device that runs its table's cycle opened a new round: place your bets (a dice dome's
+    ready state, or a dice driver that orchestrates a shaker and a camera)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiceRollStarted(_DeviceEvent):
+    """A dice shaker started shaking, or a tower dropped the dice."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiceRead(_DeviceEvent):
+    """A result reader saw the dice at rest: faces 1–6 in the table's fixed order.
+
+    ``colors`` where the reader tells the dice apart; ``reader`` the reader's own id (a camera,
+    a plate) and ``confidence`` 0–1, where it reports them.
+    """
+
+    dice: tuple[int, ...]
+    colors: tuple[str, ...] | None = None
+    reader: str | None = None
+    confidence: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiceRollInvalid(_DeviceEvent):
+    """The reader cannot give a result that counts for this roll.
+
+    ``code`` is one of the stable codes of ``roll_invalid`` (``die_cocked``, ``die_off_table``,
+    ``dice_unreadable``, ``dice_not_at_rest``, ``no_wall_hit``); the game decides re-roll or void.
+    """
+
+    code: Literal[
+        "die_cocked", "die_off_table", "dice_unreadable", "dice_not_at_rest", "no_wall_hit"
+    ]
+    detail: str = ""
+
+
 DeviceEvent = (
     DeviceAvailable
     | DeviceUnavailable
@@ -248,4 +297,8 @@ DeviceEvent = (
     | TubeFull
     | WheelSpinStarted
     | WheelStopped
+    | BettingOpened
+    | DiceRollStarted
+    | DiceRead
+    | DiceRollInvalid
 )

@@ -15,11 +15,13 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 
+from tablectl.controller.core.dice_events import Dice, RngDraw, RngPick, RollInvalid, RollStarted
 from tablectl.controller.core.errors import EventFormatError
+from tablectl.controller.core.event_base import Direction, EventBase
 
 __all__ = [
     "EVENT_TYPES",
@@ -31,12 +33,17 @@ __all__ = [
     "CutCard",
     "DealError",
     "Decision",
+    "Dice",
     "Direction",
     "Fault",
     "FaultCleared",
     "Mixing",
     "NoSpin",
     "ReadError",
+    "RngDraw",
+    "RngPick",
+    "RollInvalid",
+    "RollStarted",
     "RoundOpen",
     "Segment",
     "ShoeEmpty",
@@ -53,26 +60,9 @@ __all__ = [
     "parse_event",
 ]
 
-Direction = Literal["cw", "ccw"]
-"""Rotation seen from above the wheel: clockwise or counter-clockwise."""
-
-_STRICT = pydantic.ConfigDict(extra="forbid", strict=True, frozen=True)
-
 
 @dataclass(frozen=True, kw_only=True)
-class _Base:
-    """Fields every event may carry. ``seq`` is set once the journal has it."""
-
-    __pydantic_config__: ClassVar[pydantic.ConfigDict] = _STRICT
-
-    ts: str | None = None
-    device: str | None = None
-    manual: bool = False
-    seq: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class RoundOpen(_Base):
+class RoundOpen(EventBase):
     """Betting opens for a new round. ``round`` is filled in by the engine when absent."""
 
     type: Literal["round_open"] = "round_open"
@@ -82,7 +72,7 @@ class RoundOpen(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BetsClosed(_Base):
+class BetsClosed(EventBase):
     """No more bets: the betting window is closed (system timer, dealer or the SS2 state 4)."""
 
     type: Literal["bets_closed"] = "bets_closed"
@@ -95,7 +85,7 @@ class BetsClosed(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BallLaunched(_Base):
+class BallLaunched(EventBase):
     """The roulette ball is in the rim (SS2 state 3)."""
 
     type: Literal["ball_launched"] = "ball_launched"
@@ -104,7 +94,7 @@ class BallLaunched(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class WinningNumber(_Base):
+class WinningNumber(EventBase):
     """The ball has settled in a pocket. ``number`` is an int, or the string ``"00"``.
 
     ``revolutions`` is ``None`` when the wiring gives no count (status-only SS2): the wheel's own
@@ -124,7 +114,7 @@ class WinningNumber(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class NoSpin(_Base):
+class NoSpin(EventBase):
     """The device (or the dealer) declares the spin invalid: "no spin" (seed-000 RL-I1/I2)."""
 
     type: Literal["no_spin"] = "no_spin"
@@ -132,7 +122,7 @@ class NoSpin(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Void(_Base):
+class Void(EventBase):
     """A supervisor's decision to void the round in progress, with a reason code."""
 
     type: Literal["void"] = "void"
@@ -141,14 +131,14 @@ class Void(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Confirm(_Base):
+class Confirm(EventBase):
     """A supervisor confirms a round that is pending a decision."""
 
     type: Literal["confirm"] = "confirm"
 
 
 @dataclass(frozen=True, kw_only=True)
-class Fault(_Base):
+class Fault(EventBase):
     """A device fault was raised. Faults are latched until a :class:`FaultCleared`."""
 
     type: Literal["fault"] = "fault"
@@ -160,7 +150,7 @@ class Fault(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class FaultCleared(_Base):
+class FaultCleared(EventBase):
     """A latched fault was cleared (by the device or a supervisor)."""
 
     type: Literal["fault_cleared"] = "fault_cleared"
@@ -171,7 +161,7 @@ class FaultCleared(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Card(_Base):
+class Card(EventBase):
     """A card left the shoe (DESIGN §4.1 notation: ``KH``, ``TS``, ``JK``)."""
 
     type: Literal["card"] = "card"
@@ -184,21 +174,21 @@ class Card(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CutCard(_Base):
+class CutCard(EventBase):
     """The cut card came out of the shoe."""
 
     type: Literal["cut_card"] = "cut_card"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShuffleStarted(_Base):
+class ShuffleStarted(EventBase):
     """The shuffler started a shuffle."""
 
     type: Literal["shuffle_started"] = "shuffle_started"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShuffleCompleted(_Base):
+class ShuffleCompleted(EventBase):
     """The shuffler finished; ``cards`` is its own count (never trusted alone, R6).
 
     ``missing``/``extra`` are its deck check in card codes, when the shuffler reads faces.
@@ -211,7 +201,7 @@ class ShuffleCompleted(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReadError(_Base):
+class ReadError(EventBase):
     """The shoe saw a card it could not read or that is no card of this table (``reason``).
 
     The dealer rescans, or enters the card by hand (``cmd/event``, journaled as manual).
@@ -223,21 +213,21 @@ class ReadError(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShoeRemoved(_Base):
+class ShoeRemoved(EventBase):
     """The shoe was taken off its base (its cards can no longer be vouched for)."""
 
     type: Literal["shoe_removed"] = "shoe_removed"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ShoeEmpty(_Base):
+class ShoeEmpty(EventBase):
     """The shoe reports no cards left."""
 
     type: Literal["shoe_empty"] = "shoe_empty"
 
 
 @dataclass(frozen=True, kw_only=True)
-class Decision(_Base):
+class Decision(EventBase):
     """A player's decision from the dealer's screen. Blackjack: ``hit``, ``stand``, ``double``,
     ``split``, ``insurance``, ``even_money``, ``surrender`` (``hand`` picks a split hand).
     House-banked poker: ``fold``, ``play``, ``exchange`` (with ``cards``), ``sixth_card``,
@@ -268,7 +258,7 @@ class Decision(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DealError(_Base):
+class DealError(EventBase):
     """The dealer (or pit) reports a deal irregularity the shoe cannot see: a card exposed or dealt
     face up, or the wrong number of cards at a position (seed-000 PKH-21; seed-001 L335). The game's
     rule book says the remedy (``tablectl.controller.games.cards.deal``)."""
@@ -282,7 +272,7 @@ class DealError(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BallDrawn(_Base):
+class BallDrawn(EventBase):
     """A numbered ball was read at the drum's exit.
 
     ``position`` is the receiver/cylinder slot (1-based) where the drum has them; ``reader`` and
@@ -297,7 +287,7 @@ class BallDrawn(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Mixing(_Base):
+class Mixing(EventBase):
     """The drum's mixing (blower) went on or off; the engine times the minimum mixing."""
 
     type: Literal["mixing"] = "mixing"
@@ -305,14 +295,14 @@ class Mixing(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TubeFull(_Base):
+class TubeFull(EventBase):
     """The drum's tube/cylinders are full."""
 
     type: Literal["tube_full"] = "tube_full"
 
 
 @dataclass(frozen=True, kw_only=True)
-class WheelSpin(_Base):
+class WheelSpin(EventBase):
     """A money wheel was set spinning (``direction`` when the sensor knows it)."""
 
     type: Literal["wheel_spin"] = "wheel_spin"
@@ -320,7 +310,7 @@ class WheelSpin(_Base):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Segment(_Base):
+class Segment(EventBase):
     """A money wheel stopped at a segment index (0-based, in the configured physical order).
 
     ``revolutions`` are the full turns the sensor counted; ``on_divider``: the pointer rests on a
@@ -358,6 +348,10 @@ TableEvent = (
     | Mixing
     | TubeFull
     | WheelSpin
+    | RollStarted
+    | Dice
+    | RollInvalid
+    | RngDraw
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
@@ -386,6 +380,10 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         Mixing,
         TubeFull,
         WheelSpin,
+        RollStarted,
+        Dice,
+        RollInvalid,
+        RngDraw,
     )
 }
 
@@ -443,5 +441,19 @@ def event_to_dict(event: TableEvent) -> dict[str, Any]:
         value = getattr(event, field.name)
         if field.name == "type" or value is None or (field.name in _FLAGS and not value):
             continue
-        out[field.name] = value
+        out[field.name] = _plain(value)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A field's JSON form: nested records (an ``rng_draw``'s picks) as objects, unset keys out."""
+    if isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+        return [
+            {
+                f.name: getattr(v, f.name)
+                for f in dataclasses.fields(v)
+                if getattr(v, f.name) is not None
+            }
+            for v in value
+        ]
+    return value

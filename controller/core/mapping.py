@@ -12,11 +12,14 @@ from tablectl.controller.core.events import (
     BetsClosed,
     Card,
     CutCard,
+    Dice,
     Fault,
     FaultCleared,
     Mixing,
     NoSpin,
     ReadError,
+    RollInvalid,
+    RollStarted,
     RoundOpen,
     Segment,
     ShoeEmpty,
@@ -107,4 +110,14 @@ def to_table_event(event: dev.DeviceEvent) -> TableEvent:
             )
         case dev.ShuffleCompleted(cards=cards, missing=missing, extra=extra):
             return ShuffleCompleted(ts=ts, device=device, cards=cards, missing=missing, extra=extra)
+        case dev.BettingOpened():
+            return RoundOpen(ts=ts, device=device)
+        case dev.DiceRollStarted():
+            return RollStarted(ts=ts, device=device)
+        case dev.DiceRead(dice=dice, colors=colors, reader=reader, confidence=confidence):
+            return Dice(
+                ts=ts, device=device, dice=dice, colors=colors, reader=reader, confidence=confidence
+            )
+        case dev.DiceRollInvalid(code=code, detail=detail):
+            return RollInvalid(ts=ts, device=device, code=code, detail=detail or None)
     raise TypeError(f"unmapped device event {event!r}")  # pragma: no cover - exhaustive

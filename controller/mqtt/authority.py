@@ -58,6 +58,11 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
     "read_error": "event",
     "shoe_empty": "event",
     "decision": "event",
+    # Dice (docs/games/dice.md): the shaker's start, the dice a reader missed, and the
+    # stickman's "no roll" (a die off the table: a re-roll with bets standing, not a void).
+    "roll_started": "event",
+    "dice": "event",
+    "roll_invalid": "event",
     # Ends the round in play without a result: what ``cmd/void`` needs. A ``no_spin`` voids the
     # spin (seed-000 V-RL-5); a ``deal_error`` can void the round (PKH-21).
     "void": "void",
@@ -70,6 +75,8 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
     "fault_cleared": "clear_fault",
     # A supervisor's resolution of a pending round (seed-000 GEN-11).
     "confirm": "confirm",
+    # A studio RNG's picks decide what a result pays: the RNG's own role (config.ROLE_ACTIONS).
+    "rng_draw": "rng",
 }
 """The action (``[security] require``) that ``cmd/event`` of each event type needs: every type of
 :data:`tablectl.controller.core.events.EVENT_TYPES` is listed (a test holds it so), so entering an

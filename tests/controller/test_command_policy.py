@@ -52,6 +52,9 @@ ACTION_OF = {
             "read_error",
             "shoe_empty",
             "decision",
+            "roll_started",
+            "dice",
+            "roll_invalid",
         ],
         "event",
     ),
@@ -63,6 +66,7 @@ ACTION_OF = {
     "tube_full": "fault",
     "fault_cleared": "clear_fault",
     "confirm": "confirm",
+    "rng_draw": "rng",
 }
 ALLOWED = {
     "event": {"dealer", "supervisor"},
@@ -70,6 +74,7 @@ ALLOWED = {
     "fault": {"supervisor", "technician"},  # never the dealer (regulatory R14: it locks)
     "clear_fault": {"supervisor", "technician"},
     "confirm": {"supervisor"},
+    "rng": {"supervisor"},  # and the RNG service's own role "rng", not among these keys
 }
 ROLES = ("dealer", "supervisor", "technician", None)  # None: unsigned
 

@@ -248,16 +248,26 @@ async def test_garbage_and_split_frames_cost_only_decode_errors() -> None:
 async def test_a_shuffle_whose_frames_were_lost_is_recovered_from_the_status(
     tmp_path: Path,
 ) -> None:
-    # The link drops right after SHST and SHDN goes nowhere; the status after reconnecting
+    # The link drops as the shuffle starts and SHDN goes nowhere; the status after reconnecting
     # shows READY for that shuffle, which completes it (count only, no deck-check lists).
     link = tmp_path / "shuffler"
-    async with shuffler("disconnect@1=2", link=link) as (_, path), host_on(path) as host:
+    async with shuffler("disconnect@1=2", link=link) as (model, path), host_on(path) as host:
         await host.until_connected()
-        await host.driver.start_shuffle()
+        try:
+            reply: Ack | Nak | None = await host.driver.start_shuffle()
+        except TransportClosedError:
+            # The pull races the reply: the ACK (and SHST) the shuffler sent just before the
+            # link dropped may never be read. The shuffle runs all the same, and the status
+            # after reconnecting must still report it; that is what this test is about.
+            reply = None
+        assert reply in (Ack("SHUF"), None)
+        assert model.shuffles_started == 1  # SHUF did reach the shuffler
         await host.expect(ShuffleStarted)
         done = await host.expect(ShuffleCompleted, within=5)
-        assert done.cards == 416
+        assert (done.cards, done.missing, done.extra) == (416, (), ())
         assert any(isinstance(e, DeviceUnavailable) for e in host.seen)
+        kinds = [type(e).__name__ for e in host.seen]
+        assert (kinds.count("ShuffleStarted"), kinds.count("ShuffleCompleted")) == (1, 1)
 
 
 # --- a scripted shuffler on a bare pty -----------------------------------------------------------

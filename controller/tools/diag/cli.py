@@ -148,10 +148,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parents=[common],
         help="wheel bias or shuffle randomness from the journal: 3-sigma frequencies, "
         "chi-square p-values, serial correlation",
-        description="Roulette tables: wheel bias of the settled spins. Card tables (baccarat, "
-        "dragon tiger, blackjack): shuffle randomness of the dealt shoes (rank and suit at "
-        "each position, the first card, serial correlation, shoe-to-shoe repetition, results "
-        "against theory). The table's game picks which.",
+        # Raw: the description's lines and the examples are laid out by hand.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Roulette tables: wheel bias of the settled spins.\n"
+        "Card tables (every card game but bet21's short deck): shuffle randomness of the\n"
+        "dealt shoes (rank and suit at each position, the first card, serial correlation,\n"
+        "shoe-to-shoe repetition; for baccarat and dragon tiger, results against theory).\n"
+        "The table's game picks which: [table] game of --config, else read from --journal.\n"
+        "Reads the journal read-only: safe while the service runs.",
+        epilog="examples:\n"
+        "  tablectl diag stats --config /etc/tablectl/ROU-01.toml\n"
+        "  tablectl diag stats --config /etc/tablectl/BAC-01.toml --last 50\n"
+        "  tablectl diag stats --journal /var/lib/tablectl/BAC-01.sqlite --json",
     )
     stats.add_argument("--config", type=Path, help="table config (journal, game, rules, devices)")
     stats.add_argument("--journal", type=Path, help="journal file (default: the config's)")
@@ -164,7 +172,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--last",
         type=_count,
         metavar="N",
-        help="only the last N settled spins (roulette) or dealt shoes (card tables)",
+        help="only the last N settled spins (roulette) or dealt shoes (card tables) "
+        "(default: all the journal holds)",
     )
     stats.add_argument(
         "--alpha",
@@ -177,7 +186,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sigma",
         type=_positive,
         default=3.0,
-        help="flag numbers (first-card ranks, results) beyond this many sigma",
+        help="flag numbers (first-card ranks, results) beyond this many sigma (default 3)",
     )
     stats.add_argument(
         "--device",

@@ -8,11 +8,11 @@ it) are derived from :data:`CATALOG`. An entry names its rules as ``"module.path
 - ``family`` picks the engine (:data:`ENGINE_FAMILIES`): one engine per family, every card game a
   deal script on the one card engine;
 - ``module``, ``name``: the card game's :class:`~tablectl.controller.games.cards.deal.BaseGame`
-  class, or the family's ``[rules]`` model (roulette, draw, wheel);
+  class, or the family's ``[rules]`` model (roulette, draw, wheel, dice);
 - ``preset``: the ``[rules]`` defaults that make the rule book's game out of its class (a table's
-  ``[rules]`` overrides them); for the draw and wheel families ``variants`` holds every preset of
-  the family, and ``[rules] variant`` may pick another than the game's own (seed-001 C40: two
-  games share the title "LUCKY 6").
+  ``[rules]`` overrides them); for the draw, wheel and dice families ``variants`` holds every
+  preset of the family, and ``[rules] variant`` may pick another than the game's own (seed-001
+  C40: two games share the title "LUCKY 6").
 
 Rule-book sources per preset are in the comments below, per game in each module's docstring and in
 ``docs/card-games.md``. Pure data: no I/O.
@@ -27,6 +27,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 __all__ = [
     "CATALOG",
+    "DICE_PRESETS",
     "DRAW_PRESETS",
     "ENGINE_FAMILIES",
     "GAMES",
@@ -36,7 +37,7 @@ __all__ = [
     "spread",
 ]
 
-Family: TypeAlias = Literal["roulette", "cards", "draw", "wheel"]
+Family: TypeAlias = Literal["roulette", "cards", "draw", "wheel", "dice"]
 
 ENGINE_FAMILIES: Final[Mapping[Family, tuple[str, str]]] = MappingProxyType(
     {
@@ -44,6 +45,7 @@ ENGINE_FAMILIES: Final[Mapping[Family, tuple[str, str]]] = MappingProxyType(
         "cards": ("tablectl.controller.engines.cards", "CardEngine"),
         "draw": ("tablectl.controller.engines.draw", "DrawEngine"),
         "wheel": ("tablectl.controller.engines.wheel", "WheelEngine"),
+        "dice": ("tablectl.controller.engines.dice", "DiceEngine"),
     }
 )
 """``family -> (module, class)`` of its engine."""
@@ -216,18 +218,41 @@ WHEEL_PRESETS: Final = _frozen(
             on_fault="void",
         ),
         # §5.2 L1865: 54 segments; Chance chains (card multiplier, L1875–1887; cash card: C25);
-        # 2/4 rolls start the dice bonus (L1891). No malfunction clause.
+        # 2/4 rolls start the dice bonus (L1891), rolled 2 or 4 times (L1897); physical dice or
+        # not is not stated [GAP]: a table with a dice reader sets dice_bonus = true. No
+        # malfunction clause.
         "monopoly": _layout(
             _MONOPOLY,
             multipliers={"chance": 1},
             open_chain=["chance"],
             bonus=["2_rolls", "4_rolls"],
+            bonus_rolls={"2_rolls": 2, "4_rolls": 4},
         ),
         # §5.5 L3955–3965: 54 sectors, numbers 1…40; the Mega Lucky Number is RNG, not the wheel's.
         "mega_wheel": _layout(_MEGA_WHEEL, checked=False),
     }
 )
 """Every money-wheel preset, as a ``[rules]`` mapping (``[rules] variant`` picks one)."""
+
+
+# -- dice (seed-001 §7) ---------------------------------------------------------------------------
+
+DICE_PRESETS: Final = _frozen(
+    {
+        # L5: named, no rules: the industry game (three dice in a shaker dome; Big/Small lose on a
+        # triple). The shaker reports its start; a result within 3 s of it did not tumble [GAP].
+        "sic_bo": {"dice": 3, "min_tumble_seconds": 3.0, "require_roll_started": True},
+        # §7.2 L2747, L2757: two dice "thrown at the wall"; the point is carried between rolls. A
+        # hand throw may not be seen starting: the tumble is timed when it is [GAP].
+        "craps": {"dice": 2, "min_tumble_seconds": 1.0},
+        # §7.1 L2683: a red and a blue die shaken in a cup and thrown [GAP: timing].
+        "dice_duel": {"dice": 2, "colors": ["red", "blue"], "min_tumble_seconds": 1.0},
+        # §7.3 L3069: three dice dropped through the tower after the lightning numbers are drawn;
+        # the tower reports the drop [GAP: timing].
+        "lightning_dice": {"dice": 3, "min_tumble_seconds": 2.0, "require_roll_started": True},
+    }
+)
+"""Every dice preset, as a ``[rules]`` mapping (``docs/games/dice.md``)."""
 
 
 # -- the catalog ----------------------------------------------------------------------------------
@@ -244,6 +269,15 @@ _WHEEL: Final = GameEntry(
     "WheelRules",
     variants=WHEEL_PRESETS,
     doc="verdicts.md",
+)
+
+
+_DICE: Final = GameEntry(
+    "dice",
+    "tablectl.controller.games.dice",
+    "DiceRules",
+    variants=DICE_PRESETS,
+    doc="games/dice.md",
 )
 
 
@@ -271,6 +305,8 @@ CATALOG: Final[Mapping[str, GameEntry]] = {
     **{game: _DRAW for game in DRAW_PRESETS if game != "lucky6_60"},
     # Money wheels: one engine, a preset (segment layout) per rule-book game.
     **{game: _WHEEL for game in WHEEL_PRESETS},
+    # Dice (seed-001 §7; Sic Bo named at L5 only): one engine, a preset per game.
+    **{game: _DICE for game in DICE_PRESETS},
     # Community-card poker against the dealer (seed-000 §6, seed-001 §3.14–3.15).
     "ultimate_texas_holdem": _house("holdem", "UltimateTexasHoldem", "holdem"),
     "casino_holdem": _house("holdem", "CasinoHoldem", "holdem"),

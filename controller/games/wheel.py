@@ -25,6 +25,10 @@ One family, a preset per rule-book game; ``[rules]`` overrides its parameters. R
 - **Malfunction.** Dream Catcher L1768 and Crazy Time L2097: "Any malfunction cancels the game
   round … Bets are returned" → ``on_fault = "void"``. Monopoly, the 19-sector wheel and Mega Wheel
   have no clause (§2.2) → ``"decide"`` (seed-001 G3/G4, C42).
+- **Monopoly's dice bonus** (L1891–1921). Whether its dice are physical is not stated (§5.2 [GAP]),
+  so it is a switch: ``dice_bonus = true`` keeps the round open after "2 rolls"/"4 rolls" for the
+  bonus's rolls (:mod:`tablectl.controller.games.monopoly_bonus`); ``false`` (the default: a
+  table with no dice reader, or a virtual bonus) ends the round on the segment as before.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import pydantic
 
 from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import Direction, Segment
+from tablectl.controller.games.monopoly_bonus import Board
 
 __all__ = [
     "RESPIN_DIRECTION_UNKNOWN",
@@ -105,9 +110,31 @@ class WheelRules(pydantic.BaseModel):
     on_fault: Literal["void", "decide"] = "decide"
     """A fault after bets closed: ``void`` (bets returned) or hold for a supervisor."""
 
+    dice_bonus: bool = False
+    """A ``bonus_rolls`` segment opens a bonus played with physical dice in the same round (the
+    round ends when its rolls are done). Off by default: the rule book does not say the dice are
+    physical (§5.2 [GAP]), and a table without a dice reader must not wait for rolls."""
+
+    bonus_rolls: dict[str, int] = pydantic.Field(default_factory=dict)
+    """Bonus segment → the rolls it gives (Monopoly "2 rolls" 2, "4 rolls" 4: L1897)."""
+
+    board_squares: int = pydantic.Field(default=40, ge=2)
+    """The dice bonus's board (not in the rule book: the standard board is assumed)."""
+
+    board_jail: int = 10
+    """Jail's square, counted from GO = 0 (the assumed standard board)."""
+
+    board_go_to_jail: int = 30
+    """Go to Jail's square: landing there sends Mr. Monopoly to Jail (L1921)."""
+
     @property
     def size(self) -> int:
         return len(self.segments)
+
+    @property
+    def board(self) -> Board:
+        """The dice bonus's board (see :class:`~tablectl.controller.games.monopoly_bonus.Board`)."""
+        return Board(self.board_squares, self.board_jail, self.board_go_to_jail)
 
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> WheelRules:
@@ -142,6 +169,13 @@ class WheelRules(pydantic.BaseModel):
             raise RuleError("min_revolutions needs a direction")
         if self.colors is not None and (unknown := sorted(set(self.colors) - labels)):
             raise RuleError(f"colors: not segments of this wheel: {unknown}")
+        if loose := sorted(set(self.bonus_rolls) - set(self.bonus)):
+            raise RuleError(f"bonus_rolls: not bonus segments: {loose}")
+        if bad := sorted(k for k, v in self.bonus_rolls.items() if v < 1):
+            raise RuleError(f"bonus_rolls: at least 1 roll: {bad}")
+        if self.dice_bonus and not self.bonus_rolls:
+            raise RuleError("dice_bonus needs bonus_rolls (the segments that start it)")
+        _ = self.board  # the board's own checks (squares on it, distinct)
         return self
 
 

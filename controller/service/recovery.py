@@ -28,6 +28,11 @@ devices' word that nothing happened meanwhile:
   dealer drew one while nobody was reading the shoe. The round resumes when every device of the
   table is back within the window and the outage was short (``card_outage_limit``); a round that
   already waits for a supervisor (``pending_decision``) stays with the supervisor.
+* Dice tables: as card tables. Once bets are closed (``closed``, ``rolling``) the shaker and the
+  reader may have rolled and reported while nobody listened, so only a short outage resumes; a
+  round held for a supervisor stays with the supervisor.
+* Money wheels and ball draws: a round still betting resumes when the devices are back; once
+  under way it is not gated yet (its round goes on with the next report).
 * No confirmation within :data:`CONFIRM_SECONDS` → the round ends.
 
 A round that cannot resume ends with a ``void`` event, reason :data:`CONTROLLER_RESTART`, journaled
@@ -55,6 +60,7 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
 from tablectl.controller.core.time import parse_ts_seconds
+from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.journal import ANCHOR, JournalRecord
 
 __all__ = [
@@ -95,8 +101,25 @@ _UNAVAILABLE: Final = "device_unavailable"
 """The fault code the runner journals while a device link is down
 (tablectl.controller.core.mapping)."""
 
-_IN_PLAY_ROULETTE: Final = frozenset({"open", "closed"})
-_IN_PLAY_CARDS: Final = frozenset({"open", "dealing", "pending_decision"})
+_IN_PLAY: Final[Mapping[str, frozenset[str]]] = {
+    "roulette": frozenset({"open", "closed"}),
+    "cards": frozenset({"open", "dealing", "pending_decision"}),
+    # A dice round: betting, bets closed (the RNG's picks, the shake), the dice rolling, or held
+    # for a supervisor after a fault.
+    "dice": frozenset({"open", "closed", "rolling", "held"}),
+    # Money wheels and ball draws: only a round still betting is gated (as before the families
+    # were told apart); once under way their round goes on with the next report.
+    "wheel": frozenset({"open"}),
+    "draw": frozenset({"open"}),
+}
+"""Per engine family, the snapshot phases in which a round is in play (the gate's business)."""
+
+_UNDER_WAY: Final = frozenset({"dealing", "closed", "rolling"})
+"""Past the betting, the result due: a device may have gone on without us, so only a short
+outage (``card_outage_limit``) may resume. (Roulette's ``closed`` has the wheel's spin check.)"""
+
+_WITH_SUPERVISOR: Final = frozenset({"pending_decision", "held"})
+"""Already waiting for a supervisor: stays with the supervisor."""
 
 
 @dataclass
@@ -165,7 +188,8 @@ class Interrupted:
         round_id, phase = snapshot.get("round"), snapshot.get("phase")
         if not isinstance(round_id, str) or not isinstance(phase, str):
             return None
-        in_play = _IN_PLAY_ROULETTE if game == "roulette" else _IN_PLAY_CARDS
+        entry = CATALOG.get(game)
+        in_play = _IN_PLAY.get(entry.family, frozenset()) if entry is not None else frozenset()
         if phase not in in_play:
             return None
         outage = None if scan.last_ts is None else max(0.0, now - scan.last_ts)
@@ -268,9 +292,9 @@ class RestartGate:
             if not self._devices:
                 return self._void("no wheel configured to confirm the spin")
             return None
-        if it.phase == "pending_decision":
+        if it.phase in _WITH_SUPERVISOR:
             return self._resume({"confirmed_by": "supervisor", "note": "awaits a supervisor"})
-        if it.phase == "dealing" and (it.outage is None or it.outage > self._card_outage_limit):
+        if it.phase in _UNDER_WAY and (it.outage is None or it.outage > self._card_outage_limit):
             return self._void(f"outage {_seconds(it.outage)} exceeds {self._card_outage_limit} s")
         if not self._devices:
             return self._resume({"confirmed_by": "no devices", "outage": it.outage})

@@ -145,6 +145,55 @@ def test_card_tables_decide_at_start_when_no_device_can_change_the_answer(
     assert (answer.decision if answer else None) == decision
 
 
+@pytest.mark.parametrize(
+    ("game", "phase", "in_play"),
+    [
+        ("roulette", "closed", True),
+        ("baccarat", "dealing", True),
+        ("sic_bo", "open", True),
+        ("craps", "closed", True),
+        ("lightning_dice", "rolling", True),
+        ("dice_duel", "held", True),
+        ("sic_bo", "idle", False),
+        ("dream_catcher", "open", True),
+        ("dream_catcher", "spinning", False),
+        ("lucky7", "open", True),
+        ("no_such_game", "open", False),
+    ],
+)
+def test_which_phases_are_in_play_follows_the_engine_family(
+    game: str, phase: str, in_play: bool
+) -> None:
+    scan = JournalScan(last_ts=T0 - 2)
+    found = Interrupted.of({"round": "T-000001", "phase": phase}, game, scan, T0)
+    assert (found is not None) is in_play
+    if found is not None:
+        assert (found.phase, found.outage) == (phase, 2.0)
+
+
+@pytest.mark.parametrize(
+    ("phase", "outage", "decision"),
+    [
+        pytest.param("rolling", 30.0, "void", id="long-outage-mid-roll"),
+        pytest.param("closed", None, "void", id="unknown-outage-after-bets-closed"),
+        pytest.param("held", 30.0, "resume", id="held-stays-with-the-supervisor"),
+        pytest.param("rolling", 1.0, None, id="short-outage-waits-for-the-reader"),
+        pytest.param("open", 30.0, None, id="still-betting-waits-for-the-reader"),
+    ],
+)
+def test_dice_tables_are_gated_like_card_tables(
+    phase: str, outage: float | None, decision: str | None
+) -> None:
+    round_ = Interrupted(round="SB-000009", game="sic_bo", phase=phase, spin=None, outage=outage)
+    gate = RestartGate(round_, devices=["dice"], now=T0)
+    answer = gate.at_start()
+    assert (answer.decision if answer else None) == decision
+    if answer is None:
+        assert gate.device_available("dice") == GateAnswer(
+            "resume", True, {"confirmed_by": ["dice"], "outage": outage, "phase": phase}
+        )
+
+
 def test_card_table_resumes_once_every_device_is_back() -> None:
     gate = RestartGate(_coup("dealing"), devices=["shoe", "shuffler"], now=T0)
     assert gate.at_start() is None

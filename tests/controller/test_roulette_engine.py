@@ -407,8 +407,8 @@ def test_build_engine_validates_rules() -> None:
 
 
 def test_build_engine_unknown_game_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"t\.toml: unknown game 'craps' \(known: .*roulette"):
-        build_engine(TABLE, "craps", {}, source="t.toml")
+    with pytest.raises(ConfigError, match=r"t\.toml: unknown game 'pai_gow' \(known: .*roulette"):
+        build_engine(TABLE, "pai_gow", {}, source="t.toml")
 
 
 def test_build_engine_bad_rules_name_key_and_file() -> None:

@@ -1,0 +1,250 @@
+"""The ``[rules]`` of a dice table and the checks every dice game shares.
+
+One model for the family (:class:`DiceRules`); a preset per game
+(:data:`tablectl.controller.games.catalog.DICE_PRESETS`), ``[rules]`` on top. Rule ids point into
+``../shared/rules/seed-001-live-casino-regulations.md`` §7 (by source line L…):
+
+- **How many dice, which colours.** Sic Bo and Lightning Dice 3 (L5 industry; L3069), Craps and
+  Dice Duel 2 (L2747, L2683); Dice Duel's are red and blue (L2683). ``dice`` must be the game's
+  count; ``colors`` lists the dice's colours in the order the reader reports them. A ``dice``
+  event that names other colours, or another count, is refused (a re-read may follow).
+- **At rest, after a real tumble.** The book reads every result "when the dice are stopped after
+  the roll" (L2683), "in still position" (L2757), "once the dice have stopped tumbling and come to
+  rest" (L3069) and says nothing of cocked dice, dice off the table, no wall hit or a die that did
+  not tumble (§7 [GAP]). The industry remedy, and ours: no result, the dice are rolled again with
+  the bets standing (``on_roll_invalid = "reroll"``). A result sooner than ``min_tumble_seconds``
+  after ``roll_started`` is suspect — dice that did not tumble, or a reader reporting the previous
+  roll — and is re-rolled as ``short_tumble``, as a wheel with too few revolutions is re-spun
+  (seed-001 L2471, R16). With ``require_roll_started`` a result without a ``roll_started`` since
+  bets closed (or since the last re-roll) is re-rolled as ``roll_not_seen``.
+- **Malfunction.** No dice game has a void clause (§2.2): G1 (L59: "communication failure or other
+  technical shortcomings" → odds of 1, the stake back) and G3 (L79) apply → a device fault after
+  bets closed voids the round (``on_fault = "void"``); ``"decide"`` holds it for a supervisor (G4,
+  C42: a fault that did not affect the result lets it stand); ``"reroll"`` rolls again once the
+  fault is cleared (G3: no result was taken).
+
+Pure: no I/O, no clock (times arrive inside the events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias
+
+import pydantic
+
+from tablectl.controller.core.errors import RuleError
+from tablectl.controller.core.time import parse_ts_seconds
+from tablectl.controller.games.dice.craps import CrapsState, craps_result
+from tablectl.controller.games.dice.dice_duel import COLORS, dice_duel_result
+from tablectl.controller.games.dice.lightning_dice import Lightning, lightning_result
+from tablectl.controller.games.dice.sic_bo import sic_bo_result
+from tablectl.controller.games.findings import Finding
+
+__all__ = [
+    "GAME_DICE",
+    "LOW_CONFIDENCE",
+    "ROLL_NOT_SEEN",
+    "RULE_AT_REST",
+    "SHORT_TUMBLE",
+    "WRONG_COLORS",
+    "WRONG_DICE_COUNT",
+    "DiceRules",
+    "DiceVariant",
+    "check_tumble",
+    "read_dice",
+    "roll_result",
+    "tumble_seconds",
+]
+
+DiceVariant: TypeAlias = Literal["sic_bo", "craps", "dice_duel", "lightning_dice"]
+
+GAME_DICE: Final[Mapping[str, int]] = {
+    "sic_bo": 3,  # L5: named, no rules; the industry game has three
+    "craps": 2,  # L2747
+    "dice_duel": 2,  # L2683
+    "lightning_dice": 3,  # L3069
+}
+"""How many dice each game is played with."""
+
+# Re-roll codes (verdicts: the round stays, the bets stand; docs/verdicts.md "Dice").
+SHORT_TUMBLE: Final = "short_tumble"
+ROLL_NOT_SEEN: Final = "roll_not_seen"
+# A read refused (the round waits for a re-read, a manual entry or a roll_invalid).
+WRONG_DICE_COUNT: Final = "wrong_dice_count"
+WRONG_COLORS: Final = "wrong_colors"
+LOW_CONFIDENCE: Final = "low_confidence"
+
+RULE_AT_REST: Final = "seed-001 §7 [GAP]: L2683, L2757, L3069 (dice at rest)"
+_RULE_DICE: Final = {
+    "sic_bo": "seed-001 L5 (industry Sic Bo)",
+    "craps": "seed-001 §7.2 L2747",
+    "dice_duel": "seed-001 §7.1 L2683",
+    "lightning_dice": "seed-001 §7.3 L3069",
+}
+
+
+class DiceRules(pydantic.BaseModel):
+    """The ``[rules]`` of a dice table, validated strictly (unknown keys are errors)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    variant: DiceVariant
+    """The game these rules are (the preset they started from)."""
+
+    dice: int = pydantic.Field(ge=1, le=6)
+    """How many dice a roll shows: the game's count (:data:`GAME_DICE`), written out so a table's
+    config says it."""
+
+    colors: list[str] | None = None
+    """The dice's colours in the order the reader reports them (Dice Duel: red and blue, L2683).
+    A ``dice`` event with ``colors`` is put in this order; one without is taken in it."""
+
+    min_tumble_seconds: float = pydantic.Field(default=0.0, ge=0)
+    """A result sooner than this after ``roll_started`` is re-rolled (``short_tumble``). The book
+    gives no figure [GAP]: the presets' are assumptions to tune per table. 0: unchecked."""
+
+    require_roll_started: bool = False
+    """A result needs a ``roll_started`` since bets closed (or the last re-roll); without one it
+    is re-rolled (``roll_not_seen``). For shakers and towers that report the start; a table whose
+    reader reports results only leaves it off (the tumble is then not timed)."""
+
+    min_confidence: float = pydantic.Field(default=0.0, ge=0, le=1)
+    """A read whose reader gives a lower ``confidence`` is refused (``low_confidence``): the
+    reader reads again, or the dealer enters the dice by hand. 0: unchecked."""
+
+    on_roll_invalid: Literal["reroll", "void"] = "reroll"
+    """A ``roll_invalid`` (a cocked die, a die off the table …): roll again with the bets standing,
+    or void the round with its code. The book has no rule (§7 [GAP]); re-roll is the industry's."""
+
+    on_fault: Literal["void", "decide", "reroll"] = "void"
+    """A device fault after bets closed: ``void`` (G1, G3: stakes back), hold the round for a
+    supervisor (``decide``: G4, C42), or roll again once the device clears it (``reroll``: G3, no
+    result was taken; for shakers that abandon the roll and re-home after a motion fault)."""
+
+    on_rng_missing: Literal["void", "hold"] = "void"
+    """Lightning Dice: a result with no lightning numbers drawn (``rng_missing``): void the round,
+    or hold it for a supervisor (``confirm`` settles it at the base odds, ``void`` voids)."""
+
+    @property
+    def rng_draw(self) -> bool:
+        """Whether the round has an RNG draw between bets closed and the roll (L3069)."""
+        return self.variant == "lightning_dice"
+
+    @pydantic.model_validator(mode="after")
+    def _consistent(self) -> DiceRules:
+        want = GAME_DICE[self.variant]
+        if self.dice != want:
+            raise RuleError(f"dice: {self.variant} is played with {want} dice, not {self.dice}")
+        if self.colors is not None:
+            if len(self.colors) != self.dice:
+                raise RuleError(f"colors: {len(self.colors)} colours for {self.dice} dice")
+            if len(set(self.colors)) != len(self.colors) or any(not c for c in self.colors):
+                raise RuleError("colors: each die needs its own colour")
+        if self.variant == "dice_duel" and sorted(self.colors or ()) != sorted(COLORS):
+            raise RuleError('colors: dice duel is played with a "red" and a "blue" die (L2683)')
+        return self
+
+
+def read_dice(
+    rules: DiceRules,
+    dice: Sequence[int],
+    colors: Sequence[str] | None,
+    confidence: float | None,
+) -> tuple[int, ...] | Finding:
+    """A reader's dice in the table's order (:attr:`DiceRules.colors`), or why they are refused.
+
+    - ``wrong_dice_count``: not the game's number of dice;
+    - ``wrong_colors``: ``colors`` not one per die, or not the table's colours (a table without
+      ``colors`` takes any, in its fixed order);
+    - ``low_confidence``: the reader is less sure than ``min_confidence``.
+    """
+    data: dict[str, Any] = {"dice": list(dice), "colors": list(colors) if colors else None}
+    if len(dice) != rules.dice:
+        return Finding(
+            WRONG_DICE_COUNT,
+            _RULE_DICE[rules.variant],
+            f"{len(dice)} dice read; {rules.variant} is played with {rules.dice}",
+            data,
+        )
+    if colors is not None and (
+        len(colors) != len(dice)
+        or (rules.colors is not None and sorted(colors) != sorted(rules.colors))
+    ):
+        want = rules.colors if rules.colors is not None else f"one per die ({rules.dice})"
+        return Finding(
+            WRONG_COLORS,
+            _RULE_DICE[rules.variant],
+            f"dice colours {list(colors)}: this table's are {want}",
+            data,
+        )
+    if confidence is not None and confidence < rules.min_confidence:
+        return Finding(
+            LOW_CONFIDENCE,
+            RULE_AT_REST,
+            f"reader confidence {confidence} is below {rules.min_confidence}: read again",
+            {**data, "confidence": confidence},
+        )
+    if colors is None or rules.colors is None:
+        return tuple(dice)
+    by_color = dict(zip(colors, dice, strict=True))
+    return tuple(by_color[c] for c in rules.colors)
+
+
+def tumble_seconds(started: str | None, at_rest: str | None) -> float | None:
+    """Seconds from ``roll_started`` to the result (the events' ``ts``); ``None`` if unknown."""
+    start, end = parse_ts_seconds(started), parse_ts_seconds(at_rest)
+    if start is None or end is None:
+        return None
+    return round(end - start, 6)
+
+
+def check_tumble(rules: DiceRules, *, rolled: bool, seconds: float | None) -> Finding | None:
+    """Why a result must be rolled again, or ``None`` if the roll counts.
+
+    ``rolled``: a ``roll_started`` came since bets closed (or the last re-roll); ``seconds``: the
+    tumble it timed (``None``: an event without a time — only a hand-written stream; the runner
+    stamps every event — which is not timed).
+    """
+    if not rolled:
+        if rules.require_roll_started:
+            return Finding(
+                ROLL_NOT_SEEN,
+                RULE_AT_REST,
+                "no roll_started before this result: roll again (bets stand)",
+                {"reroll": True},
+            )
+        return None
+    if rules.min_tumble_seconds and seconds is not None and seconds < rules.min_tumble_seconds:
+        return Finding(
+            SHORT_TUMBLE,
+            RULE_AT_REST,
+            f"dice at rest {seconds} s after the roll started (minimum "
+            f"{rules.min_tumble_seconds} s): roll again (bets stand)",
+            {"reroll": True, "tumble_seconds": seconds},
+        )
+    return None
+
+
+def roll_result(
+    rules: DiceRules,
+    dice: Sequence[int],
+    *,
+    craps: CrapsState,
+    lightning: Lightning = (),
+) -> tuple[dict[str, Any], CrapsState]:
+    """The game's ``result`` of a counted roll (dice in the table's order), and the craps state
+    the next roll is thrown in (unchanged but for craps).
+
+    Raises:
+        ValueError: dice the game is not played with (checked by :func:`read_dice` first).
+    """
+    if rules.variant == "sic_bo":
+        return sic_bo_result(dice), craps
+    if rules.variant == "craps":
+        return craps_result(craps, dice)
+    if rules.variant == "dice_duel":
+        colors = rules.colors or list(COLORS)
+        by_color = dict(zip(colors, dice, strict=True))
+        return dice_duel_result(by_color["red"], by_color["blue"]), craps
+    return lightning_result(dice, lightning), craps

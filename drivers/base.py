@@ -10,7 +10,9 @@ queued. A device family's logic can therefore be tested without any I/O.
 :class:`FrameDriver` is its frame-based sibling (a CAN bus: whole :class:`CanFrame` values instead
 of bytes, ``_on_frame`` instead of ``_on_bytes``). Both run the one loop of
 :class:`~tablectl.drivers.connection.ConnectionLoop`; they differ only in the transport they build,
-read and write. :class:`Driver`, :class:`DriverSettings` and :class:`Backoff` live in
+read and write. :class:`MessageDriver` is the third binding, for devices that are services on an
+MQTT broker (whole :class:`TopicMessage` values, ``_on_message``). :class:`Driver`,
+:class:`DriverSettings` and :class:`Backoff` live in
 :mod:`tablectl.drivers.connection` and are re-exported here: this module is the plugins' surface.
 """
 
@@ -35,9 +37,23 @@ from tablectl.drivers.errors import (
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.transports.base import ByteStream
 from tablectl.drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
+from tablectl.drivers.transports.pubsub import (
+    BrokerEndpoint,
+    MessageLink,
+    MessageTraceHook,
+    TopicMessage,
+)
 from tablectl.drivers.transports.serial import serial_url_problem
 
-__all__ = ["Backoff", "Driver", "DriverSettings", "FrameDriver", "SettingsT", "StreamDriver"]
+__all__ = [
+    "Backoff",
+    "Driver",
+    "DriverSettings",
+    "FrameDriver",
+    "MessageDriver",
+    "SettingsT",
+    "StreamDriver",
+]
 
 
 class StreamDriver(ConnectionLoop[ByteStream, bytes, SettingsT]):
@@ -209,5 +225,112 @@ class FrameDriver(ConnectionLoop[FrameLink, CanFrame, SettingsT]):
         return self._on_frame(item, now)
 
     async def _abandon_read(self, reader: asyncio.Future[CanFrame]) -> None:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+
+
+class MessageDriver(ConnectionLoop[MessageLink, TopicMessage, SettingsT]):
+    """A driver over a :class:`MessageLink`: devices that are services on an MQTT broker.
+
+    Hooks, as for the other two bindings (synchronous, time passed in): ``_open_link`` (build, not
+    open), ``_handshake`` (after each connect; may ``queue_publish``), ``_on_message``,
+    ``_on_tick`` and ``_on_connection_lost``. A broker that drops us, or a PUBACK that never
+    comes, is a :class:`TransportClosedError` like an unplugged port: one ``disconnected``
+    unavailability, the one backoff, a fresh link. Whether the *devices behind* the broker are
+    there is the family's to say (``DeviceAvailable``/``DeviceUnavailable("silent")`` from its
+    interpreter): a broker that accepts us proves nothing about a shaker.
+
+    Args:
+        table_broker: the table's own ``[mqtt]`` broker, which the composition root hands to every
+            message driver it builds (``tablectl.controller.service.app.build_drivers``), so a
+            studio device needs no second copy of the broker's address, CA and password. A family
+            with its own ``url`` key uses that instead; ``None`` when built outside a table
+            (technician tools, tests).
+    """
+
+    tick_interval: float = 0.1
+    """How often ``_on_tick`` runs while connected (seconds; instances may lower it)."""
+
+    _hook_unavailable_is_down: ClassVar[bool] = True
+
+    def __init__(
+        self, *args: Any, table_broker: BrokerEndpoint | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.table_broker = table_broker
+        self._link: MessageLink | None = None
+        self._out: list[TopicMessage] = []
+        self.message_trace: MessageTraceHook | None = None
+
+    @abstractmethod
+    def _open_link(self) -> MessageLink:
+        """Build (not open) the link, with the family's subscriptions."""
+
+    async def _handshake(self) -> None:
+        """Runs after each (re)connect, before reading; may ``queue_publish``."""
+
+    @abstractmethod
+    def _on_message(self, message: TopicMessage, now: float) -> list[DeviceEvent]:
+        """Decode one message and turn it into events."""
+
+    # --- services for subclasses ---------------------------------------------------------------
+
+    def queue_publish(self, message: TopicMessage) -> None:
+        """Publish ``message`` as soon as the loop gets control (hooks are synchronous)."""
+        self._out.append(message)
+        self._wake.set()
+
+    async def publish(self, message: TopicMessage) -> None:
+        """Publish ``message`` now (QoS 1, waiting for the broker's acknowledgement).
+
+        Raises:
+            TransportClosedError: not connected, or the link failed.
+        """
+        link = self._link
+        if link is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        if self.message_trace:
+            self.message_trace("tx", message)
+        await link.send(message)
+
+    async def send_raw(self, data: bytes) -> None:
+        """Technician tools: ``data`` is ``TOPIC PAYLOAD``, split at the first space
+        (``b"studio/shaker/listens /state"`` asks a shaker for its state).
+
+        Raises:
+            ValueError: no space, or an empty topic.
+            TransportClosedError: not connected.
+        """
+        topic, space, payload = data.partition(b" ")
+        if not space or not topic:
+            raise ValueError("raw message: TOPIC, a space, then the payload")
+        await self.publish(TopicMessage(topic.decode("utf-8", "replace"), payload))
+
+    # --- the loop's transport hooks -------------------------------------------------------------
+
+    def _new_link(self) -> MessageLink:
+        return self._open_link()
+
+    def _attach(self, link: MessageLink) -> None:
+        self._link = link
+
+    def _detach(self) -> None:
+        self._link = None
+        self._out.clear()
+
+    async def _flush(self, link: MessageLink) -> None:
+        del link  # publish writes to the current link, which is this one
+        while self._out:
+            await self.publish(self._out.pop(0))
+
+    def _read_once(self, link: MessageLink) -> Awaitable[TopicMessage]:
+        return link.recv()
+
+    def _deliver(self, item: TopicMessage, now: float) -> list[DeviceEvent]:
+        if self.message_trace:
+            self.message_trace("rx", item)
+        return self._on_message(item, now)
+
+    async def _abandon_read(self, reader: asyncio.Future[TopicMessage]) -> None:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)

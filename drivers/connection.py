@@ -107,6 +107,12 @@ class Driver(ABC, Generic[SettingsT]):
         self.counters: dict[str, int] = {}
         self._closed = False
 
+    @property
+    def where(self) -> str:
+        """Where the device is reached, for a person (``check-config``, ``diag``): its port, else
+        its transport."""
+        return self.port or "USB"
+
     async def __aenter__(self) -> Self:
         return self
 

@@ -46,6 +46,8 @@ DRIVERS: dict[str, tuple[str, str]] = {
     "tablectl-shuffler": ("tablectl.drivers.shuffler.driver", "ShufflerDriver"),
     "tablectl-drum": ("tablectl.drivers.drum.driver", "DrumDriver"),
     "tablectl-bigwheel": ("tablectl.drivers.bigwheel.driver", "BigWheelDriver"),
+    "tablectl-dice": ("tablectl.drivers.dice.driver", "DiceDriver"),
+    "mqtt-dice": ("tablectl.drivers.dice_mqtt.driver", "DiceMqttDriver"),
 }
 """Config key → (module, class). Add a device family here; nothing else needs to know."""
 

@@ -32,7 +32,7 @@ from tablectl.drivers.base import DriverSettings
 from tablectl.drivers.errors import TablectlError
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.registry import get_driver_class
-from tablectl.simulators import bigwheel, drum, shoe, shuffler, ss2
+from tablectl.simulators import bigwheel, dice, drum, shoe, shuffler, ss2
 from tablectl.simulators.faults import FaultSpec
 
 __all__ = [
@@ -99,6 +99,9 @@ RANGE: Final = _Type(
     "[low, high] (two integers)",
     lambda v: isinstance(v, list) and len(v) == 2 and all(map(_is_int, v)),
     tuple,
+)
+FACE_LISTS: Final = _Type(
+    "a list of lists of integers", lambda v: _is_list(v, lambda i: _is_list(i, _is_int))
 )
 CUT: Final = _Type(
     'an integer, "auto" or "none"',
@@ -207,6 +210,24 @@ FAMILIES: Final[Mapping[str, Family]] = {
                 "ball_interval": NUMBER,
                 "hold_seconds": NUMBER,
                 "idle_seconds": NUMBER,
+            },
+        ),
+        Family(
+            "dice",
+            dice.SimDice,
+            dice.FaultSpec,
+            "tablectl-dice",
+            {
+                "seed": INT,
+                "speed": NUMBER,
+                "dice": INT,
+                "colors": STRINGS,
+                "faces": FACE_LISTS,
+                "betting_seconds": NUMBER,
+                "roll_delay": NUMBER,
+                "shake_seconds": NUMBER,
+                "settle_seconds": NUMBER,
+                "result_seconds": NUMBER,
             },
         ),
     )

@@ -30,15 +30,17 @@ from tablectl.controller.mqtt.authority import (
 from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.publisher import Publisher, TraceHook, broker_address
+from tablectl.controller.mqtt.security import ClientSecurity, client_security
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.secrets import read_journal_key
 from tablectl.controller.service.checkpoint import Checkpoints, fingerprint
 from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.service.metrics.tables import TableMetrics
 from tablectl.controller.service.runner import TableRunner
-from tablectl.drivers.base import Driver
+from tablectl.drivers.base import Driver, MessageDriver
 from tablectl.drivers.errors import DriverConfigError, DriverError
 from tablectl.drivers.registry import get_driver_class
+from tablectl.drivers.transports.pubsub import BrokerEndpoint
 
 __all__ = [
     "ANCHOR_TICK",
@@ -52,6 +54,7 @@ __all__ = [
     "journal_anchors",
     "open_table",
     "serve_table",
+    "table_broker",
 ]
 
 log = structlog.get_logger("tablectl.app")
@@ -68,19 +71,51 @@ def build_engine_for(config: TableConfig, *, next_round: int = 1) -> Engine:
     )
 
 
+def table_broker(config: TableConfig, broker: tuple[str, int] | None = None) -> BrokerEndpoint:
+    """The table's own ``[mqtt]`` broker as a device on it reaches it: where the publisher
+    connects (``broker`` when the caller started one, else the url or the embedded listener),
+    with the same TLS context and login, read now.
+
+    Raises:
+        ConfigError: the url, or a secret or certificate file of ``[mqtt]`` (named).
+    """
+    mqtt = config.mqtt
+    if broker is not None:
+        host, port = broker
+    elif mqtt.url == "embedded":
+        host, port = mqtt.embedded_address
+    else:
+        host, port, _tls = broker_address(mqtt.url)
+    security = client_security(mqtt) if mqtt.url != "embedded" else ClientSecurity()
+    return BrokerEndpoint(
+        host,
+        port,
+        username=security.username,
+        password=security.password,
+        tls_context=security.tls_context,
+    )
+
+
 def build_drivers(
-    config: TableConfig, extra: Mapping[str, Mapping[str, Any]] | None = None
+    config: TableConfig,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    broker: tuple[str, int] | None = None,
 ) -> list[Driver]:
     """Instantiate (not open) every configured device; driver keys are validated strictly.
 
     ``extra`` gives constructor keywords per device id that a config file cannot express
-    (e.g. a simulated pyusb backend in tests and the demo).
+    (e.g. a simulated pyusb backend in tests and the demo). A device that is a service on a
+    broker (a :class:`MessageDriver`, e.g. ``mqtt-dice``) also gets ``table_broker``: the
+    table's own broker (:func:`table_broker`; ``broker`` as for :func:`open_table`), which it
+    uses unless its entry names a ``url`` of its own.
 
     Raises:
         ConfigError: ``FILE: devices[i] (id …, driver …): PROBLEM`` (:func:`device_error`), for
             an unknown driver, a bad driver key, a missing or malformed ``port``.
     """
     drivers: list[Driver] = []
+    endpoint: BrokerEndpoint | None = None  # built once, for the first message driver
     for index, device in enumerate(config.devices):
         try:
             cls = get_driver_class(device.driver)
@@ -88,6 +123,9 @@ def build_drivers(
             raise device_error(config, index, str(exc)) from None
         settings = validate_device(cls.settings_model, config, index)
         kwargs = dict((extra or {}).get(device.id, {}))
+        if issubclass(cls, MessageDriver) and "table_broker" not in kwargs:
+            endpoint = endpoint or table_broker(config, broker)
+            kwargs["table_broker"] = endpoint
         try:
             drivers.append(cls(device.id, device.port, settings, **kwargs))
         except DriverError as exc:  # what the driver checks itself: port, key combinations
@@ -130,7 +168,7 @@ def _check_config(config: TableConfig) -> list[str]:
         f"mqtt {config.mqtt.url} prefix {config.mqtt.topic_prefix}",
         f"journal {config.journal.path}",
     ]
-    lines += [f"device {d.device_id}: {type(d).__name__} on {d.port or 'USB'}" for d in drivers]
+    lines += [f"device {d.device_id}: {type(d).__name__} on {d.where}" for d in drivers]
     lines += describe_security(config)
     anchors = journal_anchors(config)
     if anchors is None:
@@ -223,7 +261,7 @@ async def open_table(
     publisher's observation hook (metrics). Both must be cheap and must not raise.
     ``driver_kwargs`` are extra constructor keywords per device id (see :func:`build_drivers`).
     """
-    drivers = build_drivers(config, driver_kwargs)
+    drivers = build_drivers(config, driver_kwargs, broker=broker)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(
         config.journal.path,

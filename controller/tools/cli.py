@@ -133,9 +133,10 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument(
         "--tables",
         default="roulette,baccarat,lucky7,dream_catcher,ultimate_texas_holdem",
-        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher, and any house-"
-        "banked poker or card game (e.g. ultimate_texas_holdem, andar_bahar); default the first "
-        "five",
+        help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher, any house-"
+        "banked poker or card game (e.g. ultimate_texas_holdem, andar_bahar) and the dice games "
+        "sic_bo, craps, dice_duel, lightning_dice (default: %(default)s; example: --tables "
+        "sic_bo,craps)",
     )
     demo.add_argument("--events", action="store_true", help="show every table event too")
 
@@ -161,6 +162,16 @@ def _add_simulate(sub: Any) -> None:
     bigwheel_cli.add_arguments(bigwheel)
     drum = sim_sub.add_parser("drum", help="lotto/keno ball drum on a CAN bus (reference protocol)")
     drum_cli.add_arguments(drum)
+    from tablectl.simulators.cli import dice as dice_cli  # noqa: PLC0415
+
+    dice = sim_sub.add_parser("dice", help="dice shaker and result reader (reference protocol)")
+    dice_cli.add_arguments(dice)
+    from tablectl.simulators.cli import dice_studio as dice_studio_cli  # noqa: PLC0415
+
+    dice_studio = sim_sub.add_parser(
+        "dice-studio", help="studio dice shaker + camera service on an MQTT broker"
+    )
+    dice_studio_cli.add_arguments(dice_studio)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,10 +246,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _demo_tables(text: str) -> list[str]:
     from tablectl.controller.games.catalog import GAMES  # noqa: PLC0415
-    from tablectl.controller.lab.demo import TABLES  # noqa: PLC0415
+    from tablectl.controller.lab.demo import DICE_TABLES, TABLES  # noqa: PLC0415
 
     tables = [t.strip() for t in text.split(",") if t.strip()]
-    known = {*TABLES, *GAMES}
+    known = {*TABLES, *GAMES, *DICE_TABLES}
     unknown = sorted(set(tables) - known)
     if unknown or not tables:
         raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(sorted(known))}")
@@ -272,6 +283,14 @@ def _simulate(args: argparse.Namespace) -> int:
         from tablectl.simulators.cli.shoe import run as run_shoe  # noqa: PLC0415
 
         return asyncio.run(run_shoe(args))
+    if args.device == "dice":
+        from tablectl.simulators.cli.dice import run as run_dice  # noqa: PLC0415
+
+        return asyncio.run(run_dice(args))
+    if args.device == "dice-studio":
+        from tablectl.simulators.cli.dice_studio import run as run_dice_studio  # noqa: PLC0415
+
+        return asyncio.run(run_dice_studio(args))
     if args.device == "drum":
         from tablectl.simulators.cli.drum import run as run_drum  # noqa: PLC0415
 

@@ -33,6 +33,7 @@ STREAM_CODECS = {
         b"\x02\x03\r\n;-0123456789ABCDEFHJKNQRSTUVWXYZacdhknorstuvx"
     ),
     "tablectl.drivers.bigwheel.protocol": b"$*\r\n,0123456789ABCDEFHKLNPRSTVWXY-",
+    "tablectl.drivers.dice.protocol": b"\x02\x03\r\n;,-0123456789ABCDEFHIKLMNORSTUWYabdelru",
 }
 
 

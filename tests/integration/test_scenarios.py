@@ -28,6 +28,9 @@ import pytest
 from tablectl.drivers.bigwheel import protocol as bigwheel_protocol
 from tablectl.drivers.bigwheel.driver import BigWheelSettings
 from tablectl.drivers.bigwheel.interpreter import BigWheelInterpreter
+from tablectl.drivers.dice import protocol as dice_protocol
+from tablectl.drivers.dice.driver import DiceSettings
+from tablectl.drivers.dice.interpreter import DiceInterpreter
 from tablectl.drivers.drum import protocol as drum_protocol
 from tablectl.drivers.drum.driver import DrumSettings
 from tablectl.drivers.drum.interpreter import DrumInterpreter
@@ -42,6 +45,7 @@ from tablectl.drivers.ss2.interpreter import SS2Interpreter
 from tablectl.drivers.transports.frames import CanFrame
 from tablectl.simulators.bigwheel import SimBigWheel
 from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.dice import SimDice
 from tablectl.simulators.drum import SimDrum
 from tablectl.simulators.scenario import FAMILIES, Scenario, ScenarioError, load_scenario
 from tablectl.simulators.serve import serve_tcp
@@ -148,6 +152,22 @@ def run_shuffler(scenario: Scenario) -> list[DeviceEvent]:
     return _host_loop(scenario, model, decoder.feed, interpreter, codec.encode_command)
 
 
+def run_dice(scenario: Scenario) -> list[DeviceEvent]:
+    model, settings = scenario.build(), scenario.host
+    assert isinstance(model, SimDice)
+    assert isinstance(settings, DiceSettings)
+    interpreter = DiceInterpreter(
+        DEVICE,
+        dice=settings.dice,
+        colors=settings.colors,
+        poll_interval=settings.poll_interval,
+        silence_timeout=settings.silence_timeout,
+    )
+    interpreter.connected(0.0)  # queues the handshake: identify and status
+    decoder = dice_protocol.Decoder()
+    return _host_loop(scenario, model, decoder.feed, interpreter, dice_protocol.encode_command)
+
+
 def run_drum(scenario: Scenario) -> list[DeviceEvent]:
     model, settings = scenario.build(), scenario.host
     assert isinstance(model, SimDrum)
@@ -210,6 +230,7 @@ CLOCKED: dict[str, Callable[[Scenario], list[DeviceEvent]]] = {
     "bigwheel": run_bigwheel,
     "shuffler": run_shuffler,
     "drum": run_drum,
+    "dice": run_dice,
 }
 
 

@@ -44,6 +44,7 @@ __all__ = [
 DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("tablectl.controller.tools.diag.devices.ss2", "SS2Diagnostics"),
     "tablectl-shuffler": ("tablectl.controller.tools.diag.devices.shuffler", "ShufflerDiagnostics"),
+    "tablectl-dice": ("tablectl.controller.tools.diag.devices.dice", "DiceDiagnostics"),
     # Listen-only (probe, sniff): a shoe has no query protocol, it only speaks when a card passes.
     "hid-shoe": ("tablectl.controller.tools.diag.devices.generic", "ShoeDiagnostics"),
     "serial-shoe": ("tablectl.controller.tools.diag.devices.generic", "ShoeDiagnostics"),

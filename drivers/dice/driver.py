@@ -1,0 +1,314 @@
+"""A dice shaker or tower with its result reader on a serial port: :class:`DiceDriver` (registry
+``tablectl-dice``, ``docs/protocols/dice.md``).
+
+All protocol knowledge lives in :mod:`tablectl.drivers.dice.protocol` (bytes ↔ messages) and
+:mod:`tablectl.drivers.dice.interpreter` (messages + time → events, polls, silence, ``LAST``);
+this class binds them to a :class:`~tablectl.drivers.transports.serial.SerialStream` through the
+:class:`~tablectl.drivers.base.StreamDriver` hooks, which own the link, the reconnects and the
+write queue.
+
+Requests for the controller and technicians (:meth:`DiceDriver.close_betting`,
+:meth:`DiceDriver.roll`, :meth:`DiceDriver.self_test`, …) write through the same queue as the polls
+and wait for the unit's reply, which the running :meth:`~tablectl.drivers.base.StreamDriver.events`
+loop decodes; they therefore need someone iterating ``events()``. The cycle itself is reported as
+events, never as a request's return value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+import pydantic
+
+from tablectl.drivers.base import DriverSettings, StreamDriver
+from tablectl.drivers.clock import within
+from tablectl.drivers.dice.fields import (
+    COLOR_PATTERN,
+    MAX_CODE,
+    MAX_DICE,
+)
+from tablectl.drivers.dice.interpreter import DiceInterpreter
+from tablectl.drivers.dice.messages import (
+    Ack,
+    ClearFault,
+    CloseBetting,
+    Command,
+    Identify,
+    Identity,
+    Message,
+    Nak,
+    QueryStatus,
+    RollNow,
+    SelfTest,
+    Status,
+    TestReport,
+    command_verb,
+    encode_command,
+)
+from tablectl.drivers.dice.protocol import DecodeError, Decoder
+from tablectl.drivers.errors import DeviceTimeoutError, TransportClosedError
+from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.transports.base import ByteStream
+
+__all__ = ["DiceDriver", "DiceSettings"]
+
+T = TypeVar("T")
+
+
+class DiceSettings(DriverSettings):
+    """The ``[[devices]]`` options of a dice unit (unknown keys are rejected).
+
+    ``dice``: the table's number of dice; ``colors``: their colours in the table's fixed order
+    (Dice Duel: ``["red", "blue"]``), unset when the dice are not told apart. Both are checked
+    against the unit's identity and every result. ``silence_timeout`` must exceed
+    ``poll_interval``, or availability would flap between two polls.
+    """
+
+    baudrate: Literal[9600, 19200] = 9600
+    dice: int = pydantic.Field(default=3, ge=1, le=MAX_DICE)
+    colors: tuple[str, ...] | None = None
+    poll_interval: float = pydantic.Field(default=1.0, ge=0.05, le=60)
+    silence_timeout: float = pydantic.Field(default=3.0, gt=0, le=600)
+    reply_timeout: float = pydantic.Field(default=2.0, gt=0, le=60)
+    self_test_timeout: float = pydantic.Field(default=30.0, gt=0, le=600)
+
+    @pydantic.model_validator(mode="after")
+    def _consistent(self) -> DiceSettings:
+        if self.silence_timeout <= self.poll_interval:
+            raise ValueError(
+                f"silence_timeout ({self.silence_timeout}) must exceed poll_interval "
+                f"({self.poll_interval})"
+            )
+        if self.colors is not None:
+            if len(self.colors) != self.dice:
+                raise ValueError(f"colors: {len(self.colors)} colours for {self.dice} dice")
+            if len(set(self.colors)) != len(self.colors):
+                raise ValueError("colors: each die needs its own colour")
+            for color in self.colors:
+                if not COLOR_PATTERN.fullmatch(color):
+                    raise ValueError(f"colors: {color!r} is not a lower-case word of 1-12 letters")
+        return self
+
+
+class DiceDriver(StreamDriver[DiceSettings]):
+    """One dice unit on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
+
+    Counters: ``decode_errors`` (frames that failed; the decoder resynchronises),
+    ``duplicate_results``, ``rejected_results`` and ``stale_results`` (see the interpreter),
+    plus the base's ``open_failures`` and ``disconnects``. :attr:`interpreter` holds the last
+    status, identity and self-test report for technician tools.
+    """
+
+    settings_model = DiceSettings
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._require_serial_port("a dice unit needs a serial port")
+        s = self.settings
+        self.interpreter = DiceInterpreter(
+            self.device_id,
+            dice=s.dice,
+            colors=s.colors,
+            poll_interval=s.poll_interval,
+            silence_timeout=s.silence_timeout,
+        )
+        self._decoder = Decoder()
+        self._waiters: list[tuple[Callable[[Message], bool], asyncio.Future[Message]]] = []
+
+    # --- StreamDriver hooks --------------------------------------------------------------------
+
+    def _open_stream(self) -> ByteStream:
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+
+        assert self.port is not None  # checked in __init__
+        return SerialStream(self.port, baudrate=self.settings.baudrate)
+
+    async def _handshake(self) -> None:
+        # A fresh decoder: half a frame from the previous connection must not prefix the next.
+        self._decoder = Decoder()
+        self.interpreter.connected(self.clock.now())
+        self._send_pending()
+
+    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
+        events: list[DeviceEvent] = []
+        for message in self._decoder.feed(data):
+            if isinstance(message, DecodeError):
+                self.count("decode_errors")
+                continue
+            events += self.interpreter.feed(message, now)
+            self._resolve(message)
+        self.counters.update(self.interpreter.counts)
+        self._send_pending()
+        return events
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        events = self.interpreter.tick(now)
+        self._send_pending()
+        return events
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: link lost"))
+        return self.interpreter.connection_lost(now)
+
+    async def _close(self) -> None:
+        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+
+    # --- requests (controller, technicians) ------------------------------------------------------
+
+    async def query_status(self) -> Status:
+        """The unit's status now (state, game, last roll, active faults).
+
+        Raises:
+            TransportClosedError: not connected, or the link dropped while waiting.
+            DeviceTimeoutError: no reply within ``reply_timeout``.
+        """
+        return await self._request(QueryStatus(), _is(Status), _cast(Status))
+
+    async def identify(self) -> Identity:
+        """Model, firmware, serial number, number of dice and colours (R9: the journal shows
+        them with every ``DeviceAvailable``).
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """
+        return await self._request(Identify(), _is(Identity), _cast(Identity))
+
+    async def close_betting(self) -> Ack | Nak:
+        """No more bets now. ``Nak("CLOS", "STATE")`` unless betting is open; the closing itself
+        is reported as ``NoMoreBets``.
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """
+        return await self._request(CloseBetting(), _ack_or_nak("CLOS"), _ack_nak)
+
+    async def roll(self) -> Ack | Nak:
+        """Shake (or drop) now, once betting is closed (``Nak("ROLL", "STATE")`` otherwise).
+
+        Raises:
+            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """
+        return await self._request(RollNow(), _ack_or_nak("ROLL"), _ack_nak)
+
+    async def clear_fault(self, code: int | None = None) -> Ack | Nak:
+        """Ask the unit to clear fault ``code`` (every clearable fault when ``None``). The
+        ``DeviceFaultCleared`` event follows the unit's own ``FCLR``, not this call.
+
+        Raises:
+            ValueError: ``code`` outside 1–99.
+            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """
+        if code is not None and not 1 <= code <= MAX_CODE:
+            raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
+        return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
+
+    async def self_test(self) -> TestReport | Nak:
+        """Run the unit's self-test (a test roll between games) and return its report, or the
+        refusal (``STATE`` mid-game, ``FAULT``, ``LID``).
+
+        Raises:
+            TransportClosedError: as for :meth:`query_status`.
+            DeviceTimeoutError: no ``ACK`` within ``reply_timeout``, or no report within
+                ``self_test_timeout``.
+        """
+        # Waiting for the report is registered before the command goes out: the report may
+        # follow the ACK in the same read.
+        report = self._expect(_is(TestReport))
+        try:
+            reply = await self._request(SelfTest(), _ack_or_nak("TEST"), _ack_nak)
+            if isinstance(reply, Nak):
+                return reply
+            return _cast(TestReport)(await self._wait(report, self.settings.self_test_timeout))
+        finally:
+            self._forget(report)
+
+    async def _request(
+        self, command: Command, match: Callable[[Message], bool], convert: Callable[[Message], T]
+    ) -> T:
+        if self._stream is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        entry = self._expect(match)
+        try:
+            self.queue_write(encode_command(command))
+            return convert(await self._wait(entry, self.settings.reply_timeout, command))
+        finally:
+            self._forget(entry)
+
+    def _expect(
+        self, match: Callable[[Message], bool]
+    ) -> tuple[Callable[[Message], bool], asyncio.Future[Message]]:
+        entry = (match, asyncio.get_running_loop().create_future())
+        self._waiters.append(entry)
+        return entry
+
+    async def _wait(
+        self,
+        entry: tuple[Callable[[Message], bool], asyncio.Future[Message]],
+        timeout: float,  # noqa: ASYNC109 - measured on the driver's clock (within)
+        command: Command | None = None,
+    ) -> Message:
+        try:
+            return await within(self.clock, entry[1], timeout)
+        except TimeoutError:
+            what = command_verb(command) if command is not None else "the self-test report"
+            raise DeviceTimeoutError(
+                f"device {self.device_id!r}: no reply to {what} within {timeout} s"
+            ) from None
+
+    def _forget(self, entry: tuple[Callable[[Message], bool], asyncio.Future[Message]]) -> None:
+        if entry in self._waiters:
+            self._waiters.remove(entry)
+        future = entry[1]
+        if future.done() and not future.cancelled():
+            future.exception()  # a lost link failed a wait nobody reached: not an error to log
+        future.cancel()
+
+    def _resolve(self, message: Message) -> None:
+        # Oldest waiter first: replies come back in command order on one link.
+        for entry in list(self._waiters):
+            match, future = entry
+            if not future.done() and match(message):
+                future.set_result(message)
+                self._waiters.remove(entry)
+                return
+
+    def _fail_waiters(self, exc: Exception) -> None:
+        waiters, self._waiters = self._waiters, []
+        for _, future in waiters:
+            if not future.done():
+                future.set_exception(exc)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def _send_pending(self) -> None:
+        for command in self.interpreter.take_commands():
+            self.queue_write(encode_command(command))
+
+
+def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
+    def match(message: Message) -> bool:
+        return isinstance(message, Ack | Nak) and message.verb in (verb, "?")
+
+    return match
+
+
+def _is(kind: type[Message]) -> Callable[[Message], bool]:
+    def match(message: Message) -> bool:
+        return isinstance(message, kind)
+
+    return match
+
+
+def _ack_nak(message: Message) -> Ack | Nak:
+    assert isinstance(message, Ack | Nak)
+    return message
+
+
+def _cast(kind: type[T]) -> Callable[[Message], T]:
+    def convert(message: Message) -> T:
+        assert isinstance(message, kind)
+        return message
+
+    return convert

@@ -1,0 +1,287 @@
+"""A studio dice table whose shaker and camera are services on an MQTT broker:
+:class:`DiceMqttDriver` (registry ``mqtt-dice``).
+
+All wire logic lives in :mod:`tablectl.drivers.dice_mqtt.messages` (payloads ↔ messages) and
+:mod:`tablectl.drivers.dice_mqtt.interpreter` (messages + time → events and commands); this module
+binds them to a :class:`~tablectl.drivers.transports.mqtt.MqttLink` through the
+:class:`~tablectl.drivers.base.MessageDriver` hooks, and turns the ``[[devices]]`` keys into a
+:class:`~tablectl.drivers.dice_mqtt.messages.StudioShape`.
+
+The broker. Without ``url`` the device uses the table's own ``[mqtt]`` broker, with its TLS
+settings and login, which the service hands to every message driver it builds (``table_broker``,
+see ``tablectl.controller.service.app.build_drivers``): the usual studio has one broker for the
+table's results and its devices. With ``url`` (and ``username``/``password_file``/``ca_file``)
+the device has a broker of its own, such as a studio network the table only reads from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Self
+
+import pydantic
+
+from tablectl.drivers.base import DriverSettings, MessageDriver
+from tablectl.drivers.dice_mqtt.interpreter import DiceStudioInterpreter
+from tablectl.drivers.dice_mqtt.messages import (
+    DEFAULT_CAMERA_ERRORS,
+    DEFAULT_SHAKE_COMMAND,
+    DEFAULT_STATUS_WORDS,
+    MAX_DURATION,
+    MAX_PATTERN,
+    CameraKeys,
+    CameraShape,
+    ShakerShape,
+    ShakerState,
+    StudioCodec,
+    StudioShape,
+)
+from tablectl.drivers.errors import DriverConfigError, DriverInitError
+from tablectl.drivers.events import DeviceEvent, RollInvalidCode
+from tablectl.drivers.transports.pubsub import (
+    BrokerEndpoint,
+    MessageLink,
+    TopicMessage,
+    broker_url_problem,
+)
+
+__all__ = ["CameraKeySettings", "DiceMqttDriver", "DiceMqttSettings"]
+
+_TOPIC = r"^[^#+\x00]+$"
+"""A topic a device publishes on: no wildcards, not empty."""
+
+
+class CameraKeySettings(pydantic.BaseModel):
+    """``camera_keys``: the JSON key names of the camera's request and result (see
+    :class:`~tablectl.drivers.dice_mqtt.messages.CameraKeys`)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    command: str = pydantic.Field(default="command", min_length=1)
+    detect: str = pydantic.Field(default="detect", min_length=1)
+    arg: str = pydantic.Field(default="arg", min_length=1)
+    round_id: str = pydantic.Field(default="round_id", min_length=1)
+    response: str = pydantic.Field(default="response", min_length=1)
+    result: str = pydantic.Field(default="result", min_length=1)
+    dice: str = pydantic.Field(default="res", min_length=1)
+    error: str = pydantic.Field(default="err", min_length=1)
+
+
+class DiceMqttSettings(DriverSettings):
+    """The ``[[devices]]`` options of an MQTT dice studio (unknown keys are rejected).
+
+    Broker: ``url`` (``mqtt[s]://host[:port]``; unset: the table's own broker), ``username``,
+    ``password_file``, ``ca_file`` (only with ``url``), ``client_id``, ``keepalive``.
+
+    Shapes (``docs/protocols/dice-mqtt.md``): the four topics, ``status_words`` (word → ``idle``,
+    ``shaking``, ``accepted`` or ``motion_fault``), ``state_query``, ``shake_command`` (with
+    ``{pattern}`` and ``{duration}``), ``camera_keys``, ``detect_args`` (fixed request arguments)
+    and ``camera_errors`` (``err`` → stable ``roll_invalid`` code).
+
+    The cycle: ``dice``, ``colors`` (one per die), ``reader`` (the camera's id in ``DiceRead``),
+    ``betting_seconds``, ``shake_seconds``, ``pattern``, ``result_timeout``, ``result_seconds``,
+    ``ack_timeout``, ``status_poll`` and ``silence_timeout`` (above ``status_poll``, or the
+    device would be called silent between two polls).
+    """
+
+    url: str | None = None
+    username: str | None = pydantic.Field(default=None, min_length=1, max_length=256)
+    password_file: Path | None = None
+    ca_file: Path | None = None
+    client_id: str | None = pydantic.Field(default=None, min_length=1, max_length=128)
+    keepalive: int = pydantic.Field(default=15, ge=5, le=3600)
+
+    shaker_command_topic: str = pydantic.Field(default="studio/shaker/listens", pattern=_TOPIC)
+    shaker_status_topic: str = pydantic.Field(default="studio/shaker/says", pattern=_TOPIC)
+    camera_command_topic: str = pydantic.Field(default="studio/camera/command", pattern=_TOPIC)
+    camera_result_topic: str = pydantic.Field(default="studio/camera/response", pattern=_TOPIC)
+    status_words: dict[str, ShakerState] = pydantic.Field(
+        default_factory=lambda: dict(DEFAULT_STATUS_WORDS)
+    )
+    state_query: str = pydantic.Field(default="/state", min_length=1)
+    shake_command: str = pydantic.Field(default=DEFAULT_SHAKE_COMMAND, min_length=1)
+    camera_keys: CameraKeySettings = pydantic.Field(default_factory=CameraKeySettings)
+    detect_args: dict[str, str] = pydantic.Field(default_factory=dict)
+    camera_errors: dict[int, RollInvalidCode] = pydantic.Field(
+        default_factory=lambda: dict(DEFAULT_CAMERA_ERRORS)
+    )
+
+    dice: int = pydantic.Field(default=3, ge=1, le=6)
+    colors: list[str] | None = None
+    reader: str = pydantic.Field(default="camera", min_length=1, max_length=64)
+    betting_seconds: float = pydantic.Field(default=15.0, gt=0, le=3600)
+    shake_seconds: float = pydantic.Field(default=6.0, ge=0.01, le=MAX_DURATION)
+    pattern: int = pydantic.Field(default=0, ge=0, le=MAX_PATTERN)
+    result_timeout: float = pydantic.Field(default=10.0, gt=0, le=600)
+    result_seconds: float = pydantic.Field(default=5.0, ge=0, le=3600)
+    ack_timeout: float = pydantic.Field(default=5.0, gt=0, le=600)
+    status_poll: float = pydantic.Field(default=2.0, gt=0, le=600)
+    silence_timeout: float = pydantic.Field(default=10.0, gt=0, le=3600)
+
+    @pydantic.field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str | None) -> str | None:
+        if url is not None and (problem := broker_url_problem(url)) is not None:
+            raise ValueError(problem)
+        return url
+
+    @pydantic.model_validator(mode="after")
+    def _check(self) -> Self:
+        own = [k for k in ("username", "password_file", "ca_file") if getattr(self, k)]
+        if own and self.url is None:
+            raise ValueError(
+                f"{', '.join(own)} need url (without url the table's [mqtt] broker and login "
+                "are used)"
+            )
+        if self.password_file is not None and self.username is None:
+            raise ValueError("password_file needs username")
+        if self.ca_file is not None and not (self.url or "").startswith("mqtts://"):
+            raise ValueError("ca_file needs an mqtts:// url")
+        host = {self.shaker_status_topic, self.camera_result_topic}
+        commands = {self.shaker_command_topic, self.camera_command_topic}
+        if len(host) != 2 or len(commands) != 2 or host & commands:
+            raise ValueError("the four topics must all differ")
+        if self.colors is not None and len(self.colors) != self.dice:
+            raise ValueError(f"colors names {len(self.colors)} dice, the table has {self.dice}")
+        if self.silence_timeout <= self.status_poll:
+            raise ValueError("silence_timeout must exceed status_poll")
+        self.shape()  # a template or key table that cannot work is this key's error now
+        return self
+
+    def shape(self) -> StudioShape:
+        """The studio's wiring as the codec takes it.
+
+        Raises:
+            EncodeError: a shape that contradicts itself (a ``ValueError``: pydantic reports it
+                as this model's error).
+        """
+        shaker = ShakerShape(
+            command_topic=self.shaker_command_topic,
+            status_topic=self.shaker_status_topic,
+            status_words=dict(self.status_words),
+            state_query=self.state_query,
+            shake_command=self.shake_command,
+        )
+        camera = CameraShape(
+            command_topic=self.camera_command_topic,
+            result_topic=self.camera_result_topic,
+            keys=CameraKeys(**self.camera_keys.model_dump()),
+            detect_args=dict(self.detect_args),
+            errors=dict(self.camera_errors),
+        )
+        return StudioShape(shaker, camera)
+
+
+class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
+    """One studio dice table: its shaker and its camera service on a broker.
+
+    Counters (besides the base's ``open_failures`` and ``disconnects``): ``decode_errors``
+    (payloads the shape does not allow), ``ignored_messages`` (other camera responses),
+    ``stale_results``, ``duplicate_results``, ``rejected_results``, ``rerolls``,
+    ``shake_retries``, ``shakes_aborted``, ``detect_retries``. :attr:`interpreter` holds the
+    phase, the shaker's last state and the latched faults for technician tools.
+
+    Raises:
+        DriverConfigError: a ``port`` (the device is reached through a broker), no ``url`` and no
+            table broker to default to, or a password/CA file that cannot be used.
+    """
+
+    settings_model = DiceMqttSettings
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.port is not None:
+            raise DriverConfigError(
+                self.device_id, "port does not apply: an MQTT dice studio is reached by 'url'"
+            )
+        settings = self.settings
+        self.shape = settings.shape()
+        self.codec = StudioCodec(self.shape)
+        self.endpoint = self._endpoint()
+        self.interpreter = DiceStudioInterpreter(
+            self.device_id,
+            # Round ids differ between driver starts, so a camera's late answer to a previous
+            # process cannot be taken for this one's.
+            session=format(int(self.clock.now()), "x"),
+            dice=settings.dice,
+            colors=settings.colors,
+            reader=settings.reader,
+            betting_seconds=settings.betting_seconds,
+            shake_seconds=settings.shake_seconds,
+            pattern=settings.pattern,
+            result_timeout=settings.result_timeout,
+            result_seconds=settings.result_seconds,
+            ack_timeout=settings.ack_timeout,
+            status_poll=settings.status_poll,
+            silence_timeout=settings.silence_timeout,
+            errors=settings.camera_errors,
+            counters=self.counters,
+        )
+
+    @property
+    def where(self) -> str:
+        """The broker: its own ``url``, else the table's."""
+        if self.settings.url is not None:
+            return f"MQTT {self.settings.url}"
+        if self.table_broker is not None:
+            return f"MQTT {self.table_broker.host}:{self.table_broker.port} (the table's broker)"
+        return "MQTT (the table's broker)"
+
+    def _endpoint(self) -> BrokerEndpoint:
+        settings = self.settings
+        if settings.url is None:
+            if self.table_broker is None:
+                raise DriverConfigError(
+                    self.device_id,
+                    "missing key 'url' (and no table broker to default to outside a table)",
+                )
+            return self.table_broker
+        from tablectl.drivers.transports.mqtt import endpoint_from_url  # noqa: PLC0415 - aiomqtt on use
+
+        try:
+            return endpoint_from_url(
+                settings.url,
+                username=settings.username,
+                password_file=settings.password_file,
+                ca_file=settings.ca_file,
+            )
+        except DriverInitError as exc:
+            raise DriverConfigError(self.device_id, str(exc)) from None
+
+    def _open_link(self) -> MessageLink:
+        from tablectl.drivers.transports.mqtt import MqttLink  # noqa: PLC0415 - aiomqtt on use
+
+        return MqttLink(
+            self.endpoint,
+            self.shape.host_topics,
+            client_id=self.settings.client_id,
+            keepalive=self.settings.keepalive,
+        )
+
+    async def _handshake(self) -> None:
+        self.interpreter.connected(self.clock.now())
+        self._send_pending()
+
+    def _on_message(self, message: TopicMessage, now: float) -> list[DeviceEvent]:
+        decoded = self.codec.decode(message.topic, message.payload)
+        if decoded is None:
+            self.count("ignored_messages")
+            return []
+        events = self.interpreter.feed(decoded, now)
+        self._send_pending()
+        return events
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        events = self.interpreter.tick(now)
+        self._send_pending()
+        return events
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        events = self.interpreter.connection_lost(now)
+        self.interpreter.take_commands()  # stale: the handshake asks again
+        return events
+
+    def _send_pending(self) -> None:
+        for command in self.interpreter.take_commands():
+            topic, payload = self.codec.encode(command)
+            self.queue_publish(TopicMessage(topic, payload))

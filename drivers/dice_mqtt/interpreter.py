@@ -1,0 +1,412 @@
+"""A studio dice table's cycle, run over its shaker and its camera service. Pure (time passed in).
+
+This driver does not only listen: nothing at such a table starts a round by itself, so the
+interpreter *runs* the cycle, the way the studio's own controller does, and reports each step as
+a device event (``docs/protocols/dice-mqtt.md`` has the sequence diagrams)::
+
+    shaker idle ─▶ BettingOpened ─(betting_seconds)─▶ NoMoreBets + shake command
+      ─▶ S2 (received), S1 ─▶ DiceRollStarted ─▶ S0 ─▶ detect request "<device>-<session>-<n>"
+      ─▶ camera result ─▶ DiceRead ─(result_seconds)─▶ BettingOpened …
+                        └▶ err / null ─▶ DiceRollInvalid(code) + shake again (a re-roll,
+                                         bets standing)
+
+Rules, each a reaction to one fact:
+
+* **Status words are levels; the cycle waits for the right one.** S2 then S1 after our shake
+  starts the roll (``DiceRollStarted``, once per physical shake); S2 then S0 means the S1 was lost
+  (the roll started and ended). An S0 before any S2 is the answer to an earlier query and is not
+  taken for the end of this shake. No S2/S1 within ``ack_timeout`` → the command is sent again
+  (counter ``shake_retries``): shaking dice again before they are read costs nothing.
+* **Motion faults.** S90 raises ``dice_motion_fault`` (latched) and aborts a shake in progress;
+  the next S0 clears it, and the dice are shaken again (bets standing, a new
+  ``DiceRollStarted``). While latched no round opens; bets still close on time, and the shake
+  waits for the clear.
+* **The camera.** Each read has a round id of its own (``<device>-<session>-<n>``: the session
+  changes with each driver start, so a late answer to a previous process cannot match). A valid
+  answer (``err`` 0, ``dice`` faces 1–6) gives ``DiceRead(reader=<camera id>)``. A failed read
+  gives ``DiceRollInvalid`` with the stable code of its ``err`` (``dice_unreadable`` for
+  ``res: null`` and unmapped errors) and a re-shake. An answer for another round id is dropped
+  (``stale_results``), a second answer for one already taken too (``duplicate_results``); a
+  well-formed answer with the wrong number of dice or a face outside 1–6 is rejected
+  (``rejected_results``) and the read goes on waiting.
+* **Retry policy of the read.** No acceptable answer within ``result_timeout`` raises
+  ``dice_reader_silent`` (nothing came) or ``dice_reader_invalid`` (only rejected answers came) and
+  sends the same request again; every further ``result_timeout`` sends it again (counter
+  ``detect_retries``), without limit, since the dice stay at rest until read. The first
+  acceptable answer clears the fault. The engine, which sees the fault, decides whether the round
+  waits or is voided.
+* **Health.** The shaker is asked for its state on every connect and whenever it has said nothing
+  for ``status_poll`` seconds. Its first word makes the device available; ``silence_timeout``
+  without one → ``DeviceUnavailable("silent")``, and available again with the next word.
+* **Connection loss** (the broker, not the devices): a shake in flight becomes uncertain (its S0
+  may be lost), so after reconnecting an S0 means "shake again" and an S1 "still shaking"; a read
+  in flight is asked again at once. Other phases and their timers carry on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.dice_mqtt.messages import (
+    DEFAULT_CAMERA_ERRORS,
+    Command,
+    DetectRequest,
+    DetectResult,
+    Message,
+    Shake,
+    ShakerState,
+    ShakerStatus,
+    StateQuery,
+)
+from tablectl.drivers.events import (
+    BettingOpened,
+    DeviceAvailable,
+    DeviceEvent,
+    DeviceFaultCleared,
+    DeviceFaultRaised,
+    DeviceUnavailable,
+    DiceRead,
+    DiceRollInvalid,
+    DiceRollStarted,
+    NoMoreBets,
+    RollInvalidCode,
+)
+
+__all__ = [
+    "FAULT_MOTION",
+    "FAULT_READER_INVALID",
+    "FAULT_READER_SILENT",
+    "DiceStudioInterpreter",
+    "Phase",
+]
+
+FAULT_MOTION: Final = "dice_motion_fault"
+"""The shaker said its motion fault word (S90); cleared by its next idle word (S0). The same code
+as the serial unit's (``drivers/dice``): one alarm per kind of trouble, whatever the wiring."""
+FAULT_READER_SILENT: Final = "dice_reader_silent"
+"""The camera gave no answer to a read within ``result_timeout``; cleared by its next answer."""
+FAULT_READER_INVALID: Final = "dice_reader_invalid"
+"""The camera answered within ``result_timeout`` only with results that were rejected (wrong
+number of dice, a face outside 1–6); cleared by its next acceptable answer."""
+
+Phase = Literal[
+    "starting", "betting", "shake_pending", "shake_sent", "shaking", "reading", "showing"
+]
+"""Where the cycle is: waiting to open a round, bets open, bets closed and the shake waiting
+(a fault, an uncertain shaker), the shake command sent, shaking, reading, showing the result."""
+
+_REMEMBERED_ANSWERS: Final = 64
+"""Round ids whose answer was taken, kept to tell a duplicate from a stale answer."""
+
+
+class DiceStudioInterpreter:
+    """Runs one studio dice table's cycle; see the module docstring.
+
+    Args:
+        device_id: copied into every event's ``device``; the round ids start with it.
+        session: a token that differs between driver starts (the driver derives it from its clock).
+        dice: how many dice a valid result has.
+        colors: each die's colour in the table's fixed order, where the dice are told apart.
+        reader: the camera's id, carried by ``DiceRead``.
+        betting_seconds: bets open this long before the shake.
+        shake_seconds: the shake's duration (sent in the command).
+        pattern: the shaker's motion pattern number (sent in the command).
+        result_timeout: seconds to wait for the camera before the fault and a retry.
+        result_seconds: the result stands this long before the next round opens.
+        ack_timeout: seconds to wait for S2/S1 before the shake command is sent again.
+        status_poll: ask for the shaker's state after this many quiet seconds.
+        silence_timeout: seconds without a status word before the device counts as silent.
+        errors: camera ``err`` → stable ``roll_invalid`` code.
+        counters: where the counts go (the driver's ``counters``; a fresh dict when unset).
+
+    No entry point raises for any message sequence.
+    """
+
+    def __init__(
+        self,
+        device_id: str,
+        *,
+        session: str = "0",
+        dice: int = 3,
+        colors: Sequence[str] | None = None,
+        reader: str = "camera",
+        betting_seconds: float = 15.0,
+        shake_seconds: float = 6.0,
+        pattern: int = 0,
+        result_timeout: float = 10.0,
+        result_seconds: float = 5.0,
+        ack_timeout: float = 5.0,
+        status_poll: float = 2.0,
+        silence_timeout: float = 10.0,
+        errors: Mapping[int, RollInvalidCode] = DEFAULT_CAMERA_ERRORS,
+        counters: dict[str, int] | None = None,
+    ) -> None:
+        self.device_id = device_id
+        self.session = session
+        self.dice = dice
+        self.colors = tuple(colors) if colors is not None else None
+        self.reader = reader
+        self.betting_seconds = betting_seconds
+        self.shake_seconds = shake_seconds
+        self.pattern = pattern
+        self.result_timeout = result_timeout
+        self.result_seconds = result_seconds
+        self.ack_timeout = ack_timeout
+        self.status_poll = status_poll
+        self.silence_timeout = silence_timeout
+        self.errors = dict(errors)
+        self.counters = counters if counters is not None else {}
+        self.phase: Phase = "starting"
+        self.shaker_state: ShakerState | None = None
+        """The last status word's meaning since the link came up (``None``: not heard yet)."""
+        self.available = False
+        self.reads = 0
+        """Read requests made so far (the ``n`` of the round ids)."""
+        self.round_id: str | None = None
+        """The read in progress, or the last one."""
+        self.last_rejected: DetectResult | None = None
+        self._connected = False
+        self._reported_down = False
+        self._heard: float | None = None  # last status word (or the connect)
+        self._polled: float | None = None
+        self._deadline = 0.0  # of the phase's timer: betting, reading, showing
+        self._sent_at = 0.0  # the shake command
+        self._accepted = False  # S2 seen for the shake in flight
+        self._rolling = False  # DiceRollStarted said for the shake in flight
+        self._rejected = 0  # answers rejected during the read in progress
+        self._answered: deque[str] = deque(maxlen=_REMEMBERED_ANSWERS)
+        self._faults: dict[str, str] = {}
+        self._commands: list[Command] = []
+
+    # --- observation -----------------------------------------------------------------------------
+
+    @property
+    def active_faults(self) -> frozenset[str]:
+        """Stable fault codes raised and not yet cleared."""
+        return frozenset(self._faults)
+
+    def take_commands(self) -> list[Command]:
+        """Commands the host must publish now, oldest first; empties the queue."""
+        commands, self._commands = self._commands, []
+        return commands
+
+    # --- entry points ----------------------------------------------------------------------------
+
+    def connected(self, now: float) -> None:
+        """The broker link is up (again): ask the shaker, re-ask a read in flight."""
+        self._connected = True
+        self._heard = self._polled = now
+        self._commands.append(StateQuery())
+        if self.phase == "reading" and self.round_id is not None:
+            self._commands.append(DetectRequest(self.round_id))
+            self._deadline = now + self.result_timeout
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        """The broker link went away (the driver base reports ``disconnected``): forget what the
+        shaker said, and treat a shake in flight as uncertain."""
+        del now
+        self._connected = False
+        self.available = False
+        self._reported_down = True
+        self.shaker_state = None
+        if self.phase in ("shake_sent", "shaking"):
+            self.phase = "shake_pending"
+        return []
+
+    def feed(self, message: Message | DecodeError, now: float) -> list[DeviceEvent]:
+        """One decoded message that arrived at ``now``."""
+        match message:
+            case DecodeError():
+                self._count("decode_errors")
+                return []
+            case ShakerStatus(_, state):
+                events = self._heard_from_shaker(message.word, now)
+                return events + self._on_status(state, now)
+            case DetectResult():
+                return self._on_result(message, now)
+        return []  # pragma: no cover - exhaustive
+
+    def tick(self, now: float) -> list[DeviceEvent]:
+        """Timers: silence, polls, the phase's deadline. Call often (every 100 ms or so)."""
+        events: list[DeviceEvent] = []
+        if self._connected:
+            events += self._check_silence(now)
+        match self.phase:
+            case "betting" if now >= self._deadline:
+                events.append(NoMoreBets(device=self.device_id, at=now))
+                self.phase = "shake_pending"
+                events += self._advance(now)
+            case "shake_sent" if now - self._sent_at >= self.ack_timeout:
+                self._count("shake_retries")
+                self._shake(now)
+            case "reading" if now >= self._deadline:
+                events += self._read_timed_out(now)
+            case "showing" if now >= self._deadline:
+                self.phase = "starting"
+                events += self._advance(now)
+            case _:
+                events += self._advance(now)
+        return events
+
+    # --- the shaker ------------------------------------------------------------------------------
+
+    def _check_silence(self, now: float) -> list[DeviceEvent]:
+        heard = self._heard if self._heard is not None else now
+        if now - max(heard, self._polled or heard) >= self.status_poll:
+            self._polled = now
+            self._commands.append(StateQuery())
+        quiet = now - heard
+        if self._reported_down or quiet < self.silence_timeout:
+            return []
+        self._reported_down = True
+        self.available = False
+        return [
+            DeviceUnavailable(
+                device=self.device_id,
+                at=now,
+                reason="silent",
+                detail=f"no status word from the shaker for {quiet:.1f} s",
+            )
+        ]
+
+    def _heard_from_shaker(self, word: str, now: float) -> list[DeviceEvent]:
+        self._heard = now
+        if self.available:
+            return []
+        self.available = True
+        self._reported_down = False
+        return [DeviceAvailable(device=self.device_id, at=now, detail=f"shaker says {word}")]
+
+    def _on_status(self, state: ShakerState, now: float) -> list[DeviceEvent]:
+        self.shaker_state = state
+        events: list[DeviceEvent] = []
+        if state == "motion_fault":
+            events += self._raise(FAULT_MOTION, "the shaker reports a motion fault", now)
+            if self.phase in ("shake_sent", "shaking"):
+                self.phase = "shake_pending"  # the shake is aborted: shake again once clear
+                self._count("shakes_aborted")
+            return events
+        if state == "idle":
+            events += self._clear(FAULT_MOTION, now)
+        elif FAULT_MOTION in self._faults:
+            return events  # nothing moves on until the fault is cleared by an idle word
+        match self.phase, state:
+            case (("shake_sent" | "shake_pending"), "accepted"):
+                self.phase = "shake_sent"
+                self._accepted = True
+            case (("shake_sent" | "shake_pending"), "shaking"):
+                events += self._roll_started(now)
+            case "shake_sent", "idle" if self._accepted:
+                # S2 then S0: the S1 was lost, the shake is over.
+                events += self._roll_started(now)
+                self._read(now)
+            case "shaking", "idle":
+                self._read(now)
+            case _:
+                events += self._advance(now)
+        return events
+
+    def _roll_started(self, now: float) -> list[DeviceEvent]:
+        self.phase = "shaking"
+        if self._rolling:
+            return []
+        self._rolling = True
+        return [DiceRollStarted(device=self.device_id, at=now)]
+
+    def _advance(self, now: float) -> list[DeviceEvent]:
+        """What the current phase does once the shaker is idle and no motion fault is latched:
+        open a round, or shake."""
+        ready = self.available and self.shaker_state == "idle" and FAULT_MOTION not in self._faults
+        if not ready:
+            return []
+        if self.phase == "starting":
+            self.phase = "betting"
+            self._deadline = now + self.betting_seconds
+            return [BettingOpened(device=self.device_id, at=now)]
+        if self.phase == "shake_pending":
+            self._shake(now)
+        return []
+
+    def _shake(self, now: float) -> None:
+        self.phase = "shake_sent"
+        self._sent_at = now
+        self._accepted = False
+        self._rolling = False
+        self._commands.append(Shake(self.pattern, self.shake_seconds))
+
+    # --- the camera ------------------------------------------------------------------------------
+
+    def _read(self, now: float) -> None:
+        self.reads += 1
+        self.round_id = f"{self.device_id}-{self.session}-{self.reads}"
+        self.phase = "reading"
+        self._deadline = now + self.result_timeout
+        self._rejected = 0
+        self._commands.append(DetectRequest(self.round_id))
+
+    def _read_timed_out(self, now: float) -> list[DeviceEvent]:
+        assert self.round_id is not None  # set with the reading phase
+        if self._rejected:
+            code, why = FAULT_READER_INVALID, f"only {self._rejected} rejected answer(s)"
+        else:
+            code, why = FAULT_READER_SILENT, "no answer"
+        events = self._raise(
+            code, f"read {self.round_id}: {why} within {self.result_timeout:g} s", now
+        )
+        self._count("detect_retries")
+        self._deadline = now + self.result_timeout
+        self._commands.append(DetectRequest(self.round_id))
+        return events
+
+    def _on_result(self, result: DetectResult, now: float) -> list[DeviceEvent]:
+        if self.phase != "reading" or result.round_id != self.round_id:
+            taken = result.round_id in self._answered
+            self._count("duplicate_results" if taken else "stale_results")
+            return []
+        dice = result.dice if result.error == 0 else None
+        if dice is not None and (len(dice) != self.dice or not all(1 <= d <= 6 for d in dice)):
+            self._count("rejected_results")
+            self._rejected += 1
+            self.last_rejected = result
+            return []
+        events = self._clear(FAULT_READER_SILENT, now) + self._clear(FAULT_READER_INVALID, now)
+        self._answered.append(result.round_id)
+        if result.error == 0 and result.dice is not None:
+            events.append(
+                DiceRead(
+                    device=self.device_id,
+                    at=now,
+                    dice=result.dice,
+                    colors=self.colors,
+                    reader=self.reader,
+                )
+            )
+            self.phase = "showing"
+            self._deadline = now + self.result_seconds
+            return events
+        # err 0 is never in the table (CameraShape refuses it): "res": null alone is unreadable.
+        code = self.errors.get(result.error, "dice_unreadable")
+        detail = f"camera err {result.error}" if result.error else "camera read no dice"
+        events.append(DiceRollInvalid(device=self.device_id, at=now, code=code, detail=detail))
+        self._count("rerolls")
+        self._shake(now)  # a re-roll: bets stand
+        return events
+
+    # --- faults and counters ---------------------------------------------------------------------
+
+    def _raise(self, code: str, detail: str, now: float) -> list[DeviceEvent]:
+        if code in self._faults:
+            return []
+        self._faults[code] = detail
+        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
+
+    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
+        if self._faults.pop(code, None) is None:
+            return []
+        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]
+
+    def _count(self, name: str) -> None:
+        self.counters[name] = self.counters.get(name, 0) + 1

@@ -1,0 +1,170 @@
+"""``tablectl simulate dice-studio``: a simulated studio dice shaker and camera service on a broker.
+
+Both services connect to the broker at ``--url`` and speak the wiring of
+``docs/protocols/dice-mqtt.md`` (the ``mqtt-dice`` driver's defaults, or the shapes of a
+``--shapes`` file). Prints exactly one line to stdout once connected, ``READY mqtt URL``, so
+scripts, tests and the demo know when to start the table; everything else goes to logging
+(stderr). Exits 0 on SIGINT/SIGTERM or ``--shakes N`` shakes after start, 2 on bad arguments, 1
+when serving failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tomllib
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+
+import pydantic
+
+from tablectl.drivers.dice_mqtt.driver import DiceMqttSettings
+from tablectl.drivers.dice_mqtt.messages import StudioShape
+from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.transports.mqtt import endpoint_from_url
+from tablectl.drivers.transports.pubsub import broker_url_problem
+from tablectl.simulators.cli import kit as clikit
+from tablectl.simulators.dice_studio import FaultSpec, SimDiceStudio, StudioService
+from tablectl.simulators.errors import SimulatorError
+
+__all__ = ["add_arguments", "load_shapes", "main", "run"]
+
+_NAME = "tablectl simulate dice-studio"
+_EXAMPLE = """example:
+  tablectl simulate dice-studio --url mqtt://127.0.0.1:1883 --speed 5 --fault unreadable@2
+
+  and in the table's config (same broker as [mqtt] url, so no url of its own):
+    [[devices]]
+    id = "dice"
+    driver = "mqtt-dice"
+"""
+
+
+def _url(text: str) -> str:
+    problem = broker_url_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}")
+    return text
+
+
+def _dice(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 6:
+        raise argparse.ArgumentTypeError(f"dice must be 1-6, not {text!r}")
+    return int(text)
+
+
+def load_shapes(path: Path | None) -> StudioShape:
+    """The studio's wiring from a TOML file with the ``mqtt-dice`` device keys (topics,
+    ``status_words``, ``shake_command``, ``camera_keys``, …; a pasted ``[[devices]]`` entry's
+    ``id`` and ``driver`` are ignored); the driver's defaults without a file.
+
+    Raises:
+        SimulatorError: the file cannot be read, or its keys are not the driver's.
+    """
+    if path is None:
+        return StudioShape()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SimulatorError(f"--shapes {path}: {exc}") from None
+    data.pop("id", None)
+    data.pop("driver", None)
+    try:
+        return DiceMqttSettings.model_validate(data).shape()
+    except pydantic.ValidationError as exc:
+        raise SimulatorError(f"--shapes {path}: {exc}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``simulate dice-studio`` options to ``parser`` (and its example)."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = _EXAMPLE
+    parser.add_argument(
+        "--url",
+        type=_url,
+        default="mqtt://127.0.0.1:1883",
+        help="the broker, mqtt://HOST[:PORT] or mqtts:// (default mqtt://127.0.0.1:1883)",
+    )
+    parser.add_argument("--username", help="broker login (default: anonymous)")
+    parser.add_argument(
+        "--password-file", type=Path, metavar="FILE", help="first line: the password (mode 0600)"
+    )
+    parser.add_argument("--ca-file", type=Path, metavar="FILE", help="mqtts:// only: CA bundle")
+    parser.add_argument("--client-id", help="MQTT client id (default: a random one)")
+    parser.add_argument(
+        "--dice", type=_dice, default=3, metavar="N", help="dice in the shaker, 1-6 (default 3)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="RNG seed of the dice (default 0)")
+    parser.add_argument("--speed", type=clikit.speed_type, default=1.0, help=clikit.SPEED_HELP)
+    parser.add_argument(
+        "--camera-delay",
+        type=clikit.number_type(0, 60, "camera delay"),
+        default=0.3,
+        metavar="S",
+        help="studio seconds the camera takes to answer a read (default 0.3)",
+    )
+    parser.add_argument(
+        "--shapes",
+        type=Path,
+        metavar="FILE",
+        help="TOML with the mqtt-dice device's shape keys (topics, status_words, shake_command, "
+        "camera_keys, detect_args, camera_errors; default: the driver's defaults)",
+    )
+    clikit.add_fault_argument(parser, FaultSpec)
+    parser.add_argument(
+        "--shakes", type=int, default=0, metavar="N", help="exit after N shakes (0: run on)"
+    )
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM, or until ``--shakes`` shakes are over."""
+    try:
+        if args.shakes < 0:
+            raise SimulatorError("--shakes must be >= 0")
+        model = SimDiceStudio(
+            load_shapes(args.shapes),
+            dice=args.dice,
+            seed=args.seed,
+            speed=args.speed,
+            faults=args.fault,
+            camera_delay=args.camera_delay,
+        )
+        endpoint = endpoint_from_url(
+            args.url,
+            username=args.username,
+            password_file=args.password_file,
+            ca_file=args.ca_file,
+        )
+    except (ValueError, DriverInitError) as exc:
+        return clikit.usage_error(_NAME, exc)
+    service = StudioService(model, endpoint, client_id=args.client_id)
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def report(url: str) -> None:
+        if not ready.done():  # once: a reconnect is not a new start
+            print(f"READY mqtt {url}", flush=True)
+            ready.set_result(None)
+
+    done: Awaitable[None] | None = None
+    if args.shakes > 0:
+        done = clikit.results_done(model, args.shakes, ready, settle=1.0 / model.speed)
+    return await clikit.serve_until_stopped(
+        _NAME, service.run(on_ready=report), done=done, task_name="sim:dice-studio"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tablectl.simulators.cli.dice_studio``: ``tablectl simulate dice-studio``
+    without the service."""
+    return clikit.run_main(
+        argv,
+        prog="python -m tablectl.simulators.cli.dice_studio",
+        description="Serve a simulated studio dice shaker and camera service on an MQTT broker.",
+        add_arguments=add_arguments,
+        run=run,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tablectl.controller.games.catalog import GAMES
 from tablectl.controller.lab.dealer import DealerPace, SimulatedPresenter
+from tablectl.controller.lab.dice import DICE_TABLES, SimulatedRng, start_dice_table
 from tablectl.controller.lab.tables import (
     start_card_table,
     start_draw_table,
@@ -29,11 +30,12 @@ from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.service.app import open_table
 from tablectl.controller.tools.watch import watch
 
-__all__ = ["TABLES", "run_demo"]
+__all__ = ["DICE_TABLES", "TABLES", "run_demo"]
 
 TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
 """The default tables; any house-banked poker or single-deck card game of
-:data:`tablectl.controller.games.catalog.GAMES` may be named too."""
+:data:`tablectl.controller.games.catalog.GAMES`, and the dice games of :data:`DICE_TABLES`, may be
+named too."""
 PREFIX = "tablectl"
 
 
@@ -126,6 +128,8 @@ async def run_demo(
                 await _scripted_table(
                     group, stack, folder, address, game=game, seed=seed, speed=speed
                 )
+            for game in (t for t in tables if t in DICE_TABLES):
+                await _dice_table(group, stack, folder, address, game=game, seed=seed, speed=speed)
             try:
                 await done.wait()
             finally:
@@ -160,3 +164,25 @@ async def _scripted_table(
     group.create_task(app.runner.run(), name=f"demo:{game}")
     pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
     group.create_task(sim.dealer(app, rounds=0, pace=pace).run(), name=f"demo:{game}-dealer")
+
+
+async def _dice_table(
+    group: asyncio.TaskGroup,
+    stack: contextlib.AsyncExitStack,
+    folder: Path,
+    address: tuple[str, int],
+    *,
+    game: str,
+    seed: int,
+    speed: float,
+) -> None:
+    """A dice table: the unit runs the cycle; Lightning Dice's RNG strikes before the drop."""
+    sim = await start_dice_table(
+        group, folder / f"{game}.sqlite", game=game, seed=seed, speed=speed
+    )
+    app = await stack.enter_async_context(open_table(sim.config, broker=address))
+    if game == "lightning_dice":
+        rng = SimulatedRng(app.runner, sim.unit, seed=seed)
+        app.runner.listeners.append(rng.on_record)
+        group.create_task(rng.run(), name=f"demo:{game}-rng")
+    group.create_task(app.runner.run(), name=f"demo:{game}")

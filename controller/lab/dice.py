@@ -1,0 +1,141 @@
+"""Simulated dice tables for the demo and the end-to-end tests: a real driver, a simulated unit.
+
+A dice table is a shaker or tower with a result reader (``tablectl simulate dice``, the serial
+reference protocol) that runs its own cycle — betting open, closed, the shake, the dice at rest —
+as a roulette wheel does. Lightning Dice adds the studio's RNG: once bets are closed it strikes
+the lightning numbers (an ``rng_draw``, journaled before anything else of the roll), and only then
+does the dealer drop the dice (seed-001 L3067: "After betting time has expired, the 'lightning
+strikes' … Then the dealer drops the dice through the 'Lightning Tower'").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tablectl.controller.config import TableConfig, parse_config
+from tablectl.controller.core.events import RngDraw, RngPick
+from tablectl.controller.journal import JournalRecord
+from tablectl.controller.service.runner import TableRunner
+from tablectl.simulators.dice import FaultSpec, SimDice
+from tablectl.simulators.serve import serve_tcp
+
+__all__ = ["DICE_TABLES", "DiceTableSim", "SimulatedRng", "start_dice_table"]
+
+DICE_TABLES: Final = ("sic_bo", "craps", "dice_duel", "lightning_dice")
+"""The dice games a lab table can run (``tablectl demo --tables sic_bo,craps``)."""
+
+_DICE: Final = {"sic_bo": 3, "craps": 2, "dice_duel": 2, "lightning_dice": 3}
+_COLORS: Final = {"dice_duel": ("red", "blue")}
+
+
+@dataclass
+class DiceTableSim:
+    """A dice table's simulated unit and config."""
+
+    config: TableConfig
+    unit: SimDice
+    game: str
+
+
+async def start_dice_table(
+    group: asyncio.TaskGroup,
+    journal: Path,
+    *,
+    game: str,
+    table_id: str | None = None,
+    speed: float = 4.0,
+    seed: int = 11,
+    faults: Sequence[str] = (),
+    faces: Sequence[Sequence[int]] = (),
+    betting_seconds: float = 8.0,
+    prefix: str = "tablectl",
+    mqtt_url: str = "embedded",
+) -> DiceTableSim:
+    """A simulated dice unit on a local TCP port, and the dice table's config.
+
+    Lightning Dice's unit waits for the dealer's drop (:class:`SimulatedRng` presses it after the
+    RNG's strike); the other units shake by themselves a moment after betting closes.
+    """
+    if game not in _DICE:
+        raise ValueError(f"no lab dice table for {game!r} (known: {', '.join(DICE_TABLES)})")
+    unit = SimDice(
+        seed=seed,
+        speed=speed,
+        dice=_DICE[game],
+        colors=_COLORS.get(game),
+        faults=[FaultSpec.from_spec(f) for f in faults],
+        faces=faces,
+        betting_seconds=betting_seconds,
+        roll_delay=None if game == "lightning_dice" else 1.0,
+    )
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    name = table_id or game.replace("_", "-").upper() + "-DEMO"
+    group.create_task(
+        serve_tcp(unit, "127.0.0.1", 0, on_ready=ready.set_result), name=f"sim:{name}:dice"
+    )
+    port = int((await ready).rsplit(":", 1)[-1])
+    device: dict[str, object] = {
+        "id": "dice",
+        "driver": "tablectl-dice",
+        "port": f"socket://127.0.0.1:{port}",
+        "dice": _DICE[game],
+    }
+    if game in _COLORS:
+        device["colors"] = list(_COLORS[game])
+    config = parse_config(
+        {
+            "table": {"id": name, "game": game},
+            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+            "journal": {"path": str(journal)},
+            # The lab's RNG sends unsigned commands: a lab switch, loud in check-config.
+            "security": {"insecure_commands": True},
+            # The simulated unit runs at ``speed``: its tumble is that much shorter.
+            "rules": {"min_tumble_seconds": round(1.0 / speed, 3)},
+            "devices": [device],
+        },
+        f"<{name}>",
+    )
+    return DiceTableSim(config=config, unit=unit, game=game)
+
+
+class SimulatedRng:
+    """A studio RNG and the Lightning Dice dealer: after bets close, strike 1–5 lightning numbers
+    (3–18, multipliers 50x–1000x), journal them as ``rng_draw``, then drop the dice.
+
+    Attach :meth:`on_record` to the runner's listeners; :meth:`run` acts on what it saw.
+    """
+
+    MULTIPLIERS: Final = (50, 100, 150, 200, 250, 500, 1000)
+
+    def __init__(self, runner: TableRunner, unit: SimDice, *, seed: int = 0) -> None:
+        self._runner = runner
+        self._unit = unit
+        self._rng = random.Random(seed)
+        self._closed: asyncio.Queue[str] = asyncio.Queue()
+        self.strikes = 0
+
+    def on_record(self, record: JournalRecord) -> None:
+        """Runner listener: note each close of bets (the strike follows it)."""
+        if record.type == "bets_closed":
+            self._closed.put_nowait(record.ts)
+
+    def strike(self) -> RngDraw:
+        """The RNG's picks for one round: distinct totals, each with a multiplier."""
+        values = self._rng.sample(range(3, 19), self._rng.randint(1, 5))
+        picks = tuple(
+            RngPick(value=v, multiplier=self._rng.choice(self.MULTIPLIERS)) for v in values
+        )
+        return RngDraw(numbers=picks)
+
+    async def run(self) -> None:
+        while True:
+            await self._closed.get()
+            await self._runner.submit(self.strike())
+            self.strikes += 1
+            self._unit.press_roll(time.monotonic())

@@ -16,14 +16,12 @@ events, never as a request's return value.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.clock import within
 from tablectl.drivers.dice.fields import (
     COLOR_PATTERN,
     MAX_CODE,
@@ -48,8 +46,9 @@ from tablectl.drivers.dice.messages import (
     encode_command,
 )
 from tablectl.drivers.dice.protocol import DecodeError, Decoder
-from tablectl.drivers.errors import DeviceTimeoutError, TransportClosedError
+from tablectl.drivers.errors import TransportClosedError
 from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.replies import Replies, as_a, is_a
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["DiceDriver", "DiceSettings"]
@@ -115,7 +114,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
             silence_timeout=s.silence_timeout,
         )
         self._decoder = Decoder()
-        self._waiters: list[tuple[Callable[[Message], bool], asyncio.Future[Message]]] = []
+        self._replies: Replies[Message] = Replies(self.device_id, self.clock)
 
     # --- StreamDriver hooks --------------------------------------------------------------------
 
@@ -138,7 +137,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
                 self.count("decode_errors")
                 continue
             events += self.interpreter.feed(message, now)
-            self._resolve(message)
+            self._replies.resolve(message)
         self.counters.update(self.interpreter.counts)
         self._send_pending()
         return events
@@ -149,11 +148,11 @@ class DiceDriver(StreamDriver[DiceSettings]):
         return events
 
     def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: link lost"))
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
         return self.interpreter.connection_lost(now)
 
     async def _close(self) -> None:
-        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: driver closed"))
 
     # --- requests (controller, technicians) ------------------------------------------------------
 
@@ -164,7 +163,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
             TransportClosedError: not connected, or the link dropped while waiting.
             DeviceTimeoutError: no reply within ``reply_timeout``.
         """
-        return await self._request(QueryStatus(), _is(Status), _cast(Status))
+        return await self._request(QueryStatus(), is_a(Status), as_a(Status))
 
     async def identify(self) -> Identity:
         """Model, firmware, serial number, number of dice and colours (R9: the journal shows
@@ -173,7 +172,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
         Raises:
             TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
         """
-        return await self._request(Identify(), _is(Identity), _cast(Identity))
+        return await self._request(Identify(), is_a(Identity), as_a(Identity))
 
     async def close_betting(self) -> Ack | Nak:
         """No more bets now. ``Nak("CLOS", "STATE")`` unless betting is open; the closing itself
@@ -215,70 +214,28 @@ class DiceDriver(StreamDriver[DiceSettings]):
         """
         # Waiting for the report is registered before the command goes out: the report may
         # follow the ACK in the same read.
-        report = self._expect(_is(TestReport))
+        report = self._replies.expect(is_a(TestReport))
         try:
             reply = await self._request(SelfTest(), _ack_or_nak("TEST"), _ack_nak)
             if isinstance(reply, Nak):
                 return reply
-            return _cast(TestReport)(await self._wait(report, self.settings.self_test_timeout))
+            timeout = self.settings.self_test_timeout
+            return as_a(TestReport)(await self._replies.wait(report, timeout, "the self-test"))
         finally:
-            self._forget(report)
+            self._replies.forget(report)
 
     async def _request(
         self, command: Command, match: Callable[[Message], bool], convert: Callable[[Message], T]
     ) -> T:
         if self._stream is None:
             raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        entry = self._expect(match)
-        try:
-            self.queue_write(encode_command(command))
-            return convert(await self._wait(entry, self.settings.reply_timeout, command))
-        finally:
-            self._forget(entry)
-
-    def _expect(
-        self, match: Callable[[Message], bool]
-    ) -> tuple[Callable[[Message], bool], asyncio.Future[Message]]:
-        entry = (match, asyncio.get_running_loop().create_future())
-        self._waiters.append(entry)
-        return entry
-
-    async def _wait(
-        self,
-        entry: tuple[Callable[[Message], bool], asyncio.Future[Message]],
-        timeout: float,  # noqa: ASYNC109 - measured on the driver's clock (within)
-        command: Command | None = None,
-    ) -> Message:
-        try:
-            return await within(self.clock, entry[1], timeout)
-        except TimeoutError:
-            what = command_verb(command) if command is not None else "the self-test report"
-            raise DeviceTimeoutError(
-                f"device {self.device_id!r}: no reply to {what} within {timeout} s"
-            ) from None
-
-    def _forget(self, entry: tuple[Callable[[Message], bool], asyncio.Future[Message]]) -> None:
-        if entry in self._waiters:
-            self._waiters.remove(entry)
-        future = entry[1]
-        if future.done() and not future.cancelled():
-            future.exception()  # a lost link failed a wait nobody reached: not an error to log
-        future.cancel()
-
-    def _resolve(self, message: Message) -> None:
-        # Oldest waiter first: replies come back in command order on one link.
-        for entry in list(self._waiters):
-            match, future = entry
-            if not future.done() and match(message):
-                future.set_result(message)
-                self._waiters.remove(entry)
-                return
-
-    def _fail_waiters(self, exc: Exception) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, future in waiters:
-            if not future.done():
-                future.set_exception(exc)
+        reply = await self._replies.request(
+            lambda: self.queue_write(encode_command(command)),
+            match,
+            self.settings.reply_timeout,
+            command_verb(command),
+        )
+        return convert(reply)
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -294,21 +251,6 @@ def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
     return match
 
 
-def _is(kind: type[Message]) -> Callable[[Message], bool]:
-    def match(message: Message) -> bool:
-        return isinstance(message, kind)
-
-    return match
-
-
 def _ack_nak(message: Message) -> Ack | Nak:
     assert isinstance(message, Ack | Nak)
     return message
-
-
-def _cast(kind: type[T]) -> Callable[[Message], T]:
-    def convert(message: Message) -> T:
-        assert isinstance(message, kind)
-        return message
-
-    return convert

@@ -18,16 +18,15 @@ they therefore need someone iterating ``events()``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
 import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.clock import within
-from tablectl.drivers.errors import DeviceTimeoutError, TransportClosedError
+from tablectl.drivers.errors import TransportClosedError
 from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.replies import Replies, as_a, is_a
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
 from tablectl.drivers.shuffler.messages import (
     MAX_CODE,
@@ -126,7 +125,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
             missed_polls=self.settings.missed_polls,
         )
         self._decoder: MessageDecoder = self._codec.new_decoder()
-        self._waiters: list[tuple[Callable[[Message], bool], asyncio.Future[Message]]] = []
+        self._replies: Replies[Message] = Replies(self.device_id, self.clock)
 
     # --- StreamDriver hooks --------------------------------------------------------------------
 
@@ -166,7 +165,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
                 self.count("decode_errors")
                 continue
             events += self.interpreter.feed(message, now)
-            self._resolve(message)
+            self._replies.resolve(message)
         self._send_pending()
         return events
 
@@ -176,11 +175,11 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         return events
 
     def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: link lost"))
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
         return self.interpreter.connection_lost(now)
 
     async def _close(self) -> None:
-        self._fail_waiters(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: driver closed"))
 
     # --- requests (controller, technicians) ------------------------------------------------------
 
@@ -207,7 +206,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         Raises:
             TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
         """
-        return await self._request(QueryStatus(), _is(Status), _cast(Status))
+        return await self._request(QueryStatus(), is_a(Status), as_a(Status))
 
     async def query_version(self) -> Version:
         """Model, firmware and serial number (R9: identical to the approved prototype).
@@ -215,7 +214,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         Raises:
             TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
         """
-        return await self._request(QueryVersion(), _is(Version), _cast(Version))
+        return await self._request(QueryVersion(), is_a(Version), as_a(Version))
 
     async def clear_fault(self, code: int | None = None) -> Ack | Nak:
         """Ask the shuffler to clear fault ``code`` (all clearable faults when ``None``).
@@ -256,36 +255,10 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
     ) -> T:
         if self._stream is None:
             raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        entry = (match, future)
-        self._waiters.append(entry)
-        try:
-            self._send(command)
-            reply = await within(self.clock, future, self.settings.reply_timeout)
-        except TimeoutError:
-            raise DeviceTimeoutError(
-                f"device {self.device_id!r}: no reply to {command_verb(command)} within "
-                f"{self.settings.reply_timeout} s"
-            ) from None
-        finally:
-            if entry in self._waiters:
-                self._waiters.remove(entry)
+        reply = await self._replies.request(
+            lambda: self._send(command), match, self.settings.reply_timeout, command_verb(command)
+        )
         return convert(reply)
-
-    def _resolve(self, message: Message) -> None:
-        # Oldest waiter first: replies come back in command order on one link.
-        for entry in list(self._waiters):
-            match, future = entry
-            if not future.done() and match(message):
-                future.set_result(message)
-                self._waiters.remove(entry)
-                return
-
-    def _fail_waiters(self, exc: Exception) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, future in waiters:
-            if not future.done():
-                future.set_exception(exc)
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -307,18 +280,3 @@ def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
 def _ack_nak(message: Message) -> Ack | Nak:
     assert isinstance(message, Ack | Nak)
     return message
-
-
-def _is(kind: type[Message]) -> Callable[[Message], bool]:
-    def match(message: Message) -> bool:
-        return isinstance(message, kind)
-
-    return match
-
-
-def _cast(kind: type[T]) -> Callable[[Message], T]:
-    def convert(message: Message) -> T:
-        assert isinstance(message, kind)
-        return message
-
-    return convert

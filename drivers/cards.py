@@ -5,20 +5,36 @@ jokers ``JK`` (``JK1``/``JK2`` where a deck carries two). Decoders may meet othe
 the wire (``10H``, ``H10``, ``HT``, lower case); :func:`parse_card` accepts them and
 :attr:`Card.code` always gives the canonical form. Pure: shared by the shoe codecs (drivers) and
 the card engines (controller).
+
+Symbol decks (Rock, Paper, Scissors: "the deck consists of cards containing the symbols of stone,
+paper and scissors", seed-001 L2871) have no rank and no suit. Their cards are written in two
+characters too, :data:`SYMBOLS`: ``RK`` (rock, the book's "stone"), ``PA`` (paper), ``SC``
+(scissors). None can be read as a card of a standard deck in any spelling above: ``R`` and ``P``
+are neither ranks nor suits, and ``SC`` would be the suit-first spelling of a rank ``C``, which
+does not exist. They are accepted only where a symbol deck is configured (``symbols=True``), so a
+standard table still refuses them as "not a card".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final
 
 from tablectl.drivers.errors import EncodeError
 
-__all__ = ["RANKS", "SUITS", "Card", "full_deck", "parse_card"]
+__all__ = ["RANKS", "SUITS", "SYMBOLS", "SYMBOL_NAMES", "Card", "full_deck", "parse_card"]
 
 RANKS: Final = "A23456789TJQK"
 SUITS: Final = "SHDC"
+SYMBOLS: Final = ("RK", "PA", "SC")
+"""The cards of a Rock, Paper, Scissors deck (seed-001 L2871), in canonical notation."""
+SYMBOL_NAMES: Final[Mapping[str, str]] = MappingProxyType(
+    {"RK": "rock", "PA": "paper", "SC": "scissors"}
+)
+"""Each symbol card's name (the book's "stone" is the game's rock)."""
 _JOKERS: Final = frozenset({"JK", "JK1", "JK2"})
 _LENIENT: Final = re.compile(
     r"^(?:(?P<r1>10|[A2-9TJQK])(?P<s1>[SHDC])|(?P<s2>[SHDC])(?P<r2>10|[A2-9TJQK]))$"
@@ -28,7 +44,8 @@ _LENIENT: Final = re.compile(
 @dataclass(frozen=True, order=True, slots=True)
 class Card:
     """One card. ``rank`` is one of :data:`RANKS` or ``"JK"``; ``suit`` is one of :data:`SUITS`,
-    or ``""`` for a joker (whose ``code`` may carry its number: ``JK1``)."""
+    or ``""`` for a joker (whose ``code`` may carry its number: ``JK1``). A symbol card's
+    ``rank`` is its symbol (:data:`SYMBOLS`) and its ``suit`` is ``""``."""
 
     rank: str
     suit: str
@@ -45,17 +62,25 @@ class Card:
     def is_joker(self) -> bool:
         return self.rank == "JK"
 
+    @property
+    def is_symbol(self) -> bool:
+        """A card of a symbol deck (``RK``, ``PA``, ``SC``)."""
+        return self.rank in SYMBOLS
+
     def __str__(self) -> str:
         return self.code
 
 
-def parse_card(text: str) -> Card:
-    """Parse canonical or lenient notation.
+def parse_card(text: str, *, symbols: bool = False) -> Card:
+    """Parse canonical or lenient notation; with ``symbols``, a symbol card too (``RK``, ``PA``,
+    ``SC``: a table whose deck is a symbol deck).
 
     Raises:
         ValueError: naming the text, for anything that is not a card.
     """
     cleaned = text.strip().upper()
+    if symbols and cleaned in SYMBOLS:
+        return Card(cleaned, "")
     if cleaned in _JOKERS:
         return Card("JK", "", cleaned[2:])
     match = _LENIENT.match(cleaned)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, Self, TypeVar
@@ -226,6 +227,16 @@ class ValueRule:
         text = kind if self.takes == "nothing" else f"{kind}[={self.metavar}]"
         return f"{text} ({self.note})" if self.note else text
 
+    def default_text(self) -> str:
+        """The default value as a listing shows it (``"default 2 s"``; ``""`` when none)."""
+        if self.takes == "nothing" or self.default is None:
+            return ""
+        if self.takes == "seconds" and isinstance(self.default, float):
+            return f"default {self.default:g} s"
+        if isinstance(self.default, tuple):
+            return f"default {','.join(self.default)}"
+        return f"default {self.default}"
+
 
 class FaultKinds:
     """One simulator's fault kinds: the counter's name and a :class:`ValueRule` per kind.
@@ -264,13 +275,38 @@ class FaultKinds:
         shape = f"KIND@{self.counter.upper()}"
         return f"{shape}[=VALUE]" if self.takes_values else shape
 
-    def help(self) -> str:
-        """The ``--fault`` help: where faults strike, every kind, and examples."""
-        kinds = ", ".join(rule.describe(kind) for kind, rule in self.rules.items())
+    def help(self, *, listed: bool = False) -> str:
+        """The ``--fault`` help: where faults strike, every kind (``listed``: "the kinds below",
+        for a parser whose epilog has :meth:`listing`), and examples."""
+        kinds = (
+            "one of the fault kinds below"
+            if listed
+            else ", ".join(rule.describe(kind) for kind, rule in self.rules.items())
+        )
         return (
             f"inject a fault at {self.counter.upper()} ({self.counts}; repeatable): {kinds}; "
             f"e.g. {', '.join(self.examples)}"
         )
+
+    def listing(self, *, indent: str = "  ") -> str:
+        """Every kind on a line of its own: its shape, its default and its note (a ``--help``
+        epilog, for kinds that need more than a word each)."""
+        shapes = {
+            kind: kind if rule.takes == "nothing" else f"{kind}={rule.metavar}"
+            for kind, rule in self.rules.items()
+        }
+        width = max(map(len, shapes.values()))
+        lines = []
+        for kind, rule in self.rules.items():
+            default = rule.default_text()
+            about = f"{rule.note} [{default}]" if rule.note and default else rule.note or default
+            head = f"{indent}{shapes[kind]:<{width}}  "
+            lines.append(
+                textwrap.fill(
+                    about or "-", width=96, initial_indent=head, subsequent_indent=" " * len(head)
+                )
+            )
+        return "\n".join(lines)
 
     def rule(self, kind: str) -> ValueRule:
         """The rule of ``kind``. Raises ``ValueError`` listing the known kinds."""

@@ -163,7 +163,8 @@ class SimShoe:
 
     def _compose(self, cards: Sequence[str] | None) -> list[tuple[str, int]]:
         if cards is not None:
-            return [(parse_card(c).code, 0) for c in cards]
+            symbols = self.codec.symbol_deck  # a symbol deck's scripted cards (RK, PA, SC)
+            return [(parse_card(c, symbols=symbols).code, 0) for c in cards]
         order = [(card.code, deck) for deck in range(self.decks) for card in full_deck()]
         self._rng.shuffle(order)
         return order

@@ -1,11 +1,14 @@
-"""Normalized events of dice tables and of a studio RNG's picks (DESIGN §4.4, extended).
+"""Normalized events of dice tables, of a studio RNG's picks and of Fan Tan's bead count (DESIGN
+§4.4, extended).
 
 A dice table has a shaker or tower (``roll_started`` when it shakes or drops the dice) and a
 result reader (``dice`` once the dice are at rest, or ``roll_invalid`` when it cannot give a
 result that counts). A studio's RNG commits its picks to the table before the physical result
 (``rng_draw``: Lightning Dice's lightning numbers, seed-001 L3067; Lightning Roulette's numbers and
-the lightning card games' multiplier cards). Which of these a game accepts, and when, is the
-game's rule (``controller/games/dice``), not the event's.
+the lightning card games' multiplier cards). A Fan Tan table reports its bead count (``beads``:
+seed-001 L3985–3989), as a dice reader reports faces: a count at rest, read by a counter or keyed
+in by the dealer. Which of these a game accepts, and when, is the game's rule
+(``controller/games/dice``, ``controller/games/fan_tan.py``), not the event's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tablectl.drivers.events import RollInvalidCode
 __all__ = [
     "DIE_FACES",
     "ROLL_INVALID_CODES",
+    "Beads",
     "Dice",
     "RngDraw",
     "RngPick",
@@ -98,3 +102,17 @@ class RngDraw(EventBase):
 
     type: Literal["rng_draw"] = "rng_draw"
     numbers: Annotated[tuple[RngPick, ...], pydantic.Field(min_length=1, max_length=64)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Beads(EventBase):
+    """Fan Tan's bead count: ``{"type":"beads","count":27}`` (seed-001 L3985–3989).
+
+    ``count`` is the beads the dealer separated with the cup (a counter device's reading), or only
+    the last line the dealer laid out (1–4, keyed in by hand): the result, the remainder of the
+    count divided into lines of four, is the same either way. A count of 0 (an empty cup, or a
+    counter that saw nothing) is the game's verdict, not a format error.
+    """
+
+    type: Literal["beads"] = "beads"
+    count: Annotated[int, pydantic.Field(ge=0)]

@@ -19,7 +19,14 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from tablectl.controller.core.dice_events import Dice, RngDraw, RngPick, RollInvalid, RollStarted
+from tablectl.controller.core.dice_events import (
+    Beads,
+    Dice,
+    RngDraw,
+    RngPick,
+    RollInvalid,
+    RollStarted,
+)
 from tablectl.controller.core.errors import EventFormatError
 from tablectl.controller.core.event_base import Direction, EventBase
 
@@ -27,6 +34,7 @@ __all__ = [
     "EVENT_TYPES",
     "BallDrawn",
     "BallLaunched",
+    "Beads",
     "BetsClosed",
     "Card",
     "Confirm",
@@ -111,6 +119,10 @@ class WinningNumber(EventBase):
     """The same spin's number from the device's second source, when it has one (SS2: the
     state-5 status line; ``number`` is then the bare line). The engine voids or holds a round
     whose two disagree (regulatory R22); ``None`` (one source, older journals): no check."""
+    ball: Annotated[int, pydantic.Field(ge=1, le=2)] | None = None
+    """Which ball of a double-ball wheel settled (seed-001 L119); ``None``: the wheel's only
+    ball, or on a double-ball table the next one not yet reported. Left out of the JSON form
+    when ``None``, so every single-ball stream reads and replays exactly as before."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,7 +243,8 @@ class Decision(EventBase):
     """A player's decision from the dealer's screen. Blackjack: ``hit``, ``stand``, ``double``,
     ``split``, ``insurance``, ``even_money``, ``surrender`` (``hand`` picks a split hand).
     House-banked poker: ``fold``, ``play``, ``exchange`` (with ``cards``), ``sixth_card``,
-    ``buy_game``, ``war`` (Top Card); which a game takes is its own rule."""
+    ``buy_game``, ``war`` (Top Card); ``ride`` (Red Dog), ``higher``/``lower`` (Draw Hi-Lo);
+    which a game takes is its own rule."""
 
     type: Literal["decision"] = "decision"
     box: int
@@ -251,6 +264,10 @@ class Decision(EventBase):
         "sixth_card",
         "buy_game",
         "war",
+        # Red Dog's Ride (L1591; its Stand is "stand") and Draw Hi-Lo's guess (L1595).
+        "ride",
+        "higher",
+        "lower",
     ]
     hand: int | None = None
     cards: tuple[str, ...] | None = None
@@ -352,6 +369,7 @@ TableEvent = (
     | Dice
     | RollInvalid
     | RngDraw
+    | Beads
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
@@ -384,6 +402,7 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         Dice,
         RollInvalid,
         RngDraw,
+        Beads,
     )
 }
 

@@ -1,5 +1,5 @@
-"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno): a strict state
-machine around :class:`tablectl.controller.games.draw.Draw`.
+"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno, fruitrace,
+cash or crash): a strict state machine around :class:`tablectl.controller.games.draw_round.Draw`.
 
 Phases (the machine's states)::
 
@@ -9,6 +9,8 @@ Phases (the machine's states)::
                         │                    │     ╲         ▼   │
                         └── void ◀───────────┴────── held ───────┘   (held: confirm / void)
 
+- The draw is complete at its count (``draw`` + ``bonus``), or, for Cash or Crash, at the crash
+  ball no shield took or the top level (seed-001 §6.13 L4407): the outcome comes with that ball.
 - ``drawn``: the outcome is published and the tube still holds the balls; balls read now are past
   the count (Lucky 7 L2319: "the other balls are ignored") → verdict ``extra_ball``.
 - ``held``: a read waits for a re-read, a manual entry or a supervisor (``confirm`` accepts the
@@ -92,6 +94,7 @@ _OTHER_GAMES: Final = frozenset(
         "shoe_empty",
         "decision",
         "deal_error",
+        "beads",
     }
 )
 _IN_DRAW: Final = (CLOSED, DRAWING, HELD)

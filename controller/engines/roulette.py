@@ -1,13 +1,8 @@
-"""The roulette round engine: a strict state machine around the pure rules of
-:mod:`tablectl.controller.games.roulette`.
-
-Phases (the machine's states)::
-
-    idle --round_open--> open --bets_closed--> closed --winning_number--> idle (settled | void)
-                          |                      |   |
-                          |                      |   +--hold--> held --void----------------> idle
-                          |                      |             (R22)  --manual winning_number-->
-                          +--- no_spin / void / fault (void_on_fault) / winning_number ---> idle
+"""The roulette round engine (roulette, lightning_roulette, double_ball_roulette): a strict state
+machine (:mod:`tablectl.controller.engines.roulette_machine`, phases ``idle``, ``open``,
+``closed``, ``held``) around the pure rules of :mod:`tablectl.controller.games.roulette`,
+:mod:`~tablectl.controller.games.lightning_roulette` and
+:mod:`~tablectl.controller.games.double_ball`.
 
 ``ball_launched`` is accepted while ``open`` (the SS2 launches before "no more bets", seed-002-004
 C-A11) and while ``closed``; it only sets ``ball_in_play``. ``round_open`` during a round abandons
@@ -29,6 +24,12 @@ no-spin) are refused with the verdict ``decision_pending`` and change nothing; a
 (the round is already stopped). After a restart the round stays held: the restart gate confirms
 rounds in play only (``tablectl.controller.service.recovery``).
 
+Lightning Roulette: one ``rng_draw`` after ``bets_closed`` and before the result gives the
+round's lightning numbers (seed-001 L115; its order checked as for Lightning Dice,
+:mod:`tablectl.controller.games.rng`); a result without them is ``rng_missing``, then void or
+held for a ``confirm``. Double Ball: each ball's ``winning_number`` is checked as a spin; the
+first keeps the round ``closed``, the second settles it; one bad ball voids the spin (L119).
+
 Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
 round. :meth:`RouletteEngine.apply` never raises for an event sequence, however wrong: whatever the
 machine refuses becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (codes in
@@ -44,13 +45,13 @@ from tablectl.controller.core.events import (
     BallLaunched,
     Fault,
     NoSpin,
+    RngDraw,
     RoundOpen,
     TableEvent,
     Void,
     WinningNumber,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     NOT_FOR_THIS_GAME,
@@ -59,7 +60,14 @@ from tablectl.controller.engines.base import (
     VOID_SUPERVISOR_DEFAULT,
     RoundEngine,
 )
+from tablectl.controller.engines.roulette_machine import HELD, IDLE, OPEN, Flavour
+from tablectl.controller.engines.roulette_machine import MACHINES as _MACHINES
+from tablectl.controller.engines.roulette_round import RoundExtras
+from tablectl.controller.games.double_ball import place_ball
 from tablectl.controller.games.findings import Finding
+from tablectl.controller.games.lightning_roulette import RULE as RULE_LIGHTNING
+from tablectl.controller.games.lightning_roulette import with_lightning
+from tablectl.controller.games.rng import RNG_MISSING
 from tablectl.controller.games.roulette import (
     Pocket,
     RouletteRules,
@@ -82,10 +90,6 @@ __all__ = [
     "RouletteEngine",
 ]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
-CLOSED: Final = "closed"
-HELD: Final = "held"
 
 # Void reasons produced by the engine itself (the spin checks are in
 # tablectl.controller.games.roulette).
@@ -116,54 +120,8 @@ _OTHER_GAMES: Final = frozenset(
 )
 
 
-def _definition(void_on_fault: bool) -> MachineDefinition:
-    """The roulette round machine; ``void_on_fault`` decides where a fault mid-round leads."""
-    in_round = (OPEN, CLOSED)
-    transitions = [
-        Transition(IDLE, "round_open", OPEN),
-        Transition(OPEN, "bets_closed", CLOSED),
-        # Faults may come and go in any phase; they are latched beside the phase.
-        Transition(IDLE, "fault", IDLE),
-        Transition(IDLE, "fault_cleared", IDLE),
-    ]
-    for phase in in_round:
-        transitions += [
-            # A new round while one is in progress abandons it (void round_abandoned).
-            Transition(phase, "round_open", OPEN),
-            # SS2 state 3 may come before or after "no more bets" (seed-002-004 C-A11).
-            Transition(phase, "ball_launched", phase),
-            # closed: the result; open: void result_before_bets_closed (seed-000 V-RL-3).
-            Transition(phase, "winning_number", IDLE),
-            # "No spin" (seed-000 RL-I1/RL-I2, regulatory R2) and the supervisor (V-RL-5).
-            Transition(phase, "no_spin", IDLE),
-            Transition(phase, "void", IDLE),
-            # seed-001 G1/G3, seed-004 ROU 2.1.6: a malfunction cancels the round; regulatory
-            # R23 (operator terms) keeps it in play instead; the table's rules choose.
-            Transition(phase, "fault", IDLE if void_on_fault else phase),
-            Transition(phase, "fault_cleared", phase),
-        ]
-    transitions += [
-        # R22: the wheel's two readings disagree and the table holds for a supervisor.
-        Transition(CLOSED, "hold", HELD),
-        Transition(HELD, "hold", HELD),
-        # seed-000 GEN-11: the supervisor's void, or the number entered by hand.
-        Transition(HELD, "void", IDLE),
-        Transition(HELD, "winning_number", IDLE),
-        # Held is already stopped: a fault only latches (R14), whatever void_on_fault says.
-        Transition(HELD, "fault", HELD),
-        Transition(HELD, "fault_cleared", HELD),
-    ]
-    return MachineDefinition(
-        "roulette", states=(IDLE, OPEN, CLOSED, HELD), initial=IDLE, transitions=transitions
-    )
-
-
-# Both variants are built (and so validated) at import, not when the first table starts.
-_MACHINES: Final = {True: _definition(True), False: _definition(False)}
-
-
 class RouletteEngine(RoundEngine):
-    """One roulette table's rounds.
+    """One roulette table's rounds (roulette, lightning_roulette, double_ball_roulette).
 
     Args:
         table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
@@ -185,10 +143,15 @@ class RouletteEngine(RoundEngine):
         next_round: int = 1,
     ) -> None:
         self._rules = rules if rules is not None else RouletteRules()
+        flavour: Flavour = (
+            "double_ball" if self._rules.balls > 1
+            else "lightning" if self._rules.lightning
+            else "roulette"
+        )  # fmt: skip
         super().__init__(
             table_id,
             game,
-            _MACHINES[self._rules.void_on_fault],
+            _MACHINES[self._rules.void_on_fault, flavour],
             handlers={
                 "round_open": self._round_open,
                 "bets_closed": self._bets_closed,
@@ -197,6 +160,8 @@ class RouletteEngine(RoundEngine):
                 "no_spin": self._no_spin,
                 "void": self._void,
                 "fault": self._fault,
+                "rng_draw": self._rng_draw,
+                "confirm": self._confirm,
             },
             other_games=_OTHER_GAMES,
             family="roulette",
@@ -207,7 +172,13 @@ class RouletteEngine(RoundEngine):
         self._round_spin: int | None = None
         self._held: WinningNumber | None = None
         self._held_reason: str | None = None
+        self._held_result: dict[str, Any] | None = None
+        """Held for ``rng_missing``: the spin's result, settled as it is on ``confirm``."""
         self._last_number: Pocket | None = None
+        self._extras = RoundExtras(self._rules)
+        """Lightning and double ball: the round's lightning numbers and balls in."""
+        self._last_numbers: list[Pocket] | None = None
+        self._last_round: str | None = None
 
     @property
     def rules(self) -> RouletteRules:
@@ -217,7 +188,9 @@ class RouletteEngine(RoundEngine):
         """Table state for the retained ``state`` topic.
 
         ``rounds`` counts rounds opened by this engine; ``last_number`` is the last *settled*
-        number (a void's number was never a result).
+        number (a void's number was never a result). Lightning adds ``lightning`` (the round's
+        numbers once drawn); double ball ``balls`` (the numbers in so far, by ball) and
+        ``last_numbers`` (the last settled pair).
         """
         return {
             "phase": self.phase,
@@ -226,20 +199,29 @@ class RouletteEngine(RoundEngine):
             "faults": sorted(self._faults),
             "ball_in_play": self._ball_in_play,
             "last_number": self._last_number,
+            **self._extras.state(self._last_numbers),
         }
 
     def _intercept(self, event: TableEvent) -> list[EngineOutput] | None:
-        """A held round waits for a supervisor: the wheel's own events are refused."""
+        """A held round waits for a supervisor: the wheel's own events are refused (and, when it
+        waits for a confirm of its known result, a number entered by hand too)."""
         if (
             self.phase == HELD
             and event.type in _WAIT_FOR_SUPERVISOR
-            and not (isinstance(event, WinningNumber) and event.manual)
+            and not (
+                isinstance(event, WinningNumber) and event.manual and self._held_result is None
+            )
         ):
+            answer = (
+                "void it, or confirm it (settled at the base odds)"
+                if self._held_result is not None
+                else "void it, or enter the winning number by hand"
+            )
             return [
                 self._verdict(
                     DECISION_PENDING,
                     f"{event.type} refused: the round waits for a supervisor "
-                    f"({self._held_reason}): void it, or enter the winning number by hand",
+                    f"({self._held_reason}): {answer}",
                     event,
                     RULE_DECISION,
                 )
@@ -255,7 +237,7 @@ class RouletteEngine(RoundEngine):
         self._machine.fire("round_open")
         outputs: list[EngineOutput] = []
         if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
+            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
         self._take_round(event)
         self._round_spin = event.spin
         return outputs
@@ -277,12 +259,19 @@ class RouletteEngine(RoundEngine):
             self._machine.fire("winning_number")  # refused (raises): nothing has changed
         if was == HELD:
             event = self._with_held_data(event)
-        reported = {"number": event.number}
         # Whose result is it? A number of another spin is not this round's at all (seed-001
         # G1/G3, R15), so this comes before every other check.
         finding = check_provenance(event, round_spin=self._round_spin, launch=self._launch)
         if finding is not None:
-            return [self._void_for(finding, event)]
+            return [self._void_for(finding, event, self._extras.reported(event.number, None))]
+        ball: int | None = None
+        if self._rules.balls > 1 or event.ball is not None:
+            # seed-001 L119: which of the wheel's balls this is (a repeat is refused, R15).
+            placed = place_ball(self._extras.numbers, event.ball, balls=self._rules.balls)
+            if isinstance(placed, Finding):
+                return [self._finding(placed, event)]
+            ball = placed
+        reported = self._extras.reported(event.number, ball)
         if was == OPEN:
             # seed-000 V-RL-3, seed-004 ROU 2.1.1: a result is valid only after "no more bets".
             self._machine.fire("winning_number")
@@ -293,11 +282,12 @@ class RouletteEngine(RoundEngine):
             return [self._hold(finding, event)]
         finding = finding or check_rotor(event, self._launch)
         if finding is not None:
-            return [self._void_for(finding, event)]
-        self._machine.fire("winning_number")
+            return [self._void_for(finding, event, reported)]
         spin = self._with_launch_data(event)
         code = check_spin(self._rules, spin)
         if code is not None:
+            # One ball invalid voids the spin (double ball: seed-001 L97 applied to both).
+            self._machine.fire("winning_number")
             return [self._end("void", code, event, reported)]
         result = spin_result(
             self._rules.variant,
@@ -307,18 +297,47 @@ class RouletteEngine(RoundEngine):
             rotor_direction=spin.rotor_direction,
             spin=spin.spin,
         )
+        if self._rules.balls > 1:
+            assert ball is not None  # placed above on every double-ball table
+            return self._double_ball(event, ball, result)
+        if self._rules.lightning:
+            return self._settle_lightning(event, result)
+        self._machine.fire("winning_number")
         self._last_number = spin.number
         return [self._end("settled", None, event, result)]
+
+    def _rng_draw(self, event: RngDraw) -> list[EngineOutput]:
+        if not self._rules.lightning:
+            self._machine.fire("rng_draw")  # refused (raises): no RNG at this table
+        refused = self._extras.draw_refused(event, phase=self.phase, last_round=self._last_round)
+        if refused is not None:
+            code, message, data = refused
+            return [self._verdict(code, message, event, RULE_LIGHTNING, **data)]
+        self._machine.fire("rng_draw")  # idle before any round: refused
+        finding = self._extras.take_draw(event)
+        return [] if finding is None else [self._finding(finding, event)]
+
+    def _confirm(self, event: TableEvent) -> list[EngineOutput]:
+        if self._rules.lightning and self.phase == HELD and self._held_result is None:
+            message = f"confirm cannot settle a round held for {self._held_reason}"
+            return [self._verdict(DECISION_PENDING, message, event, RULE_DECISION)]
+        self._machine.fire("confirm")  # only a lightning round held for its RNG draw
+        assert self._held_result is not None  # set whenever that round is held
+        # seed-001 G4: the organizer settles it; no lightning numbers, so the base odds pay.
+        self._last_number = self._held_result["number"]
+        return [self._end("settled", None, event, with_lightning(self._held_result, ()))]
 
     def _no_spin(self, event: NoSpin) -> list[EngineOutput]:
         # seed-000 RL-I1/RL-I2, regulatory R2: "no spin", no payouts, a new spin follows.
         self._machine.fire("no_spin")
-        return [self._end("void", event.reason.strip() or VOID_NO_SPIN_DEFAULT, event)]
+        reason = event.reason.strip() or VOID_NO_SPIN_DEFAULT
+        return [self._end("void", reason, event, self._partial())]
 
     def _void(self, event: Void) -> list[EngineOutput]:
         # seed-000 V-RL-5 / GEN-11: a supervisor's decision, with its reason code.
         self._machine.fire("void")
-        return [self._end("void", event.reason.strip() or VOID_SUPERVISOR_DEFAULT, event)]
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        return [self._end("void", reason, event, self._partial())]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         was = self.phase
@@ -326,16 +345,54 @@ class RouletteEngine(RoundEngine):
         self._faults.add(event.code)
         if was != IDLE and now == IDLE:
             # seed-001 G1/G3, seed-004 ROU 2.1.6 (void_on_fault); regulatory R14 latches it.
-            return [self._end("void", VOID_DEVICE_FAULT, event)]
+            return [self._end("void", VOID_DEVICE_FAULT, event, self._partial())]
         return []
+
+    # -- lightning and double ball --------------------------------------------------------------
+
+    def _settle_lightning(self, event: WinningNumber, result: dict[str, Any]) -> list[EngineOutput]:
+        """seed-001 L115: the spin pays by the round's lightning numbers; without them the round
+        is void or held (``on_rng_missing``), never settled as if none had been drawn."""
+        if self._extras.lightning is None:
+            number = result["number"]
+            message = "a result with no lightning numbers drawn"
+            missing = self._verdict(RNG_MISSING, message, event, RULE_LIGHTNING, number=number)
+            if self._rules.on_rng_missing == "void":
+                self._machine.fire("winning_number")
+                return [missing, self._end("void", RNG_MISSING, event, {"number": number})]
+            self._machine.fire("hold")
+            self._held, self._held_reason, self._held_result = event, RNG_MISSING, result
+            return [missing]
+        self._machine.fire("winning_number")
+        self._last_number = result["number"]
+        lightning = self._extras.lightning
+        return [self._end("settled", None, event, with_lightning(result, lightning))]
+
+    def _double_ball(
+        self, event: WinningNumber, ball: int, result: dict[str, Any]
+    ) -> list[EngineOutput]:
+        """seed-001 L117–177: the round settles once both balls are in (in either order)."""
+        pair = self._extras.add_ball(ball, result)
+        if pair is None:
+            self._machine.fire("ball")
+            return []
+        self._machine.fire("winning_number")
+        self._last_numbers = pair["numbers"]
+        return [self._end("settled", None, event, pair)]
+
+    def _partial(self) -> dict[str, Any] | None:
+        held = None if self._held_result is None else self._held_result["number"]
+        return self._extras.partial(held)
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _void_for(self, finding: Finding, event: WinningNumber) -> Outcome:
+    def _void_for(
+        self, finding: Finding, event: WinningNumber, reported: dict[str, Any]
+    ) -> Outcome:
         """End the round void with ``finding``: its code, and in ``result`` the number reported,
         what was compared and the sentence (for a dispute)."""
         self._machine.fire("winning_number")
-        result = {"number": event.number, **finding.data, "detail": finding.message}
+        result = {**reported, **finding.data, "detail": finding.message}
         return self._end("void", finding.code, event, result)
 
     def _hold(self, finding: Finding, event: WinningNumber) -> Verdict:
@@ -380,8 +437,10 @@ class RouletteEngine(RoundEngine):
         )
 
     def _round_ended(self, outcome: Outcome) -> None:
-        del outcome
+        self._last_round = outcome.round
         self._ball_in_play = False
         self._launch = None
         self._round_spin = None
         self._held = self._held_reason = None
+        self._held_result = None
+        self._extras.clear()

@@ -17,6 +17,10 @@ contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
   that ends short has not taken place (C38: no remedy stated; the engine voids it).
 - A read is trusted only when it cannot contradict the physical drum: one round's reads are
   :class:`tablectl.controller.games.draw_round.Draw`.
+- Two drum games settle on something else than the numbers: Fruitrace compares the result tube
+  with a fixed panel, position by position (§6.12 L2907–2927: ``panel``); Cash or Crash draws one
+  ball at a time until a red ball crashes the blimp or it reaches the top level (§6.13
+  L4399–4407: ``crash_color``, ``shield_color``), so its draw has no fixed length.
 
 No I/O, no clock: the engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls
 these.
@@ -37,6 +41,7 @@ __all__ = [
     "color_of",
     "draw_result",
     "in_range",
+    "ladder_end",
 ]
 
 DrawVariant: TypeAlias = Literal[
@@ -53,6 +58,8 @@ DrawVariant: TypeAlias = Literal[
     "one_bet",
     "keno",
     "keno_express",
+    "fruitrace",
+    "cash_or_crash",
 ]
 
 
@@ -79,7 +86,8 @@ class DrawRules(pydantic.BaseModel):
     """The lowest ball number (1 Bet numbers its balls 0–36, L3325)."""
 
     draw: int = pydantic.Field(ge=1)
-    """k: balls that make the result."""
+    """k: balls that make the result. A crash draw (``crash_color``): the top level, where the
+    draw ends if no crash ended it first (Cash or Crash: 20, one per green or golden ball)."""
 
     bonus: int = pydantic.Field(default=0, ge=0)
     """Extra balls drawn from the remaining ones after the k (lotto 5/35: 1, L4579; Mega Ball:
@@ -130,10 +138,41 @@ class DrawRules(pydantic.BaseModel):
     """Sums of the first N balls the bets need (Lucky 6/48: "sum of the first 5 balls", L3031;
     Super Six C27)."""
 
+    panel: list[str] | None = None
+    """Fruitrace's comparison panel: the colour shown beside each tube position, the first ball's
+    position first (§6.12 L2907: "the balls are arranged vertically next to the symbol comparison
+    panel"). The book gives the panel's symbols, not their order [GAP]: configure the studio's.
+    A match is a ball of the panel's colour at its position; every ball counts (``draw`` =
+    ``len(panel)``)."""
+
+    panel_min_matches: int = pydantic.Field(default=4, ge=1)
+    """The fewest matches that win (L2909: "in case of 4 or more matches")."""
+
+    panel_solo: str | None = None
+    """A colour whose match wins alone, with no other match (L2909, L2911: "if only '7'-ball
+    aligns … just one pure match of '7'-ball, without any other matches")."""
+
+    crash_color: str | None = None
+    """A ball of this colour ends the draw unless a shield stands (§6.13 L4407: "If a red ball
+    falls out, the player loses … and the game ends, except in cases when the blimp is protected
+    by a shield"); every ball of another colour raises the blimp one level (L4401, L4405)."""
+
+    shield_color: str | None = None
+    """A ball of this colour raises the blimp and gives a shield that takes the next crash ball
+    (§6.13 L4405: "a 'shield', which not only protects the blimp from the next red ball, but also
+    raises it by one level"). One shield at a time: a second one before a crash adds none (the
+    book's drum has one golden ball)."""
+
     @property
     def slots(self) -> int:
-        """The most balls that count: k plus every bonus ball."""
+        """The most balls that count: k plus every bonus ball (a crash draw: the top level plus
+        the crash balls its shields can take)."""
+        if self.crash_color is not None:
+            return self.draw + min(self._count(self.shield_color), self._count(self.crash_color))
         return self.draw + self.bonus
+
+    def _count(self, colour: str | None) -> int:
+        return len((self.colors or {}).get(colour or "", []))
 
     @property
     def slots_min(self) -> int:
@@ -178,7 +217,44 @@ class DrawRules(pydantic.BaseModel):
         for n in self.prefix_sums:
             if not 1 <= n <= self.draw:
                 raise RuleError(f"prefix_sums: {n} is not between 1 and draw ({self.draw})")
+        self._check_panel()
+        self._check_ladder()
         return self
+
+    def _colour(self, key: str, colour: str | None) -> None:
+        if colour is not None and colour not in (self.colors or {}):
+            raise RuleError(f"{key}: {colour!r} is not a colour of colors (a colour map is needed)")
+
+    def _check_panel(self) -> None:
+        """Fruitrace: one panel colour per tube position, each a colour of the drum."""
+        if self.panel is None:
+            if self.panel_solo is not None:
+                raise RuleError("panel_solo needs a panel")
+            return
+        if len(self.panel) != self.draw:
+            raise RuleError(f"panel: {len(self.panel)} positions for a draw of {self.draw}")
+        for colour in self.panel:
+            self._colour("panel", colour)
+        self._colour("panel_solo", self.panel_solo)
+
+    def _check_ladder(self) -> None:
+        """Cash or Crash: a colour map with the crash (and shield) colour, read in draw order."""
+        if self.crash_color is None:
+            if self.shield_color is not None:
+                raise RuleError("shield_color needs a crash_color")
+            return
+        self._colour("crash_color", self.crash_color)
+        self._colour("shield_color", self.shield_color)
+        if self.shield_color == self.crash_color:
+            raise RuleError("shield_color and crash_color are the same colour")
+        if self.order != "read" or self.bonus or self.panel is not None:
+            raise RuleError("a crash draw is read in draw order, with no bonus balls and no panel")
+        climbing = self.balls - self._count(self.crash_color)
+        if self.draw > climbing:
+            raise RuleError(
+                f"draw (the top level, {self.draw}) exceeds the balls that raise the blimp "
+                f"({climbing})"
+            )
 
 
 def in_range(rules: DrawRules, ball: object) -> bool:
@@ -200,6 +276,84 @@ def color_of(rules: DrawRules, ball: int) -> str | None:
     return None
 
 
+def ladder_end(rules: DrawRules, balls: Sequence[int]) -> int | None:
+    """A crash draw (``crash_color``): how many of ``balls`` (in draw order) the round takes —
+    up to the crash ball no shield took, or to the ball that reaches the top level (``draw``);
+    ``None`` while the draw goes on (§6.13 L4401–4407)."""
+    level, shield = 0, False
+    for taken, ball in enumerate(balls, 1):
+        colour = color_of(rules, ball)
+        if colour == rules.crash_color:
+            if not shield:
+                return taken
+            shield = False
+            continue
+        level += 1
+        shield = shield or colour == rules.shield_color
+        if level >= rules.draw:
+            return taken
+    return None
+
+
+def _ladder_facts(rules: DrawRules, balls: Sequence[int]) -> dict[str, Any]:
+    """Cash or Crash's facts: the blimp's level after each ball (the cash-out decisions are
+    taken at those levels, L4403), the level reached, whether it crashed, and the balls a
+    shield took (1-based draw positions)."""
+    levels: list[int] = []
+    shielded: list[int] = []
+    level, shield, crashed = 0, False, False
+    for position, ball in enumerate(balls, 1):
+        colour = color_of(rules, ball)
+        if colour == rules.crash_color:
+            if shield:
+                shield = False
+                shielded.append(position)
+            else:
+                crashed = True
+        else:
+            level += 1
+            shield = shield or colour == rules.shield_color
+        levels.append(level)
+    return {
+        "levels": levels,
+        "level": level,
+        "crashed": crashed,
+        "top": level >= rules.draw,
+        "shield": shield,
+        "shielded": shielded,
+    }
+
+
+def _panel_facts(rules: DrawRules, balls: Sequence[int]) -> dict[str, Any]:
+    """Fruitrace's facts (§6.12 L2909–2927): the matches with the panel (1-based tube
+    positions), their count per colour, and the class the bets pay: ``"solo"`` (only the
+    ``panel_solo`` ball aligns), the number of matches from ``panel_min_matches`` on, else
+    ``None``."""
+    panel = rules.panel or []
+    matched = [
+        position
+        for position, (ball, colour) in enumerate(zip(balls, panel, strict=True), 1)
+        if color_of(rules, ball) == colour
+    ]
+    by_colour = {c: 0 for c in dict.fromkeys(panel)}
+    for position in matched:
+        by_colour[panel[position - 1]] += 1
+    solo = (
+        len(matched) == 1
+        and rules.panel_solo is not None
+        and panel[matched[0] - 1] == rules.panel_solo
+    )
+    winning = (
+        "solo" if solo else str(len(matched)) if len(matched) >= rules.panel_min_matches else None
+    )
+    return {
+        "matches": len(matched),
+        "matched": matched,
+        "matched_colors": by_colour,
+        "match_class": winning,
+    }
+
+
 def _face(rules: DrawRules, ball: int) -> int:
     return ball if rules.values is None else rules.values[ball - rules.lowest]
 
@@ -214,19 +368,23 @@ def draw_result(
     Six), colour counts and sums (Lucky 5 per-colour bets, Lucky 7 "yellow sum", MEGA 6 "white
     sum"), prefix sums (Lucky 6/48 "first 5 balls") and zones (Lucky 6/60). Sums and parity are
     over the faces when ``values`` is configured; ``bonus`` balls are reported apart and enter
-    none of the facts.
+    none of the facts. A panel draw adds the panel facts (Fruitrace), a crash draw the ladder
+    facts (Cash or Crash); a crash draw's ``balls`` are as many as the draw took
+    (:func:`ladder_end`).
 
     Raises:
         ValueError: a ball out of range, a repeated ball or the wrong count (a draw that broke
             the rules is never a result).
     """
     everything = [*balls, *bonus]
-    if len(balls) != rules.draw:
+    if rules.crash_color is None and len(balls) != rules.draw:
         raise RuleError(f"a result has {rules.draw} balls, got {len(balls)}")
     if bad := [b for b in everything if not in_range(rules, b)]:
         raise RuleError(f"balls out of range: {bad}")
     if len(set(everything)) != len(everything):
         raise RuleError(f"a ball repeats: {everything}")
+    if rules.crash_color is not None and (not balls or ladder_end(rules, balls) != len(balls)):
+        raise RuleError(f"the crash draw does not end with its last ball: {list(balls)}")
     faces = [_face(rules, b) for b in balls]
     odd = sum(1 for f in faces if f % 2)
     result: dict[str, Any] = {
@@ -263,4 +421,8 @@ def draw_result(
                 "sum": sum(part),
             }
         result["zones"] = zones
+    if rules.panel is not None:
+        result.update(_panel_facts(rules, balls))
+    if rules.crash_color is not None:
+        result.update(_ladder_facts(rules, balls))
     return result

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tablectl.controller.core.events import BallDrawn
-from tablectl.controller.games.draw import DrawRules, draw_result, in_range
+from tablectl.controller.games.draw import DrawRules, draw_result, in_range, ladder_end
 from tablectl.controller.games.findings import Finding
 
 __all__ = ["BALL_OUT_OF_RANGE", "DUPLICATE_BALL", "REREAD_REQUIRED", "Draw"]
@@ -140,6 +140,10 @@ class Draw:
         over, so a variable bonus (``bonus_min``) counts as complete with its fewest balls."""
         if self._pending:
             return False
+        if self._rules.crash_color is not None:
+            # Cash or Crash (seed-001 §6.13 L4407): over at the crash or the top, not at a count;
+            # the drum saying it is done changes nothing.
+            return ladder_end(self._rules, self.balls()) is not None
         need = self._rules.slots_min if ended else self._rules.slots
         if self._rules.order == "position":
             filled = {e.position for e in self._entries}
@@ -150,6 +154,9 @@ class Draw:
         """The settled result and the balls past the count (extras, in order). Only when
         :meth:`complete`."""
         ordered = self.balls()
+        if self._rules.crash_color is not None:
+            end = ladder_end(self._rules, ordered) or len(ordered)
+            return draw_result(self._rules, ordered[:end]), ordered[end:]
         used = ordered[: self._rules.slots]
         k = self._rules.draw
         return draw_result(self._rules, used[:k], used[k:]), ordered[self._rules.slots :]

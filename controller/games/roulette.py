@@ -140,6 +140,46 @@ class RouletteRules(pydantic.BaseModel):
     suspect the equipment malfunctioned, and the dispute goes to an approved procedure (seed-000
     GEN-11: resolved by the floor or casino manager; seed-001 G4: the organizer reviews)."""
 
+    balls: Literal[1, 2] = 1
+    """Balls per spin: 2 is Double Ball Roulette (seed-001 L119: "two balls are used at the same
+    time"); the round settles once both are in (:mod:`tablectl.controller.games.double_ball`)."""
+
+    lightning: bool = False
+    """Lightning Roulette (seed-001 L115; seed-000 §4): a studio RNG draws lightning numbers
+    after bets close and before the result (an ``rng_draw``;
+    :mod:`tablectl.controller.games.lightning_roulette`)."""
+
+    lightning_multipliers: list[int] = pydantic.Field(
+        default_factory=lambda: [50, 100, 150, 200, 250, 300, 350, 400, 500], min_length=1
+    )
+    """The multipliers a lightning number may carry: seed-000 L256–265 (seed-001 L115 gives only
+    the span, "29:1 to 499:1")."""
+
+    lightning_min: int = pydantic.Field(default=1, ge=1, le=37)
+    lightning_max: int = pydantic.Field(default=5, ge=1, le=38)
+    """How many lightning numbers a draw has: "one to five" (seed-000 L255)."""
+
+    on_rng_missing: Literal["void", "hold"] = "void"
+    """Lightning: a result with no lightning numbers drawn (``rng_missing``). ``"void"``: the
+    round is void (a malfunction; as Lightning Dice). ``"hold"``: it waits for a supervisor's
+    ``confirm`` (settled at the base odds, no lightning numbers) or ``void`` (seed-001 G4)."""
+
+    @pydantic.model_validator(mode="after")
+    def _one_game(self) -> RouletteRules:
+        if self.lightning_min > self.lightning_max:
+            raise RuleError(
+                f"lightning_min ({self.lightning_min}) exceeds lightning_max ({self.lightning_max})"
+            )
+        if any(m < 1 for m in self.lightning_multipliers):
+            raise RuleError("lightning_multipliers must be >= 1")
+        if self.balls == 2 and self.lightning:
+            # No rule book plays both: which ball a lightning number would pay on is undefined.
+            raise RuleError("balls = 2 and lightning = true: no rule book's game plays both")
+        if self.balls == 2 and self.on_result_mismatch == "hold":
+            # A held ball would stop the other ball's result: a double-ball table voids instead.
+            raise RuleError('balls = 2 needs on_result_mismatch = "void" (a mismatch voids)')
+        return self
+
 
 def pockets(variant: Variant) -> frozenset[Pocket]:
     """Every pocket of the wheel."""

@@ -108,7 +108,9 @@ class SimulatedDealer:
                 await self._runner.submit(BetsClosed())
                 self.rounds += 1
             elif phase == "dealing":
-                if self._awaits_confirm():
+                if self._awaits_rng():
+                    await asyncio.sleep(0.02)  # the screen says: the RNG's round first
+                elif self._awaits_confirm():
                     await asyncio.sleep(self._pace.decisions)
                     await self._runner.submit(Confirm())
                 else:
@@ -131,6 +133,12 @@ class SimulatedDealer:
         """The dealer screen of a scripted game asks to close the decision window first."""
         deal = self._runner.engine.snapshot().get("deal")
         return isinstance(deal, dict) and bool(deal.get("awaits_confirm"))
+
+    def _awaits_rng(self) -> bool:
+        """The dealer screen of a game with a studio RNG says to wait for its draw before the
+        first card (Golden Wealth and Lightning Baccarat, seed-001 L4025, L4123)."""
+        rng = self._runner.engine.snapshot().get("rng")
+        return isinstance(rng, dict) and bool(rng.get("awaits"))
 
     def _seen(self, record_type: str, after: int) -> bool:
         return any(r.get("type") == record_type for r in self._runner.journal.records(after))

@@ -17,8 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tablectl.controller.games.catalog import GAMES
+from tablectl.controller.lab import rng as lab_rng
+from tablectl.controller.lab.cards import SHOE_VARIANTS, start_card_rng
 from tablectl.controller.lab.dealer import DealerPace, SimulatedPresenter
 from tablectl.controller.lab.dice import DICE_TABLES, SimulatedRng, start_dice_table
+from tablectl.controller.lab.roulette import (
+    ROULETTE_TABLES,
+    SecondBallReader,
+    command_sender,
+    lightning_rng,
+    start_roulette_game,
+)
 from tablectl.controller.lab.tables import (
     start_card_table,
     start_draw_table,
@@ -30,7 +39,7 @@ from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.service.app import open_table
 from tablectl.controller.tools.watch import watch
 
-__all__ = ["DICE_TABLES", "TABLES", "run_demo"]
+__all__ = ["DICE_TABLES", "ROULETTE_TABLES", "TABLES", "run_demo"]
 
 TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
 """The default tables; any house-banked poker or single-deck card game of
@@ -124,12 +133,16 @@ async def run_demo(
                 group.create_task(app.runner.run(), name="demo:dream_catcher")
                 wheel_host = SimulatedPresenter(app.runner, betting=4.0 / speed)
                 group.create_task(wheel_host.run(), name="demo:dream_catcher-host")
-            for game in (t for t in tables if t in GAMES):
+            for game in (t for t in tables if t in GAMES or t in SHOE_VARIANTS):
                 await _scripted_table(
                     group, stack, folder, address, game=game, seed=seed, speed=speed
                 )
             for game in (t for t in tables if t in DICE_TABLES):
                 await _dice_table(group, stack, folder, address, game=game, seed=seed, speed=speed)
+            for game in (t for t in tables if t in ROULETTE_TABLES):
+                await _roulette_game(
+                    group, stack, folder, address, game=game, seed=seed, speed=speed
+                )
             try:
                 await done.wait()
             finally:
@@ -148,7 +161,8 @@ async def _scripted_table(
     seed: int,
     speed: float,
 ) -> None:
-    """A house-banked poker or single-deck card game table and its dealer."""
+    """A card game table and its dealer (a dealer-screen game, or a shoe game's variant with its
+    studio RNG)."""
     table_id = game.replace("_", "-").upper()[:12] + "-DEMO"
     sim = await start_scripted_table(
         group,
@@ -162,6 +176,7 @@ async def _scripted_table(
         open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
     )
     group.create_task(app.runner.run(), name=f"demo:{game}")
+    start_card_rng(group, app.runner, sim.game, seed=seed)  # Golden Wealth / Lightning Baccarat
     pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
     group.create_task(sim.dealer(app, rounds=0, pace=pace).run(), name=f"demo:{game}-dealer")
 
@@ -185,4 +200,30 @@ async def _dice_table(
         rng = SimulatedRng(app.runner, sim.unit, seed=seed)
         app.runner.listeners.append(rng.on_record)
         group.create_task(rng.run(), name=f"demo:{game}-rng")
+    group.create_task(app.runner.run(), name=f"demo:{game}")
+
+
+async def _roulette_game(
+    group: asyncio.TaskGroup,
+    stack: contextlib.AsyncExitStack,
+    folder: Path,
+    address: tuple[str, int],
+    *,
+    game: str,
+    seed: int,
+    speed: float,
+) -> None:
+    """Lightning Roulette (the studio RNG strikes once bets close) or Double Ball Roulette (the
+    wheel reports one ball, a simulated ball reader sends the other by command)."""
+    sim = await start_roulette_game(
+        group, folder / f"{game}.sqlite", game=game, seed=seed, speed=speed
+    )
+    app = await stack.enter_async_context(open_table(sim.config, broker=address))
+    helper: lab_rng.SimulatedRng | SecondBallReader
+    if game == "lightning_roulette":
+        helper = lightning_rng(app.runner, seed=seed)
+    else:
+        helper = SecondBallReader(command_sender(sim.config, *address), seed=seed)
+    app.runner.listeners.append(helper.on_record)
+    group.create_task(helper.run(), name=f"demo:{game}-helper")
     group.create_task(app.runner.run(), name=f"demo:{game}")

@@ -11,7 +11,6 @@ strikes' … Then the dealer drops the dice through the 'Lightning Tower'").
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from tablectl.controller.config import TableConfig, parse_config
-from tablectl.controller.core.events import RngDraw, RngPick
-from tablectl.controller.journal import JournalRecord
+from tablectl.controller.lab import rng
 from tablectl.controller.service.runner import TableRunner
 from tablectl.simulators.dice import FaultSpec, SimDice
 from tablectl.simulators.serve import serve_tcp
@@ -104,38 +102,21 @@ async def start_dice_table(
     return DiceTableSim(config=config, unit=unit, game=game)
 
 
-class SimulatedRng:
+class SimulatedRng(rng.SimulatedRng):
     """A studio RNG and the Lightning Dice dealer: after bets close, strike 1–5 lightning numbers
     (3–18, multipliers 50x–1000x), journal them as ``rng_draw``, then drop the dice.
 
-    Attach :meth:`on_record` to the runner's listeners; :meth:`run` acts on what it saw.
+    Attach :meth:`on_record` to the runner's listeners; :meth:`run` acts on what it saw
+    (:class:`tablectl.controller.lab.rng.SimulatedRng`, with the drop as its ``after``).
     """
 
     MULTIPLIERS: Final = (50, 100, 150, 200, 250, 500, 1000)
 
     def __init__(self, runner: TableRunner, unit: SimDice, *, seed: int = 0) -> None:
-        self._runner = runner
-        self._unit = unit
-        self._rng = random.Random(seed)
-        self._closed: asyncio.Queue[str] = asyncio.Queue()
-        self.strikes = 0
-
-    def on_record(self, record: JournalRecord) -> None:
-        """Runner listener: note each close of bets (the strike follows it)."""
-        if record.type == "bets_closed":
-            self._closed.put_nowait(record.ts)
-
-    def strike(self) -> RngDraw:
-        """The RNG's picks for one round: distinct totals, each with a multiplier."""
-        values = self._rng.sample(range(3, 19), self._rng.randint(1, 5))
-        picks = tuple(
-            RngPick(value=v, multiplier=self._rng.choice(self.MULTIPLIERS)) for v in values
+        super().__init__(
+            runner,
+            values=range(3, 19),
+            multipliers=self.MULTIPLIERS,
+            seed=seed,
+            after=lambda: unit.press_roll(time.monotonic()),
         )
-        return RngDraw(numbers=picks)
-
-    async def run(self) -> None:
-        while True:
-            await self._closed.get()
-            await self._runner.submit(self.strike())
-            self.strikes += 1
-            self._unit.press_roll(time.monotonic())

@@ -21,8 +21,9 @@ from tablectl.controller.engines.cards import load_game
 from tablectl.controller.games.cards.deal import BaseGame
 from tablectl.controller.lab.dealer import DealerPace, SimulatedDealer, SimulatedPresenter
 from tablectl.controller.service.app import TableApp
-from tablectl.drivers.cards import RANKS, SUITS
+from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS
 from tablectl.drivers.drum.driver import DrumDriver
+from tablectl.drivers.shoe.barcodes import SYMBOL_DECKS, BarcodeCodec
 from tablectl.drivers.shuffler.driver import ShufflerDriver
 from tablectl.drivers.transports.can import CanLink
 from tablectl.simulators.bigwheel import SimBigWheel
@@ -45,6 +46,8 @@ __all__ = [
     "start_scripted_table",
     "start_wheel_table",
 ]
+
+(SYMBOL_DECK,) = SYMBOL_DECKS  # the one symbol deck a lab shoe deals (Rock, Paper, Scissors)
 
 
 async def _serve(group: asyncio.TaskGroup, model: Any, name: str) -> int:
@@ -182,8 +185,9 @@ class ScriptedTableSim:
     """A house-banked poker or single-deck card game table: a barcode shoe (USB HID), a shuffler
     when the game's decks are standard 52-card decks, and the dealer who works the table.
 
-    Decks a shuffler cannot check (jokers, 21 Bet's 36 cards) are shuffled by hand: the dealer
-    enters ``shuffle_started`` / ``shuffle_completed`` with the deck's count, as on the floor.
+    Decks a shuffler cannot check (jokers, 21 Bet's 36 cards, a symbol deck) are shuffled by hand:
+    the dealer enters ``shuffle_started`` / ``shuffle_completed`` with the deck's count, as on the
+    floor. Any card game of the catalog runs here (the shoe games too).
     """
 
     config: TableConfig
@@ -198,8 +202,11 @@ class ScriptedTableSim:
         return self.game.script.reshuffle == "every_round"
 
     def deck(self) -> list[str]:
-        """The table's cards: ``decks`` decks of its ranks plus its jokers (``JK1``, ``JK2``)."""
-        rules = self.game.rules
+        """The table's cards: ``decks`` decks of its ranks plus its jokers (``JK1``, ``JK2``), or
+        of its symbols (``RK``, ``PA``, ``SC``)."""
+        rules, symbols = self.game.rules, self.game.symbols_per_deck
+        if symbols:
+            return [symbol for symbol in SYMBOLS for _ in range(symbols)] * rules.decks
         jokers = [f"JK{j + 1}" for j in range(rules.jokers_per_deck)]
         one = [rank + suit for suit in SUITS for rank in rules.ranks] + jokers
         return one * rules.decks
@@ -251,10 +258,14 @@ class ScriptedTableSim:
 def _scripted_shoe(game: BaseGame, seed: int, deck: list[str]) -> SimShoe:
     import random  # noqa: PLC0415 - only the simulated shoe shuffles
 
+    if game.unique_barcodes:  # war of bets (L2619): each physical card its own barcode
+        serials = [f"D{n + 1:04d}" for n in range(game.rules.decks)]
+        return SimShoe(seed=seed, decks=game.rules.decks, deck_serials=serials, rate=0)
     random.Random(seed).shuffle(deck)
     # A single deck shuffled every round has no cut card; a shoe has one 14 cards from the end.
     cut = None if game.script.reshuffle == "every_round" or len(deck) <= 54 else 14
-    return SimShoe(seed=seed, cards=deck, cut_from_end=cut, rate=0)
+    codec = BarcodeCodec(symbol_deck=SYMBOL_DECK) if game.symbols_per_deck else None
+    return SimShoe(seed=seed, cards=deck, cut_from_end=cut, rate=0, codec=codec)
 
 
 async def start_scripted_table(
@@ -273,10 +284,10 @@ async def start_scripted_table(
     a shuffler on a local TCP port for standard decks, and the table's config."""
     raw_rules = dict(rules or {})
     loaded = load_game(game, raw_rules, source=f"<{table_id}>")
-    standard = loaded.rules.jokers_per_deck == 0 and loaded.rules.ranks == RANKS
-    devices: list[dict[str, Any]] = [
-        {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID}
-    ]
+    deck, symbols = loaded.rules, loaded.symbols_per_deck
+    standard = deck.jokers_per_deck == 0 and deck.ranks == RANKS and not symbols
+    shoe: dict[str, Any] = {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID}
+    devices: list[dict[str, Any]] = [shoe | ({"symbol_deck": SYMBOL_DECK} if symbols else {})]
     if standard:
         decks = loaded.rules.decks
         shuffler = SimShuffler(seed=seed, speed=speed, decks=decks)

@@ -63,6 +63,8 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
     "roll_started": "event",
     "dice": "event",
     "roll_invalid": "event",
+    # Fan Tan (docs/games/fan_tan.md): the bead count a dealer keys in when no counter reads it.
+    "beads": "event",
     # Ends the round in play without a result: what ``cmd/void`` needs. A ``no_spin`` voids the
     # spin (seed-000 V-RL-5); a ``deal_error`` can void the round (PKH-21).
     "void": "void",

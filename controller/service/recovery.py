@@ -16,7 +16,8 @@ An interrupted round (DESIGN §3, R12 "recover to its pre-outage state"). The jo
 engine exactly, but the devices went on without us; a round in progress is only as good as the
 devices' word that nothing happened meanwhile:
 
-* Roulette: the SS2 wheel's status carries the spin number (its catch-up events after a reconnect
+* Roulette (and Lightning, Double Ball: every game on the wheel): the SS2 wheel's status carries
+  the spin number (its catch-up events after a reconnect
   carry it too). The round resumes when the first spin-carrying report after the restart shows the
   spin the journal knows for the round (from ``ball_launched``, or ``round_open`` once it carries
   ``spin``); the catch-up milestones the round already has (``round_open``, a second
@@ -31,8 +32,8 @@ devices' word that nothing happened meanwhile:
 * Dice tables: as card tables. Once bets are closed (``closed``, ``rolling``) the shaker and the
   reader may have rolled and reported while nobody listened, so only a short outage resumes; a
   round held for a supervisor stays with the supervisor.
-* Money wheels and ball draws: a round still betting resumes when the devices are back; once
-  under way it is not gated yet (its round goes on with the next report).
+* Money wheels, ball draws and Fan Tan: a round still betting resumes when the devices are back;
+  once under way it is not gated yet (its round goes on with the next report).
 * No confirmation within :data:`CONFIRM_SECONDS` → the round ends.
 
 A round that cannot resume ends with a ``void`` event, reason :data:`CONTROLLER_RESTART`, journaled
@@ -111,6 +112,8 @@ _IN_PLAY: Final[Mapping[str, frozenset[str]]] = {
     # were told apart); once under way their round goes on with the next report.
     "wheel": frozenset({"open"}),
     "draw": frozenset({"open"}),
+    # Fan Tan: as the draws (the count is keyed in or read once the beads are laid out).
+    "beads": frozenset({"open"}),
 }
 """Per engine family, the snapshot phases in which a round is in play (the gate's business)."""
 
@@ -288,7 +291,7 @@ class RestartGate:
         it = self.interrupted
         if it is None or not self.pending:
             return None
-        if it.game == "roulette":
+        if _wheel(it.game):
             if not self._devices:
                 return self._void("no wheel configured to confirm the spin")
             return None
@@ -318,7 +321,7 @@ class RestartGate:
         it = self.interrupted
         if it is None or self.state == DONE:
             return _PASS
-        if it.game == "roulette":
+        if _wheel(it.game):
             return self._roulette(it, event, spin)
         return self._cards(it, event)
 
@@ -370,7 +373,7 @@ class RestartGate:
     def device_available(self, device: str) -> GateAnswer | None:
         """A device's link is up (its driver said so, even if nothing was journaled)."""
         it = self.interrupted
-        if it is None or not self.pending or it.game == "roulette":
+        if it is None or not self.pending or _wheel(it.game):
             return None
         self._available.add(device)
         if self._devices <= self._available:
@@ -383,13 +386,20 @@ class RestartGate:
 
     def _resume(self, detail: Mapping[str, Any]) -> GateAnswer:
         # A resumed wheel still sends its catch-up milestones, which the gate filters.
-        wheel = self.interrupted is not None and self.interrupted.game == "roulette"
+        wheel = self.interrupted is not None and _wheel(self.interrupted.game)
         self._machine.fire("confirmed" if wheel else "decided")
         return GateAnswer("resume", True, detail)
 
     def _void(self, why: str) -> GateAnswer:
         self._machine.fire("decided")
         return GateAnswer("void", True, {"why": why})
+
+
+def _wheel(game: str) -> bool:
+    """Whether ``game`` is played on a roulette wheel (roulette, lightning_roulette,
+    double_ball_roulette): its round is confirmed by the wheel's spin number."""
+    entry = CATALOG.get(game)
+    return entry is not None and entry.family == "roulette"
 
 
 def _seconds(value: float | None) -> str:

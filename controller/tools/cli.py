@@ -246,10 +246,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _demo_tables(text: str) -> list[str]:
     from tablectl.controller.games.catalog import GAMES  # noqa: PLC0415
-    from tablectl.controller.lab.demo import DICE_TABLES, TABLES  # noqa: PLC0415
+    from tablectl.controller.lab.cards import SHOE_VARIANTS  # noqa: PLC0415
+    from tablectl.controller.lab.demo import DICE_TABLES, ROULETTE_TABLES, TABLES  # noqa: PLC0415
 
     tables = [t.strip() for t in text.split(",") if t.strip()]
-    known = {*TABLES, *GAMES, *DICE_TABLES}
+    known = {*TABLES, *GAMES, *DICE_TABLES, *ROULETTE_TABLES, *SHOE_VARIANTS}
     unknown = sorted(set(tables) - known)
     if unknown or not tables:
         raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(sorted(known))}")

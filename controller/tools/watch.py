@@ -59,7 +59,15 @@ def _format_outcome(body: dict[str, Any], *, colour: bool) -> str:
             text = f"{_COLOURS[result['color']]}{text}{_RESET}"
         revs = result.get("revolutions")
         extra = f"  revolutions {revs}" if revs is not None else ""
+        if "lightning" in result:  # lightning_roulette: the round's draw and the number's
+            picks = " ".join(f"{p['value']}x{p['multiplier']}" for p in result["lightning"])
+            multiplier = result.get("multiplier")
+            extra += f"  lightning {picks or '-'}" + (f"  x{multiplier}" if multiplier else "")
         return f"{head}  {text}{extra}"
+    if "per_ball" in result:  # double_ball_roulette
+        numbers = " ".join(str(n) for n in result.get("numbers", []))
+        same = "  (same number)" if result.get("same_number") else ""
+        return f"{head}  balls on {numbers}{same}"
     if "balls" in result:
         balls = " ".join(str(b) for b in result["balls"])
         return f"{head}  balls {balls}  (sum {result.get('sum')})"

@@ -24,6 +24,13 @@ too long,
 Deck serials: when the table lists ``deck_serials``, a card whose barcode names another deck —
 or names none — is ``foreign_deck``: the table said every card carries one of its serials.
 Explicit-mapping entries are the table's own list, so they are not deck-checked.
+
+Symbol decks (``symbol_deck = "rock_paper_scissors"``, seed-001 L2871): the symbol cards ``RK``,
+``PA`` and ``SC`` (:data:`tablectl.drivers.cards.SYMBOLS`) are cards too — in the explicit mapping
+and in notation (``RK``, ``B7731-PA``); a vendor pattern's ``rank`` group may name a symbol
+(``rank_map = {"03" = "SC"}``), whose ``suit`` group is then ignored. Without a symbol deck they are
+``unknown_barcode``, as before. A standard card read on a symbol-deck table still decodes: the
+game's rules refuse it (``rank_not_in_deck``), where the dealer sees it.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from tablectl.drivers.cards import RANKS, SUITS, parse_card
+from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS, parse_card
 from tablectl.drivers.errors import EncodeError
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "DEFAULT_NO_READ_BARCODES",
     "DEFAULT_SIGNAL_BARCODES",
     "SIGNAL_KINDS",
+    "SYMBOL_DECKS",
     "BarcodeCodec",
     "BarcodeResult",
     "Decoded",
@@ -48,11 +56,15 @@ __all__ = [
     "Rejected",
     "Signal",
     "SignalKind",
+    "SymbolDeck",
 ]
 
 SignalKind = Literal["cut_card", "shoe_empty", "shoe_removed", "shoe_inserted"]
 SIGNAL_KINDS: Final[tuple[SignalKind, ...]] = get_args(SignalKind)
 RejectReason = Literal["unreadable", "unknown_barcode", "foreign_deck"]
+SymbolDeck = Literal["rock_paper_scissors"]
+SYMBOL_DECKS: Final[tuple[SymbolDeck, ...]] = get_args(SymbolDeck)
+"""The symbol decks a shoe may be configured for (``symbol_deck``)."""
 
 DEFAULT_CUT_CARD_BARCODES: Final = ("CUT",)
 DEFAULT_SIGNAL_BARCODES: Final[Mapping[str, SignalKind]] = {
@@ -99,9 +111,9 @@ def _key(text: str) -> str:
     return text.strip().upper()
 
 
-def _canonical(text: str, where: str) -> str:
+def _canonical(text: str, where: str, *, symbols: bool = False) -> str:
     try:
-        return parse_card(text).code
+        return parse_card(text, symbols=symbols).code
     except ValueError:
         raise EncodeError(f"{where}: {text!r} is not a card (e.g. KH, TS, 10H)") from None
 
@@ -116,6 +128,8 @@ class BarcodeCodec:
         deck_serials: the table's deck serial numbers; empty = no deck check.
         cut_card_barcodes / signal_barcodes / no_read_barcodes: the special barcodes.
         accept_notation: whether plain card notation (``KH``, ``B7731-KH``) is accepted.
+        symbol_deck: the table deals a symbol deck (``RK``, ``PA``, ``SC`` are cards); ``None``:
+            a standard deck only.
 
     Raises:
         ValueError: a bad pattern or map entry, or one barcode given two meanings.
@@ -133,7 +147,11 @@ class BarcodeCodec:
         signal_barcodes: Mapping[str, SignalKind] | None = None,
         no_read_barcodes: Iterable[str] = DEFAULT_NO_READ_BARCODES,
         accept_notation: bool = True,
+        symbol_deck: SymbolDeck | None = None,
     ) -> None:
+        if symbol_deck is not None and symbol_deck not in SYMBOL_DECKS:
+            raise EncodeError(f"symbol_deck: {symbol_deck!r} is not one of {SYMBOL_DECKS}")
+        self._symbols = symbol_deck is not None
         self._pattern = self._compile(pattern)
         self._rank_map = {_key(k): self._rank(v) for k, v in (rank_map or {}).items()}
         self._suit_map = {_key(k): self._suit(v) for k, v in (suit_map or {}).items()}
@@ -156,7 +174,12 @@ class BarcodeCodec:
         self._mapping: dict[str, str] = {}
         for code, card in (barcodes or {}).items():
             (key,) = self._claim([code], "barcodes")
-            self._mapping[key] = _canonical(card, f"barcodes[{code!r}]")
+            self._mapping[key] = _canonical(card, f"barcodes[{code!r}]", symbols=self._symbols)
+
+    @property
+    def symbol_deck(self) -> bool:
+        """Whether this table deals a symbol deck (``RK``, ``PA``, ``SC`` are cards)."""
+        return self._symbols
 
     # --- construction helpers -----------------------------------------------------------------
 
@@ -175,10 +198,11 @@ class BarcodeCodec:
             )
         return compiled
 
-    @staticmethod
-    def _rank(value: str) -> str:
+    def _rank(self, value: str) -> str:
         rank = _key(value)
         rank = "T" if rank == "10" else rank
+        if self._symbols and rank in SYMBOLS:
+            return rank
         if rank not in RANKS and rank not in ("JK", "JK1", "JK2"):
             raise EncodeError(f"rank_map: {value!r} is not a rank ({' '.join(RANKS)} or JK)")
         return rank
@@ -226,7 +250,7 @@ class BarcodeCodec:
             return self._from_vendor(match)
         if self._accept_notation and (match := _NOTATION.fullmatch(key)):
             try:
-                code = parse_card(match["card"]).code
+                code = parse_card(match["card"], symbols=self._symbols).code
             except ValueError:
                 return Rejected("unknown_barcode", "not a card")
             return self._deck_checked(code, match["deck"])
@@ -237,7 +261,7 @@ class BarcodeCodec:
         rank = self._rank_map.get(raw_rank, "T" if raw_rank == "10" else raw_rank)
         suit = self._suit_map.get(raw_suit, raw_suit)
         deck = match.groupdict().get("deck")
-        if rank in ("JK", "JK1", "JK2"):
+        if rank in ("JK", "JK1", "JK2") or (self._symbols and rank in SYMBOLS):
             return self._deck_checked(rank, deck)
         if len(rank) != 1 or rank not in RANKS or len(suit) != 1 or suit not in SUITS:
             return Rejected("unknown_barcode", f"vendor symbols {raw_rank!r}/{raw_suit!r}")
@@ -259,7 +283,7 @@ class BarcodeCodec:
         Raises:
             ValueError: ``card`` is not a card, or this codec has no barcode for it.
         """
-        code = _canonical(card, "encode")
+        code = _canonical(card, "encode", symbols=self._symbols)
         if self._accept_notation:
             return f"{deck}-{code}" if deck else code
         for barcode, mapped in self._mapping.items():

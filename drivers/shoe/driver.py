@@ -41,6 +41,7 @@ from tablectl.drivers.shoe.barcodes import (
     Decoded,
     Rejected,
     SignalKind,
+    SymbolDeck,
 )
 from tablectl.drivers.shoe.hid import UNMAPPED, HidLineDecoder
 from tablectl.drivers.transports.base import ByteStream
@@ -88,9 +89,10 @@ class ShoeSettings(DriverSettings):
     ``rank_map``/``suit_map`` for a vendor format, ``barcodes`` for an explicit barcode → card
     table, ``deck_serials`` for the table's decks, ``cut_card_barcodes``, ``signal_barcodes``
     (barcode → ``shoe_empty`` | ``shoe_removed`` | ``shoe_inserted``), ``no_read_barcodes``,
-    ``accept_notation``. HID (``hid-shoe``): ``vid``, ``pid`` (TOML hex literals: ``vid = 0x0c2e``),
-    optional ``serial``, ``interface``, ``ep_in``. Serial (``serial-shoe``): ``baudrate``,
-    ``line_ending``.
+    ``accept_notation``, ``symbol_deck`` (``"rock_paper_scissors"``: the symbol cards ``RK``,
+    ``PA``, ``SC`` are cards of this table). HID (``hid-shoe``): ``vid``, ``pid`` (TOML hex
+    literals: ``vid = 0x0c2e``), optional ``serial``, ``interface``, ``ep_in``. Serial
+    (``serial-shoe``): ``baudrate``, ``line_ending``.
     """
 
     barcode_pattern: str | None = None
@@ -104,6 +106,7 @@ class ShoeSettings(DriverSettings):
     )
     no_read_barcodes: tuple[str, ...] = DEFAULT_NO_READ_BARCODES
     accept_notation: bool = True
+    symbol_deck: SymbolDeck | None = None
 
     vid: int | None = pydantic.Field(default=None, ge=0, le=0xFFFF)
     pid: int | None = pydantic.Field(default=None, ge=0, le=0xFFFF)
@@ -132,6 +135,7 @@ class ShoeSettings(DriverSettings):
             signal_barcodes=self.signal_barcodes,
             no_read_barcodes=self.no_read_barcodes,
             accept_notation=self.accept_notation,
+            symbol_deck=self.symbol_deck,
         )
 
 

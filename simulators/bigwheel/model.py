@@ -94,6 +94,8 @@ class SimBigWheel:
         faults: scripted faults, at most one per kind and spin.
         revolutions: inclusive range of full revolutions of a normal spin.
         spins: stop spinning after this many spins (``None``: run on); heartbeats go on.
+        by_hand: spins start only when the presenter presses (:meth:`press_spin`), as a studio
+            host sets the wheel going once the round's RNG has drawn (``every`` is then unused).
 
     Raises:
         ValueError: any argument out of range, a scripted stop the wheel does not have, or two
@@ -111,6 +113,7 @@ class SimBigWheel:
         faults: Sequence[FaultSpec] = (),
         revolutions: tuple[int, int] = (3, 6),
         spins: int | None = None,
+        by_hand: bool = False,
     ) -> None:
         check_arguments(
             speed=speed,
@@ -130,6 +133,7 @@ class SimBigWheel:
         self._faults = tuple(faults)
         self._revolutions = revolutions
         self._max_spins = spins
+        self._by_hand = by_hand
 
         self._decoder = CommandDecoder()
         self._t0: float | None = None
@@ -218,13 +222,24 @@ class SimBigWheel:
                 replies += encode_message(message)
         return bytes(replies)
 
+    def press_spin(self, now: float) -> bool:
+        """The presenter sets the wheel going at ``now`` (a ``by_hand`` wheel's only start);
+        ``False`` while it is still spinning, after its last spin, or with the link down."""
+        self._run_until(now)
+        if self._state == "spinning" or self.link_down(now):
+            return False
+        spins = self._spins
+        self._start(now)
+        return self._spins > spins
+
     # --- the schedule --------------------------------------------------------------------------
 
     def _run_until(self, now: float) -> None:
         if self._t0 is None:
             self._t0 = now
             self._schedule(now, "heartbeat")
-            self._schedule(now + self._every / self._speed, "start")
+            if not self._by_hand:
+                self._schedule(now + self._every / self._speed, "start")
         while self._events and self._events[0][0] <= now:
             at, _, kind, arg = heapq.heappop(self._events)
             self._on_event(at, kind, arg)
@@ -319,7 +334,8 @@ class SimBigWheel:
             clear_at = t + _FAULT_CLEAR_AFTER / self._speed
             self._active = dict.fromkeys(self._active, clear_at)
             self._schedule(clear_at, "clear")
-        self._schedule(t + self._every / self._speed, "start")
+        if not self._by_hand:
+            self._schedule(t + self._every / self._speed, "start")
 
     def _raise_fault(self, t: float) -> None:
         plan = self._plan

@@ -126,16 +126,19 @@ def add_transport_arguments(parser: argparse.ArgumentParser, *, link_help: str =
     parser.add_argument("--link", metavar="PATH", help=link_help)
 
 
-def add_fault_argument(parser: argparse.ArgumentParser, spec: type[FaultSpec]) -> None:
+def add_fault_argument(
+    parser: argparse.ArgumentParser, spec: type[FaultSpec], *, listed: bool = False
+) -> None:
     """Add ``--fault KIND@N[=VALUE]`` (repeatable, into ``args.fault``) for ``spec``'s kinds;
-    the help lists them, and a bad spec is reported with the parser's message."""
+    the help lists them (``listed``: the parser's epilog lists them, one a line, with their
+    defaults), and a bad spec is reported with the parser's message."""
     parser.add_argument(
         "--fault",
         type=argument_type(spec.from_spec),
         action="append",
         default=[],
         metavar=spec.KINDS.metavar,
-        help=spec.KINDS.help(),
+        help=spec.KINDS.help(listed=listed),
     )
 
 

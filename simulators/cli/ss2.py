@@ -14,7 +14,7 @@ import sys
 from collections.abc import Awaitable, Sequence
 
 from tablectl.simulators.cli import kit as clikit
-from tablectl.simulators.ss2 import DEFAULT_MODE, FaultSpec, SimSS2
+from tablectl.simulators.ss2 import DEFAULT_MODE, FAULTS, FaultSpec, SimSS2
 
 __all__ = ["add_arguments", "main", "run"]
 
@@ -22,6 +22,21 @@ EXIT_OK = clikit.EXIT_OK
 EXIT_ERROR = clikit.EXIT_ERROR
 EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate ss2"
+
+EPILOG = f"""\
+cycle: state 1 (idle) -> 2 (bets open) -> 3 (ball in the rim) -> 4 (no more bets) -> 5 (result:
+the bare number line, then the state-5 status lines) -> the next game.
+
+fault kinds (--fault KIND@GAME[=VALUE]; GAME counts games since start from 1, so a misspin's
+re-spin is the next game; s are wheel seconds, divided by --speed):
+{FAULTS.listing()}
+
+example (a 20x wheel on TCP: a misspin in game 2, 4 s of silence in game 3, 2 revolutions in 4):
+  tablectl simulate ss2 --tcp 127.0.0.1:7001 --speed 20 --fault misspin@2 \\
+      --fault silence@3=4 --fault short_spin@4
+then a table config's device: driver = "cammegh-ss2", port = "socket://127.0.0.1:7001",
+sensor_stream = true (short_spin and same_direction_sensor are seen in the *I 4 stream only)
+"""
 
 
 def _numbers(text: str) -> list[int | str]:
@@ -38,7 +53,9 @@ def _numbers(text: str) -> list[int | str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``simulate ss2`` options to ``parser``."""
+    """Add the ``simulate ss2`` options to ``parser`` (its epilog lists the fault kinds)."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     clikit.add_transport_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
     parser.add_argument(
@@ -61,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N,N,...",
         help="scripted winning numbers in order (e.g. 17,0,32), random after them",
     )
-    clikit.add_fault_argument(parser, FaultSpec)
+    clikit.add_fault_argument(parser, FaultSpec, listed=True)
     parser.add_argument(
         "--wait-for-host",
         action="store_true",

@@ -11,29 +11,51 @@ from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 FAULTS: Final = FaultKinds(
     "game",
     {
-        "misspin": ValueRule.nothing(),
-        "no_ball": ValueRule.nothing(),
-        "misfire": ValueRule.seconds(2.0),
-        "misfire_stuck": ValueRule.seconds(2.0),
+        "misspin": ValueRule.nothing(
+            note="the ball runs with the rotor: warn 2, no result; a new game after 10 s or *R"
+        ),
+        "no_ball": ValueRule.nothing(
+            note="the ball is never sensed: warn 1 in state 4; the wheel stops itself after 75 s"
+        ),
+        "misfire": ValueRule.seconds(2.0, note="warn 8 (launch failed) in state 2 for s"),
+        "misfire_stuck": ValueRule.seconds(2.0, note="as misfire; warn 8 stays through state 3"),
         "sensor_fault": ValueRule.whole(
-            "code", choices=(11, 12, 13, 21, 22, 23), default=21, metavar="CODE"
+            "code",
+            choices=(11, 12, 13, 21, 22, 23),
+            default=21,
+            metavar="CODE",
+            note="*F CODE; 21-23 also drop that rim sensor from the *I 4 stream",
         ),
-        "fault": ValueRule.whole("*F code", low=1, high=255, default=1, metavar="CODE"),
+        "fault": ValueRule.whole(
+            "*F code",
+            low=1,
+            high=255,
+            default=1,
+            metavar="CODE",
+            note="*F CODE 1 s into state 3: the wheel powers down (state 6)",
+        ),
         "short_spin": ValueRule.whole(
-            "revolutions", low=1, high=100, default=2, metavar="revolutions"
+            "revolutions",
+            low=1,
+            high=100,
+            default=2,
+            metavar="revolutions",
+            note="the ball makes this many revolutions in the *I 4 stream",
         ),
-        "same_direction_sensor": ValueRule.nothing(),
+        "same_direction_sensor": ValueRule.nothing(
+            note="the rim sensors see the ball run with the rotor (no warning bit)"
+        ),
         "result_mismatch": ValueRule.whole(
             "number",
             low=0,
             high=36,
-            note="the status line shows N, the bare line the ball",
+            note="the status line shows N (default: the next pocket up), the bare line the ball",
         ),
         "rotor_reversal": ValueRule.nothing(note="the rotor turns the other way from state 4"),
-        "garbage": ValueRule.nothing(),
-        "split": ValueRule.nothing(),
-        "silence": ValueRule.seconds(3.0),
-        "disconnect": ValueRule.seconds(3.0),
+        "garbage": ValueRule.nothing(note="line noise before the game's * lines"),
+        "split": ValueRule.nothing(note="the game's lines in pieces of 1-4 bytes"),
+        "silence": ValueRule.seconds(3.0, note="the wheel says nothing for s, 1 s into state 3"),
+        "disconnect": ValueRule.seconds(3.0, note="the link drops for s, 1 s into state 3"),
     },
     examples=("misspin@2", "silence@3=4"),
     counts="games since start, from 1",

@@ -486,6 +486,7 @@ def test_war_of_bets_duplicate_barcode_seed_001_3_8() -> None:
             RoundOpen(),
             BetsClosed(),
             Card(card="AH", barcode="0001"),
+            Confirm(),  # L2625: the second betting round closes before the dealer's card
             Card(card="2C", barcode="0002"),
         ],
     )

@@ -34,10 +34,21 @@ CLOCK = 1_764_496_800.0
 # (game, rules, normalized event stream): every engine family with state across rounds.
 STREAMS = [
     pytest.param("roulette", {}, "roulette-rounds.jsonl", id="roulette"),
+    pytest.param("lightning_roulette", {}, "lightning-roulette.jsonl", id="roulette-rng"),
+    pytest.param("double_ball_roulette", {}, "double-ball-roulette.jsonl", id="roulette-2-balls"),
     pytest.param("baccarat", {"decks": 8}, "baccarat-shoe.jsonl", id="baccarat-shoe"),
     pytest.param("dragon_tiger", {}, "dragon-tiger.jsonl", id="dragon-tiger"),
     pytest.param("lucky7", {}, "lucky7.jsonl", id="draw"),
     pytest.param("dream_catcher", {}, "dream-catcher.jsonl", id="wheel"),
+    pytest.param("cash_or_crash", {}, "cash-or-crash.jsonl", id="draw-ladder"),
+    pytest.param("fan_tan", {}, "fan-tan.jsonl", id="beads"),
+    pytest.param("poker_room_holdem", {}, "poker-room.jsonl", id="poker-room"),
+    pytest.param("mega_wheel", {}, "mega-wheel.jsonl", id="wheel-rng-overlay"),
+    pytest.param("lightning_baccarat", {}, "lightning-baccarat.jsonl", id="cards-rng-overlay"),
+    pytest.param(
+        "dragon_tiger", {"variant": "war_of_bets"}, "war-of-bets.jsonl", id="cards-bet-window"
+    ),
+    pytest.param("rock_paper_scissors", {}, "rock-paper-scissors.jsonl", id="cards-symbols"),
 ]
 
 

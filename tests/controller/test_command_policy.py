@@ -55,6 +55,7 @@ ACTION_OF = {
             "roll_started",
             "dice",
             "roll_invalid",
+            "beads",
         ],
         "event",
     ),

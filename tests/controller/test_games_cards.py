@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tablectl.controller.core.events import parse_event
+from tablectl.controller.core.outcomes import Verdict
+from tablectl.controller.engines import build_engine
 from tablectl.controller.games.cards.shoe import (
     COMPOSITION_EXCEEDED,
     CUT_CARD_TOO_DEEP,
@@ -121,3 +124,59 @@ def test_read_card() -> None:
     bad = read_card("ZZ")
     assert isinstance(bad, Finding)
     assert bad.code == NOT_A_CARD
+
+
+# -- composition_exceeded cites the game's own rule (issue 14) ------------------------------------
+
+_LIGHTNING = {
+    "type": "rng_draw",
+    "numbers": [{"value": c, "multiplier": 2} for c in ("2C", "3C", "4C", "5C", "6C")],
+}
+
+
+@pytest.mark.parametrize(
+    ("game", "rules", "rule"),
+    [
+        ("baccarat", {"decks": 1, "burn": False}, "V-BAC-6"),  # seed-000 BAC-E1
+        ("blackjack", {"decks": 1}, "V-BJ-2"),  # seed-000 §2.8
+        ("three_card_poker", {}, "PKH-01"),  # seed-000 §5: "a standard deck of 52 cards"
+        ("ultimate_texas_holdem", {}, "PKH-01"),
+        ("bombay_poker", {}, "PKH-01"),
+        ("teen_patti", {}, "seed-001 §3.0(1)"),  # seed-001's game under 3 Card Poker's rules
+        ("dragon_tiger", {"decks": 1}, "seed-001 §3.0(1)"),
+        ("blackjack_turbo", {"decks": 1}, "seed-001 §3.0(1)"),
+        ("lightning_baccarat", {"decks": 1}, "seed-001 §3.0(1)"),
+        ("top_card", {"decks": 1}, "seed-001 §3.0(1)"),
+    ],
+)
+def test_composition_exceeded_cites_the_rule_of_the_game_at_the_table(
+    game: str, rules: dict[str, object], rule: str
+) -> None:
+    engine = build_engine("T1", game, rules, source="t.toml")
+    events = [{"type": "round_open"}, {"type": "bets_closed"}]
+    events += [_LIGHTNING] if game == "lightning_baccarat" else []
+    events += [{"type": "card", "card": "AS"}] * 2
+    found = [o for e in events for o in engine.apply(parse_event(e)) if isinstance(o, Verdict)]
+    assert [(v.code, v.rule) for v in found] == [(COMPOSITION_EXCEEDED, rule)]
+
+
+def test_l2871_a_symbol_deck_shoe() -> None:
+    assert shoe_size(2, symbols=18) == 108
+    assert check_shuffle(1, 54, symbols=18) is None
+    assert check_shuffle(1, 52, symbols=18) is not None
+    shoe = Shoe(1, symbols=2, composition_rule="seed-001 §3.0(1)")
+    rock = read_card("RK", symbols=True)
+    assert isinstance(rock, type(parse_card("KH")))
+    assert [shoe.deal(rock), shoe.deal(rock)] == [None, None]
+    third = shoe.deal(rock)
+    assert third is not None
+    assert (third.code, third.rule, third.severity) == (
+        COMPOSITION_EXCEEDED,
+        "seed-001 §3.0(1)",
+        "hold",
+    )
+    ranked = shoe.deal(parse_card("KH"))
+    assert ranked is not None
+    assert ranked.code == "rank_not_in_deck"
+    assert isinstance(read_card("RK"), Finding)  # not a card at a standard table
+    assert shoe.size == 6

@@ -222,15 +222,18 @@ def test_fire_matches_the_declared_table(
 
 
 def test_every_engine_machine_is_a_validated_definition_built_at_import() -> None:
-    from tablectl.controller.engines import draw, roulette, wheel  # noqa: PLC0415
+    from tablectl.controller.engines import beads, dice, draw, roulette_machine  # noqa: PLC0415
     from tablectl.controller.engines.cards import phases, shoe  # noqa: PLC0415
+    from tablectl.controller.engines.wheel import machine  # noqa: PLC0415
 
     machines = [
         phases.MACHINE,
         shoe.SHOE_MACHINE,
         draw._MACHINE,
-        wheel._MACHINE,
-        *roulette._MACHINES.values(),
+        machine.MACHINE,
+        dice._MACHINE,
+        beads._MACHINE,
+        *roulette_machine.MACHINES.values(),
     ]
     assert all(isinstance(m, MachineDefinition) for m in machines)
 

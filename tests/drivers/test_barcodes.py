@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tablectl.drivers.cards import full_deck
+from tablectl.drivers.cards import SYMBOLS, full_deck, parse_card
 from tablectl.drivers.shoe.barcodes import BarcodeCodec, BarcodeResult, Decoded, Rejected, Signal
 
 
@@ -165,3 +165,62 @@ CODECS = [
 def test_decode_never_raises(text: str) -> None:
     for codec in CODECS:
         assert isinstance(codec.decode(text), Decoded | Signal | Rejected)
+
+
+# -- symbol decks (Rock, Paper, Scissors, seed-001 L2871) ----------------------------------------
+
+RPS = "rock_paper_scissors"
+
+
+@pytest.mark.parametrize(
+    ("barcode", "card"), [("RK", "RK"), ("pa", "PA"), (" SC ", "SC"), ("B7731-RK", "RK")]
+)
+def test_l2871_symbol_cards_decode_where_a_symbol_deck_is_configured(
+    barcode: str, card: str
+) -> None:
+    assert BarcodeCodec(symbol_deck=RPS).decode(barcode) == Decoded(
+        card, "B7731" if "-" in barcode else None
+    )
+    # Anywhere else they are no card.
+    assert BarcodeCodec().decode(barcode) == Rejected("unknown_barcode", "not a card")
+
+
+def test_l2871_symbol_cards_in_the_explicit_mapping_and_a_vendor_pattern() -> None:
+    codec = BarcodeCodec(
+        symbol_deck=RPS,
+        barcodes={"0001": "RK"},
+        pattern=r"V(?P<rank>\d\d)(?P<suit>X)?",
+        rank_map={"02": "PA", "03": "SC"},
+    )
+    assert codec.decode("0001") == Decoded("RK")
+    assert codec.decode("V03") == Decoded("SC")
+    assert codec.decode("V02X") == Decoded("PA")
+    with pytest.raises(ValueError, match="not a card"):
+        BarcodeCodec(barcodes={"0001": "RK"})
+    with pytest.raises(ValueError, match="rank_map"):
+        BarcodeCodec(pattern=r"V(?P<rank>\d\d)(?P<suit>X)", rank_map={"03": "SC"})
+    with pytest.raises(ValueError, match="symbol_deck"):
+        BarcodeCodec(symbol_deck="tarot")  # type: ignore[arg-type]
+
+
+def test_l2871_a_symbol_deck_still_decodes_a_ranked_card_for_the_game_to_refuse() -> None:
+    codec = BarcodeCodec(symbol_deck=RPS)
+    assert codec.decode("KH") == Decoded("KH")
+    assert codec.encode("sc") == "SC"
+    assert codec.symbol_deck is True
+    assert BarcodeCodec().symbol_deck is False
+
+
+def test_symbol_codes_never_read_as_a_ranked_card() -> None:
+    # DESIGN §4.1 extended: no spelling of a ranked card is RK, PA or SC.
+    spellings = {
+        s
+        for card in full_deck()
+        for s in (card.code, card.suit + card.rank, card.rank.replace("T", "10") + card.suit)
+    }
+    assert spellings.isdisjoint(SYMBOLS)
+    for symbol in SYMBOLS:
+        with pytest.raises(ValueError, match="not a card"):
+            parse_card(symbol)
+        card = parse_card(symbol.lower(), symbols=True)
+        assert (card.code, card.is_symbol, card.is_joker) == (symbol, True, False)

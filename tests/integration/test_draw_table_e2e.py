@@ -1,6 +1,8 @@
-"""A Lucky 7 table end to end over CAN: the simulated drum on python-can's virtual bus → the real
+"""Ball-draw tables end to end over CAN: the simulated drum on python-can's virtual bus → the real
 drum driver (python-can ``virtual`` interface, as production uses ``socketcan``) → the draw
-engine → journal → a real Mosquitto."""
+engine → journal → a real Mosquitto. Lucky 7, and the two drum games settled on something else
+than the numbers: Fruitrace (a comparison panel) and Cash or Crash (a ladder that ends at a red
+ball)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ async def _run_draws(
     faults: tuple[str, ...],
     draws: int,
     also: Callable[[list[Received]], bool] = lambda _: True,
+    *,
+    game: str = "lucky7",
+    balls: int = 42,
+    draw: int = 7,
 ) -> Subscriber:
     """Play until ``draws`` outcomes (and ``also`` holds on what was received)."""
     async with (
@@ -35,6 +41,9 @@ async def _run_draws(
             group,
             tmp_path / f"{table}.sqlite",
             table_id=table,
+            game=game,
+            balls=balls,
+            draw=draw,
             channel=f"it-{table}",
             speed=50,
             faults=faults,
@@ -94,3 +103,43 @@ async def test_lucky7_eighth_ball_is_flagged_not_drawn(
     for outcome in outcomes:
         balls = outcome["result"]["balls"]
         assert len(balls) == len(set(balls)) == 7
+
+
+async def test_fruitrace_matches_the_tube_with_the_panel(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    # seed-001 §6.12 L2907: all ten symbol balls fall into the result tube, each compared with
+    # the panel beside it.
+    sub = await _run_draws(
+        tmp_path, mosquitto, "FR-E2E", (), draws=3, game="fruitrace", balls=10, draw=10
+    )
+    for outcome in sub.payloads("it/FR-E2E/outcome"):
+        result = outcome["result"]
+        assert outcome["status"] == "settled"
+        assert sorted(result["balls"]) == list(range(1, 11))
+        panel = ["blue"] * 3 + ["red"] * 3 + ["yellow"] * 3 + ["orange"]
+        pairs = zip(result["ball_colors"], panel, strict=True)
+        matched = [i for i, (c, p) in enumerate(pairs, 1) if c == p]
+        assert result["matched"] == matched
+        assert result["matches"] == len(matched) != 9
+
+
+async def test_cash_or_crash_ends_each_round_at_its_red_ball(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    # seed-001 §6.13 L4401–4407: one ball at a time; the round ends at a red ball no shield
+    # takes, or at the top level. The presenter stops releasing once the table has its outcome.
+    sub = await _run_draws(
+        tmp_path, mosquitto, "CC-E2E", (), draws=3, game="cash_or_crash", balls=28, draw=21
+    )
+    for outcome in sub.payloads("it/CC-E2E/outcome"):
+        result = outcome["result"]
+        assert outcome["status"] == "settled"
+        assert len(result["balls"]) == len(set(result["balls"]))
+        colours = result["ball_colors"]
+        assert result["crashed"] is (colours[-1] == "red")
+        assert result["crashed"] or result["level"] == 20
+        reds = colours.count("red")
+        assert reds == len(result["shielded"]) + int(result["crashed"])
+    events = {p["seq"]: p for p in sub.payloads("it/CC-E2E/events")}
+    assert sorted(events) == list(range(1, max(events) + 1))

@@ -196,3 +196,45 @@ def test_the_cli_type_reports_the_parsers_message(capsys: pytest.CaptureFixture[
         "argument --fault: fault spec 'loud@1': unknown fault kind 'loud'"
         in capsys.readouterr().err
     )
+
+
+def test_the_listing_gives_each_kind_its_line_its_default_and_its_note() -> None:
+    assert Toy.KINDS.listing().splitlines() == [
+        "  quiet        says nothing",
+        "  stall=s      default 2.5 s",
+        "  code=CODE    default 4",
+        "  pick=N       -",
+        "  any=N        -",
+        "  count=N      -",
+        "  word=CODE    default AB",
+        "  words=CODES  default A1",
+    ]
+    assert Toy.KINDS.help(listed=True) == (
+        "inject a fault at ROUND (rounds, from 1; repeatable): one of the fault kinds below; "
+        "e.g. quiet@1, stall@2=3"
+    )
+
+
+def test_simulate_ss2_help_lists_every_fault_kind_with_its_default_and_an_example() -> None:
+    """The defect of issue 14: ``simulate ss2 --help`` named its kinds in one run-on line, with
+    no defaults and no example, while ``simulate dice`` explained its own."""
+    parser = argparse.ArgumentParser(prog="tablectl simulate ss2")
+    ss2_cli.add_arguments(parser)
+    text = parser.format_help()
+    epilog = text.split("fault kinds (", 1)[1]
+    for kind, rule in ss2.FAULTS.rules.items():
+        shape = kind if rule.takes == "nothing" else f"{kind}={rule.metavar}"
+        (line,) = [row for row in epilog.splitlines() if row.split()[:1] == [shape]]
+        if rule.default is not None:
+            assert rule.default_text() in " ".join(epilog.split()), kind
+        assert rule.note, kind
+        assert rule.note.split()[0] in line, kind
+    assert "misfire=s               warn 8 (launch failed) in state 2 for s [default 2 s]" in epilog
+    assert "tablectl simulate ss2 --tcp 127.0.0.1:7001" in epilog
+    example = epilog.split("--speed 20 ", 1)[1].split("\n\n")[0].replace("\\\n", " ").split()
+    specs = [example[i + 1] for i, word in enumerate(example) if word == "--fault"]
+    assert [ss2.FaultSpec.from_spec(spec).kind for spec in specs] == [
+        "misspin",
+        "silence",
+        "short_spin",
+    ]

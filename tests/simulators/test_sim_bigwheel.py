@@ -107,6 +107,22 @@ def test_scripted_then_seeded_stops_and_every() -> None:
         assert start - stop == pytest.approx(5.0)
 
 
+def test_a_hand_spun_wheel_turns_only_when_the_presenter_presses() -> None:
+    """A studio host sets the wheel going once the round's RNG has drawn (seed-001 L4339)."""
+    model = SimBigWheel(seed=4, stops=[19, 5], every=1.0, by_hand=True)
+    beats = of(Status, drive(model, 30.0, step=0.5))
+    assert beats  # the sensor is alive ...
+    assert model.results == ()  # ... but the wheel does not spin by itself
+    assert model.press_spin(30.0)
+    assert not model.press_spin(30.5)  # still turning
+    out = drive(model, 90.0, step=0.5, start=30.0)
+    assert [r.index for r in model.results] == [19]
+    assert [at for at, m in out if isinstance(m, SpinStarted)] == [30.0]
+    assert model.press_spin(90.0)
+    drive(model, 150.0, step=0.5, start=90.0)
+    assert [r.index for r in model.results] == [19, 5]
+
+
 def test_speed_scales_every_duration() -> None:
     slow = SimBigWheel(seed=9, every=2.0, spins=1)
     fast = SimBigWheel(seed=9, every=2.0, spins=1, speed=10.0)

@@ -28,6 +28,11 @@ listed in :mod:`~tablectl.controller.engines.cards.phases`, which draws the mach
 - Faults are latched beside the phase (``fault`` → ``fault_cleared`` with the same code;
   ``shoe_removed`` latches the code ``shoe_removed``). No round opens while any is latched
   (regulatory R14, R18, R21).
+- A game with a studio RNG (``rng_draw``: Golden Wealth and Lightning Baccarat) takes one
+  ``rng_draw`` after ``bets_closed`` and before the round's first card (seed-001 §2.2 (d); L4025,
+  L4123: "After the end of the … Round, the dealer deals"); any other draw is refused with the
+  codes of :mod:`tablectl.controller.games.rng`, and a first card with no draw is
+  ``rng_missing`` (the game's ``on_rng_missing``: void, or held for a supervisor).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from tablectl.controller.core.events import (
     Card,
     DealError,
     Decision,
+    RngDraw,
     RoundOpen,
     TableEvent,
     Void,
@@ -67,6 +73,13 @@ from tablectl.controller.engines.cards.table import CardTable
 from tablectl.controller.games.cards import shoe as shoe_rules
 from tablectl.controller.games.cards.deal import WRONG_CARD_COUNT, BaseGame
 from tablectl.controller.games.findings import Finding
+from tablectl.controller.games.rng import (
+    RNG_AFTER_RESULT,
+    RNG_MISSING,
+    Stage,
+    picks_data,
+    rng_order,
+)
 from tablectl.drivers.cards import Card as PlayingCard
 
 __all__ = ["CardEngine"]
@@ -115,8 +128,14 @@ class CardEngine(CardTable):
                 "shoe_empty": self._shoe_empty,
                 "read_error": self._read_error,
                 "deal_error": self._deal_error,
+                # Only a game with an RNG takes the draw; the others refuse it as before.
+                **({"rng_draw": self._rng_draw} if card_game.rng_draw else {}),
             },
         )
+        self._last_round: str | None = None
+        self._read_in_round = 0
+        """Cards read in the round in progress (not the carried ones it began with): an RNG's
+        draw is too late once the first is out."""
 
     # -- public surface -------------------------------------------------------------------------
 
@@ -155,8 +174,10 @@ class CardEngine(CardTable):
             "carried": len(self._idle.carried),
             "deal_without_bets": self._idle.no_bets is not None,
         }
-        if self._screen:
+        if self._prompts:
             state["deal"] = None if self._model is None else self._model.prompt()
+        if self._game_rules.rng_draw:
+            state["rng"] = self._rng_state()
         return state
 
     # -- round lifecycle ------------------------------------------------------------------------
@@ -200,6 +221,7 @@ class CardEngine(CardTable):
             ]
         self._machine.fire("bets_closed")
         self._model = model = ScriptRound(self._game_rules, event)
+        self._read_in_round = 0
         outputs: list[EngineOutput] = []
         while (carried := self._idle.next_for(model)) is not None:
             # BAC-I1/BAC-I2, BJ-I1: the carried card is the next card played.
@@ -238,7 +260,8 @@ class CardEngine(CardTable):
             if not model.confirm():
                 raise TransitionNotAllowedError("nothing to confirm in this deal")
             self._machine.fire("confirm")
-            return self._maybe_settle(event)
+            closed = [self._finding(f, event) for f in model.closed_findings()]
+            return [*closed, *self._maybe_settle(event)]
         # burn: the supervisor accepts the burn as done (e.g. burned cards were not scanned).
         self._machine.fire("confirm")
         self._life.accept_burn()
@@ -263,10 +286,66 @@ class CardEngine(CardTable):
         self._machine.fire("decision")  # stays in its phase
         if remedy.action == "note":
             message = f"{what}: noted, the round goes on ({remedy.remedy})"
-            return [self._verdict(DEAL_ERROR_NOTED, message, event, remedy.rule)]
+            code = remedy.code or DEAL_ERROR_NOTED
+            return [self._verdict(code, message, event, remedy.rule)]
         message = model.remedy(remedy, event.position, what)
         verdict = self._verdict(WRONG_CARD_COUNT, message, event, remedy.rule)
         return [verdict, *self._maybe_settle(event)]
+
+    # -- the studio RNG -------------------------------------------------------------------------
+
+    def _rng_draw(self, event: RngDraw) -> list[EngineOutput]:
+        """The RNG's picks: after ``bets_closed``, before the first card, once (seed-001 §2.2
+        (d), L4019–4025, L4117–4123); anything else is a verdict and the round goes on."""
+        model, phase = self._model, self.phase
+        dealt = self._read_in_round > 0
+        stage: Stage = (
+            "betting" if phase == OPEN
+            else ("dealing" if dealt else "closed") if phase in (DEALING, PENDING_DECISION)
+            else "ended" if self._last_round is not None
+            else "none"
+        )  # fmt: skip
+        drawn = model is not None and model.deal.rng is not None
+        refused = rng_order(expected=True, stage=stage, drawn=drawn)
+        if refused is not None:
+            code, message = refused
+            data: dict[str, Any] = {"numbers": picks_data(event.numbers)}
+            if code == RNG_AFTER_RESULT:
+                data["last_round"] = self._last_round
+            return [self._verdict(code, message, event, self._game_rules.rng_rule, **data)]
+        self._machine.fire("rng_committed")  # no round in play yet: refused
+        assert model is not None
+        checked = self._game_rules.check_rng(event.numbers)
+        if isinstance(checked, Finding):
+            return [self._finding(checked, event)]
+        model.deal.rng = checked
+        return []
+
+    def _rng_missing(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
+        """The round's first card with no RNG draw: its multipliers can no longer be drawn blind
+        (§2.2 (d)); void, or held for a supervisor, by the game's ``on_rng_missing``."""
+        message = f"{card.code} is the round's first card and the RNG's draw has not come"
+        missing = self._verdict(RNG_MISSING, message, event, self._game_rules.rng_rule)
+        if self._game_rules.on_rng_missing == "void":
+            self._machine.fire(self._end_event("void"))
+            outputs = self._deal_from_shoe(card, event, hidden=False)
+            extra = {"card": card.code}
+            return [missing, *outputs, self._end_round("void", RNG_MISSING, event, extra=extra)]
+        outputs = [missing, *self._place(card, event)]
+        if self.phase == DEALING:
+            outputs += self._hold(RNG_MISSING, event)
+        return outputs
+
+    def _rng_state(self) -> dict[str, Any]:
+        """The snapshot's ``rng``: whether the deal waits for the RNG (bets closed, no card, no
+        draw: the dealer screen says "wait"), and the round's picks once drawn."""
+        model = self._model
+        rng = None if model is None else model.deal.rng
+        awaits = self.phase == DEALING and model is not None and not self._read_in_round
+        return {
+            "awaits": awaits and rng is None,
+            "picks": None if rng is None else [{"card": c, "multiplier": m} for c, m in rng],
+        }
 
     # -- cards ----------------------------------------------------------------------------------
 
@@ -285,7 +364,7 @@ class CardEngine(CardTable):
         return outputs
 
     def _card(self, event: Card) -> list[EngineOutput]:
-        parsed = shoe_rules.read_card(event.card)
+        parsed = shoe_rules.read_card(event.card, symbols=self._symbols)
         if isinstance(parsed, Finding):
             self._machine.fire("read_error")  # same effect as a read error: nothing moves
             return [self._finding(parsed, event)]
@@ -312,6 +391,10 @@ class CardEngine(CardTable):
             # Past the last card the rules call for (only while pending: dealing settles first).
             outputs = self._deal_from_shoe(card, event, hidden=False)
             return [*outputs, self._finding(self._idle.carry(card), event)]
+        if self._game_rules.rng_draw and self._model.deal.rng is None and not self._read_in_round:
+            self._read_in_round += 1
+            return self._rng_missing(card, event)
+        self._read_in_round += 1
         return self._place(card, event) + self._maybe_settle(event)
 
     def _place(self, card: PlayingCard, event: TableEvent) -> list[EngineOutput]:
@@ -356,3 +439,7 @@ class CardEngine(CardTable):
     def _settle(self, event: TableEvent) -> Outcome:
         self._machine.fire(self._end_event("settle"))
         return self._end_round("settled", None, event)
+
+    def _round_ended(self, outcome: Outcome) -> None:
+        self._last_round = outcome.round
+        super()._round_ended(outcome)

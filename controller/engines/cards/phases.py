@@ -163,6 +163,10 @@ def _definition(name: str) -> MachineDefinition:
     add(DEALING, "round_open", OPEN)
     add(DEALING, "decision", DEALING)
     add(DEALING, "confirm", DEALING)
+    # A studio RNG's draw before the first card (only games with one: their own handler fires
+    # this internal name, so a card game without an RNG still refuses an ``rng_draw``).
+    for phase in (DEALING, PENDING_DECISION):
+        add(phase, "rng_committed", phase)
     add(PENDING_DECISION, "decision", PENDING_DECISION)
     add(PENDING_DECISION, "resume", DEALING)
     # burn: the procedure of a new shoe; a supervisor may accept it as done (confirm).
@@ -193,7 +197,12 @@ def _definition(name: str) -> MachineDefinition:
 MACHINE: Final = _definition("card_table")
 """Built (and so validated) at import."""
 
-_ALIASES: Final = {"shuffle_completed": "shoe_ok", "confirm": "resume", "void": "void_last"}
+_ALIASES: Final = {
+    "shuffle_completed": "shoe_ok",
+    "confirm": "resume",
+    "void": "void_last",
+    "rng_draw": "rng_committed",
+}
 
 
 def accepted(phase: str, events: Iterable[str]) -> str:

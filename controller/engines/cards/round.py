@@ -40,6 +40,8 @@ class ScriptRound:
         self._early: list[Card] = []
         """Cards read while a decision window that may add cards was open (Top Card's war
         decision): they fill the slots the decision calls for, or stay unplayed."""
+        self._closed: list[Finding] = []
+        """What the last window's close proved (the game's ``closed``), for the engine."""
 
     def _refill(self) -> None:
         if not self._queue:
@@ -70,7 +72,7 @@ class ScriptRound:
             self._early.append(card)
             return Finding(
                 CARD_BEFORE_DECISIONS,
-                "seed-000 PR-8.2",
+                self._game.window_rule,
                 "a card came before the decision that calls for it",
                 severity="hold",
             )
@@ -78,11 +80,14 @@ class ScriptRound:
             self._queue.popleft()
         finding = self._put(slot, card)
         if slot.stage > self.deal.windows_closed:
+            early = self._game.early(self.deal, slot)
+            if early is not None:
+                return early  # the game's own reading; its window stays open
             # The card is out: its window is over whatever the supervisor decides (go on or void).
             self.deal.windows_closed = slot.stage
             return Finding(
                 CARD_BEFORE_DECISIONS,
-                "seed-000 PR-8.2",
+                self._game.window_rule,
                 f"a card for {slot.position} came before decision window {slot.stage} was closed",
                 severity="hold",
             )
@@ -144,8 +149,15 @@ class ScriptRound:
         if opens or (slot is None and self._waiting()):
             self.deal.windows_closed += 1
             self._take_early()
-            return True
-        return self._game.confirm(self.deal)
+        elif not self._game.confirm(self.deal):
+            return False
+        self._closed = list(self._game.closed(self.deal))
+        return True
+
+    def closed_findings(self) -> list[Finding]:
+        """What the last :meth:`confirm` proved (the game's ``closed``), once."""
+        found, self._closed = self._closed, []
+        return found
 
     def complete(self) -> bool:
         """Whether the round has all the cards it needs: the outcome is due now."""

@@ -65,18 +65,26 @@ class ShoeLife:
         coups_per_shoe: rounds a shoe deals before it must be shuffled again (``1``: a deck
             shuffled for every round); ``None``: until the cut card.
         unique_barcodes: each physical card has its own barcode (war of bets).
+        symbols: a symbol deck's cards of each symbol per deck (0: ranked cards).
+        composition_rule: the rule id a composition finding cites (the game's own).
     """
 
     def __init__(
-        self, rules: ShoeRules, *, coups_per_shoe: int | None, unique_barcodes: bool
+        self,
+        rules: ShoeRules,
+        *,
+        coups_per_shoe: int | None,
+        unique_barcodes: bool,
+        symbols: int = 0,
+        composition_rule: str = shoe_rules.COMPOSITION_RULE,
     ) -> None:
         self._rules = rules
         self._coups_per_shoe = coups_per_shoe
         self._unique_barcodes = unique_barcodes
+        self._symbols = symbols
+        self._composition_rule = composition_rule
         self._machine = StateMachine(SHOE_MACHINE)
-        self.shoe = Shoe(
-            rules.decks, jokers_per_deck=rules.jokers_per_deck, known=False, ranks=rules.ranks
-        )
+        self.shoe = self._new_shoe(known=False, counted=None)
         self.burn: Burn | None = None
         self.cut_card = False
         self.coups_left: int | None = coups_per_shoe
@@ -147,16 +155,22 @@ class ShoeLife:
     def rejected(self) -> None:
         self._machine.fire("rejected")
 
+    def _new_shoe(self, *, known: bool, counted: int | None) -> Shoe:
+        rules = self._rules
+        return Shoe(
+            rules.decks,
+            jokers_per_deck=rules.jokers_per_deck,
+            known=known,
+            counted=counted,
+            ranks=rules.ranks,
+            symbols=self._symbols,
+            composition_rule=self._composition_rule,
+        )
+
     def loaded(self, counted: int) -> None:
         """A shuffle the shuffler reconciled: a new shoe of ``counted`` cards (R6)."""
         rules = self._rules
-        self.shoe = Shoe(
-            rules.decks,
-            jokers_per_deck=rules.jokers_per_deck,
-            known=True,
-            counted=counted,
-            ranks=rules.ranks,
-        )
+        self.shoe = self._new_shoe(known=True, counted=counted)
         self.burn = Burn() if rules.burn else None
         self._machine.fire("shuffled")
         self.coups_left = self._coups_per_shoe

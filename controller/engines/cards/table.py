@@ -93,11 +93,17 @@ class CardTable(RoundEngine):
         self._game_rules = card_game
         self._shoe_rules: ShoeRules = card_game.rules
         self._screen = screen
+        self._prompts = screen or any(step.stage for step in card_game.script.steps)
+        """The snapshot shows the deal's prompt (``deal``): the dealer-screen games, and a shoe
+        game with a window in its deal (war of bets' second betting round)."""
+        self._symbols = card_game.symbols_per_deck > 0
         self._every_round = card_game.script.reshuffle == "every_round"
         self._life = ShoeLife(
             card_game.rules,
             coups_per_shoe=1 if self._every_round else None,
             unique_barcodes=card_game.unique_barcodes,
+            symbols=card_game.symbols_per_deck,
+            composition_rule=card_game.composition_rule,
         )
         self._idle = IdleCards(card_game)
         self._pending: set[str] = set()
@@ -171,6 +177,7 @@ class CardTable(RoundEngine):
             event.extra,
             jokers_per_deck=rules.jokers_per_deck,
             ranks=rules.ranks,
+            symbols=self._game_rules.symbols_per_deck,
         )
         if finding is not None:
             self._machine.fire("shoe_rejected")

@@ -198,6 +198,8 @@ class Baccarat(BaseGame):
     rules_model: ClassVar[type[ShoeRules]] = BaccaratRules
     procedure = "shoe"
     no_bets_deal = True
+    composition_rule: ClassVar[str] = "V-BAC-6"
+    """seed-000 V-BAC-6 (BAC-E1): at most 8 copies of each (rank, suit) per shoe."""
     rules: BaccaratRules
 
     def __init__(self, rules: ShoeRules) -> None:

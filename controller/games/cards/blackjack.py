@@ -117,7 +117,8 @@ class BlackjackRound:
             [b.number for b in self._boxes], rules.hole_card == "scanned"
         )
         self._dealer: list[Card] = []
-        self._peeked = False  # ace up, scanned hole: the insurance window is over
+        # Ace up, scanned hole: the insurance window is over (never open without insurance).
+        self._peeked = not rules.insurance
 
     # -- the deal -------------------------------------------------------------------------------
 
@@ -273,6 +274,8 @@ class BlackjackRound:
             if action == "insurance"
             else (EVEN_MONEY_NOT_ALLOWED, "BJ-O3")
         )
+        if not self._rules.insurance:
+            return Finding(code, rule, f"{action} is not offered at this table")
         if up is None or up.rank != "A":
             return Finding(code, rule, f"{action} only against a dealer ace (V-BJ-8)")
         if self._peeked or len(box.hands) > 1 or first.acted or first.doubled:
@@ -437,6 +440,7 @@ class Blackjack(BaseGame):
     rules_model: ClassVar[type[ShoeRules]] = BlackjackRules
     decision_actions: ClassVar[frozenset[str]] = frozenset(get_args(Action))
     procedure = "shoe"
+    composition_rule: ClassVar[str] = "V-BJ-2"  # seed-000: ≤ decks of each (rank, suit)
     rules: BlackjackRules
 
     def __init__(self, rules: ShoeRules) -> None:

@@ -106,6 +106,10 @@ class BlackjackRules(ShoeRules):
     """seed-000 BJ-O4: only where the casino offers it."""
     surrender_vs_ace: bool = False
     """seed-000 §33: not against the dealer's open ace; seed-001 L219: "regardless"."""
+    insurance: bool = True
+    """seed-000 BJ-O3: insurance (and even money) against the dealer's ace. ``False``: not
+    offered (Blackjack Turbo, seed-001 L3077–3085, names Hit, Stand, Double and Split only): no
+    insurance window, the dealer checks a scanned hole card at once."""
 
 
 def card_value(card: Card) -> int:

@@ -20,6 +20,11 @@ How a round is dealt, as the controller sees it through the card reader:
   after the dealer has closed *k* decision windows (a ``confirm`` each). A card read before its
   window closed was exposed early: the round waits for a supervisor (seed-000 §6.5 "not covered",
   seed-000 PR-8.2/8.3 by analogy: "the dealer exposes the flop before betting ends").
+- ``rng_draw``: a studio RNG's overlay (Golden Wealth and Lightning Baccarat's multiplier cards,
+  seed-001 L4019–4025, L4117–4123) arrives as one ``rng_draw`` after ``bets_closed`` and before
+  the first card; the game checks its picks (:meth:`BaseGame.check_rng`) and reads them in
+  ``Deal.rng``. The engine refuses a draw at any other time with the codes of
+  :mod:`tablectl.controller.games.rng`.
 - ``reshuffle = "every_round"``: one or more single decks are shuffled for every round (Casino
   Hold'em L569 "The cards are mixed up after each round"; Side Bet City L3423 "Only one game is
   played with one deck"; Andar Bahar L3543): after each round the table needs a new
@@ -37,8 +42,8 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import pydantic
 
-from tablectl.controller.core.events import BetsClosed, DealError, Decision
-from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
+from tablectl.controller.core.events import BetsClosed, DealError, Decision, RngPick
+from tablectl.controller.games.cards.shoe import COMPOSITION_RULE, LastCoup, OnFault, ShoeRules
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
@@ -59,6 +64,8 @@ __all__ = [
     "Procedure",
     "Remedy",
     "Reshuffle",
+    "RngMissing",
+    "RngOverlay",
     "Slot",
     "Step",
     "box_name",
@@ -67,6 +74,12 @@ __all__ = [
 
 Face: TypeAlias = Literal["up", "down"]
 Reshuffle: TypeAlias = Literal["every_round", "shoe"]
+RngOverlay: TypeAlias = tuple[tuple[str, int], ...]
+"""A round's RNG picks, checked: ``(card code, multiplier)`` in the RNG's order."""
+RngMissing: TypeAlias = Literal["void", "hold"]
+"""What the first card of a round whose RNG draw never came does: the round is void
+(``rng_missing``), or it waits for a supervisor (``confirm``: dealt and settled without the
+overlay; ``void``: void)."""
 
 BOXES: Final = "boxes"
 """The step position that stands for every playing box, in box order."""
@@ -150,6 +163,8 @@ class Deal:
     """Positions voided by a deal error → the remedy (the card-poker family, L335)."""
     notes: dict[str, Any] = field(default_factory=dict)
     """Game-private state (e.g. Bombay's removed dealer cards)."""
+    rng: RngOverlay | None = None
+    """The round's RNG overlay (:meth:`BaseGame.check_rng`), once drawn."""
 
     def hand(self, position: str) -> list[Card]:
         return self.hands.get(position, [])
@@ -171,7 +186,8 @@ class Remedy:
     round, with ``remedy`` (the card-poker family: refund plus half the ante, L335).
     ``deal_more``: the position takes ``slots`` more cards (the dealer with four cards takes a
     fifth, L335). ``note``: a verdict only, the round goes on (a card exposed that is dealt face
-    up anyway). ``rule`` is the rule-book id the verdict cites.
+    up anyway); ``code`` names it where the game has its own (default ``deal_error_noted``).
+    ``rule`` is the rule-book id the verdict cites.
     """
 
     action: Literal["void", "void_position", "deal_more", "note"]
@@ -179,6 +195,7 @@ class Remedy:
     reason: str = MISDEAL
     remedy: str = REFUND
     slots: tuple[Slot, ...] = ()
+    code: str | None = None
 
 
 class GameRules(ShoeRules):
@@ -234,9 +251,40 @@ class BaseGame:
     no_bets_deal: ClassVar[bool] = False
     """Cards dealt with no round open form a coup played to the end without bets (seed-000
     BAC-I3); otherwise each is carried to the next round (BJ-I1: "all cards are played")."""
+    composition_rule: ClassVar[str] = COMPOSITION_RULE
+    """The rule a card seen more often than the decks hold breaks (``composition_exceeded``):
+    the game's rule book's, e.g. baccarat's V-BAC-6, blackjack's V-BJ-2."""
+    rng_draw: ClassVar[bool] = False
+    """The game takes a studio RNG's draw between ``bets_closed`` and the first card
+    (:meth:`check_rng`)."""
+    window_rule: ClassVar[str] = "seed-000 PR-8.2"
+    """The rule a card dealt before its decision window closed breaks (``card_before_decisions``):
+    seed-000 PR-8.2 by analogy (the flop exposed before betting ends), unless the game's book has
+    its own window (war of bets' second betting round, L2625)."""
+    rng_rule: ClassVar[str] = "seed-001 §2.2 (d)"
+    """The rule an RNG draw at the wrong time, or missing, breaks (the verdict's ``rule``)."""
+    reveals: ClassVar[bool] = True
+    """The outcome reveals the round's face-down cards (seed-000 L79: withheld until then).
+    ``False``: never (a poker room's hole cards and burns: seed-002 T 35, G 14)."""
 
     def __init__(self, rules: ShoeRules) -> None:
         self.rules = rules
+
+    @property
+    def symbols_per_deck(self) -> int:
+        """A symbol deck's cards of each symbol (Rock, Paper, Scissors, seed-001 L2871); 0: the
+        deck has ranked cards (the shoe's composition and the card notation follow it)."""
+        return 0
+
+    @property
+    def on_rng_missing(self) -> RngMissing:
+        """What a round's first card does when its RNG draw never came (:data:`RngMissing`)."""
+        return "void"
+
+    def check_rng(self, picks: Sequence[RngPick]) -> RngOverlay | Finding:
+        """An ``rng_draw``'s picks as the round's overlay (kept in ``Deal.rng``), or why they
+        cannot be; asked only of a game with :attr:`rng_draw`."""
+        raise NotImplementedError
 
     @property
     def unique_barcodes(self) -> bool:
@@ -308,6 +356,21 @@ class BaseGame:
         (blackjack: the insurance window is over); ``False`` refuses it."""
         del deal
         return False
+
+    def closed(self, deal: Deal) -> Sequence[Finding]:
+        """Verdicts a decision window's close proves, asked after every ``confirm`` that closed
+        one or that the game took (a poker street dealt short: a missing burn); none by
+        default."""
+        del deal
+        return ()
+
+    def early(self, deal: Deal, slot: Slot) -> Finding | None:
+        """A card just placed in ``slot`` before the dealer closed the window it waits for: the
+        game's finding, and the window stays open (a poker room's 4-card flop). ``None``, the
+        default: the card closes the window and the round waits for a supervisor
+        (``card_before_decisions``)."""
+        del deal, slot
+        return None
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
         """The rule book's remedy for a reported deal irregularity."""

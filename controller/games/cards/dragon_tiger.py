@@ -11,7 +11,11 @@ preset of its family's engine). Rule-book ids point into ``../shared/rules/seed-
 - ``war_of_bets`` (§3.8): 6 decks (L2619); player then dealer ("The first card is always placed
   on the 'Player' section", L2621); 2 low … A high (L2619); equal ranks ``war``; every physical
   card has a unique barcode (L2619), so a barcode read twice in a shoe proves a re-scan or a
-  re-inserted card.
+  re-inserted card; and a second betting round between the two cards: "Bets on the second draw
+  can be made when the 'Player' receives the first card, and the odds are updated" (L2625).
+  The deal has a window there, as the dealer-screen games' decision windows: the dealer card is
+  due once a ``confirm`` closes the second betting round (``[rules] second_bets``); a dealer card
+  before it is ``card_before_decisions`` and the round waits for a supervisor.
 
 Suits never rank (L1807). A coup is exactly two cards (seed-001 §10 parameter table):
 :class:`DragonTiger` is the game the card engine runs, its deal script one face-up card to each
@@ -62,6 +66,8 @@ class Preset:
     unique_barcodes: bool
     """Whether each physical card carries its own barcode, so a repeat proves a re-scan or a
     re-inserted card."""
+    second_bets: bool = False
+    """Whether betting reopens between the first and the second card (war of bets, L2625)."""
 
 
 PRESETS: Final[dict[Variant, Preset]] = {
@@ -70,7 +76,7 @@ PRESETS: Final[dict[Variant, Preset]] = {
     # seed-001 §3.7 L1778–1791.
     "football_studio": Preset(("home", "away"), "23456789TJQKA", "draw", False, 8, False),
     # seed-001 §3.8 L2619–2625.
-    "war_of_bets": Preset(("player", "dealer"), "23456789TJQKA", "war", False, 6, True),
+    "war_of_bets": Preset(("player", "dealer"), "23456789TJQKA", "war", False, 6, True, True),
 }
 
 
@@ -90,15 +96,21 @@ class DragonTigerRules(ShoeRules):
     rule; derived like seed-002-004 BAC 3.2.2's 7-card reserve)."""
     last_coup: LastCoup = "current"
     on_fault: OnFault = "void"
+    second_bets: bool = False
+    """A second betting round after the first card, closed by ``confirm`` before the second
+    card. Left out: the variant's own (war of bets: on, L2625; the others: off)."""
 
     @pydantic.model_validator(mode="before")
     @classmethod
     def _variant_decks(cls, data: Any) -> Any:
-        """``decks`` left out → the variant's own (war of bets: 6, L2619)."""
-        if isinstance(data, dict) and "decks" not in data:
+        """``decks`` and ``second_bets`` left out → the variant's own (war of bets: 6 decks,
+        L2619, and the second betting round, L2625)."""
+        if isinstance(data, dict):
             variant = data.get("variant", "dragon_tiger")
             if isinstance(variant, str) and variant in PRESETS:
-                return {**data, "decks": PRESETS[variant].decks}
+                preset = PRESETS[variant]
+                defaults = {"decks": preset.decks, "second_bets": preset.second_bets}
+                return {**defaults, **data}
         return data
 
     @property
@@ -154,13 +166,21 @@ class DragonTiger(BaseGame):
     rules_model: ClassVar[type[ShoeRules]] = DragonTigerRules
     procedure = "shoe"
     no_bets_deal = True
+    window_rule: ClassVar[str] = "seed-001 L2625"  # war of bets' second betting round
     rules: DragonTigerRules
 
     def __init__(self, rules: ShoeRules) -> None:
         assert isinstance(rules, DragonTigerRules)
         super().__init__(rules)
         self.rules = rules
-        self.script = DealScript((Step(rules.preset.positions),), reshuffle="shoe")
+        first, second = rules.preset.positions
+        # L2625: with a second betting round the second card waits for its close (a window).
+        steps = (
+            (Step((first,)), Step((second,), stage=1))
+            if rules.second_bets
+            else (Step(rules.preset.positions),)
+        )
+        self.script = DealScript(steps, reshuffle="shoe")
 
     @property
     def unique_barcodes(self) -> bool:

@@ -6,8 +6,11 @@ What a shoe is, as the controller sees it (rule-book ids point into ``../shared/
 - **Composition.** A shoe of ``decks`` decks holds each (rank, suit) exactly ``decks`` times
   (seed-000 BAC-E1, BJ-E1, V-BAC-6, V-BJ-2; seed-001 §3.0 validator (1); seed-002-004 A.4
   "≤ decks of each"). A card seen once more than that proves a foreign card:
-  :data:`COMPOSITION_EXCEEDED`. Jokers are refused unless the table's decks carry them
-  (seed-001 §3.0 validator (4)): :data:`JOKER_NOT_ALLOWED`.
+  :data:`COMPOSITION_EXCEEDED`, citing the rule of the game at the table (``composition_rule``:
+  baccarat's V-BAC-6, blackjack's V-BJ-2, seed-000's poker PKH-01, seed-001 §3.0 (1) for its
+  games). Jokers are refused unless the table's decks carry them (seed-001 §3.0 validator (4)):
+  :data:`JOKER_NOT_ALLOWED`. A symbol deck (Rock, Paper, Scissors, seed-001 L2871) holds
+  ``symbols`` cards of each symbol per deck and no ranked card (:data:`RANK_NOT_IN_DECK`).
 - **Shuffler reconciliation** (regulatory R6: a shuffler that reports an incorrect number of cards
   → the deck is removed). ``shuffle_completed.cards != decks × 52`` rejects the shoe
   (:data:`SHUFFLER_COUNT_MISMATCH`); a non-empty missing/extra deck check rejects it too
@@ -36,10 +39,11 @@ import pydantic
 
 from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.findings import Finding
-from tablectl.drivers.cards import RANKS, SUITS, Card, parse_card
+from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS, Card, parse_card
 
 __all__ = [
     "COMPOSITION_EXCEEDED",
+    "COMPOSITION_RULE",
     "CUT_CARD_TOO_DEEP",
     "DUPLICATE_BARCODE",
     "JOKER_NOT_ALLOWED",
@@ -71,6 +75,11 @@ SHUFFLER_DECK_CHECK: Final = "shuffler_deck_check"
 SHOE_COUNT_MISMATCH: Final = "shoe_count_mismatch"
 CUT_CARD_TOO_DEEP: Final = "cut_card_too_deep"
 DUPLICATE_BARCODE: Final = "duplicate_barcode"
+
+COMPOSITION_RULE: Final = "seed-001 §3.0(1)"
+"""The rule a :data:`COMPOSITION_EXCEEDED` finding cites unless the game names its own
+(``BaseGame.composition_rule``): seed-001's validator (1), "a card identity (rank, suit) may appear
+at most D times", which covers every card game of seed-001."""
 
 LastCoup: TypeAlias = Literal["current", "next"]
 """Which coup is the last one of a shoe once the cut card is out.
@@ -137,9 +146,12 @@ class ShoeRules(pydantic.BaseModel):
     """A device fault during a round: a supervisor decides, or it is void (:data:`OnFault`)."""
 
 
-def shoe_size(decks: int, jokers_per_deck: int = 0, ranks: str = RANKS) -> int:
+def shoe_size(decks: int, jokers_per_deck: int = 0, ranks: str = RANKS, symbols: int = 0) -> int:
     """Cards in a full shoe: ``decks × (4 × len(ranks) + jokers_per_deck)`` (52 a standard
-    deck)."""
+    deck); a symbol deck (``symbols`` cards of each of its three symbols) ``decks × 3 ×
+    symbols``."""
+    if symbols:
+        return decks * len(SYMBOLS) * symbols
     return decks * (4 * len(ranks) + jokers_per_deck)
 
 
@@ -161,11 +173,12 @@ def burn_count(card: Card) -> int:
     return int(card.rank)
 
 
-def read_card(code: str) -> Card | Finding:
+def read_card(code: str, *, symbols: bool = False) -> Card | Finding:
     """The card an event names, or a :data:`NOT_A_CARD` finding (the coup waits for a rescan or a
-    manual card, like a read error)."""
+    manual card, like a read error). ``symbols``: the table deals a symbol deck (``RK``, ``PA``,
+    ``SC`` are cards there, DESIGN §4.1 extended; nowhere else)."""
     try:
-        return parse_card(code)
+        return parse_card(code, symbols=symbols)
     except ValueError:
         return Finding(NOT_A_CARD, "DESIGN §4.1", f"{code!r} is not a card")
 
@@ -181,12 +194,15 @@ class Shoe:
             (cut card, ``shoe_empty``) are skipped.
         counted: the shuffler's own count of this shoe, when a shuffler loaded it (R6).
         ranks: the ranks each deck holds (:attr:`ShoeRules.ranks`).
+        symbols: a symbol deck's cards of each symbol per deck (0: a deck of ranked cards).
+        composition_rule: the rule id a :data:`COMPOSITION_EXCEEDED` finding cites (the game's).
 
     Raises:
-        ValueError: ``decks`` below 1 or ``jokers_per_deck`` below 0.
+        ValueError: ``decks`` below 1, ``jokers_per_deck`` or ``symbols`` below 0.
     """
 
-    __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known", "_ranks")
+    __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known", "_ranks",
+                 "_rule", "_symbols")  # fmt: skip
 
     def __init__(
         self,
@@ -196,10 +212,16 @@ class Shoe:
         known: bool = True,
         counted: int | None = None,
         ranks: str = RANKS,
+        symbols: int = 0,
+        composition_rule: str = COMPOSITION_RULE,
     ) -> None:
-        if decks < 1 or jokers_per_deck < 0:
-            raise RuleError(f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}")
+        if decks < 1 or jokers_per_deck < 0 or symbols < 0:
+            raise RuleError(
+                f"bad shoe: decks={decks}, jokers_per_deck={jokers_per_deck}, symbols={symbols}"
+            )
         self._decks = decks
+        self._symbols = symbols
+        self._rule = composition_rule
         self._jokers = jokers_per_deck
         self._known = known
         self._counted = counted
@@ -214,7 +236,7 @@ class Shoe:
     @property
     def size(self) -> int:
         """Cards in the full shoe (decks × 52, plus jokers where the decks carry them)."""
-        return shoe_size(self._decks, self._jokers, self._ranks)
+        return shoe_size(self._decks, self._jokers, self._ranks, self._symbols)
 
     @property
     def known(self) -> bool:
@@ -271,6 +293,10 @@ class Shoe:
                     f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
                     severity="hold",
                 )
+        elif self._symbols:
+            found = self._symbol_card(card, seen)
+            if found is not None:
+                return found
         elif card.rank not in self._ranks:
             return Finding(
                 RANK_NOT_IN_DECK,
@@ -281,7 +307,7 @@ class Shoe:
         elif seen > self._decks:
             return Finding(
                 COMPOSITION_EXCEEDED,
-                "V-BAC-6",
+                self._rule,
                 f"{card.code} seen {seen} times in a {self._decks}-deck shoe",
                 severity="hold",
             )
@@ -290,6 +316,25 @@ class Shoe:
                 SHOE_COUNT_MISMATCH,
                 "R6",
                 f"{self._dealt} cards read, the shuffler counted {self._counted}",
+            )
+        return None
+
+    def _symbol_card(self, card: Card, seen: int) -> Finding | None:
+        """A symbol deck (L2871): each symbol ``symbols`` times a deck, no ranked card."""
+        if not card.is_symbol:
+            return Finding(
+                RANK_NOT_IN_DECK,
+                "seed-001 L2871",
+                f"{card.code} is not a card of this table's symbol deck ({', '.join(SYMBOLS)})",
+                severity="hold",
+            )
+        if seen > self._decks * self._symbols:
+            return Finding(
+                COMPOSITION_EXCEEDED,
+                self._rule,
+                f"{card.code} seen {seen} times; {self._decks} symbol deck(s) hold"
+                f" {self._decks * self._symbols}",
+                severity="hold",
             )
         return None
 
@@ -315,10 +360,11 @@ def check_shuffle(
     *,
     jokers_per_deck: int = 0,
     ranks: str = RANKS,
+    symbols: int = 0,
 ) -> Finding | None:
     """Reconcile a ``shuffle_completed`` report (regulatory R6; seed-000 DEV-01 "validate the
     loaded card count"). ``None``: the shoe may be used."""
-    expected = shoe_size(decks, jokers_per_deck, ranks)
+    expected = shoe_size(decks, jokers_per_deck, ranks, symbols)
     if cards != expected:
         return Finding(
             SHUFFLER_COUNT_MISMATCH,

@@ -106,6 +106,7 @@ class BombayPoker(DealerPoker):
     """
 
     name: ClassVar[str] = "bombay_poker"
+    composition_rule: ClassVar[str] = "PKH-01"  # seed-000 §5 covers Bombay Poker
     rules_model: ClassVar[type[GameRules]] = BombayRules
     decision_actions: ClassVar[frozenset[str]] = frozenset(
         {FOLD, "play", "exchange", "sixth_card", "buy_game"}

@@ -73,6 +73,7 @@ class UltimateTexasHoldem(HoldemGame):
     streets: ClassVar[tuple[str, ...]] = ("preflop", "flop", "river")
     multi_box: ClassVar[bool] = True
     deal_error_rule: ClassVar[str] = "PKH-21"
+    composition_rule: ClassVar[str] = "PKH-01"  # a duplicate means the deck is foul
 
     @property
     def uth_rules(self) -> UltimateTexasHoldemRules:

@@ -37,6 +37,7 @@ from tablectl.controller.games.cards.poker import (
     qualifies,
     summary,
 )
+from tablectl.controller.games.cards.shoe import COMPOSITION_RULE
 from tablectl.controller.games.cards.stud.base import (
     DEALER,
     BonusOnFold,
@@ -110,6 +111,7 @@ class ThreeCardPoker(StudGame):
     script = DealScript((Step(to=(BOXES, DEALER), count=3, face="down"),), "every_round")
     hand_size = 3
     minimum = "queen_high"  # TCP §10, §13; L527 "at least a Queen"
+    composition_rule = "PKH-01"  # seed-000 §5: a duplicate means the deck is foul
     raise_name = "play"
 
     def __new__(cls, rules: GameRules) -> ThreeCardPoker:
@@ -176,3 +178,4 @@ class TeenPatti(ThreeCardPoker):
     Built by :class:`ThreeCardPoker` when ``ranking = "teen_patti"``."""
 
     name = "teen_patti"
+    composition_rule = COMPOSITION_RULE  # seed-001 §3.0 (1): Teen Patti is seed-001's game

@@ -1,15 +1,6 @@
 """The money-wheel round engine (dream catcher, the 19-sector wheel, crazy time, monopoly, mega
-wheel): a strict state machine around the pure rules of :mod:`tablectl.controller.games.wheel`.
-
-Phases (the machine's states)::
-
-    idle ─round_open─▶ open ─bets_closed─▶ closed ─wheel_spin─▶ spinning ─segment─▶ idle (settled)
-                        │                    ▲  ▲                 │  │ respin (bets stand)
-                        │                    │  └─────────────────┘  │ chain (2x, 7x: no betting)
-                        │                    │                       ▼
-                        │                    │                   chained ─wheel_spin─▶ spinning …
-                        └─ void / segment (result_before_bets_closed) ─▶ idle
-    spinning / chained ─segment "2 rolls"/"4 rolls" (dice_bonus)─▶ bonus ─dice … last roll─▶ idle
+wheel, wheelbet, spin & win, music wheel): the strict machine of :mod:`.machine` around the pure
+rules of :mod:`tablectl.controller.games.wheel`.
 
 - A spin that breaks the wheel's rules (pointer on a divider, wrong direction, too few full
   revolutions) is a ``respin`` verdict: the round stays, bets stand, the next spin decides
@@ -20,6 +11,12 @@ Phases (the machine's states)::
   reported meanwhile is kept and judged on ``confirm``; ``void`` voids. With ``on_fault = "void"``
   (Dream Catcher L1768, Crazy Time L2097) the round is void ``device_fault``, bets returned.
 - A ``segment`` may come without a ``wheel_spin`` (a sensor that reports stops only).
+- An RNG overlay (``[rules] rng``: Mega Wheel's lucky number, Music Wheel's bonus sector, Crazy
+  Time's Top Slot; :mod:`tablectl.controller.games.wheel.overlay`) is one ``rng_draw`` after bets
+  close and before the spin starts or the wheel stops (seed-001 §2.2 (d), L3959, L4339); a draw
+  at another time is refused with the shared RNG codes (:mod:`tablectl.controller.games.rng`),
+  and a result without one is ``rng_missing`` (void, or ``held`` until a supervisor settles it
+  without the overlay). The result carries ``rng``: what was drawn and whether it applies.
 - ``bonus`` (Monopoly, ``dice_bonus = true``): the round stays open for the bonus's ``dice``
   (:mod:`tablectl.controller.games.monopoly_bonus`) and settles on its last roll, the result
   gaining ``bonus``. A ``roll_invalid`` is a re-roll (its code; nothing counted). A fault voids
@@ -31,7 +28,7 @@ Pure: no asyncio, no I/O, no clock. :meth:`WheelEngine.apply` never raises for a
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from tablectl.controller.core.errors import TransitionNotAllowedError
 from tablectl.controller.core.events import (
@@ -39,131 +36,62 @@ from tablectl.controller.core.events import (
     Direction,
     Fault,
     NoSpin,
-    RollInvalid,
+    RngDraw,
     RoundOpen,
     Segment,
     TableEvent,
     Void,
     WheelSpin,
 )
-from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
-from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.core.outcomes import EngineOutput, Outcome
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     VOID_ROUND_ABANDONED,
     VOID_SUPERVISOR_DEFAULT,
-    RoundEngine,
 )
+from tablectl.controller.engines.wheel.bonus import BonusRounds
+from tablectl.controller.engines.wheel.machine import (
+    AFTER_BETS,
+    BONUS_HELD,
+    CHAINED,
+    DECISION_PENDING,
+    HELD,
+    HOLD_DEVICE_FAULT,
+    IDLE,
+    IN_PLAY,
+    MACHINE,
+    OPEN,
+    OTHER_GAMES,
+    RESPIN,
+    RULE_DIVIDER,
+    RULE_SPIN,
+    SEGMENT_OUT_OF_RANGE,
+    VOID_DEVICE_FAULT,
+    VOID_RESULT_BEFORE_BETS_CLOSED,
+)
+from tablectl.controller.games.findings import Finding
 from tablectl.controller.games.monopoly_bonus import (
-    RULE_REROLL,
     DiceBonus,
     bonus_result,
-    check_roll,
-    reroll,
-    roll,
     start_bonus,
 )
+from tablectl.controller.games.rng import RNG_AFTER_RESULT, RNG_MISSING, Stage, picks_data
 from tablectl.controller.games.wheel import (
     RESPIN_ON_DIVIDER,
+    Overlay,
     WheelRules,
+    check_overlay,
     check_spin,
+    draw_order,
+    overlay_data,
     spin_result,
 )
+from tablectl.controller.games.wheel.overlay import NAMES, RULES
 
-__all__ = [
-    "DICE_WITHOUT_BONUS",
-    "RESPIN",
-    "SEGMENT_OUT_OF_RANGE",
-    "VOID_RESULT_BEFORE_BETS_CLOSED",
-    "WheelEngine",
-]
-
-IDLE: Final = "idle"
-OPEN: Final = "open"
-CLOSED: Final = "closed"
-SPINNING: Final = "spinning"
-CHAINED: Final = "chained"
-HELD: Final = "held"
-BONUS: Final = "bonus"
-BONUS_HELD: Final = "bonus_held"
-
-# Void reasons.
-VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
-VOID_DEVICE_FAULT: Final = "device_fault"
-
-# Verdict codes.
-RESPIN: Final = "respin"
-SEGMENT_OUT_OF_RANGE: Final = "segment_out_of_range"
-HOLD_DEVICE_FAULT: Final = "device_fault"
-DECISION_PENDING: Final = "decision_pending"
-DICE_WITHOUT_BONUS: Final = "dice_without_bonus"
-
-RULE_SPIN: Final = "seed-001 §5.4 L2471, C37"
-RULE_DIVIDER: Final = "seed-001 §5.3 L2091, C6"
-RULE_BONUS: Final = "seed-001 §5.2 L1891, §7.4"
-
-_OTHER_GAMES: Final = frozenset(
-    {
-        "card",
-        "cut_card",
-        "shuffle_started",
-        "shuffle_completed",
-        "ball_launched",
-        "winning_number",
-        "ball_drawn",
-        "mixing",
-        "tube_full",
-        "read_error",
-        "shoe_removed",
-        "shoe_empty",
-        "decision",
-        "deal_error",
-    }
-)
-_AFTER_BETS: Final = (CLOSED, SPINNING, CHAINED)
-_IN_PLAY: Final = (*_AFTER_BETS, BONUS)
+__all__ = ["WheelEngine"]
 
 
-def _definition() -> MachineDefinition:
-    t: list[Transition] = []
-
-    def add(sources: tuple[str, ...], event: str, target: str | None = None) -> None:
-        t.extend(Transition(s, event, target or s) for s in sources)
-
-    every = (IDLE, OPEN, CLOSED, SPINNING, CHAINED, HELD, BONUS, BONUS_HELD)
-    add(every, "fault")
-    add(every, "fault_cleared")
-    add((IDLE, OPEN, *_IN_PLAY), "round_open", OPEN)
-    add((OPEN,), "bets_closed", CLOSED)
-    add((OPEN, HELD), "wheel_spin")
-    add((CLOSED, SPINNING, CHAINED), "wheel_spin", SPINNING)
-    add((OPEN, *_IN_PLAY, HELD, BONUS_HELD), "void", IDLE)
-    # A landing: the round's result, a re-spin (bets stand), a chained spin, or the dice bonus.
-    add((*_IN_PLAY, HELD), "settle", IDLE)
-    add((CLOSED, SPINNING, HELD), "respin", CLOSED)
-    add((SPINNING, CHAINED, HELD), "respin_chain", CHAINED)
-    add((*_AFTER_BETS, HELD), "chain", CHAINED)
-    add(_AFTER_BETS, "hold", HELD)
-    add((HELD,), "held_segment")
-    add((HELD, CHAINED), "confirm")
-    add((HELD,), "resume", CLOSED)
-    add((HELD,), "resume_chain", CHAINED)
-    # Monopoly's dice bonus: its own held state, so that a held bonus takes only dice (and held
-    # wheel rounds keep exactly their transitions).
-    add(_AFTER_BETS, "bonus", BONUS)
-    add((BONUS,), "roll")
-    add((BONUS, BONUS_HELD), "roll_started")
-    add((BONUS, BONUS_HELD), "roll_invalid")
-    add((BONUS,), "hold", BONUS_HELD)
-    add((BONUS_HELD,), "held_roll")
-    add((BONUS_HELD,), "confirm", BONUS)
-    return MachineDefinition("wheel", states=every, initial=IDLE, transitions=t)
-
-
-_MACHINE: Final = _definition()
-
-
-class WheelEngine(RoundEngine):
+class WheelEngine(BonusRounds):
     """One money-wheel table's rounds.
 
     Args:
@@ -188,7 +116,7 @@ class WheelEngine(RoundEngine):
         super().__init__(
             table_id,
             game or rules.variant or "wheel",
-            _MACHINE,
+            MACHINE,
             handlers={
                 "round_open": self._round_open,
                 "bets_closed": self._bets_closed,
@@ -201,8 +129,9 @@ class WheelEngine(RoundEngine):
                 "dice": self._dice,
                 "roll_started": self._roll_started,
                 "roll_invalid": self._roll_invalid,
+                "rng_draw": self._rng_draw,
             },
-            other_games=_OTHER_GAMES,
+            other_games=OTHER_GAMES,
             family="wheel",
             next_round=next_round,
         )
@@ -214,17 +143,26 @@ class WheelEngine(RoundEngine):
         self._held_segment: Segment | None = None
         self._last: dict[str, Any] | None = None
         self._bonus: DiceBonus | None = None
-        # A roll read while held, judged on confirm: its faces and time, not the Dice event (whose
-        # module the checkpoint's restricted unpickler does not load).
         self._held_roll: tuple[tuple[int, ...], str | None] | None = None
+        self._overlay: Overlay | None = None
+        """The round's RNG draw (``[rules] rng``), once checked."""
+        self._spun = False
+        """The wheel was set spinning (or stopped) since bets closed: a draw due before the spin
+        is late (Music Wheel L4339)."""
+        self._stopped = False
+        """A stop was reported this round: its segment is known, a draw is late (L3959)."""
+        self._rng_hold = False
+        """Held because the result came without the draw (``on_rng_missing = "hold"``)."""
+        self._last_round: str | None = None
 
     @property
     def rules(self) -> WheelRules:
         return self._rules
 
     def snapshot(self) -> dict[str, Any]:
-        """Table state for the retained ``state`` topic (``bonus`` only on a dice-bonus table, so
-        every other wheel's state stays as it was)."""
+        """Table state for the retained ``state`` topic (``bonus`` only on a dice-bonus table,
+        ``rng`` only on a wheel with an RNG overlay, so every other wheel's state stays as it
+        was)."""
         snap = {
             "phase": self.phase,
             "round": self._round,
@@ -233,11 +171,13 @@ class WheelEngine(RoundEngine):
             "spins": [dict(s) for s in self._spins],
             "multiplier": self._multiplier(),
             "respins": self._respins,
-            "held": self._fault_hold,
+            "held": self._fault_hold or self._rng_hold,
             "last": dict(self._last) if self._last is not None else None,
         }
         if self._rules.dice_bonus:
             snap["bonus"] = bonus_result(self._bonus) if self._bonus is not None else None
+        if self._rules.rng != "none":
+            snap["rng"] = overlay_data(self._overlay) if self._overlay is not None else None
         return snap
 
     # -- handlers ---------------------------------------------------------------------------------
@@ -272,7 +212,9 @@ class WheelEngine(RoundEngine):
         return []
 
     def _wheel_spin(self, event: WheelSpin) -> list[EngineOutput]:
+        betting = self.phase == OPEN
         self._machine.fire("wheel_spin")
+        self._spun = self._spun or not betting
         # The 19-sector wheel turns "counterclockwise, then clockwise" (L2471): the last counts.
         self._spin_direction = event.direction
         return []
@@ -284,7 +226,7 @@ class WheelEngine(RoundEngine):
             self._machine.fire("void")
             reported = {"index": event.index, "segment": self._label(event.index)}
             return [self._end("void", VOID_RESULT_BEFORE_BETS_CLOSED, event, reported)]
-        if phase not in (*_AFTER_BETS, HELD):
+        if phase not in (*AFTER_BETS, HELD):
             self._machine.fire("segment")  # idle, bonus: refused
         if not 0 <= event.index < self._rules.size:
             return [
@@ -296,6 +238,10 @@ class WheelEngine(RoundEngine):
                     index=event.index,
                 )
             ]
+        if phase == HELD and self._rng_hold:
+            message = "segment refused: the round's result waits for a supervisor"
+            return [self._verdict(DECISION_PENDING, message, event, "seed-001 G4, C42")]
+        self._spun = self._stopped = True
         if phase == HELD:
             self._machine.fire("held_segment")
             self._held_segment = event
@@ -303,11 +249,12 @@ class WheelEngine(RoundEngine):
         return self._land(event)
 
     def _no_spin(self, event: NoSpin) -> list[EngineOutput]:
-        if self.phase not in _AFTER_BETS:
+        if self.phase not in AFTER_BETS:
             self._machine.fire("no_spin")  # refused
         self._respins += 1
         self._spin_direction = None
         self._machine.fire("respin_chain" if self._spins else "respin")
+        self._spun = True
         reason = event.reason.strip() or "no_spin"
         return [
             self._verdict(
@@ -322,6 +269,11 @@ class WheelEngine(RoundEngine):
         ):
             raise TransitionNotAllowedError("wheel: confirm ends only an open chain (C25)")
         self._machine.fire("confirm")
+        if self._rng_hold:
+            # The organizer settles the result without the overlay (G4): the base odds pay.
+            self._rng_hold = False
+            self._machine.fire("settle")
+            return [self._settle(event)]
         if phase == CHAINED:
             # Monopoly Chance with a cash card: no further spin, the round ends here (C25).
             self._machine.fire("settle")
@@ -344,7 +296,7 @@ class WheelEngine(RoundEngine):
         phase = self.phase
         self._machine.fire("fault")
         self._faults.add(event.code)
-        if phase not in _IN_PLAY:
+        if phase not in IN_PLAY:
             return []  # betting, between rounds, or already held: latched only
         if self._rules.on_fault == "void":
             # Dream Catcher L1768, Crazy Time L2097: "Any malfunction cancels the game round …
@@ -363,53 +315,49 @@ class WheelEngine(RoundEngine):
             )
         ]
 
-    # -- Monopoly's dice bonus (games/monopoly_bonus.py) -------------------------------------------
+    # -- the RNG overlay (games/wheel/overlay.py, games/rng.py) ------------------------------------
 
-    def _dice(self, event: Dice) -> list[EngineOutput]:
-        if self._bonus is None:
-            return [self._no_bonus(event)]
-        finding = check_roll(event.dice)
-        if finding is not None:
-            return [self._finding(finding, event)]  # not counted; a corrected reading may follow
-        if self.phase == BONUS_HELD:
-            # As a held segment: kept, and counted only if a supervisor confirms (G3, G4).
-            self._machine.fire("held_roll")
-            self._held_roll = (event.dice, event.ts)
-            return []
-        return self._roll(event)
-
-    def _roll_started(self, event: TableEvent) -> list[EngineOutput]:
-        if self._bonus is None:
-            return [self._no_bonus(event)]
-        self._machine.fire("roll_started")
+    def _rng_draw(self, event: RngDraw) -> list[EngineOutput]:
+        refused = draw_order(self._rules, self._rng_stage(), drawn=self._overlay is not None)
+        rule = RULES[self._rules.rng]
+        if refused is not None:
+            code, message = refused
+            data: dict[str, Any] = {"numbers": picks_data(event.numbers)}
+            if code == RNG_AFTER_RESULT and self.phase == IDLE:
+                data["last_round"] = self._last_round
+            return [self._verdict(code, message, event, rule, **data)]
+        self._machine.fire("rng_draw")  # idle before any round, bonus: refused
+        checked = check_overlay(self._rules, event.numbers)
+        if isinstance(checked, Finding):
+            return [self._finding(checked, event)]
+        self._overlay = checked
         return []
 
-    def _roll_invalid(self, event: RollInvalid) -> list[EngineOutput]:
-        if self._bonus is None:
-            return [self._no_bonus(event)]
-        self._machine.fire("roll_invalid")
-        # The dice are rolled again: a roll kept while held is replaced by the re-roll.
-        self._bonus, self._held_roll = reroll(self._bonus), None
-        # Coded as a dice table's re-roll (docs/games/dice.md): the reader's code, data.reroll.
-        message = f"roll gives no result ({event.code}): rolled again, bets stand"
-        data = {"reroll": True, "rerolls": self._bonus.rerolls, "detail": event.detail}
-        return [self._verdict(event.code, message, event, RULE_REROLL, **data)]
+    def _rng_stage(self) -> Stage:
+        """Where the round is for an ``rng_draw`` (the shared ``rng_order``'s stage): a stop makes
+        any draw late (its segment is known: L3959 "before the wheel stops"), a spin one due
+        before the spin (L4339)."""
+        if self.phase == OPEN:
+            return "betting"
+        if self.phase == IDLE:
+            return "ended" if self._last_round is not None else "none"
+        if self._stopped:
+            return "result"
+        return "spinning" if self._spun and self._rules.rng_before == "spin" else "closed"
 
-    def _roll(self, event: Dice) -> list[EngineOutput]:
-        """Count one roll of two dice; the last one due settles the round."""
-        assert self._bonus is not None, "only a bonus in play rolls"
-        after = roll(self._bonus, event.dice)
-        self._machine.fire("settle" if after.done else "roll")
-        self._bonus = after
-        return [self._settle(event)] if after.done else []
-
-    def _no_bonus(self, event: TableEvent) -> Verdict:
-        """A dice table's event with no bonus in play: refused, the round (if any) unchanged."""
-        why = "no dice bonus in play" if self._rules.dice_bonus else "no dice bonus at this table"
-        return self._verdict(
-            DICE_WITHOUT_BONUS, f"{event.type!r} refused: {why}", event, RULE_BONUS,
-            dice_bonus=self._rules.dice_bonus,
+    def _rng_missing(self, event: Segment) -> list[EngineOutput]:
+        """The round's result came without its draw: void, or hold for a supervisor."""
+        name = NAMES[self._rules.rng]
+        missing = self._verdict(
+            RNG_MISSING, f"a result with no {name} drawn", event, RULES[self._rules.rng],
+            index=event.index, segment=self._spins[-1]["segment"],
         )  # fmt: skip
+        if self._rules.on_rng_missing == "void":
+            self._machine.fire("void")
+            return [missing, self._end("void", RNG_MISSING, event, self._partial())]
+        self._machine.fire("hold")
+        self._rng_hold = True
+        return [missing]
 
     # -- helpers ----------------------------------------------------------------------------------
 
@@ -446,6 +394,8 @@ class WheelEngine(RoundEngine):
             # Dream Catcher L1754: bets stay, no new bets, the wheel is spun again.
             self._machine.fire("chain")
             return []
+        if self._rules.rng != "none" and self._overlay is None:
+            return self._rng_missing(event)  # seed-001 §2.2 (d): committed before the result
         if self._rules.dice_bonus and label in self._rules.bonus_rolls:
             # Monopoly L1897: the round goes on with the bonus's 2 or 4 rolls of the dice.
             self._machine.fire("bonus")
@@ -458,6 +408,10 @@ class WheelEngine(RoundEngine):
         result = spin_result(self._rules, self._spins, respins=self._respins)
         if self._bonus is not None:
             result["bonus"] = bonus_result(self._bonus)
+        if self._rules.rng != "none":
+            landed = (result["segment"], result["index"])
+            overlay = self._overlay
+            result["rng"] = overlay_data(overlay, landed) if overlay is not None else None
         self._last = {"segment": result["segment"], "multiplier": result["multiplier"]}
         return self._end("settled", None, event, result)
 
@@ -471,15 +425,18 @@ class WheelEngine(RoundEngine):
         return self._rules.segments[index] if 0 <= index < self._rules.size else None
 
     def _partial(self) -> dict[str, Any] | None:
-        if not self._spins and not self._respins:
+        if not self._spins and not self._respins and self._overlay is None:
             return None
         partial = {"spins": [dict(s) for s in self._spins], "respins": self._respins}
         if self._bonus is not None:
             partial["bonus"] = bonus_result(self._bonus)
+        if self._overlay is not None:
+            partial["rng"] = overlay_data(self._overlay)
         return partial
 
     def _round_ended(self, outcome: Outcome) -> None:
-        del outcome
+        self._last_round = outcome.round
+        self._overlay, self._spun, self._stopped, self._rng_hold = None, False, False, False
         self._spins = []
         self._respins = 0
         self._spin_direction = None

@@ -1,0 +1,187 @@
+"""The bead-count round engine (fan_tan): a strict state machine around the pure rules of
+:mod:`tablectl.controller.games.fan_tan`.
+
+Phases (the machine's states)::
+
+    idle ─round_open─▶ open ─bets_closed─▶ closed ─beads (a count that counts)─▶ idle
+                        │                    │  ╲
+                        │                    │   beads: no_beads, beads_out_of_range,
+                        │                    │   fault_latched (waits for a recount or void)
+                        └── void; beads: void result_before_bets_closed ──▶ idle
+
+The smallest family that fits: one count, one result, no re-draw. Fan Tan has no device protocol
+yet (the dealer counts by hand, seed-001 L3985–3989): the count arrives as a ``beads`` event,
+keyed in with ``cmd/event`` or, later, from a counter's driver, and is judged the same way.
+
+- The count comes after ``bets_closed`` (L3987: bets are placed "during the time when the beads
+  are under the cup"); one while betting is open voids the round ``result_before_bets_closed``.
+- A count that cannot be the result (none, or more beads than the table has) is a verdict; the
+  round stays ``closed`` for the recount.
+- Faults latch beside the phase (regulatory R14): no round opens, bets do not close and no count
+  counts while one is latched (``fault_latched``); a supervisor clears it or voids the round.
+  Fan Tan has no malfunction clause (seed-001 §2.2): nothing voids on its own.
+
+Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
+round. :meth:`BeadEngine.apply` never raises for an event sequence.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from tablectl.controller.core.events import Beads, Fault, RoundOpen, TableEvent, Void
+from tablectl.controller.core.outcomes import EngineOutput, Outcome
+from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import (
+    FAULT_LATCHED,
+    VOID_ROUND_ABANDONED,
+    VOID_SUPERVISOR_DEFAULT,
+    RoundEngine,
+)
+from tablectl.controller.games.fan_tan import FanTanRules, check_count, fan_tan_result
+
+__all__ = ["VOID_RESULT_BEFORE_BETS_CLOSED", "BeadEngine"]
+
+IDLE: Final = "idle"
+OPEN: Final = "open"
+CLOSED: Final = "closed"
+
+VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
+"""The void reason of a count while betting is open (the dice's and the wheels' code)."""
+
+_OTHER_GAMES: Final = frozenset({
+    "card", "cut_card", "shuffle_started", "shuffle_completed", "ball_launched", "winning_number",
+    "no_spin", "ball_drawn", "mixing", "tube_full", "wheel_spin", "segment", "read_error",
+    "shoe_removed", "shoe_empty", "decision", "deal_error", "roll_started", "dice",
+    "roll_invalid", "rng_draw",
+})  # fmt: skip
+
+
+def _definition() -> MachineDefinition:
+    t: list[Transition] = []
+
+    def add(sources: tuple[str, ...], event: str, target: str | None = None) -> None:
+        t.extend(Transition(s, event, target or s) for s in sources)
+
+    every = (IDLE, OPEN, CLOSED)
+    add(every, "fault")
+    add(every, "fault_cleared")
+    add(every, "round_open", OPEN)
+    add((OPEN,), "bets_closed", CLOSED)
+    add((CLOSED,), "beads")
+    add((CLOSED,), "settle", IDLE)
+    add((OPEN, CLOSED), "void", IDLE)
+    return MachineDefinition("beads", states=every, initial=IDLE, transitions=t)
+
+
+_MACHINE: Final = _definition()
+
+
+class BeadEngine(RoundEngine):
+    """One Fan Tan table's rounds.
+
+    Args:
+        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
+        rules: the validated rules (:func:`tablectl.controller.engines.load_rules`).
+        game: the registry key published in every outcome.
+        next_round: ``n`` of the first round id.
+
+    Raises:
+        ValueError: ``next_round`` is below 1.
+    """
+
+    def __init__(
+        self, table_id: str, rules: FanTanRules, *, game: str = "fan_tan", next_round: int = 1
+    ) -> None:
+        super().__init__(
+            table_id,
+            game,
+            _MACHINE,
+            handlers={
+                "round_open": self._round_open,
+                "bets_closed": self._bets_closed,
+                "beads": self._beads,
+                "void": self._void,
+                "fault": self._fault,
+            },
+            other_games=_OTHER_GAMES,
+            family="beads",
+            next_round=next_round,
+        )
+        self._rules = rules
+        self._recounts = 0
+        self._last: dict[str, Any] | None = None
+        self._last_round: str | None = None
+
+    @property
+    def rules(self) -> FanTanRules:
+        return self._rules
+
+    def snapshot(self) -> dict[str, Any]:
+        """Table state for the retained ``state`` topic."""
+        return {
+            "phase": self.phase,
+            "round": self._round,
+            "rounds": self._rounds,
+            "faults": sorted(self._faults),
+            "recounts": self._recounts,
+            "last_round": self._last_round,
+            "last": dict(self._last) if self._last is not None else None,
+        }
+
+    # -- handlers ---------------------------------------------------------------------------------
+
+    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
+        self._machine.fire("round_open")
+        outputs: list[EngineOutput] = []
+        if self._round is not None:
+            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
+        self._take_round(event)
+        return outputs
+
+    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
+        if self.phase == OPEN and self._faults:
+            return [self._latched(event, "bets stay open")]
+        self._machine.fire("bets_closed")
+        return []
+
+    def _beads(self, event: Beads) -> list[EngineOutput]:
+        if self.phase == OPEN:
+            # L3987: the beads stay under the cup while bets are placed.
+            self._machine.fire("void")
+            result = {"count": event.count}
+            return [self._end("void", VOID_RESULT_BEFORE_BETS_CLOSED, event, result)]
+        self._machine.fire("beads")  # only in closed (idle: unexpected_event)
+        if self._faults:
+            return [self._latched(event, "the count waits")]
+        finding = check_count(self._rules, event.count)
+        if finding is not None:
+            self._recounts += 1
+            return [self._finding(finding, event)]
+        self._machine.fire("settle")
+        result = {**fan_tan_result(event.count), "recounts": self._recounts}
+        return [self._end("settled", None, event, result)]
+
+    def _void(self, event: Void) -> list[EngineOutput]:
+        self._machine.fire("void")
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        return [self._end("void", reason, event)]
+
+    def _fault(self, event: Fault) -> list[EngineOutput]:
+        self._machine.fire("fault")
+        self._faults.add(event.code)
+        return []
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _latched(self, event: TableEvent, what: str) -> EngineOutput:
+        faults = ", ".join(sorted(self._faults))
+        return self._verdict(FAULT_LATCHED, f"{what}: faults latched ({faults})", event, "R14")
+
+    def _round_ended(self, outcome: Outcome) -> None:
+        self._last_round = outcome.round
+        self._last = outcome.result if outcome.status == "settled" else None
+        self._recounts = 0

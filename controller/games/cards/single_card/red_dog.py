@@ -1,0 +1,180 @@
+"""Red Dog (seed-001 §3.24, L1589–1591), a game of
+:mod:`tablectl.controller.games.cards.single_card`.
+
+"First of all, it is necessary to make an Ante bet and then press the Deal button. 8 decks of
+playing cards are used in the game. 2 open cards are dealt leaving some empty space in the middle
+for the third card. It is necessary to guess whether the third card will have a value between the
+other 2. The highest card is A, the lowest – 2. If the player is sure that the next card will be
+between the opened 2, he presses Ride for doubling the bet, otherwise it is necessary to press
+Stand. If the first 2 cards are consecutive or pair, the bet is refunded. If the first 2 cards are
+a pair and make up a 3 of a kind … then the winning is paid with 11:1 odds." (L1591)
+
+The "Deal button" is the dealer's: the same wording as Top Card (L1599), a game the card reader
+observes (the digest's "probably RNG" is a guess the text does not make). The deal, as the card
+engine runs it: ``first`` and ``second`` face up; then, by the spread between them:
+
+- **consecutive** (spread 0): the round ends, the bet is refunded (``push``) — no third card;
+- **a pair**: the third card is dealt at once (no decision: there is nothing to ride on), three of
+  a kind pays 11:1 (``three_of_a_kind``), anything else is refunded (``push``). The book says
+  both "pair → refunded" and "pair … 3 of a kind → 11:1" (C24): only a third card can make three
+  of a kind, so it is dealt (the industry game). ``[rules] pair_third_card = false`` reads the
+  first sentence alone: a pair ends the round, refunded;
+- **a spread** of 1 or more ranks between them: a decision window (``ride`` doubles the bet, or
+  ``stand``; a ``decision`` per box, optional), closed by the dealer's ``confirm``; then the third
+  card: strictly between the two wins (``win``; the spread's payout is not given [GAP], the
+  back office's table), anything else loses (``lose``).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final, Literal
+
+import pydantic
+
+from tablectl.controller.core.errors import RuleError
+from tablectl.controller.core.events import Decision
+from tablectl.controller.games.cards.deal import (
+    DECISION_REFUSED,
+    BaseGame,
+    Deal,
+    DealScript,
+    GameRules,
+    Slot,
+    Step,
+)
+from tablectl.controller.games.cards.shoe import LastCoup, OnFault
+from tablectl.controller.games.cards.single_card.irregularities import DEAL_ERROR_RULE
+from tablectl.controller.games.findings import Finding
+from tablectl.drivers.cards import Card
+
+__all__ = ["RED_DOG_ORDER", "RedDog", "RedDogRules", "red_dog_kind", "red_dog_value"]
+
+_RANKS: Final = "23456789TJQKA"
+"""L1591: "The highest card is A, the lowest – 2"; suits do not rank."""
+
+RED_DOG_ORDER: Final = ("first", "second")
+"""The two open cards, in the order they are dealt; the third goes between them (``third``)."""
+
+Kind = Literal["consecutive", "pair", "spread"]
+
+
+def red_dog_value(card: Card) -> int:
+    """A card's rank, 2 = 2 … A = 14 (L1591).
+
+    Raises:
+        ValueError: a joker.
+    """
+    if card.is_joker:
+        raise RuleError("a joker has no rank in Red Dog")
+    return _RANKS.index(card.rank) + 2
+
+
+def red_dog_kind(first: Card, second: Card) -> tuple[Kind, int | None]:
+    """What the two open cards are (L1591), and the spread: the ranks strictly between them
+    (0 for consecutive cards, ``None`` for a pair)."""
+    gap = abs(red_dog_value(first) - red_dog_value(second))
+    if gap == 0:
+        return "pair", None
+    if gap == 1:
+        return "consecutive", 0
+    return "spread", gap - 1
+
+
+class RedDogRules(GameRules):
+    """The ``[rules]`` of a Red Dog table; defaults are seed-001's reading (§3.24).
+
+    "8 decks" (L1591) in a shoe dealt to its cut card; a round takes at most 3 cards, so the cut
+    card must leave 3 behind it (derived like Top Card's 7; no cut-card rule in the book).
+    """
+
+    decks: int = pydantic.Field(default=8, ge=1, le=16)
+    jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
+    ranks: Literal["A23456789TJQK"] = "A23456789TJQK"
+    boxes: int = pydantic.Field(default=1, ge=1, le=9)
+    cut_card_min_behind: int = pydantic.Field(default=3, ge=0)
+    last_coup: LastCoup = "current"
+    on_fault: OnFault = "void"
+    pair_third_card: bool = True
+    """A pair draws the third card (three of a kind pays 11:1); ``false``: refunded at once
+    (C24's first sentence)."""
+
+
+class RedDog(BaseGame):
+    """Red Dog (seed-001 §3.24, L1589–1591); see the module docstring.
+
+    ``decision_actions``: ``ride`` and ``stand``, once per playing box, only while the window of
+    a spread is open. The dealer's ``confirm`` closes it whether or not every box decided (a box
+    that did not press Ride stands: the Ride doubles the bet and is the player's act).
+    """
+
+    name: ClassVar[str] = "red_dog"
+    script = DealScript((Step(RED_DOG_ORDER),), reshuffle="shoe")
+    rules_model: ClassVar[type[GameRules]] = RedDogRules
+    decision_actions: ClassVar[frozenset[str]] = frozenset({"ride", "stand"})
+    deal_error_rule: ClassVar[str] = DEAL_ERROR_RULE
+    window_rule: ClassVar[str] = "seed-001 L1591"  # Ride or Stand before the third card
+    rules: RedDogRules
+
+    def __init__(self, rules: GameRules) -> None:
+        assert isinstance(rules, RedDogRules)
+        super().__init__(rules)
+        self.rules = rules
+
+    @staticmethod
+    def _open(deal: Deal) -> tuple[Card, Card] | None:
+        first, second = deal.hand("first"), deal.hand("second")
+        return (first[0], second[0]) if first and second else None
+
+    def more(self, deal: Deal) -> list[Slot]:
+        """The third card, by what the open cards are: none for consecutive cards, at once for a
+        pair (with ``pair_third_card``), after the Ride/Stand window for a spread."""
+        opened = self._open(deal)
+        if opened is None or deal.hand("third"):
+            return []
+        kind, _ = red_dog_kind(*opened)
+        if kind == "spread":
+            return [Slot("third", stage=1)]
+        if kind == "pair" and self.rules.pair_third_card:
+            return [Slot("third")]
+        return []
+
+    def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
+        """``ride`` or ``stand``: once per box, while a spread's window is open (L1591)."""
+        opened = self._open(deal)
+        if opened is None or red_dog_kind(*opened)[0] != "spread":
+            return Finding(DECISION_REFUSED, "seed-001 L1591", "Ride or Stand only on a spread")
+        if deal.windows_closed or deal.hand("third"):
+            return Finding(DECISION_REFUSED, "seed-001 L1591", "the third card is already due")
+        if any(d.box == decision.box for d in deal.decisions):
+            return Finding(DECISION_REFUSED, "seed-001 L1591", f"box {decision.box} decided")
+        return []
+
+    def outcome(self, deal: Deal) -> dict[str, Any]:
+        """The open cards, the third card, and what they make (L1591).
+
+        ``kind``: ``consecutive`` | ``pair`` | ``spread``; ``spread``: ranks strictly between the
+        open cards (0 consecutive, ``None`` a pair); ``result``: ``push`` (refunded),
+        ``three_of_a_kind`` (11:1), ``win`` (the third card strictly between) or ``lose``;
+        ``rides``: the boxes that pressed Ride (their bet doubled).
+        """
+        (first,) = deal.hand("first")
+        (second,) = deal.hand("second")
+        kind, spread = red_dog_kind(first, second)
+        third = deal.hand("third")
+        result: str = "push"
+        if third and kind == "pair":
+            result = "three_of_a_kind" if third[0].rank == first.rank else "push"
+        elif third:
+            low, high = sorted((red_dog_value(first), red_dog_value(second)))
+            result = "win" if low < red_dog_value(third[0]) < high else "lose"
+        return {
+            "first": first.code,
+            "second": second.code,
+            "third": third[0].code if third else None,
+            "kind": kind,
+            "spread": spread,
+            "result": result,
+            "rides": sorted(d.box for d in deal.decisions if d.action == "ride"),
+        }

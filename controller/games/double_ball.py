@@ -1,0 +1,113 @@
+"""Double Ball Roulette as a pure rule: two balls, two winning numbers, and the facts its bets
+are settled on.
+
+Seed-001 §4.3 (L117–177): "the rules of Roulette apply, with one exception: in the draw, two balls
+are used at the same time. Balls always move in one direction, but one ball always follows
+another. Balls can stop at one, as well as at different numbers" (L119). Each ball is judged as
+a roulette spin (pocket, direction, revolutions); one invalid ball voids the spin, the L97 remedy
+for a ball out of the wheel applied to both [GAP: the book says nothing of one bad ball].
+
+What the bets need (the book's list, L121–177), all in :func:`pair_result`:
+
+- **Internal bets** (L121–133: straight, split, street, corner, six line) win "if at least one of
+  the balls falls on the number", twice "if both balls fall on the internal bet numbers":
+  ``numbers`` (both balls' pockets).
+- **External bets** (L135–159) win "if both balls fall on the numbers corresponding to the
+  external bet": column (L137) ``both_column``, dozen (L139) ``both_dozen``, red (L141) and
+  black (L143) ``both_color``, even (L147) and odd (L149) ``both_parity``, 1-18 (L151) and 19-36
+  (L153) ``both_range`` — each ``None`` unless both balls share it (zero has none of them).
+  "Red or Black" (L145, 2x at L171) is read as one ball red and the other black
+  (``red_and_black``): "both balls on red-or-black numbers" would pay 2x on almost every spin
+  (conflict C5 of the digest; the industry's Double Ball pays "one red, one black" 1:1).
+- **Two balls on any number** (L155, 35x at L176) and **two balls on the selected number** (L157,
+  1300x at L177): ``same_number`` (both balls in one pocket; the selected number is then
+  ``numbers[0]``).
+
+The book names no sum, split or ordered-pair bet: none is derived. Balls are numbered in the order
+their results are reported to the table (``winning_number.ball``, else the next free one); no bet
+depends on which ball is which.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from tablectl.controller.games.findings import Finding
+
+__all__ = [
+    "BALLS",
+    "BALL_ALREADY_REPORTED",
+    "NO_SUCH_BALL",
+    "RULE",
+    "pair_result",
+    "place_ball",
+]
+
+BALLS: Final = 2
+"""L119: "two balls are used at the same time"."""
+RULE: Final = "seed-001 L117-177"
+
+# Verdict codes: the winning number is refused, the round goes on (docs/verdicts.md).
+BALL_ALREADY_REPORTED: Final = "ball_already_reported"
+NO_SUCH_BALL: Final = "no_such_ball"
+
+
+def place_ball(reported: Mapping[int, object], ball: int | None, *, balls: int) -> int | Finding:
+    """Which ball a winning number is: its own ``ball``, else the lowest one not yet reported.
+
+    ``no_such_ball``: a ball the wheel does not have (ball 2 on a one-ball wheel);
+    ``ball_already_reported``: that ball's number is in (a second reading of one ball is no
+    second ball: R15, sequential inputs must not give invalid results).
+    """
+    if ball is None:
+        free = [n for n in range(1, balls + 1) if n not in reported]
+        if free:
+            return free[0]
+        ball = balls
+    if not 1 <= ball <= balls:
+        return Finding(
+            NO_SUCH_BALL,
+            RULE if balls == BALLS else "seed-001 L87-111",
+            f"ball {ball} reported, but the wheel plays {balls} ball{'s' if balls > 1 else ''}",
+            {"ball": ball, "balls": balls},
+        )
+    if ball in reported:
+        return Finding(
+            BALL_ALREADY_REPORTED,
+            f"{RULE}; R15",
+            f"ball {ball}'s number is already in ({reported[ball]!r}): not a second ball",
+            {"ball": ball, "reported": reported[ball]},
+        )
+    return ball
+
+
+def _shared(first: Mapping[str, Any], second: Mapping[str, Any], key: str) -> Any:
+    """The value both balls have for ``key`` (``None`` when they differ or have none)."""
+    value = first.get(key)
+    return value if value is not None and value == second.get(key) else None
+
+
+def pair_result(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """The Double Ball outcome from the two balls' spin results
+    (:func:`tablectl.controller.games.roulette.spin_result`, ball 1 then ball 2).
+
+    ``balls`` is not used as a key (draw results own it): the per-ball results are ``per_ball``.
+    """
+    colors = {first["color"], second["color"]}
+    both_color = _shared(first, second, "color")
+    return {
+        "numbers": [first["number"], second["number"]],
+        "same_number": type(first["number"]) is type(second["number"])
+        and first["number"] == second["number"],
+        "both_color": both_color if both_color in ("red", "black") else None,
+        "red_and_black": colors == {"red", "black"},
+        "both_parity": _shared(first, second, "parity"),
+        "both_range": _shared(first, second, "range"),
+        "both_dozen": _shared(first, second, "dozen"),
+        "both_column": _shared(first, second, "column"),
+        "per_ball": [dict(first), dict(second)],
+        "variant": first["variant"],
+    }

@@ -37,7 +37,7 @@ from tablectl.controller.lab.tables import (
 )
 from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.service.app import open_table
-from tablectl.controller.tools.watch import watch
+from tablectl.controller.tools.watch import Kind, Line, watch
 
 __all__ = ["DICE_TABLES", "ROULETTE_TABLES", "TABLES", "run_demo"]
 
@@ -72,16 +72,16 @@ async def run_demo(
     shown = 0
 
     def show(line: str) -> None:
-        nonlocal shown
         print(line, flush=True)
-        if line.startswith("OUTCOME"):
+
+    def count(line: Line) -> None:
+        nonlocal shown
+        if line.kind == "outcome":
             shown += 1
             if rounds and shown >= rounds:
                 done.set()
 
-    def view(line: str) -> None:
-        if events or not line.startswith("event "):
-            show(line)
+    kinds: tuple[Kind, ...] | None = None if events else ("outcome", "alarm", "status", "other")
 
     with contextlib.ExitStack() as files:
         folder = state_dir or Path(files.enter_context(tempfile.TemporaryDirectory()))
@@ -99,7 +99,14 @@ async def run_demo(
                 flush=True,
             )
             group.create_task(
-                watch(*address, f"{PREFIX}/+/#", emit=view, colour=sys.stdout.isatty()),
+                watch(
+                    *address,
+                    f"{PREFIX}/+/#",
+                    emit=show,
+                    colour=sys.stdout.isatty(),
+                    kinds=kinds,
+                    on_line=count,
+                ),
                 name="demo:view",
             )
             if "roulette" in tables:

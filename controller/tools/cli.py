@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,7 +88,14 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
     watch.add_argument("--prefix", default=None)
     watch.add_argument("--table", default=None, help="table id (default: all tables)")
-    watch.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+    output = watch.add_mutually_exclusive_group()
+    output.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per message, {"topic","retained","payload"} (for machines)',
+    )
+    watch.add_argument("--plain", action="store_true", help="no colour (for pipes)")
 
     cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
     from tablectl.controller.tools.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
@@ -348,11 +356,25 @@ def _watch(args: argparse.Namespace) -> int:
             url = f"mqtt://{config.mqtt.embedded_listen}"
     host, port, _tls = broker_address(url or "mqtt://127.0.0.1:1883")
     topic_filter = f"{prefix or 'tablectl'}/{table or '+'}/#"
+    colour = sys.stdout.isatty() and not args.plain
+    emit = functools.partial(print, flush=True)
     try:
-        asyncio.run(watch(host, port, topic_filter, colour=sys.stdout.isatty(), raw=args.raw))
-    except OSError as exc:
-        print(f"tablectl watch: cannot reach {host}:{port}: {exc}", file=sys.stderr)
+        asyncio.run(
+            watch(
+                host,
+                port,
+                topic_filter,
+                emit=emit,
+                colour=colour,
+                raw=args.raw,
+                as_json=args.json,
+            )
+        )
+    except OSError as exc:  # ConnectionError from watch: unreachable, refused, lost
+        print(f"tablectl watch: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_OK
     return EXIT_OK
 
 

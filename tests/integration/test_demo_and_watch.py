@@ -5,18 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tablectl.controller.tools.watch import format_message
-from tests.support.mosquitto import MosquittoProcess
+from tablectl.controller.tools.watch import Line, format_message
+from tests.support.mosquitto import MosquittoProcess, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
 DEMO = [sys.executable, "-m", "tablectl", "demo"]
+WATCH = [sys.executable, "-m", "tablectl", "watch", "--plain"]
+OUTCOME = re.compile(r"^\d\d:\d\d:\d\d \S+ #\d+ ")
+"""An outcome line: local time, table, round number (tablectl.controller.tools.summary)."""
 
 
 def _env() -> dict[str, str]:
@@ -35,12 +39,12 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    outcomes = [line for line in result.stdout.splitlines() if line.startswith("OUTCOME")]
+    outcomes = [line for line in result.stdout.splitlines() if OUTCOME.match(line)]
     assert len(outcomes) == 4, result.stdout[-3000:]
     # The default scenario scripts a misspin on game 3: the view shows its void and reason.
-    assert sum("VOID (same_direction)" in line for line in outcomes) == 1
-    assert sum("revolutions" in line for line in outcomes) == 3
-    assert "STATUS  ROU-DEMO online" in result.stdout
+    assert sum(" ROU-DEMO #000003 VOID same_direction" in line for line in outcomes) == 1
+    assert sum(line.endswith(" turns)") for line in outcomes) == 3
+    assert " ROU-DEMO status online" in result.stdout
 
 
 @pytest.mark.slow
@@ -55,58 +59,144 @@ def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) ->
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    outcomes = [line for line in result.stdout.splitlines() if line.startswith("OUTCOME")]
-    baccarat = [line for line in outcomes if "BAC-DEMO-" in line]
-    roulette = [line for line in outcomes if "ROU-DEMO-" in line]
+    outcomes = [line for line in result.stdout.splitlines() if OUTCOME.match(line)]
+    baccarat = [line for line in outcomes if " BAC-DEMO #" in line]
+    roulette = [line for line in outcomes if " ROU-DEMO #" in line]
     assert baccarat, result.stdout[-3000:]
     assert roulette, result.stdout[-3000:]
-    assert all(" v banker " in line for line in baccarat)
-    assert any("L7-DEMO-" in line and " balls " in line for line in outcomes), outcomes
-    assert any("DC-DEMO-" in line and " segment " in line for line in outcomes), outcomes
+    assert all(" P " in line and " / B " in line for line in baccarat if "VOID" not in line)
+    assert any(" L7-DEMO #" in line and "(sum " in line for line in outcomes), outcomes
+    assert any(" DC-DEMO #" in line for line in outcomes), outcomes
+    assert all(len(line) <= 110 and "{" not in line for line in outcomes)
 
 
-@pytest.mark.broker
-async def test_watch_pretty_prints_a_tables_topics(mosquitto: MosquittoProcess) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tablectl",
-        "watch",
+async def _start_watch(url: str, *args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *WATCH,
         "--url",
-        mosquitto.url,
-        "--prefix",
-        "it",
-        "--table",
-        "ROU-W",
+        url,
+        *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=_env(),
     )
-    try:
-        import aiomqtt  # noqa: PLC0415 - only this test publishes by hand
 
-        outcome = {
-            "schema": 1,
-            "type": "outcome",
-            "seq": 5,
-            "round": "ROU-W-000001",
-            "status": "settled",
-            "result": {"number": 17, "color": "black", "revolutions": 6},
-        }
-        line = b""
+
+async def _line(proc: asyncio.subprocess.Process, wait: float = 10.0) -> str:
+    assert proc.stdout is not None
+    return (await asyncio.wait_for(proc.stdout.readline(), timeout=wait)).decode().rstrip("\n")
+
+
+async def _no_line(proc: asyncio.subprocess.Process, wait: float = 0.5) -> None:
+    assert proc.stdout is not None
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(proc.stdout.readline(), timeout=wait)
+
+
+STAMP = r"\d\d:\d\d:\d\d"
+ROULETTE = {
+    "schema": 1,
+    "table": "ROU-W",
+    "game": "roulette",
+    "type": "outcome",
+    "seq": 5,
+    "round": "ROU-W-000001",
+    "status": "settled",
+    "result": {"number": 17, "color": "black", "revolutions": 6},
+}
+
+
+@pytest.mark.broker
+async def test_watch_says_it_is_connected_and_prints_one_line_per_outcome(
+    mosquitto: MosquittoProcess,
+) -> None:
+    import aiomqtt  # noqa: PLC0415 - only these tests publish by hand
+
+    proc = await _start_watch(mosquitto.url, "--prefix", "it", "--table", "ROU-W")
+    try:
+        connected = await _line(proc)
+        assert re.fullmatch(
+            rf"{STAMP} connected to mqtt://127\.0\.0\.1:{mosquitto.port}, waiting for it/ROU-W/#",
+            connected,
+        ), connected
         async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
-            for _ in range(50):  # until watch has subscribed
-                await client.publish("it/ROU-W/outcome", json.dumps(outcome), qos=1)
-                try:
-                    assert proc.stdout is not None
-                    line = await asyncio.wait_for(proc.stdout.readline(), timeout=0.2)
-                    break
-                except TimeoutError:
-                    continue
-        assert line.decode().strip() == "OUTCOME #5 ROU-W-000001  17 black  revolutions 6"
+            await client.publish("it/ROU-W/outcome", json.dumps(ROULETTE), qos=1)
+            line = await _line(proc)
+            assert re.fullmatch(rf"{STAMP} ROU-W #000001 17 black \(6 turns\)", line), line
+            event = {"schema": 1, "table": "ROU-W", "seq": 6, "type": "round_open", "spin": 3}
+            await client.publish("it/ROU-W/events", json.dumps(event), qos=1)
+            assert re.fullmatch(rf"{STAMP} ROU-W event #6 round_open spin=3", await _line(proc))
     finally:
         proc.terminate()
         await proc.wait()
+
+
+@pytest.mark.broker
+async def test_watch_shows_a_retained_message_and_a_redelivered_event_once(
+    mosquitto: MosquittoProcess,
+) -> None:
+    import aiomqtt  # noqa: PLC0415 - only these tests publish by hand
+
+    async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
+        await client.publish("it/ROU-W/outcome", json.dumps(ROULETTE), qos=1, retain=True)
+        await client.publish(
+            "it/ROU-W/status", json.dumps({"table": "ROU-W", "state": "online"}), qos=1, retain=True
+        )
+    proc = await _start_watch(mosquitto.url, "--prefix", "it")
+    try:
+        assert " connected to " in await _line(proc)
+        first = {await _line(proc), await _line(proc)}
+        assert {line[9:] for line in first} == {
+            "ROU-W #000001 17 black (6 turns)",
+            "ROU-W status online",
+        }, first
+        async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
+            # The publisher re-publishes its retained slots after a reconnect, and the outbox may
+            # deliver an event twice (docs/mqtt.md): each is shown once.
+            await client.publish("it/ROU-W/outcome", json.dumps(ROULETTE), qos=1, retain=True)
+            event = {"schema": 1, "table": "ROU-W", "seq": 6, "type": "bets_closed"}
+            await client.publish("it/ROU-W/events", json.dumps(event), qos=1)
+            await client.publish("it/ROU-W/events", json.dumps(event), qos=1)
+            marker = {"schema": 1, "table": "ROU-W", "seq": 7, "type": "ball_launched"}
+            await client.publish("it/ROU-W/events", json.dumps(marker), qos=1)
+            assert (await _line(proc))[9:] == "ROU-W event #6 bets_closed"
+            assert (await _line(proc))[9:] == "ROU-W event #7 ball_launched"
+            await _no_line(proc)
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+@pytest.mark.broker
+async def test_watch_json_keeps_the_payload(mosquitto: MosquittoProcess) -> None:
+    import aiomqtt  # noqa: PLC0415 - only these tests publish by hand
+
+    async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
+        await client.publish("it/ROU-W/outcome", json.dumps(ROULETTE), qos=1, retain=True)
+    proc = await _start_watch(mosquitto.url, "--prefix", "it", "--json")
+    try:
+        line = json.loads(await _line(proc))
+        assert line == {"topic": "it/ROU-W/outcome", "retained": True, "payload": ROULETTE}
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+def test_watch_of_a_closed_port_is_one_line_and_fails() -> None:
+    port = free_port()
+    result = subprocess.run(
+        [*WATCH, "--url", f"mqtt://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_env(),
+        check=False,
+    )
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"tablectl watch: cannot reach mqtt://127.0.0.1:{port}: ")
 
 
 @pytest.mark.parametrize(
@@ -115,21 +205,29 @@ async def test_watch_pretty_prints_a_tables_topics(mosquitto: MosquittoProcess) 
         (
             "p/T/outcome",
             {"seq": 9, "round": "T-000002", "status": "void", "reason": "min_revolutions"},
-            "OUTCOME #9 T-000002  VOID (min_revolutions)",
+            Line("outcome", "T", "T #000002 VOID min_revolutions"),
         ),
         (
             "p/T/alarms",
             {"type": "fault", "code": "ss2_fault_5", "device": "wheel", "detail": "motor fault"},
-            "ALARM   RAISED  ss2_fault_5 on wheel  motor fault",
+            Line("alarm", "T", "T ALARM raised ss2_fault_5 on wheel: motor fault"),
         ),
-        ("p/T/status", {"table": "T", "state": "offline"}, "STATUS  T offline"),
+        ("p/T/status", {"table": "T", "state": "offline"}, Line("status", "T", "T status offline")),
         ("p/T/state", {"phase": "open"}, None),
+        (
+            "p/T/events",
+            {"seq": 3, "type": "card", "card": None, "withheld": True, "device": "shoe"},
+            Line("event", "T", "T event #3 card card=withheld"),
+        ),
+        ("p/T/events", {"seq": 4, "type": "outcome", "status": "settled"}, None),
     ],
 )
-def test_format_message(topic: str, payload: dict[str, object], expected: str | None) -> None:
+def test_format_message(topic: str, payload: dict[str, object], expected: Line | None) -> None:
     assert format_message(topic, json.dumps(payload).encode()) == expected
 
 
 def test_format_message_survives_garbage() -> None:
-    assert format_message("p/T/events", b"\xff\x00") == "p/T/events  <2 bytes, not JSON>"
-    assert format_message("p/T/events", b"[1]") == "p/T/events  [1]"
+    assert format_message("p/T/events", b"\xff\x00") == Line(
+        "other", "T", "T p/T/events: <2 bytes, not JSON>"
+    )
+    assert format_message("p/T/events", b"[1]") == Line("other", "T", "T p/T/events: not an object")

@@ -159,7 +159,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         epilog="examples:\n"
         "  tablectl diag stats --config /etc/tablectl/ROU-01.toml\n"
         "  tablectl diag stats --config /etc/tablectl/BAC-01.toml --last 50\n"
-        "  tablectl diag stats --journal /var/lib/tablectl/BAC-01.sqlite --json",
+        "  tablectl diag stats --journal /var/lib/tablectl/BAC-01.sqlite --json\n"
+        "  tablectl diag stats --config /etc/tablectl/ROU-01.toml --last 500 --svg rou.svg\n"
+        "\n"
+        "A chi-square test is judged only when every cell expects at least 5 (185 spins on a\n"
+        "european wheel, 65 shoes for ranks by position); below that a passing test says\n"
+        "'too few: N more spins (shoes) needed' ('verdict': 'too_few', 'needed': N in --json).\n"
+        "Text charts fit the terminal's width (80 without one).",
     )
     stats.add_argument("--config", type=Path, help="table config (journal, game, rules, devices)")
     stats.add_argument("--journal", type=Path, help="journal file (default: the config's)")
@@ -191,7 +197,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats.add_argument(
         "--device",
         metavar="DEVICE",
-        help="also ask this wheel for its own statistics (SS2 *w, *W); needs the port free",
+        help="also ask this wheel for its own statistics (SS2 *w, *W); needs the port free "
+        "(default: the journal only)",
+    )
+    stats.add_argument(
+        "--svg",
+        type=Path,
+        metavar="FILE",
+        help="also write the charts to FILE as SVG (default: no file)",
+    )
+    stats.add_argument(
+        "--sector",
+        type=_count,
+        default=5,
+        metavar="N",
+        help="pockets per sector in the wheel's sector chart (default 5)",
     )
 
 
@@ -257,6 +277,8 @@ async def _dispatch(
             alpha=args.alpha,
             sigma=args.sigma,
             device=args.device,
+            svg=args.svg,
+            sector=args.sector,
         )
         return await run_stats(request, out=out, err=err, as_json=args.json)
 

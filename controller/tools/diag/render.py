@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-__all__ = ["emit_json", "hexdump", "table"]
+__all__ = ["emit_json", "hexdump", "table", "too_few_text"]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: str = "") -> str:
@@ -43,3 +43,9 @@ def emit_json(out: TextIO, obj: Any) -> None:
     """One JSON document per line (streams stay line-parseable; ``jq`` reads them)."""
     out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
     out.flush()
+
+
+def too_few_text(needed: int, what: str) -> str:
+    """A χ² test whose sample is too small to judge (``diag stats``), in the same words for
+    spins and shoes."""
+    return f"too few: {needed} more {what} needed for an expected 5 per cell"

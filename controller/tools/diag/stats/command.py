@@ -14,17 +14,25 @@ without any output format.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from tablectl.controller.config import TableConfig, load_config
-from tablectl.controller.games.roulette import Variant
+from tablectl.controller.games.roulette import Variant, wheel_order
 from tablectl.controller.tools.diag.devices.plugins import DeviceStatistics
 from tablectl.controller.tools.diag.errors import DiagError, PortHeldError
 from tablectl.controller.tools.diag.link import Link
-from tablectl.controller.tools.diag.render import emit_json, table
+from tablectl.controller.tools.diag.render import emit_json, table, too_few_text
 from tablectl.controller.tools.diag.stats.maths import BiasReport, SerialCorrelation
+from tablectl.controller.tools.diag.stats.plots import (
+    Chart,
+    position_chart,
+    svg_document,
+    text_lines,
+    wheel_charts,
+)
 from tablectl.controller.tools.diag.stats.wheel import (
     Window,
     check_variant,
@@ -49,6 +57,18 @@ class StatsRequest:
     """``None``: 0.025 for a wheel (R24), 0.05 for a shuffler (R5)."""
     sigma: float = 3.0
     device: str | None = None
+    svg: Path | None = None
+    """Also write the report's charts to this SVG file."""
+    sector: int = 5
+    """Pockets per sector in the wheel's sector chart."""
+    width: int | None = None
+    """Text charts' width; ``None``: the terminal's (80 when it has none)."""
+
+    @property
+    def columns(self) -> int:
+        if self.width is not None:
+            return self.width
+        return shutil.get_terminal_size((80, 24)).columns
 
 
 WHEEL_ALPHA = 0.025
@@ -153,11 +173,33 @@ def _run_shuffle(
     )
     table_id = config.table.id if config is not None else None
     view = ShuffleView(table_id, journal, game, window, report, request.last)
+    charts = [
+        position_chart(what, test)
+        for what, test in (("rank", report.rank_by_position), ("suit", report.suit_by_position))
+        if test is not None and test.positions > 0
+    ]
     if as_json:
         emit_json(out, shuffle_json(view))
     else:
         render_shuffle(out, view)
+        _render_charts(out, charts, request.columns)
+    _write_svg(request.svg, charts, f"shuffle randomness, table {table_id or '-'}")
     return 0
+
+
+def _render_charts(out: TextIO, charts: list[Chart], width: int) -> None:
+    for chart in charts:
+        out.write("\n" + "\n".join(text_lines(chart, width=width)) + "\n")
+    out.flush()
+
+
+def _write_svg(path: Path | None, charts: list[Chart], title: str) -> None:
+    if path is None:
+        return
+    try:
+        path.write_text(svg_document(charts, title=title), encoding="utf-8")
+    except OSError as exc:
+        raise DiagError(f"{path}: cannot write the SVG: {exc.strerror or exc}") from None
 
 
 async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
@@ -182,6 +224,7 @@ async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json
         else None
     )
     table_id = config.table.id if config is not None else None
+    charts = wheel_charts(report, wheel_order(variant), request.sector) if window.spins else []
     if as_json:
         emit_json(
             out,
@@ -205,8 +248,10 @@ async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json
             report=report,
             last=request.last,
         )
+        _render_charts(out, charts, request.columns)
         if device is not None:
             _render_device(out, request.device or "", device, device_bias)
+    _write_svg(request.svg, charts, f"wheel bias, table {table_id or '-'} ({variant})")
     if device_error is not None:
         err.write(f"tablectl diag stats: {device_error}\n")
         return 1
@@ -242,6 +287,9 @@ def _bias_json(report: BiasReport) -> dict[str, Any]:
             "p_value": report.p_value,
             "alpha": report.alpha,
             "flagged": report.chi_flagged,
+            "verdict": report.chi_verdict,
+            "needed": report.needed,
+            "expected_per_cell": report.spins / report.pockets,
         },
         "sigma": report.sigma,
         "frequencies": [
@@ -285,6 +333,15 @@ def _flag(flagged: bool) -> str:
     return "FLAGGED" if flagged else "ok"
 
 
+def _chi_text(report: BiasReport) -> str:
+    if report.chi_verdict == "too_few":
+        return too_few_text(report.needed, "spins")
+    text = _flag(report.chi_flagged)
+    if report.needed > 0:  # flagged all the same: say the sample is small
+        text += f" (on few spins: {report.needed} more for an expected 5 per cell)"
+    return text
+
+
 def _serial_text(label: str, serial: SerialCorrelation | None) -> str:
     if serial is None:
         return f"  {label}: not enough spins"
@@ -297,7 +354,7 @@ def _serial_text(label: str, serial: SerialCorrelation | None) -> str:
 def _render_bias(out: TextIO, report: BiasReport, *, serial: bool) -> None:
     out.write(
         f"chi-square = {report.chi_square:.2f} with {report.dof} dof, "
-        f"p = {report.p_value:.4f} (risk level {report.alpha:g})  {_flag(report.chi_flagged)}\n"
+        f"p = {report.p_value:.4f} (risk level {report.alpha:g})  {_chi_text(report)}\n"
     )
     if serial:
         out.write("lag-1 serial correlation:\n")
@@ -336,6 +393,8 @@ def _render(
         return
     _render_bias(out, report, serial=True)
     verdict = "FLAGGED: look at this wheel" if report.flagged else "no test flagged"
+    if not report.flagged and report.needed > 0:
+        verdict += f" (but too few spins to trust the chi-square: {report.needed} more needed)"
     out.write(f"overall: {verdict}\n")
     out.flush()
 

@@ -32,6 +32,13 @@ The shuffle tests (R5) reuse the same pieces on cards, shoe by shoe:
   sequence (never across a shuffle), pooled; a whole shuffled shoe has E[r₁] = −1/L, L its length;
 * :func:`repetition_test`: how often a shoe repeats the previous shoe's card at the same position
   (a shuffler that does not shuffle), one-sided against the rate of two independent shoes.
+
+The sample-size rule (:func:`more_needed`, :func:`verdict`): a χ² p-value is only trusted when
+every cell expects at least :data:`MIN_EXPECTED_PER_CELL` (5, the textbook rule of thumb). Below
+that, a test that passes is not "ok" but "too few" (with how many more spins or shoes would make
+it trustworthy), since a quiet χ² on 0.3 spins per pocket says nothing. A test that flags stays
+flagged: the flags that fire on small samples here (a stuck pocket, a stacked shoe) are far
+beyond any approximation error, and the per-position sums err on the quiet side anyway.
 """
 
 from __future__ import annotations
@@ -40,11 +47,12 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, Literal, TypeVar
 
 from tablectl.controller.core.errors import RuleError
 
 __all__ = [
+    "MIN_EXPECTED_PER_CELL",
     "BiasReport",
     "FrequencyTest",
     "NumberFrequency",
@@ -52,20 +60,28 @@ __all__ = [
     "PositionTest",
     "RepetitionTest",
     "SerialCorrelation",
+    "Verdict",
     "analyse_counts",
     "analyse_spins",
     "chi2_sf",
     "frequency_test",
     "gamma_q",
     "max_cell_p",
+    "more_needed",
     "pooled_serial_correlation",
     "position_test",
     "repetition_test",
     "serial_correlation",
+    "verdict",
 ]
 
 Pocket = int | str
 Category = TypeVar("Category", bound=int | str)
+
+MIN_EXPECTED_PER_CELL: Final = 5.0
+"""A χ² test is judged only when every cell expects at least this many (module docstring)."""
+
+Verdict = Literal["ok", "flagged", "too_few"]
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -124,6 +140,26 @@ def chi2_sf(x: float, dof: int) -> float:
     return gamma_q(dof / 2, max(0.0, x) / 2)
 
 
+def more_needed(n: int, smallest_p: float, *, min_expected: float = MIN_EXPECTED_PER_CELL) -> int:
+    """How many more observations a χ² over ``n`` needs for its rarest cell (probability
+    ``smallest_p``) to expect ``min_expected``; 0 when it already does (exactly 5 is enough).
+
+    Raises:
+        RuleError: ``smallest_p`` is not a probability above 0.
+    """
+    if not 0 < smallest_p <= 1:
+        raise RuleError(f"a cell's probability must be in (0, 1], not {smallest_p}")
+    # round(): 5 / (1/37) is 185.00000000000003 in floating point, and 185 spins are enough.
+    return max(0, math.ceil(round(min_expected / smallest_p, 9)) - n)
+
+
+def verdict(*, flagged: bool, needed: int) -> Verdict:
+    """A test's word: ``flagged`` whatever the sample, else ``too_few`` while ``needed`` > 0."""
+    if flagged:
+        return "flagged"
+    return "too_few" if needed > 0 else "ok"
+
+
 @dataclass(frozen=True)
 class NumberFrequency:
     """One pocket: how often, how often expected, how many σ away, flagged beyond the limit."""
@@ -160,6 +196,15 @@ class BiasReport:
     chi_flagged: bool
     serial_by_number: SerialCorrelation | None = None
     serial_by_position: SerialCorrelation | None = None
+
+    @property
+    def needed(self) -> int:
+        """More spins the χ² needs for an expected 5 per pocket (0: enough)."""
+        return more_needed(self.spins, 1 / self.pockets)
+
+    @property
+    def chi_verdict(self) -> Verdict:
+        return verdict(flagged=self.chi_flagged, needed=self.needed)
 
     @property
     def flagged_numbers(self) -> tuple[NumberFrequency, ...]:
@@ -272,6 +317,17 @@ class FrequencyTest:
     alpha: float
     sigma: float
     chi_flagged: bool
+    smallest_p: float = 1.0
+    """The rarest category's probability (what the sample-size rule needs)."""
+
+    @property
+    def needed(self) -> int:
+        """More observations the χ² needs for an expected 5 in its rarest category."""
+        return more_needed(self.n, self.smallest_p)
+
+    @property
+    def chi_verdict(self) -> Verdict:
+        return verdict(flagged=self.flagged, needed=self.needed)
 
     @property
     def flagged_categories(self) -> tuple[NumberFrequency, ...]:
@@ -324,6 +380,7 @@ def frequency_test(
         alpha=alpha,
         sigma=sigma,
         chi_flagged=n > 0 and p_value < alpha,
+        smallest_p=min(probabilities.values()),
     )
 
 
@@ -374,6 +431,20 @@ class PositionTest:
     outlier_alpha: float
     outliers: tuple[PositionOutlier, ...]
     least_p: PositionOutlier | None
+    position_chi: tuple[float, ...] = ()
+    """Each tested position's own χ² (k − 1 dof each), position 1 first."""
+    position_shoes: tuple[int, ...] = ()
+    """How many shoes reached each tested position."""
+
+    @property
+    def needed(self) -> int:
+        """More shoes the least reached position needs for an expected 5 per category."""
+        fewest = min(self.position_shoes, default=0)
+        return more_needed(fewest, 1 / len(self.categories))
+
+    @property
+    def sum_verdict(self) -> Verdict:
+        return verdict(flagged=self.sum_flagged, needed=self.needed)
 
     @property
     def sum_flagged(self) -> bool:
@@ -414,6 +485,8 @@ def position_test(
     family = alpha if outlier_alpha is None else outlier_alpha
     chi_total = 0.0
     tops: list[PositionOutlier] = []
+    each_chi: list[float] = []
+    each_n: list[int] = []
     shoes = 0
     for index, column in enumerate(columns):
         n = sum(column)
@@ -423,7 +496,10 @@ def position_test(
             raise RuleError(f"position {index + 1}: {len(column)} counts, not {k}")
         shoes = max(shoes, n)
         expected = n / k
-        chi_total += sum((c - expected) ** 2 for c in column) / expected
+        chi = sum((c - expected) ** 2 for c in column) / expected
+        chi_total += chi
+        each_chi.append(chi)
+        each_n.append(n)
         top = max(range(k), key=lambda c: column[c])
         tops.append(PositionOutlier(index + 1, categories[top], column[top], n, max_cell_p(column)))
     positions = len(tops)
@@ -442,6 +518,8 @@ def position_test(
         outlier_alpha=family,
         outliers=tuple(t for t in ranked[:max_outliers] if t.p_value < limit),
         least_p=ranked[0] if ranked else None,
+        position_chi=tuple(each_chi),
+        position_shoes=tuple(each_n),
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from tablectl.controller.tools.diag.render import table
+from tablectl.controller.tools.diag.render import table, too_few_text
 from tablectl.controller.tools.diag.stats.maths import (
     FrequencyTest,
     PositionOutlier,
@@ -40,6 +40,16 @@ class ShuffleView:
 
 def _flag(flagged: bool) -> str:
     return "FLAGGED" if flagged else "ok"
+
+
+def _judged(flagged: bool, needed: int) -> str:
+    """``ok``/``FLAGGED``, or "too few" for a pass on a sample under 5 expected per cell (a
+    flag stays a flag, marked as resting on few shoes)."""
+    if flagged:
+        return "FLAGGED" + (
+            f" (on few shoes: {needed} more for an expected 5 per cell)" if needed > 0 else ""
+        )
+    return too_few_text(needed, "shoes") if needed > 0 else "ok"
 
 
 # --- JSON ---------------------------------------------------------------------------------------
@@ -84,6 +94,10 @@ def _position_json(test: PositionTest | None) -> dict[str, Any] | None:
         "least_uniform": None if test.least_p is None else _outlier_json(test.least_p),
         "sum_flagged": test.sum_flagged,
         "flagged": test.flagged,
+        "verdict": test.sum_verdict,
+        "needed": test.needed,
+        "position_chi_square": list(test.position_chi),
+        "position_shoes": list(test.position_shoes),
     }
 
 
@@ -108,6 +122,8 @@ def _frequency_json(test: FrequencyTest | None) -> dict[str, Any] | None:
             for f in test.frequencies
         ],
         "flagged": test.flagged,
+        "verdict": test.chi_verdict,
+        "needed": test.needed,
     }
 
 
@@ -189,7 +205,8 @@ def _position_text(out: TextIO, what: str, test: PositionTest | None) -> None:
         return
     out.write(
         f"  {label}: chi-square = {test.chi_square:.1f} with {test.dof} dof, "
-        f"p = {test.p_value:.4f} (risk level {test.alpha:.3g})  {_flag(test.sum_flagged)}\n"
+        f"p = {test.p_value:.4f} (risk level {test.alpha:.3g})  "
+        f"{_judged(test.sum_flagged, test.needed)}\n"
     )
     limit = f"p < {test.outlier_alpha:.3g}/{test.positions}"
     if test.outliers:
@@ -208,7 +225,7 @@ def _position_text(out: TextIO, what: str, test: PositionTest | None) -> None:
 def _frequency_text(out: TextIO, label: str, test: FrequencyTest, *, rows: bool) -> None:
     out.write(
         f"  {label}: chi-square = {test.chi_square:.2f} with {test.dof} dof, "
-        f"p = {test.p_value:.4f} (n = {test.n})  {_flag(test.flagged)}\n"
+        f"p = {test.p_value:.4f} (n = {test.n})  {_judged(test.flagged, test.needed)}\n"
     )
     beyond = test.flagged_categories
     if beyond:
@@ -221,6 +238,32 @@ def _frequency_text(out: TextIO, label: str, test: FrequencyTest, *, rows: bool)
         ]
         body = table(("", "count", "expected", "z", ""), cells, right="123")
         out.write("".join(f"    {line}\n" for line in body.splitlines()))
+
+
+def _too_few_overall(report: ShuffleReport) -> str:
+    """What is too small to trust in a window with no flag: the largest shortfall."""
+    needs = {
+        name: test.needed
+        for name, test in (
+            ("rank_by_position", report.rank_by_position),
+            ("suit_by_position", report.suit_by_position),
+        )
+        if test is not None and test.positions > 0
+    } | {
+        name: test.needed
+        for name, test in (
+            ("first_card_rank", report.first_rank),
+            ("first_card_suit", report.first_suit),
+        )
+        if test is not None
+    }
+    short = {name: n for name, n in needs.items() if n > 0}
+    if not short:
+        return ""
+    return (
+        f", but too few shoes to trust {', '.join(short)} "
+        f"({max(short.values())} more needed for an expected 5 per cell)"
+    )
 
 
 def render_shuffle(out: TextIO, view: ShuffleView) -> None:
@@ -294,5 +337,5 @@ def render_shuffle(out: TextIO, view: ShuffleView) -> None:
             "look at this shuffler (and at the shoe's handling)\n"
         )
     else:
-        out.write(f"overall: no test flagged ({len(tests)} tests)\n")
+        out.write(f"overall: no test flagged ({len(tests)} tests){_too_few_overall(report)}\n")
     out.flush()

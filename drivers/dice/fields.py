@@ -4,9 +4,8 @@ reasons, the text patterns, the frame, and the parsers of single fields. The mes
 types are :mod:`tablectl.drivers.dice.messages`; :mod:`tablectl.drivers.dice.protocol` re-exports
 both as the codec's one face.
 
-The frame and its checksum are the shuffler's (``STX payload ETX CC CR LF``, CRC-8/SMBUS), so the
-checksum is imported from there rather than written twice: one algorithm, one table, one test of
-its catalogue check value.
+The frame and its checksum are the shuffler's (``STX payload ETX CC CR LF``, CRC-8/SMBUS): both
+come from :mod:`tablectl.drivers.stx`, the reference protocols' one frame.
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Final, Literal, TypeVar
 
-from tablectl.drivers.errors import EncodeError
+from tablectl.drivers import stx
 from tablectl.drivers.events import RollInvalidCode
-from tablectl.drivers.shuffler.messages import crc8
+from tablectl.drivers.stx import CRLF, ETX, GARBAGE, MAX_GARBAGE, MAX_PAYLOAD, MAX_RAW, STX, crc8
 
 __all__ = [
     "CLOSED_BY_TOKEN",
@@ -60,16 +59,6 @@ __all__ = [
     "parse_token",
 ]
 
-STX: Final = 0x02
-ETX: Final = 0x03
-CRLF: Final = b"\r\n"
-MAX_PAYLOAD: Final = 1000
-"""Longest payload accepted: the shuffler's limit, well above the longest valid frame (a status
-or test report listing all 99 fault codes, about 310 bytes)."""
-MAX_GARBAGE: Final = 256
-GARBAGE: Final = "garbage between frames"
-"""The :attr:`DecodeError.reason` of bytes outside any frame (line noise, not a bad frame)."""
-MAX_RAW: Final = 80
 MAX_NUMBER: Final = 9999
 """Game and roll numbers are 1–9999 and wrap to 1; 0 means "none yet" (in a status only)."""
 MAX_DICE: Final = 6
@@ -137,14 +126,12 @@ DETAIL_PATTERN: Final = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
 
 
 def frame(payload: bytes) -> bytes:
-    """``STX payload ETX CRC CR LF``.
+    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`).
 
     Raises:
         EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
     """
-    if not payload or len(payload) > MAX_PAYLOAD or not all(0x20 <= b <= 0x7E for b in payload):
-        raise EncodeError(f"dice payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
-    return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
+    return stx.frame(payload, "dice")
 
 
 # --- parsing one field ----------------------------------------------------------------------------

@@ -36,7 +36,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers import stx
+from tablectl.drivers.codec import DecodeError, FrameScanner
 from tablectl.drivers.dice.fields import (
     CLOSED_BY_WIRE,
     CRLF,
@@ -49,7 +50,6 @@ from tablectl.drivers.dice.fields import (
     MAX_CODE,
     MAX_CONFIDENCE,
     MAX_DICE,
-    MAX_GARBAGE,
     MAX_NUMBER,
     MAX_PAYLOAD,
     MAX_RAW,
@@ -150,26 +150,8 @@ __all__ = [
     "frame",
 ]
 
-FRAMING: Final = Framing(
-    start=STX,
-    start_required=True,
-    end=ETX,
-    trailer_length=2,
-    trailer_bytes=frozenset(b"0123456789ABCDEF"),
-    terminators=(),
-    separators=CRLF,
-    printable=True,
-    max_length=1 + MAX_PAYLOAD,
-    max_raw=MAX_RAW,
-    max_garbage=MAX_GARBAGE,
-    reasons=Reasons(
-        garbage=GARBAGE,
-        restarted="frame restarted (STX before ETX)",
-        trailer_cut="frame truncated in its checksum",
-        bad_trailer="checksum is not two upper-case hex digits",
-    ),
-)
-"""``STX payload ETX CC``: the checksum digits are the trailer; CR LF may separate frames."""
+FRAMING: Final = stx.FRAMING
+"""The reference protocols' frame (:mod:`tablectl.drivers.stx`)."""
 
 
 def _status(f: list[str]) -> Status:

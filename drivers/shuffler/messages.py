@@ -10,8 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tablectl.drivers import stx
 from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.errors import EncodeError
+from tablectl.drivers.stx import CRLF, ETX, GARBAGE, MAX_GARBAGE, MAX_PAYLOAD, MAX_RAW, STX, crc8
 
 __all__ = [
     "CARD_PATTERN",
@@ -63,17 +65,6 @@ __all__ = [
     "frame",
 ]
 
-STX: Final = 0x02
-ETX: Final = 0x03
-CRLF: Final = b"\r\n"
-MAX_PAYLOAD: Final = 1000
-"""Longest payload accepted; a longer run after STX is one error and is dropped."""
-MAX_GARBAGE: Final = 256
-"""Garbage between frames is reported once per run, or once per this many bytes."""
-GARBAGE: Final = "garbage between frames"
-"""The :attr:`DecodeError.reason` of bytes outside any frame (line noise, not a bad frame)."""
-MAX_RAW: Final = 80
-"""``DecodeError.raw`` keeps at most this many bytes (a log line, not a memory hog)."""
 MAX_NUMBER: Final = 9999
 """Counts and shuffle numbers are 1–4 decimal digits."""
 MAX_DECKS: Final = 8
@@ -140,40 +131,13 @@ DOOR_WIRE: Final[dict[str, bool]] = {"OPEN": True, "CLSD": False}
 # --- checksum and framing ------------------------------------------------------------------------
 
 
-def _crc8_table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x07) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
-        table.append(crc)
-    return tuple(table)
-
-
-_CRC8: Final = _crc8_table()
-
-
-def crc8(data: bytes) -> int:
-    """CRC-8/SMBUS (poly 0x07, init 0, no reflection): ``crc8(b"123456789") == 0xF4``."""
-    crc = 0
-    for byte in data:
-        crc = _CRC8[crc ^ byte]
-    return crc
-
-
-def _printable(data: bytes) -> bool:
-    return all(0x20 <= b <= 0x7E for b in data)
-
-
 def frame(payload: bytes) -> bytes:
-    """``STX payload ETX CRC CR LF``.
+    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`).
 
     Raises:
-        ValueError: an empty, over-long or non-printable payload (never sent half-formed).
+        EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
     """
-    if not payload or len(payload) > MAX_PAYLOAD or not _printable(payload):
-        raise EncodeError(f"shuffler payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
-    return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
+    return stx.frame(payload, "shuffler")
 
 
 # --- messages the shuffler sends -----------------------------------------------------------------

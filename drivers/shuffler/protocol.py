@@ -38,7 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers import stx
+from tablectl.drivers.codec import DecodeError, FrameScanner
 from tablectl.drivers.shuffler.messages import (
     CARD_PATTERN,
     CRLF,
@@ -51,7 +52,6 @@ from tablectl.drivers.shuffler.messages import (
     GARBAGE,
     MAX_CODE,
     MAX_DECKS,
-    MAX_GARBAGE,
     MAX_LIST,
     MAX_NUMBER,
     MAX_PAYLOAD,
@@ -135,26 +135,8 @@ __all__ = [
     "frame",
 ]
 
-FRAMING: Final = Framing(
-    start=STX,
-    start_required=True,
-    end=ETX,
-    trailer_length=2,
-    trailer_bytes=frozenset(b"0123456789ABCDEF"),
-    terminators=(),
-    separators=CRLF,
-    printable=True,
-    max_length=1 + MAX_PAYLOAD,
-    max_raw=MAX_RAW,
-    max_garbage=MAX_GARBAGE,
-    reasons=Reasons(
-        garbage=GARBAGE,
-        restarted="frame restarted (STX before ETX)",
-        trailer_cut="frame truncated in its checksum",
-        bad_trailer="checksum is not two upper-case hex digits",
-    ),
-)
-"""``STX payload ETX CC``: the checksum digits are the trailer; CR LF may separate frames."""
+FRAMING: Final = stx.FRAMING
+"""The reference protocols' frame (:mod:`tablectl.drivers.stx`)."""
 
 
 class _FieldError(ValueError):

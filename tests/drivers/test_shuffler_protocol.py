@@ -10,9 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablectl.drivers.shuffler.protocol import (
-    MAX_GARBAGE,
     MAX_LIST,
-    MAX_PAYLOAD,
     REFERENCE_CODEC,
     Ack,
     ClearFault,
@@ -40,6 +38,7 @@ from tablectl.drivers.shuffler.protocol import (
     encode_message,
     frame,
 )
+from tablectl.drivers.stx import MAX_GARBAGE, MAX_PAYLOAD
 
 
 def wire(payload: bytes) -> bytes:

@@ -1,0 +1,94 @@
+"""The frame the tablectl reference protocols share: ``STX payload ETX CRC CR LF``.
+
+The shuffler's protocol (docs/protocols/shuffler.md) defined it, and the dice unit's
+(docs/protocols/dice.md) took it over unchanged: one frame, one checksum, one scanner set-up,
+tested once. A CRC-8 rather than an XOR: a dice result or a card count is sent once, and an XOR
+misses two flips in the same bit column (``4,1`` → ``6,3``).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tablectl.drivers.codec import Framing, Reasons
+from tablectl.drivers.errors import EncodeError
+
+__all__ = [
+    "CRLF",
+    "ETX",
+    "FRAMING",
+    "GARBAGE",
+    "MAX_GARBAGE",
+    "MAX_PAYLOAD",
+    "MAX_RAW",
+    "STX",
+    "crc8",
+    "frame",
+]
+
+STX: Final = 0x02
+ETX: Final = 0x03
+CRLF: Final = b"\r\n"
+MAX_PAYLOAD: Final = 1000
+"""Longest payload accepted; a longer run after STX is one error and is dropped."""
+MAX_GARBAGE: Final = 256
+"""Garbage between frames is reported once per run, or once per this many bytes."""
+GARBAGE: Final = "garbage between frames"
+"""The :attr:`DecodeError.reason` of bytes outside any frame (line noise, not a bad frame)."""
+MAX_RAW: Final = 80
+"""``DecodeError.raw`` keeps at most this many bytes (a log line, not a memory hog)."""
+
+FRAMING: Final = Framing(
+    start=STX,
+    start_required=True,
+    end=ETX,
+    trailer_length=2,
+    trailer_bytes=frozenset(b"0123456789ABCDEF"),
+    terminators=(),
+    separators=CRLF,
+    printable=True,
+    max_length=1 + MAX_PAYLOAD,
+    max_raw=MAX_RAW,
+    max_garbage=MAX_GARBAGE,
+    reasons=Reasons(
+        garbage=GARBAGE,
+        restarted="frame restarted (STX before ETX)",
+        trailer_cut="frame truncated in its checksum",
+        bad_trailer="checksum is not two upper-case hex digits",
+    ),
+)
+"""``STX payload ETX CC``: the checksum digits are the trailer; CR LF may separate frames."""
+
+
+def _crc8_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x07) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
+        table.append(crc)
+    return tuple(table)
+
+
+_CRC8: Final = _crc8_table()
+
+
+def crc8(data: bytes) -> int:
+    """CRC-8/SMBUS (poly 0x07, init 0, no reflection): ``crc8(b"123456789") == 0xF4``."""
+    crc = 0
+    for byte in data:
+        crc = _CRC8[crc ^ byte]
+    return crc
+
+
+def frame(payload: bytes, device: str) -> bytes:
+    """``STX payload ETX CRC CR LF``; ``device`` names the protocol in the error.
+
+    Raises:
+        EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
+    """
+    if not payload or len(payload) > MAX_PAYLOAD or not all(0x20 <= b <= 0x7E for b in payload):
+        raise EncodeError(f"{device} payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
+    return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF

@@ -9,6 +9,7 @@ backend is there. The installed tree must claim the ``tablectl`` name and nothin
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -100,6 +101,9 @@ def test_installed_wheel_imports_only_under_tablectl(fresh_venv: Path) -> None:
     assert "0+unknown" not in version.stdout
 
 
+OUTCOME = re.compile(r"^\d\d:\d\d:\d\d \S+ #\d+ ")
+
+
 @pytest.mark.skipif(find_mosquitto() is None, reason="the demo's broker is mosquitto here")
 def test_demo_runs_from_the_installed_wheel(fresh_venv: Path) -> None:
     demo = _run(
@@ -116,7 +120,8 @@ def test_demo_runs_from_the_installed_wheel(fresh_venv: Path) -> None:
         timeout=240,
     )
     assert demo.returncode == 0, demo.stderr[-3000:]
-    outcomes = [line for line in demo.stdout.splitlines() if line.startswith("OUTCOME")]
+    # An outcome line: "HH:MM:SS TABLE #ROUND summary" (controller/tools/summary.py).
+    outcomes = [line for line in demo.stdout.splitlines() if OUTCOME.match(line)]
     assert len(outcomes) >= 3, demo.stdout[-3000:]
     # it ran the installed copy, not this checkout
     assert str(ROOT) not in demo.stdout + demo.stderr

@@ -7,6 +7,7 @@ arrived, through its injected clock, so codecs and game rules never read a clock
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "DiceRollInvalid",
     "DiceRollStarted",
     "Direction",
+    "FaultLatch",
     "MixingChanged",
     "NoMoreBets",
     "RollInvalidCode",
@@ -302,3 +304,42 @@ DeviceEvent = (
     | DiceRead
     | DiceRollInvalid
 )
+
+
+class FaultLatch:
+    """A device's latched faults, by stable code, and the events that change them.
+
+    Every interpreter reports a fault once when it latches and once when it clears, however
+    often the device repeats it in its status: the controller journals each change, so a wheel
+    that says "sensor fault" in every 100 ms status must not become ten records a second.
+    """
+
+    __slots__ = ("_details", "_device")
+
+    def __init__(self, device: str) -> None:
+        self._device = device
+        self._details: dict[str, str] = {}
+
+    def latch(self, code: str, *, detail: str, now: float) -> list[DeviceEvent]:
+        """``[DeviceFaultRaised]`` when ``code`` was not latched yet, else nothing."""
+        if code in self._details:
+            return []
+        self._details[code] = detail
+        return [DeviceFaultRaised(device=self._device, at=now, code=code, detail=detail)]
+
+    def clear(self, code: str, *, now: float) -> list[DeviceEvent]:
+        """``[DeviceFaultCleared]`` when ``code`` was latched, else nothing."""
+        if self._details.pop(code, None) is None:
+            return []
+        return [DeviceFaultCleared(device=self._device, at=now, code=code)]
+
+    @property
+    def codes(self) -> frozenset[str]:
+        """The latched codes."""
+        return frozenset(self._details)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._details
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._details))

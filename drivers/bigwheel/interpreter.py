@@ -65,9 +65,8 @@ from tablectl.drivers.bigwheel.protocol import DecodeError
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
+    FaultLatch,
     WheelSpinStarted,
     WheelStopped,
 )
@@ -145,7 +144,7 @@ class BigWheelInterpreter:
         self._spin: _Spin | None = None
         self._stopped: int | None = None  # last spin number reported stopped (or history)
         self._reported: WheelStopped | None = None  # what we said about spin ``_stopped``
-        self._faults: dict[str, str] = {}  # latched stable code -> detail
+        self._faults = FaultLatch(self.device_id)
         self._segments_sent: float | None = None
         self._commands: list[Command] = []
 
@@ -154,7 +153,7 @@ class BigWheelInterpreter:
     @property
     def active_faults(self) -> frozenset[str]:
         """Stable fault codes raised and not yet cleared."""
-        return frozenset(self._faults)
+        return self._faults.codes
 
     @property
     def spinning(self) -> int | None:
@@ -211,9 +210,11 @@ class BigWheelInterpreter:
                     spin, before, revolutions, direction, on_divider=True, now=now
                 )
             case Fault(code, detail):
-                events += self._raise(fault_code(code), detail or FAULT_MEANINGS.get(code, ""), now)
+                events += self._faults.latch(
+                    fault_code(code), detail=detail or FAULT_MEANINGS.get(code, ""), now=now
+                )
             case FaultCleared(code):
-                events += self._clear(fault_code(code), now)
+                events += self._faults.clear(fault_code(code), now=now)
             case Ack() | Nak():
                 self.last_reply = message
             case _:
@@ -258,7 +259,7 @@ class BigWheelInterpreter:
     def _start(self, number: int, direction: Direction | None, now: float) -> list[DeviceEvent]:
         self._spin = _Spin(number, direction)
         self._reported = None
-        events = self._clear(FAULT_RESULT_MISMATCH, now)
+        events = self._faults.clear(FAULT_RESULT_MISMATCH, now=now)
         events.append(WheelSpinStarted(device=self.device_id, at=now, direction=direction))
         return events
 
@@ -384,11 +385,11 @@ class BigWheelInterpreter:
         said = (reported.index, reported.revolutions, reported.direction, reported.on_divider)
         if level == said:
             return []
-        return self._raise(
+        return self._faults.latch(
             FAULT_RESULT_MISMATCH,
-            f"spin {status.spin}: reported (index, revolutions, direction, divider) {said}, "
+            detail=f"spin {status.spin}: reported (index, revolutions, direction, divider) {said}, "
             f"the wheel's status says {level}",
-            now,
+            now=now,
         )
 
     def _check_segments(self, status: Status, now: float) -> list[DeviceEvent]:
@@ -396,11 +397,11 @@ class BigWheelInterpreter:
         if wanted is None:
             return []
         if status.segments == wanted:
-            return self._clear(FAULT_SEGMENT_COUNT, now)
-        events = self._raise(
+            return self._faults.clear(FAULT_SEGMENT_COUNT, now=now)
+        events = self._faults.latch(
             FAULT_SEGMENT_COUNT,
-            f"wheel reports {status.segments} segments, table has {wanted}",
-            now,
+            detail=f"wheel reports {status.segments} segments, table has {wanted}",
+            now=now,
         )
         if status.state != "spinning" and (
             self._segments_sent is None or now - self._segments_sent >= SEGMENT_RETRY
@@ -415,19 +416,8 @@ class BigWheelInterpreter:
         events: list[DeviceEvent] = []
         reported = {fault_code(code): code for code in status.faults}
         for code, wire in reported.items():
-            events += self._raise(code, FAULT_MEANINGS.get(wire, ""), now)
+            events += self._faults.latch(code, detail=FAULT_MEANINGS.get(wire, ""), now=now)
         for code in sorted(self._faults):
             if code not in _OWN_CODES and code not in reported:
-                events += self._clear(code, now)
+                events += self._faults.clear(code, now=now)
         return events
-
-    def _raise(self, code: str, detail: str, now: float) -> list[DeviceEvent]:
-        if code in self._faults:
-            return []
-        self._faults[code] = detail
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if self._faults.pop(code, None) is None:
-            return []
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]

@@ -77,12 +77,11 @@ from tablectl.drivers.events import (
     BettingOpened,
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
     DiceRead,
     DiceRollInvalid,
     DiceRollStarted,
+    FaultLatch,
     NoMoreBets,
 )
 
@@ -148,7 +147,7 @@ class DiceInterpreter:
         self._roll: int | None = None  # the roll of _game with DiceRollStarted emitted
         self._outcomes: deque[tuple[int, int]] = deque(maxlen=_REMEMBERED)
         self._asked: set[tuple[int, int]] = set()
-        self._faults: dict[str, str] = {}  # latched stable code -> detail
+        self._faults = FaultLatch(self.device_id)
         self._commands: list[Command] = []
         self._last_frame: float | None = None
         self._last_poll: float | None = None
@@ -168,7 +167,7 @@ class DiceInterpreter:
     @property
     def active_faults(self) -> frozenset[str]:
         """Stable fault codes raised and not yet cleared."""
-        return frozenset(self._faults)
+        return self._faults.codes
 
     # --- entry points ----------------------------------------------------------------------------
 
@@ -202,9 +201,11 @@ class DiceInterpreter:
             case Result() | NoResult():
                 events += self._outcome(message, now)
             case Fault(code, detail):
-                events += self._raise(fault_code(code), now, detail or _meaning(code))
+                events += self._faults.latch(
+                    fault_code(code), detail=detail or _meaning(code), now=now
+                )
             case FaultClear(code):
-                events += self._clear(fault_code(code), now)
+                events += self._faults.clear(fault_code(code), now=now)
             case Identity():
                 events += self._check_identity(message, now)
             case TestReport():
@@ -381,30 +382,18 @@ class DiceInterpreter:
             told = ",".join(identity.colors) or "none"
             wrong.append(f"the unit's colours are {told}, the table's {','.join(self.colors)}")
         if wrong:
-            return self._raise(FAULT_CONFIG_MISMATCH, now, "; ".join(wrong))
-        return self._clear(FAULT_CONFIG_MISMATCH, now)
+            return self._faults.latch(FAULT_CONFIG_MISMATCH, detail="; ".join(wrong), now=now)
+        return self._faults.clear(FAULT_CONFIG_MISMATCH, now=now)
 
     def _reconcile_faults(self, status: Status, now: float) -> list[DeviceEvent]:
         events: list[DeviceEvent] = []
         reported = {fault_code(code): code for code in status.faults}
         for code in sorted(c for c in self._faults if c != FAULT_CONFIG_MISMATCH):
             if code not in reported:
-                events += self._clear(code, now)
+                events += self._faults.clear(code, now=now)
         for code, number in sorted(reported.items()):
-            events += self._raise(code, now, _meaning(number))
+            events += self._faults.latch(code, detail=_meaning(number), now=now)
         return events
-
-    def _raise(self, code: str, now: float, detail: str) -> list[DeviceEvent]:
-        if code in self._faults:
-            return []
-        self._faults[code] = detail
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if code not in self._faults:
-            return []
-        del self._faults[code]
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]
 
     # --- helpers ---------------------------------------------------------------------------------
 

@@ -65,12 +65,11 @@ from tablectl.drivers.events import (
     BettingOpened,
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
     DiceRead,
     DiceRollInvalid,
     DiceRollStarted,
+    FaultLatch,
     NoMoreBets,
     RollInvalidCode,
 )
@@ -178,7 +177,7 @@ class DiceStudioInterpreter:
         self._rolling = False  # DiceRollStarted said for the shake in flight
         self._rejected = 0  # answers rejected during the read in progress
         self._answered: deque[str] = deque(maxlen=_REMEMBERED_ANSWERS)
-        self._faults: dict[str, str] = {}
+        self._faults = FaultLatch(self.device_id)
         self._commands: list[Command] = []
 
     # --- observation -----------------------------------------------------------------------------
@@ -186,7 +185,7 @@ class DiceStudioInterpreter:
     @property
     def active_faults(self) -> frozenset[str]:
         """Stable fault codes raised and not yet cleared."""
-        return frozenset(self._faults)
+        return self._faults.codes
 
     def take_commands(self) -> list[Command]:
         """Commands the host must publish now, oldest first; empties the queue."""
@@ -284,13 +283,15 @@ class DiceStudioInterpreter:
         self.shaker_state = state
         events: list[DeviceEvent] = []
         if state == "motion_fault":
-            events += self._raise(FAULT_MOTION, "the shaker reports a motion fault", now)
+            events += self._faults.latch(
+                FAULT_MOTION, detail="the shaker reports a motion fault", now=now
+            )
             if self.phase in ("shake_sent", "shaking"):
                 self.phase = "shake_pending"  # the shake is aborted: shake again once clear
                 self._count("shakes_aborted")
             return events
         if state == "idle":
-            events += self._clear(FAULT_MOTION, now)
+            events += self._faults.clear(FAULT_MOTION, now=now)
         elif FAULT_MOTION in self._faults:
             return events  # nothing moves on until the fault is cleared by an idle word
         match self.phase, state:
@@ -353,8 +354,8 @@ class DiceStudioInterpreter:
             code, why = FAULT_READER_INVALID, f"only {self._rejected} rejected answer(s)"
         else:
             code, why = FAULT_READER_SILENT, "no answer"
-        events = self._raise(
-            code, f"read {self.round_id}: {why} within {self.result_timeout:g} s", now
+        events = self._faults.latch(
+            code, detail=f"read {self.round_id}: {why} within {self.result_timeout:g} s", now=now
         )
         self._count("detect_retries")
         self._deadline = now + self.result_timeout
@@ -372,7 +373,9 @@ class DiceStudioInterpreter:
             self._rejected += 1
             self.last_rejected = result
             return []
-        events = self._clear(FAULT_READER_SILENT, now) + self._clear(FAULT_READER_INVALID, now)
+        events = self._faults.clear(FAULT_READER_SILENT, now=now) + self._faults.clear(
+            FAULT_READER_INVALID, now=now
+        )
         self._answered.append(result.round_id)
         if result.error == 0 and result.dice is not None:
             events.append(
@@ -396,17 +399,6 @@ class DiceStudioInterpreter:
         return events
 
     # --- faults and counters ---------------------------------------------------------------------
-
-    def _raise(self, code: str, detail: str, now: float) -> list[DeviceEvent]:
-        if code in self._faults:
-            return []
-        self._faults[code] = detail
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if self._faults.pop(code, None) is None:
-            return []
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]
 
     def _count(self, name: str) -> None:
         self.counters[name] = self.counters.get(name, 0) + 1

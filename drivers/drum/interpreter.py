@@ -64,9 +64,8 @@ from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
+    FaultLatch,
     MixingChanged,
     TubeFull,
 )
@@ -157,7 +156,7 @@ class DrumInterpreter:
         self.available = False
         self.state: DrumState | None = None
         """The last state frame (technician tools; kept across silence and reconnects)."""
-        self.faults: dict[str, str] = {}
+        self.faults = FaultLatch(self.device_id)
         """Latched fault codes → detail."""
         self._last_controller: float | None = None
         self._controller_uptime: int | None = None
@@ -197,9 +196,9 @@ class DrumInterpreter:
             case FaultReport():
                 code = fault_code(message.kind, message.reader)
                 if message.active:
-                    events += self._raise(code, f"detail {message.detail}", now)
+                    events += self.faults.latch(code, detail=f"detail {message.detail}", now=now)
                 else:
-                    events += self._clear(code, now)
+                    events += self.faults.clear(code, now=now)
             case Ack() | Command():
                 pass
         return events
@@ -225,8 +224,8 @@ class DrumInterpreter:
             if ref is None or (self._readers_ref is not None and ref < self._readers_ref):
                 ref = self._readers_ref
             if ref is not None and now - ref > timeout:
-                events += self._raise(
-                    reader_silent_code(number), f"no heartbeat for {timeout:g} s", now
+                events += self.faults.latch(
+                    reader_silent_code(number), detail=f"no heartbeat for {timeout:g} s", now=now
                 )
         return events
 
@@ -249,15 +248,17 @@ class DrumInterpreter:
                 self._count("reboots")
             self._controller_uptime = hb.uptime
             if hb.state is NodeState.OPERATIONAL:
-                return self._clear(FAULT_NOT_OPERATIONAL, now)
-            return self._raise(FAULT_NOT_OPERATIONAL, f"node state {hb.state.name}", now)
+                return self.faults.clear(FAULT_NOT_OPERATIONAL, now=now)
+            return self.faults.latch(
+                FAULT_NOT_OPERATIONAL, detail=f"node state {hb.state.name}", now=now
+            )
         reader = self._readers[offset]
         if reader.uptime is not None and hb.uptime < reader.uptime:
             self._count("reboots")
             reader.last_seq = None  # a rebooted reader counts its reads from scratch
         reader.uptime = hb.uptime
         reader.last_heartbeat = now
-        return self._clear(reader_silent_code(offset), now)
+        return self.faults.clear(reader_silent_code(offset), now=now)
 
     def _state(self, state: DrumState, now: float) -> list[DeviceEvent]:
         events: list[DeviceEvent] = []
@@ -274,15 +275,15 @@ class DrumInterpreter:
         # The fault bits are levels: they raise what we missed and clear what went away.
         for kind, code in _KIND_CODES.items():
             if kind in state.faults:
-                events += self._raise(code, "reported in drum state", now)
+                events += self.faults.latch(code, detail="reported in drum state", now=now)
             else:
-                events += self._clear(code, now)
+                events += self.faults.clear(code, now=now)
         for number in range(1, self.settings.readers + 1):
             code = fault_code(FaultKind.READER, number)
             if number in state.reader_faults:
-                events += self._raise(code, "reported in drum state", now)
+                events += self.faults.latch(code, detail="reported in drum state", now=now)
             else:
-                events += self._clear(code, now)
+                events += self.faults.clear(code, now=now)
         return events
 
     def _ball(self, report: BallReport, offset: int, now: float) -> list[DeviceEvent]:
@@ -321,14 +322,3 @@ class DrumInterpreter:
             return []
         self._tube_full_reported = True
         return [TubeFull(device=self.device_id, at=now)]
-
-    def _raise(self, code: str, detail: str, now: float) -> list[DeviceEvent]:
-        if code in self.faults:
-            return []
-        self.faults[code] = detail
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if self.faults.pop(code, None) is None:
-            return []
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]

@@ -32,9 +32,8 @@ from __future__ import annotations
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
+    FaultLatch,
     ShuffleCompleted,
     ShuffleStarted,
 )
@@ -103,7 +102,7 @@ class ShufflerInterpreter:
         self._started: int | None = None
         self._completed: int | None = None
         self._door_open = False
-        self._faults: dict[str, str] = {}  # latched stable code -> detail
+        self._faults = FaultLatch(self.device_id)
         self._commands: list[Command] = []
 
     # --- observation -----------------------------------------------------------------------------
@@ -121,7 +120,7 @@ class ShufflerInterpreter:
     @property
     def active_faults(self) -> frozenset[str]:
         """Stable fault codes raised and not yet cleared."""
-        return frozenset(self._faults)
+        return self._faults.codes
 
     # --- entry points ----------------------------------------------------------------------------
 
@@ -159,9 +158,11 @@ class ShufflerInterpreter:
             case Door(is_open):
                 events += self._door(is_open, now)
             case Fault(code, detail):
-                events += self._raise(fault_code(code), now, detail or _meaning(code))
+                events += self._faults.latch(
+                    fault_code(code), detail=detail or _meaning(code), now=now
+                )
             case FaultClear(code):
-                events += self._clear(fault_code(code), now)
+                events += self._faults.clear(fault_code(code), now=now)
             case DeckReport():
                 self.last_deck_report = message
             case Ack() | Nak():
@@ -264,30 +265,18 @@ class ShufflerInterpreter:
     def _door(self, is_open: bool, now: float) -> list[DeviceEvent]:
         self._door_open = is_open
         if is_open:
-            return self._raise(FAULT_DOOR_OPEN, now, "shuffler door open")
-        return self._clear(FAULT_DOOR_OPEN, now)
+            return self._faults.latch(FAULT_DOOR_OPEN, detail="shuffler door open", now=now)
+        return self._faults.clear(FAULT_DOOR_OPEN, now=now)
 
     def _reconcile_faults(self, status: Status, now: float) -> list[DeviceEvent]:
         events: list[DeviceEvent] = []
         reported = {fault_code(code): code for code in status.faults}
         for code in sorted(c for c in self._faults if c != FAULT_DOOR_OPEN):
             if code not in reported:
-                events += self._clear(code, now)
+                events += self._faults.clear(code, now=now)
         for code, number in sorted(reported.items()):
-            events += self._raise(code, now, _meaning(number))
+            events += self._faults.latch(code, detail=_meaning(number), now=now)
         return events
-
-    def _raise(self, code: str, now: float, detail: str) -> list[DeviceEvent]:
-        if code in self._faults:
-            return []
-        self._faults[code] = detail
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if code not in self._faults:
-            return []
-        del self._faults[code]
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]
 
 
 def _meaning(code: int) -> str:

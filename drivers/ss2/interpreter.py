@@ -68,9 +68,8 @@ from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
     DeviceEvent,
-    DeviceFaultCleared,
-    DeviceFaultRaised,
     DeviceUnavailable,
+    FaultLatch,
     NoMoreBets,
     SpinInvalid,
     WheelReady,
@@ -142,7 +141,7 @@ class SS2Interpreter:
         self._game: Game | None = None
         self._no_ball_since: float | None = None
         self._misfire_since: float | None = None
-        self._faults: set[str] = set()
+        self._faults = FaultLatch(self.device_id)
         self._commands: list[Command] = []
 
     # --- public entry points ---------------------------------------------------------------
@@ -160,7 +159,7 @@ class SS2Interpreter:
     @property
     def active_faults(self) -> frozenset[str]:
         """Fault codes raised and not yet cleared."""
-        return frozenset(self._faults)
+        return self._faults.codes
 
     def feed(self, message: Message, now: float) -> list[DeviceEvent]:
         """One decoded message that arrived at ``now``. :class:`DecodeError` is ignored (the
@@ -316,17 +315,21 @@ class SS2Interpreter:
         events: list[DeviceEvent] = []
         state = status.state
         if status.warnings & WarningBit.SENSOR_FAULT:
-            events += self._raise(FAULT_SENSOR, now, "sensor stuck, motor or encoder fault")
+            events += self._faults.latch(
+                FAULT_SENSOR, detail="sensor stuck, motor or encoder fault", now=now
+            )
         else:
-            events += self._clear(FAULT_SENSOR, now)
+            events += self._faults.clear(FAULT_SENSOR, now=now)
         if state == STATE_CLOSED and prev_state in IN_GAME_STATES:
-            events += self._raise(FAULT_POWERED_DOWN, now, f"dropped to state 6 from {prev_state}")
+            events += self._faults.latch(
+                FAULT_POWERED_DOWN, detail=f"dropped to state 6 from {prev_state}", now=now
+            )
         elif state != STATE_CLOSED:
-            events += self._clear(FAULT_POWERED_DOWN, now)
+            events += self._faults.clear(FAULT_POWERED_DOWN, now=now)
         if state == STATE_READY and prev_state != STATE_READY:
             # The wheel is playing again: whatever *F reported is behind it.
             for code in sorted(c for c in self._faults if c.startswith(FAULT_PREFIX)):
-                events += self._clear(code, now)
+                events += self._faults.clear(code, now=now)
         return events
 
     def _track_warnings(
@@ -386,9 +389,11 @@ class SS2Interpreter:
         if code == 0:
             events: list[DeviceEvent] = []
             for latched in sorted(c for c in self._faults if c.startswith(FAULT_PREFIX)):
-                events += self._clear(latched, now)
+                events += self._faults.clear(latched, now=now)
             return events
-        return self._raise(fault_code(code), now, FAULT_MEANINGS.get(code, "unknown fault code"))
+        return self._faults.latch(
+            fault_code(code), detail=FAULT_MEANINGS.get(code, "unknown fault code"), now=now
+        )
 
     def _on_sensor(self, sensor: int) -> None:
         game = self._game
@@ -467,15 +472,3 @@ class SS2Interpreter:
         game.voided = True
         self._commands.append(Command.restart())
         return [SpinInvalid(device=self.device_id, at=now, reason=reason, spin=game.spin)]
-
-    def _raise(self, code: str, now: float, detail: str) -> list[DeviceEvent]:
-        if code in self._faults:
-            return []
-        self._faults.add(code)
-        return [DeviceFaultRaised(device=self.device_id, at=now, code=code, detail=detail)]
-
-    def _clear(self, code: str, now: float) -> list[DeviceEvent]:
-        if code not in self._faults:
-            return []
-        self._faults.discard(code)
-        return [DeviceFaultCleared(device=self.device_id, at=now, code=code)]

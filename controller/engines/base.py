@@ -12,6 +12,7 @@ and its event handlers, and implements the hooks:
 
 - :meth:`~RoundEngine.snapshot` — the table state for the retained ``state`` topic;
 - :meth:`~RoundEngine._round_ended` — what the end of a round clears (called by :meth:`_end`);
+- optionally :meth:`~RoundEngine._partial` — what a round ended early (a void) had shown so far;
 - optionally :meth:`~RoundEngine._intercept` (an event the engine answers before its handler,
   e.g. a held roulette round refusing the wheel), :meth:`~RoundEngine._refusal` (the message of
   an ``unexpected_event``) and :meth:`~RoundEngine.conceals`.
@@ -27,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
-from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent
+from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent, Void
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine
 from tablectl.controller.games.findings import Finding
@@ -248,6 +249,18 @@ class RoundEngine(ABC):
         self._round = None
         self._round_ended(outcome)
         return outcome
+
+    def _partial(self) -> dict[str, Any] | None:
+        """What the round in progress has shown so far, for the outcome of a void (``None``: the
+        game has nothing to show before its result)."""
+        return None
+
+    def _void(self, event: Void) -> list[EngineOutput]:
+        """A supervisor's void (seed-000 V-RL-5 / GEN-11): the round ends with its reason code,
+        or ``supervisor_void`` without one. The machine says in which phases it may."""
+        self._machine.fire("void")
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        return [self._end("void", reason, event, self._partial())]
 
     def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
         if event.code not in self._faults:

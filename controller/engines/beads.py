@@ -29,13 +29,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from tablectl.controller.core.events import Beads, Fault, RoundOpen, TableEvent, Void
+from tablectl.controller.core.events import Beads, Fault, RoundOpen, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
     RoundEngine,
 )
 from tablectl.controller.games.fan_tan import FanTanRules, check_count, fan_tan_result
@@ -164,11 +163,6 @@ class BeadEngine(RoundEngine):
         self._machine.fire("settle")
         result = {**fan_tan_result(event.count), "recounts": self._recounts}
         return [self._end("settled", None, event, result)]
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        return [self._end("void", reason, event)]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         self._machine.fire("fault")

@@ -42,14 +42,12 @@ from tablectl.controller.core.events import (
     RollInvalid,
     RoundOpen,
     TableEvent,
-    Void,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
     RoundEngine,
 )
 from tablectl.controller.games.dice import (
@@ -329,11 +327,6 @@ class DiceEngine(RoundEngine):
             return self._land(event, *held)  # judged as if it came now
         self._rolled, self._roll_ts = False, None  # the dice are rolled again
         return []
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        return [self._end("void", reason, event, self._partial())]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         phase = self.phase

@@ -37,14 +37,12 @@ from tablectl.controller.core.events import (
     Mixing,
     RoundOpen,
     TableEvent,
-    Void,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
     RoundEngine,
 )
 from tablectl.controller.games.draw import DrawRules
@@ -291,11 +289,6 @@ class DrawEngine(RoundEngine):
         else:
             self._draw.confirm()
         return self._progress(event)
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        return [self._end("void", reason, event, self._partial())]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         phase = self.phase

@@ -48,7 +48,6 @@ from tablectl.controller.core.events import (
     RngDraw,
     RoundOpen,
     TableEvent,
-    Void,
     WinningNumber,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
@@ -57,7 +56,6 @@ from tablectl.controller.engines.base import (
     NOT_FOR_THIS_GAME,
     UNEXPECTED_EVENT,
     VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
     RoundEngine,
 )
 from tablectl.controller.engines.roulette_machine import HELD, IDLE, OPEN, Flavour
@@ -331,12 +329,6 @@ class RouletteEngine(RoundEngine):
         # seed-000 RL-I1/RL-I2, regulatory R2: "no spin", no payouts, a new spin follows.
         self._machine.fire("no_spin")
         reason = event.reason.strip() or VOID_NO_SPIN_DEFAULT
-        return [self._end("void", reason, event, self._partial())]
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        # seed-000 V-RL-5 / GEN-11: a supervisor's decision, with its reason code.
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
         return [self._end("void", reason, event, self._partial())]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:

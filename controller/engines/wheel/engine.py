@@ -40,14 +40,12 @@ from tablectl.controller.core.events import (
     RoundOpen,
     Segment,
     TableEvent,
-    Void,
     WheelSpin,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
 from tablectl.controller.engines.base import (
     FAULT_LATCHED,
     VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
 )
 from tablectl.controller.engines.wheel.bonus import BonusRounds
 from tablectl.controller.engines.wheel.machine import (
@@ -286,11 +284,6 @@ class WheelEngine(BonusRounds):
         # Back to where the fault came (a chain, or the first spin), then judge the held segment.
         self._machine.fire("resume_chain" if self._spins else "resume")
         return self._land(held) if held is not None else []
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        return [self._end("void", reason, event, self._partial())]
 
     def _fault(self, event: Fault) -> list[EngineOutput]:
         phase = self.phase

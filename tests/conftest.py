@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.mosquitto import MosquittoProcess, find_mosquitto
+from tests.support.postgres import PostgresServer, postgres_unavailable
 
 
 @pytest.fixture
@@ -25,3 +26,31 @@ def mosquitto(tmp_path: Path) -> Iterator[MosquittoProcess]:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One private PostgreSQL per test session (per xdist worker): ``initdb`` on a free port.
+
+    Skips when the server binaries or psycopg are missing. Tests that take the server down start
+    a :class:`PostgresServer` of their own instead.
+    """
+    reason = postgres_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> Iterator[str]:
+    """The DSN of a fresh, empty database on the session's PostgreSQL (dropped afterwards)."""
+    dsn = postgres_server.new_database()
+    try:
+        yield dsn
+    finally:
+        postgres_server.drop_database(dsn)

@@ -12,6 +12,7 @@ inner to outer, each importing only itself and what is inside it:
     controller.engines           → games, config, plugins, core  (pure round engines)
     controller.journal           → config, secrets, core
     controller.mqtt              → journal, config, secrets, core
+    controller.archive           → mqtt, journal, config, secrets, core  (the floor's archive)
     controller.service           → mqtt, journal, engines, games, config, secrets, core, drivers
     controller.tools, .lab       → anything (composition roots; they also start simulators)
 
@@ -48,6 +49,14 @@ ALLOWED: dict[str, set[str]] = {
     "controller.plugins": {"controller.plugins", "controller.games"} | CORE,
     "controller.journal": {"controller.journal", "controller.config", "controller.secrets"} | CORE,
     "controller.mqtt": {
+        "controller.mqtt",
+        "controller.journal",
+        "controller.config",
+        "controller.secrets",
+    }
+    | CORE,
+    "controller.archive": {  # the topic scheme and the broker link are written once, in mqtt
+        "controller.archive",
         "controller.mqtt",
         "controller.journal",
         "controller.config",

@@ -37,7 +37,7 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "journal",
         type=Path,
-        nargs="+",
+        nargs="*",  # none with `tablectl verify --dsn` (the archive): tools/cli.py checks
         help="journal file(s) or folder(s); several files or a folder are checked as one chain"
         " per table (rotated files included), a folder also back to seq 1 or the last retired"
         " file",

@@ -169,7 +169,10 @@ class SimulatedPresenter:
     produce the result (``start`` is the presenter's action once bets are closed: start the
     drum's mixing and release the balls, or nothing for a wheel that spins on its own).
 
-    Rounds are run until ``rounds`` are done (0: forever).
+    Rounds are run until ``rounds`` are done (0: forever). ``supervise``: the presenter is also
+    the lab's supervisor — a round held for a device fault (``on_fault = "decide"``) is confirmed
+    once the fault has cleared, as a supervisor would after a link blip that touched no ball
+    (seed-001 G3, C42). Without it such a round waits for a ``confirm`` nobody in a lab gives.
     """
 
     def __init__(
@@ -180,6 +183,7 @@ class SimulatedPresenter:
         betting: float = 2.0,
         rounds: int = 0,
         between: Sequence[str] = ("idle",),
+        supervise: bool = False,
     ) -> None:
         self._runner = runner
         self._between = frozenset(between)
@@ -187,7 +191,10 @@ class SimulatedPresenter:
         self._start = start
         self._betting = betting
         self._rounds = rounds
+        self._supervise = supervise
         self.rounds = 0
+        self.confirmed = 0
+        """Device-fault holds this presenter confirmed (``supervise``)."""
 
     async def run(self) -> None:
         while not self._rounds or self.rounds < self._rounds:
@@ -199,9 +206,23 @@ class SimulatedPresenter:
             self.rounds += 1
             if self._start is not None:
                 await self._start()
-            while not self.between_rounds():  # noqa: ASYNC110
+            while not self.between_rounds():
+                if self._supervise and self._fault_cleared_hold():
+                    await self._runner.submit(Confirm())
+                    self.confirmed += 1
                 await asyncio.sleep(0.02)
 
     def between_rounds(self) -> bool:
         """Whether the table's last round is over."""
         return self._runner.engine.snapshot().get("phase") in self._between
+
+    def _fault_cleared_hold(self) -> bool:
+        """The round is held for a device fault, and no fault is latched any more."""
+        snapshot = self._runner.engine.snapshot()
+        held = snapshot.get("held")
+        return (
+            snapshot.get("phase") == "held"
+            and not snapshot.get("faults")
+            and isinstance(held, list)
+            and any(isinstance(h, dict) and h.get("reason") == "device_fault" for h in held)
+        )

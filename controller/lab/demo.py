@@ -5,6 +5,11 @@ a shuffler on a TCP port and a barcode shoe as a USB HID keyboard behind a simul
 backend), the real controller for each table (journal, engine, publisher) and a live view
 subscribed to the broker like any results display. Only the devices (and the card dealer's hands)
 are simulated: they speak the real wire protocols to the real drivers.
+
+The view is one panel per table on a terminal (:mod:`tablectl.controller.tools.panels`), or the
+one-line summaries (``--plain``, and whenever stdout is not a terminal). The journals are kept
+(``demo-journals/<start time>/`` unless ``--state-dir`` says where), and the run ends with a
+summary per table: rounds, voids and their codes, faults, the journal file.
 """
 
 from __future__ import annotations
@@ -12,40 +17,71 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
+from typing import Final, TextIO
 
-from tablectl.controller.games.catalog import GAMES
-from tablectl.controller.lab import rng as lab_rng
-from tablectl.controller.lab.cards import SHOE_VARIANTS, start_card_rng
-from tablectl.controller.lab.dealer import DealerPace, SimulatedPresenter
-from tablectl.controller.lab.dice import DICE_TABLES, SimulatedRng, start_dice_table
-from tablectl.controller.lab.roulette import (
-    ROULETTE_TABLES,
-    SecondBallReader,
-    command_sender,
-    lightning_rng,
-    start_roulette_game,
-)
-from tablectl.controller.lab.tables import (
-    start_card_table,
-    start_draw_table,
-    start_roulette_table,
-    start_scripted_table,
-    start_wheel_table,
-)
+from rich.console import Console
+from rich.text import Text
+
+from tablectl.controller.lab.floor import LabFloor
 from tablectl.controller.mqtt.broker import EmbeddedBroker
-from tablectl.controller.service.app import open_table
-from tablectl.controller.tools.watch import Kind, Line, watch
+from tablectl.controller.tools.panels import Floor
+from tablectl.controller.tools.panels.live import PanelView, record_svg
+from tablectl.controller.tools.panels.logsink import LogSink, redirect_stderr
+from tablectl.controller.tools.panels.report import tally_lines
+from tablectl.controller.tools.watch import watch
 
-__all__ = ["DICE_TABLES", "ROULETTE_TABLES", "TABLES", "run_demo"]
+__all__ = ["JOURNALS", "TABLES", "run_demo"]
 
 TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
-"""The default tables; any house-banked poker or single-deck card game of
-:data:`tablectl.controller.games.catalog.GAMES`, and the dice games of :data:`DICE_TABLES`, may be
-named too."""
+"""The default tables; any other of :func:`tablectl.controller.lab.floor.lab_tables` (card games
+with a dealer screen or a shoe variant, dice games, roulette games) may be named too."""
 PREFIX = "tablectl"
+JOURNALS: Final = Path("demo-journals")
+"""Where the journals go (one folder per run, named by its start time) without ``--state-dir``."""
+_LINE_KINDS: Final = frozenset({"outcome", "alarm", "status", "other"})
+
+
+class _DemoOverError(Exception):
+    """Raised inside the task group once every table has shown its rounds: stops them all."""
+
+
+class _Demo:
+    """One run: the tables started, what the view saw, how it ends."""
+
+    def __init__(
+        self,
+        *,
+        rounds: int,
+        folder: Path,
+        floor: Floor,
+        tables: Sequence[str],
+        speed: float,
+        seed: int,
+        faults: Sequence[str],
+    ) -> None:
+        self.rounds = rounds
+        self.folder = folder
+        self.floor = floor
+        self.tables = tables
+        self.speed = speed
+        self.seed = seed
+        self.faults = faults
+        self.journals: dict[str, Path] = {}
+        """Table id → journal file, in the order the tables started."""
+        self.done = asyncio.Event()
+        self.started = False
+
+    def check(self) -> None:
+        """``--rounds N``: done once every table has shown N outcomes."""
+        if not (self.started and self.rounds) or self.done.is_set():
+            return
+        tallies = {t.table: t.outcomes for t in self.floor.tallies()}
+        if all(tallies.get(table, 0) >= self.rounds for table in self.journals):
+            self.done.set()
 
 
 async def run_demo(
@@ -57,180 +93,145 @@ async def run_demo(
     state_dir: Path | None = None,
     tables: Sequence[str] = TABLES,
     events: bool = False,
+    panels: bool = False,
+    record: Path | None = None,
+    console: Console | None = None,
 ) -> int:
-    """Run until Ctrl-C, or until ``rounds`` outcomes were shown.
+    """Run until Ctrl-C, or until every table has shown ``rounds`` outcomes.
 
     Args:
         speed: time-lapse of the simulated devices and the dealer.
-        rounds: stop after this many outcomes (all tables together); 0 runs on.
+        rounds: stop once every table has shown this many outcomes (voids count); 0 runs on.
         faults: wheel faults (``KIND@GAME``) for the roulette table.
+        state_dir: the journals' folder (default: ``demo-journals/<start time>/``); kept.
         tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``,
             and any game of :data:`tablectl.controller.games.catalog.GAMES`).
         events: also show every table event, not only outcomes, alarms and shoe ends.
+        panels: one live panel per table (a terminal); else one line per outcome.
+        record: also write the final screen of panels as an SVG file (with or without
+            ``panels``).
+        console: where the panels and the summary go (default: stdout).
     """
-    done = asyncio.Event()
-    shown = 0
-
-    def show(line: str) -> None:
-        print(line, flush=True)
-
-    def count(line: Line) -> None:
-        nonlocal shown
-        if line.kind == "outcome":
-            shown += 1
-            if rounds and shown >= rounds:
-                done.set()
-
-    kinds: tuple[Kind, ...] | None = None if events else ("outcome", "alarm", "status", "other")
-
+    folder = state_dir or JOURNALS / datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder.mkdir(parents=True, exist_ok=True)
+    kinds = _LINE_KINDS | ({"event"} if events else set())
+    floor = Floor(kinds=frozenset(kinds))
+    demo = _Demo(
+        rounds=rounds,
+        folder=folder,
+        floor=floor,
+        tables=tables,
+        speed=speed,
+        seed=seed,
+        faults=faults,
+    )
+    out = console or Console(highlight=False)
+    began = time.monotonic()
+    title = f"tablectl demo · {len(tables)} tables"
+    view = PanelView(floor, out, title=title, tables=lambda: list(demo.journals))
     with contextlib.ExitStack() as files:
-        folder = state_dir or Path(files.enter_context(tempfile.TemporaryDirectory()))
-        async with (
-            EmbeddedBroker() as broker,
-            asyncio.TaskGroup() as group,
-            contextlib.AsyncExitStack() as stack,
-        ):
-            address = (broker.host, broker.port)
-            print(
-                f"tablectl demo: tables {', '.join(tables)}; broker mqtt://{broker.host}:"
-                f"{broker.port}; journals in {folder}\n"
-                f"watch it from another shell: tablectl watch --url "
-                f"mqtt://{broker.host}:{broker.port}\n",
-                flush=True,
-            )
-            group.create_task(
-                watch(
-                    *address,
-                    f"{PREFIX}/+/#",
-                    emit=show,
-                    colour=sys.stdout.isatty(),
-                    kinds=kinds,
-                    on_line=count,
-                ),
-                name="demo:view",
-            )
-            if "roulette" in tables:
-                config = await start_roulette_table(
-                    group, folder / "ROU-DEMO.sqlite", speed=speed, seed=seed, faults=faults
-                )
-                app = await stack.enter_async_context(open_table(config, broker=address))
-                group.create_task(app.runner.run(), name="demo:roulette")
-            if "baccarat" in tables:
-                sim = await start_card_table(
-                    group, folder / "BAC-DEMO.sqlite", seed=seed, speed=speed * 5
-                )
-                app = await stack.enter_async_context(
-                    open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
-                )
-                group.create_task(app.runner.run(), name="demo:baccarat")
-                pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed)
-                dealer = sim.dealer(app, pace=pace, shoes=0)  # shoe after shoe
-                group.create_task(dealer.run(), name="demo:dealer")
-            if "lucky7" in tables:
-                draw = await start_draw_table(group, folder / "L7-DEMO.sqlite", speed=speed)
-                app = await stack.enter_async_context(open_table(draw.config, broker=address))
-                group.create_task(app.runner.run(), name="demo:lucky7")
-                host = draw.presenter(app, betting=8.0 / speed, mixing=4.0 / speed)
-                group.create_task(host.run(), name="demo:lucky7-host")
-            if "dream_catcher" in tables:
-                config = await start_wheel_table(
-                    group, folder / "DC-DEMO.sqlite", speed=speed, every=12.0
-                )
-                app = await stack.enter_async_context(open_table(config, broker=address))
-                group.create_task(app.runner.run(), name="demo:dream_catcher")
-                wheel_host = SimulatedPresenter(app.runner, betting=4.0 / speed)
-                group.create_task(wheel_host.run(), name="demo:dream_catcher-host")
-            for game in (t for t in tables if t in GAMES or t in SHOE_VARIANTS):
-                await _scripted_table(
-                    group, stack, folder, address, game=game, seed=seed, speed=speed
-                )
-            for game in (t for t in tables if t in DICE_TABLES):
-                await _dice_table(group, stack, folder, address, game=game, seed=seed, speed=speed)
-            for game in (t for t in tables if t in ROULETTE_TABLES):
-                await _roulette_game(
-                    group, stack, folder, address, game=game, seed=seed, speed=speed
-                )
-            try:
-                await done.wait()
-            finally:
-                for task in list(group._tasks):
-                    task.cancel()
+        log: TextIO | None = None
+        if panels:
+            log = files.enter_context((folder / "demo.log").open("a", encoding="utf-8"))
+            files.enter_context(redirect_stderr(LogSink(view.log, log)))
+        try:
+            await _run(demo, view, panels=panels, colour=out.is_terminal)
+        except* _DemoOverError:
+            pass
+        finally:
+            if record is not None:
+                record_svg(view.screen, record, title="tablectl demo")
+            _summary(demo, out, time.monotonic() - began, log=folder / "demo.log" if log else None)
     return 0
 
 
-async def _scripted_table(
-    group: asyncio.TaskGroup,
-    stack: contextlib.AsyncExitStack,
-    folder: Path,
-    address: tuple[str, int],
-    *,
-    game: str,
-    seed: int,
-    speed: float,
-) -> None:
-    """A card game table and its dealer (a dealer-screen game, or a shoe game's variant with its
-    studio RNG)."""
-    table_id = game.replace("_", "-").upper()[:12] + "-DEMO"
-    sim = await start_scripted_table(
-        group,
-        folder / f"{table_id}.sqlite",
-        game=game,
-        table_id=table_id,
-        seed=seed,
-        speed=speed * 5,
-    )
-    app = await stack.enter_async_context(
-        open_table(sim.config, broker=address, driver_kwargs=sim.driver_kwargs)
-    )
-    group.create_task(app.runner.run(), name=f"demo:{game}")
-    start_card_rng(group, app.runner, sim.game, seed=seed)  # Golden Wealth / Lightning Baccarat
-    pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
-    group.create_task(sim.dealer(app, rounds=0, pace=pace).run(), name=f"demo:{game}-dealer")
+async def _run(demo: _Demo, view: PanelView, *, panels: bool, colour: bool) -> None:
+    """Start the broker, the view and the tables; end (raising :class:`_DemoOverError`) when done.
+
+    Exit order matters: the task group (devices, runners, dealers, the view) stops first, then
+    the tables close (their last records still reach the broker), then the broker.
+    """
+    folder, speed, seed, tables = demo.folder, demo.speed, demo.seed, demo.tables
+    async with (
+        EmbeddedBroker() as broker,
+        contextlib.AsyncExitStack() as stack,
+        asyncio.TaskGroup() as group,
+    ):
+        address = (broker.host, broker.port)
+        url = f"mqtt://{broker.host}:{broker.port}"
+        stop_view = asyncio.Event()
+        view.title += f" · journals in {folder}"
+        if panels:
+            group.create_task(view.run(stop_view), name="demo:panels")
+        else:
+            print(
+                f"tablectl demo: tables {', '.join(tables)}; broker {url}; journals in {folder}\n"
+                f"watch it from another shell: tablectl watch --url {url}\n",
+                flush=True,
+            )
+        on_message = _consumer(demo, view, panels=panels, colour=colour)
+        emit: Callable[[str], None] = view.connected if panels else _printed(view.connected)
+        group.create_task(
+            watch(*address, f"{PREFIX}/+/#", emit=emit, on_message=on_message), name="demo:view"
+        )
+        lab = LabFloor(group, stack, folder, address, speed=speed, seed=seed)
+        demo.journals = lab.journals
+        for name in tables:
+            await lab.start(name, faults=demo.faults if name == "roulette" else ())
+        demo.started = True
+        demo.check()
+        await demo.done.wait()
+        stop_view.set()
+        raise _DemoOverError
 
 
-async def _dice_table(
-    group: asyncio.TaskGroup,
-    stack: contextlib.AsyncExitStack,
-    folder: Path,
-    address: tuple[str, int],
-    *,
-    game: str,
-    seed: int,
-    speed: float,
-) -> None:
-    """A dice table: the unit runs the cycle; Lightning Dice's RNG strikes before the drop."""
-    sim = await start_dice_table(
-        group, folder / f"{game}.sqlite", game=game, seed=seed, speed=speed
-    )
-    app = await stack.enter_async_context(open_table(sim.config, broker=address))
-    if game == "lightning_dice":
-        rng = SimulatedRng(app.runner, sim.unit, seed=seed)
-        app.runner.listeners.append(rng.on_record)
-        group.create_task(rng.run(), name=f"demo:{game}-rng")
-    group.create_task(app.runner.run(), name=f"demo:{game}")
+def _printed(connected: Callable[[str], None]) -> Callable[[str], None]:
+    """The line view's "connected to …" line: printed, and told to the (recorded) panels."""
+
+    def emit(line: str) -> None:
+        print(line, flush=True)
+        connected(line)
+
+    return emit
 
 
-async def _roulette_game(
-    group: asyncio.TaskGroup,
-    stack: contextlib.AsyncExitStack,
-    folder: Path,
-    address: tuple[str, int],
-    *,
-    game: str,
-    seed: int,
-    speed: float,
-) -> None:
-    """Lightning Roulette (the studio RNG strikes once bets close) or Double Ball Roulette (the
-    wheel reports one ball, a simulated ball reader sends the other by command)."""
-    sim = await start_roulette_game(
-        group, folder / f"{game}.sqlite", game=game, seed=seed, speed=speed
-    )
-    app = await stack.enter_async_context(open_table(sim.config, broker=address))
-    helper: lab_rng.SimulatedRng | SecondBallReader
-    if game == "lightning_roulette":
-        helper = lightning_rng(app.runner, seed=seed)
+def _consumer(
+    demo: _Demo, view: PanelView, *, panels: bool, colour: bool
+) -> Callable[[str, bytes, bool], None]:
+    """What the view does with each new message: the floor takes it (the panels draw it, the
+    tallies count it); without panels its line is printed, until the demo is done."""
+
+    def on_message(topic: str, payload: bytes, retained: bool) -> None:
+        now = datetime.now()
+        line = view.on_message(topic, payload, retained)
+        if line is None:
+            return
+        if not panels and line.kind in demo.floor.kinds and not demo.done.is_set():
+            print(line.render(now, colour=colour), flush=True)
+        if line.kind == "outcome":
+            demo.check()
+
+    return on_message
+
+
+def _summary(demo: _Demo, out: Console, elapsed: float, *, log: Path | None) -> None:
+    """The one-screen summary at the end (Ctrl-C or ``--rounds``)."""
+    if not demo.journals:
+        return  # nothing started (the broker could not): the error says why
+    lines = tally_lines(demo.floor.tallies(), demo.journals)
+    minutes, seconds = divmod(int(elapsed), 60)
+    head = f"tablectl demo: {len(demo.journals)} tables, {minutes} min {seconds:02d} s"
+    first = next(iter(demo.journals.values()))
+    tail = [f"journals kept in {demo.folder} (check one: tablectl verify {first})"]
+    if log is not None:
+        tail.append(f"log: {log}")
+    if out.is_terminal:
+        out.print()
+        out.print(Text(head, "bold"))
+        for line in [*lines, *tail]:
+            out.print(Text(line), overflow="fold")
     else:
-        helper = SecondBallReader(command_sender(sim.config, *address), seed=seed)
-    app.runner.listeners.append(helper.on_record)
-    group.create_task(helper.run(), name=f"demo:{game}-helper")
-    group.create_task(app.runner.run(), name=f"demo:{game}")
+        print(f"\n{head}", flush=True)
+        for line in [*lines, *tail]:
+            print(line, flush=True)
+    sys.stdout.flush()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from tablectl.controller.lab.dealer import DealerPace, SimulatedDealer, Simulate
 from tablectl.controller.service.app import TableApp
 from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS
 from tablectl.drivers.drum.driver import DrumDriver
+from tablectl.drivers.errors import DriverError
 from tablectl.drivers.shoe.barcodes import SYMBOL_DECKS, BarcodeCodec
 from tablectl.drivers.shuffler.driver import ShufflerDriver
 from tablectl.drivers.transports.can import CanLink
@@ -386,21 +387,33 @@ class DrawTableSim:
         driver = next(d for d in app.runner.drivers if isinstance(d, DrumDriver))
         runner = app.runner
 
+        async def press(button: Callable[[], Awaitable[object]]) -> bool:
+            """Press a drum button; a drum that does not answer (silent, a link blip) gets it
+            pressed again once it is back, as a presenter would. ``False``: the round ended."""
+            while True:
+                while not driver.available:  # noqa: ASYNC110 - the driver has no event for it
+                    await asyncio.sleep(0.02)
+                try:
+                    await button()
+                except DriverError:
+                    if presenter.between_rounds():
+                        return False
+                    await asyncio.sleep(interval)
+                    continue
+                return True
+
         async def draw_balls() -> None:
-            while not driver.available:  # noqa: ASYNC110 - the driver has no event for it
-                await asyncio.sleep(0.02)
-            await driver.return_balls()
-            await driver.start_mixing()
+            await press(driver.return_balls)
+            await press(driver.start_mixing)
             await asyncio.sleep(mixing)
             for _ in range(self.draw + 1):
-                if presenter.between_rounds():
+                if presenter.between_rounds() or not await press(driver.release_ball):
                     break
-                await driver.release_ball()
                 await asyncio.sleep(interval)
-            await driver.stop_mixing()
+            await press(driver.stop_mixing)
 
         presenter = SimulatedPresenter(
-            runner, start=draw_balls, betting=betting, between=("idle", "drawn")
+            runner, start=draw_balls, betting=betting, between=("idle", "drawn"), supervise=True
         )
         return presenter
 
@@ -419,8 +432,16 @@ async def start_draw_table(
     faults: Sequence[str] = (),
     prefix: str = "tablectl",
     mqtt_url: str = "embedded",
+    heartbeat_timeout: float = 3.0,
 ) -> DrawTableSim:
-    """A simulated drum on python-can's ``virtual`` bus (in-process), and the table's config."""
+    """A simulated drum on python-can's ``virtual`` bus (in-process), and the table's config.
+
+    The drum runs in the controller's own event loop, beside every other table of a demo or a
+    test: while they start up (imports, journals, connections) the loop can stall for longer than
+    a real drum's 1 s heartbeat timeout, and a silent drum mid-draw holds the round for a
+    supervisor. ``heartbeat_timeout`` (3 s by default here) tolerates that; the presenter
+    confirms a hold whose fault has cleared (:class:`SimulatedPresenter` ``supervise``).
+    """
     model = SimDrum(
         seed=seed,
         speed=speed,
@@ -453,6 +474,7 @@ async def start_draw_table(
                     "interface": "virtual",
                     "channel": channel,
                     "balls": balls,
+                    "heartbeat_timeout": heartbeat_timeout,
                 }
             ],
         },

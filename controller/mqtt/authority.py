@@ -30,6 +30,7 @@ from tablectl.controller.secrets import read_key_file
 
 __all__ = [
     "EVENT_ACTIONS",
+    "READ_VERBS",
     "CommandAuthority",
     "CommandVerdict",
     "action_for",
@@ -84,6 +85,10 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
 :data:`tablectl.controller.core.events.EVENT_TYPES` is listed (a test holds it so), so entering an
 event by hand never needs less than the command that does the same thing."""
 
+READ_VERBS: Final = frozenset({"status", "resend"})
+"""Verbs that change nothing and disclose nothing new: answered without a role or a signature
+(:func:`action_for`)."""
+
 _HEX_SIG = re.compile(r"[0-9a-fA-F]{64}")
 _NONCE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _BY = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
@@ -92,12 +97,16 @@ _BY = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 def action_for(verb: str, request: Mapping[str, Any]) -> str | None:
     """The ``[security] require`` action a command needs, or ``None`` when it needs no role.
 
-    ``status`` reads and changes nothing. ``cmd/event`` needs its event type's action
-    (:data:`EVENT_ACTIONS`); a type not listed there is not an event (parsing refuses it) and
-    needs ``event``. Any other verb is its own action, so a verb added later is refused until
-    ``require`` names it.
+    ``status`` reads and changes nothing. ``resend`` (:data:`READ_VERBS`) publishes again, on
+    ``events``, records the table already published there (face-down cards still withheld): it
+    tells no one anything new and changes nothing, and a floor's archive must be able to fill
+    its gaps from every table, also one whose commands are disabled (docs/security.md); its cost
+    is bounded by a cap and a rate per table instead. ``cmd/event`` needs its event type's
+    action (:data:`EVENT_ACTIONS`); a type not listed there is not an event (parsing refuses it)
+    and needs ``event``. Any other verb is its own action, so a verb added later is refused
+    until ``require`` names it.
     """
-    if verb == "status":
+    if verb in READ_VERBS:
         return None
     if verb == "event":
         body = request.get("event")

@@ -114,7 +114,15 @@ class EmbeddedBroker:
         log = workdir / "mosquitto.log"
         with log.open("wb") as out:
             self._process = await asyncio.create_subprocess_exec(
-                binary, "-c", str(conf), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out
+                binary,
+                "-c",
+                str(conf),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                # Its own session: a Ctrl-C at the terminal goes to the demo, which stops its
+                # tables first and the broker last (not the broker first, under live tables).
+                start_new_session=True,
             )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _READY_SECONDS

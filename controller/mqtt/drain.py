@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -21,8 +20,8 @@ import aiomqtt
 import structlog
 
 from tablectl.controller.core.errors import JournalError
-from tablectl.controller.journal import Journal, canonical_json
-from tablectl.controller.mqtt.outbound import Outbound
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.outbound import Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
 
 if TYPE_CHECKING:
@@ -43,22 +42,6 @@ async def _puback_deadline(seconds: float) -> AsyncIterator[None]:
             yield
     except TimeoutError:
         raise aiomqtt.MqttError(f"no PUBACK within {seconds} s") from None
-
-
-_FACE_DOWN = b'"face_down":true'
-
-
-def _withhold_face_down(payload: bytes) -> bytes:
-    """A card dealt face down is published without its face (seed-000 L79: nothing that tells a
-    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
-    journaled record, which ``tablectl verify`` / export show in full after the round."""
-    if _FACE_DOWN not in payload:
-        return payload
-    record = json.loads(payload)
-    record["card"] = None
-    record.pop("barcode", None)
-    record["withheld"] = True
-    return canonical_json(record).encode("utf-8")
 
 
 class OutboxDrain:
@@ -128,7 +111,7 @@ class OutboxDrain:
                 async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
                     for index, (seq, kind, stored) in enumerate(batch):
                         routes = self._topics.routes({"type": kind})
-                        payload = _withhold_face_down(stored) if kind == "card" else stored
+                        payload = published_payload(kind, stored)
                         needed[index] = len(routes)
                         for topic, retain in routes:
                             tg.create_task(

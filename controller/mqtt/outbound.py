@@ -8,19 +8,41 @@ from the publisher so the runner depends on this small surface only, not on the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA, canonical_json
 from tablectl.controller.mqtt.topics import Topics
 
-__all__ = ["Outbound"]
+__all__ = ["Outbound", "published_payload"]
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+_FACE_DOWN: Final = b'"face_down":true'
+
+
+def published_payload(kind: str, stored: bytes) -> bytes:
+    """What goes on the wire for a journal record: its stored canonical JSON, except a card.
+
+    A card dealt face down is published without its face (seed-000 L79: nothing that tells a
+    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
+    journaled record, which ``tablectl verify`` / export show in full after the round. The
+    outbox and ``cmd/resend`` both publish through here, so a resent record is byte for byte
+    what the outbox sent.
+    """
+    if kind != "card" or _FACE_DOWN not in stored:
+        return stored
+    record = json.loads(stored)
+    record["card"] = None
+    record.pop("barcode", None)
+    record["withheld"] = True
+    return canonical_json(record).encode("utf-8")
 
 
 class Outbound:
@@ -93,6 +115,22 @@ class Outbound:
         data = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
         self.transient.append((topic, data))
         self.slots_changed.set()
+
+    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+        """Publish journal records again on ``events`` (``cmd/resend``), soon, in order.
+
+        ``records`` are ``(type, stored body)`` pairs; each goes out as the outbox sent it
+        (:func:`published_payload`), on ``events`` only: the retained ``outcome`` and ``anchor``
+        must keep the newest record, not a resent older one. Returns ``False`` (nothing queued)
+        when no broker connection is up; like every transient message, what a lost connection
+        did not send is not sent again (the requester asks again).
+        """
+        if not self.connected.is_set():
+            return False
+        events = self.topics.events
+        self.transient.extend((events, published_payload(k, body)) for k, body in records)
+        self.slots_changed.set()
+        return True
 
     def alarm(self, payload: Mapping[str, Any]) -> None:
         """:meth:`publish_once` on the table's ``alarms``."""

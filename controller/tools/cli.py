@@ -74,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_demo(sub)
     _add_simulate(sub)
+    _add_dashboard(sub)
+    _add_archive(sub)
     replay = sub.add_parser("replay", help="re-validate normalized events (JSONL) offline")
     replay.add_argument("--config", required=True, type=Path)
     replay.add_argument("events", type=Path, help="JSONL file of normalized events, or - for stdin")
@@ -83,10 +85,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("config", type=Path)
 
-    watch = sub.add_parser("watch", help="subscribe to a table's topics and pretty-print them")
+    watch = sub.add_parser(
+        "watch",
+        help="a floor's tables live: a panel per table on a terminal, else one line per message",
+    )
     watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
     watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
-    watch.add_argument("--prefix", default=None)
+    watch.add_argument(
+        "--prefix", default=None, help="topic prefix (default: the config's, else tablectl)"
+    )
     watch.add_argument("--table", default=None, help="table id (default: all tables)")
     output = watch.add_mutually_exclusive_group()
     output.add_argument("--raw", action="store_true", help="print topic and raw JSON")
@@ -95,7 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help='one JSON object per message, {"topic","retained","payload"} (for machines)',
     )
-    watch.add_argument("--plain", action="store_true", help="no colour (for pipes)")
+    watch.add_argument(
+        "--plain",
+        action="store_true",
+        help="one line per message, no colour, no panels (what a pipe gets anyway)",
+    )
 
     cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
     from tablectl.controller.tools.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
@@ -115,12 +126,34 @@ def _parser() -> argparse.ArgumentParser:
     from tablectl.controller.journal import add_verify_arguments  # noqa: PLC0415
 
     add_verify_arguments(verify)
+    _add_archive_verify(verify)
 
     export = sub.add_parser("export", help="a round or a time range as normalized events (JSONL)")
     from tablectl.controller.tools.export import add_arguments as add_export_arguments  # noqa: PLC0415
 
     add_export_arguments(export)
+    admin = sub.add_parser(
+        "archive-admin",
+        help="the floor's archive: its monthly partitions, old months detached to files",
+        description="The archive's months (docs/fleet.md, Retention and partitions).",
+    )
+    from tablectl.controller.archive.admin import add_admin_arguments  # noqa: PLC0415
+
+    add_admin_arguments(admin)
+    _add_completion(sub)
+    from tablectl.controller.tools.cli_help import polish  # noqa: PLC0415
+
+    polish(parser)  # every --help: defaults shown, one example
     return parser
+
+
+def _add_completion(sub: Any) -> None:
+    from tablectl.controller.tools.cli_help import SHELLS  # noqa: PLC0415
+
+    completion = sub.add_parser(
+        "completion", help="print the shell completion script (bash, zsh or tcsh)"
+    )
+    completion.add_argument("shell", choices=SHELLS)
 
 
 def _add_demo(sub: Any) -> None:
@@ -128,8 +161,13 @@ def _add_demo(sub: Any) -> None:
         "demo", help="simulated wheel + embedded broker + controller + live view, one command"
     )
     demo.add_argument("--speed", type=float, default=4.0, help="simulator speed factor")
-    demo.add_argument("--rounds", type=int, default=0, help="stop after N outcomes (0: run on)")
-    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="stop once every table has shown N outcomes, voids included (0: run on)",
+    )
+    demo.add_argument("--seed", type=int, default=7, help="the simulators' random seed")
     demo.add_argument(
         "--fault",
         action="append",
@@ -137,9 +175,15 @@ def _add_demo(sub: Any) -> None:
         metavar="KIND@GAME[=VALUE]",
         help="inject a wheel fault (default: misspin@3); repeatable; 'none' for none",
     )
-    demo.add_argument("--state-dir", type=Path, default=None, help="journal folder (temp if unset)")
+    demo.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="the journals' folder, kept after the run (default: demo-journals/<start time>/)",
+    )
     demo.add_argument(
         "--tables",
+        type=_demo_tables,
         default="roulette,baccarat,lucky7,dream_catcher,ultimate_texas_holdem",
         help="comma-separated tables: roulette, baccarat, lucky7, dream_catcher, any house-"
         "banked poker or card game (e.g. ultimate_texas_holdem, andar_bahar) and the dice games "
@@ -147,6 +191,43 @@ def _add_demo(sub: Any) -> None:
         "sic_bo,craps)",
     )
     demo.add_argument("--events", action="store_true", help="show every table event too")
+    demo.add_argument(
+        "--plain",
+        action="store_true",
+        help="one line per outcome instead of panels (what a pipe gets anyway)",
+    )
+    demo.add_argument(
+        "--record",
+        type=Path,
+        metavar="SVG",
+        help="also save the last screen of panels (120×44) as an SVG picture",
+    )
+
+
+def _add_archive(sub: Any) -> None:
+    """``tablectl archive``: the floor's central archive (docs/fleet.md)."""
+    archive = sub.add_parser(
+        "archive",
+        help="the floor's archive: every table's records from the broker into PostgreSQL,"
+        " verified, gaps re-asked",
+    )
+    from tablectl.controller.tools.archive import add_arguments as add_archive_arguments  # noqa: PLC0415
+
+    add_archive_arguments(archive)
+
+
+def _add_dashboard(sub: Any) -> None:
+    """``tablectl dashboard``: the read-only web view of every table under a prefix."""
+    dashboard = sub.add_parser(
+        "dashboard",
+        help="read-only web dashboard of a floor's tables: tiles, history, roulette billboard,"
+        " statistics",
+    )
+    from tablectl.controller.tools.dashboard.command import (  # noqa: PLC0415
+        add_arguments as add_dashboard_arguments,
+    )
+
+    add_dashboard_arguments(dashboard)
 
 
 def _add_simulate(sub: Any) -> None:
@@ -185,7 +266,9 @@ def _add_simulate(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tablectl`` console script."""
     args = _parser().parse_args(argv)
-    configure_logging(args.log_format, verbose=args.verbose, quiet=args.command == "demo")
+    # While panels draw, logs go to the footer and a file as JSON lines, never across them.
+    log_format = "json" if args.log_format == "auto" and _panels(args) else args.log_format
+    configure_logging(log_format, verbose=args.verbose, quiet=args.command == "demo")
     try:
         return _dispatch(args)
     except ConfigError as exc:
@@ -215,8 +298,10 @@ def _dispatch(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 faults=[f for f in faults if f != "none"],
                 state_dir=args.state_dir,
-                tables=_demo_tables(args.tables),
+                tables=args.tables,
                 events=args.events,
+                panels=_panels(args),
+                record=args.record,
             )
         )
     if command == "simulate":
@@ -231,6 +316,11 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(line)
         print("OK")
         return EXIT_OK
+    if command == "completion":
+        from tablectl.controller.tools.cli_help import completion_script  # noqa: PLC0415
+
+        print(completion_script(_parser(), args.shell))
+        return EXIT_OK
     if command == "cmd":
         from tablectl.controller.tools.commander import run as run_cmd  # noqa: PLC0415
 
@@ -239,12 +329,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tablectl.controller.tools.diag.cli import run as run_diag  # noqa: PLC0415
 
         return run_diag(args)
+    if command == "archive":
+        from tablectl.controller.tools.archive import run as run_archive  # noqa: PLC0415
+
+        return run_archive(args)
+    if command == "dashboard":
+        from tablectl.controller.tools.dashboard.command import run as run_dashboard  # noqa: PLC0415
+
+        return run_dashboard(args)
     if command == "watch":
         return _watch(args)
     if command == "verify":
-        from tablectl.controller.journal import run_verify  # noqa: PLC0415
+        return _verify(args)
+    if command == "archive-admin":
+        from tablectl.controller.archive.admin import run_admin  # noqa: PLC0415
 
-        return run_verify(args)
+        return run_admin(args)
     if command == "export":
         from tablectl.controller.tools.export import run as run_export  # noqa: PLC0415
 
@@ -252,16 +352,55 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
 
 
+def _add_archive_verify(verify: argparse.ArgumentParser) -> None:
+    """``verify --dsn``/``--archive-file``, and ``archive-admin``: the floor's archive, whose
+    modules (and psycopg) are imported only when those run."""
+    from tablectl.controller.archive.admin import (  # noqa: PLC0415 - no psycopg import here
+        add_verify_arguments,
+    )
+
+    add_verify_arguments(verify)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Journal files, or the archive (``--dsn``, ``--archive-file``, or detached months given)."""
+    from tablectl.controller.archive.admin import wants_archive  # noqa: PLC0415
+
+    if wants_archive(args):
+        from tablectl.controller.archive.admin import run_verify as verify_archive  # noqa: PLC0415
+
+        return verify_archive(args)
+    if args.table:
+        print("tablectl verify: --table goes with --dsn or --archive-file", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.journal:
+        print(
+            "tablectl verify: give JOURNAL… (files or a folder), or --dsn / --archive-file for"
+            " the archive",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from tablectl.controller.journal import run_verify  # noqa: PLC0415
+
+    return run_verify(args)
+
+
+def _panels(args: argparse.Namespace) -> bool:
+    """``demo`` and ``watch`` draw a panel per table on a terminal, unless told to print lines."""
+    if args.command not in ("demo", "watch") or not sys.stdout.isatty() or args.plain:
+        return False
+    return not (getattr(args, "raw", False) or getattr(args, "json", False))
+
+
 def _demo_tables(text: str) -> list[str]:
-    from tablectl.controller.games.catalog import GAMES  # noqa: PLC0415
-    from tablectl.controller.lab.cards import SHOE_VARIANTS  # noqa: PLC0415
-    from tablectl.controller.lab.demo import DICE_TABLES, ROULETTE_TABLES, TABLES  # noqa: PLC0415
+    from tablectl.controller.lab.floor import lab_tables  # noqa: PLC0415
 
     tables = [t.strip() for t in text.split(",") if t.strip()]
-    known = {*TABLES, *GAMES, *DICE_TABLES, *ROULETTE_TABLES, *SHOE_VARIANTS}
+    known = lab_tables()
     unknown = sorted(set(tables) - known)
     if unknown or not tables:
-        raise argparse.ArgumentTypeError(f"--tables: choose from {', '.join(sorted(known))}")
+        what = f"unknown {', '.join(unknown)}; " if unknown else ""
+        raise argparse.ArgumentTypeError(f"{what}choose from {', '.join(sorted(known))}")
     return tables
 
 
@@ -359,6 +498,13 @@ def _watch(args: argparse.Namespace) -> int:
     colour = sys.stdout.isatty() and not args.plain
     emit = functools.partial(print, flush=True)
     try:
+        if _panels(args):  # a terminal: one live panel per table
+            from rich.console import Console  # noqa: PLC0415
+
+            from tablectl.controller.tools.panels.live import watch_panels  # noqa: PLC0415
+
+            asyncio.run(watch_panels(host, port, topic_filter, console=Console(highlight=False)))
+            return EXIT_OK
         asyncio.run(
             watch(
                 host,

@@ -36,7 +36,7 @@ EXIT_REFUSED = 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``tablectl cmd`` (wired by :mod:`tablectl.controller.tools.cli`)."""
-    parser.add_argument("verb", help="void, event, clear_fault, status")
+    parser.add_argument("verb", help="void, event, clear_fault, status, resend")
     parser.add_argument(
         "payload",
         nargs="?",

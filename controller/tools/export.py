@@ -19,18 +19,25 @@ Read-only: the live journal is first copied with SQLite's backup API (a consiste
 even while the service appends), rotated files are opened immutable, and every file read is
 verified (chain, columns, structure, seal) before anything is exported from it
 (:mod:`tablectl.controller.tools.journal_reader`).
+
+Two sources, one export: a table's own journal (``--journal``), or the floor's archive in
+PostgreSQL (``--dsn … --table T``, :class:`tablectl.controller.archive.reader.ArchiveReader`, which
+checks every column, link and hash of what it reads). Both are a :class:`RecordSource`. The
+archive holds records as published, so a card dealt face down is there withheld (``"card":
+null``): a round with one exports from the table's journal, not the archive.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, runtime_checkable
 
 from tablectl.controller.core.errors import TimeFormatError
 from tablectl.controller.core.events import EVENT_TYPES
@@ -41,8 +48,12 @@ from tablectl.controller.engines.replay import ReplayReport, replay_lines
 from tablectl.controller.journal import JournalRecord, canonical_json
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 
+if TYPE_CHECKING:
+    from tablectl.controller.config import TableConfig
+
 __all__ = [
     "ExportedRange",
+    "RecordSource",
     "add_arguments",
     "export_all",
     "export_round",
@@ -50,6 +61,45 @@ __all__ = [
     "run",
     "to_event_line",
 ]
+
+
+class RecordSource(Protocol):
+    """Where an export reads a table's records by ``seq``: its journal files
+    (:class:`~tablectl.controller.tools.journal_reader.JournalReader`) or the floor's archive
+    (:class:`~tablectl.controller.archive.reader.ArchiveReader`); each verifies what it hands out.
+    """
+
+    @property
+    def first_seq(self) -> int:
+        """The oldest ``seq`` the source holds."""
+        ...
+
+    @property
+    def files(self) -> Sequence[object]:
+        """What is read (files, or the archive), for messages."""
+        ...
+
+    def records(self, first: int = 1, last: int | None = None) -> Iterator[JournalRecord]:
+        """Records with ``first <= seq <= last``, in order."""
+        ...
+
+    def backwards(self, before: int) -> Iterator[JournalRecord]:
+        """Records with ``seq < before``, newest first."""
+        ...
+
+    def find_outcome(self, round_id: str) -> JournalRecord | None:
+        """The (last) outcome record of ``round_id``."""
+        ...
+
+
+@runtime_checkable
+class WindowedSource(Protocol):
+    """A source that reads a time window itself (the archive: only the months it touches)."""
+
+    def between(self, since: datetime | None, until: datetime | None) -> Iterator[JournalRecord]:
+        """Records with ``since <= ts < until`` in ``seq`` order."""
+        ...
+
 
 JOURNAL_FIELDS = frozenset({"schema", "table", "hash", "prev_hash"})
 """What the journal adds to an event; not part of the normalized event (replay refuses it)."""
@@ -83,7 +133,7 @@ def _is_event(record: JournalRecord) -> bool:
 
 
 def export_round(
-    reader: JournalReader,
+    reader: RecordSource,
     round_id: str,
     engine_factory: Callable[[], Engine] | None = None,
 ) -> ExportedRange:
@@ -145,7 +195,7 @@ outcome (more than a shoe's coups)."""
 
 
 def _range(
-    reader: JournalReader,
+    reader: RecordSource,
     outcome: JournalRecord,
     opening: JournalRecord,
     deciding: JournalRecord,
@@ -172,7 +222,7 @@ def _range(
 
 
 def _candidate_starts(
-    reader: JournalReader, round_id: str, opening: int, deciding: int
+    reader: RecordSource, round_id: str, opening: int, deciding: int
 ) -> tuple[int, list[int]]:
     """Where a round's export may start: ``(default, candidates)``.
 
@@ -206,7 +256,7 @@ def _replays_to(
     return None
 
 
-def _deciding_event(reader: JournalReader, outcome: JournalRecord) -> JournalRecord | None:
+def _deciding_event(reader: RecordSource, outcome: JournalRecord) -> JournalRecord | None:
     """The event that led to ``outcome``: the newest event before it with its ``ts`` (an engine
     stamps a conclusion with the deciding event's time), searched within a group commit's reach,
     else the newest event before it."""
@@ -223,7 +273,7 @@ def _deciding_event(reader: JournalReader, outcome: JournalRecord) -> JournalRec
 
 
 def export_time_range(
-    reader: JournalReader, since: datetime | None, until: datetime | None
+    reader: RecordSource, since: datetime | None, until: datetime | None
 ) -> ExportedRange:
     """Events with ``since <= ts < until`` (either bound may be open), in ``seq`` order.
 
@@ -231,7 +281,8 @@ def export_time_range(
     """
     events: list[dict[str, Any]] = []
     records: list[JournalRecord] = []
-    for record in reader.records():
+    read = reader.between(since, until) if isinstance(reader, WindowedSource) else reader.records()
+    for record in read:
         moment = parse_ts(record.ts)
         inside = moment is not None and (since is None or moment >= since)
         inside = inside and (until is None or (moment is not None and moment < until))
@@ -242,7 +293,7 @@ def export_time_range(
     return ExportedRange(events=events, records=records)
 
 
-def export_all(reader: JournalReader) -> ExportedRange:
+def export_all(reader: RecordSource) -> ExportedRange:
     """Every event the files hold."""
     records = list(reader.records())
     return ExportedRange(
@@ -274,6 +325,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the table config: a round export then replays itself with the table's rules and"
         " starts as far back as reproducing the journal's outcome takes",
+    )
+    parser.add_argument(
+        "--dsn",
+        metavar="DSN",
+        default=None,
+        help="read the floor's archive in PostgreSQL instead of a journal (with --table; e.g."
+        " tablectl export --dsn postgresql://archive@db/tablectl --table ROU-01 --round"
+        " ROU-01-000123; default: the journal)",
+    )
+    parser.add_argument(
+        "--table",
+        metavar="ID",
+        default=None,
+        help="with --dsn: the table's id (default: the config's [table] id)",
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--round", metavar="ID", help="one round, from round_open to its outcome")
@@ -313,20 +378,23 @@ def run(args: argparse.Namespace) -> int:
     since, until = _moment(args.since, "--since"), _moment(args.until, "--until")
     engine_factory: Callable[[], Engine] | None = None
     journal: Path | None = args.journal
+    config: TableConfig | None = None
     if args.config is not None:
         from tablectl.controller.config import load_config  # noqa: PLC0415 - only when asked for
 
         config = load_config(args.config)
         journal = journal or config.journal.path
+        table_config = config
 
         def engine_factory() -> Engine:
             return build_engine(
-                config.table.id, config.table.game, config.rules, source=config.source
+                table_config.table.id,
+                table_config.table.game,
+                table_config.rules,
+                source=table_config.source,
             )
 
-    if journal is None:
-        raise ExportError("give --journal, or --config to take the journal from it")
-    with JournalReader(journal) as reader:
+    with _open_source(args, journal, config) as reader:
         if args.round is not None:
             exported = export_round(reader, args.round, engine_factory)
         elif args.all:
@@ -335,6 +403,13 @@ def run(args: argparse.Namespace) -> int:
             exported = export_time_range(reader, since, until)
     if not exported.events:
         raise ExportError("no events in that range")
+    withheld = sum(1 for e in exported.events if e.get("withheld") is True)
+    if withheld:
+        print(
+            f"export: {withheld} card(s) in the archive were published face down (withheld):"
+            " their faces are in the table's journal (export --journal), replay needs them",
+            file=sys.stderr,
+        )
     _write(args.out, exported.events)
     if args.records is not None:
         _write(args.records, [r.fields for r in exported.records])
@@ -353,6 +428,31 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+@contextlib.contextmanager
+def _open_source(
+    args: argparse.Namespace, journal: Path | None, config: TableConfig | None
+) -> Iterator[RecordSource]:
+    """The journal's files, or with ``--dsn`` the archive's records of the table."""
+    if args.dsn is None:
+        if args.table is not None:
+            raise ExportError("--table goes with --dsn (a journal holds one table)")
+        if journal is None:
+            raise ExportError("give --journal, or --config to take the journal from it")
+        with JournalReader(journal) as reader:
+            yield reader
+        return
+    if args.journal is not None:
+        raise ExportError("--journal or --dsn: one source at a time")
+    table = args.table or (config.table.id if config is not None else None)
+    if table is None:
+        raise ExportError("--dsn needs --table (or --config to take the table id from it)")
+    # Lazily: psycopg is the archive extra's, and the journal export must not need it.
+    from tablectl.controller.archive.reader import ArchiveReader, open_archive  # noqa: PLC0415
+
+    with open_archive(args.dsn) as archive:
+        yield ArchiveReader(archive, table)
 
 
 def _write(path: Path | None, lines: Sequence[Mapping[str, Any]]) -> None:

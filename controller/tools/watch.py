@@ -134,6 +134,7 @@ async def watch(
     as_json: bool = False,
     kinds: Collection[Kind] | None = None,
     on_line: Callable[[Line], None] | None = None,
+    on_message: Callable[[str, bytes, bool], object] | None = None,
     clock: Callable[[], datetime] = datetime.now,
     identifier: str | None = None,
 ) -> None:
@@ -144,6 +145,8 @@ async def watch(
         as_json: one JSON object per line, ``{"topic", "retained", "payload"}`` (the payload as
             published), for machines.
         kinds: which lines to show (default: all); ``on_line`` sees every line shown.
+        on_message: gets every new message as ``(topic, payload, retained)`` instead of it being
+            printed (the panels draw it); ``emit`` then only gets the "connected" line.
         clock: the local time stamped on each line.
 
     Raises:
@@ -157,13 +160,16 @@ async def watch(
         async with aiomqtt.Client(host, port, identifier=identifier) as client:
             await client.subscribe(topic_filter, qos=1)
             connected = True
-            if not (raw or as_json):
+            if not (raw or as_json) or on_message is not None:
                 stamp = clock().strftime("%H:%M:%S")
                 emit(f"{stamp} connected to mqtt://{host}:{port}, waiting for {topic_filter}")
             async for message in client.messages:
                 payload = message.payload if isinstance(message.payload, bytes) else b""
                 topic = str(message.topic)
                 if not seen.is_new(topic, payload, retained=message.retain):
+                    continue
+                if on_message is not None:
+                    on_message(topic, payload, message.retain)
                     continue
                 if as_json:
                     emit(_json_line(topic, payload, retained=message.retain))

@@ -364,3 +364,36 @@ async def test_a_manual_events_time_needs_a_zone(
     else:
         faults = [r for r in secured.journal.records() if r.type == "fault"]
         assert [(f["ts"], f["manual"]) for f in faults] == [(ts, True)]
+
+
+# --- resend (the floor's archive, docs/fleet.md): a read, like status -----------------------
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_resend_is_a_read_that_needs_no_role(role: str | None) -> None:
+    # It publishes again only what the table already published on events (face-down cards
+    # still withheld) and changes nothing, so every sender may ask, signed or not.
+    body = {"from_seq": 1, "to_seq": 10}
+    verdict = _authority().check("resend", _request("resend", body, role), NOW.timestamp())
+    assert verdict.accepted is True, verdict.reason
+    assert verdict.nonce is None  # nothing consumed: a repeated resend is no replay
+
+
+@pytest.mark.parametrize("insecure", [False, True])
+async def test_resend_is_answered_with_and_without_security(tmp_path: Path, insecure: bool) -> None:
+    """Also on a table whose commands are disabled: the archive must fill gaps from every table;
+    nothing is journaled for it (a flood of resends cannot fill the disk)."""
+    journal, runner = await _bare(tmp_path, insecure=insecure)
+    with journal:
+        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        before = journal.last_seq
+        reply = await runner.command("resend", b'{"id": "r0", "from_seq": 1, "to_seq": 5}')
+        # Nothing published yet: nothing to publish again (the outbox sends those first).
+        assert (reply["ok"], reply["count"], reply["published_seq"]) == (True, 0, 0), reply
+        journal.mark_published(journal.last_seq)
+        reply = await runner.command("resend", b'{"id": "r1", "from_seq": 1, "to_seq": 5}')
+        # No publisher here (NoOutputs): the read is allowed, and says that nothing can be sent.
+        assert (reply["ok"], reply["code"], reply["id"]) == (False, "offline", "r1"), reply
+        assert journal.last_seq == before
+        bad = await runner.command("resend", b'{"from_seq": 5, "to_seq": 1}')
+        assert (bad["ok"], bad["code"]) == (False, "bad_request")

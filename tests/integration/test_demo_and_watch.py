@@ -49,8 +49,9 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) -> None:
+    # --rounds counts per table: the demo ends once every table has shown two outcomes.
     result = subprocess.run(
-        [*DEMO, "--speed", "20", "--rounds", "30"],
+        [*DEMO, "--speed", "20", "--rounds", "2"],
         capture_output=True,
         text=True,
         timeout=90,
@@ -68,6 +69,11 @@ def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) ->
     assert any(" L7-DEMO #" in line and "(sum " in line for line in outcomes), outcomes
     assert any(" DC-DEMO #" in line for line in outcomes), outcomes
     assert all(len(line) <= 110 and "{" not in line for line in outcomes)
+    for table in ("ROU-DEMO", "BAC-DEMO", "L7-DEMO", "DC-DEMO", "ULTIMATE-TEX-DEMO"):
+        assert sum(f" {table} #" in line for line in outcomes) >= 2, table
+    summary = result.stdout[result.stdout.index("tablectl demo: 5 tables") :].splitlines()
+    journals = [line.rsplit("; journal ", 1)[-1] for line in summary[1:6]]
+    assert all((tmp_path / journal).is_file() for journal in journals), summary
 
 
 async def _start_watch(url: str, *args: str) -> asyncio.subprocess.Process:

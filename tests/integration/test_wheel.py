@@ -85,6 +85,9 @@ def test_the_wheel_claims_only_the_tablectl_name(wheel: Path) -> None:
     # the example configs, the systemd unit and the licence travel with it
     assert "tablectl/examples/roulette.example.toml" in names
     assert "tablectl/systemd/tablectl@.service" in names
+    # the dashboard's script and stylesheet, served from the package
+    assert "tablectl/controller/tools/dashboard/static/dashboard.js" in names
+    assert "tablectl/controller/tools/dashboard/static/dashboard.css" in names
     assert any(name.endswith("licenses/LICENSE") for name in names)
 
 

@@ -11,11 +11,12 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-__all__ = ["MosquittoProcess", "find_mosquitto", "free_port"]
+__all__ = ["Bridge", "MosquittoProcess", "find_mosquitto", "free_port"]
 
 _FALLBACK = Path("/usr/sbin/mosquitto")
 
@@ -26,6 +27,34 @@ def find_mosquitto() -> str | None:
     if found:
         return found
     return str(_FALLBACK) if _FALLBACK.is_file() else None
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A Mosquitto bridge from this broker to another (a table host's broker to the floor's).
+
+    ``topics`` are bridge ``topic`` lines without the keyword (``"it/+/events out 1"``). The
+    bridge keeps its session on the remote (``cleansession false``) and reconnects quickly, so
+    a test can cut it by stopping either broker and watch it come back.
+    """
+
+    address: str
+    topics: tuple[str, ...]
+    name: str = "floor"
+
+    def config_text(self) -> str:
+        lines = [
+            f"connection {self.name}",
+            f"address {self.address}",
+            *(f"topic {topic}" for topic in self.topics),
+            "cleansession false",
+            "bridge_protocol_version mqttv311",
+            "try_private true",
+            "notifications false",
+            "restart_timeout 1 2",
+            "keepalive_interval 5",
+        ]
+        return "\n".join(lines) + "\n"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -46,9 +75,17 @@ class MosquittoProcess:
         workdir: holds the config file and the broker's log (shown when startup fails).
         binary: the mosquitto executable (default: :func:`find_mosquitto`).
         port: fixed port, or ``None`` to pick a free one once (kept across restarts).
+        bridge: a bridge to another broker (:class:`Bridge`), configured at every start.
     """
 
-    def __init__(self, workdir: Path, binary: str | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        binary: str | None = None,
+        port: int | None = None,
+        *,
+        bridge: Bridge | None = None,
+    ) -> None:
         found = binary or find_mosquitto()
         if found is None:
             raise FileNotFoundError("mosquitto binary not found")
@@ -59,6 +96,7 @@ class MosquittoProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.workdir / "mosquitto.conf"
         self.log_path = self.workdir / "mosquitto.log"
+        self.bridge = bridge
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -103,7 +141,7 @@ class MosquittoProcess:
             "set_tcp_nodelay true\n"
             "log_dest stderr\n"
             "log_type error\n"
-            "log_type warning\n"
+            "log_type warning\n" + (self.bridge.config_text() if self.bridge is not None else "")
         )
 
     def stop(self) -> None:

@@ -2,7 +2,9 @@
 
 Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under ``event``,
 journaled as manual: a scanner failed and the dealer keys it in), ``clear_fault`` (``code``,
-``device``), ``status``. All but ``status`` change a round or a fault and need, with a
+``device``), ``status``, ``resend`` (``from_seq``, ``to_seq``: published records again, for the
+floor's archive: :mod:`tablectl.controller.service.runner.resend`). All but the reads
+``status`` and ``resend`` change a round or a fault and need, with a
 :class:`CommandAuthority`, a signature by a role ``[security] require`` allows
 (:mod:`tablectl.controller.mqtt.authority`); without one they are refused (``commands_disabled``)
 unless ``insecure_commands`` (labs).
@@ -33,7 +35,8 @@ from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES, clip
-from tablectl.controller.service.runner.views import status_view
+from tablectl.controller.service.runner.resend import Resender, ResendRefusedError
+from tablectl.controller.service.runner.views import NO_OUTPUTS, TableOutputs, status_view
 
 __all__ = [
     "COMMANDS_DISABLED",
@@ -46,7 +49,7 @@ __all__ = [
 
 log = structlog.get_logger("tablectl.runner")
 
-COMMAND_VERBS = ("clear_fault", "event", "status", "void")
+COMMAND_VERBS = ("clear_fault", "event", "resend", "status", "void")
 
 COMMANDS_DISABLED: Final = "commands_disabled"
 """The refusal code of a round- or fault-changing command on a table without ``[security]``
@@ -104,6 +107,7 @@ class CommandDesk:
         authority: verifies signed commands (``[security] roles``); ``None``: see ``insecure``.
         insecure: without an authority, accept unsigned commands (labs) instead of refusing them.
         refusals: refused commands of the current window (journaled as one record per window).
+        outputs: where ``resend`` publishes (the publisher's Outbound; nowhere by default).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class CommandDesk:
         authority: CommandAuthority | None,
         insecure: bool,
         refusals: RefusalLog,
+        outputs: TableOutputs = NO_OUTPUTS,
     ) -> None:
         self._table = table
         self._journal = journal
@@ -125,6 +130,8 @@ class CommandDesk:
         self._insecure = insecure
         self.refusals = refusals
         """Refused commands of the current window (journaled as one record per window)."""
+        self.resender = Resender(journal, outputs, clock)
+        """Answers ``resend`` (its rate budget is per table)."""
 
     async def command(self, verb: str, payload: bytes) -> dict[str, Any]:
         """Handle ``cmd/{verb}``; the reply carries the request's ``id`` for correlation.
@@ -147,6 +154,8 @@ class CommandDesk:
         if request is None:
             code = "payload_too_large" if len(payload) > MAX_COMMAND_BYTES else "bad_request"
             return self._refuse(verb, None, CommandVerdict(False, problem), code, size=len(payload))
+        if verb == "resend":
+            return await self._resend(request, corr)
         if table.outage is not None:
             # Nothing unjournaled is acted on, and the command record cannot be journaled.
             table.outage.commands_refused += 1
@@ -183,6 +192,19 @@ class CommandDesk:
             return _reply(corr, error=error, code="not_journaled")
         outputs = [r.as_dict() for r in records if r.type in OUTPUT_TYPES]
         return _reply(corr, ok=True, seq=records[0].seq, command_seq=record.seq, outputs=outputs)
+
+    async def _resend(self, request: dict[str, Any], corr: object) -> dict[str, Any]:
+        """A read, answered like ``status`` (also while the journal refuses writes): no role,
+        not journaled; bounded by the resender's cap and rate (refusals counted as any)."""
+        bad = _bad_field(request)
+        if bad is not None:
+            return self._refuse("resend", request, CommandVerdict(False, bad[1]), bad[0])
+        try:
+            fields = await self.resender.resend(request)
+        except ResendRefusedError as exc:
+            return self._refuse("resend", request, CommandVerdict(False, str(exc)), exc.code)
+        log.info("resend", **fields)
+        return _reply(corr, ok=True, **fields)
 
     def _authorise(self, verb: str, request: Mapping[str, Any]) -> tuple[CommandVerdict, str]:
         """The verdict on a command that changes a round or a fault, and a refusal's code."""

@@ -136,9 +136,12 @@ class TableRunner:
             authority=authority,
             insecure=insecure_commands,
             refusals=refusals or RefusalLog(),
+            outputs=outputs,
         )
         self.timer = BettingTimer(self.betting, self._timer_view, self.submit)
         """Opens and closes betting when ``[betting] mode = "timer"``."""
+        self._state_seq = journal.last_seq
+        """The journal's last ``seq`` when ``state`` was last built (the outbox backlog's edge)."""
 
     @property
     def latched(self) -> dict[str, set[str]]:
@@ -475,8 +478,24 @@ class TableRunner:
             latched=self.latches.journaled,
             outage=self.outage,
             ts=format_ts(self._clock()),
+            outbox_pending=self._outbox_pending(),
         )
         self._outputs.set_view("state", view)
+
+    def _outbox_pending(self) -> int | None:
+        """Records journaled before this batch (up to the last ``state``'s ``seq``) that the broker
+        has not acknowledged yet: the outbox's backlog, 0 while the publisher keeps up. The batch
+        just journaled is not counted: it is always unpublished at this point. One indexed read
+        (unpublished records are a suffix of the live file); ``None`` when the journal cannot say.
+        """
+        counted, self._state_seq = self._state_seq, self.journal.last_seq
+        try:
+            oldest = self.journal.unpublished_payloads(1)
+        except JournalError:
+            return None
+        if not oldest:
+            return 0
+        return max(counted - oldest[0][0] + 1, 0)
 
     def publish_device(self, driver: Driver) -> None:
         """The retained ``devices/{id}`` of one device."""

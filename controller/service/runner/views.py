@@ -5,7 +5,9 @@ the publisher's :class:`tablectl.controller.mqtt.outbound.Outbound`); the journa
 not pass through here, the publisher drains them from the journal itself.
 
 * ``state`` (retained): the engine's snapshot, the journal's ``seq``, every device's latched
-  faults, and whether the table is locked (a latched fault, or a journal outage);
+  faults, whether the table is locked (a latched fault, or a journal outage), and the outbox's
+  backlog (``outbox.pending``: records journaled before this state's batch that the broker has
+  not acknowledged yet; 0 while the publisher keeps up);
 * ``devices/{id}`` (retained): one device's link, faults and counters;
 * the extra fields of the retained ``status``: locked by a journal outage or not;
 * what the betting timer sees: the snapshot, and the lock of an outage.
@@ -15,7 +17,7 @@ Pure: the runner passes the time in (as ISO text).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from tablectl.controller.engines import Engine
@@ -48,6 +50,10 @@ class TableOutputs(Protocol):
     def set_status(self, extra: Mapping[str, Any]) -> None:
         """Merge ``extra`` (:func:`status_view`) into the retained ``status``."""
 
+    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+        """Publish ``(type, stored body)`` journal records again on ``events`` (``cmd/resend``);
+        ``False`` when nothing can be sent (no broker connection)."""
+
 
 class NoOutputs:
     """:class:`TableOutputs` that say nothing: a runner without a publisher (tests, tools)."""
@@ -64,6 +70,9 @@ class NoOutputs:
     def set_status(self, extra: Mapping[str, Any]) -> None:
         pass
 
+    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+        return False
+
 
 NO_OUTPUTS: TableOutputs = NoOutputs()
 
@@ -76,9 +85,12 @@ def state_view(
     latched: Mapping[str, set[str]],
     outage: JournalOutage | None,
     ts: str,
+    outbox_pending: int | None = None,
 ) -> dict[str, Any]:
-    """The retained ``state``: the engine's snapshot and what locks the table."""
+    """The retained ``state``: the engine's snapshot, what locks the table, the outbox's backlog
+    (``None``: the journal could not say; left out)."""
     snapshot = dict(engine.snapshot())
+    outbox = {} if outbox_pending is None else {"outbox": {"pending": outbox_pending}}
     return {
         "schema": 1,
         "table": table_id,
@@ -89,6 +101,7 @@ def state_view(
         "devices": {device: {"faults": sorted(codes)} for device, codes in latched.items()},
         "locked": outage is not None or bool(snapshot.get("faults")),
         "journal": {"available": True} if outage is None else {"available": False, **outage.view()},
+        **outbox,
     }
 
 

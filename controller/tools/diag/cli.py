@@ -161,6 +161,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "  tablectl diag stats --config /etc/tablectl/BAC-01.toml --last 50\n"
         "  tablectl diag stats --journal /var/lib/tablectl/BAC-01.sqlite --json\n"
         "  tablectl diag stats --config /etc/tablectl/ROU-01.toml --last 500 --svg rou.svg\n"
+        "  tablectl diag stats --dsn postgresql://archive@db/tablectl --since 2026-01-01T00:00Z"
+        " --per-month\n"
         "\n"
         "A chi-square test is judged only when every cell expects at least 5 (185 spins on a\n"
         "european wheel, 65 shoes for ranks by position); below that a passing test says\n"
@@ -212,6 +214,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=5,
         metavar="N",
         help="pockets per sector in the wheel's sector chart (default 5)",
+    )
+    archive = stats.add_argument_group(
+        "the floor's archive (instead of a journal): every table's report, each its game's"
+    )
+    archive.add_argument(
+        "--dsn",
+        metavar="DSN",
+        help="read the archive in PostgreSQL (postgresql://user@host:port/db), read-only"
+        " (default: the journal)",
+    )
+    archive.add_argument(
+        "--table",
+        action="append",
+        metavar="ID",
+        help="with --dsn: only this table (repeatable; default: every table in the archive)",
+    )
+    archive.add_argument(
+        "--since", metavar="ISO", help="with --dsn: records with ts >= ISO (Z or +01:00)"
+    )
+    archive.add_argument("--until", metavar="ISO", help="with --dsn: records with ts < ISO")
+    archive.add_argument(
+        "--per-month",
+        action="store_true",
+        help="with --dsn: one report per table and calendar month of the window (trends)",
     )
 
 
@@ -267,9 +293,19 @@ async def _dispatch(
 
         return run_ports(args.config, out=out, as_json=args.json)
     if command == "stats":
+        from tablectl.controller.core.time import parse_moment  # noqa: PLC0415
+        from tablectl.controller.tools.diag.errors import DiagError  # noqa: PLC0415
         from tablectl.controller.tools.diag.stats.command import StatsRequest, run_stats  # noqa: PLC0415
 
+        archive_flags = (args.table, args.since, args.until, args.per_month)
+        if args.dsn is None and any(archive_flags):
+            raise DiagError("--table, --since, --until and --per-month go with --dsn (the archive)")
         request = StatsRequest(
+            dsn=args.dsn,
+            tables=tuple(args.table or ()),
+            since=parse_moment(args.since, "--since") if args.since else None,
+            until=parse_moment(args.until, "--until") if args.until else None,
+            per_month=args.per_month,
             config=args.config,
             journal=args.journal,
             variant=args.variant,

@@ -14,8 +14,11 @@ without any output format.
 
 from __future__ import annotations
 
+import io
 import shutil
+import textwrap
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -34,6 +37,7 @@ from tablectl.controller.tools.diag.stats.plots import (
     wheel_charts,
 )
 from tablectl.controller.tools.diag.stats.wheel import (
+    RowSource,
     Window,
     check_variant,
     device_report,
@@ -50,7 +54,8 @@ class StatsRequest:
     """What ``diag stats`` was asked for (mirrors its flags)."""
 
     config: Path | None = None
-    journal: Path | None = None
+    journal: Path | RowSource | None = None
+    """A journal file, or one table's window of the archive (``--dsn`` sets it per table)."""
     variant: str | None = None
     last: int | None = None
     alpha: float | None = None
@@ -63,6 +68,16 @@ class StatsRequest:
     """Pockets per sector in the wheel's sector chart."""
     width: int | None = None
     """Text charts' width; ``None``: the terminal's (80 when it has none)."""
+    dsn: str | None = None
+    """Read the floor's archive instead of a journal: a report per table (``tables``, default
+    every table in it) over ``since``/``until``, or one per month of it (``per_month``)."""
+    tables: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    per_month: bool = False
+    game: str | None = None
+    """The table's game when no config says it (the archive's newest outcome, for a window
+    that holds none)."""
 
     @property
     def columns(self) -> int:
@@ -79,7 +94,9 @@ SHUFFLE_ALPHA = 0.05
 Kind = Literal["wheel", "shuffle"]
 
 
-def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
+def _kind(
+    config: TableConfig | None, journal: Path | RowSource, known: str | None = None
+) -> tuple[Kind, str | None]:
     """Wheel or shuffle statistics, and the game, from the config or else the journal."""
     from tablectl.controller.tools.diag.stats.shoes import journal_game  # noqa: PLC0415
     from tablectl.controller.tools.diag.stats.shuffle import (  # noqa: PLC0415
@@ -87,7 +104,7 @@ def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
         SHORT_DECK_GAMES,
     )
 
-    game = config.table.game if config is not None else journal_game(journal)
+    game = config.table.game if config is not None else known or journal_game(journal)
     if game is None or game == "roulette":
         return "wheel", "roulette"
     if game in CARD_GAMES:
@@ -106,7 +123,7 @@ def _kind(config: TableConfig | None, journal: Path) -> tuple[Kind, str | None]:
     )
 
 
-def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
+def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path | RowSource, Variant]:
     config = load_config(request.config) if request.config is not None else None
     if config is None and request.journal is None:
         raise DiagError("give --config FILE (or --journal FILE)")
@@ -119,23 +136,70 @@ def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path, Variant]:
     return config, journal, check_variant(name)
 
 
+def _table_id(config: TableConfig | None, journal: Path | RowSource) -> str | None:
+    if config is not None:
+        return config.table.id
+    return None if isinstance(journal, Path) else journal.table
+
+
 async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
     """Print the report; 1 if the wheel was asked for and could not be reached, else 0."""
+    if request.dsn is not None:
+        from tablectl.controller.tools.diag.stats.archive import run_archive_stats  # noqa: PLC0415
+
+        return await run_archive_stats(request, run_stats, out=out, err=err, as_json=as_json)
     config = load_config(request.config) if request.config is not None else None
     if config is None and request.journal is None:
         raise DiagError("give --config FILE (or --journal FILE)")
     journal = request.journal or (config.journal.path if config is not None else None)
     assert journal is not None
-    kind, game = _kind(config, journal)
+    kind, game = _kind(config, journal, request.game)
+    if as_json or not out.isatty():  # a pipe or a file keeps whole lines (grep, less -S)
+        return await _run_kind(request, config, journal, kind, game, out=out, err=err, json=as_json)
+    text = io.StringIO()  # a terminal: every line of the report fitted to its width
+    try:
+        return await _run_kind(request, config, journal, kind, game, out=text, err=err, json=False)
+    finally:
+        out.write(fit_lines(text.getvalue(), request.columns))
+        out.flush()
+
+
+async def _run_kind(
+    request: StatsRequest,
+    config: TableConfig | None,
+    journal: Path | RowSource,
+    kind: Kind,
+    game: str | None,
+    *,
+    out: TextIO,
+    err: TextIO,
+    json: bool,
+) -> int:
     if kind == "shuffle":
-        return _run_shuffle(request, config, journal, game, out=out, as_json=as_json)
-    return await _run_wheel(request, out=out, err=err, as_json=as_json)
+        return _run_shuffle(request, config, journal, game, out=out, as_json=json)
+    return await _run_wheel(request, out=out, err=err, as_json=json)
+
+
+def fit_lines(text: str, width: int) -> str:
+    """The text report within ``width`` columns: a longer line (a journal path, a window's
+    rounds and times, a verdict) is wrapped at spaces, its continuation indented two more than
+    the line; the charts are drawn to the width already and pass unchanged."""
+    fitted: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            fitted.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        fitted += textwrap.wrap(
+            line, max(width, 20), subsequent_indent=indent + "  ", break_on_hyphens=False
+        )
+    return "\n".join(fitted)
 
 
 def _run_shuffle(
     request: StatsRequest,
     config: TableConfig | None,
-    journal: Path,
+    journal: Path | RowSource,
     game: str | None,
     *,
     out: TextIO,
@@ -171,7 +235,7 @@ def _run_shuffle(
         alpha=request.alpha if request.alpha is not None else SHUFFLE_ALPHA,
         sigma=request.sigma,
     )
-    table_id = config.table.id if config is not None else None
+    table_id = _table_id(config, journal)
     view = ShuffleView(table_id, journal, game, window, report, request.last)
     charts = [
         position_chart(what, test)
@@ -223,7 +287,7 @@ async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json
         if device is not None and device.counts
         else None
     )
-    table_id = config.table.id if config is not None else None
+    table_id = _table_id(config, journal)
     charts = wheel_charts(report, wheel_order(variant), request.sector) if window.spins else []
     if as_json:
         emit_json(
@@ -374,13 +438,14 @@ def _render(
     out: TextIO,
     *,
     table_id: str | None,
-    journal: Path,
+    journal: Path | RowSource,
     variant: Variant,
     window: Window,
     report: BiasReport,
     last: int | None,
 ) -> None:
-    out.write(f"wheel bias, table {table_id or '-'}, journal {journal} ({variant}, ")
+    source = f"journal {journal}" if isinstance(journal, Path) else str(journal)
+    out.write(f"wheel bias, table {table_id or '-'}, {source} ({variant}, ")
     out.write(f"{report.pockets} pockets)\n")
     span = f"last {last}" if last is not None else "all"
     out.write(f"window: {span} settled spins: {len(window.spins)}")

@@ -18,16 +18,14 @@ no known position and are left out.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tablectl.controller.tools.diag.errors import DiagError
-from tablectl.controller.tools.diag.stats.wheel import connect_read_only
+from tablectl.controller.tools.diag.stats.wheel import RowSource, row_source
 
-__all__ = ["Shoe", "ShoeWindow", "journal_game", "read_shoes"]
+__all__ = ["Shoe", "ShoeWindow", "journal_game", "read_shoes", "shoes_from_records"]
 
 _TYPES: Final = ("card", "shuffle_started", "shuffle_completed", "shoe_end", "outcome")
 
@@ -78,19 +76,15 @@ class _Building:
         )
 
 
-def _rows(conn: sqlite3.Connection, last: int | None) -> list[tuple[int, str, str]]:
+def _rows(source: RowSource, last: int | None) -> list[tuple[int, str, str]]:
     """The records that matter, oldest first; with ``last``, only back to the shuffle that
     starts the oldest shoe needed (plus one, for a shoe in progress)."""
-    marks = ",".join("?" * len(_TYPES))
-    cursor = conn.execute(
-        f"SELECT seq, type, body FROM records WHERE type IN ({marks}) ORDER BY seq DESC",  # noqa: S608 - placeholders only
-        _TYPES,
-    )
     rows: list[tuple[int, str, str]] = []
     dealt = 0
     shoes = 0
+    cursor = source.rows(_TYPES)
     for seq, kind, body in cursor:
-        rows.append((int(seq), str(kind), str(body)))
+        rows.append((seq, kind, body))
         if kind == "card":
             dealt += 1
         elif kind == "shuffle_started":
@@ -100,26 +94,39 @@ def _rows(conn: sqlite3.Connection, last: int | None) -> list[tuple[int, str, st
             dealt = 0
             if last is not None and shoes > last:
                 break
+    if isinstance(cursor, Generator):
+        cursor.close()  # a journal's connection closes now, not when collected
     rows.reverse()
     return rows
 
 
-def read_shoes(path: Path, *, last: int | None = None) -> ShoeWindow:
-    """The last ``last`` (all when ``None``) dealt shoes of the journal at ``path``, oldest first.
+def read_shoes(source: Path | RowSource, *, last: int | None = None) -> ShoeWindow:
+    """The last ``last`` (all when ``None``) dealt shoes of ``source`` (a journal file, or a
+    table's window of the archive), oldest first.
 
     Raises:
         DiagError: the file is missing or is not a journal.
     """
-    conn = connect_read_only(path)
-    try:
-        rows = _rows(conn, last)
-    except sqlite3.Error as exc:
-        raise DiagError(f"{path}: cannot read journal: {exc}") from None
-    finally:
-        conn.close()
+    rows = _rows(row_source(source), last)
     parser = _ShoeParser()
     for seq, kind, body in rows:
         parser.feed(seq, kind, body)
+    return parser.window(last)
+
+
+def shoes_from_records(
+    records: Iterable[Mapping[str, Any]], *, last: int | None = None
+) -> ShoeWindow:
+    """The same reading of records already decoded, in ``seq`` order: the dashboard's, from the
+    published ``events`` (where a face-down card is withheld: ``"card": null``, so it keeps its
+    position and is left out of the tallies like any code that is no card). Records of other
+    types are ignored.
+    """
+    parser = _ShoeParser()
+    for record in records:
+        kind, seq = record.get("type"), record.get("seq")
+        if kind in _TYPES and isinstance(seq, int):
+            parser.feed_record(seq, str(kind), record)
     return parser.window(last)
 
 
@@ -149,6 +156,9 @@ class _ShoeParser:
         if not isinstance(record, dict):
             self.invalid += 1
             return
+        self.feed_record(seq, kind, record)
+
+    def feed_record(self, seq: int, kind: str, record: Mapping[str, Any]) -> None:
         if kind in ("shuffle_started", "shuffle_completed"):
             self._close()
             if kind == "shuffle_completed":
@@ -195,30 +205,29 @@ def _add_outcome(shoe: _Building, record: Mapping[str, Any]) -> None:
         shoe.results.append(winner)
 
 
-def journal_game(path: Path) -> str | None:
-    """What the journal's table plays, for ``--journal`` without ``--config``: the newest
+def _newest(source: RowSource, types: tuple[str, ...]) -> tuple[int, str, str] | None:
+    rows = source.rows(types)
+    try:
+        return next(iter(rows), None)
+    finally:
+        if isinstance(rows, Generator):
+            rows.close()
+
+
+def journal_game(source: Path | RowSource) -> str | None:
+    """What the table plays, for ``--journal`` (or the archive) without ``--config``: the newest
     outcome's ``game``; else ``"cards"`` when it holds shuffles or cards; else ``None``.
 
     Raises:
         DiagError: the file is missing or is not a journal.
     """
-    conn = connect_read_only(path)
-    try:
-        row = conn.execute(
-            "SELECT body FROM records WHERE type = 'outcome' ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        if row is not None:
-            try:
-                game = json.loads(row[0]).get("game")
-            except (ValueError, AttributeError):
-                game = None
-            if isinstance(game, str):
-                return game
-        cards = conn.execute(
-            "SELECT 1 FROM records WHERE type IN ('shuffle_completed', 'card') LIMIT 1"
-        ).fetchone()
-    except sqlite3.Error as exc:
-        raise DiagError(f"{path}: cannot read journal: {exc}") from None
-    finally:
-        conn.close()
-    return "cards" if cards is not None else None
+    rows = row_source(source)
+    row = _newest(rows, ("outcome",))
+    if row is not None:
+        try:
+            game = json.loads(row[2]).get("game")
+        except (ValueError, AttributeError):
+            game = None
+        if isinstance(game, str):
+            return game
+    return "cards" if _newest(rows, ("shuffle_completed", "card")) is not None else None

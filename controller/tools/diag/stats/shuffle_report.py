@@ -20,6 +20,7 @@ from tablectl.controller.tools.diag.stats.maths import (
 )
 from tablectl.controller.tools.diag.stats.shoes import ShoeWindow
 from tablectl.controller.tools.diag.stats.shuffle import ShuffleReport
+from tablectl.controller.tools.diag.stats.wheel import RowSource
 
 __all__ = ["ShuffleView", "render_shuffle", "shuffle_json"]
 
@@ -31,7 +32,8 @@ class ShuffleView:
     """What one report shows: the table, the journal, the window read and its tests."""
 
     table_id: str | None
-    journal: Path
+    journal: Path | RowSource
+    """A journal file, or one table's window of the archive (printed as it names itself)."""
     game: str | None
     window: ShoeWindow
     report: ShuffleReport
@@ -271,7 +273,7 @@ def render_shuffle(out: TextIO, view: ShuffleView) -> None:
     table_id, journal, game = view.table_id, view.journal, view.game
     window, report, last = view.window, view.report, view.last
     out.write(f"shuffle randomness, table {table_id or '-'} ({game or 'card game'}), ")
-    out.write(f"journal {journal}\n")
+    out.write(f"journal {journal}\n" if isinstance(journal, Path) else f"{journal}\n")
     span = f"last {last}" if last is not None else "all"
     out.write(f"window: {span} dealt shoes: {len(window.shoes)}")
     if window.shoes:

@@ -9,27 +9,36 @@ spin has no number a wheel could be biased towards).
 The wheel's own figures (SS2 ``*w`` chi-square, ``*W`` winning-number table) need the serial
 port, which the running service holds exclusively; asking for them then fails with a message
 saying so, after the journal statistics have been shown.
+
+Across tables and months, the same readings run on the floor's archive (``diag stats --dsn``):
+the records come from a :class:`RowSource`, a journal file or one table's window of the archive.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from tablectl.controller.games.roulette import VARIANTS, Variant, pockets, wheel_order
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.stats.maths import BiasReport, analyse_counts, analyse_spins
 
 __all__ = [
+    "JournalRows",
+    "RowSource",
     "Spin",
     "Window",
     "check_variant",
     "connect_read_only",
     "device_report",
+    "numbers_report",
     "ordered_pockets",
     "read_spins",
+    "row_source",
     "wheel_report",
 ]
 
@@ -88,8 +97,62 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
             raise DiagError(f"{path}: cannot read journal: {first}") from None
 
 
-def read_spins(path: Path, variant: Variant, *, last: int | None = None) -> Window:
-    """The last ``last`` (all when ``None``) settled outcomes of ``path``, oldest first.
+class RowSource(Protocol):
+    """Where the statistics read a table's records: its journal file (:class:`JournalRows`) or
+    the floor's archive (:class:`tablectl.controller.archive.reader.ArchiveReader`, one table
+    and a time window). The maths and the readings (spins, shoes) are the same for both."""
+
+    @property
+    def table(self) -> str | None:
+        """The table's id when the source knows it (the archive does; a journal file alone
+        names it only inside its records)."""
+        ...
+
+    def rows(self, types: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+        """``(seq, type, body)`` of the records of ``types``, newest first."""
+        ...
+
+
+class JournalRows:
+    """A journal file as a :class:`RowSource`, opened read-only for each reading."""
+
+    table: str | None = None
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def rows(self, types: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+        """See :class:`RowSource`.
+
+        Raises:
+            DiagError: the file is missing or is not a journal.
+        """
+        conn = connect_read_only(self.path)
+        marks = ",".join("?" * len(types))
+        try:
+            cursor = conn.execute(
+                f"SELECT seq, type, body FROM records WHERE type IN ({marks})"  # noqa: S608 - ?s
+                " ORDER BY seq DESC",
+                tuple(types),
+            )
+            for seq, kind, body in cursor:
+                yield int(seq), str(kind), str(body)
+        except sqlite3.Error as exc:
+            raise DiagError(f"{self.path}: cannot read journal: {exc}") from None
+        finally:
+            conn.close()
+
+
+def row_source(source: Path | RowSource) -> RowSource:
+    """A journal path as its :class:`JournalRows`; any other source as it is."""
+    return JournalRows(source) if isinstance(source, Path) else source
+
+
+def read_spins(source: Path | RowSource, variant: Variant, *, last: int | None = None) -> Window:
+    """The last ``last`` (all when ``None``) settled outcomes of ``source``, oldest first.
 
     Raises:
         DiagError: the file is missing or is not a journal.
@@ -97,12 +160,9 @@ def read_spins(path: Path, variant: Variant, *, last: int | None = None) -> Wind
     valid = pockets(variant)
     spins: list[Spin] = []
     voids = invalid = 0
-    conn = connect_read_only(path)
+    rows = row_source(source).rows(("outcome",))
     try:
-        cursor = conn.execute(
-            "SELECT seq, body FROM records WHERE type = 'outcome' ORDER BY seq DESC"
-        )
-        for seq, body in cursor:
+        for seq, _kind, body in rows:
             if last is not None and len(spins) >= last:
                 break
             try:
@@ -121,10 +181,9 @@ def read_spins(path: Path, variant: Variant, *, last: int | None = None) -> Wind
                 invalid += 1
                 continue
             spins.append(Spin(int(seq), record.get("round"), record.get("ts"), number))
-    except sqlite3.Error as exc:
-        raise DiagError(f"{path}: cannot read journal: {exc}") from None
     finally:
-        conn.close()
+        if isinstance(rows, Generator):
+            rows.close()  # a journal's connection closes now, not when collected
     spins.reverse()
     return Window(tuple(spins), voids, invalid)
 
@@ -133,8 +192,16 @@ def wheel_report(
     window: Window, variant: Variant, *, alpha: float = 0.025, sigma: float = 3.0
 ) -> BiasReport:
     """The bias report of a journal window (frequencies, χ², serial correlation)."""
+    return numbers_report([s.number for s in window.spins], variant, alpha=alpha, sigma=sigma)
+
+
+def numbers_report(
+    numbers: Sequence[Pocket], variant: Variant, *, alpha: float = 0.025, sigma: float = 3.0
+) -> BiasReport:
+    """The same report from the winning numbers alone, oldest first: for a reader of the
+    published outcomes (the dashboard) rather than of the journal."""
     return analyse_spins(
-        [s.number for s in window.spins],
+        numbers,
         ordered_pockets(variant),
         wheel_order=wheel_order(variant),
         alpha=alpha,

@@ -1,0 +1,375 @@
+"""Reading the floor's archive: one table's records by ``seq``, by round and by time window.
+
+The archive (PostgreSQL, table ``records``; the schema is :mod:`tablectl.controller.archive.schema`)
+holds every table's records *as published*: ``raw`` is the payload's exact bytes, and every other
+column (``seq``, ``type``, ``hash``, ``record`` as ``jsonb``, …) is derived from it. So a record is
+read from ``raw`` alone and each column is checked against it (:func:`row_record`): a column
+edited behind the payload's back is named like a journal column that differs from its body.
+
+Why these readers exist: ``tablectl export --dsn`` (a dispute's round, from the archive instead of a
+table's own journal), ``diag stats --dsn`` (wheel bias and shuffle tests across tables and months)
+and ``tablectl verify --dsn`` read the archive through them. Connections are read-only
+(``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY``): a query for evidence can never alter it.
+
+Published records equal journal records except cards dealt face down, published withheld
+(``"card": null, "withheld": true``) while ``hash`` covers the journaled card: their content
+cannot be re-hashed from the archive (:func:`is_withheld`), their links still chain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Final, Self
+
+import psycopg
+from psycopg import sql
+
+from tablectl.controller.archive.db import (
+    ArchiveError,
+    ArchiveUnavailableError,
+    connect,
+    describe_dsn,
+)
+from tablectl.controller.core.errors import ChainBrokenError
+from tablectl.controller.core.time import format_moment, parse_ts
+from tablectl.controller.journal import JournalRecord, canonical_json, record_hash
+from tablectl.controller.journal.records import loads_record, stored_record
+
+__all__ = [
+    "COLUMNS",
+    "Archive",
+    "ArchiveReader",
+    "is_withheld",
+    "open_archive",
+    "row_record",
+    "table_ids",
+]
+
+COLUMNS: Final = "table_id, seq, ts, type, round, hash, prev_hash, record, raw"
+"""The columns :func:`row_record` reads, in its order."""
+
+PAGE: Final = 1000
+"""Rows per query of a keyset-paginated walk (bounded memory whatever the archive's size)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@dataclass
+class Archive:
+    """An open connection to an archive and what to call it in messages."""
+
+    conn: psycopg.Connection[tuple[object, ...]]
+    where: str
+
+    def query(
+        self, statement: str | sql.Composable, params: Sequence[Any] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``statement`` (none for a statement without a result); a database error
+        becomes a one-line :class:`ArchiveError`."""
+        try:
+            cursor = self.conn.execute(statement, params)  # type: ignore[arg-type]
+            return cursor.fetchall() if cursor.description is not None else []
+        except psycopg.OperationalError as exc:  # the server went away, or never answered
+            raise ArchiveUnavailableError(f"PostgreSQL {self.where}: {_one_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise ArchiveError(f"PostgreSQL {self.where}: {_one_line(exc)}") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_archive(dsn: str, *, read_only: bool = True) -> Archive:
+    """Connect to the archive at ``dsn`` (autocommit; read-only unless asked otherwise).
+
+    Raises:
+        ArchiveConfigError: not a connection string (one line, never the password).
+        ArchiveUnavailableError: the server cannot be reached or refuses.
+        ArchiveError: the database holds no archive (no ``records`` table).
+    """
+    conn = connect(dsn, autocommit=True)
+    archive = Archive(conn, describe_dsn(dsn))
+    try:
+        if read_only:
+            archive.query("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        (found,) = archive.query("SELECT to_regclass('records') IS NOT NULL")[0]
+    except BaseException:
+        archive.close()
+        raise
+    if not found:
+        archive.close()
+        raise ArchiveError(
+            f"PostgreSQL {archive.where}: no archive here (no 'records' table; tablectl"
+            " archive makes it)"
+        )
+    return archive
+
+
+def table_ids(archive: Archive) -> list[str]:
+    """Every table the archive has records of (or knows from ``archive_tables``), sorted.
+
+    A loose index scan (one index probe per table) rather than ``DISTINCT``, which would read
+    every row of every month.
+    """
+    rows = archive.query(
+        "WITH RECURSIVE t(id) AS ("
+        " SELECT min(table_id) FROM records"
+        " UNION ALL SELECT (SELECT min(table_id) FROM records WHERE table_id > t.id)"
+        " FROM t WHERE t.id IS NOT NULL)"
+        " SELECT id FROM t WHERE id IS NOT NULL"
+        " UNION SELECT table_id FROM archive_tables ORDER BY 1"
+        if _has(archive, "archive_tables")
+        else "WITH RECURSIVE t(id) AS ("
+        " SELECT min(table_id) FROM records"
+        " UNION ALL SELECT (SELECT min(table_id) FROM records WHERE table_id > t.id)"
+        " FROM t WHERE t.id IS NOT NULL)"
+        " SELECT id FROM t WHERE id IS NOT NULL ORDER BY 1"
+    )
+    return [str(r[0]) for r in rows]
+
+
+def _has(archive: Archive, relation: str) -> bool:
+    return bool(archive.query("SELECT to_regclass(%s) IS NOT NULL", (relation,))[0][0])
+
+
+def is_withheld(record: JournalRecord) -> bool:
+    """A card published face down: ``card`` withheld, so ``hash`` (over the journaled card) cannot
+    be recomputed from what was published. Only a ``card`` record that says it was dealt face
+    down may be one: anything else claiming ``withheld`` is checked like every record."""
+    return (
+        record.type == "card"
+        and record.get("withheld") is True
+        and record.get("face_down") is True
+        and record.get("card") is None
+    )
+
+
+def row_record(row: Sequence[Any]) -> JournalRecord:
+    """A ``records`` row (:data:`COLUMNS`) as the record its ``raw`` bytes hold, every column
+    checked against them.
+
+    Raises:
+        ChainBrokenError: ``raw`` is not the canonical JSON of a record, or a column differs
+            from it (naming the ``seq`` and the column).
+    """
+    table_id, seq, ts, kind, round_id, digest, prev, document, raw = row
+    seq = int(seq)
+    try:
+        text = bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ChainBrokenError(seq, "raw is not valid UTF-8") from None
+    fields = loads_record(text, seq)
+    if canonical_json(fields) != text:
+        raise ChainBrokenError(seq, "raw is not in canonical form (altered?)")
+    record = stored_record(fields, seq)
+    checks = (
+        ("table_id", table_id, fields.get("table")),
+        ("type", kind, record.type),
+        ("hash", digest, record.hash),
+        ("prev_hash", prev, record.prev_hash),
+    )
+    for column, stored, published in checks:
+        if stored != published:
+            raise ChainBrokenError(seq, f"{column} column differs from the published record's")
+    moment = parse_ts(record.ts)
+    if moment is None or ts != moment:
+        raise ChainBrokenError(seq, "ts column differs from the published record's ts")
+    own_round = fields.get("round") if isinstance(fields.get("round"), str) else None
+    if round_id is not None and round_id != own_round:
+        raise ChainBrokenError(seq, "round column differs from the published record's round")
+    if document != fields:
+        raise ChainBrokenError(seq, "record column (jsonb) differs from the published bytes")
+    return record
+
+
+def _check_link(
+    before: JournalRecord | None, record: JournalRecord, where: str, *, span: bool = True
+) -> None:
+    """Within a read span: consecutive, linked, and (unless withheld) hashed as stored.
+
+    ``span=False`` (a time window): ``seq`` may skip — a conclusion carries its deciding event's
+    ``ts``, so a window's records need not be consecutive — and only consecutive ones are linked.
+    """
+    if before is not None:
+        if record.seq == before.seq:
+            raise ChainBrokenError(record.seq, f"stored twice in {where}")
+        if record.seq != before.seq + 1 and span:
+            raise ChainBrokenError(
+                before.seq + 1,
+                f"records {before.seq + 1}-{record.seq - 1} missing in {where}"
+                f" (next seq is {record.seq})",
+            )
+        if record.seq == before.seq + 1 and record.prev_hash != before.hash:
+            raise ChainBrokenError(
+                record.seq, "prev_hash does not match the previous record's hash"
+            )
+    if not is_withheld(record) and record_hash(record.prev_hash, record) != record.hash:
+        raise ChainBrokenError(record.seq, "content does not match its hash")
+
+
+class ArchiveReader:
+    """One table's records in the archive, read-only, optionally within a time window.
+
+    The same reading interface as the journal's
+    (:class:`~tablectl.controller.tools.journal_reader.JournalReader`: ``first_seq``, ``files``,
+    ``records``, ``backwards``, ``find_outcome``), so one export serves both; plus ``between``
+    (a time window read through the monthly partitions it touches) and ``rows`` (the
+    statistics' newest-first reading).
+
+    Args:
+        archive: an open archive (:func:`open_archive`).
+        table: the table id.
+        since, until: with ``rows``, only records with ``since <= ts < until``.
+    """
+
+    def __init__(
+        self,
+        archive: Archive,
+        table: str,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> None:
+        self.archive = archive
+        self.table = table
+        self.since = since
+        self.until = until
+
+    def __str__(self) -> str:
+        window = ""
+        if self.since is not None or self.until is not None:
+            start = format_moment(self.since, "seconds") if self.since else "…"
+            end = format_moment(self.until, "seconds") if self.until else "…"
+            window = f" [{start}, {end})"
+        return f"archive {self.archive.where} table {self.table}{window}"
+
+    @property
+    def files(self) -> list[str]:
+        """What is read, for messages (a journal reader lists its files here)."""
+        return [str(self)]
+
+    @property
+    def first_seq(self) -> int:
+        """The oldest ``seq`` the archive holds for the table (1 when it holds none)."""
+        rows = self.archive.query("SELECT min(seq) FROM records WHERE table_id = %s", (self.table,))
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 1
+
+    @property
+    def last_seq(self) -> int:
+        """The newest ``seq`` the archive holds for the table (0 when it holds none)."""
+        rows = self.archive.query("SELECT max(seq) FROM records WHERE table_id = %s", (self.table,))
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+    def _page(self, where: str, params: Sequence[Any], order: str = "ASC") -> list[JournalRecord]:
+        rows = self.archive.query(
+            f"SELECT {COLUMNS} FROM records WHERE table_id = %s AND {where}"  # noqa: S608 - ours
+            f" ORDER BY seq {order} LIMIT {PAGE}",
+            (self.table, *params),
+        )
+        return [row_record(r) for r in rows]
+
+    def records(self, first: int = 1, last: int | None = None) -> Iterator[JournalRecord]:
+        """Records with ``first <= seq <= last`` in order, linked and hashed as they are read.
+
+        Raises:
+            ChainBrokenError: a record missing inside the span, one stored twice, a broken link
+                or a record whose content does not match its hash.
+        """
+        end = last if last is not None else 1 << 62
+        after, before = first - 1, None
+        while True:
+            page = self._page("seq > %s AND seq <= %s", (after, end))
+            for record in page:
+                _check_link(before, record, str(self))
+                before = record
+                yield record
+            if len(page) < PAGE:
+                return
+            after = page[-1].seq
+
+    def between(self, since: datetime | None, until: datetime | None) -> Iterator[JournalRecord]:
+        """Records with ``since <= ts < until`` (either bound open) in ``seq`` order, checked as
+        :meth:`records` checks them; only the months the window touches are read."""
+        after, before = 0, None
+        params: list[Any]
+        while True:
+            where, params = "seq > %s", [after]
+            if since is not None:
+                where += " AND ts >= %s"
+                params.append(since)
+            if until is not None:
+                where += " AND ts < %s"
+                params.append(until)
+            page = self._page(where, params)
+            for record in page:
+                _check_link(before, record, str(self), span=False)
+                before = record
+                yield record
+            if len(page) < PAGE:
+                return
+            after = page[-1].seq
+
+    def backwards(self, before: int) -> Iterator[JournalRecord]:
+        """Records with ``seq < before``, newest first (column-checked; links are the forward
+        read's to check)."""
+        upper = before
+        while True:
+            page = self._page("seq < %s", (upper,), "DESC")
+            yield from page
+            if len(page) < PAGE:
+                return
+            upper = page[-1].seq
+
+    def find_outcome(self, round_id: str) -> JournalRecord | None:
+        """The (last) outcome record of ``round_id``."""
+        page = self.archive.query(
+            f"SELECT {COLUMNS} FROM records WHERE table_id = %s AND type = 'outcome'"  # noqa: S608
+            " AND round = %s ORDER BY seq DESC LIMIT 1",
+            (self.table, round_id),
+        )
+        if not page:
+            return None
+        record = row_record(page[0])
+        return record if record.get("round") == round_id else None
+
+    def rows(self, types: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+        """``(seq, type, body)`` of the table's records of ``types`` in the window, newest first
+        (the statistics' reading: :mod:`tablectl.controller.tools.diag.stats.source`)."""
+        upper = 1 << 62
+        where = "type = ANY(%s) AND seq < %s"
+        extra: list[Any] = []
+        if self.since is not None:
+            where += " AND ts >= %s"
+            extra.append(self.since)
+        if self.until is not None:
+            where += " AND ts < %s"
+            extra.append(self.until)
+        while True:
+            rows = self.archive.query(
+                f"SELECT seq, type, raw FROM records WHERE table_id = %s AND {where}"  # noqa: S608
+                f" ORDER BY seq DESC LIMIT {PAGE}",
+                (self.table, list(types), upper, *extra),
+            )
+            for seq, kind, raw in rows:
+                yield int(seq), str(kind), bytes(raw).decode("utf-8", "replace")
+            if len(rows) < PAGE:
+                return
+            upper = int(rows[-1][0])

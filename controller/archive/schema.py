@@ -1,0 +1,223 @@
+"""The archive's tables (the contract others query) and their migrations.
+
+Why migrations in the package: an archive lives for ten years and outlives many tablectl
+versions; each version brings the SQL that takes an older archive to its own shape, applied in
+order, each in one transaction, at archiver start (and by :func:`migrate`, which the export,
+verify and stats commands and the tests call). ``archive_migrations`` says which were applied.
+
+The contract (docs/fleet.md, "Schema"; PostgreSQL ≥ 13)::
+
+    records          one row per (table_id, seq): the record as published, its hash and link
+                     (PRIMARY KEY (table_id, seq, ts): PostgreSQL requires the partition key in
+                     it; a redelivered record is identical, so ON CONFLICT DO NOTHING; a record
+                     with the same (table_id, seq) and other content is a chain break that the
+                     verifier names — kept in archive_conflicts, or as a second row that the
+                     per-table walk refuses)
+    archive_tables   per table: how far its chain is verified, its last seq, where it broke
+    archive_gaps     per table: missing seq ranges, since when, how often a resend was asked
+    archive_conflicts  a second, different record for a (table_id, seq) already stored
+
+``records`` is partitioned by month of the record's own ``ts`` (declarative range partitioning,
+``records_YYYY_MM``): the current month and the next are created ahead, an older or later month
+on demand (:func:`partition_sql`); there is no DEFAULT partition, so a record of an unexpected
+month creates its partition instead of landing in a catch-all that cannot be detached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+
+import structlog
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Migration",
+    "Month",
+    "applied_versions",
+    "migrate",
+    "month_of",
+    "partition_name",
+    "partition_sql",
+]
+
+log = structlog.get_logger("tablectl.archive")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema: ``version`` (1, 2, …) and its SQL statements, run in order."""
+
+    version: int
+    what: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "records partitioned by month; per-table verification state, gaps, conflicts",
+        (
+            """
+            CREATE TABLE records (
+                table_id    text        NOT NULL,
+                seq         bigint      NOT NULL,
+                ts          timestamptz NOT NULL,
+                type        text        NOT NULL,
+                round       text,
+                hash        text        NOT NULL,
+                prev_hash   text        NOT NULL,
+                record      jsonb       NOT NULL,
+                raw         bytea       NOT NULL,
+                archived_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (table_id, seq, ts)
+            ) PARTITION BY RANGE (ts)
+            """,
+            # A round's records (export --round) and a table's records of one type over months
+            # (diag stats: outcomes) without reading every row of the table.
+            "CREATE INDEX records_round ON records (table_id, round) WHERE round IS NOT NULL",
+            "CREATE INDEX records_type ON records (table_id, type, ts)",
+            """
+            CREATE TABLE archive_tables (
+                table_id        text        PRIMARY KEY,
+                verified_seq    bigint      NOT NULL DEFAULT 0,
+                verified_hash   text,
+                last_seq        bigint      NOT NULL DEFAULT 0,
+                chain_broken_at bigint,
+                broken_reason   text,
+                updated_at      timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE archive_gaps (
+                table_id     text        NOT NULL,
+                from_seq     bigint      NOT NULL,
+                to_seq       bigint      NOT NULL,
+                since        timestamptz NOT NULL DEFAULT now(),
+                requested_at timestamptz,
+                requests     integer     NOT NULL DEFAULT 0,
+                PRIMARY KEY (table_id, from_seq)
+            )
+            """,
+            """
+            CREATE TABLE archive_conflicts (
+                table_id    text        NOT NULL,
+                seq         bigint      NOT NULL,
+                ts          timestamptz NOT NULL,
+                hash        text        NOT NULL,
+                raw         bytea       NOT NULL,
+                received_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (table_id, seq, hash)
+            )
+            """,
+        ),
+    ),
+)
+"""Every migration, oldest first; a new one is appended, never edited once released."""
+
+SCHEMA_VERSION: Final = MIGRATIONS[-1].version
+"""The schema version this tablectl writes and reads."""
+
+_LOCK_KEY: Final = 0x7461626C  # "tabl": one advisory lock serialises concurrent migrators
+
+_VERSIONS_TABLE: Final = """
+    CREATE TABLE IF NOT EXISTS archive_migrations (
+        version    integer     PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+    )
+"""
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    """A calendar month (UTC): the unit of ``records``' partitions."""
+
+    year: int
+    month: int
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    def next(self) -> Month:
+        return Month(self.year + self.month // 12, self.month % 12 + 1)
+
+
+def month_of(moment: datetime) -> Month:
+    """The UTC month ``moment`` falls in."""
+    utc = moment.astimezone(UTC)
+    return Month(utc.year, utc.month)
+
+
+def partition_name(month: Month) -> str:
+    """``records_2026_11``: the partition holding that month's records."""
+    return f"records_{month.year:04d}_{month.month:02d}"
+
+
+def partition_sql(month: Month) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` of ``month``'s partition (bounds in UTC).
+
+    Two archivers may create the same month at once: the loser gets a duplicate error from the
+    catalog, which callers treat as success (the partition exists).
+    """
+    start = month.start.isoformat()
+    end = month.next().start.isoformat()
+    return (
+        f"CREATE TABLE IF NOT EXISTS {partition_name(month)} PARTITION OF records "
+        f"FOR VALUES FROM ('{start}') TO ('{end}')"
+    )
+
+
+def applied_versions(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
+    """The versions applied to the archive (empty on a fresh database)."""
+    with conn.transaction():
+        conn.execute(_VERSIONS_TABLE)
+        rows = conn.execute("SELECT version FROM archive_migrations ORDER BY version").fetchall()
+    return [int(str(row[0])) for row in rows]
+
+
+def migrate(
+    conn: psycopg.Connection[tuple[object, ...]],
+    *,
+    now: datetime | None = None,
+    migrations: Sequence[Migration] = MIGRATIONS,
+) -> list[int]:
+    """Apply the migrations the archive lacks, each in one transaction; return their versions.
+
+    Concurrent callers (two archivers starting at once) are serialised by an advisory lock and
+    each re-reads the applied versions under it, so every migration runs exactly once. Then the
+    partitions of the current and the next month (of ``now``, default the clock) are made sure
+    of. ``conn`` must not be inside a transaction (psycopg's default: call it first thing).
+
+    Raises:
+        psycopg.Error: a statement failed (its transaction is rolled back; nothing half-done).
+    """
+    done: list[int] = []
+    for migration in migrations:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            conn.execute(_VERSIONS_TABLE)
+            row = conn.execute(
+                "SELECT 1 FROM archive_migrations WHERE version = %s", (migration.version,)
+            ).fetchone()
+            if row is not None:
+                continue
+            for statement in migration.statements:
+                conn.execute(statement.encode("utf-8"))
+            conn.execute(
+                "INSERT INTO archive_migrations (version) VALUES (%s)", (migration.version,)
+            )
+            done.append(migration.version)
+            log.info("archive_migrated", version=migration.version, what=migration.what)
+    current = month_of(now or datetime.now(UTC))
+    for month in (current, current.next()):
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            conn.execute(partition_sql(month).encode("utf-8"))
+    return done

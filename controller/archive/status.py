@@ -1,0 +1,203 @@
+"""What an archiver says about itself: counters, alarms and its retained status (pure).
+
+Topics, beside the tables' own (``_archive`` is no table id a floor uses)::
+
+    {prefix}/_archive/{name}/status   retained  online/offline (Last Will), counters, what is
+                                                open: gaps past the timeout, broken chains
+    {prefix}/_archive/{name}/alarms             one message per event, stable codes:
+
+``chain_broken``  a table's chain does not verify in the archive: ``table``, ``seq``, ``reason``
+                  (kept until an operator deals with it; repeated in every status)
+``gap``           ``table``, ``from_seq``..``to_seq`` missing past the timeout: a resend was
+                  asked (again: ``requests``); repeated at each request until filled
+``gap_filled``    that range arrived (only for a gap that was reported)
+``conflict``      a second, different record for ``table``/``seq`` (the chain break follows)
+``malformed``     a message on a table's ``events``/``anchor`` that is no journal record
+``db_unavailable`` / ``db_available``  the archive's PostgreSQL went away / came back
+
+The counters are monotonic totals since the archiver started (Prometheus-style: a reader takes
+differences), plus gauges of what is open now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from tablectl.controller.archive.chains import ChainBreak, Gap
+from tablectl.controller.archive.verifier import TablePass
+from tablectl.controller.core.time import format_moment
+from tablectl.controller.journal import SCHEMA
+
+__all__ = ["ARCHIVE_LEVEL", "ArchiveStatus", "Counters"]
+
+ARCHIVE_LEVEL: Final = "_archive"
+"""The topic level under the prefix that holds archivers' own topics."""
+
+_LISTED: Final = 100
+"""Gaps and breaks listed in the retained status at most (the counters say how many)."""
+
+
+@dataclass
+class Counters:
+    """Totals since start (see the module doc)."""
+
+    received: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    malformed: int = 0
+    conflicts: int = 0
+    late: int = 0
+    batches: int = 0
+    db_errors: int = 0
+    verified: int = 0
+    withheld: int = 0
+    anchors: int = 0
+    resend_requests: int = 0
+    gaps_filled: int = 0
+    resend_replies: int = 0
+    resend_refused: int = 0
+
+
+@dataclass
+class _Table:
+    verified_seq: int = 0
+    last_seq: int = 0
+    broken: ChainBreak | None = None
+    gaps: list[Gap] = field(default_factory=list)
+
+
+class ArchiveStatus:
+    """The archiver's view of the floor, fed by verification passes; builds its payloads.
+
+    Args:
+        prefix: the floor's topic prefix.
+        name: this archiver's name (its topics and MQTT client id).
+        share: the shared-subscription group, if any (said in the status).
+    """
+
+    def __init__(self, prefix: str, name: str, share: str | None = None) -> None:
+        self.prefix = prefix
+        self.name = name
+        self.share = share
+        self.counters = Counters()
+        self.db_available = True
+        self._tables: dict[str, _Table] = {}
+
+    @property
+    def status_topic(self) -> str:
+        return f"{self.prefix}/{ARCHIVE_LEVEL}/{self.name}/status"
+
+    @property
+    def alarms_topic(self) -> str:
+        return f"{self.prefix}/{ARCHIVE_LEVEL}/{self.name}/alarms"
+
+    def _alarm(self, code: str, now: datetime, **fields: Any) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "archive": self.name,
+            "code": code,
+            "ts": format_moment(now),
+            **fields,
+        }
+
+    def passed(self, result: TablePass, now: datetime) -> list[dict[str, Any]]:
+        """Take in a verification pass; return the alarms it raises."""
+        view = self._tables.setdefault(result.table, _Table())
+        state = result.walk.state
+        view.verified_seq, view.last_seq = state.verified_seq, result.last_seq
+        self.counters.verified += result.walk.checked
+        self.counters.withheld += result.walk.withheld
+        self.counters.anchors += result.walk.anchors
+        if state.broken_at is not None:
+            view.broken = ChainBreak(result.table, state.broken_at, state.broken_reason or "")
+        view.gaps = list(result.gaps.open)
+        alarms = []
+        if result.broke is not None:
+            broke = result.broke
+            alarms.append(
+                self._alarm(
+                    "chain_broken", now, table=broke.table, seq=broke.seq, reason=broke.reason
+                )
+            )
+        for gap in result.resends:
+            alarms.append(self._gap_alarm("gap", gap, now, requests=gap.requests + 1))
+        for gap in result.gaps.filled:
+            if gap.requests:
+                self.counters.gaps_filled += 1
+                alarms.append(self._gap_alarm("gap_filled", gap, now))
+        return alarms
+
+    def _gap_alarm(self, code: str, gap: Gap, now: datetime, **extra: Any) -> dict[str, Any]:
+        return self._alarm(
+            code,
+            now,
+            table=gap.table,
+            from_seq=gap.from_seq,
+            to_seq=gap.to_seq,
+            since=format_moment(gap.since),
+            **extra,
+        )
+
+    def known_break(self, table: str, seq: int, reason: str) -> None:
+        """A break found at start (already alarmed by whoever found it): listed in the status."""
+        self._tables.setdefault(table, _Table()).broken = ChainBreak(table, seq, reason)
+
+    def conflict(self, table: str, seq: int, now: datetime) -> dict[str, Any]:
+        self.counters.conflicts += 1
+        return self._alarm("conflict", now, table=table, seq=seq)
+
+    def malformed(self, table: str, detail: str, now: datetime) -> dict[str, Any]:
+        self.counters.malformed += 1
+        return self._alarm("malformed", now, table=table, detail=detail)
+
+    def database(self, available: bool, detail: str, now: datetime) -> dict[str, Any] | None:
+        """The database's availability changed (an alarm) or not (``None``)."""
+        if available == self.db_available:
+            return None
+        self.db_available = available
+        if not available:
+            self.counters.db_errors += 1
+        code = "db_available" if available else "db_unavailable"
+        return self._alarm(code, now, detail=detail)
+
+    def open_gaps(self) -> list[Gap]:
+        return [g for view in self._tables.values() for g in view.gaps]
+
+    def broken(self) -> list[ChainBreak]:
+        return [v.broken for v in self._tables.values() if v.broken is not None]
+
+    def status(self, now: datetime) -> dict[str, Any]:
+        """The retained status of a live archiver."""
+        gaps = sorted(self.open_gaps(), key=lambda g: g.since)
+        broken = sorted(self.broken(), key=lambda b: b.table)
+        return {
+            "schema": SCHEMA,
+            "archive": self.name,
+            "state": "online",
+            "ts": format_moment(now),
+            "share": self.share,
+            "db": "available" if self.db_available else "unavailable",
+            "tables": len(self._tables),
+            "counters": asdict(self.counters),
+            "gaps_open": len(gaps),
+            "missing": sum(g.size for g in gaps),
+            "gaps": [
+                {
+                    "table": g.table,
+                    "from_seq": g.from_seq,
+                    "to_seq": g.to_seq,
+                    "since": format_moment(g.since),
+                    "requests": g.requests,
+                }
+                for g in gaps[:_LISTED]
+            ],
+            "broken": [asdict(b) for b in broken[:_LISTED]],
+        }
+
+    def offline(self, now: datetime | None = None) -> dict[str, Any]:
+        """The Last Will; with ``now``, the goodbye of an orderly stop, with the final counters."""
+        if now is None:
+            return {"schema": SCHEMA, "archive": self.name, "state": "offline"}
+        return {**self.status(now), "state": "offline"}

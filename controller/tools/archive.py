@@ -1,0 +1,187 @@
+"""``tablectl archive``: the floor's central archive process (docs/fleet.md).
+
+The composition root of :mod:`tablectl.controller.archive`: reads the options and the secret
+files (broker login, journal keys), migrates the schema, and runs the
+:class:`~tablectl.controller.archive.consumer.Archiver` until SIGTERM or Ctrl-C.
+
+Exit codes (one line on stderr, never a traceback): 0 after SIGTERM/Ctrl-C; 78 (EX_CONFIG) for a
+bad option, DSN or key file; 69 (EX_UNAVAILABLE) when PostgreSQL or the broker cannot be reached
+at start, or the ``archive`` extra (psycopg) is not installed. Once running, both are
+reconnected as often as needed (alarmed on the archive's own ``alarms`` topic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import re
+import signal
+import sys
+from pathlib import Path
+from typing import Final
+
+import pydantic
+
+from tablectl.controller.archive.consumer import Archiver, ArchiverConfig
+from tablectl.controller.archive.db import ArchiveConfigError, ArchiveError, check_dsn
+from tablectl.controller.archive.verifier import KeyRing
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.mqtt.publisher import broker_address
+from tablectl.controller.mqtt.security import client_security
+from tablectl.controller.secrets import read_journal_key
+
+__all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
+
+EXIT_OK: Final = 0
+EXIT_UNAVAILABLE: Final = 69
+EXIT_CONFIG: Final = 78
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_EXAMPLE: Final = (
+    "example: tablectl archive --url mqtt://broker.floor:1883 "
+    "--dsn postgresql://archive@db.floor/archive --share archive --name arch-1"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``tablectl archive`` (wired by :mod:`tablectl.controller.tools.cli`)."""
+    parser.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+    parser.epilog = _EXAMPLE
+    parser.add_argument(
+        "--url", default="mqtt://127.0.0.1:1883", help="the floor's broker, mqtt[s]://host:port"
+    )
+    parser.add_argument(
+        "--dsn",
+        required=True,
+        help="the archive's PostgreSQL (postgresql://user@host/db; the password from "
+        "PGPASSWORD or ~/.pgpass, never the command line)",
+    )
+    parser.add_argument("--prefix", default="tablectl", help="topic prefix of the tables")
+    parser.add_argument(
+        "--name",
+        default="archive",
+        help="this archiver's name: its MQTT client id (unique per archiver) and its topics "
+        "{prefix}/_archive/NAME/status|alarms",
+    )
+    parser.add_argument(
+        "--share",
+        metavar="GROUP",
+        help="share the work with the other archivers of GROUP (MQTT v5 shared subscriptions)",
+    )
+    parser.add_argument(
+        "--gap-timeout",
+        type=float,
+        default=5.0,
+        help="seconds a missing seq may stay missing before the table is asked to resend it",
+    )
+    parser.add_argument(
+        "--probe-after",
+        type=float,
+        default=30.0,
+        help="seconds a table may be quiet before it is asked for anything after its last record",
+    )
+    parser.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        metavar="[TABLE=]FILE",
+        help="a journal key ([journal] key_file's copy) to check anchors with; TABLE=FILE for one "
+        "table (repeat), FILE for every other",
+    )
+    parser.add_argument("--batch-size", type=int, default=500, help="records per commit at most")
+    parser.add_argument(
+        "--mqtt-version",
+        choices=("5", "3.1.1"),
+        default="5",
+        help="MQTT protocol (3.1.1 for brokers without v5: no --share)",
+    )
+    parser.add_argument("--username", help="broker user")
+    parser.add_argument("--password-file", type=Path, help="broker password, first line")
+    parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
+    parser.add_argument("--cert-file", type=Path, help="client certificate (PEM)")
+    parser.add_argument("--cert-key-file", type=Path, help="client certificate's key (PEM)")
+
+
+def _keys(specs: list[str]) -> KeyRing:
+    default: bytes | None = None
+    per_table: dict[str, bytes] = {}
+    for spec in specs:
+        table, sep, path = spec.partition("=")
+        if sep and _NAME.fullmatch(table):
+            per_table[table] = read_journal_key(Path(path), f"--key {table}")
+        elif default is None:
+            default = read_journal_key(Path(spec), "--key")
+        else:
+            raise ConfigError(f"--key {spec}: a second key for every table (use TABLE=FILE)")
+    return KeyRing(default, per_table)
+
+
+def _config(args: argparse.Namespace) -> ArchiverConfig:
+    """The :class:`ArchiverConfig` of the options (secret files read now)."""
+    if not _NAME.fullmatch(args.name):
+        raise ConfigError(f"--name {args.name!r}: 1-64 of A-Z a-z 0-9 _ -")
+    if args.share is not None and not _NAME.fullmatch(args.share):
+        raise ConfigError(f"--share {args.share!r}: 1-64 of A-Z a-z 0-9 _ -")
+    if args.share is not None and args.mqtt_version != "5":
+        raise ConfigError("--share needs MQTT v5 (shared subscriptions): drop --mqtt-version")
+    if args.gap_timeout <= 0 or args.probe_after <= 0 or not 1 <= args.batch_size <= 10_000:
+        raise ConfigError("--gap-timeout and --probe-after > 0, --batch-size 1..10000")
+    try:
+        mqtt = MqttConfig.model_validate(
+            {
+                "url": args.url,
+                "topic_prefix": args.prefix,
+                "username": args.username,
+                "password_file": args.password_file,
+                "ca_file": args.ca_file,
+                "cert_file": args.cert_file,
+                "key_file": args.cert_key_file,
+            }
+        )
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"mqtt.{where}: {first['msg']}") from None
+    host, port, _tls = broker_address(mqtt.url)
+    return ArchiverConfig(
+        dsn=check_dsn(args.dsn),
+        host=host,
+        port=port,
+        security=client_security(mqtt),
+        prefix=args.prefix,
+        name=args.name,
+        share=args.share,
+        gap_timeout=args.gap_timeout,
+        probe_after=args.probe_after,
+        keys=_keys(args.key),
+        batch_size=args.batch_size,
+        mqtt_v5=args.mqtt_version == "5",
+    )
+
+
+async def _serve(config: ArchiverConfig) -> None:
+    archiver = Archiver(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await asyncio.to_thread(archiver.prepare)
+    await archiver.run(stop)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tablectl archive``: returns the exit code (see the module doc)."""
+    try:
+        config = _config(args)
+        asyncio.run(_serve(config))
+    except (ArchiveConfigError, ConfigError) as exc:
+        print(f"tablectl archive: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ArchiveError as exc:
+        print(f"tablectl archive: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK

@@ -1,0 +1,245 @@
+"""Who may see the dashboard: the loopback rule, TLS, and the users file (HTTP Basic).
+
+The rule (docs/dashboard.md): on a loopback address the dashboard needs nothing, since only this
+machine reaches it. On any other address it needs **both** TLS (``--tls-cert``/``--tls-key``)
+and a login (``--users FILE``), or it refuses to start: HTTP Basic sends the password with every
+request, which is only acceptable inside TLS, and a floor's results should not be readable by
+anyone on the network.
+
+The users file has one ``name:scrypt$N$r$p$salt$hash`` line per user (``#`` comments and blank
+lines allowed): a salted :func:`hashlib.scrypt` hash, compared with :func:`hmac.compare_digest`.
+Like every secret file of tablectl it must be readable by its owner only
+(:func:`tablectl.controller.secrets.read_secret`). ``tablectl dashboard --users FILE --add-user
+NAME`` creates or updates an entry (the password from the terminal, or the first line of stdin).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import os
+import re
+import secrets
+import tempfile
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tablectl.controller.core.errors import ConfigError, ControllerError
+from tablectl.controller.secrets import read_secret
+
+__all__ = [
+    "BasicLogin",
+    "DashboardError",
+    "Users",
+    "add_user",
+    "check_exposure",
+    "hash_password",
+    "is_loopback",
+    "load_users",
+    "verify_password",
+]
+
+SCRYPT_N: Final = 2**14
+SCRYPT_R: Final = 8
+SCRYPT_P: Final = 1
+_MAXMEM: Final = 64 * 1024 * 1024
+_NAME: Final = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
+_WHAT: Final = "dashboard users file"
+
+
+class DashboardError(ControllerError):
+    """The dashboard cannot start as asked (an exposure without TLS or login, a bad file)."""
+
+
+def hash_password(password: str, *, salt: bytes | None = None) -> str:
+    """``scrypt$N$r$p$salt$hash`` (base64) for ``password``; a random 16-byte salt by default."""
+    salt = salt if salt is not None else secrets.token_bytes(16)
+    digest = hashlib.scrypt(
+        password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, maxmem=_MAXMEM
+    )
+    return "$".join(
+        ("scrypt", str(SCRYPT_N), str(SCRYPT_R), str(SCRYPT_P), _b64(salt), _b64(digest))
+    )
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def verify_password(password: str, entry: str) -> bool:
+    """Whether ``password`` matches ``entry`` (False for an entry that is not ours)."""
+    parts = entry.split("$")
+    if len(parts) != 6 or parts[0] != "scrypt":
+        return False
+    try:
+        n, r, p = (int(x) for x in parts[1:4])
+        salt, expected = base64.b64decode(parts[4], validate=True), base64.b64decode(parts[5])
+        digest = hashlib.scrypt(
+            password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=_MAXMEM, dklen=len(expected)
+        )
+    except (ValueError, binascii.Error, MemoryError):
+        return False
+    return hmac.compare_digest(digest, expected)
+
+
+@dataclass(frozen=True)
+class Users:
+    """The users file's entries, ``name → scrypt entry``."""
+
+    entries: Mapping[str, str]
+
+    def check(self, name: str, password: str) -> bool:
+        entry = self.entries.get(name)
+        if entry is None:
+            # The same work for an unknown name: the answer's timing does not tell names apart.
+            verify_password(password, _DUMMY)
+            return False
+        return verify_password(password, entry)
+
+
+_DUMMY: Final = hash_password("", salt=b"\0" * 16)
+
+
+def _parse(text: str, path: Path) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, entry = line.partition(":")
+        if not sep or not _NAME.fullmatch(name) or not entry.startswith("scrypt$"):
+            raise ConfigError(
+                f"{_WHAT} {path} line {number}: expected name:scrypt$… (tablectl dashboard "
+                "--users FILE --add-user NAME writes one)"
+            )
+        entries[name] = entry
+    return entries
+
+
+def load_users(path: Path) -> Users:
+    """The users at ``path``.
+
+    Raises:
+        ConfigError: missing, unreadable, open to group/others, not UTF-8, a malformed line,
+            or no user at all.
+    """
+    data = read_secret(path, _WHAT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{_WHAT} {path}: not UTF-8 text") from None
+    entries = _parse(text, path)
+    if not entries:
+        raise ConfigError(f"{_WHAT} {path}: no user (add one with --add-user NAME)")
+    return Users(entries)
+
+
+def add_user(path: Path, name: str, password: str) -> None:
+    """Create or update ``name``'s entry; the file is written owner-only (0600), atomically.
+
+    Raises:
+        ConfigError: a bad name, an empty password, or an existing file that is open to
+            group/others or malformed.
+    """
+    if not _NAME.fullmatch(name):
+        raise ConfigError(f"user name {name!r}: 1-64 of A-Z a-z 0-9 _ . @ -")
+    if not password:
+        raise ConfigError("empty password")
+    lines: list[str] = []
+    if path.exists():
+        text = read_secret(path, _WHAT).decode("utf-8", "replace")
+        _parse(text, path)
+        lines = [line for line in text.splitlines() if line.partition(":")[0].strip() != name]
+    lines.append(f"{name}:{hash_password(password)}")
+    fd, tmp = tempfile.mkstemp(prefix=".users-", dir=path.parent or Path())
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost``, 127.0.0.0/8 or ``::1`` (an empty host or ``0.0.0.0`` is every address)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, *, tls: bool, login: bool) -> None:
+    """Refuse a non-loopback address without both TLS and a login (see the module docstring).
+
+    Raises:
+        DashboardError: naming what is missing.
+    """
+    if is_loopback(host):
+        return
+    missing = [
+        what
+        for what, ok in (("TLS (--tls-cert, --tls-key)", tls), ("a login (--users FILE)", login))
+        if not ok
+    ]
+    if missing:
+        raise DashboardError(
+            f"refusing to listen on {host}, beyond the loopback, without "
+            f"{' and '.join(missing)} (docs/dashboard.md)"
+        )
+
+
+class BasicLogin:
+    """HTTP Basic against :class:`Users`, with a small cache of headers already verified so that
+    a page's script, stylesheet and live stream do not each pay scrypt's cost (the cache keys are
+    HMACs under a per-process key: no password is kept)."""
+
+    REALM: Final = "tablectl dashboard"
+
+    def __init__(self, users: Users, *, cache: int = 256) -> None:
+        self._users = users
+        self._key = secrets.token_bytes(32)
+        self._good: OrderedDict[bytes, None] = OrderedDict()
+        self._cache = cache
+
+    def _mark(self, header: str) -> bytes:
+        return hmac.new(self._key, header.encode("latin-1", "replace"), "sha256").digest()
+
+    def known(self, header: str | None) -> bool:
+        """A header that passed :meth:`verify` before (cheap; on the event loop)."""
+        if not header:
+            return False
+        mark = self._mark(header)
+        if mark in self._good:
+            self._good.move_to_end(mark)
+            return True
+        return False
+
+    def verify(self, header: str | None) -> bool:
+        """Check ``Authorization: Basic …`` against the users (scrypt: run it in a thread)."""
+        if not header:
+            return False
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            raw = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            return False
+        name, sep, password = raw.partition(":")
+        return bool(sep) and self._users.check(name, password)
+
+    def remember(self, header: str) -> None:
+        """Cache a header :meth:`verify` accepted (on the event loop)."""
+        self._good[self._mark(header)] = None
+        if len(self._good) > self._cache:
+            self._good.popitem(last=False)

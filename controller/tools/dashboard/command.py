@@ -1,0 +1,244 @@
+"""``tablectl dashboard``: its options, its checks before listening, and the server.
+
+The server is uvicorn on a socket bound here, so that a port in use or an address refused is a
+one-line error before anything starts. What may listen where is :mod:`.auth`'s rule, checked
+first: a non-loopback address without TLS and a login is refused with the reason. Exit codes:
+0 after Ctrl-C or SIGTERM, 1 for a refusal or a bad file (one line on stderr), 69 (EX_UNAVAILABLE)
+when the ``dashboard`` extra (Starlette, uvicorn) is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import signal
+import socket
+import ssl
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from tablectl.controller.config import MqttConfig
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.mqtt.publisher import broker_address
+from tablectl.controller.mqtt.security import client_security
+from tablectl.controller.secrets import read_secret
+from tablectl.controller.tools.dashboard.auth import (
+    BasicLogin,
+    DashboardError,
+    add_user,
+    check_exposure,
+    is_loopback,
+    load_users,
+)
+from tablectl.controller.tools.dashboard.floor import HISTORY, Floor
+
+if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
+    import uvicorn
+
+    from tablectl.controller.tools.dashboard.subscriber import FloorFeed
+
+__all__ = ["EXIT_UNAVAILABLE", "add_arguments", "parse_listen", "run"]
+
+EXIT_UNAVAILABLE: Final = 69
+DEFAULT_LISTEN: Final = "127.0.0.1:8080"
+_EXAMPLE: Final = (
+    "example: tablectl dashboard --url mqtt://10.0.0.5:1883 (then open http://127.0.0.1:8080/)"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``tablectl dashboard`` (wired by :mod:`tablectl.controller.tools.cli`)."""
+    parser.epilog = _EXAMPLE
+    parser.add_argument(
+        "--url",
+        default="mqtt://127.0.0.1:1883",
+        help="the floor's broker, mqtt[s]://host:port (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prefix", default="tablectl", help="topic prefix of the tables (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help="address to serve on (default: %(default)s); beyond the loopback it needs "
+        "--tls-cert, --tls-key and --users",
+    )
+    parser.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", type=Path, help="its private key (PEM, mode 0600)")
+    parser.add_argument(
+        "--users",
+        type=Path,
+        help="require a login (HTTP Basic): file of name:scrypt$… lines, mode 0600",
+    )
+    parser.add_argument(
+        "--add-user",
+        metavar="NAME",
+        help="add or update NAME in --users (password from the terminal or stdin) and exit",
+    )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=HISTORY,
+        help="outcomes kept per table for its history page (default: %(default)s)",
+    )
+    parser.add_argument("--username", help="broker user (default: none)")
+    parser.add_argument("--password-file", type=Path, help="broker password, first line")
+    parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
+    parser.add_argument("--cert-file", type=Path, help="client certificate for the broker (PEM)")
+    parser.add_argument("--cert-key-file", type=Path, help="its private key (PEM)")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6) → ``(host, port)``.
+
+    Raises:
+        DashboardError: not of that form.
+    """
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]") if host.startswith("[") else host
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise DashboardError(f"--listen {text!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
+    return host, int(port)
+
+
+def _read_password() -> str:
+    if sys.stdin.isatty():
+        first = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != first:
+            raise DashboardError("the passwords differ")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def _check_tls(cert: Path | None, key: Path | None) -> None:
+    if (cert is None) != (key is None):
+        raise DashboardError("--tls-cert and --tls-key go together")
+    if cert is None or key is None:
+        return
+    read_secret(key, "dashboard TLS key")  # owner-only, like every secret file
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise DashboardError(f"--tls-cert {cert} / --tls-key {key}: unusable: {exc}") from None
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise DashboardError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _broker(args: argparse.Namespace) -> tuple[str, int, MqttConfig]:
+    try:
+        mqtt = MqttConfig.model_validate(
+            {
+                "url": args.url,
+                "topic_prefix": args.prefix,
+                "ca_file": args.ca_file,
+                "username": args.username,
+                "password_file": args.password_file,
+                "cert_file": args.cert_file,
+                "key_file": args.cert_key_file,
+            }
+        )
+    except ValueError as exc:
+        raise ConfigError(f"broker settings: {exc}") from None
+    host, port, _tls = broker_address(mqtt.url)
+    return host, port, mqtt
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tablectl dashboard``: check, bind, serve until Ctrl-C."""
+    if args.add_user is not None:
+        if args.users is None:
+            raise DashboardError("--add-user needs --users FILE")
+        add_user(args.users, args.add_user, _read_password())
+        print(f"tablectl dashboard: {args.add_user} written to {args.users}")
+        return 0
+    try:
+        import uvicorn  # noqa: PLC0415 - the optional extra, only when serving
+
+        from tablectl.controller.tools.dashboard.app import create_app  # noqa: PLC0415
+        from tablectl.controller.tools.dashboard.subscriber import (  # noqa: PLC0415
+            Broker,
+            FloorFeed,
+        )
+    except ImportError as exc:
+        print(
+            f"tablectl dashboard: needs the dashboard extra ({exc.name} is missing): "
+            "pip install 'tablectl[dashboard]'",
+            file=sys.stderr,
+        )
+        return EXIT_UNAVAILABLE
+    host, port = parse_listen(args.listen)
+    tls = args.tls_cert is not None or args.tls_key is not None
+    check_exposure(host, tls=tls, login=args.users is not None)
+    _check_tls(args.tls_cert, args.tls_key)
+    login = BasicLogin(load_users(args.users)) if args.users is not None else None
+    if args.history < 1:
+        raise DashboardError("--history must be at least 1")
+    broker_host, broker_port, mqtt = _broker(args)
+    broker = Broker(broker_host, broker_port, mqtt.url, client_security(mqtt))
+    feed = FloorFeed(Floor(mqtt.topic_prefix, history=args.history))
+    hosts = None
+    if is_loopback(host):
+        hosts = frozenset({"localhost", "127.0.0.1", "::1", host})
+    app = create_app(feed, broker=broker, hosts=hosts, login=login)
+    sock = _bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    scheme = "https" if tls else "http"
+    print(
+        f"tablectl dashboard: serving {scheme}://{shown}:{sock.getsockname()[1]}/ "
+        f"(read-only) for the tables under {mqtt.topic_prefix}/ on {mqtt.url}"
+        f"{'; login required' if login else ''}",
+        flush=True,
+    )
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=1,
+        ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
+        ssl_keyfile=str(args.tls_key) if args.tls_key else None,
+    )
+    server = uvicorn.Server(config)
+
+    def stop(signum: int, frame: object) -> None:
+        server.should_exit = True
+
+    # uvicorn stops on SIGINT/SIGTERM and then raises the signal again for the handler it found:
+    # this one, so that the process ends with 0 (and a SIGTERM before uvicorn's own handlers are
+    # in still stops it).
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        asyncio.run(_serve(server, sock, feed))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return 0
+
+
+async def _serve(server: uvicorn.Server, sock: socket.socket, feed: FloorFeed) -> None:
+    """Serve until uvicorn is told to stop; then end the live streams at once, or the browsers'
+    open ones would hold the shutdown until its timeout."""
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not serving.done():
+        await asyncio.wait({serving}, timeout=0.1)
+        if server.should_exit and not feed.closed:
+            feed.close()
+    serving.result()

@@ -1,0 +1,127 @@
+"""The dashboard's MQTT side: subscribe to every table under the prefix and feed the floor.
+
+Read-only by construction: it subscribes to the topics the tables publish for consumers
+(``status``, ``state``, ``outcome``, ``devices/+``, ``events``, ``alarms`` of every table, the
+``+`` level) and never publishes. Listing the topics rather than ``{prefix}/+/#`` keeps command
+traffic (``cmd/…``, which a broker ACL should not let a display read anyway) out of it.
+
+The connection is an explicit loop with jittered exponential backoff, like the publisher's
+(``docs/mqtt.md``; aiomqtt's reconnection guide): a broker that goes away marks the floor's
+link ``lost`` at once, which every page shows as a banner over the last known state, and the
+retained topics refresh the floor when it comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+import aiomqtt
+
+from tablectl.controller.core.time import format_ts
+from tablectl.controller.mqtt.security import ClientSecurity
+from tablectl.controller.tools.dashboard.floor import Floor, Link, LinkState
+
+__all__ = ["LEAVES", "Broker", "FloorFeed", "follow"]
+
+LEAVES: Final = ("status", "state", "outcome", "devices/+", "events", "alarms")
+"""What the dashboard subscribes to under each table (``{prefix}/+/{leaf}``)."""
+
+
+@dataclass(frozen=True)
+class Broker:
+    """Where the floor's tables publish: ``url`` as given (for the page), and how to log in."""
+
+    host: str
+    port: int
+    url: str
+    security: ClientSecurity = field(default_factory=ClientSecurity)
+
+
+class FloorFeed:
+    """The floor and the live views waiting on it: :meth:`wait` returns once the floor changed
+    since the version a view last rendered."""
+
+    def __init__(self, floor: Floor, *, clock: Callable[[], float] = time.time) -> None:
+        self.floor = floor
+        self._clock = clock
+        self._changed = asyncio.Event()
+        self.closed = False
+        """Set by :meth:`close`: the server is stopping, live views end their streams."""
+
+    def close(self) -> None:
+        """End every live view (the server is stopping: an open stream would hold it up)."""
+        self.closed = True
+        self._wake()
+
+    def ingest(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        if self.floor.ingest(topic, payload, retained=retained) is not None:
+            self._wake()
+
+    def set_link(self, state: LinkState, url: str, detail: str | None = None) -> None:
+        """Say how the broker link is; a retry while lost or unreachable keeps saying since
+        when."""
+        before = self.floor.link
+        if state == "connecting" and before.state in ("lost", "unreachable"):
+            return
+        if before.state == state and before.detail == detail:
+            return
+        self.floor.set_link(Link(state, url, format_ts(self._clock()), detail))
+        self._wake()
+
+    def _wake(self) -> None:
+        # Every waiter holds the old event: setting it wakes them all; new waiters get a new one.
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait(self, version: int) -> None:
+        """Return when the floor's version differs from ``version`` (at once if it does), or
+        the feed is closed."""
+        if self.floor.version != version or self.closed:
+            return
+        await self._changed.wait()
+
+
+async def follow(
+    feed: FloorFeed,
+    broker: Broker,
+    *,
+    first_delay: float = 0.5,
+    max_delay: float = 10.0,
+) -> None:
+    """Follow the floor until cancelled, reconnecting with jittered backoff."""
+    prefix = feed.floor.prefix
+    filters = [f"{prefix}/+/{leaf}" for leaf in LEAVES]
+    delay = first_delay
+    connected = False
+    while True:
+        feed.set_link("connecting", broker.url)
+        try:
+            async with aiomqtt.Client(
+                broker.host,
+                broker.port,
+                identifier=f"tablectl-dashboard-{uuid.uuid4().hex[:12]}",
+                username=broker.security.username,
+                password=broker.security.password,
+                tls_context=broker.security.tls_context,
+                keepalive=10,
+                timeout=5,
+            ) as client:
+                await client.subscribe([(f, 1) for f in filters])
+                feed.set_link("connected", broker.url)
+                connected = True
+                delay = first_delay
+                async for message in client.messages:
+                    payload = message.payload
+                    if isinstance(payload, bytes | bytearray):
+                        feed.ingest(str(message.topic), bytes(payload), retained=message.retain)
+        except aiomqtt.MqttError as exc:
+            state: LinkState = "lost" if connected else "unreachable"
+            feed.set_link(state, broker.url, str(exc) or type(exc).__name__)
+        await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+        delay = min(max_delay, delay * 2)

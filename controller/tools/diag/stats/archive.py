@@ -1,0 +1,130 @@
+"""``diag stats --dsn``: the same reports across the floor's tables and months, from the archive.
+
+Why (UKGC RTS 17, R17): game logs collated into statistics analysed for trends — a wheel's bias
+over months, a shuffler's randomness shoe after shoe — need more than one table's journal, which
+keeps 90 days on its own PC. The archive holds every table's records for years; each table's
+window of it is a :class:`~tablectl.controller.tools.diag.stats.wheel.RowSource` like a journal
+file, so the readings (spins, shoes) and the maths are the ones ``diag stats --journal`` runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, TextIO
+
+from tablectl.controller.tools.diag.errors import DiagError
+from tablectl.controller.tools.diag.stats.shoes import journal_game
+from tablectl.controller.tools.diag.stats.wheel import RowSource
+
+if TYPE_CHECKING:
+    from tablectl.controller.tools.diag.stats.command import StatsRequest
+
+__all__ = ["month_windows", "run_archive_stats"]
+
+RunOne = Callable[..., Awaitable[int]]
+"""``run_stats`` itself, for one table's window (passed in: no import cycle with the command)."""
+
+
+def month_windows(
+    since: datetime | None, until: datetime | None, first: datetime, last: datetime
+) -> Iterator[tuple[datetime, datetime]]:
+    """Calendar months (UTC) from ``since`` (or ``first``, the oldest record's time) to ``until``
+    (or just past ``last``), each cut to the window."""
+    from tablectl.controller.archive.schema import month_of  # noqa: PLC0415
+
+    start = since or first
+    end = until or last
+    month = month_of(start)
+    while month.start < end or (until is None and month.start <= end):
+        lower, upper = max(month.start, start), month.next().start
+        if until is not None:
+            upper = min(upper, until)
+        if lower < upper:
+            yield lower, upper
+        month = month.next()
+
+
+async def run_archive_stats(
+    request: StatsRequest, run_one: RunOne, *, out: TextIO, err: TextIO, as_json: bool
+) -> int:
+    """One report per table (each its game's: wheel bias or shuffle tests) over the window, or
+    one per table and month with ``per_month``. 0 unless a table asked for by name has no
+    statistics to give (its game has none, or it has no records).
+
+    Raises:
+        DiagError: ``--dsn`` mixed with a journal, a config or a device.
+        ArchiveError: the archive cannot be reached or read (one line).
+    """
+    if request.config is not None or request.journal is not None or request.device is not None:
+        raise DiagError("--dsn reads the archive: not with --config, --journal or --device")
+    from tablectl.controller.archive.reader import (  # noqa: PLC0415 - psycopg only here
+        ArchiveReader,
+        open_archive,
+        table_ids,
+    )
+
+    assert request.dsn is not None
+    status = 0
+    with open_archive(request.dsn) as archive:
+        named = bool(request.tables)
+        tables = list(request.tables) or table_ids(archive)
+        if not tables:
+            raise DiagError(f"{archive.where}: the archive holds no table's records")
+        for table in tables:
+            whole = ArchiveReader(archive, table)
+            game = journal_game(whole)
+            if game is None:
+                line = f"{table}: no outcome, shuffle or card in the archive: nothing to analyse"
+                _note(err if named else out, line, named)
+                status = max(status, int(named))
+                continue
+            windows: list[tuple[datetime | None, datetime | None]] = [
+                (request.since, request.until)
+            ]
+            if request.per_month:
+                span = archive.query(
+                    "SELECT min(ts), max(ts) FROM records WHERE table_id = %s", (table,)
+                )[0]
+                windows = list(month_windows(request.since, request.until, span[0], span[1]))
+            variant = request.variant or (_variant(whole) if game == "roulette" else None)
+            for since, until in windows:
+                source = ArchiveReader(archive, table, since=since, until=until)
+                one = dataclasses.replace(
+                    request, dsn=None, journal=source, game=game, variant=variant
+                )
+                try:
+                    status = max(status, await run_one(one, out=out, err=err, as_json=as_json))
+                except DiagError as exc:  # this table's game has no statistics: say so, go on
+                    _note(err if named else out, f"{table}: {exc}", named)
+                    status = max(status, int(named))
+                    break
+                if not as_json:
+                    out.write("\n")
+    return status
+
+
+def _variant(source: RowSource) -> str | None:
+    """The wheel a roulette table's newest outcome names (``result.variant``): no config says
+    it here, and an american wheel's 38 pockets must not be tested as 37."""
+    rows = source.rows(("outcome",))
+    try:
+        for count, (_seq, _kind, body) in enumerate(rows):
+            if count >= 100:  # voids say nothing of the wheel; a hundred in a row: give up
+                break
+            with contextlib.suppress(ValueError, AttributeError, KeyError, TypeError):
+                variant = json.loads(body)["result"].get("variant")
+                if isinstance(variant, str):
+                    return variant
+        return None
+    finally:
+        if isinstance(rows, Generator):
+            rows.close()
+
+
+def _note(stream: TextIO, line: str, error: bool) -> None:
+    stream.write(f"tablectl diag stats: {line}\n" if error else f"{line}\n")
+    stream.flush()

@@ -1,0 +1,255 @@
+"""``tablectl dashboard`` as a person sees it: a real browser against live simulated tables.
+
+A real Mosquitto (the fixture), a simulated roulette wheel and a Lucky 7 drum run by the real
+controllers (``start_lab_tables``, as ``tablectl demo`` runs them), the dashboard as its own
+process (``python -m tablectl dashboard``), and Debian's headless Chromium driven by playwright.
+What is asserted is what is on the screen: a tile per table, a number on the billboard equal to
+the spin's published outcome, the tile turning red when the wheel's fault latches, the banner
+when the broker goes away, the SVG plot.
+
+The login test runs the dashboard over TLS with a users file and asks it with urllib.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import ssl
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablectl.controller.tools.dashboard.auth import add_user
+from tablectl.controller.tools.dashboard.screenshots import CHROMIUM, start_lab_tables
+from tests.support.mosquitto import MosquittoProcess, free_port
+from tests.support.mqtt import Subscriber
+from tests.support.tls import find_openssl, make_pki
+from tests.support.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class _TablesDoneError(Exception):
+    """Leaves the lab tables' task group, which cancels them."""
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+
+
+@contextlib.contextmanager
+def _dashboard(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``tablectl dashboard ARGS`` until the block ends (SIGTERM: a clean stop, exit 0)."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tablectl", "dashboard", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+        )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def _serving(proc: subprocess.Popen[bytes], log: Path) -> None:
+    def ready() -> bool:
+        assert proc.poll() is None, log.read_text(errors="replace")
+        return "serving http" in log.read_text(errors="replace")
+
+    await wait_until(ready, timeout=30, what="the dashboard to serve")
+
+
+@contextlib.asynccontextmanager
+async def _browser() -> AsyncIterator[Any]:
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"{CHROMIUM} missing (apt-get install chromium; .ci/run installs it)")
+    from playwright.async_api import async_playwright  # noqa: PLC0415 - a dev dependency
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+def _settled_numbers(sub: Subscriber) -> list[int | str]:
+    """The roulette table's settled numbers as published on ``outcome``, in seq order."""
+    seen: dict[int, int | str] = {}
+    for message in sub.messages:
+        if message.topic == "tablectl/ROU-DEMO/outcome":
+            body = message.json()
+            if body["status"] == "settled":
+                seen[body["seq"]] = body["result"]["number"]
+    return [seen[seq] for seq in sorted(seen)]
+
+
+async def test_floor_billboard_fault_and_broker_loss_in_a_browser(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "dashboard.log"
+    args = ["--url", mosquitto.url, "--listen", f"127.0.0.1:{port}"]
+    with _dashboard(args, log) as proc:
+        await _serving(proc, log)
+        async with (
+            _browser() as browser,
+            Subscriber(mosquitto.host, mosquitto.port, "tablectl/+/outcome") as sub,
+        ):
+            floor = await browser.new_page()
+            board = await browser.new_page()
+            await floor.goto(base + "/")
+            # Opened before the first spin: what follows arrives live, without a reload.
+            await board.goto(base + "/billboard/ROU-DEMO")
+            assert "waiting for the first spin" in await board.inner_text(".last-numbers")
+
+            try:
+                async with contextlib.AsyncExitStack() as stack, asyncio.TaskGroup() as group:
+                    # The wheel powers down with a latched fault on its 5th game.
+                    tables = await start_lab_tables(
+                        group,
+                        stack,
+                        tmp_path,
+                        (mosquitto.host, mosquitto.port),
+                        tables=("roulette", "lucky7"),
+                        speed=20.0,
+                        roulette_faults=("fault@5",),
+                    )
+                    assert tables == ["ROU-DEMO", "L7-DEMO"]
+                    await _check_live_floor(floor, board, sub)
+                    # Leaving the task group cancels the tables' tasks, then the stack closes them.
+                    raise _TablesDoneError
+            except* _TablesDoneError:
+                pass
+
+            # The SVG plot of the wheel's spins is served, and is an SVG document.
+            svg = await floor.request.get(base + "/svg/ROU-DEMO/wheel.svg")
+            assert svg.status == 200
+            assert svg.headers["content-type"].startswith("image/svg+xml")
+            root = ET.fromstring((await svg.body()).split(b"\n", 1)[1])  # noqa: S314 - ours
+            assert root.tag == f"{SVG}svg"
+            assert {r.get("data-label") for r in root.iter(f"{SVG}rect")} >= {"0", "32", "26"}
+            stats = await floor.request.get(base + "/stats/ROU-DEMO")
+            assert f"{len(_settled_numbers(sub))} spin" in await stats.text()
+            assert "more spins needed" in await stats.text()
+
+            # The broker goes away: every page says so instead of showing stale data silently.
+            mosquitto.stop()
+            await floor.wait_for_selector("#banner.lost", timeout=20_000)
+            assert "broker lost" in await floor.inner_text("#banner")
+            await board.wait_for_selector("#banner.lost", timeout=20_000)
+            mosquitto.start()
+            await floor.wait_for_selector("#banner.ok", state="attached", timeout=30_000)
+    assert proc.returncode == 0, log.read_text(errors="replace")
+
+
+async def _check_live_floor(floor: Any, board: Any, sub: Subscriber) -> None:
+    # A tile per table, with its game and phase.
+    for table, game in (("ROU-DEMO", "roulette"), ("L7-DEMO", "lucky7")):
+        tile = floor.locator(f"#tile-{table}")
+        await tile.wait_for(timeout=20_000)
+        await tile.locator(".game", has_text=game).wait_for(timeout=20_000)
+        await floor.wait_for_function(
+            "id => document.getElementById(id).querySelector('.phase').textContent !== '–'",
+            arg=f"tile-{table}",
+            timeout=20_000,
+        )
+    # The billboard shows a spin's published number as it comes, without a reload.
+    await board.wait_for_selector(".last-numbers .ball.latest", timeout=30_000)
+    first = await board.get_attribute(".last-numbers .ball.latest", "data-number")
+    await wait_until(
+        lambda: first in [str(n) for n in _settled_numbers(sub)],
+        timeout=10,
+        what=f"{first} among the published outcomes",
+    )
+    # The wheel's fault latches on its 5th game: its tile turns red and names the fault codes.
+    red = floor.locator("#tile-ROU-DEMO.level-fault")
+    await red.wait_for(timeout=30_000)
+    faults = await red.locator(".faults li").all_inner_texts()
+    assert "wheel: ss2_powered_down" in faults
+    assert "latched fault" in await red.locator(".alerts").inner_text()
+    colour = await red.evaluate("el => getComputedStyle(el).borderLeftColor")
+    assert colour == "rgb(198, 40, 40)"
+    assert await floor.get_attribute("#tile-L7-DEMO", "data-level") != "fault"
+
+    # No spin after that: the billboard holds every settled number, newest first.
+    async def billboard_matches() -> bool:
+        shown = await board.eval_on_selector_all(
+            ".last-numbers .ball", "balls => balls.map(b => b.dataset.number)"
+        )
+        return shown == [str(n) for n in reversed(_settled_numbers(sub))]
+
+    await wait_until(billboard_matches, timeout=30, what="the billboard to show every spin")
+    assert 1 <= len(_settled_numbers(sub)) <= 4
+
+
+def _get(url: str, context: ssl.SSLContext, auth: str | None = None) -> tuple[int, str, Any]:
+    request = urllib.request.Request(url)  # noqa: S310 - https to our own test server
+    if auth is not None:
+        request.add_header("Authorization", auth)
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=10) as response:  # noqa: S310
+            return response.status, response.read().decode(), response.headers
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(), exc.headers
+
+
+async def test_login_over_tls_is_required_when_a_users_file_is_given(tmp_path: Path) -> None:
+    if find_openssl() is None:
+        pytest.skip("openssl CLI not installed")
+    import base64  # noqa: PLC0415
+
+    pki = make_pki(tmp_path / "pki")
+    pki.server_key.chmod(0o600)
+    users = tmp_path / "users"
+    add_user(users, "pit", "correct horse")
+    port = free_port()
+    log = tmp_path / "dashboard.log"
+    nobody = f"mqtt://127.0.0.1:{free_port()}"  # no broker there: the page must say so
+    args = ["--url", nobody, "--listen", f"127.0.0.1:{port}", "--users", str(users)]
+    args += ["--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key)]
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    base = f"https://127.0.0.1:{port}"
+    with _dashboard(args, log) as proc:
+        await _serving(proc, log)
+        status, body, headers = await asyncio.to_thread(_get, base + "/", context)
+        assert status == 401
+        assert headers["WWW-Authenticate"].startswith('Basic realm="tablectl dashboard"')
+        assert "login required" in body
+        wrong = "Basic " + base64.b64encode(b"pit:wrong").decode()
+        assert (await asyncio.to_thread(_get, base + "/", context, wrong))[0] == 401
+        good = "Basic " + base64.b64encode(b"pit:correct horse").decode()
+
+        async def unreachable_banner() -> bool:
+            status, body, _ = await asyncio.to_thread(_get, base + "/", context, good)
+            assert status == 200
+            return "cannot reach the broker" in body
+
+        await wait_until(unreachable_banner, timeout=20, what="the unreachable-broker banner")
+        status, body, headers = await asyncio.to_thread(
+            _get, base + "/static/dashboard.js", context, good
+        )
+        assert status == 200
+        assert "EventSource" in body
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        assert (await asyncio.to_thread(_get, base + "/static/dashboard.js", context))[0] == 401
+    assert proc.returncode == 0, log.read_text(errors="replace")

@@ -1,8 +1,10 @@
-"""``python -m bench [--quick] [--json PATH] [--keep] [--profile DIR]``: run every benchmark once.
+"""``python -m bench [--quick] [--soak SECONDS] [--json PATH] [--keep] [--profile DIR]``.
 
-Prints the figures table and writes every figure as JSON (``bench/results/<UTC time>.json`` by
-default) for comparison between commits. A full run takes about three minutes on the 2-core
-reference machine; ``--quick`` is a smoke run (same figures, far fewer samples) under a minute.
+Runs every benchmark once, prints the figures table and every target of issue 16 with its
+verdict, and writes every figure as JSON (``bench/results/<UTC time>.json`` by default) for
+comparison between commits. A full run takes about four minutes on the 2-core reference
+machine; ``--quick`` is a smoke run (same figures, far fewer samples) under a minute.
+``--soak SECONDS`` runs only the memory soak (bench/soak.py) after a warm-up.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from bench.floors import measure_floors
 from bench.footprint import measure_cold_start
 from bench.latency import TABLE as LATENCY_TABLE
 from bench.latency import measure_latency
-from bench.report import render, targets
+from bench.report import render, render_targets, targets
 from bench.scaling import measure_scaling
+from bench.soak import measure_soak, render_soak
 from bench.support import REPO, Broker, load_average, machine_info
 from bench.throughput import measure_throughput
 
@@ -42,13 +45,19 @@ class Plan:
     window: float
     idle: float
     cold_runs: int
+    slow_write: float
+    """Seconds each journal write of one table sleeps in the slow-disk run (0: no such run)."""
 
 
 PACED_PAUSE = 0.1
 """Idle seconds before each paced latency sample and each idle floor sample."""
 
-FULL = Plan(2000, 1000, 100, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5)
-QUICK = Plan(300, 200, 10, 0.5, (1, 10, 50, 100), 1.0, 2.0, 0.5, 2)
+FULL = Plan(2000, 1000, 100, 2.0, (1, 10, 50, 100), 2.0, 20.0, 2.0, 5, 0.1)
+QUICK = Plan(300, 60, 10, 0.5, (1, 100), 2.0, 2.0, 0.3, 1, 0.1)
+SOAK_WARMUP = 60.0
+"""Seconds of a soak before its first reading: caches, the engine's rounds and the journal's
+pages have settled (a shoe is dealt and shuffled at least once at the soak's speed)."""
+SOAK_SPEED = 40.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,6 +68,20 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="where to write the figures (default: bench/results/<UTC time>.json)",
+    )
+    parser.add_argument(
+        "--soak",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"only the memory soak: a roulette and a baccarat table at {SOAK_SPEED:g}× for "
+        f"SECONDS after {SOAK_WARMUP:g} s of warm-up (e.g. --soak 600)",
+    )
+    parser.add_argument(
+        "--soak-warmup", type=float, default=SOAK_WARMUP, help="seconds before the first reading"
+    )
+    parser.add_argument(
+        "--soak-speed", type=float, default=SOAK_SPEED, help="the simulators' time-lapse"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument(
@@ -122,6 +145,7 @@ async def run(plan: Plan, workdir: Path, profile: Path | None) -> dict[str, Any]
             period=plan.period,
             window=plan.window,
             idle=plan.idle,
+            slow=plan.slow_write,
         )
         step("footprint")
         results["footprint"] = await measure_cold_start(
@@ -137,6 +161,26 @@ async def run(plan: Plan, workdir: Path, profile: Path | None) -> dict[str, Any]
     return results
 
 
+async def soak(seconds: float, warmup: float, speed: float, workdir: Path) -> dict[str, Any]:
+    """The soak alone: its figures and its one target."""
+    results: dict[str, Any] = {
+        "schema": 1,
+        "taken_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "quick": False,
+        "machine": machine_info(),
+        "load_average_start": load_average(),
+    }
+    started = time.perf_counter()
+    with Broker(workdir / "mosquitto") as broker:
+        results["soak"] = await measure_soak(
+            broker, workdir / "soak", seconds=seconds, warmup=warmup, speed=speed
+        )
+    results["load_average_end"] = load_average()
+    results["duration_s"] = round(time.perf_counter() - started, 1)
+    results["targets"] = targets(results)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["archive"]:  # the floor's archive: its own phases (bench/archive.py)
@@ -147,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     plan = QUICK if args.quick else FULL
     workdir = Path(tempfile.mkdtemp(prefix="tablectl-bench-"))
     try:
-        results = asyncio.run(run(plan, workdir, args.profile))
+        if args.soak is not None:
+            results = asyncio.run(soak(args.soak, args.soak_warmup, args.soak_speed, workdir))
+        else:
+            results = asyncio.run(run(plan, workdir, args.profile))
     finally:
         if args.keep:
             print(f"work directory kept: {workdir}", file=sys.stderr)
@@ -159,7 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         out = REPO / "bench" / "results" / f"{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(render(results))
+    print(
+        render_soak(results["soak"]) + "\n\n" + render_targets(results["targets"])
+        if "soak" in results
+        else render(results)
+    )
     machine = results["machine"]
     print(
         f"\n{machine['cpus']} × {machine['cpu_model']}, {machine['mem_total_gib']} GiB, "

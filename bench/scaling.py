@@ -8,6 +8,11 @@ takes ``period`` (2 s by default, 15–30× faster), while the line rate per tab
 second — is what a real wheel sends anyway (a status line every 500 ms) and what a card table
 produces at a card every 0.5 s.
 
+With ``slow`` set, the last run is repeated with a slow disk for one table (a **bench fault
+injection**: ``python -m bench.host --slow-journal``, every journal write of the first table
+sleeps that long on the loop, as a throttled fsync does) and reports the other tables' latency
+apart: no table should be stalled by another's disk.
+
 Per table count: seconds from process start to READY (all publishers connected), CPU of the
 host process per table while idle (wheels silent) and while driven, p50/p99/max of line →
 outcome, and RSS (total and per table).
@@ -49,11 +54,24 @@ async def measure_scaling(
     period: float,
     window: float,
     idle: float,
+    slow: float = 0.0,
 ) -> dict[str, Any]:
     runs = []
     for n in counts:
         runs.append(
             await _run(broker, workdir / f"scale-{n}", n, period=period, window=window, idle=idle)
+        )
+    slow_run = None
+    if slow > 0 and counts:
+        n = counts[-1]
+        slow_run = await _run(
+            broker,
+            workdir / f"scale-{n}-slow",
+            n,
+            period=period,
+            window=window,
+            idle=idle,
+            slow=slow,
         )
     one = next((r for r in runs if r["tables"] == 1), None)
     for run in runs:
@@ -67,11 +85,19 @@ async def measure_scaling(
         "events_per_s_per_table": round(4 / period, 2),
         "time_compression": f"a spin every {period:g} s instead of every 30 s",
         "runs": runs,
+        "slow_disk": slow_run,
     }
 
 
 async def _run(
-    broker: Broker, workdir: Path, n: int, *, period: float, window: float, idle: float
+    broker: Broker,
+    workdir: Path,
+    n: int,
+    *,
+    period: float,
+    window: float,
+    idle: float,
+    slow: float = 0.0,
 ) -> dict[str, Any]:
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     ids = [f"BENCH-S{n:03d}-{i:03d}" for i in range(n)]
@@ -90,16 +116,17 @@ async def _run(
     index = {table: i for i, table in enumerate(ids)}
     available: set[str] = set()
     sent_at: dict[int, tuple[int, bool]] = {}
-    samples: list[int] = []
+    samples: list[tuple[int, int]] = []  # (table index, ns)
     measuring = [False]
 
     def on_message(topic: str, payload: bytes, t_ns: int) -> None:
         parts = topic.split("/")
         table = parts[1]
         if parts[-1] == "outcome":
-            sent = sent_at.pop(index.get(table, -1), None)
+            i = index.get(table, -1)
+            sent = sent_at.pop(i, None)
             if sent is not None and sent[1]:
-                samples.append(t_ns - sent[0])
+                samples.append((i, t_ns - sent[0]))
         elif b'"available":true' in payload:
             available.add(table)
 
@@ -108,7 +135,7 @@ async def _run(
     try:
         async with Subscriber(broker.host, broker.port, filters, on_message):
             t_start = time.perf_counter()
-            proc = start_module("bench.host", [str(c) for c in configs], workdir / "host.log")
+            proc = start_module("bench.host", _host_args(configs, ids, slow), workdir / "host.log")
             await _wait_ready(proc, workdir / "host.log")
             ready_s = time.perf_counter() - t_start
             await _warm_up(wheels, lines, available)
@@ -131,8 +158,8 @@ async def _run(
             await asyncio.to_thread(stop_process, proc)
         for wheel in wheels:
             wheel.close()
-    latency = summarize_ms(samples)
-    return {
+    latency = summarize_ms([ns for _, ns in samples])
+    result: dict[str, Any] = {
         "tables": n,
         "ready_s": round(ready_s, 3),
         "idle_cpu_percent_per_table": round(idle_cpu * 100 / n, 3),
@@ -146,6 +173,26 @@ async def _run(
         "rss_mb": round(rss / 1024, 1),
         "rss_mb_per_table": round(rss / 1024 / n, 2),
     }
+    if slow > 0:
+        result.update(_apart(ids[0], slow, samples))
+    return result
+
+
+def _apart(slow_table: str, slow: float, samples: list[tuple[int, int]]) -> dict[str, Any]:
+    """The slow table's latency and the other tables' (table index 0 is the slow one)."""
+    return {
+        "slow_table": slow_table,
+        "slow_journal_write_s": slow,
+        "slow_table_outcome": summarize_ms([ns for i, ns in samples if i == 0]),
+        "other_tables_outcome": summarize_ms([ns for i, ns in samples if i != 0]),
+    }
+
+
+def _host_args(configs: list[Path], ids: list[str], slow: float) -> list[str]:
+    args = [str(c) for c in configs]
+    if slow > 0:  # BENCH FAULT INJECTION: the first table's disk is slow
+        args += ["--slow-journal", f"{ids[0]}={slow}"]
+    return args
 
 
 async def _wait_ready(proc: subprocess.Popen[bytes], log: Path) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "Subscriber",
     "WheelLines",
     "WheelPty",
+    "child_env",
     "load_average",
     "machine_info",
     "proc_cpu_seconds",
@@ -291,7 +292,7 @@ silence_timeout = 600
     return path
 
 
-def _env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
@@ -317,7 +318,7 @@ def start_controller(
             stdout=subprocess.DEVNULL,
             stderr=err,
             stdin=subprocess.DEVNULL,
-            env=_env(),
+            env=child_env(),
             cwd=REPO,
         )
 
@@ -330,7 +331,7 @@ def start_module(module: str, args: Sequence[str], log: Path) -> subprocess.Pope
             stdout=subprocess.PIPE,
             stderr=err,
             stdin=subprocess.DEVNULL,
-            env=_env(),
+            env=child_env(),
             cwd=REPO,
         )
 

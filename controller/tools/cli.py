@@ -48,7 +48,21 @@ def _plugin_lines() -> list[str]:
     return lines
 
 
-def _parser() -> argparse.ArgumentParser:
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is no option nor an option's value)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-format":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every subcommand; with ``only="run"`` just ``run``: building the others imports the
+    dashboard, the archive and the simulators, half of ``run``'s cold start (docs/performance.md).
+    """
     parser = argparse.ArgumentParser(
         prog="tablectl",
         description="Open table-game controller: devices → validated rounds → MQTT.",
@@ -71,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="serve Prometheus metrics on http://HOST:PORT/metrics (overrides [metrics] listen)",
     )
+    if only == "run":
+        from tablectl.controller.tools.cli_help import polish  # noqa: PLC0415
+
+        polish(parser, completion=False)
+        return parser
 
     _add_demo(sub)
     _add_simulate(sub)
@@ -265,7 +284,8 @@ def _add_simulate(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tablectl`` console script."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(_command_word(argv)).parse_args(argv)
     # While panels draw, logs go to the footer and a file as JSON lines, never across them.
     log_format = "json" if args.log_format == "auto" and _panels(args) else args.log_format
     configure_logging(log_format, verbose=args.verbose, quiet=args.command == "demo")

@@ -90,10 +90,17 @@ def subparsers(
                     yield from subparsers(child, (*path, name))
 
 
-def polish(parser: argparse.ArgumentParser, examples: Mapping[str, str] = EXAMPLES) -> None:
+def polish(
+    parser: argparse.ArgumentParser,
+    examples: Mapping[str, str] = EXAMPLES,
+    *,
+    completion: bool = True,
+) -> None:
     """Give every parser under ``parser`` the :class:`HelpFormatter`, its example, and file
-    completion for its path arguments."""
-    import shtab  # noqa: PLC0415 - only when the CLI is built
+    completion for its path arguments (``completion=False``: not, and shtab is not imported —
+    ``tablectl run`` parses its arguments once and never prints a completion script)."""
+    if completion:
+        import shtab  # noqa: PLC0415 - only when the CLI is built
 
     for path, child in subparsers(parser):
         child.formatter_class = HelpFormatter
@@ -104,7 +111,7 @@ def polish(parser: argparse.ArgumentParser, examples: Mapping[str, str] = EXAMPL
         for action in _actions(child):
             if action.help is None and _has_default(action):
                 action.help = "default: %(default)s"  # argparse shows no help line without help
-            if action.type is Path:
+            if completion and action.type is Path:
                 action.complete = shtab.FILE  # type: ignore[attr-defined]
 
 

@@ -1,0 +1,135 @@
+"""``python -m bench.soak_host``: the process under test of ``python -m bench --soak``.
+
+One roulette table (simulated SS2 wheel) and one baccarat table (simulated shuffler and shoe,
+a simulated dealer), both real controllers built by :class:`tablectl.controller.lab.floor.LabFloor`
+on the bench's Mosquitto, everything time-lapsed by ``--speed``. After ``--warmup`` seconds it
+takes a tracemalloc snapshot and its RSS, samples RSS while the soak runs, takes a second
+snapshot at the end and prints one JSON object on stdout: RSS and journal records at both ends,
+the samples, and the allocation sites that grew most between the snapshots.
+
+RSS is reported without tracemalloc's own bookkeeping (``get_tracemalloc_memory``), which grows
+with every live block it traces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from bench.support import proc_rss_kb
+from tablectl.controller.lab.floor import LabFloor
+from tablectl.controller.service.logs import configure_logging
+
+TABLES = ("roulette", "baccarat")
+TOP = 15
+"""How many growth sites the report lists."""
+
+
+class _SoakOverError(Exception):
+    """Raised in the task group when the soak is over: stops every table."""
+
+
+def _records(journals: dict[str, Path]) -> int:
+    total = 0
+    for path in journals.values():
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            total += int(conn.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
+        finally:
+            conn.close()
+    return total
+
+
+def _rss_mb() -> float:
+    """This process's RSS without tracemalloc's own memory, MB."""
+    own = tracemalloc.get_tracemalloc_memory() if tracemalloc.is_tracing() else 0
+    return round((proc_rss_kb(os.getpid()) * 1024 - own) / 2**20, 2)
+
+
+def _growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> list[dict[str, Any]]:
+    repo = str(Path(__file__).resolve().parents[1]) + "/"
+    own = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own frames
+    stats = after.filter_traces(own).compare_to(before.filter_traces(own), "traceback")
+    stats.sort(key=lambda s: s.size_diff, reverse=True)
+    out = []
+    for stat in stats[:TOP]:
+        frames = [f"{f.filename.replace(repo, '')}:{f.lineno}" for f in stat.traceback]
+        out.append(
+            {
+                "site": frames[-1] if frames else "?",
+                "traceback": frames,
+                "size_diff_kb": round(stat.size_diff / 1024, 1),
+                "count_diff": stat.count_diff,
+            }
+        )
+    return out
+
+
+async def _measure(floor: LabFloor, *, seconds: float, warmup: float) -> dict[str, Any]:
+    await asyncio.sleep(warmup)
+    before = tracemalloc.take_snapshot()
+    t0, rss0, records0 = time.monotonic(), _rss_mb(), _records(floor.journals)
+    samples = [(0.0, rss0, records0)]
+    step = max(1.0, seconds / 10)
+    while (elapsed := time.monotonic() - t0) < seconds:
+        await asyncio.sleep(min(step, seconds - elapsed))
+        samples.append((round(time.monotonic() - t0, 1), _rss_mb(), _records(floor.journals)))
+    after = tracemalloc.take_snapshot()
+    rss1, records1 = _rss_mb(), _records(floor.journals)
+    traced0 = sum(s.size for s in before.statistics("filename"))
+    traced1 = sum(s.size for s in after.statistics("filename"))
+    return {
+        "tables": list(floor.journals),
+        "warmup_s": warmup,
+        "seconds": seconds,
+        "rss_after_warmup_mb": rss0,
+        "rss_end_mb": rss1,
+        "records_after_warmup": records0,
+        "records_end": records1,
+        "traced_growth_kb": round((traced1 - traced0) / 1024, 1),
+        "samples": [{"t_s": t, "rss_mb": r, "records": n} for t, r, n in samples],
+        "top_growth": _growth(before, after),
+    }
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    host, _, port = args.broker.rpartition(":")
+    result: dict[str, Any] = {}
+
+    async def soak(floor: LabFloor) -> None:
+        result.update(await _measure(floor, seconds=args.seconds, warmup=args.warmup))
+        raise _SoakOverError
+
+    try:
+        async with contextlib.AsyncExitStack() as stack, asyncio.TaskGroup() as group:
+            floor = LabFloor(group, stack, args.dir, (host, int(port)), speed=args.speed, seed=7)
+            for name in TABLES:
+                await floor.start(name)
+            group.create_task(soak(floor), name="soak")
+    except* _SoakOverError:
+        pass
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m bench.soak_host")
+    parser.add_argument("--broker", required=True, help="HOST:PORT")
+    parser.add_argument("--dir", type=Path, required=True, help="where the journals go")
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--warmup", type=float, default=60.0)
+    parser.add_argument("--speed", type=float, default=40.0)
+    parser.add_argument("--frames", type=int, default=4, help="tracemalloc frames per site")
+    parsed = parser.parse_args()
+    configure_logging("json")
+    tracemalloc.start(parsed.frames)
+    print(json.dumps(asyncio.run(main(parsed))), flush=True)
+    sys.exit(0)

@@ -7,13 +7,16 @@ each table's hash chain as it grows, and asks a table to resend (``cmd/resend``)
 
 The parts, one job each:
 
-* ``db`` — connecting, and the archive's errors (one line each);
+* ``db`` — connecting (the archiver's connections kept up), the archive's errors (one line
+  each, never a DSN's password);
 * ``schema`` — the tables (the contract others query) and their migrations, monthly partitions;
-* ``chains`` — pure per-table verification: links, body hashes, anchors, gaps;
+* ``chains`` — pure per-table verification: the one per-record check (link, body hash, anchor;
+  the outbox's own withholding rule), the archiver's walk, gaps;
 * ``ingest`` — a published message as a row, and batched idempotent inserts;
 * ``verifier`` — the per-table verification pass over the stored rows, and the gaps it keeps;
 * ``status`` — what the archive says about itself: counters, alarms, status payloads;
-* ``consumer`` — the MQTT side: subscriptions, batches acknowledged after commit, resends.
+* ``consumer`` — the MQTT side: subscriptions, batches acknowledged after commit;
+* ``upkeep`` — the archiver's verification passes, resends, probes of quiet tables, status.
 
 Using it (the read side: ``export``, ``verify``, ``diag stats`` with ``--dsn``):
 
@@ -22,6 +25,7 @@ Using it (the read side: ``export``, ``verify``, ``diag stats`` with ``--dsn``):
 * ``audit`` — each table's chain across detached months' files and the database (``verify``);
 * ``admin`` — ``verify --dsn``/``--archive-file`` and ``archive-admin``'s command lines.
 
-Layer: imports only ``controller.archive``, ``controller.journal``, ``controller.config``,
+Layer: imports only ``controller.archive``, ``controller.mqtt`` (the topics, the broker link and
+the outbox's withholding rule), ``controller.journal``, ``controller.config``,
 ``controller.secrets`` and ``core`` (tests/test_layering.py); the CLI is in ``controller.tools``.
 """

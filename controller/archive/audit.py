@@ -7,7 +7,9 @@ checks what ``tablectl verify`` checks in a journal, where it can from what was 
 * every column against the published bytes (:func:`~tablectl.controller.archive.reader.row_record`);
 * each record's ``prev_hash`` against the previous record's ``hash``, and its content against its
   ``hash`` — except cards published face down (withheld), whose hash covers the journaled card:
-  those are linked but not re-hashed, and counted;
+  those are linked but not re-hashed, and counted (the archive's one per-record check,
+  :func:`~tablectl.controller.archive.chains.check_record`, which the archiver's own continuous
+  verification uses too);
 * gaps: every missing ``seq`` range is named (the archiver re-requests them from the table,
   ``cmd/resend``; until filled, the chain cannot be checked across them);
 * with the key (``--key``), every anchor's mac (:mod:`tablectl.controller.journal.anchors`).
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from tablectl.controller.archive.chains import check_record
 from tablectl.controller.archive.db import ArchiveError
 from tablectl.controller.archive.partitions import (
     MANIFEST,
@@ -33,24 +36,10 @@ from tablectl.controller.archive.partitions import (
     read_manifest,
     read_month_file,
 )
-from tablectl.controller.archive.reader import (
-    COLUMNS,
-    PAGE,
-    Archive,
-    is_withheld,
-    row_record,
-    table_ids,
-)
+from tablectl.controller.archive.reader import COLUMNS, PAGE, Archive, row_record, table_ids
 from tablectl.controller.archive.schema import Month
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
-from tablectl.controller.journal import (
-    ANCHOR,
-    GENESIS_HASH,
-    JournalRecord,
-    KeyedEvidenceError,
-    record_hash,
-)
-from tablectl.controller.journal.anchors import anchor_problem, mac_matches
+from tablectl.controller.journal import GENESIS_HASH, JournalRecord, KeyedEvidenceError
 
 __all__ = ["PENDING_LIMIT", "MonthFolder", "TableChain", "find_months", "verify_archive"]
 
@@ -164,39 +153,23 @@ class _Walk:
             self._take(self.pending.pop(self.next))
 
     def _take(self, record: JournalRecord) -> None:
+        """The record checked in its chain (:func:`check_record`; after a gap its link cannot
+        be), counted, and the walk's head moved to it."""
         chain, seq = self.chain, record.seq
-        if record.get("table") != chain.table:
-            raise ChainBrokenError(seq, f"record names table {record.get('table')!r}")
-        if record.prev_hash != self.prev and not self.after_gap:
-            raise ChainBrokenError(seq, "prev_hash does not match the previous record's hash")
-        if is_withheld(record):
-            chain.withheld += 1
-        elif record_hash(record.prev_hash, record) != record.hash:
-            raise ChainBrokenError(seq, "content does not match its hash")
-        if record.type == ANCHOR:
-            self._anchor(record)
+        head = None if self.after_gap else self.prev
+        check = check_record(chain.table, record, head, self.key)
+        if check.problem is not None:
+            if check.problem.code == "mac":
+                raise KeyedEvidenceError(Path(chain.table), seq, check.problem.reason)
+            raise ChainBrokenError(seq, check.problem.reason)
+        chain.withheld += check.withheld
+        chain.anchors += check.anchor
+        if check.keyed:
+            chain.keyed_through = seq - 1
         chain.count += 1
         chain.first_seq = chain.first_seq or seq
         chain.last_seq, chain.last_hash = seq, record.hash
         self.prev, self.next, self.after_gap = record.hash, seq + 1, False
-
-    def _anchor(self, record: JournalRecord) -> None:
-        problem = anchor_problem(record)
-        if problem is not None:
-            raise ChainBrokenError(record.seq, problem)
-        if self.key is not None:
-            if not mac_matches(
-                self.key, record.get("mac"), self.chain.table, record.seq - 1, record.prev_hash
-            ):
-                raise KeyedEvidenceError(
-                    Path(self.chain.table),
-                    record.seq,
-                    f"anchor mac does not match the chain head it names (seq {record.seq - 1}):"
-                    " records up to it are not the ones keyed (chain recomputed?), or the key is"
-                    " not this table's",
-                )
-            self.chain.keyed_through = record.seq - 1
-        self.chain.anchors += 1
 
 
 def _start(

@@ -17,7 +17,9 @@ What is checked for each row after the verified head (the journal's own rules, w
   published — except a **withheld** record (a card dealt face down, published ``"card": null,
   "withheld": true`` while ``hash`` covers the journaled card, docs/mqtt.md): its body cannot be
   re-hashed here, so only its link is checked (the next record's ``prev_hash`` must still be its
-  ``hash``; a keyed anchor after it authenticates that hash; the table's journal has the body);
+  ``hash``; a keyed anchor after it authenticates that hash; the table's journal has the body).
+  Which records are withheld is the outbox's own rule (:func:`is_withheld`): anything else that
+  says ``"withheld": true`` is re-hashed like every record;
 * **the envelope**: the record's own ``table``, ``seq``, ``prev_hash``, ``hash`` are the row's;
 * **anchors**: an ``anchor`` names the record before it and, with the table's key
   (``[journal] key_file``'s copy), carries the HMAC of that head;
@@ -26,6 +28,11 @@ What is checked for each row after the verified head (the journal's own rules, w
 A break stops the walk at that ``seq`` (nothing after it is vouched for) and is kept until an
 operator deals with it (docs/fleet.md). A missing ``seq`` stops it too, as a **gap**: a range
 that may still arrive (shared subscriptions reorder; a resend fills it).
+
+The per-record part (table, link, body, anchor: :func:`check_record`) is the one check of a
+record in its chain for the whole archive: the archiver's :func:`walk` here, ``tablectl verify
+--dsn`` (:mod:`tablectl.controller.archive.audit`, which also crosses gaps and detached months)
+and the export's reads (:mod:`tablectl.controller.archive.reader`) all call it.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from typing import Any, Final
 
 from tablectl.controller.journal.anchors import ANCHOR, anchor_problem, mac_matches
 from tablectl.controller.journal.records import GENESIS_HASH, record_hash
+from tablectl.controller.mqtt.outbound import withheld_form
 
 __all__ = [
     "BACKOFF_CAP",
@@ -45,8 +53,11 @@ __all__ = [
     "ChainState",
     "Gap",
     "GapChange",
+    "RecordCheck",
+    "RecordProblem",
     "StoredRow",
     "Walk",
+    "check_record",
     "find_gaps",
     "is_withheld",
     "reconcile_gaps",
@@ -108,42 +119,109 @@ class Walk:
 
 
 def is_withheld(record: Mapping[str, Any]) -> bool:
-    """Whether the table published this record without part of what its hash covers."""
-    return record.get("withheld") is True
+    """Whether the table's outbox withheld part of this published record (so its ``hash`` covers
+    what was not published): exactly what the outbox makes of a record it withholds
+    (:func:`~tablectl.controller.mqtt.outbound.withheld_form`: a ``card`` dealt ``face_down``,
+    ``"card": null``, no ``barcode``, ``"withheld": true``). A record that merely says
+    ``"withheld": true`` — another type, a card not dealt face down, one with its face — is not:
+    it is re-hashed like every record, so the flag cannot spare a forger the hash."""
+    kind = record.get("type")
+    if not isinstance(kind, str) or record.get("withheld") is not True:
+        return False
+    return withheld_form(kind, record) == dict(record)
 
 
-def _row_problem(
-    table: str, row: StoredRow, head: str, key: bytes | None
-) -> tuple[str | None, bool]:
-    """``(what is wrong with row, withheld)``; ``None`` when it verifies after ``head``."""
-    if row.prev_hash != head:
-        return f"prev_hash {row.prev_hash[:12]}… does not link to seq {row.seq - 1}", False
-    try:
-        record = json.loads(row.raw)
-    except (ValueError, UnicodeDecodeError):
-        return "stored bytes are not JSON", False
-    if not isinstance(record, dict):
-        return "stored bytes are not a JSON object", False
-    envelope = {"table": table, "seq": row.seq, "prev_hash": row.prev_hash, "hash": row.hash}
-    for name, value in envelope.items():
-        if record.get(name) != value:
-            return f"record's own {name!r} is {record.get(name)!r}, not the row's", False
+@dataclass(frozen=True)
+class RecordProblem:
+    """What is wrong with one record in its chain.
+
+    ``code`` lets a caller word it its own way (``verify --dsn`` raises a mac mismatch as the
+    journal's keyed-evidence error): ``table``, ``link``, ``hash``, ``anchor``, ``mac``, or
+    ``stored`` (the stored row is not the record it should hold)."""
+
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    """The outcome of :func:`check_record`."""
+
+    problem: RecordProblem | None = None
+    withheld: bool = False
+    """Only linked: the outbox withheld part of it (:func:`is_withheld`)."""
+    anchor: bool = False
+    keyed: bool = False
+    """An anchor whose mac matched the key."""
+
+
+def check_record(
+    table: str, record: Mapping[str, Any], head: str | None, key: bytes | None = None
+) -> RecordCheck:
+    """One published record of ``table`` in its chain, with the journal's own code.
+
+    * it is ``table``'s;
+    * **the link**: its ``prev_hash`` is ``head`` (the previous record's ``hash``, the genesis
+      hash for ``seq`` 1); ``head`` ``None``: the record before it is not at hand (a gap, the
+      first record of a window), so the link is not checked;
+    * **the body**: ``hash`` is :func:`record_hash` of it — unless :func:`is_withheld`;
+    * **an anchor**: it names the record before it (:func:`anchor_problem`) and, with ``key``,
+      its mac is that head's under the key.
+
+    The envelope against its storage (row columns, ``seq`` order) is the caller's.
+    """
+    if record.get("table") != table:
+        why = f"record's own 'table' is {record.get('table')!r}, not {table!r}"
+        return RecordCheck(RecordProblem("table", why))
+    prev = record.get("prev_hash")
+    if head is not None and prev != head:
+        return RecordCheck(
+            RecordProblem("link", "prev_hash does not match the previous record's hash")
+        )
     withheld = is_withheld(record)
     if not withheld:
         try:
-            digest = record_hash(row.prev_hash, record)
+            digest = record_hash(str(prev), record)
         except (TypeError, ValueError):
-            return "record is not canonical JSON", False
-        if digest != row.hash:
-            return "content does not match its hash", False
-    if row.type == ANCHOR:
-        problem = anchor_problem(record)
-        if problem is not None:
-            return problem, withheld
-        head_seq = record["head_seq"]
-        if key is not None and not mac_matches(key, record["mac"], table, head_seq, head):
-            return f"anchor mac does not match head seq {head_seq} under the key", withheld
-    return None, withheld
+            return RecordCheck(RecordProblem("hash", "record is not canonical JSON"))
+        if digest != record.get("hash"):
+            return RecordCheck(RecordProblem("hash", "content does not match its hash"))
+    if record.get("type") != ANCHOR:
+        return RecordCheck(None, withheld)
+    problem = anchor_problem(record)
+    if problem is not None:
+        return RecordCheck(RecordProblem("anchor", problem), withheld, anchor=True)
+    if key is None:
+        return RecordCheck(None, withheld, anchor=True)
+    head_seq = int(record["seq"]) - 1  # anchor_problem: an int, and head_seq is seq - 1
+    if not mac_matches(key, record.get("mac"), table, head_seq, str(prev)):
+        why = (
+            f"anchor mac does not match the chain head it names (seq {head_seq}): records up to"
+            " it are not the ones keyed (chain recomputed?), or the key is not this table's"
+        )
+        return RecordCheck(RecordProblem("mac", why), withheld, anchor=True)
+    return RecordCheck(None, withheld, anchor=True, keyed=True)
+
+
+def _row_problem(table: str, row: StoredRow, head: str, key: bytes | None) -> RecordCheck:
+    """:func:`check_record` of a stored row, after its own link and envelope: its ``prev_hash``
+    column links to ``head``, its bytes are a JSON object whose ``seq``, ``prev_hash`` and
+    ``hash`` are the row's."""
+    if row.prev_hash != head:
+        why = f"prev_hash {row.prev_hash[:12]}… does not link to seq {row.seq - 1}"
+        return RecordCheck(RecordProblem("link", why))
+    try:
+        record = json.loads(row.raw)
+    except (ValueError, UnicodeDecodeError):
+        return RecordCheck(RecordProblem("stored", "stored bytes are not JSON"))
+    if not isinstance(record, dict):
+        return RecordCheck(RecordProblem("stored", "stored bytes are not a JSON object"))
+    envelope = {"seq": row.seq, "type": row.type, "prev_hash": row.prev_hash, "hash": row.hash}
+    for name, value in envelope.items():
+        if record.get(name) != value:
+            why = f"record's own {name!r} is {record.get(name)!r}, not the row's"
+            return RecordCheck(RecordProblem("stored", why))
+    return check_record(table, record, head, key)
 
 
 def walk(
@@ -181,13 +259,13 @@ def walk(
         if row.seq != seq + 1:
             gap = True
             break
-        problem, hidden = _row_problem(table, row, head, key)
-        if problem is not None:
-            broke = ChainBreak(table, row.seq, problem)
+        check = _row_problem(table, row, head, key)
+        if check.problem is not None:
+            broke = ChainBreak(table, row.seq, check.problem.reason)
             break
         checked += 1
-        withheld += hidden
-        anchors += row.type == ANCHOR
+        withheld += check.withheld
+        anchors += check.anchor
         seq, head, seen_head = row.seq, row.hash, True
     new = ChainState(seq, head if seq else None)
     if broke is not None:

@@ -1,22 +1,23 @@
-"""The archiver: every table's records from the broker into PostgreSQL, verified, gaps re-asked.
+"""The archiver: every table's records from the broker into PostgreSQL (the verification,
+resends and status are :mod:`tablectl.controller.archive.upkeep`'s).
 
 Why shaped this way:
 
 * **Acknowledged after commit.** The MQTT session is persistent (v5 ``clean_start`` false with a
   session expiry; v3.1.1 ``clean_session`` false) and QoS 1 messages are acknowledged by hand
-  (paho's manual ack) only once the batch holding them is committed. A kill -9 between receipt
-  and commit costs nothing: the broker redelivers what was not acknowledged, storage is
-  idempotent. What the broker itself loses (it restarts without persistence, its queue for the
-  archiver overflows, a bridge drops messages) shows as a gap in a table's ``seq``, which the
-  table resends (``cmd/resend``); a lost *tail* (nothing after it yet) is asked for when the
-  table has been quiet for ``probe_after`` seconds.
-* **Backpressure, not memory.** The client's Receive Maximum bounds the unacknowledged messages
-  the broker sends; while PostgreSQL is down nothing is acknowledged, so the broker keeps the
-  rest (up to its queue limits) instead of this process.
+  (paho's manual ack) only once the batch holding them is committed: a kill -9 between receipt
+  and commit costs nothing, the broker redelivers and storage is idempotent. What the broker
+  itself loses shows as a gap in a table's ``seq``, which the table resends (``cmd/resend``).
+* **Backpressure, not memory.** The Receive Maximum bounds the unacknowledged messages the
+  broker sends; while PostgreSQL is down nothing is acknowledged and the broker keeps the rest.
+  (Mosquitto 2.0.11 sends a queued session's backlog past it: our ``status`` then waits for its
+  PUBACK behind tens of thousands of records, without a timeout that would reconnect.)
+* **Little per message.** Received messages are taken from aiomqtt's queue in bulk
+  (:class:`_Inbox`), parsed once, stored a group commit at a time (a batch is what arrived
+  while the previous one was stored), and their tables walked a pass per many batches.
 * **Shared work.** With ``share`` the subscriptions are ``$share/{group}/…``: the broker gives
-  each message to one archiver of the group. Verification reads back the stored rows per table
-  (:mod:`tablectl.controller.archive.verifier`), so it does not matter who stored what.
-* **Three loops per connection** in a TaskGroup (receive, store, send) and one verifier loop
+  each message to one archiver of the group; verification reads back the stored rows.
+* **Three loops per connection** in a TaskGroup (receive, store, send) and the upkeep's loop
   across connections; any failure of the connection rebuilds it, as the table's publisher does.
 """
 
@@ -24,8 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import math
 import random
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,7 +38,12 @@ import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tablectl.controller.archive.db import ArchiveUnavailableError, connect, connect_async
+from tablectl.controller.archive.db import (
+    ArchiveUnavailableError,
+    Connections,
+    connect,
+    lost_errors,
+)
 from tablectl.controller.archive.ingest import (
     Incoming,
     Ingest,
@@ -46,20 +53,17 @@ from tablectl.controller.archive.ingest import (
 )
 from tablectl.controller.archive.schema import migrate
 from tablectl.controller.archive.status import ArchiveStatus
-from tablectl.controller.archive.verifier import KeyRing, TablePass, Verifier
+from tablectl.controller.archive.upkeep import Cadence, Upkeep
+from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
-from tablectl.controller.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    import psycopg
+    pass
 
 __all__ = ["Archiver", "ArchiverConfig"]
 
 log = structlog.get_logger("tablectl.archive")
-
-MAX_RESEND: Final = 10_000
-"""Records asked per ``cmd/resend`` (the table's cap: it answers at most this many)."""
 
 _MAX_DELAY: Final = 10.0
 _OUTGOING_LIMIT: Final = 10_000
@@ -76,14 +80,12 @@ class ArchiverConfig:
     prefix: str = "tablectl"
     name: str = "archive"
     share: str | None = None
-    gap_timeout: float = 5.0
     keys: KeyRing = field(default_factory=KeyRing)
+    cadence: Cadence = field(default_factory=Cadence)
+    """Gap timeout, probes, status, sweeps and walks (:class:`~.upkeep.Cadence`)."""
     batch_size: int = 500
     batch_seconds: float = 0.05
     session_expiry: int = 86_400
-    probe_after: float = 30.0
-    status_every: float = 5.0
-    sweep_every: float = 60.0
     mqtt_v5: bool = True
 
 
@@ -98,29 +100,30 @@ class _Received:
     payload: bytes
 
 
-@dataclass
-class _Quiet:
-    """What the probe of a quiet table knows: when its last record came, when it was asked."""
+class _Inbox(asyncio.Queue[aiomqtt.Message]):
+    """aiomqtt's queue of received messages (its ``queue_type``), also emptied in one go.
 
-    arrived: float
-    probed: float | None = None
-    probes: int = 0
+    aiomqtt's message iterator makes a task and an ``asyncio.wait`` per message: draining a
+    backlog, that cost more than storing the records. The receive loop waits for a message
+    through the iterator (which also ends at a lost connection), then takes every message
+    queued behind it (:meth:`take`) without an await each.
+    """
+
+    def _init(self, maxsize: int) -> None:
+        self._queue: deque[aiomqtt.Message] = deque()
+
+    def take(self) -> list[aiomqtt.Message]:
+        """Every message queued now (none waits for room: the queue is unbounded)."""
+        taken = list(self._queue)
+        self._queue.clear()
+        return taken
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _lost_errors() -> tuple[type[Exception], ...]:
-    """What psycopg raises when the connection, not the statement, failed."""
-    try:
-        import psycopg  # noqa: PLC0415 - optional extra
-    except ImportError:  # pragma: no cover - the CLI says how to install it first
-        return ()
-    return (psycopg.OperationalError, psycopg.InterfaceError)
-
-
-_LOST: Final = _lost_errors()
+_LOST: Final = lost_errors()
 
 
 class Archiver:
@@ -136,23 +139,18 @@ class Archiver:
         self._clock = clock
         self.status = ArchiveStatus(config.prefix, config.name, config.share)
         self._ingest = Ingest()
-        self._verifier = Verifier(config.keys, config.gap_timeout)
+        verifier = Verifier(config.keys, config.cadence.gap_timeout)
+        self._db = Connections(config.dsn, self._db_changed)
+        self._upkeep = Upkeep(
+            self.status, verifier, config.cadence, self._db, send=self.send, clock=clock
+        )
         self._pending: list[_Received] = []
         self._arrived = asyncio.Event()
         self._drained = asyncio.Event()
         self._outgoing: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue()
-        self._dirty: set[str] = set()
-        self._retry: set[str] = set()
-        self._dirty_event = asyncio.Event()
-        self._quiet: dict[str, _Quiet] = {}
-        self._last_seq: dict[str, int] = {}
         self._generation = 0
-        self._db: dict[str, psycopg.AsyncConnection[tuple[Any, ...]] | None] = {
-            "ingest": None,
-            "verify": None,
-        }
-        self._requests = 0
         self._current: aiomqtt.Client | None = None
+        self._inbox: _Inbox | None = None
         self._connected_once = False
 
     # -- topics ----------------------------------------------------------------------------
@@ -191,22 +189,19 @@ class Archiver:
         Raises:
             ArchiveUnavailableError: the first connection to the broker or the database fails.
         """
-        await self._database("ingest", at_start=True)
-        await self._load_breaks()
+        await self._db.get("ingest", at_start=True)
+        await self._upkeep.load_breaks()
         try:
             await self._run(stop)
         except* ArchiveUnavailableError as group:
             raise group.exceptions[0] from None  # one line for the CLI, not a group
-        for conn in self._db.values():
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    await conn.close()
+        await self._db.close()
 
     async def _run(self, stop: asyncio.Event) -> None:
         delay = 0.1
         async with asyncio.TaskGroup() as tasks:
             loops = [
-                tasks.create_task(self._verify_loop(stop), name="archive-verify"),
+                tasks.create_task(self._upkeep.run(stop), name="archive-verify"),
                 tasks.create_task(self._store_loop(), name="archive-store"),
             ]
             try:
@@ -241,6 +236,14 @@ class Archiver:
             "timeout": 10,
             "max_inflight_messages": 100,
         }
+        archiver = self
+
+        class Inbox(_Inbox):  # aiomqtt makes its queue: this one tells the receive loop
+            def __init__(self, maxsize: int = 0) -> None:
+                super().__init__(maxsize)
+                archiver._inbox = self
+
+        common["queue_type"] = Inbox
         if config.mqtt_v5:
             props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
             props.SessionExpiryInterval = config.session_expiry
@@ -268,7 +271,7 @@ class Archiver:
             for topic_filter in self._filters():
                 await client.subscribe(topic_filter, qos=1)
             await client.subscribe(f"{self.config.prefix}/+/cmd/resend/reply", qos=1)
-            self._send(self.status.status_topic, self.status.status(self._clock()), retain=True)
+            self.send(self.status.status_topic, self.status.status(self._clock()), retain=True)
             log.info("archive_connected", host=self.config.host, share=self.config.share)
             self._current = client
             self._connected_once = True  # from now on a lost broker is waited for
@@ -296,28 +299,36 @@ class Archiver:
     # -- receiving and storing -------------------------------------------------------------
 
     async def _receive(self, client: aiomqtt.Client, generation: int) -> None:
-        async for message in client.messages:
-            payload = message.payload
-            data = payload if isinstance(payload, bytes) else str(payload).encode("utf-8")
-            self._pending.append(
-                _Received(generation, message.mid, message.qos, message.topic.value, data)
-            )
-            self.status.counters.received += 1
+        inbox = self._inbox
+        assert inbox is not None  # made with the client (_client)
+        async for first in client.messages:  # waits for one (or ends at a lost connection)
+            messages = [first, *inbox.take()]
+            for message in messages:
+                payload = message.payload
+                data = payload if isinstance(payload, bytes) else str(payload).encode("utf-8")
+                self._pending.append(
+                    _Received(generation, message.mid, message.qos, message.topic.value, data)
+                )
+            self.status.counters.received += len(messages)
             self._arrived.set()
             self._drained.clear()
 
     async def _store_loop(self) -> None:
         """Store batches as they fill; acknowledge each after its commit.
 
+        A group commit: a batch is what arrived while the previous one was being stored; only
+        after an idle moment (nothing was waiting) does the first record wait ``batch_seconds``
+        for others, so a trickle still makes one commit for many records.
+
         Outlives a broker connection on purpose: cancelling a batch half-way through its
         transaction could leave the database connection unusable. A message of a connection
         that is gone is stored but not acknowledged (the broker sends it again: a duplicate).
         """
         config = self.config
+        idle = True
         while True:
             await self._arrived.wait()
-            if len(self._pending) < config.batch_size:
-                # Let a batch fill for a moment: one commit for many records.
+            if idle and len(self._pending) < config.batch_size:
                 await asyncio.sleep(config.batch_seconds)
             batch = self._pending[: config.batch_size]
             if len(self._pending) <= len(batch):
@@ -330,7 +341,8 @@ class Archiver:
                 if client is not None and item.generation == self._generation and item.qos:
                     client._client.ack(item.mid, item.qos)  # see _client
             del self._pending[: len(batch)]
-            if not self._pending:
+            idle = not self._pending
+            if idle:
                 self._drained.set()
 
     async def _handle(self, batch: list[_Received]) -> None:
@@ -343,7 +355,7 @@ class Archiver:
                 continue
             table, kind = found
             if kind == "reply":
-                self._reply(table, item.payload)
+                self._upkeep.reply(table, item.payload)
                 continue
             try:
                 records.append(parse_published(table, item.payload))
@@ -360,212 +372,36 @@ class Archiver:
         counters.late += result.late
         for table, seq in result.conflicts:
             self._alarm(self.status.conflict(table, seq, now))
-        loop_time = asyncio.get_running_loop().time()
+        newest: dict[str, int] = {}
         for record in records:
-            quiet = self._quiet.setdefault(record.table_id, _Quiet(loop_time))
-            quiet.arrived, quiet.probed, quiet.probes = loop_time, None, 0
-            self._last_seq[record.table_id] = max(
-                self._last_seq.get(record.table_id, 0), record.seq
-            )
-        self._dirty |= result.tables
-        self._dirty_event.set()
+            if record.seq > newest.get(record.table_id, 0):
+                newest[record.table_id] = record.seq
+        self._upkeep.stored(newest, result.tables)
 
     async def _store(self, records: list[Incoming]) -> StoreResult:
-        import psycopg  # noqa: PLC0415 - optional extra
-
+        """The batch stored, retrying while the database is away; a record it refuses is
+        alarmed as malformed and skipped."""
         while True:
-            conn = await self._database("ingest")
+            conn = await self._db.get("ingest")
             try:
-                try:
-                    return await self._ingest.store(conn, records)
-                except _LOST:
-                    raise
-                except psycopg.Error as exc:
-                    # Not the connection: a record the database refuses must not stop the floor.
-                    log.exception("archive_batch_refused", error=str(exc).splitlines()[0])
-                    return await self._store_one_by_one(conn, records)
+                result, refused = await self._ingest.store_each(conn, records)
             except _LOST as exc:
-                await self._lost("ingest", exc)
-
-    async def _store_one_by_one(
-        self, conn: psycopg.AsyncConnection[tuple[Any, ...]], records: list[Incoming]
-    ) -> StoreResult:
-        import psycopg  # noqa: PLC0415 - optional extra
-
-        total = StoreResult()
-        for record in records:
-            try:
-                one = await self._ingest.store(conn, [record])
-            except _LOST:
-                raise
-            except psycopg.Error as exc:
-                detail = f"record {record.seq} refused by the database: {str(exc).splitlines()[0]}"
+                await self._db.lost("ingest", exc)
+                continue
+            for record, detail in refused:
                 self._alarm(self.status.malformed(record.table_id, detail, self._clock()))
-                continue
-            total = StoreResult(
-                total.inserted + one.inserted,
-                total.duplicates + one.duplicates,
-                total.conflicts + one.conflicts,
-                total.late + one.late,
-                total.tables | one.tables,
-            )
-        return total
+            return result
 
-    def _reply(self, table: str, payload: bytes) -> None:
-        try:
-            reply = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(reply, dict) or not str(reply.get("id", "")).startswith(self._id_head()):
-            return
-        self.status.counters.resend_replies += 1
-        if reply.get("ok") is not True:
-            self.status.counters.resend_refused += 1
-            log.warning("archive_resend_refused", table=table, code=reply.get("code"))
+    # -- the database and sending -----------------------------------------------------------
 
-    # -- the database ----------------------------------------------------------------------
-
-    async def _database(
-        self, which: str, *, at_start: bool = False
-    ) -> psycopg.AsyncConnection[tuple[Any, ...]]:
-        """The named connection, (re)connected with backoff while the server is away.
-
-        Raises:
-            ArchiveUnavailableError: only ``at_start``: the server is not there.
-        """
-        conn = self._db[which]
-        if conn is not None and not conn.closed:
-            return conn
-        delay = 0.2
-        while True:
-            try:
-                conn = await connect_async(self.config.dsn)
-            except ArchiveUnavailableError as exc:
-                if at_start:
-                    raise
-                self._alarm(self.status.database(False, str(exc), self._clock()))
-                await asyncio.sleep(random.uniform(delay / 2, delay))
-                delay = min(delay * 2, _MAX_DELAY)
-                continue
-            self._db[which] = conn
-            if which == "ingest":
-                self._ingest.reset()
-            self._alarm(self.status.database(True, "connected", self._clock()))
-            return conn
-
-    async def _lost(self, which: str, exc: BaseException) -> None:
-        log.warning("archive_db_lost", connection=which, error=str(exc).splitlines()[0])
-        self._alarm(self.status.database(False, str(exc).splitlines()[0], self._clock()))
-        conn, self._db[which] = self._db[which], None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                await conn.close()
-        await asyncio.sleep(0.2)
-
-    async def _load_breaks(self) -> None:
-        conn = await self._database("verify")
-        async with conn.transaction():
-            rows = await (
-                await conn.execute(
-                    "SELECT table_id, chain_broken_at, broken_reason FROM archive_tables"
-                    " WHERE chain_broken_at IS NOT NULL"
-                )
-            ).fetchall()
-        for table, seq, reason in rows:
-            self.status.known_break(str(table), int(seq), str(reason or ""))
-
-    # -- verification, resends, status ---------------------------------------------------------
-
-    async def _verify_loop(self, stop: asyncio.Event) -> None:
-        """Verify what was stored, when it was stored; revisit what is open; sweep now and then.
-
-        Three cadences, so that a floor of 2,000 mostly healthy tables costs little: a table is
-        walked right after a batch of it was committed; a table with an open gap, or one another
-        archiver held locked, again every half gap timeout; and every table once a
-        ``sweep_every`` (rows another archiver stored and could not verify before it died).
-        """
-        import psycopg  # noqa: PLC0415 - optional extra
-
-        loop = asyncio.get_running_loop()
-        last_sweep = last_retry = last_status = -1e9
-        retry_every = max(0.5, self.config.gap_timeout / 2)
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(retry_every, self.config.status_every)):
-                    await self._dirty_event.wait()
-            self._dirty_event.clear()
-            now = loop.time()
-            try:
-                conn = await self._database("verify")
-                tables = set(self._dirty)
-                if now - last_retry >= retry_every:
-                    tables |= self._retry
-                    tables |= {gap.table for gap in self.status.open_gaps()}
-                    last_retry = now
-                if now - last_sweep >= self.config.sweep_every:
-                    tables |= set(await self._verifier.tables(conn))
-                    last_sweep = now
-                for table in sorted(tables):
-                    try:
-                        result = await self._verifier.verify(conn, table, self._clock())
-                    except _LOST:
-                        raise
-                    except psycopg.Error as exc:  # a bug or bad data: this table, not the floor
-                        log.exception("archive_verify_failed", table=table, error=str(exc))
-                        self._retry.add(table)
-                        continue
-                    self._dirty.discard(table)
-                    if result is None:
-                        self._retry.add(table)  # another archiver holds it: later
-                        continue
-                    self._retry.discard(table)
-                    self._passed(result)
-            except _LOST as exc:
-                await self._lost("verify", exc)
-                continue
-            self._probe(now)
-            if now - last_status >= self.config.status_every:
-                self._send(self.status.status_topic, self.status.status(self._clock()), True)
-                last_status = now
-
-    def _passed(self, result: TablePass) -> None:
-        self._last_seq[result.table] = max(self._last_seq.get(result.table, 0), result.last_seq)
-        for alarm in self.status.passed(result, self._clock()):
-            log.warning("archive_alarm", **{k: v for k, v in alarm.items() if k != "schema"})
-            self._alarm(alarm)
-        for gap in result.resends:
-            for first in range(gap.from_seq, gap.to_seq + 1, MAX_RESEND):
-                self._ask(gap.table, first, min(gap.to_seq, first + MAX_RESEND - 1))
-
-    def _probe(self, now: float) -> None:
-        """Ask a quiet table for anything after the newest record stored (a lost tail)."""
-        after = self.config.probe_after
-        for table, quiet in self._quiet.items():
-            since = quiet.probed if quiet.probed is not None else quiet.arrived
-            if now - since < after * (2 ** min(quiet.probes, 6)):
-                continue
-            last = self._last_seq.get(table, 0)
-            self._ask(table, last + 1, last + MAX_RESEND)
-            quiet.probed, quiet.probes = now, quiet.probes + 1
-
-    def _id_head(self) -> str:
-        return f"archive-{self.config.name}-"
-
-    def _ask(self, table: str, first: int, last: int) -> None:
-        self._requests += 1
-        self.status.counters.resend_requests += 1
-        request = {"id": f"{self._id_head()}{self._requests}", "from_seq": first, "to_seq": last}
-        topic = Topics(self.config.prefix, table).command("resend")
-        self._send(topic, request, retain=False)
-        log.info("archive_resend", table=table, from_seq=first, to_seq=last)
-
-    # -- sending ---------------------------------------------------------------------------
+    def _db_changed(self, available: bool, detail: str) -> None:
+        self._alarm(self.status.database(available, detail, self._clock()))
 
     def _alarm(self, alarm: dict[str, Any] | None) -> None:
         if alarm is not None:
-            self._send(self.status.alarms_topic, alarm, retain=False)
+            self.send(self.status.alarms_topic, alarm, retain=False)
 
-    def _send(self, topic: str, payload: dict[str, Any], retain: bool) -> None:
+    def send(self, topic: str, payload: dict[str, Any], retain: bool) -> None:
         """Queue a message for the current (or next) connection; the oldest go when too many."""
         if self._outgoing.qsize() >= _OUTGOING_LIMIT:
             self._outgoing.get_nowait()
@@ -575,7 +411,10 @@ class Archiver:
         while True:
             topic, data, retain = await self._outgoing.get()
             try:
-                await client.publish(topic, data, qos=1, retain=retain)
+                # No timeout: the broker's PUBACK queues behind what it sends us, and a backlog
+                # of tens of thousands of records takes longer to read than aiomqtt's default
+                # 10 s. A dead connection ends the receive loop (keepalive), and with it this.
+                await client.publish(topic, data, qos=1, retain=retain, timeout=math.inf)
             except BaseException:
                 self._outgoing.put_nowait((topic, data, retain))  # on the next connection
                 raise

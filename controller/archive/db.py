@@ -15,8 +15,16 @@ an archive command without it says how to install it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
+import asyncio
+import contextlib
+import functools
+import random
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote
+
+import structlog
 
 from tablectl.controller.core.errors import ConfigError, ControllerError
 
@@ -27,12 +35,19 @@ __all__ = [
     "ArchiveConfigError",
     "ArchiveError",
     "ArchiveUnavailableError",
+    "Connections",
     "check_dsn",
     "connect",
     "connect_async",
     "describe_dsn",
+    "lost_errors",
+    "one_line",
     "psycopg_module",
+    "redact_dsn",
+    "scrub",
 ]
+
+log = structlog.get_logger("tablectl.archive")
 
 CONNECT_TIMEOUT: Final = 10
 """Seconds a connection attempt may take before the server counts as unreachable."""
@@ -63,6 +78,8 @@ def check_dsn(dsn: str) -> str:
     """``dsn`` if libpq can read it; else :class:`ArchiveConfigError` naming what is wrong.
 
     Accepts ``postgresql://`` / ``postgres://`` URLs and ``key=value`` strings, as libpq does.
+    The message never holds the DSN's password (:func:`scrub`): libpq quotes a URL it cannot
+    read whole, password included.
     """
     psycopg_module()
     from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - optional extra
@@ -70,32 +87,113 @@ def check_dsn(dsn: str) -> str:
     text = dsn.strip()
     if not text:
         raise ArchiveConfigError("--dsn is empty (e.g. postgresql://archive@db-host/archive)")
-    if "://" in text and urlsplit(text).scheme not in ("postgresql", "postgres"):
+    url = _URL.match(text)
+    if url is not None and url[1].lower() not in ("postgresql", "postgres"):
         raise ArchiveConfigError(
             f"--dsn {describe_dsn(text)}: scheme must be postgresql:// (or key=value pairs)"
         )
     try:
         conninfo_to_dict(text)
     except Exception as exc:  # psycopg.ProgrammingError: libpq's own words
-        raise ArchiveConfigError(f"--dsn {describe_dsn(text)}: {_first_line(exc)}") from None
+        detail = scrub(one_line(exc), text)
+        raise ArchiveConfigError(f"--dsn {describe_dsn(text)}: {detail}") from None
     return text
 
 
 def describe_dsn(dsn: str) -> str:
-    """The DSN without its password, for messages and logs."""
+    """The DSN without its password, for messages and logs: ``host:port/dbname`` when libpq can
+    read it, else its start with every password replaced by ``***`` (:func:`redact_dsn`)."""
     try:
         from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - optional extra
 
         parts = conninfo_to_dict(dsn)
-    except Exception:  # not readable: show only its start, it may hold a password
-        return repr(dsn.rsplit("@", maxsplit=1)[-1][:60])
+    except Exception:  # not readable: show what it looks like, never a password
+        return repr(redact_dsn(dsn.strip())[:60])
     host = parts.get("host") or "localhost"
     port = parts.get("port") or "5432"
     name = parts.get("dbname") or parts.get("user") or ""
     return f"{host}:{port}/{name}"
 
 
-def _first_line(exc: BaseException) -> str:
+# -- passwords never shown ----------------------------------------------------------------------
+
+_URL: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_PRIVATE_NAME: Final = r"\w*(?:pass|pwd|secret|key)\w*"
+"""Parameter names whose value is (or may be) secret: ``password``, ``sslpassword``,
+``oauth_client_secret``, and what a person may write by mistake (``PGPASSWORD=…``)."""
+_QUERY_SECRET: Final = re.compile(rf"(?i)([?&]{_PRIVATE_NAME}=)([^&#]*)")
+_QUOTED: Final = re.compile(r'"[^"]*"')
+_HIDDEN: Final = "***"
+
+
+@functools.cache
+def _kv_secret() -> re.Pattern[str]:
+    """A secret ``key=value`` parameter and its value: quoted, or every word up to the next
+    libpq keyword (an unquoted password with a space still counts as the password)."""
+    try:
+        from psycopg import pq  # noqa: PLC0415 - optional extra
+
+        names = sorted(o.keyword.decode() for o in pq.Conninfo.get_defaults())
+    except Exception:  # pragma: no cover - without libpq a DSN is not read at all
+        names = ["host", "port", "dbname", "user"]
+    keyword = "|".join(map(re.escape, names))
+    return re.compile(
+        rf"(?i)(\b{_PRIVATE_NAME}\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*(?:\s+(?!(?:{keyword})\s*=)\S+)*)"
+    )
+
+
+def _redacted(dsn: str) -> tuple[str, list[str]]:
+    """``dsn`` with its passwords replaced, and the secrets it held (for :func:`scrub`)."""
+    secrets: list[str] = []
+
+    def hide(found: re.Match[str]) -> str:
+        secrets.append(found[2])
+        return found[1] + _HIDDEN
+
+    url = _URL.match(dsn)
+    if url is None:
+        return _kv_secret().sub(hide, dsn), secrets
+    head, rest = dsn[: url.end()], dsn[url.end() :]
+    user, at, after = rest.rpartition("@")
+    if at:  # user[:password]@…: everything before the last @ may be the password
+        name, colon, password = user.partition(":")
+        if colon:
+            secrets.append(password)
+            user = name + colon + _HIDDEN
+        rest = user + at + after
+    return head + _QUERY_SECRET.sub(hide, rest), secrets
+
+
+def redact_dsn(dsn: str) -> str:
+    """``dsn`` with every password replaced by ``***``: a URL's ``user:PASSWORD@``, its
+    ``?password=`` (and ``sslpassword``, …), a ``key=value`` string's ``password=`` even
+    unquoted with spaces, and ``PGPASSWORD=``-like parameters written by mistake."""
+    return _redacted(dsn)[0]
+
+
+def scrub(text: str, dsn: str) -> str:
+    """``text`` (libpq's words about ``dsn``) without any of ``dsn``'s passwords.
+
+    libpq quotes what it cannot read: the whole URL, a parameter's value, the word after an
+    unquoted password's space. The DSN is replaced by its redacted form, every quoted part that
+    holds a secret (or a word of one) by ``"***"``, and any longer secret left by ``***``.
+    """
+    redacted, secrets = _redacted(dsn.strip())
+    if dsn.strip():
+        text = text.replace(dsn.strip(), redacted)
+    words = {w for s in secrets for v in (s, unquote(s), s.strip("'")) for w in (v, *v.split())}
+    words.discard("")
+    if not words:
+        return text
+    text = _QUOTED.sub(lambda q: '"***"' if any(w in q[0] for w in words) else q[0], text)
+    for word in sorted(words, key=len, reverse=True):
+        if len(word) >= 4:
+            text = text.replace(word, _HIDDEN)
+    return text
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error's message (libpq's run over several), or its type's name."""
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
 
@@ -114,7 +212,7 @@ def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[o
         return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
         raise ArchiveUnavailableError(
-            f"PostgreSQL {describe_dsn(dsn)}: {_first_line(exc)}"
+            f"PostgreSQL {describe_dsn(dsn)}: {scrub(one_line(exc), dsn)}"
         ) from None
 
 
@@ -136,5 +234,75 @@ async def connect_async(
         )
     except psycopg.Error as exc:
         raise ArchiveUnavailableError(
-            f"PostgreSQL {describe_dsn(dsn)}: {_first_line(exc)}"
+            f"PostgreSQL {describe_dsn(dsn)}: {scrub(one_line(exc), dsn)}"
         ) from None
+
+
+def lost_errors() -> tuple[type[Exception], ...]:
+    """What psycopg raises when the connection, not the statement, failed."""
+    try:
+        import psycopg  # noqa: PLC0415 - optional extra
+    except ImportError:  # pragma: no cover - the CLI says how to install it first
+        return ()
+    return (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class Connections:
+    """The archiver's named connections (``ingest``, ``verify``), each reconnected with backoff
+    (up to 10 s apart) while the server is away, for as long as it takes.
+
+    Args:
+        dsn: the archive's connection string.
+        on_change: told ``(available, detail)`` at each failed attempt, loss and reconnection
+            (the archiver alarms when the availability changes).
+    """
+
+    MAX_DELAY: Final = 10.0
+
+    def __init__(self, dsn: str, on_change: Callable[[bool, str], None]) -> None:
+        self._dsn = dsn
+        self._on_change = on_change
+        self._conns: dict[str, psycopg.AsyncConnection[tuple[Any, ...]]] = {}
+
+    async def get(
+        self, which: str, *, at_start: bool = False
+    ) -> psycopg.AsyncConnection[tuple[Any, ...]]:
+        """The named connection, (re)connected while the server is away.
+
+        Raises:
+            ArchiveUnavailableError: only ``at_start``: the server is not there.
+        """
+        conn = self._conns.get(which)
+        if conn is not None and not conn.closed:
+            return conn
+        delay = 0.2
+        while True:
+            try:
+                conn = await connect_async(self._dsn)
+            except ArchiveUnavailableError as exc:
+                if at_start:
+                    raise
+                self._on_change(False, str(exc))
+                await asyncio.sleep(random.uniform(delay / 2, delay))
+                delay = min(delay * 2, self.MAX_DELAY)
+                continue
+            self._conns[which] = conn
+            self._on_change(True, "connected")
+            return conn
+
+    async def lost(self, which: str, exc: BaseException) -> None:
+        """Drop the named connection after ``exc`` (the next :meth:`get` reconnects)."""
+        log.warning("archive_db_lost", connection=which, error=one_line(exc))
+        self._on_change(False, one_line(exc))
+        conn = self._conns.pop(which, None)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+        await asyncio.sleep(0.2)
+
+    async def close(self) -> None:
+        """Close every connection (at the end)."""
+        for conn in self._conns.values():
+            with contextlib.suppress(Exception):
+                await conn.close()
+        self._conns.clear()

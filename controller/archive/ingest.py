@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from tablectl.controller.archive.db import ArchiveError
+from tablectl.controller.archive.db import ArchiveError, lost_errors, one_line
 from tablectl.controller.archive.schema import Month, month_of, partition_name, partition_sql
 from tablectl.controller.core.time import parse_ts
 from tablectl.controller.journal.records import HEX64
@@ -65,10 +65,11 @@ class Incoming:
     hash: str
     prev_hash: str
     raw: bytes
+    month: Month = field(init=False, compare=False)
+    """The month of ``ts`` (its partition), worked out once."""
 
-    @property
-    def month(self) -> Month:
-        return month_of(self.ts)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "month", month_of(self.ts))
 
 
 def parse_published(table: str, payload: bytes) -> Incoming:
@@ -148,11 +149,8 @@ class Ingest:
     def __init__(self) -> None:
         self._months: set[Month] = set()
         self._detached: set[Month] = set()
-        self._temp_ready = False
-
-    def reset(self) -> None:
-        """Forget per-connection state (after a reconnect: the temporary table is gone)."""
-        self._temp_ready = False
+        # The connection whose temporary table is made (a new connection has none yet).
+        self._temp_ready: object | None = None
 
     async def _prepare_months(
         self, conn: psycopg.AsyncConnection[tuple[Any, ...]], months: set[Month]
@@ -161,19 +159,11 @@ class Ingest:
 
         for month in sorted(months - self._months - self._detached):
             async with conn.transaction():
-                row = await (
-                    await conn.execute("SELECT to_regclass('archive_detached') IS NOT NULL")
+                text = f"{month.year:04d}-{month.month:02d}"
+                found = await (
+                    await conn.execute("SELECT 1 FROM archive_detached WHERE month = %s", (text,))
                 ).fetchone()
-                detached = False
-                if row is not None and row[0]:
-                    text = f"{month.year:04d}-{month.month:02d}"
-                    found = await (
-                        await conn.execute(
-                            "SELECT 1 FROM archive_detached WHERE month = %s", (text,)
-                        )
-                    ).fetchone()
-                    detached = found is not None
-            if detached:
+            if found is not None:
                 self._detached.add(month)
                 log.warning("archive_month_detached", partition=partition_name(month))
                 continue
@@ -204,8 +194,48 @@ class Ingest:
         try:
             return await self._store(conn, rows, tables, late)
         except BaseException:
-            self._temp_ready = False  # its creation may have been rolled back with the batch
+            self._temp_ready = None  # its creation may have been rolled back with the batch
             raise
+
+    async def store_each(
+        self, conn: psycopg.AsyncConnection[tuple[Any, ...]], batch: Sequence[Incoming]
+    ) -> tuple[StoreResult, list[tuple[Incoming, str]]]:
+        """:meth:`store` the batch; when the database refuses it (a statement's error, not the
+        connection's), record by record: a record it refuses must not stop the floor.
+
+        Returns what was stored and the refused records with the database's one-line reason.
+
+        Raises:
+            psycopg.OperationalError, psycopg.InterfaceError: the connection failed.
+        """
+        import psycopg  # noqa: PLC0415 - optional extra
+
+        lost = lost_errors()
+        try:
+            return await self.store(conn, batch), []
+        except lost:
+            raise
+        except psycopg.Error as exc:
+            log.exception("archive_batch_refused", error=one_line(exc))
+        total, refused = StoreResult(), []
+        for record in batch:
+            try:
+                one = await self.store(conn, [record])
+            except lost:
+                raise
+            except psycopg.Error as exc:
+                refused.append(
+                    (record, f"record {record.seq} refused by the database: " + one_line(exc))
+                )
+                continue
+            total = StoreResult(
+                total.inserted + one.inserted,
+                total.duplicates + one.duplicates,
+                total.conflicts + one.conflicts,
+                total.late + one.late,
+                total.tables | one.tables,
+            )
+        return total, refused
 
     async def _store(
         self,
@@ -215,12 +245,12 @@ class Ingest:
         late: list[Incoming],
     ) -> StoreResult:
         async with conn.transaction():
-            if not self._temp_ready:
+            if self._temp_ready is not conn:
                 await conn.execute(
                     f"CREATE TEMP TABLE IF NOT EXISTS {_TEMP} (LIKE records INCLUDING DEFAULTS)"
                     " ON COMMIT DELETE ROWS"
                 )
-                self._temp_ready = True
+                self._temp_ready = conn
             await conn.execute(
                 "INSERT INTO archive_tables (table_id) SELECT unnest(%s::text[]) ORDER BY 1"
                 " ON CONFLICT DO NOTHING",

@@ -54,7 +54,6 @@ __all__ = [
     "Partition",
     "detach_months",
     "detached_catalog",
-    "ensure_catalog",
     "ensure_partitions",
     "list_partitions",
     "month_of_name",
@@ -66,7 +65,7 @@ __all__ = [
 
 MANIFEST: Final = "manifest.json"
 CATALOG: Final = "archive_detached"
-"""The archive's record of detached months (created here: the read side's own table)."""
+"""The archive's record of detached months (a table of the schema: migration 2)."""
 MIN_AGE_DAYS: Final = 100
 """Days a month must have ended before it may be detached: the tables' journals keep ≥ 90 days
 (R19) and a gap may be re-sent from them until then; ten days' margin."""
@@ -149,17 +148,9 @@ def list_partitions(archive: Archive) -> list[Partition]:
     return found
 
 
-def ensure_catalog(archive: Archive) -> None:
-    """The table of detached months (idempotent)."""
-    archive.query(
-        f"CREATE TABLE IF NOT EXISTS {CATALOG} (month text PRIMARY KEY,"
-        " manifest jsonb NOT NULL, directory text NOT NULL,"
-        " detached_at timestamptz NOT NULL DEFAULT now())"
-    )
-
-
 def detached_catalog(archive: Archive) -> list[dict[str, Any]]:
-    """The manifests of the detached months, oldest first (none when nothing was detached)."""
+    """The manifests of the detached months, oldest first (none when nothing was detached, or
+    when the archive's schema predates the catalog)."""
     if not archive.query("SELECT to_regclass(%s) IS NOT NULL", (CATALOG,))[0][0]:
         return []
     rows = archive.query(f"SELECT manifest, directory FROM {CATALOG} ORDER BY month")  # noqa: S608
@@ -350,7 +341,11 @@ def detach_months(
             f" days ago (--before {latest} at the latest): tables keep their journals >= 90"
             " days (R19) and may still re-send records into it; --force to detach anyway"
         )
-    ensure_catalog(archive)
+    if not archive.query("SELECT to_regclass(%s) IS NOT NULL", (CATALOG,))[0][0]:
+        raise ArchiveError(
+            f"PostgreSQL {archive.where}: the archive's schema has no {CATALOG} yet: start"
+            " tablectl archive of this version once (it migrates the schema)"
+        )
     done = {str(e["month"]) for e in detached_catalog(archive)}
     try:
         to.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@ and ``tablectl verify --dsn`` read the archive through them. Connections are rea
 
 Published records equal journal records except cards dealt face down, published withheld
 (``"card": null, "withheld": true``) while ``hash`` covers the journaled card: their content
-cannot be re-hashed from the archive (:func:`is_withheld`), their links still chain.
+cannot be re-hashed from the archive
+(:func:`~tablectl.controller.archive.chains.is_withheld`), their links still chain.
 """
 
 from __future__ import annotations
@@ -28,22 +29,23 @@ from typing import Any, Final, Self
 import psycopg
 from psycopg import sql
 
+from tablectl.controller.archive.chains import check_record
 from tablectl.controller.archive.db import (
     ArchiveError,
     ArchiveUnavailableError,
     connect,
     describe_dsn,
+    one_line,
 )
 from tablectl.controller.core.errors import ChainBrokenError
 from tablectl.controller.core.time import format_moment, parse_ts
-from tablectl.controller.journal import JournalRecord, canonical_json, record_hash
+from tablectl.controller.journal import JournalRecord, canonical_json
 from tablectl.controller.journal.records import loads_record, stored_record
 
 __all__ = [
     "COLUMNS",
     "Archive",
     "ArchiveReader",
-    "is_withheld",
     "open_archive",
     "row_record",
     "table_ids",
@@ -54,11 +56,6 @@ COLUMNS: Final = "table_id, seq, ts, type, round, hash, prev_hash, record, raw"
 
 PAGE: Final = 1000
 """Rows per query of a keyset-paginated walk (bounded memory whatever the archive's size)."""
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 @dataclass
@@ -77,9 +74,9 @@ class Archive:
             cursor = self.conn.execute(statement, params)  # type: ignore[arg-type]
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.OperationalError as exc:  # the server went away, or never answered
-            raise ArchiveUnavailableError(f"PostgreSQL {self.where}: {_one_line(exc)}") from None
+            raise ArchiveUnavailableError(f"PostgreSQL {self.where}: {one_line(exc)}") from None
         except psycopg.Error as exc:
-            raise ArchiveError(f"PostgreSQL {self.where}: {_one_line(exc)}") from None
+            raise ArchiveError(f"PostgreSQL {self.where}: {one_line(exc)}") from None
 
     def close(self) -> None:
         with contextlib.suppress(psycopg.Error):
@@ -150,18 +147,6 @@ def _has(archive: Archive, relation: str) -> bool:
     return bool(archive.query("SELECT to_regclass(%s) IS NOT NULL", (relation,))[0][0])
 
 
-def is_withheld(record: JournalRecord) -> bool:
-    """A card published face down: ``card`` withheld, so ``hash`` (over the journaled card) cannot
-    be recomputed from what was published. Only a ``card`` record that says it was dealt face
-    down may be one: anything else claiming ``withheld`` is checked like every record."""
-    return (
-        record.type == "card"
-        and record.get("withheld") is True
-        and record.get("face_down") is True
-        and record.get("card") is None
-    )
-
-
 def row_record(row: Sequence[Any]) -> JournalRecord:
     """A ``records`` row (:data:`COLUMNS`) as the record its ``raw`` bytes hold, every column
     checked against them.
@@ -201,13 +186,21 @@ def row_record(row: Sequence[Any]) -> JournalRecord:
 
 
 def _check_link(
-    before: JournalRecord | None, record: JournalRecord, where: str, *, span: bool = True
+    table: str,
+    before: JournalRecord | None,
+    record: JournalRecord,
+    where: str,
+    *,
+    span: bool = True,
 ) -> None:
-    """Within a read span: consecutive, linked, and (unless withheld) hashed as stored.
+    """Within a read span: consecutive, and each record checked in its chain
+    (:func:`~tablectl.controller.archive.chains.check_record`: linked to the one before it,
+    hashed as stored unless withheld, an anchor naming its head).
 
     ``span=False`` (a time window): ``seq`` may skip — a conclusion carries its deciding event's
     ``ts``, so a window's records need not be consecutive — and only consecutive ones are linked.
     """
+    head = None
     if before is not None:
         if record.seq == before.seq:
             raise ChainBrokenError(record.seq, f"stored twice in {where}")
@@ -217,12 +210,11 @@ def _check_link(
                 f"records {before.seq + 1}-{record.seq - 1} missing in {where}"
                 f" (next seq is {record.seq})",
             )
-        if record.seq == before.seq + 1 and record.prev_hash != before.hash:
-            raise ChainBrokenError(
-                record.seq, "prev_hash does not match the previous record's hash"
-            )
-    if not is_withheld(record) and record_hash(record.prev_hash, record) != record.hash:
-        raise ChainBrokenError(record.seq, "content does not match its hash")
+        if record.seq == before.seq + 1:
+            head = before.hash
+    check = check_record(table, record, head)
+    if check.problem is not None:
+        raise ChainBrokenError(record.seq, check.problem.reason)
 
 
 class ArchiveReader:
@@ -298,7 +290,7 @@ class ArchiveReader:
         while True:
             page = self._page("seq > %s AND seq <= %s", (after, end))
             for record in page:
-                _check_link(before, record, str(self))
+                _check_link(self.table, before, record, str(self))
                 before = record
                 yield record
             if len(page) < PAGE:
@@ -320,7 +312,7 @@ class ArchiveReader:
                 params.append(until)
             page = self._page(where, params)
             for record in page:
-                _check_link(before, record, str(self), span=False)
+                _check_link(self.table, before, record, str(self), span=False)
                 before = record
                 yield record
             if len(page) < PAGE:

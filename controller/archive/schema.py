@@ -16,6 +16,8 @@ The contract (docs/fleet.md, "Schema"; PostgreSQL ≥ 13)::
     archive_tables   per table: how far its chain is verified, its last seq, where it broke
     archive_gaps     per table: missing seq ranges, since when, how often a resend was asked
     archive_conflicts  a second, different record for a (table_id, seq) already stored
+    archive_detached   the months detached to files (their manifests): the archiver drops a
+                     late record of one, ``verify --dsn`` knows where each chain continues
 
 ``records`` is partitioned by month of the record's own ``ts`` (declarative range partitioning,
 ``records_YYYY_MM``): the current month and the next are created ahead, an older or later month
@@ -114,6 +116,21 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
                 raw         bytea       NOT NULL,
                 received_at timestamptz NOT NULL DEFAULT now(),
                 PRIMARY KEY (table_id, seq, hash)
+            )
+            """,
+        ),
+    ),
+    Migration(
+        2,
+        "archive_detached: the months detached to files, with their manifests",
+        (
+            # IF NOT EXISTS: archive-admin detach of an earlier version created it itself.
+            """
+            CREATE TABLE IF NOT EXISTS archive_detached (
+                month       text        PRIMARY KEY,
+                manifest    jsonb       NOT NULL,
+                directory   text        NOT NULL,
+                detached_at timestamptz NOT NULL DEFAULT now()
             )
             """,
         ),

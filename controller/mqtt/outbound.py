@@ -17,7 +17,7 @@ from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA, canonical_json
 from tablectl.controller.mqtt.topics import Topics
 
-__all__ = ["Outbound", "published_payload"]
+__all__ = ["Outbound", "published_payload", "withheld_form"]
 
 
 def _utc_now() -> datetime:
@@ -27,22 +27,38 @@ def _utc_now() -> datetime:
 _FACE_DOWN: Final = b'"face_down":true'
 
 
-def published_payload(kind: str, stored: bytes) -> bytes:
-    """What goes on the wire for a journal record: its stored canonical JSON, except a card.
+def withheld_form(kind: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The record as the outbox publishes it when it withholds part of it; ``None`` when it
+    publishes the record whole.
 
-    A card dealt face down is published without its face (seed-000 L79: nothing that tells a
-    card before its reveal leaves the table); the outcome reveals it. ``hash`` still covers the
-    journaled record, which ``tablectl verify`` / export show in full after the round. The
-    outbox and ``cmd/resend`` both publish through here, so a resent record is byte for byte
-    what the outbox sent.
+    The one withholding rule: a card dealt face down goes out without its face (seed-000 L79:
+    nothing that tells a card before its reveal leaves the table; the outcome reveals it) —
+    ``"card": null``, no ``barcode``, ``"withheld": true`` — while ``hash`` still covers the
+    journaled card. The archive re-hashes every record but one the outbox withheld, which it
+    recognises by this same rule (:func:`tablectl.controller.archive.chains.is_withheld`), so the
+    two cannot drift apart.
     """
-    if kind != "card" or _FACE_DOWN not in stored:
+    if kind != "card" or record.get("face_down") is not True:
+        return None
+    published = dict(record)
+    published["card"] = None
+    published.pop("barcode", None)
+    published["withheld"] = True
+    return published
+
+
+def published_payload(kind: str, stored: bytes) -> bytes:
+    """What goes on the wire for a journal record: its stored canonical JSON, or its
+    :func:`withheld_form` (a card dealt face down).
+
+    ``tablectl verify`` / export show the journaled record in full after the round. The outbox
+    and ``cmd/resend`` both publish through here, so a resent record is byte for byte what the
+    outbox sent.
+    """
+    if kind != "card" or _FACE_DOWN not in stored:  # nearly every record: not even parsed
         return stored
-    record = json.loads(stored)
-    record["card"] = None
-    record.pop("barcode", None)
-    record["withheld"] = True
-    return canonical_json(record).encode("utf-8")
+    published = withheld_form(kind, json.loads(stored))
+    return stored if published is None else canonical_json(published).encode("utf-8")
 
 
 class Outbound:

@@ -25,6 +25,7 @@ import pydantic
 
 from tablectl.controller.archive.consumer import Archiver, ArchiverConfig
 from tablectl.controller.archive.db import ArchiveConfigError, ArchiveError, check_dsn
+from tablectl.controller.archive.upkeep import Cadence
 from tablectl.controller.archive.verifier import KeyRing
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
@@ -152,8 +153,7 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         prefix=args.prefix,
         name=args.name,
         share=args.share,
-        gap_timeout=args.gap_timeout,
-        probe_after=args.probe_after,
+        cadence=Cadence(gap_timeout=args.gap_timeout, probe_after=args.probe_after),
         keys=_keys(args.key),
         batch_size=args.batch_size,
         mqtt_v5=args.mqtt_version == "5",

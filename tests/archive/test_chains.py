@@ -13,11 +13,13 @@ from tablectl.controller.archive.chains import (
     Gap,
     StoredRow,
     find_gaps,
+    is_withheld,
     reconcile_gaps,
     resends_due,
     walk,
 )
 from tablectl.controller.journal import canonical_json
+from tablectl.controller.mqtt.outbound import published_payload
 from tests.archive.published import KEY, Published, publish_journal
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -89,8 +91,9 @@ def test_an_edited_record_breaks_the_chain_naming_its_seq(rows: list[StoredRow])
 
 def test_a_withheld_record_is_checked_by_its_links(rows: list[StoredRow]) -> None:
     card = next(r for r in rows if r.type == "card")
+    assert json.loads(card.raw)["withheld"] is True  # the outbox withheld its face
     # Its body cannot be re-hashed (the face is withheld): a changed body passes …
-    quiet = [_edit(r, face_down=False, withheld=True) if r is card else r for r in rows]
+    quiet = [_edit(r, ts="2026-11-30T10:59:00.000000Z") if r is card else r for r in rows]
     assert walk("T1", ChainState(), quiet, key=KEY).broke is None
     # … but a changed hash does not: the next record no longer links to it.
     forged = [_edit(r, hash="f" * 64) if r is card else r for r in rows]
@@ -98,6 +101,36 @@ def test_a_withheld_record_is_checked_by_its_links(rows: list[StoredRow]) -> Non
     assert result.broke is not None
     assert result.broke.seq == card.seq + 1
     assert "does not link" in result.broke.reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields"),
+    [
+        ("outcome", {"withheld": True, "result": {"number": 36}}),  # not a card at all
+        ("card", {"face_down": False, "withheld": True}),  # a card dealt face up
+        ("card", {"withheld": True, "barcode": "x"}),  # a face-down card with its barcode
+    ],
+)
+def test_only_what_the_outbox_withholds_escapes_the_hash(
+    rows: list[StoredRow], kind: str, fields: dict[str, object]
+) -> None:
+    victim = next(r for r in rows if r.type == kind)
+    forged = [_edit(r, **fields) if r is victim else r for r in rows]
+    result = walk("T1", ChainState(), forged, key=KEY)
+    assert result.broke is not None
+    assert (result.broke.seq, result.broke.reason) == (
+        victim.seq,
+        "content does not match its hash",
+    )
+
+
+def test_the_archive_and_the_outbox_share_one_withholding_rule() -> None:
+    journaled = {"type": "card", "seq": 2, "card": "QC", "face_down": True, "barcode": "x"}
+    published = json.loads(published_payload("card", canonical_json(journaled).encode()))
+    assert is_withheld(published)
+    assert not is_withheld(journaled)
+    for record in ({**published, "type": "outcome"}, {**published, "card": "QC"}):
+        assert not is_withheld(record)
 
 
 def test_a_missing_seq_stops_the_walk_as_a_gap(rows: list[StoredRow]) -> None:

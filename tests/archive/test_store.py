@@ -26,7 +26,7 @@ from tablectl.controller.archive.ingest import (
     MalformedRecordError,
     parse_published,
 )
-from tablectl.controller.archive.schema import applied_versions, migrate
+from tablectl.controller.archive.schema import MIGRATIONS, applied_versions, migrate
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tests.archive.published import KEY, Published, publish_journal
@@ -52,11 +52,25 @@ def _rows(dsn: str, sql: str, *params: object) -> list[tuple[object, ...]]:
 
 def test_migrations_run_once_and_make_this_and_next_month(postgres_dsn: str) -> None:
     with connect(postgres_dsn, autocommit=True) as conn:
-        assert migrate(conn, now=T0) == [1]
+        assert migrate(conn, now=T0) == [1, 2]
         assert migrate(conn, now=T0) == []
-        assert applied_versions(conn) == [1]
+        assert applied_versions(conn) == [1, 2]
     names = {r[0] for r in _rows(postgres_dsn, "SELECT relname FROM pg_class WHERE relkind = 'r'")}
     assert {"records_2026_11", "records_2026_12", "archive_tables", "archive_gaps"} <= names
+    assert "archive_detached" in names  # the archiver's ingest reads it: the schema's own
+
+
+def test_an_archive_whose_detach_made_the_catalog_itself_migrates(postgres_dsn: str) -> None:
+    # archive-admin detach of the first release created archive_detached at run time.
+    with connect(postgres_dsn, autocommit=True) as conn:
+        migrate(conn, now=T0, migrations=MIGRATIONS[:1])
+        conn.execute(
+            "CREATE TABLE archive_detached (month text PRIMARY KEY, manifest jsonb NOT NULL,"
+            " directory text NOT NULL, detached_at timestamptz NOT NULL DEFAULT now())"
+        )
+        conn.execute("INSERT INTO archive_detached VALUES ('2019-03', '{}', '/srv/a')")
+        assert migrate(conn, now=T0) == [2]
+    assert _rows(postgres_dsn, "SELECT month FROM archive_detached") == [("2019-03",)]
 
 
 def test_a_bad_dsn_and_a_missing_server_are_one_line_errors(postgres_dsn: str) -> None:
@@ -186,9 +200,8 @@ async def test_a_record_of_another_month_gets_its_partition(archive: str, tmp_pa
 async def test_records_of_a_detached_month_are_dropped_not_recreated(
     archive: str, tmp_path: Path
 ) -> None:
-    with connect(archive, autocommit=True) as conn:
-        conn.execute("CREATE TABLE archive_detached (month text PRIMARY KEY)")
-        conn.execute("INSERT INTO archive_detached VALUES ('2019-03')")
+    with connect(archive, autocommit=True) as conn:  # as archive-admin detach records it
+        conn.execute("INSERT INTO archive_detached VALUES ('2019-03', '{}', '/srv/archive')")
     old = publish_journal(tmp_path / "j.sqlite", "T9", rounds=1, key=None, month="2019-03")
     async with await connect_async(archive) as conn:
         stored = await Ingest().store(conn, _incoming(old))

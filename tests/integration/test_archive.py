@@ -139,6 +139,8 @@ async def test_every_record_once_through_kills_and_a_database_restart(
     ("args", "code", "message"),
     [
         (["--dsn", "mysql://db/x"], 78, "scheme must be postgresql://"),
+        (["--dsn", "postgresql://u:s3cret@[::1"], 78, "--dsn 'postgresql://u:***@[::1': "),
+        (["--dsn", "nonsense=1 password=s3cret"], 78, "--dsn 'nonsense=1 password=***': "),
         (["--dsn", "postgresql://u@127.0.0.1:1/x"], 69, "PostgreSQL 127.0.0.1:1/x: connection"),
         (["--dsn", "postgresql://u@db/x", "--share", "a/b"], 78, "--share 'a/b'"),
         (["--dsn", "postgresql://u@db/x", "--key", "/nonexistent.key"], 78, "--key"),
@@ -152,6 +154,7 @@ def test_bad_options_and_an_unreachable_database_are_one_line(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("tablectl archive: ")
     assert message in line
+    assert "s3cret" not in line
 
 
 def test_an_unreachable_broker_is_one_line(

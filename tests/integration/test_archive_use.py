@@ -150,6 +150,7 @@ def key_file(tmp_path: Path) -> Path:
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()  # not what came before (the runner's log lines when run alone)
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -376,12 +377,21 @@ def test_a_card_published_face_down_is_linked_not_rehashed(
     code, out, err = _run(capsys, "verify", "--dsn", archive_dsn)
     assert code == 0, err
     assert "1 card(s) published face down (withheld): linked, not re-hashed" in out
-    # Claiming "withheld" on a card that was not dealt face down hides nothing.
+    # Claiming "withheld" on a card that was not dealt face down hides nothing …
     fields = records[2].as_dict() | {"card": None, "withheld": True}
     _rewrite(archive_dsn, fields)
     code, _, err = _run(capsys, "verify", "--dsn", archive_dsn)
     assert code == 1
     assert "hash chain broken at seq 3: content does not match its hash" in err
+    _restore(archive_dsn, records)
+    # … nor on a record that is no card: its changed body is a break.
+    fields = records[0].as_dict() | {"cards": 312, "withheld": True}
+    _rewrite(archive_dsn, fields)
+    code, _, err = _run(capsys, "verify", "--dsn", archive_dsn)
+    assert code == 1
+    assert err == (
+        "tablectl verify: BJ-01: hash chain broken at seq 1: content does not match its hash\n"
+    )
 
 
 # -- detached months -------------------------------------------------------------------------------
@@ -572,6 +582,12 @@ def test_a_bad_dsn_is_one_line_and_never_shows_the_password(
         ["diag", "stats", "--dsn", down],
         ["archive-admin", "partitions", "--dsn", down],
         ["verify", "--dsn", "nonsense=1"],
+        # Not readable: libpq quotes the URL whole, password included.
+        ["verify", "--dsn", "postgresql://tablectl:s3cret@[::1"],
+        ["export", "--dsn", "postgresql://tablectl:s3cret@[::1", "--table", "ROU-01", "--all"],
+        ["verify", "--dsn", "nonsense=1 password=s3cret"],
+        ["diag", "stats", "--dsn", "PGPASSWORD=s3cret host=127.0.0.1"],
+        ["archive-admin", "partitions", "--dsn", "password=my s3cret host=127.0.0.1"],
     ):
         code, _, err = _run(capsys, *argv)
         assert code == 1, argv

@@ -146,7 +146,15 @@ async def check_lane_published_only(
 ) -> None:
     """After the controller stopped: its goodbye flush published everything (power_off too)."""
     wanted = {getattr(r, "seq") for r in rows}  # noqa: B009 - Row, typed loosely here
-    await collector.wait(lambda: wanted <= collector.seqs(lane.table), 10, "final flush")
+    try:
+        await collector.wait(lambda: wanted <= collector.seqs(lane.table), 10, "final flush")
+    except AssertionError as exc:
+        # Which records never arrived, and what the controller said as it stopped.
+        missing = sorted(wanted - collector.seqs(lane.table))
+        raise AssertionError(
+            f"{lane.table}: {exc}: {len(missing)} records not received (first {missing[:10]})"
+            f"\n{lane.log_tail()}"
+        ) from None
     report.check("every journaled record published")
 
 

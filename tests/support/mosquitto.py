@@ -13,8 +13,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Self
+
+from tests.support.processes import ServerProcess
 
 __all__ = ["Bridge", "MosquittoProcess", "find_mosquitto", "free_port"]
 
@@ -65,7 +65,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-class MosquittoProcess:
+class MosquittoProcess(ServerProcess):
     """One mosquitto process that can be stopped and started again on the same port.
 
     ``persistence false``: a restart loses retained messages and sessions, which is the harder
@@ -163,20 +163,5 @@ class MosquittoProcess:
             proc.kill()
             proc.wait(timeout=3)
 
-    def _log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self.stop()

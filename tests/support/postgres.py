@@ -31,8 +31,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import Self
+
+from tests.support.mosquitto import free_port
+from tests.support.processes import ServerProcess
 
 __all__ = ["PostgresServer", "find_postgres_bindir", "postgres_unavailable"]
 
@@ -77,14 +78,7 @@ def postgres_unavailable() -> str | None:
     return None
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class PostgresServer:
+class PostgresServer(ServerProcess):
     """One PostgreSQL cluster in a temporary directory, on a fixed loopback port.
 
     ``fsync = off``: a test server need not survive a power cut, and a test must not wait for the
@@ -101,7 +95,7 @@ class PostgresServer:
             raise FileNotFoundError("PostgreSQL server binaries not found")
         self.bindir = bindir
         self.host = "127.0.0.1"
-        self.port = port or _free_port(self.host)
+        self.port = port or free_port(self.host)
         # Not under pytest's tmp_path: its parents are root's (mode 0700), which the postgres
         # user could not traverse.
         self.workdir = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
@@ -268,21 +262,3 @@ class PostgresServer:
         with contextlib.suppress(RuntimeError, subprocess.SubprocessError):
             self.stop("immediate")
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def _log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

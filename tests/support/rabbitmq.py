@@ -18,10 +18,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from tests.support.mosquitto import free_port
+from tests.support.processes import ServerProcess
 
 __all__ = ["RabbitMQNode", "rabbitmq_unavailable"]
 
@@ -41,7 +40,7 @@ def rabbitmq_unavailable() -> str | None:
     return None
 
 
-class RabbitMQNode:
+class RabbitMQNode(ServerProcess):
     """One RabbitMQ node listening for MQTT (3.1.1; v5 needs RabbitMQ ≥ 3.13) on a free port."""
 
     def __init__(self) -> None:
@@ -120,21 +119,3 @@ class RabbitMQNode:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def _log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.mosquitto import MosquittoProcess, find_mosquitto
-from tests.support.postgres import PostgresServer, postgres_unavailable
+from tests.support.postgres import PostgresServer, private_postgres
 
 
 @pytest.fixture
@@ -35,15 +35,8 @@ def postgres_server() -> Iterator[PostgresServer]:
     Skips when the server binaries or psycopg are missing. Tests that take the server down start
     a :class:`PostgresServer` of their own instead.
     """
-    reason = postgres_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    try:
-        server.start()
+    with private_postgres() as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from tests.support.archive import (
 )
 from tests.support.mosquitto import Bridge, MosquittoProcess
 from tests.support.mqtt import Subscriber
-from tests.support.postgres import PostgresServer, postgres_unavailable
+from tests.support.postgres import PostgresServer, private_postgres
 
 pytestmark = [pytest.mark.fault, pytest.mark.broker, pytest.mark.timeout(400)]
 
@@ -65,15 +65,8 @@ BRIDGED = (
 
 @pytest.fixture
 def lane_postgres() -> Iterator[PostgresServer]:
-    reason = postgres_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    try:
-        server.start()
+    with private_postgres() as server:
         yield server
-    finally:
-        server.close()
 
 
 class _Floor:

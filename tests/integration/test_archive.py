@@ -33,7 +33,7 @@ from tests.support.archive import (
     write_key,
 )
 from tests.support.mosquitto import MosquittoProcess
-from tests.support.postgres import PostgresServer, postgres_unavailable
+from tests.support.postgres import PostgresServer, private_postgres
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(110)]
 
@@ -43,15 +43,8 @@ INJECTIONS = 8
 @pytest.fixture
 def own_postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL of this test's own: it is restarted mid-run."""
-    reason = postgres_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    server = PostgresServer()
-    try:
-        server.start()
+    with private_postgres() as server:
         yield server
-    finally:
-        server.close()
 
 
 @contextlib.asynccontextmanager

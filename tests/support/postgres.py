@@ -30,7 +30,10 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.support.mosquitto import free_port
 from tests.support.processes import ServerProcess
@@ -262,3 +265,14 @@ class PostgresServer(ServerProcess):
         with contextlib.suppress(RuntimeError, subprocess.SubprocessError):
             self.stop("immediate")
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL of the caller's own, started and closed around the block; the test is skipped
+    (with the reason) where the server binaries or psycopg are missing. The fixtures take it."""
+    reason = postgres_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    with PostgresServer() as server:
+        yield server

@@ -10,6 +10,7 @@
     ├── JournalError                   the journal cannot be opened, written or verified
     │   ├── JournalWriteError          an append failed (disk full, I/O error): an outage
     │   ├── JournalRecordError(ValueError)  a record the journal refuses: a bug, not an outage
+    │   ├── JournalConflictError       a batch decided for a ``seq`` another write took first
     │   └── ChainBrokenError           a hash-chain link does not verify
     ├── TransitionNotAllowedError      an engine was fed an event its state machine forbids
     └── InvalidDefinitionError(ValueError)  a state machine defined inconsistently (at import)
@@ -27,6 +28,7 @@ __all__ = [
     "ControllerError",
     "EventFormatError",
     "InvalidDefinitionError",
+    "JournalConflictError",
     "JournalError",
     "JournalRecordError",
     "JournalWriteError",
@@ -70,6 +72,11 @@ class JournalWriteError(JournalError):
 
 class JournalRecordError(JournalError, ValueError):
     """A record the journal refuses (nothing written): a caller's bug, not an outage."""
+
+
+class JournalConflictError(JournalError):
+    """A batch decided for the ``seq`` after ``after_seq`` met a journal that another write had
+    moved on (nothing written): the caller rolls back what it decided and decides again."""
 
 
 class ChainBrokenError(JournalError):

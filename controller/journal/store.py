@@ -31,15 +31,16 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import structlog
 
-from tablectl.controller.core.errors import JournalError
+from tablectl.controller.core.errors import JournalConflictError, JournalError
 from tablectl.controller.core.time import parse_ts
 from tablectl.controller.journal import outbox
 from tablectl.controller.journal.anchors import KeyedAnchors
@@ -62,13 +63,17 @@ __all__ = ["Journal"]
 
 log = structlog.get_logger("tablectl.journal")
 
+T = TypeVar("T")
+
 
 class Journal:
     """One table's journal file (plus, after rotations, its rotated files).
 
-    Thread-safe (one lock around the single connection) so a caller may append from an executor
-    while the publisher reads on the event loop. Not async on purpose: an fsync'd commit costs
-    about 0.2 ms, less than a thread hop.
+    Thread-safe (one lock around the single connection). Not async itself: tests, recovery and
+    the tools call it directly. A running table sends its writes and the outbox's reads to the
+    journal's own writer thread (:meth:`in_writer`), so an fsync on a slow disk stalls that table
+    only, never the event loop that every other table of the process shares (SQLite releases the
+    GIL while it writes and syncs).
 
     Args:
         path: the live SQLite file; created (with its directory's existing permissions) if
@@ -110,6 +115,8 @@ class Journal:
         self._unanchored_seen: float | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._writer: ThreadPoolExecutor | None = None
+        """The journal's own thread (:meth:`in_writer`), started on first use."""
         self._last_ts: datetime | None = None
         """The newest record's ``ts`` (across rotations): retention's clock never runs ahead."""
         self._archives: list[Archive] = list_archives(self.path)
@@ -143,6 +150,22 @@ class Journal:
                 return
             self._closed = True
             self._live.close(self._head_mac())
+            if self._writer is not None:
+                self._writer.shutdown(wait=False)  # its thread ends once its last call has
+
+    def in_writer(self, call: Callable[[], T]) -> Future[T]:
+        """Run ``call`` (this journal's method with its arguments bound) on the journal's own
+        thread, one call after another in the order given; the loop awaits the returned future
+        with :func:`asyncio.wrap_future`.
+
+        Why a thread per journal: a commit waits for the disk. On the event loop, one table's slow
+        fsync (a throttled or failing device) would stall every table of the process; here it
+        stalls only the calls queued behind it on this journal. Calls made directly (not through
+        here) still take the same lock, so both may be mixed.
+        """
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix=f"journal-{self.table_id}")
+        return self._writer.submit(call)
 
     def _head_mac(self) -> str | None:
         """The seal's ``mac`` over the live file's last record, ``None`` for an unkeyed journal."""
@@ -188,8 +211,15 @@ class Journal:
         with self._lock:
             return list(self._archives)
 
-    def append(self, records: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
+    def append(
+        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> list[JournalRecord]:
         """Append a batch in one transaction (one fsync) and return the stored records.
+
+        ``after_seq``: the ``seq`` the batch must follow. A caller that decided what the records
+        say from the ``seq`` they will get (the runner gives the engine each event's ``seq``
+        before the commit) passes it, so that a record appended meanwhile by another caller is a
+        :class:`JournalConflictError` (nothing written; decide again), never a wrong ``seq``.
 
         Each input needs ``type`` and ``ts`` (ISO string, the caller's clock). The journal adds
         ``schema``, ``table``, ``seq``, ``prev_hash`` and ``hash``. Either the whole batch is
@@ -201,9 +231,15 @@ class Journal:
                 table or schema, or is not JSON-serializable (nothing is written).
             JournalWriteError: the write failed (disk full, I/O error). Rolled back; the journal
                 stays usable and the same batch can be retried.
+            JournalConflictError: the newest record is not ``after_seq`` (nothing written).
         """
         with self._lock:
             self._check_open()
+            if after_seq is not None and after_seq != self._live.last_seq:
+                raise JournalConflictError(
+                    f"{self.path}: batch expected to follow seq {after_seq}, "
+                    f"the journal is at {self._live.last_seq}"
+                )
             prepared = [prepare_record(raw, self.table_id) for raw in records]
             if not prepared:
                 return []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -219,13 +220,15 @@ async def anchor_timer(
     records would otherwise wait for ``anchor_every`` more). ``on_journaled`` wakes the outbox.
 
     A failed write is logged once per outage and retried at the next tick: the runner's own
-    appends are what report and alarm a journal outage.
+    appends are what report and alarm a journal outage. The write runs on the journal's own
+    thread, as the runner's commits do, so a slow disk stalls this table only.
     """
     failing = False
     while True:
         await asyncio.sleep(tick)
+        due = functools.partial(journal.anchor_if_due, clock(), format_ts(wall()))
         try:
-            stored = journal.anchor_if_due(clock(), format_ts(wall()))
+            stored = await asyncio.wrap_future(journal.in_writer(due))
         except JournalError as exc:
             if not failing:
                 log.warning("journal_anchor_failed", error=str(exc))

@@ -239,8 +239,22 @@ class Checkpoints:
     def save(self, seq: int, record_hash: str, state: RecoveryState) -> bool:
         """Write the state as of record ``seq`` (whose hash is ``record_hash``). Never raises:
         a checkpoint that cannot be written only makes the next start slower."""
+        payload = self.encode(seq, state)
+        return payload is not None and self.write(seq, record_hash, payload)
+
+    def encode(self, seq: int, state: RecoveryState) -> bytes | None:
+        """The state as bytes, taken now (on the loop, where the state lives); ``None`` (logged)
+        when it cannot be pickled. :meth:`write` may then run on another thread."""
         try:
-            payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+            return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # see save()
+            log.warning("checkpoint_failed", path=str(self.path), seq=seq, error=repr(exc))
+            return None
+
+    def write(self, seq: int, record_hash: str, payload: bytes) -> bool:
+        """Write :meth:`encode`'s bytes as the checkpoint of record ``seq`` (two fsyncs: the
+        file and its directory). Never raises (see :meth:`save`)."""
+        try:
             header = {
                 "schema": SCHEMA,
                 "table": self.table,
@@ -256,7 +270,7 @@ class Checkpoints:
                 os.fsync(handle.fileno())
             temp.replace(self.path)
             fsync_dir(self.path.parent)
-        except Exception as exc:  # see the docstring
+        except Exception as exc:  # see save()
             log.warning("checkpoint_failed", path=str(self.path), seq=seq, error=repr(exc))
             return False
         self.seq = seq

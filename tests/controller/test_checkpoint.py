@@ -6,11 +6,13 @@ engines' own (no mocks). The comparison is always against a full replay of the s
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
 import os
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +104,8 @@ def test_a_checkpoint_in_play_then_a_crash_rebuilds_what_a_full_replay_does(
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal, game, rules, every=7)
-        for event in _events(stream):
-            runner._run_batch([(event, None)])  # the live path, periodic checkpoints included
+        # The live path one event at a time, periodic checkpoints included.
+        asyncio.run(_step_each(runner, _events(stream)))
         # Records after the last checkpoint whatever the stream's length (handle() alone never
         # checkpoints), then the "crash": no power_off.
         runner.handle(Fault(ts="2026-11-30T11:00:00.000000Z", device="x", code="jam"))
@@ -350,3 +352,8 @@ def test_the_state_round_trips_through_the_restricted_unpickler() -> None:
         loaded = _GameStateUnpickler(io.BytesIO(pickle.dumps(state))).load()
         assert loaded.engine.snapshot() == engine.snapshot(), game
         assert type(loaded.engine) is type(engine), game
+
+
+async def _step_each(runner: TableRunner, events: Sequence[TableEvent]) -> None:
+    for event in events:
+        await runner.step([event])

@@ -83,7 +83,10 @@ class BufferedJournal:
     def last_seq(self) -> int:
         return len(self.records)
 
-    def append(self, records: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
+    def append(
+        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> list[JournalRecord]:
+        assert after_seq in (None, self.last_seq)  # one writer: never a conflict
         stored = []
         for record in records:
             self.records.append(dict(record))

@@ -4,6 +4,7 @@ a journal replay."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import pickle
@@ -455,8 +456,8 @@ def test_a_checkpoint_in_play_then_a_crash_rebuilds_what_a_full_replay_does(
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal, game, every=7)
-        for event in _events(stream):
-            runner._run_batch([(event, None)])  # the live path, periodic checkpoints included
+        # The live path one event at a time, periodic checkpoints included.
+        asyncio.run(_step_each(runner, _events(stream)))
         written = runner.checkpoints.seq if runner.checkpoints else 0
         total = journal.last_seq
     copy = tmp_path / "full.sqlite"
@@ -601,3 +602,8 @@ def test_every_code_is_documented() -> None:
     for page in ("games/dice.md", "verdicts.md"):
         text = (root / page).read_text(encoding="utf-8")
         assert {c for c in codes if f"`{c}`" not in text} == set(), page
+
+
+async def _step_each(runner: TableRunner, events: Sequence[TableEvent]) -> None:
+    for event in events:
+        await runner.step([event])

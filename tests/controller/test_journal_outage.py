@@ -19,7 +19,7 @@ import pytest
 from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.service.runner import TableRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
@@ -38,17 +38,13 @@ class GatedJournal(Journal):
     """A real journal whose appends fail like a full disk while :attr:`full` is set."""
 
     full = False
-    fail_after_events = False
-    """Fail only the append after the next one (the batch's conclusions, not its events)."""
 
-    def append(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        if self.fail_after_events:
-            self.fail_after_events = False
-            self.full = True
-            return super().append(records)
+    def append(
+        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> list[JournalRecord]:
         if self.full:
             raise JournalWriteError(f"{self.path}: database or disk is full")
-        return super().append(records)
+        return super().append(records, after_seq=after_seq)
 
 
 class Sinks:
@@ -90,9 +86,9 @@ def _events(name: str) -> list[TableEvent]:
     return [parse_event(json.loads(line)) for line in lines if line.strip()]
 
 
-def _feed(runner: TableRunner, events: Sequence[TableEvent]) -> None:
+async def _feed(runner: TableRunner, events: Sequence[TableEvent]) -> None:
     for event in events:
-        runner._run_batch([(event, None)])  # the queue's step, without the loop
+        await runner.step([event])  # the queue's step, without the loop
 
 
 @pytest.mark.parametrize(("game", "rules", "stream"), STREAMS)
@@ -106,7 +102,7 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
     sinks = Sinks()
     with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, game, rules, sinks)
-        _feed(runner, events[:cut])
+        await _feed(runner, events[:cut])
         in_play = runner.engine.current_round
         assert in_play is not None
         before = journal.last_seq
@@ -114,7 +110,7 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
         journal.full = True
         rest = events[cut:]
         lost = rest[: opens[2] - cut]  # the rest of this round: dealt while the disk was full
-        _feed(runner, lost)
+        await _feed(runner, lost)
         assert runner.outage is not None
         assert journal.last_seq == before  # nothing journaled, so nothing acted on
         assert runner.engine.current_round == in_play
@@ -150,34 +146,35 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
         assert not runner.latched.get("journal")
 
         # The next rounds play normally.
-        _feed(runner, rest[len(lost) :])
+        await _feed(runner, rest[len(lost) :])
         after = list(journal.records(clear["seq"]))
         assert any(r["type"] == "outcome" and r["status"] == "settled" for r in after), after
         assert journal.verify() == journal.last_seq
 
 
-async def test_conclusions_lost_in_the_outage_are_journaled_first(tmp_path: Path) -> None:
-    """The events were journaled and the disk filled before their conclusions were: the
-    outcome is decided, so it is journaled when writing resumes, and nothing is voided."""
+async def test_a_refused_batch_journals_neither_the_event_nor_its_outcome(tmp_path: Path) -> None:
+    """The event that decides a round and its outcome are one commit: a full disk at that event
+    journals neither, the engine is rolled back to before it, and the round is voided
+    (``journal_outage``) when writing resumes — never settled on an event the journal lacks."""
     events = _events("roulette-rounds.jsonl")
     decided = next(i for i, e in enumerate(events) if e.type == "winning_number")
     sinks = Sinks()
     with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, "roulette", {}, sinks)
-        _feed(runner, events[:decided])
-        before = journal.last_seq
-        journal.fail_after_events = True
-        _feed(runner, [events[decided]])
+        await _feed(runner, events[:decided])
+        before, engine_before = journal.last_seq, runner.engine.snapshot()
+        journal.full = True
+        await _feed(runner, [events[decided]])
         assert runner.outage is not None
-        assert journal.last_record_of_type("outcome") is None
+        assert journal.last_seq == before
+        assert runner.engine.snapshot() == engine_before
         journal.full = False
         runner._resume()
-        types = [r["type"] for r in journal.records(before)]
-        # The event, then (after the outage) its outcome; no void: the round had ended.
-        assert types == ["winning_number", "outcome", "fault", "fault_cleared"]
-        [outcome] = [r for r in journal.records() if r["type"] == "outcome"]
-        assert outcome["status"] == "settled"
-        # A restart rebuilds the same and journals nothing more (the conclusion matched).
+        records = list(journal.records(before))
+        assert [r["type"] for r in records] == ["void", "outcome", "fault", "fault_cleared"]
+        assert (records[1]["status"], records[1]["reason"]) == ("void", "journal_outage")
+        assert journal.verify() == journal.last_seq
+        # A restart rebuilds the same and journals nothing more (nothing was owed).
         last = journal.last_seq
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         again = _runner(journal, "roulette", {}, Sinks())
@@ -191,7 +188,7 @@ async def test_a_device_fault_during_the_outage_is_latched_afterwards(tmp_path: 
     with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, "roulette", {}, sinks)
         journal.full = True
-        _feed(runner, [Fault(device="wheel", code="ss2_fault_5")])
+        await _feed(runner, [Fault(device="wheel", code="ss2_fault_5")])
         journal.full = False
         runner._resume()
         types = [(r["type"], r.get("code")) for r in journal.records()]
@@ -208,7 +205,7 @@ async def test_the_watch_ends_the_outage_without_an_event(tmp_path: Path) -> Non
     with GatedJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, "roulette", {}, sinks)
         journal.full = True
-        _feed(runner, [RoundOpen(device="wheel")])
+        await _feed(runner, [RoundOpen(device="wheel")])
         assert runner.outage is not None
         journal.full = False
         watch = asyncio.create_task(runner._outage_watch(interval=0.01))

@@ -7,6 +7,7 @@ board is not in the rule book: the squares are counted on the documented assumpt
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import pickle
@@ -606,8 +607,8 @@ def test_a_checkpoint_mid_bonus_then_a_crash_rebuilds_what_a_full_replay_does(
     crash = next(i for i, e in enumerate(events) if isinstance(e, Fault) and e.code == "shaker")
     with Journal(path, "T1") as journal:
         runner = _runner(journal, every=7)
-        for event in events[:crash]:
-            runner._run_batch([(event, None)])  # the live path, periodic checkpoints included
+        # The live path one event at a time, periodic checkpoints included.
+        asyncio.run(_step_each(runner, events[:crash]))
         runner.handle(events[crash])  # handle() alone never checkpoints: records after it
         live = runner.engine.snapshot()
         assert live["phase"] == "bonus_held"
@@ -688,3 +689,8 @@ def test_the_replay_stream_without_the_switch(
     assert {(v["line"], v["verdict"]["code"]) for v in verdicts} - {
         (v["line"], "dice_without_bonus") for v in verdicts
     } == {(56, "unexpected_event"), (64, "unexpected_event")}
+
+
+async def _step_each(runner: TableRunner, events: Sequence[TableEvent]) -> None:
+    for event in events:
+        await runner.step([event])

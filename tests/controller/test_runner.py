@@ -205,8 +205,8 @@ async def test_manual_event_command(tmp_path: Path) -> None:
 
 
 def test_recovery_after_a_batch_whose_conclusions_were_not_journaled(tmp_path: Path) -> None:
-    # Group commit journals a batch's events first, then all their conclusions: a crash between
-    # the two commits leaves several events without their outcomes. All must be recovered.
+    # Journals written before one commit per batch (events first, then their conclusions in a
+    # second commit) may hold several events without their outcomes. All must be recovered.
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         journal.append([_event_record(e) for e in _spin(5) + _spin(6)])

@@ -16,6 +16,7 @@ runner's journal and engine.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -122,7 +123,6 @@ class Restart:
         """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
         self.gate: RestartGate | None = None
         """Set by :meth:`power_on`: whether an interrupted round resumes."""
-        self._conclusions_lost = False
 
     # --- recovery --------------------------------------------------------------------------
 
@@ -206,38 +206,34 @@ class Restart:
 
     def checkpoint(self) -> None:
         """Save the state as of the journal's newest record (all its conclusions journaled)."""
-        if self._conclusions_lost:
-            return
         if self.checkpoints is not None and self._journal.last_seq > self.checkpoints.seq:
             self._save_checkpoint(self._journal.last_seq, self._journal.last_hash)
 
-    def checkpoint_if_due(self) -> None:
-        """:meth:`checkpoint` once ``checkpoint_every`` records came after the last one."""
-        if (
-            self.checkpoints is not None
-            and self._journal.last_seq - self.checkpoints.seq >= self._checkpoint_every
-        ):
-            self.checkpoint()
-
-    def hold_checkpoints(self) -> None:
-        """The engine decided what the journal lacks: no checkpoint may cover those events
-        until :meth:`release_checkpoints` (or a full replay re-derives the conclusions)."""
-        self._conclusions_lost = True
-
-    def release_checkpoints(self) -> None:
-        """The conclusions :meth:`hold_checkpoints` waited for are journaled."""
-        self._conclusions_lost = False
+    async def checkpoint_if_due(self) -> None:
+        """:meth:`checkpoint` once ``checkpoint_every`` records came after the last one, its
+        file written on the journal's thread (two fsyncs that must not hold the event loop);
+        the state is taken here, between batches, where it matches the journal."""
+        checkpoints = self.checkpoints
+        if checkpoints is None or self._journal.last_seq - checkpoints.seq < self._checkpoint_every:
+            return
+        seq, record_hash = self._journal.last_seq, self._journal.last_hash
+        state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
+        payload = checkpoints.encode(seq, state)
+        if payload is not None:
+            write = functools.partial(checkpoints.write, seq, record_hash, payload)
+            await asyncio.wrap_future(self._journal.in_writer(write))
 
     def _save_checkpoint(self, seq: int, record_hash: str) -> None:
         assert self.checkpoints is not None
         state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
         self.checkpoints.save(seq, record_hash, state)
 
-    def saw(self, records: Sequence[JournalRecord]) -> None:
+    def saw(self, records: Sequence[JournalRecord], current_round: str | None) -> None:
         """Records journaled in play: keep :attr:`scan` as a replay would leave it, so a
-        checkpoint in play is exact."""
+        checkpoint in play is exact. ``current_round``: the engine's round after the event
+        the records belong to (for the controller's own records, the round now)."""
         for record in records:
-            self.scan.record(record, self._table.engine.current_round)
+            self.scan.record(record, current_round)
 
     # --- power records ---------------------------------------------------------------------
 

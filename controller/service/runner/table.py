@@ -11,17 +11,20 @@ journal refuses locks the table (:mod:`tablectl.controller.service.outage`) unti
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import structlog
 
 from tablectl.controller.config import BettingConfig
-from tablectl.controller.core.errors import JournalError, JournalRecordError
-from tablectl.controller.core.events import Card, TableEvent, Void
+from tablectl.controller.core.errors import (
+    JournalConflictError,
+    JournalError,
+    JournalRecordError,
+)
+from tablectl.controller.core.events import TableEvent, Void
 from tablectl.controller.core.mapping import to_table_event
-from tablectl.controller.core.outcomes import EngineOutput
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import Journal, JournalRecord
@@ -36,14 +39,13 @@ from tablectl.controller.service.recovery import (
     JournalScan,
     RestartGate,
 )
+from tablectl.controller.service.runner.batch import Batch, Before
 from tablectl.controller.service.runner.commands import CommandDesk
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import (
     MAX_REASON,
     clip,
-    event_record,
     log_conclusions,
-    output_record,
 )
 from tablectl.controller.service.runner.restart import Restart
 from tablectl.controller.service.runner.views import (
@@ -113,9 +115,9 @@ class TableRunner:
         """The journal outage in progress (:mod:`~tablectl.controller.service.outage`): locked."""
         self.outages = 0
         """Outages begun since start (metrics)."""
-        self._lost_outputs: list[dict[str, Any]] = []
-        """Conclusions of journaled events that the journal refused: journaled first when it
-        writes again (until then no checkpoint may cover them)."""
+        self._deciding: Batch | None = None
+        """The batch whose commit is in flight: the engine has applied it, the journal not yet
+        (nothing about it may leave the process; :meth:`publish_state` waits for its end)."""
         self._restart = Restart(
             self,
             journal=journal,
@@ -241,15 +243,21 @@ class TableRunner:
     async def _process(self) -> None:
         while True:
             # Group commit: whatever queued up while the last batch was being fsync'd goes into
-            # the next one (one fsync for the events, one for their conclusions). An idle table
+            # the next one (one fsync for its events and their conclusions). An idle table
             # still commits each event on its own, at once.
             batch = [await self._queue.get()]
             while len(batch) < _MAX_BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            self._run_batch(batch)
+            await self._run_batch(batch)
 
-    def _run_batch(self, batch: list[_Queued]) -> None:
-        if (self.outage is not None or self._lost_outputs) and not self._resume():
+    async def step(self, events: Sequence[TableEvent]) -> None:
+        """One turn of the queue for ``events`` (the journal's thread commits it, a refused
+        write locks the table, a checkpoint is saved when due): what :meth:`run` does with each
+        batch, for a caller that drives the table without its tasks (tests, replays)."""
+        await self._run_batch([(event, None) for event in events])
+
+    async def _run_batch(self, batch: list[_Queued]) -> None:
+        if (self.outage is not None) and not self._resume():
             # Locked: nothing that cannot be journaled is acted on (DESIGN §3, R14).
             assert self.outage is not None
             for event, future in batch:
@@ -260,15 +268,14 @@ class TableRunner:
             self._outputs.set_status(status_view(self.outage))
             self.publish_state()
             return
-        last_seq = self.journal.last_seq
         try:
-            results = self.handle_batch([event for event, _ in batch])
+            results = await self._commit_batch([event for event, _ in batch])
         except ValueError as exc:  # first: a JournalRecordError is a JournalError too
-            if len(batch) > 1 and self.journal.last_seq == last_seq:
-                # Nothing was written: one event may be the one the journal refuses, so the
-                # others must not fail with it. Retry them one at a time.
+            if len(batch) > 1:
+                # Nothing was written (one transaction): one event may be the one the journal
+                # refuses, so the others must not fail with it. Retry them one at a time.
                 for item in batch:
-                    self._run_batch([item])
+                    await self._run_batch([item])
                 return
             # A record the journal refuses (JournalRecordError): the event is not journaled, so
             # it is not acted on; the table goes on with the next event (no outage).
@@ -279,17 +286,15 @@ class TableRunner:
             return
         except JournalError as exc:
             outage = self._begin_outage(exc)
-            written = self.journal.last_seq != last_seq
             for event, future in batch:
-                if not written:  # with the events journaled, only their conclusions wait
-                    outage.drop(event)
+                outage.drop(event)  # not journaled, and the engine is as before the batch
                 if future is not None and not future.done():
                     future.set_exception(exc)
             return
         for (_, future), records in zip(batch, results, strict=True):
             if future is not None and not future.done():
                 future.set_result(records)
-        self._restart.checkpoint_if_due()
+        await self._restart.checkpoint_if_due()
 
     # --- journal outage ---------------------------------------------------------------------
 
@@ -318,21 +323,10 @@ class TableRunner:
     def _resume(self) -> bool:
         """Try to end the outage: journal what it owes; ``True`` once the journal took it all.
 
-        In order: the conclusions the engine reached but could not journal, then the void of the
-        round still in play (``journal_outage``) and the fault raised and cleared with the
-        outage's start and end, then the device faults that arrived meanwhile (R18).
+        In order: the void of the round still in play (``journal_outage``) and the fault raised
+        and cleared with the outage's start and end, then the device faults that arrived
+        meanwhile (R18). An event's conclusions are committed with it, so none can be owed.
         """
-        if self._lost_outputs:
-            try:
-                self.journal_records(self._lost_outputs, raising=True)
-            except ValueError:  # never journalable (logged): only a full replay re-derives them
-                self._lost_outputs = []
-                return self._resume()
-            except JournalError as exc:
-                self._begin_outage(exc)
-                return False
-            self._lost_outputs = []
-            self._restart.release_checkpoints()
         outage = self.outage
         if outage is None:
             return True
@@ -341,19 +335,16 @@ class TableRunner:
         for event in outage.kept:
             self.latches.track_queued(event)
         # The void and its outcome first, then the fault's records: the journal reads in the
-        # order it happened (one batch would put the outcome after all three events). Either
-        # step may meet a full disk again: with nothing of it written the outage goes on (after
-        # the void alone the round has ended, so the next attempt journals the rest).
+        # order it happened. Either step may meet a full disk again: nothing of it is written
+        # then and the outage goes on (after the void alone the round has ended, so the next
+        # attempt journals the rest).
         voids = [e for e in closing if isinstance(e, Void)]
         rest = [*(e for e in closing if not isinstance(e, Void)), *outage.kept]
         for events in ([voids] if voids else []) + [rest]:
-            last_seq = self.journal.last_seq
             try:
                 self.handle_batch(events)
-            except JournalError as exc:
-                if self.journal.last_seq == last_seq:
-                    return False
-                log.error("journal_outage_conclusions_lost", error=str(exc))
+            except JournalError:
+                return False
         self.outage = None
         log.warning(
             "journal_outage_ended",
@@ -371,11 +362,12 @@ class TableRunner:
     async def _outage_watch(self, interval: float = 0.5) -> None:
         """Probe the journal while it is out, so the outage ends with no device event to wait for.
 
-        Runs between batches (``_resume`` has no await), so it never interleaves with one.
+        Runs only between batches (``_resume`` has no await, and a batch whose commit is in
+        flight is waited for), so it never interleaves with one.
         """
         while True:
             await asyncio.sleep(interval)
-            if (self.outage is not None or self._lost_outputs) and self._queue.empty():
+            if self.outage is not None and self._queue.empty() and self._deciding is None:
                 self._resume()
 
     # --- the step ----------------------------------------------------------------------------
@@ -397,7 +389,7 @@ class TableRunner:
             if not isinstance(exc, JournalRecordError):  # a refused record is no outage
                 self._begin_outage(exc)
             return []
-        self._restart.saw(stored)
+        self._restart.saw(stored, self.engine.current_round)
         self._outputs.notify()
         for listener in self.listeners:
             for item in stored:
@@ -405,63 +397,92 @@ class TableRunner:
         return stored
 
     def handle(self, event: TableEvent) -> list[JournalRecord]:
-        """Journal ``event``, apply the engine, journal its conclusions. Returns the records."""
+        """Journal ``event`` with the engine's conclusions in one commit. Returns the records."""
         return self.handle_batch([event])[0]
 
     def handle_batch(self, events: Sequence[TableEvent]) -> list[list[JournalRecord]]:
-        """:meth:`handle` for several events with two commits (two fsyncs) in all.
+        """Decide ``events`` and commit them with their conclusions in one transaction (one
+        fsync), here on the caller's thread: recovery, the outage's closing events, tests.
 
-        The events are journaled together first, and only then applied, in order; their
-        conclusions are journaled together after that. So nothing is acted on before it is
-        durable, and each conclusion follows its event in the journal (after the rest of the
-        batch's events). Returns each event's records: its own, then its conclusions.
+        The running table commits on the journal's own thread instead (:meth:`_commit_batch`).
+        Returns each event's records: its own, then its conclusions.
         """
-        if len(events) > 1 and any(isinstance(e, Card) for e in events[1:]):
-            # Whether a card goes face down depends on every event before it, and it must be
-            # known before the card is journaled: cut the batch before each card.
-            cuts = [i for i, e in enumerate(events) if isinstance(e, Card) and i > 0]
-            bounds = zip([0, *cuts], [*cuts, len(events)], strict=True)
-            return [r for start, end in bounds for r in self.handle_batch(events[start:end])]
-        events = [
-            e if e.ts is not None else replace(e, ts=format_ts(self._clock())) for e in events
-        ]
-        if isinstance(events[0], Card) and self.engine.conceals(events[0]):
-            events[0] = replace(events[0], face_down=True)
-        stored_events = self.journal.append([event_record(e) for e in events])
-        decided: list[list[EngineOutput]] = []
-        for event, record in zip(events, stored_events, strict=True):
-            self.latches.track(event)
-            decided.append(self.engine.apply(replace(event, seq=record.seq)))
-            self._restart.saw([record])
-        out_records = [
-            output_record(o, event.ts)
-            for event, outputs in zip(events, decided, strict=True)
-            for o in outputs
-        ]
+        batch = self._decide(events)
         try:
-            stored_outputs = self.journal.append(out_records) if out_records else []
-        except BaseException as exc:
-            # The engine decided what the journal lacks: no checkpoint may cover these events
-            # until the conclusions are journaled (when the journal writes again), or a full
-            # replay re-derives them (the crash window of recover()).
-            self._restart.hold_checkpoints()
-            if isinstance(exc, JournalError) and not isinstance(exc, JournalRecordError):
-                self._lost_outputs.extend(out_records)
+            stored = self.journal.append(batch.records, after_seq=batch.after_seq)
+        except BaseException:
+            self.engine = batch.before.restore(self.latches)
             raise
-        self._restart.saw(stored_outputs)
+        return self._conclude(batch, stored)
+
+    async def _commit_batch(self, events: Sequence[TableEvent]) -> list[list[JournalRecord]]:
+        """:meth:`handle_batch` with the commit on the journal's writer thread, so that this
+        table's fsync (on a slow disk: 100 ms and more) never holds the event loop that the
+        other tables of the process share. While it is in flight nothing about the batch leaves
+        the process; another write that took its ``seq`` first (a command's record) makes the
+        batch decide again.
+        """
+        while True:
+            batch = self._deciding = self._decide(events)
+            append = functools.partial(
+                self.journal.append, batch.records, after_seq=batch.after_seq
+            )
+            commit = self.journal.in_writer(append)
+            try:
+                stored = await asyncio.wrap_future(commit)
+            except JournalConflictError:
+                self.engine = batch.before.restore(self.latches)
+                continue
+            except asyncio.CancelledError:
+                # The table stops (or the task is cancelled) mid-commit; the write goes on in
+                # its thread whatever happens here: wait for it, so the engine and the scan
+                # match the journal for power_off's checkpoint.
+                try:
+                    stored = commit.result()
+                except BaseException:
+                    self.engine = batch.before.restore(self.latches)
+                else:
+                    self._conclude(batch, stored)
+                raise
+            except BaseException:
+                self.engine = batch.before.restore(self.latches)
+                raise
+            finally:
+                self._deciding = None
+            return self._conclude(batch, stored)
+
+    def _decide(self, events: Sequence[TableEvent]) -> Batch:
+        """Apply ``events`` to the engine (:meth:`Batch.decide`); on any error the engine and
+        the latches are as before them."""
+        before = Before.take(self.engine, self.latches)
+        try:
+            return Batch.decide(
+                events,
+                engine=self.engine,
+                latches=self.latches,
+                before=before,
+                after_seq=self.journal.last_seq,
+                ts=lambda: format_ts(self._clock()),
+            )
+        except BaseException:
+            self.engine = before.restore(self.latches)
+            raise
+
+    def _conclude(self, batch: Batch, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
+        """A batch is durable: let it out. The outbox first (it publishes the stored bytes), then
+        listeners, logs and the retained views (coalesced by the publisher) after it."""
+        results = batch.split(stored)
+        for records, round_in_play in zip(results, batch.rounds, strict=True):
+            self._restart.saw(records, round_in_play)
         self._outputs.notify()
         for listener in self.listeners:
-            for record in stored_events + stored_outputs:
+            for record in stored:
                 listener(record)
-        results: list[list[JournalRecord]] = []
-        taken = 0
-        for record, outputs in zip(stored_events, decided, strict=True):
-            results.append([record, *stored_outputs[taken : taken + len(outputs)]])
-            taken += len(outputs)
+        for outputs in batch.outputs:
             log_conclusions(outputs)
         # Latest-value topics: once per batch is enough (the publisher coalesces them anyway).
         self.publish_state()
-        devices = {event.device for event in events if event.device is not None}
+        devices = {event.device for event in batch.events if event.device is not None}
         for driver in self.drivers:
             if driver.device_id in devices:
                 self.publish_device(driver)
@@ -470,7 +491,10 @@ class TableRunner:
     # --- retained views (tablectl.controller.service.runner.views) -------------------------
 
     def publish_state(self) -> None:
-        """The retained ``state``."""
+        """The retained ``state``; none while a batch's commit is in flight (its conclusions are
+        not durable yet: the end of the commit publishes the state)."""
+        if self._deciding is not None:
+            return
         view = state_view(
             table_id=self.table_id,
             engine=self.engine,

@@ -1,0 +1,124 @@
+"""A batch decided before its commit: events and conclusions in one transaction (one fsync).
+
+Why decide first: the engine is pure, so what a batch of events concludes is known before any
+of it is written. The events and their conclusions then go into the journal together — each
+event followed by its own conclusions, as a batch of one writes them — in one transaction,
+where the runner used to need two (events, then conclusions). Nothing leaves the process (no
+publish, no retained view, no device command, no reply) before that transaction is durable, so
+this is no weaker than committing the events first: a crash before the fsync loses the batch
+either way, and a crash after it finds the events *and* their conclusions (DESIGN §3; the
+restart rules of :mod:`tablectl.controller.service.recovery` are unchanged).
+
+Deciding first means the engine has moved on before the commit; a commit that fails must move
+it back. :class:`Before` does that from a pickle of the engine taken before the batch (tens of
+microseconds, less than the fsync it saves) and the latches' journaled view.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from tablectl.controller.core.events import Card, TableEvent
+from tablectl.controller.core.outcomes import EngineOutput
+from tablectl.controller.engines import Engine
+from tablectl.controller.journal import JournalRecord
+from tablectl.controller.service.runner.latches import Latches
+from tablectl.controller.service.runner.records import event_record, output_record
+
+__all__ = ["Batch", "Before"]
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The engine and the latches' journaled view as they were before a batch."""
+
+    engine: bytes
+    latched: dict[str, set[str]]
+
+    @classmethod
+    def take(cls, engine: Engine, latches: Latches) -> Before:
+        return cls(pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), latches.copy())
+
+    def restore(self, latches: Latches) -> Engine:
+        """The engine as it was (a new object), with ``latches``' journaled view put back; the
+        queue's view keeps what was queued."""
+        latches.journaled.clear()
+        latches.journaled.update(self.latched)
+        # Our own bytes from take(), never read from outside the process.
+        engine: Engine = pickle.loads(self.engine)  # noqa: S301
+        return engine
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Events applied to the engine, with the records to journal for them in one commit.
+
+    ``records`` holds each event's record followed by its conclusions' records, so the ``seq``
+    the engine was given for an event (``after_seq`` + its position) is the one the journal
+    assigns — the commit passes ``after_seq`` and the journal refuses it if another write came
+    first (:class:`~tablectl.controller.core.errors.JournalConflictError`).
+    """
+
+    events: list[TableEvent]
+    """The events as journaled: stamped, cards dealt face down marked so."""
+    outputs: list[list[EngineOutput]]
+    """What the engine concluded for each event."""
+    rounds: list[str | None]
+    """The engine's round in play after each event (the restart scan's view of the record)."""
+    records: list[dict[str, object]]
+    """What the commit appends: event, its conclusions, next event, …"""
+    after_seq: int
+    """The journal's newest ``seq`` when the batch was decided."""
+    before: Before
+    """What a failed commit restores."""
+
+    @classmethod
+    def decide(
+        cls,
+        events: Sequence[TableEvent],
+        *,
+        engine: Engine,
+        latches: Latches,
+        before: Before,
+        after_seq: int,
+        ts: Callable[[], str],
+    ) -> Batch:
+        """Apply ``events`` to ``engine`` (which changes) and say what to journal.
+
+        ``ts`` stamps the events that have no time yet. Whether a card goes face down depends
+        on every event before it, and here the engine has applied those: it is asked per card.
+        Raises what the engine or a record raises, with ``engine`` half-applied: the caller
+        restores it from :attr:`before`, which it took (so it has it then too).
+        """
+        now = ts() if any(e.ts is None for e in events) else None
+        stamped: list[TableEvent] = []
+        outputs: list[list[EngineOutput]] = []
+        rounds: list[str | None] = []
+        records: list[dict[str, object]] = []
+        seq = after_seq
+        for given in events:
+            event = given if given.ts is not None else replace(given, ts=now)
+            if isinstance(event, Card) and engine.conceals(event):
+                event = replace(event, face_down=True)
+            seq += 1
+            latches.track(event)
+            decided = engine.apply(replace(event, seq=seq))
+            stamped.append(event)
+            outputs.append(decided)
+            rounds.append(engine.current_round)
+            records.append(event_record(event))
+            records.extend(output_record(o, event.ts) for o in decided)
+            seq += len(decided)
+        return cls(stamped, outputs, rounds, records, after_seq, before)
+
+    def split(self, stored: Sequence[JournalRecord]) -> list[list[JournalRecord]]:
+        """The committed records per event: its own, then its conclusions."""
+        results: list[list[JournalRecord]] = []
+        taken = 0
+        for decided in self.outputs:
+            end = taken + 1 + len(decided)
+            results.append(list(stored[taken:end]))
+            taken = end
+        return results

@@ -36,12 +36,15 @@ async def _run_all(apps: list[TableApp]) -> None:
 
 def inject_slow_journal(journal: Journal, delay: float) -> None:
     """BENCH FAULT INJECTION: every ``journal.append`` of this one journal sleeps ``delay``
-    seconds first (blocking, as an fsync on a slow disk blocks), then writes as usual."""
+    seconds first (blocking the thread it runs on, as an fsync on a slow disk blocks), then
+    writes as usual."""
     append = journal.append
 
-    def slow_append(records: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
+    def slow_append(
+        records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> list[JournalRecord]:
         time.sleep(delay)
-        return append(records)
+        return append(records, after_seq=after_seq)
 
     journal.append = slow_append  # type: ignore[method-assign]
 

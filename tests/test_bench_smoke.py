@@ -66,7 +66,7 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
         _latency(floors[f"idle_{name}"])
     assert _positive(floors["idle_path_floor_ms"])
     assert _positive(floors["path_floor_ms"])
-    assert _positive(floors["event_floor_ms"])
+    assert _positive(floors["path_floor_two_commits_ms"])
 
     latency = figures["latency"]
     for name in ("outcome", "event", "outcome_paced"):

@@ -62,7 +62,8 @@ class Batch:
     """
 
     events: list[TableEvent]
-    """The events as journaled: stamped, cards dealt face down marked so."""
+    """The events as journaled (stamped, cards dealt face down marked so), each with its
+    ``seq``."""
     outputs: list[list[EngineOutput]]
     """What the engine concluded for each event."""
     rounds: list[str | None]
@@ -99,12 +100,14 @@ class Batch:
         records: list[dict[str, object]] = []
         seq = after_seq
         for given in events:
-            event = given if given.ts is not None else replace(given, ts=now)
+            seq += 1
+            # One copy per event (dataclasses.replace is the costliest step here): its time and
+            # the seq the journal will give it (the record leaves seq to the journal).
+            event = replace(given, ts=given.ts or now, seq=seq)
             if isinstance(event, Card) and engine.conceals(event):
                 event = replace(event, face_down=True)
-            seq += 1
             latches.track(event)
-            decided = engine.apply(replace(event, seq=seq))
+            decided = engine.apply(event)
             stamped.append(event)
             outputs.append(decided)
             rounds.append(engine.current_round)
@@ -113,12 +116,12 @@ class Batch:
             seq += len(decided)
         return cls(stamped, outputs, rounds, records, after_seq, before)
 
-    def split(self, stored: Sequence[JournalRecord]) -> list[list[JournalRecord]]:
+    def split(self, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
         """The committed records per event: its own, then its conclusions."""
         results: list[list[JournalRecord]] = []
         taken = 0
         for decided in self.outputs:
             end = taken + 1 + len(decided)
-            results.append(list(stored[taken:end]))
+            results.append(stored[taken:end])
             taken = end
         return results

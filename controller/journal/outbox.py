@@ -64,6 +64,12 @@ def unpublished_payloads(
     return [(int(seq), str(kind), str(body).encode("utf-8")) for seq, kind, body in rows]
 
 
+def first_unpublished(conn: sqlite3.Connection) -> int | None:
+    """The oldest ``seq`` of the file that still waits for the broker (``None``: none does)."""
+    row = conn.execute("SELECT MIN(seq) FROM records WHERE published = 0").fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def has_unpublished(conn: sqlite3.Connection) -> bool:
     """Whether any record of the file still waits for the broker."""
     return bool(conn.execute("SELECT 1 FROM records WHERE published = 0 LIMIT 1").fetchone())

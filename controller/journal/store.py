@@ -130,6 +130,15 @@ class Journal:
         live = LiveFile(self.path, self.table_id, self._archives, key)
         if not live.empty:
             self._last_ts = live.newest_ts
+        try:
+            first = outbox.first_unpublished(live.conn)
+        except sqlite3.Error as exc:
+            live.conn.close()
+            raise JournalError(f"{self.path}: cannot read the outbox: {exc}") from None
+        self.acknowledged_seq = live.last_seq if first is None else first - 1
+        """Every record up to this ``seq`` is marked published (acknowledged by the broker);
+        read without the lock (an int), so the table's ``state`` tells the outbox's backlog
+        without a query on the event loop."""
         self._unanchored = live.unanchored
         tail = self._anchors is not None and self._unanchored > 0
         # The timer anchors a tail found at open at its first tick, not after a full period.
@@ -464,6 +473,7 @@ class Journal:
                 self._closed = True
                 self._live.conn.close()
                 raise
+            self.acknowledged_seq = max(self.acknowledged_seq, up_to_seq)
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -93,8 +93,9 @@ class BufferedJournal:
             stored.append(journaled(dict(record), seq=len(self.records)))
         return stored
 
-    def unpublished_payloads(self, limit: int = 100, after: int = 0) -> list[Any]:
-        return []  # nothing is published from memory: the state's outbox backlog is 0
+    @property
+    def acknowledged_seq(self) -> int:
+        return self.last_seq  # nothing is published from memory: the state's outbox backlog is 0
 
 
 def deal(runner: TableRunner, engine: CardEngine, order: Sequence[str], behind: int = 14) -> int:

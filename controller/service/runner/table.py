@@ -506,20 +506,14 @@ class TableRunner:
         )
         self._outputs.set_view("state", view)
 
-    def _outbox_pending(self) -> int | None:
+    def _outbox_pending(self) -> int:
         """Records journaled before this batch (up to the last ``state``'s ``seq``) that the broker
         has not acknowledged yet: the outbox's backlog, 0 while the publisher keeps up. The batch
-        just journaled is not counted: it is always unpublished at this point. One indexed read
-        (unpublished records are a suffix of the live file); ``None`` when the journal cannot say.
+        just journaled is not counted: it is always unpublished at this point. No query: the
+        journal keeps its acknowledged ``seq`` in memory (none may wait on the loop for a disk).
         """
         counted, self._state_seq = self._state_seq, self.journal.last_seq
-        try:
-            oldest = self.journal.unpublished_payloads(1)
-        except JournalError:
-            return None
-        if not oldest:
-            return 0
-        return max(counted - oldest[0][0] + 1, 0)
+        return max(counted - self.journal.acknowledged_seq, 0)
 
     def publish_device(self, driver: Driver) -> None:
         """The retained ``devices/{id}`` of one device."""

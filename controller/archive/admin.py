@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from tablectl.controller.archive.db import ArchiveError
+from tablectl.controller.core.exits import EXIT_ERROR, EXIT_OK
 from tablectl.controller.journal import UNKEYED_NOTE, KeyedEvidenceError
 
 if TYPE_CHECKING:  # the walks import psycopg: only when a command runs, not to build the parser
@@ -30,8 +31,6 @@ __all__ = [
     "wants_archive",
 ]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
 MANIFEST: Final = "manifest.json"
 """A detached month's manifest (:data:`tablectl.controller.archive.partitions.MANIFEST`)."""
 

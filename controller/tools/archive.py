@@ -29,15 +29,13 @@ from tablectl.controller.archive.upkeep import Cadence
 from tablectl.controller.archive.verifier import KeyRing
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_journal_key
 
 __all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
 
-EXIT_OK: Final = 0
-EXIT_UNAVAILABLE: Final = 69
-EXIT_CONFIG: Final = 78
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EXAMPLE: Final = (
     "example: tablectl archive --url mqtt://broker.floor:1883 "

@@ -17,15 +17,12 @@ from typing import Any
 
 from tablectl import __version__
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tablectl.controller.service.logs import configure_logging
 from tablectl.drivers.errors import TablectlError
 
 __all__ = ["main"]
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_CONFIG = 78
 _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 """Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
 

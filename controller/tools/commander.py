@@ -23,6 +23,7 @@ import aiomqtt
 
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.exits import EXIT_ERROR, EXIT_OK
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security, sign_command
 from tablectl.controller.mqtt.topics import Topics
@@ -30,8 +31,8 @@ from tablectl.controller.secrets import read_key_file
 
 __all__ = ["add_arguments", "run", "send_command"]
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
+EXIT_REFUSED = EXIT_ERROR
+"""The table refused the command (its reply says why)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

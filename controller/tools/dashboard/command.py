@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final
 
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core.exits import EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_secret
@@ -41,7 +42,6 @@ if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
 
 __all__ = ["EXIT_UNAVAILABLE", "add_arguments", "parse_listen", "run"]
 
-EXIT_UNAVAILABLE: Final = 69
 DEFAULT_LISTEN: Final = "127.0.0.1:8080"
 _EXAMPLE: Final = (
     "example: tablectl dashboard --url mqtt://10.0.0.5:1883 (then open http://127.0.0.1:8080/)"

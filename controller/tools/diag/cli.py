@@ -24,13 +24,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from tablectl.controller.core.exits import EXIT_ERROR, EXIT_INTERRUPTED
 from tablectl.drivers.errors import TablectlError
 
 __all__ = ["add_arguments", "run", "run_async"]
-
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_INTERRUPTED = 130
 
 
 def _positive(text: str) -> float:

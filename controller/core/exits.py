@@ -1,0 +1,31 @@
+"""The exit statuses of every ``tablectl`` command, in one place.
+
+Scripts and systemd units act on them (``RestartPreventExitStatus=78``: a bad config does not heal
+by restarting), so a status means the same whichever command returns it. Where BSD's
+``sysexits.h`` has one that fits, it is used.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
+]
+
+EXIT_OK: Final = 0
+EXIT_ERROR: Final = 1
+"""The command ran and failed, found a fault, or was refused."""
+EXIT_USAGE: Final = 2
+"""Bad arguments (argparse's own status)."""
+EXIT_UNAVAILABLE: Final = 69
+"""``EX_UNAVAILABLE``: a service the command needs (the broker, the database) is not there."""
+EXIT_CONFIG: Final = 78
+"""``EX_CONFIG``: the configuration cannot be used."""
+EXIT_INTERRUPTED: Final = 130
+"""Stopped by Ctrl-C (128 + SIGINT), as a shell reports it."""

@@ -57,6 +57,7 @@ from tablectl.controller.archive.upkeep import Cadence, Upkeep
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
+from tablectl.controller.mqtt.wire import paho_client
 
 if TYPE_CHECKING:
     pass
@@ -259,7 +260,7 @@ class Archiver:
         else:
             client = aiomqtt.Client(config.host, config.port, clean_session=False, **common)
         # Acknowledge only after commit: paho's manual ack (aiomqtt 2 does not expose it).
-        client._client.manual_ack_set(True)
+        paho_client(client).manual_ack_set(True)
         client.pending_calls_threshold = 1_000
         return client
 
@@ -337,9 +338,10 @@ class Archiver:
                 continue
             await self._handle(batch)
             client = self._current
+            paho = paho_client(client) if client is not None else None
             for item in batch:
-                if client is not None and item.generation == self._generation and item.qos:
-                    client._client.ack(item.mid, item.qos)  # see _client
+                if paho is not None and item.generation == self._generation and item.qos:
+                    paho.ack(item.mid, item.qos)  # manual ack: see _client
             del self._pending[: len(batch)]
             idle = not self._pending
             if idle:

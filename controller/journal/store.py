@@ -171,10 +171,19 @@ class Journal:
         fsync (a throttled or failing device) would stall every table of the process; here it
         stalls only the calls queued behind it on this journal. Calls made directly (not through
         here) still take the same lock, so both may be mixed.
+
+        Raises:
+            JournalError: the journal is closed (its thread is gone), as any call on it raises.
         """
+        # Not under the lock: the writer thread holds it for a whole commit, and the loop must
+        # never wait for that (the call is queued behind it instead).
+        self._check_open()
         if self._writer is None:
             self._writer = ThreadPoolExecutor(1, thread_name_prefix=f"journal-{self.table_id}")
-        return self._writer.submit(call)
+        try:
+            return self._writer.submit(call)
+        except RuntimeError:  # closed (and its thread shut down) since the check above
+            raise JournalError(f"{self.path}: journal is closed") from None
 
     def _head_mac(self) -> str | None:
         """The seal's ``mac`` over the live file's last record, ``None`` for an unkeyed journal."""

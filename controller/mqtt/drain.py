@@ -6,15 +6,21 @@ every route's PUBACK, so a broker outage, a cut connection or a crash costs at m
 deliveries (consumers de-duplicate by ``(table, seq)``), never a gap. One :class:`OutboxDrain`
 per :class:`~tablectl.controller.mqtt.publisher.Publisher`; it runs as the connection's outbox
 task.
+
+At wire speed: a batch goes to paho in one synchronous pass (:class:`~.wire.Wire`, no task or
+future per message) and its PUBACKs are counted by mid as they arrive; the drain awaits once per
+batch, for the whole batch. Its journal reads and marks run on the journal's own thread
+(:meth:`Journal.in_writer`), so a table's slow disk never stalls the event loop the other tables
+share.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import aiomqtt
 import structlog
@@ -23,6 +29,7 @@ from tablectl.controller.core.errors import JournalError
 from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt.outbound import Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.mqtt.wire import Wire
 
 if TYPE_CHECKING:
     from tablectl.controller.mqtt.publisher import TraceHook
@@ -31,6 +38,11 @@ __all__ = ["OutboxDrain"]
 
 log = structlog.get_logger("tablectl.controller.mqtt.publisher")
 """The publisher's logger: the drain is part of the publisher and logs as it."""
+
+T = TypeVar("T")
+
+_Token = tuple[int, str]
+"""What the wire hands back with a PUBACK: ``(index in the batch, topic)``."""
 
 
 @contextlib.asynccontextmanager
@@ -44,6 +56,30 @@ async def _puback_deadline(seconds: float) -> AsyncIterator[None]:
         raise aiomqtt.MqttError(f"no PUBACK within {seconds} s") from None
 
 
+class _Batch:
+    """One pipelined batch: how many PUBACKs each record needs and has, and the acknowledged
+    prefix (the records that may be marked: all their routes acked, and every earlier one's)."""
+
+    __slots__ = ("acked", "complete", "done", "needed", "seqs")
+
+    def __init__(self, seqs: list[int], needed: list[int]) -> None:
+        self.seqs = seqs
+        self.needed = needed
+        self.acked = [0] * len(seqs)
+        self.done = 0
+        """Records ``[0, done)`` are fully acknowledged."""
+        self.complete: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def ack(self, index: int) -> None:
+        self.acked[index] += 1
+        done, acked, needed = self.done, self.acked, self.needed
+        while done < len(needed) and acked[done] == needed[done]:
+            done += 1
+        self.done = done
+        if done == len(needed) and not self.complete.done():
+            self.complete.set_result(None)
+
+
 class OutboxDrain:
     """Publishes the journal's unpublished records and marks each acknowledged prefix.
 
@@ -52,11 +88,12 @@ class OutboxDrain:
     each drain).
 
     Args:
-        journal: the outbox; only ``unpublished_payloads`` and ``mark_published`` are used.
+        journal: the outbox; only ``unpublished_payloads``, ``mark_published`` and ``in_writer``
+            are used.
         topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
         outbound: the table's :class:`Outbound`, whose ``wakeup`` :meth:`run` waits on.
         trace: the publisher's trace hook (``puback``, ``marked``).
-        batch_size: records read and pipelined per round; one mark (one fsync) each.
+        batch_size: records read and pipelined per round; one mark each.
         timeout: seconds to wait for a batch's PUBACKs before the connection is considered
             dead.
     """
@@ -80,60 +117,64 @@ class OutboxDrain:
         self._acked = 0
         self._marked_up_to = 0
         self._mark_failing = False  # only to log a refused mark once per episode
+        self._routes: dict[str, list[tuple[str, bool]]] = {}  # per record type: Topics.routes
+        self._batch: _Batch | None = None  # the one in flight, if any
 
     async def run(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
         """Drain whenever :meth:`Outbound.notify` wakes it; return after a drain once ``stop``
         is set."""
-        while True:
-            self._out.wakeup.clear()
-            await self.drain(client)
-            if stop.is_set():
-                return
-            await self._out.wakeup.wait()
+        wire: Wire[_Token] = Wire(client, self._on_puback)
+        try:
+            while True:
+                self._out.wakeup.clear()
+                await self.drain(wire)
+                # A notify() during that drain may be a record it did not read (the final flush
+                # must publish the power_off appended just before stop).
+                if stop.is_set() and not self._out.wakeup.is_set():
+                    return
+                await self._out.wakeup.wait()
+        finally:
+            wire.close()
 
-    async def drain(self, client: aiomqtt.Client) -> None:
+    async def drain(self, wire: Wire[_Token]) -> None:
         """Publish unpublished records until there are none; mark each acked prefix.
 
-        A batch is pipelined (all PUBLISHes sent, PUBACKs awaited together); the wire order is
-        the journal order because each publish is handed to paho in task-creation order.
+        A batch is pipelined (every PUBLISH handed to paho in one pass, in journal order, which
+        paho keeps on the wire; PUBACKs awaited together, under one deadline: no PUBACK in time
+        = a dead connection).
         """
         while True:
-            self.mark(self._acked)
+            await self.mark(self._acked)
             # The stored canonical JSON is the payload: no decode and re-encode per record.
-            batch = self._journal.unpublished_payloads(self._batch_size, after=self._acked)
-            if not batch:
+            read = functools.partial(
+                self._journal.unpublished_payloads, self._batch_size, after=self._acked
+            )
+            records = await self._in_writer(read)
+            if not records:
                 return
-            acked = [0] * len(batch)
-            needed = [0] * len(batch)
+            seqs = [seq for seq, _, _ in records]
+            batch = self._batch = _Batch(seqs, [len(self._routes_of(k)) for _, k, _ in records])
             try:
-                # One deadline for the whole pipelined batch rather than one per PUBLISH (each of
-                # those costs aiomqtt a task and a timer): no PUBACK in time = a dead connection.
-                async with _puback_deadline(self._timeout), asyncio.TaskGroup() as tg:
-                    for index, (seq, kind, stored) in enumerate(batch):
-                        routes = self._topics.routes({"type": kind})
+                async with _puback_deadline(self._timeout):
+                    for index, (_, kind, stored) in enumerate(records):
                         payload = published_payload(kind, stored)
-                        needed[index] = len(routes)
-                        for topic, retain in routes:
-                            tg.create_task(
-                                self._send(
-                                    client,
-                                    acked=acked,
-                                    index=index,
-                                    seq=seq,
-                                    route=(topic, retain),
-                                    payload=payload,
-                                )
-                            )
+                        for topic, retain in self._routes_of(kind):
+                            wire.publish(topic, payload, retain=retain, token=(index, topic))
+                    await batch.complete
             finally:
                 # Also on failure: whatever prefix was fully acknowledged need not be resent.
-                done = 0
-                while done < len(batch) and needed[done] and acked[done] == needed[done]:
-                    done += 1
-                if done:
-                    self._acked = max(self._acked, batch[done - 1][0])
-                    self.mark(self._acked)
+                wire.forget()
+                self._batch = None
+                if batch.done:
+                    self._acked = max(self._acked, batch.seqs[batch.done - 1])
+                    # Awaited even when cancelled: the mark runs on the journal's thread anyway.
+                    await self.mark(self._acked)
+            if len(records) < self._batch_size:
+                # The journal had no more. A record committed after that read comes with its own
+                # notify(), which wakes run() again: no thread hop for a read that finds nothing.
+                return
 
-    def mark(self, up_to: int) -> None:
+    async def mark(self, up_to: int) -> None:
         """Mark the acknowledged prefix in the journal; a refused write is retried later.
 
         A full disk must not cost the broker connection (the outage's alarm and the command
@@ -144,30 +185,38 @@ class OutboxDrain:
         if up_to <= self._marked_up_to:  # a refused mark leaves it behind: retried here
             return
         try:
-            self._journal.mark_published(up_to)
+            await self._in_writer(functools.partial(self._journal.mark_published, up_to))
         except JournalError as exc:
             if not self._mark_failing:
                 log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(exc))
             self._mark_failing = True
             return
         self._mark_failing = False
-        self._marked_up_to = up_to
+        self._marked_up_to = max(self._marked_up_to, up_to)
         if self._trace is not None:
             self._trace("marked", {"up_to": up_to})
 
-    async def _send(
-        self,
-        client: aiomqtt.Client,
-        *,
-        acked: list[int],
-        index: int,
-        seq: int,
-        route: tuple[str, bool],
-        payload: bytes,
-    ) -> None:
-        topic, retain = route
-        # Returns after PUBACK; bounded by the batch's deadline (see drain).
-        await client.publish(topic, payload, qos=1, retain=retain, timeout=math.inf)
-        acked[index] += 1
-        if self._trace is not None:
-            self._trace("puback", {"seq": seq, "topic": topic})
+    def _routes_of(self, kind: str) -> list[tuple[str, bool]]:
+        routes = self._routes.get(kind)
+        if routes is None:  # once per record type: Topics.routes builds a list each call
+            routes = self._routes[kind] = self._topics.routes({"type": kind})
+        return routes
+
+    async def _in_writer(self, call: Callable[[], T]) -> T:
+        """``call`` on the journal's own thread: a slow disk stalls this table only."""
+        return await asyncio.wrap_future(self._journal.in_writer(call))
+
+    def _on_puback(self, token: _Token) -> None:
+        # On the loop's thread, inside paho's read (see wire.py): no await, must not raise.
+        batch = self._batch
+        if batch is None:  # a late PUBACK after the batch was given up (wire.forget)
+            return
+        index, topic = token
+        try:
+            if self._trace is not None:
+                self._trace("puback", {"seq": batch.seqs[index], "topic": topic})
+        except Exception as exc:  # a broken hook fails the batch, not paho's read loop
+            if not batch.complete.done():
+                batch.complete.set_exception(exc)
+            return
+        batch.ack(index)

@@ -1,7 +1,8 @@
 """The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
 
-With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain), the only module of the service
-that imports aiomqtt. Why it is shaped this way:
+With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain) and
+:mod:`~tablectl.controller.mqtt.wire` (its PUBLISHes through paho), the only modules of the
+service that import aiomqtt. Why it is shaped this way:
 
 * The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
   in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
@@ -300,8 +301,6 @@ class Publisher:
             # Small MQTT packets must not wait for Nagle's algorithm (up to 40 ms per batch).
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
-        # A pipelined outbox batch is many pending publishes by design, not a warning sign.
-        client.pending_calls_threshold = 3 * self._batch_size + _MAX_INFLIGHT
         return client
 
     async def _reconnect_loop(self) -> None:

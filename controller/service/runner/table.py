@@ -469,8 +469,9 @@ class TableRunner:
             raise
 
     def _conclude(self, batch: Batch, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
-        """A batch is durable: let it out. The outbox first (it publishes the stored bytes), then
-        listeners, logs and the retained views (coalesced by the publisher) after it."""
+        """A batch is durable: let it out. The outbox first (woken here, it reads and publishes
+        the stored bytes); the logs and the retained views only after it has been given its turn
+        of the event loop (:meth:`_after_outbox`), so an outcome never waits behind them."""
         results = batch.split(stored)
         for records, round_in_play in zip(results, batch.rounds, strict=True):
             self._restart.saw(records, round_in_play)
@@ -478,15 +479,24 @@ class TableRunner:
         for listener in self.listeners:
             for record in stored:
                 listener(record)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called without a loop (recovery before start, tools): now
+            self._after_outbox(batch)
+        else:
+            loop.call_soon(self._after_outbox, batch)
+        return results
+
+    def _after_outbox(self, batch: Batch) -> None:
+        """A batch's log lines and the retained views it changed (coalesced by the publisher:
+        once per batch is enough)."""
         for outputs in batch.outputs:
             log_conclusions(outputs)
-        # Latest-value topics: once per batch is enough (the publisher coalesces them anyway).
         self.publish_state()
         devices = {event.device for event in batch.events if event.device is not None}
         for driver in self.drivers:
             if driver.device_id in devices:
                 self.publish_device(driver)
-        return results
 
     # --- retained views (tablectl.controller.service.runner.views) -------------------------
 

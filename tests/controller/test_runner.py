@@ -12,16 +12,14 @@ from typing import Any
 import pytest
 
 from tablectl.controller.core.events import (
-    BallLaunched,
-    BetsClosed,
     Fault,
     RoundOpen,
     TableEvent,
-    WinningNumber,
 )
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
+from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -36,15 +34,6 @@ def _runner(journal: Journal) -> TableRunner:
     )
 
 
-def _spin(number: int) -> list[TableEvent]:
-    return [
-        RoundOpen(ts=TS, device="wheel"),
-        BallLaunched(ts=TS, device="wheel", rotor_direction="cw"),
-        BetsClosed(ts=TS, device="wheel"),
-        WinningNumber(ts=TS, device="wheel", number=number, revolutions=6, ball_direction="ccw"),
-    ]
-
-
 def _types(journal: Journal) -> list[str]:
     return [r["type"] for r in journal.records()]
 
@@ -52,7 +41,7 @@ def _types(journal: Journal) -> list[str]:
 def test_every_event_is_journaled_before_its_outcome(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
-        for event in _spin(17):
+        for event in roulette_spin(17):
             runner.handle(event)
         assert _types(journal) == [
             "round_open",
@@ -71,13 +60,15 @@ def test_restart_continues_rounds_and_seq(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        for event in _spin(1) + _spin(2)[:2]:  # the second round is mid-spin at the "crash"
+        for event in (
+            roulette_spin(1) + roulette_spin(2)[:2]
+        ):  # the second round is mid-spin at the "crash"
             runner.handle(event)
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
         assert runner.recover() == 6
         assert runner.engine.current_round == "T1-000002"
-        for event in _spin(2)[2:] + _spin(3):
+        for event in roulette_spin(2)[2:] + roulette_spin(3):
             runner.handle(event)
         outcomes = [r for r in journal.records() if r["type"] == "outcome"]
         assert [(o["round"], o["result"]["number"]) for o in outcomes] == [
@@ -94,7 +85,7 @@ def test_recovery_journals_an_outcome_the_crash_left_out(tmp_path: Path) -> None
     # A crash after "winning_number journaled" and before "outcome journaled".
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
-        journal.append([_event_record(e) for e in _spin(23)])
+        journal.append([_event_record(e) for e in roulette_spin(23)])
     with Journal(path, "T1") as journal:
         _runner(journal).recover()
         last = list(journal.records())[-1]
@@ -191,7 +182,7 @@ async def test_manual_event_command(tmp_path: Path) -> None:
         runner = _runner(journal)
         task = asyncio.create_task(runner.run())
         try:
-            for event in _spin(4)[:3]:
+            for event in roulette_spin(4)[:3]:
                 runner.handle(event)
             # The ball sensor failed: the dealer keys the number in (DESIGN §4.4 cmd/event).
             body = {"id": 7, "event": {"type": "winning_number", "number": 4}}
@@ -209,7 +200,7 @@ def test_recovery_after_a_batch_whose_conclusions_were_not_journaled(tmp_path: P
     # second commit) may hold several events without their outcomes. All must be recovered.
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
-        journal.append([_event_record(e) for e in _spin(5) + _spin(6)])
+        journal.append([_event_record(e) for e in roulette_spin(5) + roulette_spin(6)])
     with Journal(path, "T1") as journal:
         _runner(journal).recover()
         outcomes = [r for r in journal.records() if r["type"] == "outcome"]

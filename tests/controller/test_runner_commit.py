@@ -12,16 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tablectl.controller.core.events import (
-    BallLaunched,
-    BetsClosed,
-    RoundOpen,
-    TableEvent,
-    WinningNumber,
-)
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.service.runner import TableRunner
+from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -77,15 +71,6 @@ def _runner(journal: Journal, views: Views | None = None) -> TableRunner:
     )
 
 
-def _spin(number: int) -> list[TableEvent]:
-    return [
-        RoundOpen(ts=TS, device="wheel"),
-        BallLaunched(ts=TS, device="wheel", rotor_direction="cw"),
-        BetsClosed(ts=TS, device="wheel"),
-        WinningNumber(ts=TS, device="wheel", number=number, revolutions=6, ball_direction="ccw"),
-    ]
-
-
 def _replayed(path: Path) -> dict[str, Any]:
     """The engine state a restart rebuilds from the journal alone."""
     with Journal(path, "T1") as journal:
@@ -100,7 +85,7 @@ async def test_a_batch_and_its_conclusions_are_one_commit_each_event_followed_by
     with HeldJournal(tmp_path / "j.sqlite", "T1") as journal:
         journal.release.set()
         runner = _runner(journal)
-        await runner.step(_spin(7) + _spin(8))
+        await runner.step(roulette_spin(7) + roulette_spin(8))
         assert journal.appends == [10]  # eight events and two outcomes: one transaction
         records = list(journal.records())
         assert [r.type for r in records] == [
@@ -119,7 +104,7 @@ async def test_a_slow_commit_leaves_the_event_loop_free_and_nothing_out_before_i
     views = Views()
     with HeldJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, views)
-        step = asyncio.create_task(runner.step(_spin(3)[:3]))
+        step = asyncio.create_task(runner.step(roulette_spin(3)[:3]))
         # The commit waits on its thread; the loop still runs this test's code meanwhile.
         # (Were the commit on the loop, nothing below would run before it ended: a deadlock.)
         assert await asyncio.to_thread(journal.entered.wait, 10)
@@ -139,9 +124,9 @@ async def test_a_record_written_during_the_commit_makes_the_batch_decide_again(
     with HeldJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
         journal.release.set()
-        await runner.step(_spin(1)[:2])
+        await runner.step(roulette_spin(1)[:2])
         journal.release.clear()
-        step = asyncio.create_task(runner.step(_spin(1)[2:]))
+        step = asyncio.create_task(runner.step(roulette_spin(1)[2:]))
         assert await asyncio.to_thread(journal.entered.wait, 10)
         # A command's record takes the seq the batch was decided for (on the loop, directly).
         runner.journal_records([{"type": "power_on", "ts": TS}], raising=True)
@@ -160,7 +145,7 @@ async def test_a_record_written_during_the_commit_makes_the_batch_decide_again(
 async def test_cancelled_mid_commit_the_engine_still_matches_the_journal(tmp_path: Path) -> None:
     with HeldJournal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
-        step = asyncio.create_task(runner.step(_spin(9)))
+        step = asyncio.create_task(runner.step(roulette_spin(9)))
         assert await asyncio.to_thread(journal.entered.wait, 10)
         step.cancel()
         threading.Timer(0.05, journal.release.set).start()

@@ -3,12 +3,16 @@
 One roulette table (simulated SS2 wheel) and one baccarat table (simulated shuffler and shoe,
 a simulated dealer), both real controllers built by :class:`tablectl.controller.lab.floor.LabFloor`
 on the bench's Mosquitto, everything time-lapsed by ``--speed``. After ``--warmup`` seconds it
-takes a tracemalloc snapshot and its RSS, samples RSS while the soak runs, takes a second
+takes a tracemalloc snapshot and its RSS, samples its memory while the soak runs, takes a second
 snapshot at the end and prints one JSON object on stdout: RSS and journal records at both ends,
 the samples, and the allocation sites that grew most between the snapshots.
 
 RSS is reported without tracemalloc's own bookkeeping (``get_tracemalloc_memory``), which grows
-with every live block it traces.
+with every live block it traces. Each sample also splits it, to tell where growth is: ``traced``
+(Python objects, as tracemalloc counts them), ``anon`` (every heap: Python's, SQLite's page
+caches, paho's buffers, allocator arenas, thread stacks; ``Anonymous`` of
+``/proc/self/smaps_rollup``) and ``file`` (mapped code and libraries, the rest of the RSS), and
+counts the process's threads.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import sqlite3
@@ -32,6 +37,9 @@ from tablectl.controller.service.logs import configure_logging
 TABLES = ("roulette", "baccarat")
 TOP = 15
 """How many growth sites the report lists."""
+SAMPLES = 40
+"""Memory readings over the soak (at most one a second): the growth is a fit over the second
+half of them (:mod:`bench.soak`), which needs more than a handful."""
 
 
 class _SoakOverError(Exception):
@@ -55,6 +63,36 @@ def _rss_mb() -> float:
     return round((proc_rss_kb(os.getpid()) * 1024 - own) / 2**20, 2)
 
 
+def _sample(t: float, records: int) -> dict[str, Any]:
+    """One reading: RSS (:func:`_rss_mb`) and its parts, MB, and the thread count."""
+    rollup = {}
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]:
+        key, _, rest = line.partition(":")
+        rollup[key] = int(rest.split()[0])  # kB
+    own = tracemalloc.get_tracemalloc_memory() if tracemalloc.is_tracing() else 0
+    anon = (rollup["Anonymous"] * 1024 - own) / 2**20
+    return {
+        "t_s": round(t, 1),
+        "records": records,
+        "rss_mb": _rss_mb(),
+        "anon_mb": round(anon, 2),
+        "file_mb": round((rollup["Rss"] - rollup["Anonymous"]) / 1024, 2),
+        "traced_mb": round(tracemalloc.get_traced_memory()[0] / 2**20, 2),
+        "threads": len(os.listdir("/proc/self/task")),
+    }
+
+
+def _snapshot() -> tracemalloc.Snapshot:
+    """The live Python objects, after a full collection.
+
+    Without it the diff listed garbage in reference cycles waiting for the next full collection
+    (~200 kB of roulette results, ``dataclasses.replace`` in the engine, in a 240 s soak) as
+    growth: a collection at the end found none of it alive.
+    """
+    gc.collect()
+    return tracemalloc.take_snapshot()
+
+
 def _growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> list[dict[str, Any]]:
     repo = str(Path(__file__).resolve().parents[1]) + "/"
     own = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own frames
@@ -76,15 +114,17 @@ def _growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> list[d
 
 async def _measure(floor: LabFloor, *, seconds: float, warmup: float) -> dict[str, Any]:
     await asyncio.sleep(warmup)
-    before = tracemalloc.take_snapshot()
+    before = _snapshot()
     t0, rss0, records0 = time.monotonic(), _rss_mb(), _records(floor.journals)
-    samples = [(0.0, rss0, records0)]
-    step = max(1.0, seconds / 10)
+    samples = [_sample(0.0, records0)]
+    step = max(1.0, seconds / SAMPLES)
     while (elapsed := time.monotonic() - t0) < seconds:
         await asyncio.sleep(min(step, seconds - elapsed))
-        samples.append((round(time.monotonic() - t0, 1), _rss_mb(), _records(floor.journals)))
-    after = tracemalloc.take_snapshot()
-    rss1, records1 = _rss_mb(), _records(floor.journals)
+        samples.append(_sample(time.monotonic() - t0, _records(floor.journals)))
+    # The last reading comes before the second snapshot: a snapshot is a few MB of Python
+    # objects, and reading the RSS after it counted them as growth (~4.5 MB in a 240 s soak).
+    rss1, records1 = samples[-1]["rss_mb"], samples[-1]["records"]
+    after = _snapshot()
     traced0 = sum(s.size for s in before.statistics("filename"))
     traced1 = sum(s.size for s in after.statistics("filename"))
     return {
@@ -96,7 +136,7 @@ async def _measure(floor: LabFloor, *, seconds: float, warmup: float) -> dict[st
         "records_after_warmup": records0,
         "records_end": records1,
         "traced_growth_kb": round((traced1 - traced0) / 1024, 1),
-        "samples": [{"t_s": t, "rss_mb": r, "records": n} for t, r, n in samples],
+        "samples": samples,
         "top_growth": _growth(before, after),
     }
 

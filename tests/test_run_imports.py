@@ -60,3 +60,19 @@ def test_run_help_lists_run_options_only_and_top_level_help_every_command() -> N
     ).stdout
     for command in ("run", "demo", "dashboard", "archive", "simulate", "verify"):
         assert command in top
+
+
+def test_the_run_path_builds_no_event_validator_until_an_event_is_parsed() -> None:
+    """The pydantic validator of ``cmd/event`` and replay is built on first use: most starts
+    (a fresh journal, a restart from the checkpoint of an orderly stop) parse no event."""
+    probe = (
+        "import tablectl.controller.service.process, tablectl.drivers.ss2.driver\n"
+        "from tablectl.controller.core import events\n"
+        "before = events._adapter.cache_info().currsize\n"
+        "events.parse_event({'type': 'confirm', 'ts': '2026-01-01T00:00:00Z'})\n"
+        "print(before, events._adapter.cache_info().currsize)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["0", "1"]

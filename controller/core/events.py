@@ -12,6 +12,7 @@ unknown types, unknown keys and wrong value types are :class:`EventFormatError` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -406,9 +407,17 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
     )
 }
 
-_ADAPTER: pydantic.TypeAdapter[TableEvent] = pydantic.TypeAdapter(
-    Annotated[TableEvent, pydantic.Field(discriminator="type")]
-)
+
+@functools.cache
+def _adapter() -> pydantic.TypeAdapter[TableEvent]:
+    """The validator of :func:`parse_event`, built on first use and kept.
+
+    Building it costs 25-75 ms (pydantic generates a schema for every event class), the largest
+    single import cost of ``tablectl run``, and most starts never parse an event from outside:
+    a fresh journal, or a restart from the checkpoint of an orderly stop, replays nothing. The
+    starts that do (a replay after a crash, the first ``cmd/event``) pay it once.
+    """
+    return pydantic.TypeAdapter(Annotated[TableEvent, pydantic.Field(discriminator="type")])
 
 
 def parse_event(obj: object) -> TableEvent:
@@ -425,7 +434,7 @@ def parse_event(obj: object) -> TableEvent:
         raise EventFormatError(f"unknown event type {kind!r} (known: {known})")
     try:
         # JSON mode: strict types (no "3" for 3) while still accepting objects for dataclasses.
-        return _ADAPTER.validate_json(json.dumps(obj))
+        return _adapter().validate_json(json.dumps(obj))
     except RecursionError:
         raise EventFormatError(f"bad {kind} event: nested too deeply") from None
     except (TypeError, ValueError) as exc:

@@ -116,6 +116,7 @@ class OutboxDrain:
         self._timeout = timeout
         self._acked = 0
         self._marked_up_to = 0
+        self._mark_asked = 0  # the newest mark handed to the journal's thread
         self._mark_failing = False  # only to log a refused mark once per episode
         self._routes: dict[str, list[tuple[str, bool]]] = {}  # per record type: Topics.routes
         self._batch: _Batch | None = None  # the one in flight, if any
@@ -144,12 +145,16 @@ class OutboxDrain:
         = a dead connection).
         """
         while True:
-            await self.mark(self._acked)
+            self.mark(self._acked)
             # The stored canonical JSON is the payload: no decode and re-encode per record.
-            read = functools.partial(
-                self._journal.unpublished_payloads, self._batch_size, after=self._acked
-            )
-            records = await self._in_writer(read)
+            # What the runner just committed is in the journal's memory; the file only after a
+            # restart or a long broker outage.
+            records = self._journal.recent_payloads(self._batch_size, after=self._acked)
+            if records is None:
+                read = functools.partial(
+                    self._journal.unpublished_payloads, self._batch_size, after=self._acked
+                )
+                records = await self._in_writer(read)
             if not records:
                 return
             seqs = [seq for seq, _, _ in records]
@@ -167,28 +172,39 @@ class OutboxDrain:
                 self._batch = None
                 if batch.done:
                     self._acked = max(self._acked, batch.seqs[batch.done - 1])
-                    # Awaited even when cancelled: the mark runs on the journal's thread anyway.
-                    await self.mark(self._acked)
+                    self.mark(self._acked)
             if len(records) < self._batch_size:
                 # The journal had no more. A record committed after that read comes with its own
                 # notify(), which wakes run() again: no thread hop for a read that finds nothing.
                 return
 
-    async def mark(self, up_to: int) -> None:
-        """Mark the acknowledged prefix in the journal; a refused write is retried later.
+    def mark(self, up_to: int) -> None:
+        """Mark the acknowledged prefix in the journal, on its thread, without waiting for it
+        (the journal's thread runs the marks in order, and the next read asks past
+        :attr:`_acked`, not past the marks); a refused write is retried at the next one.
 
         A full disk must not cost the broker connection (the outage's alarm and the command
         replies need it): the records stay unmarked, are not sent again on this connection
         (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
         gap).
         """
-        if up_to <= self._marked_up_to:  # a refused mark leaves it behind: retried here
+        if up_to <= max(self._marked_up_to, self._mark_asked):
             return
+        self._mark_asked = up_to
         try:
-            await self._in_writer(functools.partial(self._journal.mark_published, up_to))
-        except JournalError as exc:
+            done = asyncio.wrap_future(
+                self._journal.in_writer(functools.partial(self._journal.mark_published, up_to))
+            )
+        except JournalError as exc:  # closed
+            self._marked(up_to, exc)
+            return
+        done.add_done_callback(lambda f: self._marked(up_to, f.exception()))
+
+    def _marked(self, up_to: int, error: BaseException | None) -> None:
+        if error is not None:
+            self._mark_asked = self._marked_up_to  # asked again with the next mark
             if not self._mark_failing:
-                log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(exc))
+                log.warning("outbox_mark_deferred", table=self._topics.table_id, error=str(error))
             self._mark_failing = True
             return
         self._mark_failing = False

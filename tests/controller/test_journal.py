@@ -21,6 +21,7 @@ from tablectl.controller.journal import (
     record_hash,
     verify_file,
 )
+from tablectl.controller.journal.store import TAIL_RECORDS
 
 TABLE = "BAC-01"
 
@@ -321,3 +322,27 @@ def test_a_full_disk_that_is_not_the_journals_is_a_write_error(tmp_path: Path) -
         filler.unlink()
         j.append([rec(i=-1)])  # usable again, the chain unbroken
         assert j.verify() == j.last_seq
+
+
+def test_the_outbox_reads_what_was_just_written_from_memory_as_the_file_has_it(
+    path: Path,
+) -> None:
+    with Journal(path, TABLE) as journal:
+        journal.append([rec(n=i) for i in range(5)])
+        assert journal.recent_payloads(100, after=0) == journal.unpublished_payloads(100, after=0)
+        assert journal.recent_payloads(2, after=1) == journal.unpublished_payloads(2, after=1)
+        journal.mark_published(3)  # acknowledged: no longer kept
+        assert [seq for seq, _, _ in journal.recent_payloads(100, after=3) or []] == [4, 5]
+        # More than the memory keeps: the oldest are read from the file again.
+        many = [rec(n=i) for i in range(TAIL_RECORDS + 10)]
+        journal.append(many)
+        assert journal.recent_payloads(100, after=3) is None
+        newest = journal.last_seq - 5
+        assert journal.recent_payloads(100, after=newest) == journal.unpublished_payloads(
+            100, after=newest
+        )
+    with Journal(path, TABLE) as journal:
+        # Reopened: what is unpublished is in the file only, until something new is written.
+        assert journal.recent_payloads(100, after=3) is None
+        journal.mark_published(journal.last_seq)
+        assert journal.recent_payloads(100, after=journal.last_seq) == []

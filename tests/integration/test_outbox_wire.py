@@ -176,8 +176,6 @@ async def test_a_broker_that_dies_mid_batch_marks_the_acked_prefix_and_resends_t
     # they are sent again.
     assert seqs(sub.messages) == [*range(1, 11), *range(4, 11)]
     assert marks(events) == [3, 10]
-    whats = [what for what, _ in events]
-    assert whats.index("marked") < whats.index("disconnected")  # the prefix, before reconnecting
     assert ledger.violations == []
 
 
@@ -302,7 +300,11 @@ async def test_commands_and_slots_go_through_while_a_backlog_drains(
 
 class GatedJournal(Journal):
     """A real journal whose next outbox read, once armed, returns only when released: what it
-    read is then stale (a record committed meanwhile is not in it)."""
+    read is then stale (a record committed meanwhile is not in it). It keeps nothing in memory
+    for the outbox, so every read is one of the file, on the journal's thread."""
+
+    def recent_payloads(self, limit: int = 100, after: int = 0) -> None:
+        return None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -13,6 +13,7 @@ differed in their delimiters and their error texts, and in one place in their bu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final, Generic
 
@@ -144,10 +145,31 @@ class FrameScanner:
         self._overflowed = False
         # The first byte of a two-byte terminator, held until the next byte says what it was.
         self._pending: int | None = None
+        self._plain = _run_of(self._ordinary())
+
+    def _ordinary(self) -> set[int]:
+        """The bytes that inside a frame are only appended to it: no terminator, marker or pair
+        start, printable where the framing wants it."""
+        framing = self.framing
+        ordinary = set(range(0x20, 0x7F) if framing.printable else range(256))
+        ordinary -= self._enders | self._pair_starts
+        ordinary -= {b for b in (framing.start, framing.end) if b is not None}
+        return ordinary
 
     def feed(self, data: bytes) -> list[bytes | DecodeError]:
         out: list[bytes | DecodeError] = []
-        for byte in data:
+        plain, i, size = self._plain, 0, len(data)
+        while i < size:
+            if plain is not None and self._state == _FRAME and self._pending is None:
+                # The body of a frame, a run at a time: what the loop below would append byte
+                # by byte (~1 µs a byte in Python, most of a driver's decoding cost).
+                run = plain.match(data, i)
+                if run is not None and run.end() - i <= self.framing.max_length - len(self._frame):
+                    self._frame += data[i : run.end()]
+                    i = run.end()
+                    continue
+            byte = data[i]
+            i += 1
             pending = self._pending
             if pending is not None:
                 self._pending = None
@@ -284,3 +306,10 @@ class FrameScanner:
 
     def _error(self, out: list[bytes | DecodeError], reason: str, raw: bytes | bytearray) -> None:
         out.append(DecodeError(reason, bytes(raw[: self.framing.max_raw])))
+
+
+def _run_of(members: set[int]) -> re.Pattern[bytes] | None:
+    """A pattern matching a run of ``members`` (``None`` for no members)."""
+    if not members:
+        return None
+    return re.compile(b"[" + b"".join(re.escape(bytes((b,))) for b in sorted(members)) + b"]+")

@@ -52,8 +52,11 @@ TraceHook = Callable[[str, Mapping[str, Any]], None]
 """``trace(what, details)``: an observation seam for tests and diagnostics (see Publisher)."""
 
 _INITIAL_DELAY = 0.1
-_MAX_INFLIGHT = 100
-"""PUBLISHes awaiting PUBACK on the wire (paho's default of 20 halves outbox throughput)."""
+_MAX_INFLIGHT = 0
+"""paho's own cap on PUBLISHes awaiting PUBACK: none. paho's default (20) halved the outbox's
+throughput, and with any cap it scans every message in flight on each PUBACK (3–4 µs a message
+at 100). What bounds them is the outbox's batch (``batch_size`` records, each on at most two
+topics, then it waits for their PUBACKs) and the few retained slots and replies beside it."""
 _OFFLINE_TIMEOUT = 1.0
 """Bound on the goodbye publish: a dead broker must not hold up shutdown."""
 _REFUSAL_LOG_INTERVAL = 60.0

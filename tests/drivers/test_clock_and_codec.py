@@ -10,9 +10,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tablectl.drivers import stx
+from tablectl.drivers.bigwheel import protocol as bigwheel_protocol
 from tablectl.drivers.clock import ManualClock, within
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers.shoe.driver import LINE_FRAMINGS
+from tablectl.drivers.ss2 import protocol as ss2_protocol
 from tests.support.waiting import until_waiting, wait_until
 
 
@@ -85,3 +91,36 @@ def test_a_two_byte_terminator_split_across_reads() -> None:
     assert scanner.feed(b"\n") == [b"cd\rx"]
     # The held CR does not count against the length until it turns out to be data.
     assert scanner.feed(b"wxyz\r\n") == [b"wxyz"]
+
+
+def _byte_by_byte(framing: Framing) -> FrameScanner:
+    """A scanner without the run-at-a-time path: the reference its fast path must agree with."""
+    scanner = FrameScanner(framing)
+    scanner._plain = None  # the one switch: every byte through the state machine
+    return scanner
+
+
+_FRAMINGS = [
+    ss2_protocol.FRAMING,
+    bigwheel_protocol.FRAMING,
+    stx.FRAMING,
+    *LINE_FRAMINGS.values(),
+    Framing(max_length=6, terminators=(b"\r\n",), report_overflow_at_end=True),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    framing=st.sampled_from(_FRAMINGS),
+    chunks=st.lists(
+        st.binary(max_size=40)
+        | st.sampled_from([b"*X:01:00:0:2:0:0:0\r\n", b"\x02AB\x03", b"\r", b"\n", b"\x02"]),
+        max_size=25,
+    ),
+)
+def test_a_frame_body_scanned_a_run_at_a_time_is_what_byte_by_byte_gives(
+    framing: Framing, chunks: list[bytes]
+) -> None:
+    fast, slow = FrameScanner(framing), _byte_by_byte(framing)
+    for chunk in chunks:
+        assert fast.feed(chunk) == slow.feed(chunk)

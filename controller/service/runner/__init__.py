@@ -1,11 +1,13 @@
 """The runner: the only async glue of one table, one job per module.
 
 Device events and commands are funnelled through one queue, so the table sees a single ordered
-stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
-concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
+stream. For each batch: the engine decides it → the events and their conclusions are journaled
+in one commit on the journal's thread → the publisher is woken. Nothing leaves the process
+before it is in the journal (DESIGN §3).
 
     table     TableRunner: merges the driver streams, feeds the engine, journals, notifies; a
               refused write locks the table (tablectl.controller.service.outage)
+    batch     a batch decided before its commit, and undone if the commit fails
     restart   replay from the last checkpoint, power_on / power_off, the restart gate
               (the rules: tablectl.controller.service.recovery, .checkpoint)
     commands  cmd/{verb}: caps, the authority's verdict, refusal codes, the verbs, the reply

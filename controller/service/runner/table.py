@@ -1,11 +1,13 @@
 """TableRunner: the async glue of one table (drivers → engine → journal → publisher).
 
 Device events and commands are funnelled through one queue, so the table sees a single ordered
-stream. For each event: journal it (fsync'd) → apply the game engine → journal what the engine
-concluded → wake the publisher. Nothing is acted on before it is in the journal (DESIGN §3).
-Under load this is a group commit: the events that queued up meanwhile are journaled in one
-transaction, then applied in order, then their conclusions journaled in a second one. A write the
-journal refuses locks the table (:mod:`tablectl.controller.service.outage`) until it writes again.
+stream. Under load this is a group commit: the events that queued up while the last batch was
+being written form the next batch. The engine decides the batch first
+(:mod:`~tablectl.controller.service.runner.batch`); the events and their conclusions are then
+journaled in one transaction on the journal's own thread, and only once that is durable does
+anything about them leave the process (DESIGN §3, docs/architecture.md). A write the journal
+refuses rolls the engine back and locks the table (:mod:`tablectl.controller.service.outage`)
+until it writes again.
 """
 
 from __future__ import annotations

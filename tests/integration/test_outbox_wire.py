@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,19 +20,13 @@ import pytest
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from tablectl.controller.config import MqttConfig
 from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt import drain
-from tablectl.controller.mqtt.publisher import Publisher
-from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.mqtt.wire import Wire, paho_client
-from tests.integration.test_publisher import AckLedger, rec, seqs
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber, TcpProxy
+from tests.support.outbox import TABLE, TOPICS, AckLedger, publisher, rec, seqs
 from tests.support.waiting import wait_until
-
-TABLE = "BAC-01"
-TOPICS = Topics("tablectl", TABLE)
 
 pytestmark = pytest.mark.broker
 
@@ -99,17 +92,6 @@ def held_wire(monkeypatch: pytest.MonkeyPatch) -> type[HeldWire]:
 def journal(tmp_path: Path) -> Iterator[Journal]:
     with Journal(tmp_path / "journal.sqlite", TABLE) as j:
         yield j
-
-
-@asynccontextmanager
-async def publisher(journal: Journal, port: int, **kwargs: Any) -> AsyncIterator[Publisher]:
-    config = MqttConfig(url=f"mqtt://127.0.0.1:{port}", reconnect_max_delay=0.3)
-    kwargs.setdefault("timeout", 3)
-    pub = Publisher(config, TOPICS, journal, host="127.0.0.1", port=port, **kwargs)
-    async with pub:
-        async with asyncio.timeout(3):
-            await pub.wait_connected()
-        yield pub
 
 
 def marks(events: list[tuple[str, Mapping[str, Any]]]) -> list[int]:

@@ -7,8 +7,7 @@ and is marked published only after its PUBACKs; outages cost duplicates, never g
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,52 +17,12 @@ from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError, JournalError
 from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt.publisher import Publisher, broker_address
-from tablectl.controller.mqtt.topics import Topics
 from tests.support.mosquitto import MosquittoProcess
-from tests.support.mqtt import Received, Subscriber, TcpProxy
+from tests.support.mqtt import Subscriber, TcpProxy
+from tests.support.outbox import TABLE, TOPICS, AckLedger, has_seqs, publisher, rec, seqs
 from tests.support.waiting import wait_until
 
-TABLE = "BAC-01"
-TOPICS = Topics("tablectl", TABLE)
 ALL = f"{TOPICS.base}/#"
-
-
-def rec(kind: str = "card", **data: Any) -> dict[str, Any]:
-    return {"type": kind, "ts": "2026-11-30T10:00:00.000000Z", **data}
-
-
-class AckLedger:
-    """Trace hook that checks, as it happens, that no seq is marked before all its PUBACKs."""
-
-    def __init__(self, journal: Journal, topics: Topics) -> None:
-        self.journal = journal
-        self.topics = topics
-        self.acked: dict[int, set[str]] = {}
-        self.marked = 0
-        self.violations: list[str] = []
-        self.events: list[str] = []
-
-    def __call__(self, what: str, details: Mapping[str, Any]) -> None:
-        self.events.append(what)
-        if what == "puback":
-            self.acked.setdefault(details["seq"], set()).add(details["topic"])
-        elif what == "marked":
-            up_to = details["up_to"]
-            for record in self.journal.records(since_seq=self.marked):
-                if record["seq"] > up_to:
-                    break
-                routes = {topic for topic, _ in self.topics.routes(record)}
-                if not routes <= self.acked.get(record["seq"], set()):
-                    self.violations.append(f"seq {record['seq']} marked before all PUBACKs")
-            self.marked = max(self.marked, up_to)
-
-
-def seqs(messages: list[Received], topic: str = TOPICS.events) -> list[int]:
-    return [m.json()["seq"] for m in messages if m.topic == topic]
-
-
-def has_seqs(upto: int, topic: str = TOPICS.events) -> Callable[[list[Received]], bool]:
-    return lambda messages: upto in seqs(messages, topic)
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -77,16 +36,6 @@ async def until(condition: Callable[[], bool]) -> None:
 def journal(tmp_path: Path) -> Iterator[Journal]:
     with Journal(tmp_path / "journal.sqlite", TABLE) as j:
         yield j
-
-
-@asynccontextmanager
-async def publisher(journal: Journal, port: int, **kwargs: Any) -> AsyncIterator[Publisher]:
-    config = MqttConfig(url=f"mqtt://127.0.0.1:{port}", reconnect_max_delay=0.3)
-    pub = Publisher(config, TOPICS, journal, host="127.0.0.1", port=port, timeout=3, **kwargs)
-    async with pub:
-        async with asyncio.timeout(3):
-            await pub.wait_connected()
-        yield pub
 
 
 # -- broker_address (pure) -----------------------------------------------------------------

@@ -25,6 +25,7 @@ from tablectl.controller.journal.records import HEX64, JournalRecord, read_recor
 
 __all__ = [
     "APPLICATION_ID",
+    "CACHE_KIB",
     "DDL",
     "PAGE",
     "READ_ERRORS",
@@ -50,7 +51,7 @@ _WAL_PAGES: Final = 256
 """Pages in the write-ahead log before SQLite checkpoints it (its default is 1000)."""
 _WAL_BYTES: Final = 1024 * 1024
 """Size the write-ahead log is truncated back to after a checkpoint."""
-_CACHE_KIB: Final = 256
+CACHE_KIB: Final = 256
 """SQLite's page cache per journal connection, KiB (its default is 2,000 KiB).
 
 The cache fills as the journal grows and is never given back while the connection is open: at
@@ -119,7 +120,7 @@ def bound_memory(conn: sqlite3.Connection) -> None:
     ``mmap_size`` is 0 by default in the SQLite builds we know, but a build or a system
     configuration may set another default, and a mapped journal would count its file in the RSS.
     """
-    conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute("PRAGMA mmap_size = 0")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tablectl.controller.journal.db import _CACHE_KIB, connect_read_only
+from tablectl.controller.journal.db import CACHE_KIB, connect_read_only
 from tablectl.controller.journal.live import LiveFile
 from tablectl.controller.journal.records import chain_record
 
@@ -29,19 +29,19 @@ def test_the_live_file_and_read_only_connections_have_a_bounded_cache_and_no_map
     path = tmp_path / "journal.sqlite"
     live = LiveFile(path, TABLE, (), None)
     try:
-        assert _settings(live.conn) == (-_CACHE_KIB, 0)
+        assert _settings(live.conn) == (-CACHE_KIB, 0)
         record = {"type": "round_open", "ts": "2026-12-01T10:00:00.000000Z", "table": TABLE}
         live.insert([chain_record(record, 1, live.last_hash)], "a record")
         reader = connect_read_only(path)  # with a -wal next to it: mode=ro
         try:
-            assert _settings(reader) == (-_CACHE_KIB, 0)
+            assert _settings(reader) == (-CACHE_KIB, 0)
         finally:
             reader.close()
     finally:
         live.close(None)
     reader = connect_read_only(path)  # closed and checkpointed: immutable=1
     try:
-        assert _settings(reader) == (-_CACHE_KIB, 0)
+        assert _settings(reader) == (-CACHE_KIB, 0)
         assert reader.execute("SELECT count(*) FROM records").fetchone()[0] == 1
     finally:
         reader.close()

@@ -16,6 +16,7 @@ runner's journal and engine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -219,9 +220,19 @@ class Restart:
         seq, record_hash = self._journal.last_seq, self._journal.last_hash
         state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
         payload = checkpoints.encode(seq, state)
-        if payload is not None:
-            write = functools.partial(checkpoints.write, seq, record_hash, payload)
-            await asyncio.wrap_future(self._journal.in_writer(write))
+        if payload is None:
+            return
+        write = self._journal.in_writer(
+            functools.partial(checkpoints.write, seq, record_hash, payload)
+        )
+        try:
+            await asyncio.wrap_future(write)
+        except asyncio.CancelledError:
+            # The table stops: power_off's own checkpoint must not write the same file while
+            # this one still does (on the journal's thread).
+            with contextlib.suppress(BaseException):
+                write.result()
+            raise
 
     def _save_checkpoint(self, seq: int, record_hash: str) -> None:
         assert self.checkpoints is not None

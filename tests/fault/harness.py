@@ -119,12 +119,15 @@ class Collector:
         self._client: aiomqtt.Client | None = None
         self._reader: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self.lost: str | None = None
+        """Why the collector's own connection ended when nobody disconnected it: what it then
+        misses is the harness's loss, not the controllers' (named by :meth:`wait`)."""
 
     async def connect(self) -> None:
         client = aiomqtt.Client(self.host, self.port, identifier="fault-collector", timeout=5)
         await client.__aenter__()
         await client.subscribe(f"{PREFIX}/#", qos=1)
-        self._client = client
+        self._client, self.lost = client, None
         self._reader = asyncio.create_task(self._read(client), name="fault-collector")
 
     async def disconnect(self) -> None:
@@ -138,20 +141,26 @@ class Collector:
                 await client.__aexit__(None, None, None)
 
     async def _read(self, client: aiomqtt.Client) -> None:
-        with contextlib.suppress(aiomqtt.MqttError):
-            async for message in client.messages:
-                topic = message.topic.value
-                raw = message.payload
-                data = raw if isinstance(raw, bytes) else str(raw).encode()
-                parts = topic.split("/")
-                if len(parts) >= 3:
-                    self.arrivals.append((parts[1], "/".join(parts[2:]), data))
-                if len(parts) == 3 and parts[2] == "events":
-                    with contextlib.suppress(ValueError, KeyError, TypeError):
-                        self.events[parts[1]][int(json.loads(data)["seq"])].append(data)
-                elif len(parts) >= 3:
-                    self.other[parts[1]].append(("/".join(parts[2:]), data))
-                self._changed.set()
+        try:
+            await self._receive(client)
+        except aiomqtt.MqttError as exc:
+            self.lost = str(exc) or type(exc).__name__
+            self._changed.set()
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            topic = message.topic.value
+            raw = message.payload
+            data = raw if isinstance(raw, bytes) else str(raw).encode()
+            parts = topic.split("/")
+            if len(parts) >= 3:
+                self.arrivals.append((parts[1], "/".join(parts[2:]), data))
+            if len(parts) == 3 and parts[2] == "events":
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    self.events[parts[1]][int(json.loads(data)["seq"])].append(data)
+            elif len(parts) >= 3:
+                self.other[parts[1]].append(("/".join(parts[2:]), data))
+            self._changed.set()
 
     def seqs(self, table: str) -> set[int]:
         return set(self.events[table])
@@ -162,7 +171,10 @@ class Collector:
         while not predicate():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+                lost = (
+                    f" (the collector's own connection was lost: {self.lost})" if self.lost else ""
+                )
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}{lost}")
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), min(left, 0.05))

@@ -346,3 +346,18 @@ def test_the_outbox_reads_what_was_just_written_from_memory_as_the_file_has_it(
         assert journal.recent_payloads(100, after=3) is None
         journal.mark_published(journal.last_seq)
         assert journal.recent_payloads(100, after=journal.last_seq) == []
+
+
+def test_the_writer_thread_runs_calls_in_order_and_refuses_them_once_closed(path: Path) -> None:
+    journal = Journal(path, TABLE)
+    first = journal.in_writer(lambda: journal.append([rec(n=1)]))
+    second = journal.in_writer(lambda: journal.append([rec(n=2)]))
+    assert [r.seq for r in first.result(5) + second.result(5)] == [1, 2]
+    mark = journal.in_writer(lambda: journal.mark_published(2))
+    journal.close()  # lets the queued mark finish first
+    assert mark.done()
+    assert mark.exception() is None
+    with pytest.raises(JournalError, match="closed"):
+        journal.in_writer(lambda: journal.append([rec(n=3)]))
+    with Journal(path, TABLE) as reopened:
+        assert reopened.acknowledged_seq == 2

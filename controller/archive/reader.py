@@ -23,8 +23,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import psycopg
 from psycopg import sql
@@ -37,6 +36,7 @@ from tablectl.controller.archive.db import (
     describe_dsn,
     one_line,
 )
+from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import ChainBrokenError
 from tablectl.controller.core.time import format_moment, parse_ts
 from tablectl.controller.journal import JournalRecord, canonical_json
@@ -59,7 +59,7 @@ PAGE: Final = 1000
 
 
 @dataclass
-class Archive:
+class Archive(Closing):
     """An open connection to an archive and what to call it in messages."""
 
     conn: psycopg.Connection[tuple[object, ...]]
@@ -81,17 +81,6 @@ class Archive:
     def close(self) -> None:
         with contextlib.suppress(psycopg.Error):
             self.conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def open_archive(dsn: str, *, read_only: bool = True) -> Archive:

@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
+from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import JournalConflictError, JournalError
 from tablectl.controller.core.time import parse_ts
 from tablectl.controller.journal import outbox
@@ -72,7 +72,7 @@ TAIL_RECORDS = 256
 past this (a broker down) it reads the file instead."""
 
 
-class Journal:
+class Journal(Closing):
     """One table's journal file (plus, after rotations, its rotated files).
 
     Thread-safe (one lock around the single connection). Not async itself: tests, recovery and
@@ -207,17 +207,6 @@ class Journal:
         if self._anchors is None:
             return None
         return self._anchors.mac(self.table_id, self._live.last_seq, self._live.last_hash)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r}, table={self.table_id!r}, last_seq={self.last_seq})"

@@ -13,9 +13,9 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
+from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import ControllerError, JournalError
 from tablectl.controller.journal import (
     FileSummary,
@@ -45,7 +45,7 @@ class _File:
     conn: sqlite3.Connection
 
 
-class JournalReader:
+class JournalReader(Closing):
     """Read-only access to a journal and its rotated files, verified, by ``seq``.
 
     Args:
@@ -108,17 +108,6 @@ class JournalReader:
                 file.conn.close()
         self._files = []
         self._tmp.cleanup()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     @property
     def first_seq(self) -> int:

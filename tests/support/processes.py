@@ -15,24 +15,22 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Self
+
+from tablectl.controller.core.closing import Closing
 
 __all__ = ["Process", "ServerProcess", "start_controller", "start_simulator", "write_config"]
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class ServerProcess:
+class ServerProcess(Closing):
     """A server the tests start for real (Mosquitto, PostgreSQL, a RabbitMQ node): a context
     manager that starts it and closes it, with its log at ``log_path`` for failure messages."""
 
     log_path: Path
 
     def start(self) -> object:
-        raise NotImplementedError
-
-    def close(self) -> None:
         raise NotImplementedError
 
     def _log_tail(self) -> str:
@@ -44,14 +42,6 @@ class ServerProcess:
     def __enter__(self) -> Self:
         self.start()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 @dataclass

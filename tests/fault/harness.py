@@ -39,7 +39,7 @@ import aiomqtt
 
 from tablectl.controller.journal import GENESIS_HASH, Journal, record_hash
 from tablectl.simulators.ss2 import DEFAULT_MODE
-from tests.support.processes import REPO, write_config
+from tests.support.processes import REPO, end_process, log_tail, write_config
 
 __all__ = [
     "PREFIX",
@@ -495,7 +495,7 @@ class Lane:
         line = proc.stdout.readline()
         if not line.startswith(b"READY "):
             proc.kill()
-            raise AssertionError(f"simulator not ready: {line!r}\n{_tail(self.sim_log)}")
+            raise AssertionError(f"simulator not ready: {line!r}\n{log_tail(self.sim_log)}")
         self.sim = proc
         self.sim_where = line.decode().split(" ", 2)[2].strip()
 
@@ -574,25 +574,7 @@ class Lane:
 
 
 def _kill(proc: subprocess.Popen[bytes] | None, sig: int) -> int | None:
-    if proc is None:
-        return None
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-    if proc.stdout is not None:
-        proc.stdout.close()
-    return proc.returncode
-
-
-def _tail(path: Path, chars: int = 3000) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
-    except OSError:
-        return "(no log)"
+    return None if proc is None else end_process(proc, sig)
 
 
 def count_in_log(path: Path, needle: str) -> int:

@@ -28,7 +28,7 @@ from tablectl.controller.mqtt.outbound import published_payload
 from tablectl.controller.service.app import build_engine_for
 from tablectl.controller.tools.cli import main as tablectl
 from tests.fault.harness import Lane
-from tests.support.processes import REPO
+from tests.support.processes import REPO, end_process, log_tail
 
 __all__ = [
     "ArchiverProcess",
@@ -117,22 +117,10 @@ class ArchiverProcess:
 
     def kill(self, sig: int = signal.SIGKILL) -> int | None:
         proc, self.proc = self.proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(sig)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        return proc.returncode
+        return None if proc is None else end_process(proc, sig)
 
     def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
+        return log_tail(self.log, chars)
 
 
 def journal_bodies(journal: Path) -> dict[int, bytes]:

@@ -19,7 +19,15 @@ from typing import Self
 
 from tablectl.controller.core.closing import Closing
 
-__all__ = ["Process", "ServerProcess", "start_controller", "start_simulator", "write_config"]
+__all__ = [
+    "Process",
+    "ServerProcess",
+    "end_process",
+    "log_tail",
+    "start_controller",
+    "start_simulator",
+    "write_config",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,10 +42,7 @@ class ServerProcess(Closing):
         raise NotImplementedError
 
     def _log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
+        return log_tail(self.log_path, 2000)
 
     def __enter__(self) -> Self:
         self.start()
@@ -53,23 +58,34 @@ class Process:
     ready: str = ""
 
     def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log.read_text(encoding="utf-8", errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
+        return log_tail(self.log, chars)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 5.0) -> int:
         """Signal the process and wait; SIGKILL if it does not go. Returns the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=timeout)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        return self.proc.returncode
+        return end_process(self.proc, sig, timeout)
+
+
+def end_process(proc: subprocess.Popen[bytes], sig: int, timeout: float = 10.0) -> int:
+    """Send ``sig`` to ``proc`` (if it still runs) and reap it; SIGKILL after ``timeout``
+    seconds. Returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return proc.returncode
+
+
+def log_tail(path: Path, chars: int = 3000) -> str:
+    """The end of a process's log, for a failure message."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
 
 
 def _env() -> dict[str, str]:

@@ -553,6 +553,15 @@ class Lane:
         self.ctl = None
         return code
 
+    async def stop_ctl(self) -> int | None:
+        """SIGTERM, and wait for the orderly stop in a thread. Waiting on the test's own event
+        loop would freeze what runs there — the TCP proxies between the controller and the
+        broker, the collector — so the controller's final flush would get no PUBACK and its
+        last records would reach the broker only after it had given up (found by the broker
+        lanes: a record whose second PUBACK was pending at the signal held back ``power_off``).
+        """
+        return await asyncio.to_thread(self.kill_ctl, signal.SIGTERM)
+
     @property
     def ctl_alive(self) -> bool:
         return self.ctl is not None and self.ctl.poll() is None

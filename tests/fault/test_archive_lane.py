@@ -175,7 +175,7 @@ async def test_archive_lane(
             await wait_archived(floor.dsn, floor.journals, 60, archivers=[floor.archiver])
             report.check("archive: caught up with every journal after the injection", 3)
         for lane in floor.lanes:
-            lane.kill_ctl(signal.SIGTERM)
+            await lane.stop_ctl()
         await wait_archived(floor.dsn, floor.journals, 30, archivers=[floor.archiver])
         supervisor.cancel()
         floor.held = True

@@ -129,7 +129,7 @@ async def _final_checks(
         lane.start_ctl()
     await check_lane(lane, collector, report)
     await _progress(lane, collector, report)
-    lane.kill_ctl(signal.SIGTERM)
+    await lane.stop_ctl()
     rows = read_journal(lane.journal)
     check_journal(rows, report)
     found = list(records(rows))
@@ -261,7 +261,7 @@ async def _resume_lane(lane: Lane, collector: Collector, report: FaultReport) ->
             assert (ends[0]["status"], ends[0]["reason"]) == ("void", CONTROLLER_RESTART)
             report.check("interrupted round voided controller_restart when not confirmed")
         await check_lane(lane, collector, report)
-        lane.kill_ctl(signal.SIGTERM)
+        await lane.stop_ctl()
         await check_lane_published_only(lane, collector, report, read_journal(lane.journal))
 
 

@@ -46,10 +46,10 @@ from typing import Any, Final
 import psycopg
 
 from bench.floors import mqtt_hop
+from bench.mqtt import Subscriber
 from bench.support import (
     REPO,
     Broker,
-    Subscriber,
     load_average,
     machine_info,
     proc_cpu_seconds,

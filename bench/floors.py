@@ -2,8 +2,9 @@
 
 * **pty line**: one SS2 status line from the pty master to a reader asleep on the slave (half
   the round trip through an echo thread): the kernel's pty hand-off and one wake-up.
-* **MQTT QoS 1 hop**: aiomqtt publish (QoS 1) → an aiomqtt subscriber on the same Mosquitto
-  receives it; the same client library, socket options and broker the controller uses.
+* **MQTT QoS 1 hop**: a QoS 1 PUBLISH from the controller's own outbox connection
+  (:mod:`tablectl.controller.mqtt.wire`) → the bench's subscriber (:mod:`bench.mqtt`) on the
+  same Mosquitto receives it: the same client code, socket options and broker as the path.
 * **fsync'd insert**: one row (an outcome-sized body) committed to SQLite in WAL mode with
   ``synchronous=FULL``, in the directory the journals live in.
 
@@ -25,16 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
-
-from bench.support import PREFIX, Broker, Subscriber, WheelLines, WheelPty, summarize_ms
+from bench.mqtt import Subscriber
+from bench.support import PREFIX, Broker, WheelLines, WheelPty, summarize_ms
+from tablectl.controller.mqtt.wire import Link, Wire
 
 __all__ = ["measure_floors"]
 
@@ -101,34 +101,40 @@ def sqlite_fsync(path: Path, rounds: int, pause: float = 0.0) -> list[int]:
 
 
 async def mqtt_hop(broker: Broker, rounds: int, pause: float = 0.0) -> list[int]:
+    """QoS 1 PUBLISH → broker → subscriber, p50 over ``rounds``: sent by the controller's own
+    outbox connection (:class:`~tablectl.controller.mqtt.wire.Wire`), received by the bench's
+    subscriber, so the floor has every client cost the path has and nothing else."""
     topic = f"{PREFIX}/floor/hop"
     loop = asyncio.get_running_loop()
     waiting: list[asyncio.Future[int]] = []
+    acked: list[asyncio.Future[None]] = []
 
     def on_message(_topic: str, _payload: bytes, t_ns: int) -> None:
         if waiting and not waiting[0].done():
             waiting[0].set_result(t_ns)
 
+    def on_puback(_token: None) -> None:
+        if acked and not acked[0].done():
+            acked[0].set_result(None)
+
     payload = _BODY.encode()
     samples: list[int] = []
+    link = Link(broker.host, broker.port, client_id="bench-floor", keepalive=0, timeout=10)
     async with (
         Subscriber(broker.host, broker.port, [topic], on_message),
-        aiomqtt.Client(
-            broker.host,
-            broker.port,
-            timeout=10,
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],  # as the Publisher
-        ) as client,
+        await Wire.open(link, on_puback) as wire,
     ):
         warmup = 1 if pause else 50
         for i in range(rounds + warmup):
             if pause:
                 await asyncio.sleep(pause)
             waiting[:] = [loop.create_future()]
+            acked[:] = [loop.create_future()]
             t0 = time.perf_counter_ns()
-            publish = asyncio.ensure_future(client.publish(topic, payload, qos=1))
+            wire.publish(topic, payload, retain=False, token=None)
+            wire.flush()
             t1 = await asyncio.wait_for(waiting[0], timeout=5)
-            await publish
+            await asyncio.wait_for(acked[0], timeout=5)
             if i >= warmup:
                 samples.append(t1 - t0)
     return samples

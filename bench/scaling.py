@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.mqtt import Subscriber
 from bench.support import (
     PREFIX,
     Broker,
-    Subscriber,
     WheelLines,
     WheelPty,
     proc_cpu_seconds,

@@ -8,7 +8,6 @@ port, ``set_tcp_nodelay`` as production should have it) but is copied rather tha
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import platform
@@ -20,12 +19,10 @@ import subprocess
 import sys
 import time
 import tty
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
-
-import aiomqtt
 
 from tablectl.drivers.ss2.protocol import BareNumber, Status, encode_message
 
@@ -33,7 +30,6 @@ __all__ = [
     "PREFIX",
     "REPO",
     "Broker",
-    "Subscriber",
     "WheelLines",
     "WheelPty",
     "child_env",
@@ -210,54 +206,6 @@ class WheelLines:
         )
         self.last = number
         return ready, launched, closed, result
-
-
-# --- the subscriber --------------------------------------------------------------------------
-
-OnMessage = Callable[[str, bytes, int], None]
-
-
-class Subscriber:
-    """An aiomqtt subscriber (QoS 1) that stamps every message with ``perf_counter_ns`` as it
-    is handed to us and passes ``(topic, payload, t_ns)`` to :attr:`on_message`."""
-
-    def __init__(self, host: str, port: int, filters: Iterable[str], on_message: OnMessage) -> None:
-        self.filters = list(filters)
-        self.on_message = on_message
-        self._client = aiomqtt.Client(
-            host,
-            port,
-            timeout=10,
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        )
-        self._task: asyncio.Task[None] | None = None
-
-    async def _read(self) -> None:
-        clock = time.perf_counter_ns
-        async for message in self._client.messages:
-            payload = message.payload
-            data = payload if isinstance(payload, bytes) else str(payload).encode()
-            self.on_message(message.topic.value, data, clock())
-
-    async def __aenter__(self) -> Self:
-        await self._client.__aenter__()
-        for topic_filter in self.filters:
-            await self._client.subscribe(topic_filter, qos=1)
-        self._task = asyncio.create_task(self._read(), name="bench-subscriber")
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                await self._task
-        with contextlib.suppress(aiomqtt.MqttError):
-            await self._client.__aexit__(exc_type, exc, tb)
 
 
 # --- controller processes --------------------------------------------------------------------

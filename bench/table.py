@@ -16,10 +16,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from bench.mqtt import Subscriber
 from bench.support import (
     PREFIX,
     Broker,
-    Subscriber,
     WheelLines,
     WheelPty,
     start_controller,

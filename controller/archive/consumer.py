@@ -31,9 +31,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import aiomqtt
+import paho.mqtt.client as paho
 import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
@@ -57,14 +58,22 @@ from tablectl.controller.archive.upkeep import Cadence, Upkeep
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
-from tablectl.controller.mqtt.wire import paho_client
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["Archiver", "ArchiverConfig"]
 
 log = structlog.get_logger("tablectl.archive")
+
+
+def paho_client(client: aiomqtt.Client) -> paho.Client:
+    """The paho client inside an aiomqtt one: the one place that reaches for it.
+
+    aiomqtt 2 does not expose paho's manual ack, which the archive needs (a message is
+    acknowledged only once the batch holding it is committed); aiomqtt keeps paho's client as
+    ``_client`` (checked against aiomqtt 2.5).
+    """
+    inner: paho.Client = client._client
+    return inner
+
 
 _MAX_DELAY: Final = 10.0
 _OUTGOING_LIMIT: Final = 10_000

@@ -7,11 +7,11 @@ deliveries (consumers de-duplicate by ``(table, seq)``), never a gap. One :class
 per :class:`~tablectl.controller.mqtt.publisher.Publisher`; it runs as the connection's outbox
 task.
 
-At wire speed: a batch goes to paho in one synchronous pass (:class:`~.wire.Wire`, no task or
-future per message) and its PUBACKs are counted by mid as they arrive; the drain awaits once per
-batch, for the whole batch. Its journal reads and marks run on the journal's own thread
-(:meth:`Journal.in_writer`), so a table's slow disk never stalls the event loop the other tables
-share.
+At wire speed: a batch goes out on the outbox's own connection in one write
+(:class:`~.wire.Wire`, no task, future or message object per PUBLISH) and its PUBACKs are
+counted by packet id as they arrive; the drain awaits once per batch, for the whole batch. Its
+journal reads and marks run on the journal's own thread (:meth:`Journal.in_writer`), so a
+table's slow disk never stalls the event loop the other tables share.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import aiomqtt
 import structlog
 
 from tablectl.controller.core.errors import JournalError
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import ANCHOR, Journal, canonical_json
 from tablectl.controller.mqtt.outbound import Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
-from tablectl.controller.mqtt.wire import Wire
+from tablectl.controller.mqtt.wire import Link, Wire
 
 if TYPE_CHECKING:
     from tablectl.controller.mqtt.publisher import TraceHook
@@ -41,8 +41,9 @@ log = structlog.get_logger("tablectl.controller.mqtt.publisher")
 
 T = TypeVar("T")
 
-_Token = tuple[int, str]
-"""What the wire hands back with a PUBACK: ``(index in the batch, topic)``."""
+_Token = tuple[int, str] | None
+"""What the wire hands back with a PUBACK: ``(index in the batch, topic)``; ``None`` for a
+retained record published again after a connect (:meth:`OutboxDrain.republish_retained`)."""
 
 
 @contextlib.asynccontextmanager
@@ -121,28 +122,51 @@ class OutboxDrain:
         self._routes: dict[str, list[tuple[str, bool]]] = {}  # per record type: Topics.routes
         self._batch: _Batch | None = None  # the one in flight, if any
 
-    async def run(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+    async def connect(self, link: Link) -> Wire[_Token]:
+        """The outbox's own connection (:class:`Wire`), its PUBACKs counted by this drain.
+
+        Raises:
+            aiomqtt.MqttError: it could not be opened (see :meth:`Wire.open`).
+        """
+        return await Wire.open(link, self._on_puback, self._on_lost)
+
+    def republish_retained(self, wire: Wire[_Token]) -> None:
+        """Publish again the journal's latest record of each retained type, ahead of the drain.
+
+        A broker restarted without persistence, or a fail-over to a fresh one, has lost the
+        retained ``outcome`` and ``anchor``; this brings back the last ones the journal holds.
+        Sent on the wire before any record of the drain, so a newer one still in the outbox
+        follows it on the same connection and the retained value ends as the newest. Not waited
+        for: unacknowledged, it is sent again on the next connection. An unkeyed journal has no
+        anchors: not looked for (the search would read every rotated file).
+        """
+        for kind, topic in self._topics.retained_records().items():
+            if kind == ANCHOR and not self._journal.keyed:
+                continue
+            record = self._journal.last_record_of_type(kind)
+            if record is not None:
+                payload = canonical_json(record.fields).encode("utf-8")
+                wire.publish(topic, payload, retain=True, token=None)
+        wire.flush()
+
+    async def run(self, wire: Wire[_Token], stop: asyncio.Event) -> None:
         """Drain whenever :meth:`Outbound.notify` wakes it; return after a drain once ``stop``
         is set."""
-        wire: Wire[_Token] = Wire(client, self._on_puback)
-        try:
-            while True:
-                self._out.wakeup.clear()
-                await self.drain(wire)
-                # A notify() during that drain may be a record it did not read (the final flush
-                # must publish the power_off appended just before stop).
-                if stop.is_set() and not self._out.wakeup.is_set():
-                    return
-                await self._out.wakeup.wait()
-        finally:
-            wire.close()
+        while True:
+            self._out.wakeup.clear()
+            await self.drain(wire)
+            # A notify() during that drain may be a record it did not read (the final flush
+            # must publish the power_off appended just before stop).
+            if stop.is_set() and not self._out.wakeup.is_set():
+                return
+            await self._out.wakeup.wait()
 
     async def drain(self, wire: Wire[_Token]) -> None:
         """Publish unpublished records until there are none; mark each acked prefix.
 
-        A batch is pipelined (every PUBLISH handed to paho in one pass, in journal order, which
-        paho keeps on the wire; PUBACKs awaited together, under one deadline: no PUBACK in time
-        = a dead connection).
+        A batch is pipelined (every PUBLISH written in one go, in journal order; PUBACKs awaited
+        together, under one deadline: no PUBACK in time = a dead connection; a lost connection
+        fails the batch at once).
         """
         while True:
             self.mark(self._acked)
@@ -165,9 +189,12 @@ class OutboxDrain:
                         payload = published_payload(kind, stored)
                         for topic, retain in self._routes_of(kind):
                             wire.publish(topic, payload, retain=retain, token=(index, topic))
+                    wire.flush()
                     await batch.complete
             finally:
                 # Also on failure: whatever prefix was fully acknowledged need not be resent.
+                if batch.complete.done() and not batch.complete.cancelled():
+                    batch.complete.exception()  # a lost connection's, raised above or moot
                 wire.forget()
                 self._batch = None
                 if batch.done:
@@ -222,10 +249,16 @@ class OutboxDrain:
         """``call`` on the journal's own thread: a slow disk stalls this table only."""
         return await asyncio.wrap_future(self._journal.in_writer(call))
 
-    def _on_puback(self, token: _Token) -> None:
-        # On the loop's thread, inside paho's read (see wire.py): no await, must not raise.
+    def _on_lost(self, error: aiomqtt.MqttError) -> None:
+        # The wire's connection ended: the batch in flight fails now, not at its deadline.
         batch = self._batch
-        if batch is None:  # a late PUBACK after the batch was given up (wire.forget)
+        if batch is not None and not batch.complete.done():
+            batch.complete.set_exception(error)
+
+    def _on_puback(self, token: _Token) -> None:
+        # On the loop's thread, inside the wire's read: no await, must not raise.
+        batch = self._batch
+        if batch is None or token is None:  # given up (wire.forget), or a republished record
             return
         index, topic = token
         try:

@@ -1,8 +1,8 @@
 """The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
 
-With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain) and
-:mod:`~tablectl.controller.mqtt.wire` (its PUBLISHes through paho), the only modules of the
-service that import aiomqtt. Why it is shaped this way:
+With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain, on its own lean connection,
+:mod:`~tablectl.controller.mqtt.wire`), the only modules of the service that speak MQTT. Why it
+is shaped this way:
 
 * The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
   in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
@@ -15,8 +15,10 @@ service that import aiomqtt. Why it is shaped this way:
 * ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
   tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
   DISCONNECT suppresses the Will.
-* One connection's loops (outbox, retained slots, commands) run as named tasks in a TaskGroup:
-  if any of them fails, the others stop with it and the whole connection is rebuilt.
+* Two connections, rebuilt together: aiomqtt's (status and its Will, retained slots, commands
+  and their replies) and the outbox's own (:mod:`.wire`: the journal's records, QoS 1, at wire
+  speed). Their loops (outbox, retained slots, commands, the outbox link's watch) run as named
+  tasks in a TaskGroup: if any of them fails, the others stop with it and both are rebuilt.
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ import structlog
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError, JournalError
 from tablectl.controller.core.time import format_moment
-from tablectl.controller.journal import ANCHOR, SCHEMA, Journal, canonical_json
+from tablectl.controller.journal import SCHEMA, Journal, canonical_json
 from tablectl.controller.mqtt.drain import OutboxDrain
 from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
 from tablectl.controller.mqtt.topics import Topics
+from tablectl.controller.mqtt.wire import Link
 
-__all__ = ["CommandHandler", "Publisher", "TraceHook", "broker_address"]
+__all__ = ["OUTBOX_CLIENT_SUFFIX", "CommandHandler", "Publisher", "TraceHook", "broker_address"]
 
 CommandHandler = Callable[[str, bytes], Awaitable[Mapping[str, Any]]]
 """``on_command(verb, payload) -> reply``: called for each message on ``cmd/{verb}``."""
@@ -52,11 +55,8 @@ TraceHook = Callable[[str, Mapping[str, Any]], None]
 """``trace(what, details)``: an observation seam for tests and diagnostics (see Publisher)."""
 
 _INITIAL_DELAY = 0.1
-_MAX_INFLIGHT = 0
-"""paho's own cap on PUBLISHes awaiting PUBACK: none. paho's default (20) halved the outbox's
-throughput, and with any cap it scans every message in flight on each PUBACK (3–4 µs a message
-at 100). What bounds them is the outbox's batch (``batch_size`` records, each on at most two
-topics, then it waits for their PUBACKs) and the few retained slots and replies beside it."""
+OUTBOX_CLIENT_SUFFIX = "-outbox"
+"""The outbox's own connection (:mod:`.wire`) connects as the table's client id + this."""
 _OFFLINE_TIMEOUT = 1.0
 """Bound on the goodbye publish: a dead broker must not hold up shutdown."""
 _REFUSAL_LOG_INTERVAL = 60.0
@@ -193,6 +193,17 @@ class Publisher:
         self._drain = OutboxDrain(
             journal, topics, self._out, trace=trace, batch_size=batch_size, timeout=timeout
         )
+        security = self._security
+        self._link = Link(
+            host,
+            port,
+            client_id=f"{self._client_id}{OUTBOX_CLIENT_SUFFIX}",
+            keepalive=config.keepalive,
+            timeout=timeout,
+            tls_context=security.tls_context,
+            username=security.username,
+            password=security.password,
+        )
         self._task_group: asyncio.TaskGroup | None = None
         self._main: asyncio.Task[None] | None = None
         self._new_events()
@@ -300,7 +311,6 @@ class Publisher:
             username=self._security.username,
             password=self._security.password,
             tls_context=self._security.tls_context,
-            max_inflight_messages=_MAX_INFLIGHT,
             # Small MQTT packets must not wait for Nagle's algorithm (up to 40 ms per batch).
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
@@ -363,31 +373,39 @@ class Publisher:
         return True
 
     async def _serve(self, client: aiomqtt.Client) -> None:
-        """One connection's life: birth, snapshots, subscribe, then the loops until stop."""
+        """One connection's life: birth, snapshots, subscribe, then the loops until stop.
+
+        The outbox's own connection (:mod:`.wire`) is opened first and lives as long as this
+        one: if either fails, both are rebuilt.
+        """
         out = self._out
-        birth = canonical_json(out.birth()).encode("utf-8")
-        out.slots.pop(self._topics.status, None)  # the birth is the newest status
-        await client.publish(self._topics.status, birth, qos=1, retain=True)
-        out.transient.clear()  # said for a connection that is gone; status says it now
-        out.dirty = dict.fromkeys(out.slots)
-        await self._publish_slots(client)
-        await self._republish_records(client)
-        await client.subscribe(self._topics.command_filter, qos=1)
-        out.connected.set()
-        log.info("mqtt connected", table=self._topics.table_id, host=self._host, port=self._port)
-        if self._trace is not None:
-            self._trace("connected", {"host": self._host, "port": self._port})
-        name = f"mqtt-{self._topics.table_id}"
-        async with asyncio.TaskGroup() as tg:
-            outbox = tg.create_task(self._drain.run(client, self._stop), name=f"{name}-outbox")
-            others = [
-                tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
-                tg.create_task(self._command_loop(client), name=f"{name}-commands"),
-            ]
-            await self._stop.wait()
-            await asyncio.wait({outbox}, timeout=self._flush_timeout)
-            for task in (outbox, *others):
-                task.cancel()
+        async with await self._drain.connect(self._link) as wire:
+            birth = canonical_json(out.birth()).encode("utf-8")
+            out.slots.pop(self._topics.status, None)  # the birth is the newest status
+            await client.publish(self._topics.status, birth, qos=1, retain=True)
+            out.transient.clear()  # said for a connection that is gone; status says it now
+            out.dirty = dict.fromkeys(out.slots)
+            await self._publish_slots(client)
+            self._drain.republish_retained(wire)
+            await client.subscribe(self._topics.command_filter, qos=1)
+            out.connected.set()
+            log.info(
+                "mqtt connected", table=self._topics.table_id, host=self._host, port=self._port
+            )
+            if self._trace is not None:
+                self._trace("connected", {"host": self._host, "port": self._port})
+            name = f"mqtt-{self._topics.table_id}"
+            async with asyncio.TaskGroup() as tg:
+                outbox = tg.create_task(self._drain.run(wire, self._stop), name=f"{name}-outbox")
+                others = [
+                    tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
+                    tg.create_task(self._command_loop(client), name=f"{name}-commands"),
+                    tg.create_task(wire.wait_lost(), name=f"{name}-outbox-link"),
+                ]
+                await self._stop.wait()
+                await asyncio.wait({outbox}, timeout=self._flush_timeout)
+                for task in (outbox, *others):
+                    task.cancel()
         out.connected.clear()
         await self._say_offline(client)
 
@@ -416,22 +434,6 @@ class Publisher:
             await asyncio.sleep(0)
             self._out.slots_changed.clear()
             await self._publish_slots(client)
-
-    async def _republish_records(self, client: aiomqtt.Client) -> None:
-        """Re-publish the journal's latest record of each retained type after (re)connecting.
-
-        A broker restarted without persistence, or a fail-over to a fresh one, has lost the
-        retained ``outcome`` and ``anchor``; ``status``, ``state`` and ``devices/*`` come back
-        as slots, and this brings back the last outcome and anchor the journal holds. A newer
-        one still in the outbox follows it, so the retained value ends as the newest. An unkeyed
-        journal has no anchors: not looked for (the search would read every rotated file).
-        """
-        for kind, topic in self._topics.retained_records().items():
-            if kind == ANCHOR and not self._journal.keyed:
-                continue
-            record = self._journal.last_record_of_type(kind)
-            if record is not None:
-                await client.publish(topic, canonical_json(record.fields), qos=1, retain=True)
 
     async def _publish_slots(self, client: aiomqtt.Client) -> None:
         out = self._out

@@ -1,120 +1,336 @@
-"""QoS 1 PUBLISHes handed straight to paho, their PUBACKs reported by message id.
+"""The outbox's own MQTT connection: QoS 1 PUBLISHes out, PUBACKs counted by packet id.
 
-Why: ``await aiomqtt.Client.publish(...)`` costs a task, an event and a future per message and
-route, plus a scan of every pending call (``pending_calls_threshold``). The outbox needs none of
-it: it pipelines a whole batch and waits once, for the batch's acknowledged prefix. So
-:class:`Wire` calls paho's own ``publish`` (which queues beyond ``max_inflight_messages`` and
-sends in call order, so the wire order is the call order) and counts PUBACKs in paho's
-``on_publish`` by mid, without a Python object per message beyond the token it is given.
-Measured on a 20,000-record backlog: 61 → 42 µs of CPU per record; what is left is paho's own
-packet handling (a ``send`` per PUBLISH, three ``recv`` and a ``Properties`` per PUBACK).
+Why a connection of its own, beside aiomqtt's: the outbox sends every journal record, thousands
+a second at the knee, and through paho each message cost ~50 µs of Python (a message object, a
+``threading.Condition``, a ``send`` per PUBLISH, three ``recv`` calls and a ``ReasonCode`` plus
+``Properties`` per PUBACK): half of the controller's CPU per event (docs/performance.md). Here a
+batch is one ``write`` of packets built with one ``bytes.join`` each, and a read of PUBACKs
+costs a slice per packet (:mod:`.packets`).
 
-Threading: aiomqtt drives paho's socket from the event loop (``loop.add_reader`` /
-``add_writer`` callbacks that call ``loop_read`` / ``loop_write``, and ``loop_misc`` in a task),
-and a QoS 1 message is only ever completed by ``loop_read`` on its PUBACK, never inside
-``publish`` itself. So ``on_publish`` runs on the loop's thread and the callback given to
-:class:`Wire` may touch asyncio state directly (``tests/integration/test_outbox_wire.py``
-checks it).
+What it does not do, on purpose: subscribe, receive PUBLISHes, carry the Will, QoS 0 or 2.
+Those stay on the table's main (aiomqtt) connection, which also tells subscribers whether the
+table is online. The two connections live and die together (the publisher rebuilds both when
+either fails), so "connected" means both.
 
-aiomqtt keeps its own PUBLISHes (retained slots, command replies) working on the same
-connection: paho allocates every mid from one counter, and a mid that is not the wire's is passed
-on to aiomqtt's handler, which completes its pending publish (or ignores an unknown mid).
+Order: MQTT keeps one connection's PUBLISHes in order, not two connections'. Everything whose
+order matters to a subscriber goes through this wire: the journal's records in ``seq`` order and,
+before them after each connect, the newest retained record of each retained type (so a newer one
+from the outbox overwrites it at the broker, never the reverse).
 
-aiomqtt's private parts are reached here only (checked against aiomqtt 2.5): the paho client
-(:func:`paho_client`) and, when paho refuses a PUBLISH, the lost connection's error
-(``_disconnected``), taken as the cause as aiomqtt's own ``publish`` does.
+Session: clean (§3.1.2.4). The journal is the queue: what was not acknowledged on a lost
+connection is sent again on the next one (consumers de-duplicate by ``(table, seq)``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import ssl
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, cast
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
 
 import aiomqtt
-import paho.mqtt.client as paho
-from paho.mqtt.properties import Properties
-from paho.mqtt.reasoncodes import ReasonCode
 
-__all__ = ["Wire", "paho_client"]
+from tablectl.controller.mqtt import packets
+from tablectl.controller.mqtt.packets import Packet, PacketError, PacketReader
+
+__all__ = ["Link", "Wire"]
 
 Token = TypeVar("Token")
 
+_MAX_PACKET_ID = 0xFFFF
 
-def paho_client(client: aiomqtt.Client) -> paho.Client:
-    """The paho client inside an aiomqtt one: the one place that reaches for it.
 
-    aiomqtt 2 exposes neither what the outbox needs (a PUBLISH without a task and future each,
-    :class:`Wire`) nor what the archive needs (paho's manual ack, so a message is acknowledged
-    only once the batch holding it is committed). Both are paho features of the client aiomqtt
-    already drives; aiomqtt keeps it as ``_client``.
+@dataclass(frozen=True, slots=True)
+class Link:
+    """Where the wire connects and as whom (the main connection's settings, another client id).
+
+    ``timeout`` bounds the TCP/TLS connect and the CONNACK; ``keepalive`` is MQTT's (0 = none):
+    a PINGREQ after half of it without a write, the connection given up when its PINGRESP is
+    not back within a whole one.
     """
-    inner: paho.Client = client._client
-    return inner
+
+    host: str
+    port: int
+    client_id: str
+    keepalive: int
+    timeout: float
+    tls_context: ssl.SSLContext | None = None
+    username: str | None = None
+    password: str | None = None
+
+
+class _Protocol(asyncio.Protocol):
+    """asyncio's side of the socket: hands everything to its :class:`Wire`."""
+
+    def __init__(self, wire: Wire[Any]) -> None:
+        self.wire = wire
+
+    def data_received(self, data: bytes) -> None:
+        self.wire._received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.wire._lost(exc)
 
 
 class Wire(Generic[Token]):
-    """One connection's PUBLISHes straight through paho; each PUBACK calls ``on_puback(token)``.
+    """One connected MQTT 3.1.1 client that only publishes, QoS 1.
 
-    Installed on a connected client for as long as the outbox runs on it (:meth:`close` puts
-    aiomqtt's handler back). Not thread-safe: use it from the event loop only (see the module
-    docstring for why the callback runs there too).
+    Open with :meth:`open`; :meth:`publish` queues a PUBLISH, :meth:`flush` writes what is
+    queued in one go; each PUBACK calls ``on_puback(token)``, on the loop's thread, once per
+    PUBLISH, in the order the broker acknowledges them. ``on_lost(error)`` is called once when
+    the connection ends other than by :meth:`close` (also after a protocol error or a missed
+    PINGRESP), never for a wire whose :meth:`open` raised; :meth:`wait_lost` raises that
+    error. Use from the event loop only.
 
-    Args:
-        client: a connected aiomqtt client.
-        on_puback: called on the loop's thread with the token of each acknowledged PUBLISH,
-            once per PUBLISH, in the order the broker acknowledges them. An exception from it
-            would fail paho's read loop (the connection), so it must not raise.
+    Neither callback may raise: they run inside asyncio's read callback.
     """
 
-    def __init__(self, client: aiomqtt.Client, on_puback: Callable[[Token], None]) -> None:
-        self._client = client
-        self._paho = paho_client(client)
+    def __init__(
+        self,
+        link: Link,
+        on_puback: Callable[[Token], None],
+        on_lost: Callable[[aiomqtt.MqttError], None] | None = None,
+    ) -> None:
+        self._link = link
         self._on_puback = on_puback
+        self._on_lost = on_lost
+        self._transport: asyncio.Transport | None = None
+        self._reader = PacketReader()
         self._pending: dict[int, Token] = {}
-        # aiomqtt's own handler (callback API version 2): its publishes still complete.
-        self._chained = cast("paho.CallbackOnPublish_v2 | None", self._paho.on_publish)
-        self._paho.on_publish = self._on_publish
+        self._next_id = 1
+        self._topics: dict[str, bytes] = {}  # topic → its encoded name (packets.publish_header)
+        self._queued: list[bytes] = []
+        self._connack: asyncio.Future[int] | None = None
+        self._error: aiomqtt.MqttError | None = None
+        self._lost_future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._closing = False
+        self._opened = False  # open() succeeded: only such a wire reports a loss (on_lost)
+        self._last_write = 0.0
+        self._ping_sent: float | None = None
+        self._ping_timer: asyncio.TimerHandle | None = None
 
-    def publish(self, topic: str, payload: bytes, *, retain: bool, token: Token) -> None:
-        """Queue a QoS 1 PUBLISH; ``on_puback(token)`` follows its PUBACK.
+    # -- life ----------------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        link: Link,
+        on_puback: Callable[[Token], None],
+        on_lost: Callable[[aiomqtt.MqttError], None] | None = None,
+    ) -> Self:
+        """Connect, send CONNECT and wait for a CONNACK that accepts it.
 
         Raises:
-            aiomqtt.MqttCodeError: paho refused it (no connection, a full queue): the connection
-                is to be rebuilt, as after any failed aiomqtt publish.
+            aiomqtt.MqttError: the broker cannot be reached, the TLS handshake failed, or the
+                CONNACK refused us (its text is paho's, e.g. "bad user name or password", so
+                :func:`~.security.connect_failure_hint` reads it), all within ``link.timeout``.
         """
-        info = self._paho.publish(topic, payload, 1, retain)
-        if info.rc != paho.MQTT_ERR_SUCCESS:
-            # As aiomqtt's publish does: the lost connection's error is the cause (and counts
-            # as retrieved, so asyncio does not log it as "never retrieved").
-            lost = self._client._disconnected  # aiomqtt's, set by its on_disconnect
-            cause = lost.exception() if lost.done() else None
-            raise aiomqtt.MqttCodeError(info.rc, "Could not publish message") from cause
-        self._pending[info.mid] = token
+        wire = cls(link, on_puback, on_lost)
+        try:
+            async with asyncio.timeout(link.timeout):
+                await wire._connect()
+        except TimeoutError:
+            wire._abort()
+            raise aiomqtt.MqttError(
+                f"outbox connection to {link.host}:{link.port}: no CONNACK within {link.timeout} s"
+            ) from None
+        except BaseException:
+            wire._abort()
+            raise
+        return wire
+
+    async def _connect(self) -> None:
+        link = self._link
+        loop = asyncio.get_running_loop()
+        try:
+            transport, _ = await loop.create_connection(
+                lambda: _Protocol(self),
+                link.host,
+                link.port,
+                ssl=link.tls_context,
+                server_hostname=link.host if link.tls_context is not None else None,
+            )
+        except ssl.SSLError as exc:
+            raise aiomqtt.MqttError(f"outbox connection: TLS handshake failed: {exc}") from exc
+        except OSError as exc:
+            raise aiomqtt.MqttError(f"outbox connection: {exc}") from exc
+        self._transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # small packets must not wait for Nagle's algorithm
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._connack = loop.create_future()
+        try:
+            connect = packets.connect_packet(
+                link.client_id,
+                keepalive=link.keepalive,
+                username=link.username,
+                password=link.password,
+            )
+        except ValueError as exc:
+            raise aiomqtt.MqttError(f"outbox connection: {exc}") from exc
+        self._write(connect)
+        code = await self._connack
+        if code != 0:
+            refusal = packets.CONNACK_REFUSALS.get(code, f"Connection refused: code {code}")
+            raise aiomqtt.MqttError(f"outbox connection: {refusal}")
+        if self._lost_future.done():  # lost between the accepting CONNACK and here
+            raise self._error or aiomqtt.MqttError("outbox connection lost")
+        self._opened = True
+        if link.keepalive > 0:
+            self._ping_timer = loop.call_later(link.keepalive / 2, self._keepalive)
+
+    async def close(self) -> None:
+        """DISCONNECT and close (idempotent): the broker drops nothing we sent before it."""
+        if self._closing:
+            return
+        self._closing = True
+        self._pending.clear()
+        if self._ping_timer is not None:
+            self._ping_timer.cancel()
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        self.flush()
+        transport.write(packets.DISCONNECT)
+        transport.close()
+        # Let asyncio's connection_lost run, so the socket is closed before we return.
+        await asyncio.wait({self._lost_future}, timeout=1.0)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def wait_lost(self) -> None:
+        """Wait until the connection ends; raises its error unless :meth:`close` ended it."""
+        await asyncio.shield(self._lost_future)
+        if self._error is not None:
+            raise self._error
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool, token: Token) -> None:
+        """Queue a QoS 1 PUBLISH (sent by the next :meth:`flush`); ``on_puback(token)`` follows
+        its PUBACK.
+
+        Raises:
+            aiomqtt.MqttError: the connection is gone (the outbox's connection is rebuilt).
+            ValueError: ``topic`` is not a topic to publish to.
+        """
+        if self._error is not None or self._closing:
+            raise aiomqtt.MqttError(f"outbox connection is closed: {self._error}")
+        encoded = self._topics.get(topic)
+        if encoded is None:
+            encoded = self._topics[topic] = packets.publish_header(topic)
+        packet_id = self._take_id()
+        self._queued.append(packets.publish_packet(encoded, packet_id, payload, retain=retain))
+        self._pending[packet_id] = token
+
+    def flush(self) -> None:
+        """Write every queued PUBLISH in one go (one ``send`` for a whole batch)."""
+        if self._queued and self._transport is not None and not self._transport.is_closing():
+            queued, self._queued = self._queued, []
+            self._write(b"".join(queued))
 
     @property
     def in_flight(self) -> int:
-        """PUBLISHes handed to paho and not acknowledged yet (queued ones included)."""
+        """PUBLISHes queued or sent and not acknowledged yet."""
         return len(self._pending)
 
     def forget(self) -> None:
         """Stop waiting for what is in flight: a late PUBACK for it is ignored."""
         self._pending.clear()
 
-    def close(self) -> None:
-        """Give ``on_publish`` back to aiomqtt alone (idempotent)."""
-        self._pending.clear()
-        if self._paho.on_publish == self._on_publish:
-            self._paho.on_publish = self._chained
+    def _take_id(self) -> int:
+        packet_id = self._next_id
+        pending = self._pending
+        if len(pending) >= _MAX_PACKET_ID:
+            raise aiomqtt.MqttError("outbox connection: 65535 PUBLISHes unacknowledged")
+        while packet_id in pending:  # wrapped around onto one still in flight: skip it
+            packet_id = packet_id % _MAX_PACKET_ID + 1
+        self._next_id = packet_id % _MAX_PACKET_ID + 1
+        return packet_id
 
-    def _on_publish(
-        self,
-        client: paho.Client,
-        userdata: Any,
-        mid: int,
-        reason_code: ReasonCode,
-        properties: Properties,
-    ) -> None:
-        if mid in self._pending:
-            self._on_puback(self._pending.pop(mid))
-        elif self._chained is not None:
-            self._chained(client, userdata, mid, reason_code, properties)
+    def _write(self, data: bytes) -> None:
+        assert self._transport is not None
+        self._transport.write(data)
+        self._last_write = asyncio.get_running_loop().time()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _received(self, data: bytes) -> None:
+        try:
+            for packet in self._reader.feed(data):
+                if packet.first == packets.PUBACK and len(packet.body) == 2:
+                    self._acknowledge(int.from_bytes(packet.body, "big"))
+                else:
+                    self._control(packet)
+        except PacketError as exc:
+            self._fail(aiomqtt.MqttError(f"outbox connection: {exc}"))
+
+    def _acknowledge(self, packet_id: int) -> None:
+        """A PUBACK: its PUBLISH's token to ``on_puback`` (one not waited for is ignored)."""
+        pending = self._pending
+        if packet_id in pending:
+            self._on_puback(pending.pop(packet_id))
+
+    def _control(self, packet: Packet) -> None:
+        if packet.first == packets.CONNACK and len(packet.body) == 2:
+            if self._connack is not None and not self._connack.done():
+                self._connack.set_result(packet.body[1])
+                return
+            raise PacketError("a second CONNACK")
+        if packet.first == packets.PINGRESP and not packet.body:
+            self._ping_sent = None
+            return
+        raise PacketError(f"unexpected packet 0x{packet.first:02x} of {len(packet.body)} bytes")
+
+    # -- keepalive and loss --------------------------------------------------------------------
+
+    def _keepalive(self) -> None:
+        loop = asyncio.get_running_loop()
+        keepalive = self._link.keepalive
+        now = loop.time()
+        if self._ping_sent is not None and now - self._ping_sent >= keepalive:
+            self._fail(aiomqtt.MqttError(f"outbox connection: no PINGRESP within {keepalive} s"))
+            return
+        if self._ping_sent is None and now - self._last_write >= keepalive / 2:
+            self._ping_sent = now
+            self._write(packets.PINGREQ)
+        self._ping_timer = loop.call_later(keepalive / 2, self._keepalive)
+
+    def _fail(self, error: aiomqtt.MqttError) -> None:
+        """End the connection with ``error`` (reported by :meth:`_lost`)."""
+        if self._error is None:
+            self._error = error
+        self._abort()
+
+    def _abort(self) -> None:
+        if self._transport is not None:
+            self._transport.abort()
+        elif not self._lost_future.done():
+            self._lost(None)
+
+    def _lost(self, exc: Exception | None) -> None:
+        if self._ping_timer is not None:
+            self._ping_timer.cancel()
+        if not self._closing and self._error is None:
+            self._error = aiomqtt.MqttError(f"outbox connection lost: {exc or 'closed by broker'}")
+        if self._connack is not None and not self._connack.done():
+            self._connack.set_exception(self._error or aiomqtt.MqttError("connection closed"))
+            self._connack.exception()  # retrieved: _connect raises it
+        if not self._lost_future.done():
+            self._lost_future.set_result(None)
+            on_lost = self._on_lost
+            error = self._error
+            if on_lost is not None and error is not None and self._opened and not self._closing:
+                on_lost(error)

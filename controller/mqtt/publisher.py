@@ -186,6 +186,7 @@ class Publisher:
             broker_address(config.url)  # a bad URL is a ConfigError now, not in the background
             self._security = client_security(config)
         self._refusal: tuple[str, float] | None = None
+        self._connected_at: float | None = None
         self._client_id = config.client_id or f"tablectl-{topics.table_id}"
         self._offline = canonical_json(
             {"schema": SCHEMA, "state": "offline", "table": topics.table_id}
@@ -321,18 +322,18 @@ class Publisher:
         delay = _INITIAL_DELAY
         while not self._stop.is_set():
             client = self._make_client()
-            was_connected = False
+            self._connected_at = None  # set by _serve once both connections are up
             try:
                 async with client:
-                    was_connected = True
-                    connected_at = loop.time()
                     try:
                         await self._serve(client)
                     except asyncio.CancelledError:
                         await self._say_offline(client)
                         raise
             except* (aiomqtt.MqttError, JournalError) as group:
-                self._on_connection_error(group, was_connected=was_connected)
+                # A refusal of either connection (credentials, TLS, a client-id rule on the
+                # broker) is a connect failure, with its hint, not a lost connection.
+                self._on_connection_error(group, was_connected=self._connected_at is not None)
             finally:
                 self._out.connected.clear()
             if self._stop.is_set():
@@ -340,7 +341,11 @@ class Publisher:
             # Back off from the start again only after a connection that lasted: a broker that
             # accepts and then drops us (say, a second process with our client id) must not
             # see a reconnect every 0.1 s.
-            if was_connected and loop.time() - connected_at >= self._config.reconnect_max_delay:
+            connected_at = self._connected_at
+            if (
+                connected_at is not None
+                and loop.time() - connected_at >= self._config.reconnect_max_delay
+            ):
                 delay = _INITIAL_DELAY
             # Jitter so a fleet of tables does not reconnect in lockstep after a broker restart.
             pause = random.uniform(delay / 2, delay)
@@ -380,6 +385,7 @@ class Publisher:
         """
         out = self._out
         async with await self._drain.connect(self._link) as wire:
+            self._connected_at = asyncio.get_running_loop().time()
             birth = canonical_json(out.birth()).encode("utf-8")
             out.slots.pop(self._topics.status, None)  # the birth is the newest status
             await client.publish(self._topics.status, birth, qos=1, retain=True)

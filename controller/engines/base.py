@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
 from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent, Void
@@ -99,6 +99,26 @@ class RoundIds:
         self._recent[round_id] = None
         if len(self._recent) > RECENT_ROUNDS:
             del self._recent[next(iter(self._recent))]
+
+    def __getstate__(self) -> tuple[str, int, str | list[str]]:
+        """The recent ids as one string: the runner pickles the engine before every batch (to
+        undo a failed commit), and a full table's 1,024 ids pickled one by one cost ~60 µs of
+        the ~90 µs that took; one joined string costs a tenth of that. A list if an id holds a
+        newline (a hand-given id may)."""
+        recent = list(self._recent)
+        joined = "\n".join(recent)
+        if joined and joined.count("\n") == len(recent) - 1:
+            return self._table, self._next, joined
+        return self._table, self._next, recent
+
+    def __setstate__(self, state: object) -> None:
+        if isinstance(state, dict):  # a checkpoint written before __getstate__ existed
+            self.__dict__.update(state)
+            return
+        table, next_round, recent = cast("tuple[str, int, str | list[str]]", state)
+        self._table = table
+        self._next = next_round
+        self._recent = dict.fromkeys(recent.split("\n") if isinstance(recent, str) else recent)
 
     def _auto(self) -> str:
         while True:

@@ -15,9 +15,9 @@ is shaped this way:
 * ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
   tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
   DISCONNECT suppresses the Will.
-* Two connections, rebuilt together: aiomqtt's (status and its Will, retained slots, commands
-  and their replies) and the outbox's own (:mod:`.wire`: the journal's records, QoS 1, at wire
-  speed). Their loops (outbox, retained slots, commands, the outbox link's watch) run as named
+* Two connections, rebuilt together: aiomqtt's (``status`` and its Will, commands and their
+  replies) and the outbox's own (:mod:`.wire`: the journal's records, QoS 1, at wire speed, and
+  the retained views and one-off alarms, so a view follows the records it describes). Their loops (outbox, retained slots, commands, the outbox link's watch) run as named
   tasks in a TaskGroup: if any of them fails, the others stop with it and both are rebuilt.
 """
 
@@ -44,7 +44,7 @@ from tablectl.controller.mqtt.drain import OutboxDrain
 from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
 from tablectl.controller.mqtt.topics import Topics
-from tablectl.controller.mqtt.wire import Link
+from tablectl.controller.mqtt.wire import Link, Wire
 
 __all__ = ["OUTBOX_CLIENT_SUFFIX", "CommandHandler", "Publisher", "TraceHook", "broker_address"]
 
@@ -391,7 +391,7 @@ class Publisher:
             await client.publish(self._topics.status, birth, qos=1, retain=True)
             out.transient.clear()  # said for a connection that is gone; status says it now
             out.dirty = dict.fromkeys(out.slots)
-            await self._publish_slots(client)
+            await self._publish_slots(client, wire)
             self._drain.republish_retained(wire)
             await client.subscribe(self._topics.command_filter, qos=1)
             out.connected.set()
@@ -404,7 +404,7 @@ class Publisher:
             async with asyncio.TaskGroup() as tg:
                 outbox = tg.create_task(self._drain.run(wire, self._stop), name=f"{name}-outbox")
                 others = [
-                    tg.create_task(self._retained_loop(client), name=f"{name}-retained"),
+                    tg.create_task(self._retained_loop(client, wire), name=f"{name}-retained"),
                     tg.create_task(self._command_loop(client), name=f"{name}-commands"),
                     tg.create_task(wire.wait_lost(), name=f"{name}-outbox-link"),
                 ]
@@ -431,7 +431,7 @@ class Publisher:
 
     # -- retained slots --------------------------------------------------------------------
 
-    async def _retained_loop(self, client: aiomqtt.Client) -> None:
+    async def _retained_loop(self, client: aiomqtt.Client, wire: Wire[Any]) -> None:
         while True:
             await self._out.slots_changed.wait()
             # One turn of the loop first: the records journaled with this state change are
@@ -439,21 +439,37 @@ class Publisher:
             # more than the snapshot that follows it (measured: ~0.1 ms earlier outcomes).
             await asyncio.sleep(0)
             self._out.slots_changed.clear()
-            await self._publish_slots(client)
+            await self._publish_slots(client, wire)
 
-    async def _publish_slots(self, client: aiomqtt.Client) -> None:
+    async def _publish_slots(self, client: aiomqtt.Client, wire: Wire[Any]) -> None:
+        """Send the one-off messages, then every slot changed since the last call.
+
+        On the outbox's connection (:mod:`.wire`), not waited for: the views follow the records
+        they describe on the same connection, and cost no paho message each. What a lost
+        connection did not deliver is sent again after the reconnect, which marks every slot
+        changed. ``status`` alone goes on the table's own connection, beside its Will, so an
+        "online" can never arrive after the broker published the Will's "offline".
+        """
         out = self._out
+        status = self._topics.status
         while out.transient:
             topic, data = out.transient.pop(0)
-            await client.publish(topic, data, qos=1)
+            wire.publish(topic, data, retain=False, token=None)
+        status_changed = False
         while out.dirty:
             topic = next(iter(out.dirty))
             del out.dirty[topic]
+            if topic == status:
+                status_changed = True
+            else:
+                wire.publish(topic, out.slots[topic], retain=True, token=None)
+        wire.flush()
+        if status_changed:
             try:
-                await client.publish(topic, out.slots[topic], qos=1, retain=True)
+                await client.publish(status, out.slots[status], qos=1, retain=True)
             except BaseException:
                 # Not acknowledged: publish again (the then-latest value) after reconnect.
-                out.dirty.setdefault(topic, None)
+                out.dirty.setdefault(status, None)
                 raise
 
     # -- commands --------------------------------------------------------------------------

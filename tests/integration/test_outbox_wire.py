@@ -31,10 +31,10 @@ from tablectl.controller.mqtt.packets import PINGRESP, Packet, connect_packet
 from tablectl.controller.mqtt.publisher import OUTBOX_CLIENT_SUFFIX
 from tablectl.controller.mqtt.security import connect_failure_hint
 from tablectl.controller.mqtt.wire import Link, Wire
-from tests.support.mosquitto import MosquittoProcess, find_mosquitto
+from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber, TcpProxy
 from tests.support.outbox import TABLE, TOPICS, AckLedger, publisher, rec, seqs
-from tests.support.tls import Pki, TlsMosquitto, find_openssl, make_pki
+from tests.support.tls import Pki, TlsMosquitto, pki_or_skip, tls_mosquitto
 from tests.support.waiting import wait_until
 
 _Token = tuple[int, str] | None
@@ -477,18 +477,13 @@ USERS = {TABLE: "table-pw", "display": "display-pw"}
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    if find_openssl() is None:
-        pytest.skip("openssl CLI not found")
-    return make_pki(tmp_path_factory.mktemp("pki"), clients=(TABLE,))
+    return pki_or_skip(tmp_path_factory.mktemp("pki"), TABLE)
 
 
 @pytest.fixture
 def secure_broker(tmp_path: Path, pki: Pki) -> Iterator[TlsMosquitto]:
     """The shipped TLS + password + ACL config (tests/support/tls.py)."""
-    binary = find_mosquitto()
-    if binary is None:
-        pytest.skip("mosquitto binary not found (apt-get install mosquitto)")
-    with TlsMosquitto(tmp_path / "broker", pki, users=USERS, binary=binary) as process:
+    with tls_mosquitto(tmp_path / "broker", pki, USERS) as process:
         yield process
 
 

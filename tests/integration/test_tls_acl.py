@@ -33,9 +33,8 @@ from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools import commander
-from tests.support.mosquitto import find_mosquitto
 from tests.support.mqtt import Subscriber
-from tests.support.tls import Pki, TlsMosquitto, find_openssl, make_pki
+from tests.support.tls import Pki, TlsMosquitto, pki_or_skip, tls_mosquitto
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -55,17 +54,12 @@ DISPLAY_FILTERS = [f"tablectl/+/{leaf}" for leaf in ("status", "events", "outcom
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    if find_openssl() is None:
-        pytest.skip("openssl CLI not found")
-    return make_pki(tmp_path_factory.mktemp("pki"), clients=(TABLE,))
+    return pki_or_skip(tmp_path_factory.mktemp("pki"), TABLE)
 
 
 @pytest.fixture
 def broker(tmp_path: Path, pki: Pki) -> Iterator[TlsMosquitto]:
-    binary = find_mosquitto()
-    if binary is None:
-        pytest.skip("mosquitto binary not found (apt-get install mosquitto)")
-    with TlsMosquitto(tmp_path / "broker", pki, users=USERS, binary=binary) as process:
+    with tls_mosquitto(tmp_path / "broker", pki, USERS) as process:
         yield process
 
 

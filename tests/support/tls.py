@@ -9,13 +9,16 @@ certificate's CN is the user the ACL names).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.mosquitto import MosquittoProcess, free_port
+import pytest
+
+from tests.support.mosquitto import MosquittoProcess, find_mosquitto, free_port
 
 __all__ = ["Pki", "TlsMosquitto", "find_openssl", "make_pki"]
 
@@ -209,3 +212,20 @@ class TlsMosquitto(MosquittoProcess):
             # tmp directories, which the "mosquitto" user could not read.
             "user root\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n" + text
         )
+
+
+def pki_or_skip(directory: Path, table: str) -> Pki:
+    """A PKI with a client certificate for ``table``; the test is skipped without ``openssl``."""
+    if find_openssl() is None:
+        pytest.skip("openssl CLI not found")
+    return make_pki(directory, clients=(table,))
+
+
+@contextlib.contextmanager
+def tls_mosquitto(directory: Path, pki: Pki, users: Mapping[str, str]) -> Iterator[TlsMosquitto]:
+    """A running :class:`TlsMosquitto`; the test is skipped without a ``mosquitto`` binary."""
+    binary = find_mosquitto()
+    if binary is None:
+        pytest.skip("mosquitto binary not found (apt-get install mosquitto)")
+    with TlsMosquitto(directory, pki, users=users, binary=binary) as process:
+        yield process

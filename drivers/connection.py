@@ -288,21 +288,29 @@ class ConnectionLoop(Driver[SettingsT], Generic[_LinkT, _ItemT, SettingsT]):
                 await self._pause(backoff.next())
 
     async def _pump(self, link: _LinkT) -> AsyncIterator[DeviceEvent]:
+        # The wake and tick waits outlive a read: a device sends a line every few milliseconds
+        # at a busy table, and two tasks created and cancelled per line were a third of the time
+        # between the pty and the runner (docs/performance.md). The ticker is renewed once it
+        # fires, so _on_tick still runs at least every tick_interval.
         reader: asyncio.Future[_ItemT] | None = None
+        waker: asyncio.Future[Any] | None = None
+        ticker: asyncio.Future[Any] | None = None
         try:
             while not self._closed:
                 await self._flush(link)
                 if reader is None:
                     reader = asyncio.ensure_future(self._read_once(link))
-                waker: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
-                ticker = asyncio.ensure_future(self.clock.sleep(self.tick_interval))
-                try:
-                    done, _ = await asyncio.wait(
-                        {reader, waker, ticker}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                finally:
-                    waker.cancel()
-                    ticker.cancel()
+                if waker is None:
+                    waker = asyncio.ensure_future(self._wake.wait())
+                if ticker is None:
+                    ticker = asyncio.ensure_future(self.clock.sleep(self.tick_interval))
+                done, _ = await asyncio.wait(
+                    {reader, waker, ticker}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if waker in done:
+                    waker = None
+                if ticker in done:
+                    ticker = None
                 self._wake.clear()
                 now = self.clock.now()
                 if reader in done:
@@ -313,6 +321,9 @@ class ConnectionLoop(Driver[SettingsT], Generic[_LinkT, _ItemT, SettingsT]):
                 for event in self._on_tick(now):
                     yield event
         finally:
+            for pending in (waker, ticker):
+                if pending is not None:
+                    pending.cancel()
             if reader is not None:
                 await self._abandon_read(reader)
 

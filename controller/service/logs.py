@@ -62,6 +62,16 @@ class _NamedPrintLogger(structlog.PrintLogger):
         super().__init__(file)
         self.name = name
 
+    def msg(self, message: str) -> None:
+        """One ``write`` per line: ``print`` wrote the message and its newline in two, and
+        stderr writes through (two syscalls per outcome at a busy table)."""
+        with self._lock:
+            self._file.write(message + "\n")
+            self._file.flush()
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
 
 def _logger_factory(*args: Any) -> _NamedPrintLogger:
     name = args[0] if args and isinstance(args[0], str) else "tablectl"

@@ -60,3 +60,37 @@ def test_priority_prefix_lets_journald_file_json_lines_by_level() -> None:
     )
     assert render(None, "error", {"event": "y"}).startswith("<3>{")
     assert render(None, "info", {"event": "z", "level": "info"}).startswith("<6>{")
+
+
+def test_each_log_line_is_one_write_so_concurrent_writers_never_split_a_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line and its newline leave in one ``write`` (stderr writes through): another process
+    or thread on the same stream cannot land between them, and a busy table pays one syscall
+    per line, not two."""
+
+    class Recording:
+        def __init__(self) -> None:
+            self.writes: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.writes.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    stream = Recording()
+    monkeypatch.setattr("sys.stderr", stream)
+    configure_logging("json")
+    try:
+        log = structlog.get_logger("tablectl.test.writes")
+        log.info("round_outcome", seq=1)
+        log.warning("verdict", code="no_spin")
+    finally:
+        logging.getLogger().removeHandler(
+            next(h for h in logging.getLogger().handlers if h.get_name() == "tablectl")
+        )
+    assert len(stream.writes) == 2
+    assert all(text.endswith("}\n") and text.count("\n") == 1 for text in stream.writes)
+    assert [json.loads(text)["event"] for text in stream.writes] == ["round_outcome", "verdict"]

@@ -12,9 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.service.runner.batch import Before
 from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
@@ -156,3 +160,68 @@ async def test_cancelled_mid_commit_the_engine_still_matches_the_journal(tmp_pat
         assert runner.engine.current_round is None
         live = runner.engine.snapshot()
     assert _replayed(tmp_path / "j.sqlite") == live
+
+
+class FailingJournal(HeldJournal):
+    """Appends on the writer thread fail while :attr:`failing` is set (a full disk)."""
+
+    failing = False
+
+    def append(
+        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> list[JournalRecord]:
+        if self.failing and threading.current_thread() is not threading.main_thread():
+            raise JournalWriteError(f"{self.path}: database or disk is full")
+        return super().append(records, after_seq=after_seq)
+
+
+async def test_the_undo_taken_after_a_batch_went_out_restores_the_engine_of_a_failed_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next batch's undo is pickled once the last batch is out (off the path from the
+    device line to the broker); a commit that then fails must still leave the engine exactly
+    as the journal has it, whether the pickle came from that idle moment or was taken fresh."""
+    takes: list[int] = []
+    take = Before.take.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        Before, "take", classmethod(lambda cls, *a: takes.append(1) or take(cls, *a))
+    )
+    with FailingJournal(tmp_path / "j.sqlite", "T1") as journal:
+        journal.release.set()
+        runner = _runner(journal)
+        await runner.step(roulette_spin(4)[:2])
+        await asyncio.sleep(0)  # the loop turn after the batch went out: the undo is taken
+        await asyncio.sleep(0)
+        durable = runner.engine.snapshot()
+        takes.clear()
+        journal.failing = True
+        await runner.step(roulette_spin(4)[2:])
+        assert takes == []  # the idle moment's pickle was used, none taken on the path
+        assert runner.outage is not None  # the failed commit locked the table...
+        assert runner.engine.snapshot() == durable  # ...with the engine as the journal has it
+        assert [r.type for r in journal.records()] == ["round_open", "ball_launched"]
+
+
+async def test_a_record_between_batches_makes_the_next_batch_take_a_fresh_undo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle pickle is only used at the ``seq`` it was taken at: another record in between
+    (a command's, an anchor) means a fresh one."""
+    takes: list[int] = []
+    take = Before.take.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        Before, "take", classmethod(lambda cls, *a: takes.append(1) or take(cls, *a))
+    )
+    with FailingJournal(tmp_path / "j.sqlite", "T1") as journal:
+        journal.release.set()
+        runner = _runner(journal)
+        await runner.step(roulette_spin(5)[:2])
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        runner.journal_records([{"type": "power_on", "ts": TS}], raising=True)
+        durable = runner.engine.snapshot()
+        takes.clear()
+        journal.failing = True
+        await runner.step(roulette_spin(5)[2:])
+        assert takes == [1]
+        assert runner.engine.snapshot() == durable

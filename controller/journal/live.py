@@ -74,6 +74,7 @@ class LiveFile:
         """``ts`` of the newest record found when the file was opened."""
         self.unanchored = 0
         """Records after the newest anchor when the file was opened (all of them without one)."""
+        self._page_size: int | None = None
         self.conn = self._open(archives, key)
 
     def _open(self, archives: Sequence[Archive], key: bytes | None) -> sqlite3.Connection:
@@ -182,8 +183,9 @@ class LiveFile:
             sqlite3.Error: the file cannot be asked.
         """
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
-        size = self.conn.execute("PRAGMA page_size").fetchone()[0]
-        return int(pages * size)
+        if self._page_size is None:  # fixed once the file exists: asked once, not per append
+            self._page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        return int(pages) * self._page_size
 
     def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[int, str]]:
         """``(seq, text)`` rows of a query on the file.

@@ -17,8 +17,9 @@ is shaped this way:
   DISCONNECT suppresses the Will.
 * Two connections, rebuilt together: aiomqtt's (``status`` and its Will, commands and their
   replies) and the outbox's own (:mod:`.wire`: the journal's records, QoS 1, at wire speed, and
-  the retained views and one-off alarms, so a view follows the records it describes). Their loops (outbox, retained slots, commands, the outbox link's watch) run as named
-  tasks in a TaskGroup: if any of them fails, the others stop with it and both are rebuilt.
+  the retained views and one-off alarms, so a view follows the records it describes). Their
+  loops (outbox, retained slots, commands, the outbox link's watch) run as named tasks in a
+  TaskGroup: if any of them fails, the others stop with it and both are rebuilt.
 """
 
 from __future__ import annotations

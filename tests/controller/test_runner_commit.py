@@ -175,17 +175,23 @@ class FailingJournal(HeldJournal):
         return super().append(records, after_seq=after_seq)
 
 
+@pytest.fixture
+def takes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per undo pickle the runner takes (:meth:`Before.take`)."""
+    taken: list[int] = []
+    take = Before.take.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        Before, "take", classmethod(lambda cls, *a: taken.append(1) or take(cls, *a))
+    )
+    return taken
+
+
 async def test_the_undo_taken_after_a_batch_went_out_restores_the_engine_of_a_failed_commit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, takes: list[int]
 ) -> None:
     """The next batch's undo is pickled once the last batch is out (off the path from the
     device line to the broker); a commit that then fails must still leave the engine exactly
     as the journal has it, whether the pickle came from that idle moment or was taken fresh."""
-    takes: list[int] = []
-    take = Before.take.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(
-        Before, "take", classmethod(lambda cls, *a: takes.append(1) or take(cls, *a))
-    )
     with FailingJournal(tmp_path / "j.sqlite", "T1") as journal:
         journal.release.set()
         runner = _runner(journal)
@@ -203,15 +209,10 @@ async def test_the_undo_taken_after_a_batch_went_out_restores_the_engine_of_a_fa
 
 
 async def test_a_record_between_batches_makes_the_next_batch_take_a_fresh_undo(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, takes: list[int]
 ) -> None:
     """An idle pickle is only used at the ``seq`` it was taken at: another record in between
     (a command's, an anchor) means a fresh one."""
-    takes: list[int] = []
-    take = Before.take.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(
-        Before, "take", classmethod(lambda cls, *a: takes.append(1) or take(cls, *a))
-    )
     with FailingJournal(tmp_path / "j.sqlite", "T1") as journal:
         journal.release.set()
         runner = _runner(journal)

@@ -17,13 +17,19 @@ microseconds, less than the fsync it saves) and the latches' journaled view.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tablectl.controller.core.events import Card, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import JournalRecord
+from tablectl.controller.service.runner.hold import (
+    EngineFailedError,
+    apply_held,
+    engine_fault,
+    is_held,
+)
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import event_record, output_record
 
@@ -63,17 +69,19 @@ class Batch:
 
     events: list[TableEvent]
     """The events as journaled (stamped, cards dealt face down marked so), each with its
-    ``seq``."""
+    ``seq``; an ``engine_error`` fault stands before an event the engine raised on."""
     outputs: list[list[EngineOutput]]
-    """What the engine concluded for each event."""
+    """What the engine concluded for each journaled event."""
     rounds: list[str | None]
-    """The engine's round in play after each event (the restart scan's view of the record)."""
+    """The engine's round in play after each journaled event (the restart scan's view)."""
     records: list[dict[str, object]]
     """What the commit appends: event, its conclusions, next event, …"""
     after_seq: int
     """The journal's newest ``seq`` when the batch was decided."""
     before: Before
     """What a failed commit restores."""
+    owners: list[int]
+    """For each journaled event, the index of the given event it was journaled for."""
 
     @classmethod
     def decide(
@@ -85,39 +93,49 @@ class Batch:
         before: Before,
         after_seq: int,
         ts: Callable[[], str],
+        failed: Mapping[int, BaseException] | None = None,
     ) -> Batch:
         """Apply ``events`` to ``engine`` (which changes) and say what to journal.
 
         ``ts`` stamps the events that have no time yet. Whether a card goes face down depends
         on every event before it, and here the engine has applied those: it is asked per card.
-        Raises what the engine or a record raises, with ``engine`` half-applied: the caller
-        restores it from :attr:`before`, which it took (so it has it then too).
+        ``failed`` names the given events the engine raised on in an earlier attempt: each is
+        journaled after an ``engine_error`` fault and not applied (:mod:`.hold`). Raises
+        :class:`~tablectl.controller.service.runner.hold.EngineFailedError` for a new one, and
+        what a record raises, with ``engine`` half-applied: the caller restores it from
+        :attr:`before`, which it took (so it has it then too).
         """
-        now = ts() if any(e.ts is None for e in events) else None
+        failed = failed or {}
+        now = ts() if failed or any(e.ts is None for e in events) else None
         stamped: list[TableEvent] = []
         outputs: list[list[EngineOutput]] = []
         rounds: list[str | None] = []
         records: list[dict[str, object]] = []
+        owners: list[int] = []
         seq = after_seq
-        for given in events:
-            seq += 1
-            # One copy per event (dataclasses.replace is the costliest step here): its time and
-            # the seq the journal will give it (the record leaves seq to the journal).
-            event = replace(given, ts=given.ts or now, seq=seq)
-            if isinstance(event, Card) and engine.conceals(event):
-                event = replace(event, face_down=True)
-            latches.track(event)
-            decided = engine.apply(event)
-            stamped.append(event)
-            outputs.append(decided)
-            rounds.append(engine.current_round)
-            records.append(event_record(event))
-            records.extend(output_record(o, event.ts) for o in decided)
-            seq += len(decided)
-        return cls(stamped, outputs, rounds, records, after_seq, before)
+        for index, given in enumerate(events):
+            error = failed.get(index)
+            todo = [given] if error is None else [engine_fault(error, given, now), given]
+            for item in todo:
+                seq += 1
+                # One copy per event (dataclasses.replace is the costliest step here): its time
+                # and the seq the journal will give it (the record leaves seq to the journal).
+                event = replace(item, ts=item.ts or now, seq=seq)
+                if isinstance(event, Card) and _conceals(engine, latches, event, index):
+                    event = replace(event, face_down=True)
+                latches.track(event)
+                decided = apply_held(engine, latches, event, index)
+                stamped.append(event)
+                outputs.append(decided)
+                rounds.append(engine.current_round)
+                records.append(event_record(event))
+                records.extend(output_record(o, event.ts) for o in decided)
+                owners.append(index)
+                seq += len(decided)
+        return cls(stamped, outputs, rounds, records, after_seq, before, owners)
 
     def split(self, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
-        """The committed records per event: its own, then its conclusions."""
+        """The committed records per journaled event: its own, then its conclusions."""
         results: list[list[JournalRecord]] = []
         taken = 0
         for decided in self.outputs:
@@ -125,3 +143,24 @@ class Batch:
             results.append(stored[taken:end])
             taken = end
         return results
+
+    def by_given(self, per_event: list[list[JournalRecord]]) -> list[list[JournalRecord]]:
+        """:meth:`split`'s lists per given event: its own record first (a command's reply
+        names its ``seq``), then an ``engine_error`` fault journaled before it, if any."""
+        results: list[list[JournalRecord]] = []
+        for owner, records in zip(self.owners, per_event, strict=True):
+            if owner < len(results):
+                results[owner] = records + results[owner]
+            else:
+                results.append(records)
+        return results
+
+
+def _conceals(engine: Engine, latches: Latches, card: Card, index: int) -> bool:
+    """Whether the engine deals ``card`` face down (never asked while the table is held)."""
+    if is_held(latches):
+        return False
+    try:
+        return engine.conceals(card)
+    except Exception as exc:  # as apply_held: an engine defect, never a dead table
+        raise EngineFailedError(index, exc) from exc

@@ -39,6 +39,7 @@ from tablectl.controller.service.recovery import (
     JournalScan,
     RestartGate,
 )
+from tablectl.controller.service.runner.hold import apply_held
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import (
     JOURNAL_FIELDS,
@@ -184,7 +185,8 @@ class Restart:
             log.error("journal_event_unreadable", seq=record.seq, error=str(exc))
             return False
         self._latches.track(event)
-        for output in engine.apply(event):
+        # As in play: held by an engine_error, only a void reaches the engine (runner.hold).
+        for output in apply_held(engine, self._latches, event):
             out = output_record(output, event.ts)
             pending.append((output_key(out), out))
         self.scan.record(record, engine.current_round)

@@ -43,6 +43,7 @@ from tablectl.controller.service.recovery import (
 )
 from tablectl.controller.service.runner.batch import Batch, Before
 from tablectl.controller.service.runner.commands import CommandDesk
+from tablectl.controller.service.runner.hold import ENGINE_ERROR, EngineFailedError
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import (
     MAX_REASON,
@@ -117,6 +118,8 @@ class TableRunner:
         """The journal outage in progress (:mod:`~tablectl.controller.service.outage`): locked."""
         self.outages = 0
         """Outages begun since start (metrics)."""
+        self.engine_errors = 0
+        """Exceptions the engine raised since start, each an ``engine_error`` fault (metrics)."""
         self._deciding: Batch | None = None
         """The batch whose commit is in flight: the engine has applied it, the journal not yet
         (nothing about it may leave the process; :meth:`publish_state` waits for its end)."""
@@ -276,21 +279,27 @@ class TableRunner:
             return
         try:
             results = await self._commit_batch([event for event, _ in batch])
-        except ValueError as exc:  # first: a JournalRecordError is a JournalError too
+        except JournalRecordError as exc:  # first: a JournalRecordError is a JournalError too
             if len(batch) > 1:
                 # Nothing was written (one transaction): one event may be the one the journal
                 # refuses, so the others must not fail with it. Retry them one at a time.
                 for item in batch:
                     await self._run_batch([item])
                 return
-            # A record the journal refuses (JournalRecordError): the event is not journaled, so
-            # it is not acted on; the table goes on with the next event (no outage).
+            # A record the journal refuses (malformed, too large): the event is not journaled,
+            # so it is not acted on; the table goes on with the next event (no outage). The
+            # engine's own errors never come here: they are journaled as engine_error faults.
             for event, future in batch:
-                log.error("journal_write_failed", error=str(exc), event_type=event.type)
+                log.error("journal_record_refused", error=str(exc), event_type=event.type)
                 if future is not None and not future.done():
                     future.set_exception(exc)
             return
-        except JournalError as exc:
+        except Exception as exc:
+            # The journal's write failed (JournalError), or a defect outside the engine (which
+            # _decide turns into faults): nothing of the batch is durable. Lock the table and
+            # alarm rather than end the process or go on as if it were journaled.
+            if not isinstance(exc, JournalError):
+                log.exception("batch_failed", error_type=type(exc).__name__)
             outage = self._begin_outage(exc)
             for event, future in batch:
                 outage.drop(event)  # not journaled, and the engine is as before the batch
@@ -459,28 +468,53 @@ class TableRunner:
 
     def _decide(self, events: Sequence[TableEvent]) -> Batch:
         """Apply ``events`` to the engine (:meth:`Batch.decide`); on any error the engine and
-        the latches are as before them."""
+        the latches are as before them.
+
+        An event the engine raises on is decided again from the batch's start with an
+        ``engine_error`` fault before it (:mod:`.hold`): the event is journaled all the same
+        and the table is held for a supervisor.
+        """
         before = self._cached_undo() or Before.take(self.engine, self.latches)
-        try:
-            return Batch.decide(
-                events,
-                engine=self.engine,
-                latches=self.latches,
-                before=before,
-                after_seq=self.journal.last_seq,
-                ts=lambda: format_ts(self._clock()),
-            )
-        except BaseException:
-            self.engine = before.restore(self.latches)
-            raise
+        failed: dict[int, BaseException] = {}
+        while True:
+            try:
+                return Batch.decide(
+                    events,
+                    engine=self.engine,
+                    latches=self.latches,
+                    before=before,
+                    after_seq=self.journal.last_seq,
+                    ts=lambda: format_ts(self._clock()),
+                    failed=failed,
+                )
+            except EngineFailedError as exc:
+                self.engine = before.restore(self.latches)
+                if exc.index in failed:  # cannot happen (held events are not applied): a bug
+                    raise
+                failed[exc.index] = exc.error
+                self.engine_errors += 1
+                event = events[exc.index]
+                log.error(
+                    "engine_error",
+                    code=ENGINE_ERROR,
+                    error_type=type(exc.error).__name__,
+                    error=clip(str(exc.error), MAX_REASON),
+                    event_type=event.type,
+                    round=self.engine.current_round,
+                    exc_info=exc.error,
+                )
+            except BaseException:
+                self.engine = before.restore(self.latches)
+                raise
 
     def _conclude(self, batch: Batch, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
         """A batch is durable: let it out. The outbox first (woken here, it reads and publishes
         the stored bytes); the logs and the retained views only after it has been given its turn
         of the event loop (:meth:`_after_outbox`), so an outcome never waits behind them."""
-        results = batch.split(stored)
-        for records, round_in_play in zip(results, batch.rounds, strict=True):
+        per_event = batch.split(stored)
+        for records, round_in_play in zip(per_event, batch.rounds, strict=True):
             self._restart.saw(records, round_in_play)
+        results = batch.by_given(per_event)
         self._outputs.notify()
         for listener in self.listeners:
             for record in stored:

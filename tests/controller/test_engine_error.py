@@ -108,7 +108,7 @@ async def test_an_engine_error_journals_every_event_and_holds_the_round(
         ]
         fault = records[2]
         assert fault["device"] == ENGINE_DEVICE
-        assert f"{error.__name__}: " in fault["detail"] and "cannot play JK" in fault["detail"]
+        assert f"{error.__name__}: cannot play JK" in fault["detail"]
         assert runner.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
         assert runner.engine_errors == 1
         # Held: no outcome, the round still in play, however many cards come.
@@ -276,4 +276,3 @@ def test_every_event_of_every_game_is_journaled_whatever_the_engine_makes_of_it(
             assert journal.verify() == journal.last_seq
 
     asyncio.run(play())
-

@@ -108,7 +108,8 @@ async def test_an_engine_error_journals_every_event_and_holds_the_round(
         ]
         fault = records[2]
         assert fault["device"] == ENGINE_DEVICE
-        assert f"{error.__name__}: cannot play JK" in fault["detail"]
+        assert fault["detail"].startswith(f"{error.__name__}: ")
+        assert "cannot play JK" in fault["detail"]
         assert runner.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
         assert runner.engine_errors == 1
         # Held: no outcome, the round still in play, however many cards come.

@@ -15,15 +15,24 @@ progress) and at the end of a replay.
 Trust: a checkpoint never says more than the journal does.
 
 * It is used only when the journal's record at its ``seq`` has the hash it names (same chain, same
-  history), and only by the same code and table rules that wrote it: its fingerprint covers the
-  ``controller`` and ``drivers`` sources and the table's id, game and rules. An upgrade or a rules
-  change replays the journal in full once; the next checkpoint is then current again.
+  history), and only by the same code and table rules that wrote it: its fingerprint covers every
+  ``.py`` file of the ``tablectl.controller`` and ``tablectl.drivers`` packages, found where they
+  were imported from (a source tree, an editable install or a wheel), and the table's id, game and
+  rules. An upgrade or a rules change replays the journal in full once; the next checkpoint is
+  then current again. Code whose sources cannot be found is never fingerprinted with nothing: its
+  :func:`fingerprint` is ``None`` (logged) and checkpoints are neither written nor used.
 * The state is a pickle read by an unpickler that resolves only classes and functions of the game
   packages (:data:`_ALLOWED_MODULES`) and a few standard containers, and methods only of those
   objects: a planted file cannot name ``os.system`` or reach a module's globals.
 * Any doubt — missing, torn, other fingerprint, other chain, a name not allowed — is logged
-  (``checkpoint_ignored`` with the reason) and the journal is replayed in full. Deleting the file is
-  always safe; it is an optimisation, never the record (the journal is).
+  (``checkpoint_ignored`` with the reason) and the journal is replayed in full. So is a state that
+  loads but cannot be used: one that lacks what the current code's fresh engine has
+  (:func:`state_mismatch`), or raises while recovery replays the records after it or reads it as
+  ``power_on`` will (:meth:`tablectl.controller.service.runner.restart.Restart.recover`). Deleting
+  the file is always safe; it is an optimisation, never the record (the journal is).
+* The file's layout is :data:`SCHEMA` (the header and a pickled :class:`RecoveryState`); the
+  versions of both formats and the compatibility corpus of earlier versions' files are in
+  ``docs/journal.md``.
 * Written atomically: temp file, fsync, rename, fsync of the directory.
 """
 
@@ -34,6 +43,7 @@ import datetime as dt
 import decimal
 import functools
 import hashlib
+import importlib
 import io
 import json
 import os
@@ -51,10 +61,16 @@ from tablectl.controller.service.recovery import JournalScan
 
 __all__ = [
     "CHECKPOINT_EVERY",
+    "SCHEMA",
+    "SOURCE_PACKAGES",
     "Checkpoints",
     "RecoveryState",
+    "SourcesNotFoundError",
     "checkpoint_path",
     "fingerprint",
+    "source_digest",
+    "source_roots",
+    "state_mismatch",
 ]
 
 log = structlog.get_logger("tablectl.checkpoint")
@@ -63,6 +79,12 @@ CHECKPOINT_EVERY: Final = 10_000
 """Records between checkpoints: bounds a restart's replay (about 0.2 s of it) after a crash."""
 
 SCHEMA: Final = 1
+"""The checkpoint file's format: a canonical-JSON header line, then the pickled state. A change of
+the header or of what :class:`RecoveryState` holds is a new version (and new corpus files: see
+``docs/journal.md``). What the engines keep inside the state is covered by the fingerprint."""
+
+SOURCE_PACKAGES: Final = ("tablectl.controller", "tablectl.drivers")
+"""The packages whose code builds a table's state: the fingerprint covers all their sources."""
 
 _ALLOWED_MODULES: Final = (
     "tablectl.controller.engines.",
@@ -109,26 +131,147 @@ def checkpoint_path(journal_path: Path) -> Path:
     return journal_path.with_name(journal_path.name + ".checkpoint")
 
 
-@functools.cache
-def _source_digest() -> str:
-    """SHA-256 over the ``controller`` and ``drivers`` sources: the code that built the state."""
+class SourcesNotFoundError(ControllerError):
+    """The running code's sources cannot be found: it cannot be fingerprinted (checkpoints off)."""
+
+
+def source_roots() -> dict[str, Path]:
+    """The folder of each of :data:`SOURCE_PACKAGES`, where it was imported from.
+
+    Located through the imported packages themselves, so the same code answers in a source tree
+    (``tablectl/controller`` is a link to ``controller/``), an editable install and a wheel
+    (``site-packages/tablectl/controller``). Raises :class:`SourcesNotFoundError` when a package
+    has no file or this very module is not inside the one it belongs to (the digest would not
+    cover the running code).
+    """
+    roots: dict[str, Path] = {}
+    for name in SOURCE_PACKAGES:
+        module = importlib.import_module(name)
+        file = getattr(module, "__file__", None)
+        if not file:
+            raise SourcesNotFoundError(f"{name} has no __file__: its code cannot be fingerprinted")
+        roots[name] = Path(file).resolve().parent
+    here = Path(__file__).resolve()
+    if not here.is_relative_to(roots[SOURCE_PACKAGES[0]]):
+        raise SourcesNotFoundError(
+            f"{here} is not inside {roots[SOURCE_PACKAGES[0]]}: the digest would miss this code"
+        )
+    return roots
+
+
+def source_digest(roots: Mapping[str, Path]) -> str:
+    """SHA-256 over every ``.py`` file below each root: its package-relative name and its bytes.
+
+    Never the digest of nothing: a root without a single ``.py`` file raises
+    :class:`SourcesNotFoundError` (a wrong folder, or an install without sources).
+    """
     digest = hashlib.sha256()
-    for package in ("controller", "drivers"):
-        root = Path(__file__).resolve().parents[1] / package
-        for path in sorted(root.rglob("*.py")):
-            digest.update(path.relative_to(root.parent).as_posix().encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
+    for name, root in sorted(roots.items()):
+        files = sorted(
+            (path.relative_to(root).as_posix(), path)
+            for path in root.rglob("*.py")
+            if "__pycache__" not in path.parts
+        )
+        if not files:
+            raise SourcesNotFoundError(f"no Python sources under {root} ({name})")
+        for relative, path in files:
+            data = path.read_bytes()
+            digest.update(f"{name}/{relative}\0{len(data)}\0".encode())
+            digest.update(data)
     return digest.hexdigest()
 
 
-def fingerprint(*, table: str, game: str, rules: Mapping[str, Any]) -> str:
-    """Code + table rules: a checkpoint is only valid for exactly what wrote it."""
+@functools.cache
+def _code_digest() -> str:
+    """:func:`source_digest` of the running code, once per process (raises as it does)."""
+    return source_digest(source_roots())
+
+
+def fingerprint(*, table: str, game: str, rules: Mapping[str, Any]) -> str | None:
+    """Code + table rules: a checkpoint is only valid for exactly what wrote it.
+
+    ``None`` (logged as ``checkpoints_off``) when the code's sources cannot be found: a table
+    without a fingerprint neither writes nor uses checkpoints (it replays its journal in full),
+    rather than trusting every checkpoint of every other version.
+    """
+    try:
+        code = _code_digest()
+    except (OSError, ImportError, SourcesNotFoundError) as exc:
+        log.error("checkpoints_off", table=table, reason=str(exc))
+        return None
     # repr for what JSON lacks (a TOML date in [rules]): stable for the same config.
     config = json.dumps(
         {"table": table, "game": game, "rules": dict(rules)}, sort_keys=True, default=repr
     )
-    return hashlib.sha256(f"{_source_digest()}\n{config}".encode()).hexdigest()
+    return hashlib.sha256(f"{code}\n{config}".encode()).hexdigest()
+
+
+_PROBE_ITEMS: Final = 64
+"""Items of a container compared by :func:`state_mismatch` (a class's shape shows in any one)."""
+
+
+def _attribute_names(obj: object) -> set[str]:
+    """The instance attributes ``obj`` holds: its ``__dict__`` and its filled slots."""
+    names = set(getattr(obj, "__dict__", {}) or {})
+    for klass in type(obj).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot not in {"__dict__", "__weakref__"} and hasattr(obj, slot):
+                names.add(slot)
+    return names
+
+
+def _missing(restored: object, fresh: object, path: str, seen: set[int]) -> str | None:
+    """The first attribute ``fresh`` holds and ``restored`` lacks, along the same path."""
+    if type(restored) is not type(fresh) or id(fresh) in seen or len(seen) > 10_000:
+        return None
+    pairs: list[tuple[object, object, str]] = []
+    if isinstance(fresh, dict) and isinstance(restored, dict):
+        keys = [key for key in list(fresh)[:_PROBE_ITEMS] if key in restored]
+        pairs = [(restored[key], fresh[key], f"{path}[{key!r}]") for key in keys]
+    elif isinstance(fresh, list | tuple | collections.deque) and isinstance(
+        restored, list | tuple | collections.deque
+    ):
+        pairs = [
+            (old, new, f"{path}[{index}]")
+            for index, (old, new) in enumerate(zip(restored, fresh, strict=False))
+            if index < _PROBE_ITEMS
+        ]
+    elif _allowed_module(type(fresh).__module__):
+        seen.add(id(fresh))
+        have, want = _attribute_names(restored), _attribute_names(fresh)
+        lacking = sorted(want - have)
+        if lacking:
+            return f"{path} ({type(fresh).__name__}) has no {lacking[0]}"
+        pairs = [
+            (getattr(restored, name), getattr(fresh, name), f"{path}.{name}")
+            for name in sorted(want)
+        ]
+    for old, new, where in pairs:
+        found = _missing(old, new, where, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def state_mismatch(state: RecoveryState, engine: object) -> str | None:
+    """What a loaded state lacks that the current code's fresh ``engine`` (and a fresh
+    :class:`JournalScan`) hold, as ``"engine._extras (RouletteEngine) has no ..."``; ``None``
+    when its shape is the current code's.
+
+    A checkpoint of other code must never be loaded (the fingerprint says so); this catches what
+    the fingerprint cannot: a pickle of an older class whose new attributes were never set (an
+    ``AttributeError`` on first use, or worse, a silently different rule). Only what the fresh
+    objects hold is asked for: an attribute set later in play is not missing.
+    """
+    if type(state.engine) is not type(engine):
+        return (
+            f"the engine is a {type(state.engine).__name__}, the table's a {type(engine).__name__}"
+        )
+    seen: set[int] = set()
+    return _missing(state.engine, engine, "engine", seen) or _missing(
+        state.scan, JournalScan(), "scan", seen
+    )
 
 
 def _allowed_module(module: str) -> bool:
@@ -177,17 +320,19 @@ class Checkpoints:
     Args:
         journal_path: the live journal file; the checkpoint lives beside it.
         table: the table id (a checkpoint of another table is never used).
-        fingerprint: from :func:`fingerprint` for this table's code and rules.
+        fingerprint: from :func:`fingerprint` for this table's code and rules; ``None`` (the
+            code could not be fingerprinted): checkpoints are neither used nor written.
     """
 
-    def __init__(self, journal_path: Path, table: str, fingerprint: str) -> None:
+    def __init__(self, journal_path: Path, table: str, fingerprint: str | None) -> None:
         self.path = checkpoint_path(journal_path)
         self.table = table
         self.fingerprint = fingerprint
         self.seq = 0
         """``seq`` of the newest checkpoint written or loaded (0: none)."""
         self.ignored: str | None = None
-        """Why the last :meth:`load` did not use the file (``None``: used, or no file)."""
+        """Why the last :meth:`load` did not use the file, or why :meth:`discard` dropped it
+        (``None``: used, or no file)."""
 
     def load(self, journal: Journal) -> tuple[int, RecoveryState] | None:
         """The state as of the checkpoint's ``seq``, or ``None`` (replay from the start)."""
@@ -207,8 +352,22 @@ class Checkpoints:
         log.info("checkpoint_loaded", seq=seq)
         return seq, state
 
+    def discard(self, reason: str) -> None:
+        """Drop a loaded checkpoint that could not be used (logged as ``checkpoint_ignored``):
+        the file is deleted, so a start that is killed during the full replay that follows does
+        not load it again, and the next checkpoint is written whatever its ``seq``."""
+        self.ignored = reason
+        log.warning("checkpoint_ignored", path=str(self.path), reason=reason)
+        self.seq = 0
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:  # the next write replaces it; a read checks it again
+            log.warning("checkpoint_not_deleted", path=str(self.path), error=repr(exc))
+
     def _read(self, journal: Journal) -> tuple[int, RecoveryState]:
         data = self.path.read_bytes()
+        if self.fingerprint is None:
+            raise CheckpointIgnoredError("the running code has no fingerprint (checkpoints_off)")
         head, sep, payload = data.partition(b"\n")
         if not sep:
             raise CheckpointIgnoredError("no header")
@@ -245,6 +404,8 @@ class Checkpoints:
     def encode(self, seq: int, state: RecoveryState) -> bytes | None:
         """The state as bytes, taken now (on the loop, where the state lives); ``None`` (logged)
         when it cannot be pickled. :meth:`write` may then run on another thread."""
+        if self.fingerprint is None:
+            return None  # checkpoints_off: logged once, when the fingerprint was taken
         try:
             return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # see save()
@@ -254,6 +415,8 @@ class Checkpoints:
     def write(self, seq: int, record_hash: str, payload: bytes) -> bool:
         """Write :meth:`encode`'s bytes as the checkpoint of record ``seq`` (two fsyncs: the
         file and its directory). Never raises (see :meth:`save`)."""
+        if self.fingerprint is None:
+            return False
         try:
             header = {
                 "schema": SCHEMA,

@@ -23,12 +23,17 @@ from typing import Any, Protocol
 
 import structlog
 
-from tablectl.controller.core.errors import EventFormatError
+from tablectl.controller.core.errors import EventFormatError, JournalError
 from tablectl.controller.core.events import EVENT_TYPES, TableEvent, Void, parse_event
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import Journal, JournalRecord
-from tablectl.controller.service.checkpoint import Checkpoints, RecoveryState
+from tablectl.controller.service.checkpoint import (
+    CheckpointIgnoredError,
+    Checkpoints,
+    RecoveryState,
+    state_mismatch,
+)
 from tablectl.controller.service.recovery import (
     CONTROLLER_RESTART,
     POWER_OFF,
@@ -139,26 +144,58 @@ class Restart:
         batch's events first and their conclusions after them, so an output record need not
         follow its own event directly. What the engine concludes again but the journal lacks
         after the last matched conclusion is journaled now (the crash window).
+
+        A checkpoint's state that cannot be used — it lacks what the current code's fresh engine
+        holds, or it raises while the records after it are replayed or while it is read as
+        :meth:`power_on` will read it — is discarded (``checkpoint_ignored`` with the reason, the
+        file deleted) and the journal is replayed in full through the fresh engine: a table
+        never dies on a checkpoint. An error of the journal itself is not the checkpoint's: it
+        is raised.
         """
+        fresh = self._table.engine
+        loaded = self.checkpoints.load(self._journal) if self.checkpoints is not None else None
         pending: list[tuple[str, dict[str, Any]]] = []
-        replayed = 0
-        unsaved = 0
-        for record in self._journal.records(self._load_checkpoint()):
-            if self._replay(record, pending):
-                replayed += 1
-                unsaved += 1
-            if unsaved >= self._checkpoint_every and not pending:
-                # A long replay keeps its progress: a start killed now resumes from here.
-                self._save_checkpoint(record.seq, record.hash)
-                unsaved = 0
+        discarded = False
+        try:
+            after = 0 if loaded is None else self._restore(*loaded, fresh=fresh)
+            replayed = self._replay_after(after, pending)
+            if after:
+                self._probe_restored()
+        except JournalError:
+            raise
+        except Exception as exc:
+            if loaded is None or self.checkpoints is None:
+                raise  # no checkpoint in use: a full replay's own failure
+            why = str(exc) if isinstance(exc, CheckpointIgnoredError) else repr(exc)
+            self.checkpoints.discard(f"unusable: {why}")
+            self._table.engine = fresh
+            self.scan = JournalScan()
+            self._latches.restore({device: set() for device in self._latches.copy()})
+            pending = []
+            discarded = True
+            replayed = self._replay_after(0, pending)
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
             for stored in self._journal.append([out for _, out in pending]):
                 self.scan.record(stored, self._table.engine.current_round)
             self._outputs.notify()
-        if replayed:
+        if replayed or discarded:
             self.checkpoint()
+        return replayed
+
+    def _replay_after(self, after: int, pending: list[tuple[str, dict[str, Any]]]) -> int:
+        """Replay the journal's records after ``after`` into the table's engine; the number of
+        events. A long replay checkpoints as it goes (a start killed now resumes from there)."""
+        replayed = 0
+        unsaved = 0
+        for record in self._journal.records(after):
+            if self._replay(record, pending):
+                replayed += 1
+                unsaved += 1
+            if unsaved >= self._checkpoint_every and not pending:
+                self._save_checkpoint(record.seq, record.hash)
+                unsaved = 0
         return replayed
 
     def _replay(self, record: JournalRecord, pending: list[tuple[str, dict[str, Any]]]) -> bool:
@@ -192,18 +229,27 @@ class Restart:
         self.scan.record(record, engine.current_round)
         return True
 
-    def _load_checkpoint(self) -> int:
-        """Restore the state of the last checkpoint; the ``seq`` to replay after (0: all)."""
-        if self.checkpoints is None:
-            return 0
-        loaded = self.checkpoints.load(self._journal)
-        if loaded is None:
-            return 0
-        seq, state = loaded  # same code, table, game and rules: the fingerprint says so
+    def _restore(self, seq: int, state: RecoveryState, *, fresh: Engine) -> int:
+        """Restore a loaded checkpoint's state; the ``seq`` to replay after. Raises when the
+        state is not the shape of the current code's (:meth:`recover` then discards it)."""
+        # Same code, table, game and rules: the fingerprint says so; and the state's shape, in
+        # case the fingerprint is wrong (issue 25: an empty digest made every version "same").
+        mismatch = state_mismatch(state, fresh)
+        if mismatch is not None:
+            raise CheckpointIgnoredError(mismatch)
         self._table.engine = state.engine
         self.scan = state.scan
         self._latches.restore(state.latched)
         return seq
+
+    def _probe_restored(self) -> None:
+        """Read the restored state as :meth:`power_on` and the runner will, so that a state
+        which loads but cannot be used fails here, where :meth:`recover` can still replay in
+        full, and not in ``power_on``."""
+        engine = self._table.engine
+        snapshot = engine.snapshot()
+        Interrupted.of(snapshot, engine.game, self.scan, self._clock())
+        _ = (engine.current_round, self.scan.previous, self._latches.journaled)
 
     # --- checkpoints -----------------------------------------------------------------------
 

@@ -102,7 +102,9 @@ def load_rules(
 
     Raises:
         ConfigError: an unknown game or preset (naming where it came from), rules that cannot be
-            loaded, or ``[rules]`` the model rejects (key and file named).
+            loaded, ``[rules]`` the model rejects (key and file named), or ``[rules]`` that
+            contradict a fact of the game's rule book
+            (:mod:`tablectl.controller.games.rule_book`: key, file and rule named).
     """
     entry = _entry(game, source)
     try:
@@ -126,9 +128,18 @@ def load_rules(
                 f"{source}: {where}: no {entry.family} preset {variant!r} (known: {known})"
             )
         merged = {**entry.variants[variant], "variant": variant, **raw}
+    # What the rule book fixes (seed-001 §3.0 (4) jokers, §5 sectors, §6 balls and faces …) is
+    # not the table's to change: games/rule_book.py, named with the rule it breaks.
+    from tablectl.controller.games import rule_book  # noqa: PLC0415 - only when used
+
     if entry.family == "cards":
+        if (found := rule_book.deck_contradiction(game, merged)) is not None:
+            raise ConfigError(f"{source}: {found}")
         return cls(validate_section(cls.rules_model, merged, source=source, section="rules"))
-    return validate_section(cls, merged, source=source, section="rules")
+    validated = validate_section(cls, merged, source=source, section="rules")
+    if (found := rule_book.contradiction(entry.family, game, validated)) is not None:
+        raise ConfigError(f"{source}: {found}")
+    return validated
 
 
 def build_engine(

@@ -325,7 +325,13 @@ def test_every_registered_draw_game_builds_from_its_preset(game: str) -> None:
 
 
 def test_rules_override_the_preset_and_pick_a_variant() -> None:
-    engine = build_engine("T1", "lucky6", {"variant": "lucky6_60", "values": [0] * 60}, source="t")
+    red = [*range(2, 31), 34]  # L2537: 30 red (faces 138), 30 blue (132), faces (n - 1) % 10
+    lucky6_60 = {
+        "variant": "lucky6_60",
+        "values": [n % 10 for n in range(60)],
+        "colors": {"red": red, "blue": [b for b in range(1, 61) if b not in red]},
+    }
+    engine = build_engine("T1", "lucky6", lucky6_60, source="t")
     assert isinstance(engine, DrawEngine)
     assert (engine.game, engine.rules.balls, engine.rules.draw) == ("lucky6", 60, 6)
     engine = build_engine("T1", "keno", {"balls": 70}, source="t")

@@ -82,7 +82,10 @@ def test_the_family_presets_are_the_rules_variants() -> None:
 
 
 def test_a_variant_of_the_family_can_be_picked_and_an_unknown_one_names_the_family() -> None:
-    rules = load_rules("lucky6", {"variant": "lucky6_60", "values": list(range(60))})
+    red = [*range(2, 31), 34]  # L2537: 30 red (faces 138), 30 blue (132), faces (n - 1) % 10
+    colours = {"red": red, "blue": [b for b in range(1, 61) if b not in red]}
+    faces = [n % 10 for n in range(60)]
+    rules = load_rules("lucky6", {"variant": "lucky6_60", "values": faces, "colors": colours})
     assert getattr(rules, "variant", None) == "lucky6_60"
     with pytest.raises(ConfigError, match=r"rules\.variant: no wheel preset 'nope' \(known: "):
         load_rules("dream_catcher", {"variant": "nope"}, source="t.toml")

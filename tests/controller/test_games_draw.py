@@ -28,6 +28,15 @@ def catalog_rules(variant: str, overrides: Mapping[str, Any] | None = None) -> D
     return rules
 
 
+L6_60_RED = [*range(2, 31), 34]
+"""A Lucky 6/60 drum as the rule book has it (L2537), faces ``(n - 1) % 10`` (each digit six
+times, 270 in all): red balls 2–30 and 34 (faces 138), blue the other 30 (faces 132)."""
+L6_60 = {
+    "values": [n % 10 for n in range(60)],
+    "colors": {"red": L6_60_RED, "blue": [b for b in range(1, 61) if b not in L6_60_RED]},
+}
+
+
 # -- presets: the rule book's parameters ----------------------------------------------------------
 
 
@@ -74,8 +83,7 @@ def test_seed001_6_7_l2863_mega_ball_has_one_or_two_bonus_balls() -> None:
 def test_seed001_6_3_l2537_c39_lucky6_60_needs_the_faces_of_its_balls() -> None:
     with pytest.raises(ConfigError, match="values"):
         catalog_rules("lucky6_60")
-    faces = [n % 10 for n in range(60)]
-    rules = catalog_rules("lucky6_60", {"values": faces})
+    rules = catalog_rules("lucky6_60", L6_60)
     assert (rules.balls, rules.draw, rules.order, rules.zones) == (
         60,
         6,
@@ -194,8 +202,7 @@ def test_seed001_6_4_l3031_sum_of_the_first_5_balls() -> None:
 
 
 def test_seed001_6_3_l2537_zones_read_two_digit_numbers_from_the_faces() -> None:
-    faces = [n % 10 for n in range(60)]  # ball n carries digit (n - 1) % 10
-    rules = catalog_rules("lucky6_60", {"values": faces})
+    rules = catalog_rules("lucky6_60", L6_60)  # ball n carries digit (n - 1) % 10
     result = draw_result(rules, [1, 8, 10, 13, 55, 60])
     assert result["values"] == [0, 7, 9, 2, 4, 9]
     assert result["zones"]["A"] == {"values": [0, 7], "number": "07", "sum": 7}

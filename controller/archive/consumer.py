@@ -163,6 +163,11 @@ class Archiver:
         self._inbox: _Inbox | None = None
         self._connected_once = False
 
+    @property
+    def connected(self) -> bool:
+        """Whether the broker connection is up and subscribed (its metrics)."""
+        return self._current is not None
+
     # -- topics ----------------------------------------------------------------------------
 
     def _filters(self) -> list[str]:
@@ -388,6 +393,7 @@ class Archiver:
             if record.seq > newest.get(record.table_id, 0):
                 newest[record.table_id] = record.seq
         self._upkeep.stored(newest, result.tables)
+        self.status.received(newest, self._clock())
 
     async def _store(self, records: list[Incoming]) -> StoreResult:
         """The batch stored, retrying while the database is away; a record it refuses is

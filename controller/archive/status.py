@@ -21,8 +21,10 @@ differences), plus gauges of what is open now.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Final
 
 from tablectl.controller.archive.chains import ChainBreak, Gap
@@ -30,7 +32,7 @@ from tablectl.controller.archive.verifier import TablePass
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA
 
-__all__ = ["ARCHIVE_LEVEL", "ArchiveStatus", "Counters"]
+__all__ = ["ARCHIVE_LEVEL", "ArchiveStatus", "Counters", "TableView"]
 
 ARCHIVE_LEVEL: Final = "_archive"
 """The topic level under the prefix that holds archivers' own topics."""
@@ -61,11 +63,16 @@ class Counters:
 
 
 @dataclass
-class _Table:
+class TableView:
+    """What the archiver knows of one table (its metrics read it)."""
+
     verified_seq: int = 0
     last_seq: int = 0
     broken: ChainBreak | None = None
     gaps: list[Gap] = field(default_factory=list)
+    """Gaps open (asked for once older than the gap timeout, again until filled)."""
+    received_at: datetime | None = None
+    """When a batch holding a record of the table was last stored by this archiver."""
 
 
 class ArchiveStatus:
@@ -83,7 +90,7 @@ class ArchiveStatus:
         self.share = share
         self.counters = Counters()
         self.db_available = True
-        self._tables: dict[str, _Table] = {}
+        self._tables: dict[str, TableView] = {}
 
     @property
     def status_topic(self) -> str:
@@ -104,7 +111,7 @@ class ArchiveStatus:
 
     def passed(self, result: TablePass, now: datetime) -> list[dict[str, Any]]:
         """Take in a verification pass; return the alarms it raises."""
-        view = self._tables.setdefault(result.table, _Table())
+        view = self._tables.setdefault(result.table, TableView())
         state = result.walk.state
         view.verified_seq, view.last_seq = state.verified_seq, result.last_seq
         self.counters.verified += result.walk.checked
@@ -142,7 +149,16 @@ class ArchiveStatus:
 
     def known_break(self, table: str, seq: int, reason: str) -> None:
         """A break found at start (already alarmed by whoever found it): listed in the status."""
-        self._tables.setdefault(table, _Table()).broken = ChainBreak(table, seq, reason)
+        self._tables.setdefault(table, TableView()).broken = ChainBreak(table, seq, reason)
+
+    def received(self, tables: Iterable[str], now: datetime) -> None:
+        """Records of ``tables`` were stored (new or again) at ``now``."""
+        for table in tables:
+            self._tables.setdefault(table, TableView()).received_at = now
+
+    def tables(self) -> Mapping[str, TableView]:
+        """Every table this archiver has seen, by id (read-only: for its metrics)."""
+        return MappingProxyType(self._tables)
 
     def conflict(self, table: str, seq: int, now: datetime) -> dict[str, Any]:
         self.counters.conflicts += 1

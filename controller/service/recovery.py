@@ -59,6 +59,7 @@ from tablectl.controller.core.events import (
     TableEvent,
     WinningNumber,
 )
+from tablectl.controller.core.mapping import SHOE_REMOVED
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
 from tablectl.controller.core.time import parse_ts_seconds
 from tablectl.controller.games.catalog import CATALOG
@@ -117,6 +118,10 @@ _IN_PLAY: Final[Mapping[str, frozenset[str]]] = {
 }
 """Per engine family, the snapshot phases in which a round is in play (the gate's business)."""
 
+_FAULT_CLEARED: Final = "fault_cleared"
+_LATCH_TYPES: Final = frozenset({"fault", _FAULT_CLEARED, SHOE_REMOVED})
+"""Records that latch or clear a fault (:attr:`JournalScan.latched_since`)."""
+
 _UNDER_WAY: Final = frozenset({"dealing", "closed", "rolling"})
 """Past the betting, the result due: a device may have gone on without us, so only a short
 outage (``card_outage_limit``) may resume. (Roulette's ``closed`` has the wheel's spin check.)"""
@@ -137,6 +142,10 @@ class JournalScan:
     power_ons: int = 0
     spin: int | None = None
     """Wheel spin number of the round in play, when a journaled record told it."""
+    latched_since: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)
+    """Epoch seconds at which each latched fault ``(device, code)`` was journaled: the ``ts``
+    of its ``fault`` (or ``shoe_removed``) record, dropped at its ``fault_cleared`` (metrics:
+    ``tablectl_fault_latched_since_seconds``; kept with the scan in a checkpoint)."""
     _round: str | None = field(default=None, repr=False)
 
     def record(self, record: JournalRecord, current_round: str | None) -> None:
@@ -152,6 +161,8 @@ class JournalScan:
             self.last_ts = ts
         if kind == POWER_ON:
             self.power_ons += 1
+        if kind in _LATCH_TYPES:
+            self._latch(record, ts)
         if current_round != self._round:
             self._round = current_round
             self.spin = None
@@ -163,6 +174,21 @@ class JournalScan:
             and (kind != ROUND_RESUMED or record.get("round") == current_round)
         ):
             self.spin = spin
+
+    def _latch(self, record: JournalRecord, ts: float | None) -> None:
+        """A fault latched or cleared, as the runner's latches track it: the time of a latch
+        (its ``since`` when it was journaled late, else its ``ts``) is kept until its clear."""
+        device = record.get("device")
+        code = SHOE_REMOVED if record.type == SHOE_REMOVED else record.get("code")
+        if not isinstance(device, str) or not isinstance(code, str):
+            return
+        if record.type == _FAULT_CLEARED:
+            self.latched_since.pop((device, code), None)
+            return
+        began = parse_ts_seconds(record.get("since"))
+        latched_at = began if began is not None else ts
+        if latched_at is not None:
+            self.latched_since.setdefault((device, code), latched_at)
 
     @property
     def previous(self) -> Literal["power_off", "unclean", "none"]:

@@ -33,6 +33,7 @@ from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABL
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_journal_key
+from tablectl.controller.tools.floor_metrics import ArchiveMetrics, check_listen, serving
 
 __all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
 
@@ -100,6 +101,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
     parser.add_argument("--cert-file", type=Path, help="client certificate (PEM)")
     parser.add_argument("--cert-key-file", type=Path, help="client certificate's key (PEM)")
+    parser.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (docs/operations.md)",
+    )
 
 
 def _keys(specs: list[str]) -> KeyRing:
@@ -158,22 +164,24 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
     )
 
 
-async def _serve(config: ArchiverConfig) -> None:
+async def _serve(config: ArchiverConfig, metrics_listen: str | None = None) -> None:
     archiver = Archiver(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    await asyncio.to_thread(archiver.prepare)
-    await archiver.run(stop)
+    async with serving(ArchiveMetrics(archiver), metrics_listen):
+        await asyncio.to_thread(archiver.prepare)
+        await archiver.run(stop)
 
 
 def run(args: argparse.Namespace) -> int:
     """``tablectl archive``: returns the exit code (see the module doc)."""
     try:
         config = _config(args)
-        asyncio.run(_serve(config))
+        check_listen(args.metrics_listen)
+        asyncio.run(_serve(config, args.metrics_listen))
     except (ArchiveConfigError, ConfigError) as exc:
         print(f"tablectl archive: {exc}", file=sys.stderr)
         return EXIT_CONFIG

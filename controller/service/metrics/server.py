@@ -9,15 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 import structlog
 
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.service.metrics.exposition import CONTENT_TYPE
-from tablectl.controller.service.metrics.tables import MetricsRegistry
 
-__all__ = ["MetricsServer", "parse_listen"]
+__all__ = ["MetricsServer", "Scraped", "parse_listen"]
 
 log = structlog.get_logger("tablectl.metrics")
 
@@ -40,6 +39,14 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+class Scraped(Protocol):
+    """What the endpoint serves: one scrape as Prometheus text. The tables'
+    :class:`~tablectl.controller.service.metrics.tables.MetricsRegistry`, and the archiver's
+    and the dashboard's own (:mod:`tablectl.controller.tools.floor_metrics`)."""
+
+    def render(self) -> str: ...
+
+
 class MetricsServer:
     """Serves ``GET /metrics`` for a registry until the context exits.
 
@@ -48,7 +55,7 @@ class MetricsServer:
     request within 5 s, or sends more than 8 KiB of head, is dropped.
     """
 
-    def __init__(self, registry: MetricsRegistry, host: str, port: int) -> None:
+    def __init__(self, registry: Scraped, host: str, port: int) -> None:
         self.registry = registry
         self.host = host
         self.port = port

@@ -91,6 +91,8 @@ class TableMetrics:
         self._marked = 0
         # Driver counters of previous incarnations, so a restart does not reset them.
         self._driver_base: dict[tuple[str, str], int] = {}
+        self._first_seen: dict[tuple[str, str], float] = {}
+        """Wall time a latched fault was first scraped, for one the scan has no time for."""
 
     # -- sources ---------------------------------------------------------------------------
 
@@ -188,6 +190,7 @@ class TableMetrics:
             self.restarts,
         )
         self._collect_devices(out, table)
+        self._collect_latched(out, table)
         for (code,), n in sorted(self.verdicts.values.items()):
             out.add(
                 "tablectl_verdicts_total",
@@ -280,6 +283,28 @@ class TableMetrics:
                 {**table, "device": device},
                 value,
             )
+
+    def _collect_latched(self, out: Exposition, table: Mapping[str, str]) -> None:
+        """Each latched fault with the time it was latched: the ``ts`` of its journaled
+        ``fault`` record, which the restart scan keeps across restarts (checkpoint or replay);
+        the alert on a fault latched too long is ``time() - this``."""
+        runner = self._runner
+        if runner is None:
+            return
+        since = runner.scan.latched_since
+        seen = self._first_seen
+        for device, codes in sorted(runner.latched.items()):
+            for code in sorted(codes):
+                latched_at = since.get((device, code))
+                if latched_at is None:  # not expected: then since it was first scraped
+                    latched_at = seen.setdefault((device, code), time.time())
+                out.add(
+                    "tablectl_fault_latched_since_seconds",
+                    "gauge",
+                    "Unix time a fault still latched was journaled (per device and code)",
+                    {**table, "device": device, "code": code},
+                    latched_at,
+                )
 
     def _collect_journal(self, out: Exposition, table: Mapping[str, str]) -> None:
         journal = self._journal

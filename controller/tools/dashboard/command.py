@@ -34,6 +34,8 @@ from tablectl.controller.tools.dashboard.auth import (
     load_users,
 )
 from tablectl.controller.tools.dashboard.floor import HISTORY, Floor
+from tablectl.controller.tools.floor_metrics import DashboardMetrics, check_listen
+from tablectl.controller.tools.floor_metrics import serving as metrics_endpoint
 
 if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
     import uvicorn
@@ -89,6 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
     parser.add_argument("--cert-file", type=Path, help="client certificate for the broker (PEM)")
     parser.add_argument("--cert-key-file", type=Path, help="its private key (PEM)")
+    parser.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (default: none; no login: "
+        "the loopback or a monitoring network)",
+    )
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -182,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_UNAVAILABLE
     host, port = parse_listen(args.listen)
+    check_listen(args.metrics_listen)
     tls = args.tls_cert is not None or args.tls_key is not None
     check_exposure(host, tls=tls, login=args.users is not None)
     _check_tls(args.tls_cert, args.tls_key)
@@ -225,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     # in still stops it).
     signal.signal(signal.SIGTERM, stop)
     try:
-        asyncio.run(_serve(server, sock, feed))
+        asyncio.run(_serve(server, sock, feed, args.metrics_listen))
     except KeyboardInterrupt:
         pass
     finally:
@@ -233,12 +242,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(server: uvicorn.Server, sock: socket.socket, feed: FloorFeed) -> None:
+async def _serve(
+    server: uvicorn.Server, sock: socket.socket, feed: FloorFeed, metrics: str | None = None
+) -> None:
     """Serve until uvicorn is told to stop; then end the live streams at once, or the browsers'
-    open ones would hold the shutdown until its timeout."""
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    while not serving.done():
-        await asyncio.wait({serving}, timeout=0.1)
-        if server.should_exit and not feed.closed:
-            feed.close()
-    serving.result()
+    open ones would hold the shutdown until its timeout. With ``metrics``, ``/metrics`` there."""
+    async with metrics_endpoint(DashboardMetrics(feed), metrics):
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        while not serving.done():
+            await asyncio.wait({serving}, timeout=0.1)
+            if server.should_exit and not feed.closed:
+                feed.close()
+        serving.result()

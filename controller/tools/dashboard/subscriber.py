@@ -53,6 +53,10 @@ class FloorFeed:
         self._changed = asyncio.Event()
         self.closed = False
         """Set by :meth:`close`: the server is stopping, live views end their streams."""
+        self.messages = 0
+        """Messages received from the broker (its metrics)."""
+        self.last_message: float | None = None
+        """Wall-clock time of the last one (its metrics: a feed gone quiet)."""
 
     def close(self) -> None:
         """End every live view (the server is stopping: an open stream would hold it up)."""
@@ -60,6 +64,8 @@ class FloorFeed:
         self._wake()
 
     def ingest(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        self.messages += 1
+        self.last_message = self._clock()
         if self.floor.ingest(topic, payload, retained=retained) is not None:
             self._wake()
 

@@ -1,0 +1,182 @@
+"""The Prometheus endpoints of the floor's own processes: ``tablectl archive`` and ``dashboard``.
+
+One mechanism with the tables' (:mod:`tablectl.controller.service.metrics`): the same text
+exposition and the same asyncio endpoint (``GET /metrics``), on ``--metrics-listen HOST:PORT`` —
+off unless asked, as ``run``'s ``[metrics] listen`` / ``--metrics-listen`` is. The values are
+read at scrape time from what each process already keeps: the archiver's status (its counters,
+the gaps it asks for, the chains it found broken) and the dashboard's feed. What an operator is
+paged for with them is in ``config/prometheus/tablectl.rules.yml`` (docs/operations.md, "Runbook:
+alerts").
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Final
+
+from tablectl.controller.service.metrics.exposition import Exposition
+from tablectl.controller.service.metrics.server import MetricsServer, Scraped, parse_listen
+
+if TYPE_CHECKING:
+    from tablectl.controller.archive.consumer import Archiver
+    from tablectl.controller.tools.dashboard.subscriber import FloorFeed
+
+__all__ = ["ArchiveMetrics", "DashboardMetrics", "check_listen", "serving"]
+
+_ARCHIVE_COUNTERS: Final = {
+    "received": "Messages received on the tables' events/anchor topics",
+    "stored": "Records stored (new rows)",
+    "duplicates": "Records received again and already stored",
+    "malformed": "Messages that were no journal record of their table",
+    "conflicts": "Second, different records for a table and seq",
+    "late": "Records of a month already detached",
+    "batches": "Batches committed",
+    "db_errors": "Times the database went away",
+    "verified": "Records verified in their table's chain",
+    "withheld": "Records verified whose published body the table withheld (face-down cards)",
+    "anchors": "Keyed anchors checked",
+    "resend_requests": "cmd/resend requests sent to tables (gaps and probes of quiet tables)",
+    "gaps_filled": "Gaps reported and then filled",
+    "resend_replies": "Replies of tables to this archiver's cmd/resend",
+    "resend_refused": "Of those, refusals",
+}
+"""The archiver's counters (docs/fleet.md), each exported as ``tablectl_archive_NAME_total``."""
+
+
+def check_listen(text: str | None) -> tuple[str, int] | None:
+    """``--metrics-listen``'s ``HOST:PORT`` checked before anything starts (``None``: off).
+
+    Raises:
+        ConfigError: not of that shape.
+    """
+    return None if text is None else parse_listen(text)
+
+
+@contextlib.asynccontextmanager
+async def serving(scraped: Scraped, listen: str | None) -> AsyncIterator[MetricsServer | None]:
+    """Serve ``scraped`` on ``listen`` while the block runs (nothing when ``listen`` is None).
+
+    Raises:
+        ConfigError: a malformed address, or one that cannot be bound (one line).
+    """
+    address = check_listen(listen)
+    if address is None:
+        yield None
+        return
+    async with MetricsServer(scraped, *address) as server:
+        yield server
+
+
+class ArchiveMetrics:
+    """``tablectl archive``'s scrape: its links, counters and each table it has seen.
+
+    Labels: ``archive`` (its ``--name``), and ``table`` per table.
+    """
+
+    def __init__(self, archiver: Archiver) -> None:
+        self._archiver = archiver
+
+    def render(self) -> str:
+        archiver = self._archiver
+        status = archiver.status
+        out = Exposition()
+        labels = {"archive": status.name}
+        out.add(
+            "tablectl_archive_broker_connected",
+            "gauge",
+            "1 while the archiver's broker connection is up and subscribed",
+            labels,
+            archiver.connected,
+        )
+        out.add(
+            "tablectl_archive_db_available",
+            "gauge",
+            "1 while the archive's PostgreSQL takes writes (0: nothing is acknowledged)",
+            labels,
+            status.db_available,
+        )
+        for name, value in asdict(status.counters).items():
+            out.add(
+                f"tablectl_archive_{name}_total",
+                "counter",
+                _ARCHIVE_COUNTERS.get(name, f"Archiver counter {name!r}"),
+                labels,
+                value,
+            )
+        views = status.tables()
+        for table in sorted(views):
+            view = views[table]
+            per_table = {**labels, "table": table}
+            if view.received_at is not None:
+                out.add(
+                    "tablectl_archive_last_record_timestamp_seconds",
+                    "gauge",
+                    "Unix time this archiver last stored a record of the table",
+                    per_table,
+                    view.received_at.timestamp(),
+                )
+            out.add(
+                "tablectl_archive_gaps_open",
+                "gauge",
+                "Gaps open in the table's seq (asked for with cmd/resend past the gap timeout)",
+                per_table,
+                len(view.gaps),
+            )
+            out.add(
+                "tablectl_archive_missing_records",
+                "gauge",
+                "Records missing in those gaps",
+                per_table,
+                sum(gap.size for gap in view.gaps),
+            )
+            out.add(
+                "tablectl_archive_chain_broken",
+                "gauge",
+                "1 when the table's chain does not verify in the archive (alarm chain_broken)",
+                per_table,
+                view.broken is not None,
+            )
+        return out.render()
+
+
+class DashboardMetrics:
+    """``tablectl dashboard``'s scrape: its feed from the floor's broker."""
+
+    def __init__(self, feed: FloorFeed) -> None:
+        self._feed = feed
+
+    def render(self) -> str:
+        feed = self._feed
+        floor = feed.floor
+        out = Exposition()
+        out.add(
+            "tablectl_dashboard_broker_connected",
+            "gauge",
+            "1 while the dashboard's broker connection is up and subscribed",
+            {},
+            floor.link.state == "connected",
+        )
+        out.add(
+            "tablectl_dashboard_last_message_timestamp_seconds",
+            "gauge",
+            "Unix time of the last message from the floor's broker (0: none yet)",
+            {},
+            feed.last_message or 0.0,
+        )
+        out.add(
+            "tablectl_dashboard_messages_total",
+            "counter",
+            "Messages received from the floor's broker",
+            {},
+            feed.messages,
+        )
+        out.add(
+            "tablectl_dashboard_tables",
+            "gauge",
+            "Tables on the floor page",
+            {},
+            len(floor.tables()),
+        )
+        return out.render()

@@ -187,6 +187,14 @@ class DeviceConfig(pydantic.BaseModel):
         return dict(self.model_extra or {})
 
 
+class ClockConfig(_Strict):
+    """``[clock]``: when the wall clock has stepped (tablectl.controller.service.clock)."""
+
+    max_step_seconds: float = pydantic.Field(default=120.0, ge=1, le=86_400)
+    """Seconds the wall clock may move against the boot clock (``CLOCK_BOOTTIME``) before it is
+    a step: journaled ``clock_step``, alarmed, retention suspended until confirmed."""
+
+
 class MetricsConfig(_Strict):
     """``[metrics]``: the opt-in Prometheus endpoint; absent means no endpoint."""
 
@@ -199,14 +207,15 @@ class MetricsConfig(_Strict):
 
 _ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
-ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm", "rng")
+ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm", "rng", "clock_confirm")
 """What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
 is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
 event type a command can enter maps to one of these
 (``tablectl.controller.mqtt.authority.EVENT_ACTIONS``), so ``event`` cannot be used to get around
 the others. ``rng`` is a studio RNG's picks (``rng_draw``: lightning numbers, multipliers), which
 decide what a result pays: the RNG service's own role, or a supervisor keying them in from the
-RNG's display when its link fails."""
+RNG's display when its link fails. ``clock_confirm`` says the table's clock is right after a step
+(tablectl.controller.service.clock): left out of ``require``, the roles that may void."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),
@@ -221,7 +230,7 @@ supervisor decisions (FM/CM, seed-000 GEN-11/12); a dealer keys in a card a scan
 raising or clearing a fault locks or unlocks the table (R14), a supervisor's or technician's
 call."""
 
-NEVER_DEALER: frozenset[str] = frozenset({"fault", "clear_fault", "rng"})
+NEVER_DEALER: frozenset[str] = frozenset({"fault", "clear_fault", "rng", "clock_confirm"})
 """Actions ``require`` may not give the ``dealer`` role: a dealer who could raise a fault could
 void the round in play (``void_on_fault``) and lock the table, and one who could clear it could
 unlock a table that a device stopped (regulatory R14, R21); one who could enter the RNG's picks
@@ -266,7 +275,9 @@ class SecurityConfig(_Strict):
         out: dict[str, frozenset[str]] = {}
         for action in ROLE_ACTIONS:
             value = self.require.get(action)
-            if value is None:
+            if value is None and action == "clock_confirm":
+                out[action] = out["void"]  # a supervisor's decision, as a void is
+            elif value is None:
                 out[action] = frozenset(DEFAULT_REQUIRE[action]) & set(self.roles)
             else:
                 out[action] = frozenset((value,) if isinstance(value, str) else value)
@@ -293,7 +304,7 @@ class SecurityConfig(_Strict):
             )
         for action, roles in self.required.items():
             if action not in self.require:
-                if not roles:
+                if not roles and action in DEFAULT_REQUIRE:
                     wanted = " or ".join(map(repr, DEFAULT_REQUIRE[action]))
                     raise ValueError(
                         f"require.{action} defaults to role {wanted}, which [security] roles "
@@ -303,10 +314,13 @@ class SecurityConfig(_Strict):
             if not roles:
                 raise ValueError(f"require.{action}: name at least one role")
             if action in NEVER_DEALER and "dealer" in roles:
-                why = "enter the RNG's picks" if action == "rng" else "raise or clear faults"
+                why = {"rng": "enter the RNG's picks", "clock_confirm": "confirm the clock"}.get(
+                    action, "raise or clear faults"
+                )
+                defaults = DEFAULT_REQUIRE.get(action, DEFAULT_REQUIRE["void"])
                 raise ValueError(
                     f"require.{action}: the dealer role may not {why} "
-                    f"(defaults: {' or '.join(DEFAULT_REQUIRE[action])})"
+                    f"(defaults: {' or '.join(defaults)})"
                 )
             missing = sorted(roles - set(self.roles))
             if missing:
@@ -326,6 +340,7 @@ class TableConfig(_Strict):
     rules: dict[str, Any] = pydantic.Field(default_factory=dict)
     betting: BettingConfig = BettingConfig()
     metrics: MetricsConfig = MetricsConfig()
+    clock: ClockConfig = ClockConfig()
     security: SecurityConfig | None = None
     devices: tuple[DeviceConfig, ...] = ()
     source: str = "<memory>"

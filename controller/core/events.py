@@ -141,6 +141,10 @@ class Void(EventBase):
     type: Literal["void"] = "void"
     reason: str
     by: str | None = None
+    round: str | None = None
+    """The round it voids, as the supervisor saw it: a supervisor's void names it (a void for
+    any other round is refused and, if it reaches the engine, not applied); the controller's
+    own voids (a restart, an outage) void whatever round is in play."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,14 @@ from typing import Final, Literal
 
 from tablectl.controller.core.errors import TimeFormatError
 
-__all__ = ["format_moment", "format_ts", "parse_moment", "parse_ts", "parse_ts_seconds"]
+__all__ = [
+    "format_moment",
+    "format_ts",
+    "not_before",
+    "parse_moment",
+    "parse_ts",
+    "parse_ts_seconds",
+]
 
 _MAX_ISO: Final = 40
 """Longer than any ISO 8601 time: refused unread (a signed command's field is attacker-sized)."""
@@ -32,6 +39,25 @@ def format_ts(at: float) -> str:
     stamps a time on every event.
     """
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def not_before(ts: str, floor: str | None) -> str:
+    """``ts``, or ``floor`` when ``ts`` is earlier: journal times never go backwards (a device's
+    time taken before a command's, a clock stepped back less than the bound) unless a
+    ``clock_step`` record says why (tablectl.controller.service.clock).
+
+    Both in :func:`format_ts`'s form compare as text (the common case: no parse); otherwise
+    they are parsed, and a time that does not parse is left as it is.
+    """
+    if floor is None:
+        return ts
+    if len(ts) == len(floor) == _CANONICAL and ts[-1] == floor[-1] == "Z":
+        return floor if ts < floor else ts
+    given, least = parse_ts(ts), parse_ts(floor)
+    return floor if given is not None and least is not None and given < least else ts
+
+
+_CANONICAL: Final = len("2026-11-30T10:00:00.123456Z")
 
 
 def format_moment(

@@ -8,7 +8,10 @@ rotated files once every record in them is
 * published — the broker acknowledged it, so the back end has it (the journal is the outbox: an
   unpublished record is never deleted, however old), and
 * older than the retention period, by both the wall clock and the newest journaled ``ts``, so a
-  clock that jumps ahead alone deletes nothing early.
+  clock that jumps ahead alone deletes nothing early; and by elapsed time a clock step cannot
+  forge: the wall-clock age less the clock steps and unverified gaps journaled since the file
+  (``clock.discount_s`` of the clock records, :func:`trusted_age`), so a step that was journaled
+  deletes nothing early either.
 
 Only a prefix of the chain is ever deleted (never a file between two kept ones), and each
 deletion is first appended to ``STEM.retired.jsonl`` with the file's ``seq`` range and chain
@@ -38,7 +41,7 @@ from tablectl.controller.core.errors import ChainBrokenError, JournalError
 from tablectl.controller.core.time import format_moment, parse_ts
 from tablectl.controller.journal.db import read_only
 from tablectl.controller.journal.errors import JournalIntegrityError
-from tablectl.controller.journal.files import fsync_dir, journal_sets, list_archives
+from tablectl.controller.journal.files import Archive, fsync_dir, journal_sets, list_archives
 from tablectl.controller.journal.records import GENESIS_HASH, canonical_json
 from tablectl.controller.journal.seals import read_seal, seal_path
 from tablectl.controller.journal.verify import FileSummary, verify_journal_file
@@ -48,6 +51,7 @@ __all__ = [
     "prune",
     "read_retired",
     "retired_log_path",
+    "trusted_age",
     "verify_chain",
 ]
 
@@ -72,10 +76,15 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
     """
     live = Path(live)
     moment = now if now is not None else datetime.now(UTC)
-    cutoff = moment - timedelta(days=retention_days)
+    period = timedelta(days=retention_days)
     _tidy(live)
     removed: list[Path] = []
-    for archive in list_archives(live):
+    archives = list_archives(live)
+    discount_now = _discount_now(live, archives)
+    retired = read_retired(live)
+    carried = _number(retired[-1].get("discount_s")) if retired else None
+    discount = carried or 0.0
+    for archive in archives:
         try:
             rows = read_only(
                 archive.path,
@@ -94,11 +103,13 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
             (t for t in (parse_ts(max_ts), parse_ts(last[0][2] if last else None)) if t),
             default=None,
         )
+        in_file = _discount_at_end(archive.path)
+        discount = in_file if in_file is not None else discount
         if (
             (first_seq, last_seq) != (archive.first_seq, archive.last_seq)
             or unpublished
             or newest is None
-            or newest >= cutoff
+            or trusted_age(moment - newest, discount_now - discount) <= period
         ):
             break
         seal = read_seal(archive.path) or {}
@@ -113,6 +124,7 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
             "newest_ts": str(max_ts),
             "retired_at": format_moment(moment, "seconds"),
             "retention_days": retention_days,
+            "discount_s": round(discount, 3),
         }
         _append_retired(live, entry)
         seal_path(archive.path).unlink(missing_ok=True)
@@ -121,6 +133,57 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
         log.info("journal_file_retired", path=str(archive.path), last_seq=archive.last_seq)
         removed.append(archive.path)
     return removed
+
+
+def trusted_age(wall_age: timedelta, discount_after: float) -> timedelta:
+    """A file's age as retention counts it: its wall-clock age less the seconds of wall time
+    that no clock vouched for since (``discount_after``: clock steps forward, unverified gaps;
+    tablectl.controller.service.clock), and never more than the wall-clock age — a step back
+    does not make anything older. When in doubt, a file is kept."""
+    return min(wall_age, wall_age - timedelta(seconds=discount_after))
+
+
+_CLOCK_TYPES = ("power_on", "power_off", "clock_step", "clock_confirmed")
+"""Records whose ``clock.discount_s`` is the running discount (service.clock)."""
+
+
+def _discount_at_end(path: Path) -> float | None:
+    """The running discount as of the newest clock record of one journal file (an index look-up
+    per type), ``None`` when it has none (written before clock records, or no start in it)."""
+    newest: tuple[int, float] | None = None
+    for kind in _CLOCK_TYPES:
+        try:
+            rows = read_only(
+                path,
+                "SELECT seq, body FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1",
+                (kind,),
+            )
+        except JournalError:
+            return None
+        if not rows:
+            continue
+        try:
+            clock = json.loads(str(rows[0][1])).get("clock")
+        except ValueError:
+            continue
+        value = _number(clock.get("discount_s")) if isinstance(clock, dict) else None
+        if value is not None and (newest is None or int(rows[0][0]) > newest[0]):
+            newest = (int(rows[0][0]), value)
+    return None if newest is None else newest[1]
+
+
+def _discount_now(live: Path, archives: Sequence[Archive]) -> float:
+    """The running discount as of the newest clock record of the whole journal."""
+    for path in [live, *(a.path for a in reversed(archives))]:
+        if path.exists():
+            found = _discount_at_end(path)
+            if found is not None:
+                return found
+    return 0.0
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _tidy(live: Path) -> None:

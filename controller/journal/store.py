@@ -42,7 +42,7 @@ import structlog
 
 from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import JournalConflictError, JournalError
-from tablectl.controller.core.time import parse_ts
+from tablectl.controller.core.time import format_moment, parse_ts
 from tablectl.controller.journal import outbox
 from tablectl.controller.journal.anchors import KeyedAnchors
 from tablectl.controller.journal.db import PAGE, file_records, leave_wal, read_only
@@ -131,10 +131,14 @@ class Journal(Closing):
         """The tail holds every unpublished record from this ``seq`` on."""
         self._last_ts: datetime | None = None
         """The newest record's ``ts`` (across rotations): retention's clock never runs ahead."""
+        self._last_ts_text: str | None = None
+        """The newest record's ``ts`` as written (:attr:`newest_ts`)."""
+        self.retention_hold: str | None = None
+        """Why retention is suspended (a suspect clock: tablectl.controller.service.clock), or
+        ``None``. Nothing is pruned while it is set. The journal does not prune when it opens:
+        its owner does, once it has checked the clock (``Journal.prune``)."""
         self._archives: list[Archive] = list_archives(self.path)
         self._live = self._open_live()
-        if retention_days is not None:
-            self.prune()
 
     def _open_live(self) -> LiveFile:
         """Open (or create) the live file; its tail after the newest anchor is due at once."""
@@ -303,6 +307,7 @@ class Journal(Closing):
         """After an insert: the newest record, and the live file's first ``ts`` (rotation)."""
         self._live.advance(seq, last_hash, first_ts)
         self._last_ts = parse_ts(last_ts) or self._last_ts
+        self._last_ts_text = last_ts
 
     def _anchor_row(self, rows: list[Row], head_seq: int, head_hash: str, ts: str) -> str:
         """Chain an anchor over ``head_seq``/``head_hash`` onto ``rows``; return its hash."""
@@ -442,8 +447,19 @@ class Journal(Closing):
         with self._lock:
             return self._prune_locked(now)
 
+    @property
+    def newest_ts(self) -> str | None:
+        """The newest record's ``ts`` (across rotations), ``None`` for an empty journal: what a
+        new record's time must not be before (the runner keeps journal times in order)."""
+        if self._last_ts_text is None and self._last_ts is not None:
+            self._last_ts_text = format_moment(self._last_ts)
+        return self._last_ts_text
+
     def _prune_locked(self, now: datetime | None = None) -> list[Path]:
         if self.retention_days is None:
+            return []
+        if self.retention_hold is not None:
+            log.warning("retention_suspended", path=str(self.path), why=self.retention_hold)
             return []
         if now is None:
             now = datetime.now(UTC)

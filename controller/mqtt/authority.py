@@ -31,6 +31,7 @@ from tablectl.controller.secrets import read_key_file
 __all__ = [
     "EVENT_ACTIONS",
     "READ_VERBS",
+    "WHILE_CLOCK_SUSPECT",
     "CommandAuthority",
     "CommandVerdict",
     "action_for",
@@ -85,6 +86,10 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
 :data:`tablectl.controller.core.events.EVENT_TYPES` is listed (a test holds it so), so entering an
 event by hand never needs less than the command that does the same thing."""
 
+WHILE_CLOCK_SUSPECT: Final = frozenset({"void", "clear_fault", "clock_confirm"})
+"""Actions accepted on signature and nonce alone while the table's clock is suspect: what a
+supervisor needs to end a round, unlock the table and confirm the clock."""
+
 READ_VERBS: Final = frozenset({"status", "resend"})
 """Verbs that change nothing and disclose nothing new: answered without a role or a signature
 (:func:`action_for`)."""
@@ -129,6 +134,8 @@ class CommandVerdict:
     by: str | None = None
     nonce: str | None = None
     verified: bool = False
+    code: str | None = None
+    """A refusal's code when it is not ``unauthorised`` (``clock_suspect``)."""
 
 
 def _show(value: object) -> str:
@@ -166,6 +173,8 @@ class CommandAuthority:
         # nonce -> wall-clock time after which its ts is out of the window anyway. Insertion
         # order is close to expiry order, so pruning from the front is cheap.
         self._nonces: OrderedDict[str, float] = OrderedDict()
+        self._held_nonces: set[str] = set()
+        """Nonces seen while the table's clock was suspect: no window to expire them by."""
         self.seeded = False
         """Whether :meth:`seed` ran (the runner seeds from the journal before the first check)."""
 
@@ -205,25 +214,51 @@ class CommandAuthority:
         self._nonces[nonce] = until
         self._nonces.move_to_end(nonce)
 
-    def seed(self, records: Iterable[JournalRecord], now: float) -> None:
-        """Remember the nonces of accepted ``command`` records still inside the window.
+    def seed(self, records: Iterable[JournalRecord], now: float, *, held: bool = False) -> None:
+        """Remember the nonces of ``command`` records (accepted) and ``commands_refused`` records
+        (signed but refused) still inside the window.
 
-        Called once after a restart with the journal's recent records, so a command accepted
-        just before a crash cannot be replayed just after it.
+        Called once after a restart with the journal's recent records, so a command seen just
+        before a crash cannot be replayed just after it. ``held`` (the clock is suspect: times
+        judge nothing) keeps every nonce of those records, whatever its time.
         """
         for record in records:
-            if record.type != "command" or record.get("accepted") is not True:
+            at = parse_ts_seconds(record.ts)
+            if at is None or (at + 2 * self.max_age <= now and not held):
                 continue
-            nonce, at = record.get("nonce"), parse_ts_seconds(record.ts)
-            if isinstance(nonce, str) and at is not None and at + 2 * self.max_age > now:
-                self._remember(nonce, at + 2 * self.max_age)
+            if record.type == "command" and record.get("accepted") is True:
+                nonces = [record.get("nonce")]
+            elif record.type == "commands_refused":
+                # Refused but signed: spent too (a window's record lists them).
+                nonces = record.get("nonces") or []
+            else:
+                continue
+            for nonce in nonces if isinstance(nonces, list) else []:
+                if isinstance(nonce, str) and held:
+                    self._held_nonces.add(nonce)
+                elif isinstance(nonce, str):
+                    self._remember(nonce, at + 2 * self.max_age)
         self._prune(now)
         self.seeded = True
 
     # -- the check -------------------------------------------------------------------------
 
-    def check(self, verb: str, request: Mapping[str, Any], now: float) -> CommandVerdict:
-        """Decide on one decoded request; never raises. Accepting consumes its nonce."""
+    def check(
+        self,
+        verb: str,
+        request: Mapping[str, Any],
+        now: float,
+        *,
+        clock_suspect: str | None = None,
+    ) -> CommandVerdict:
+        """Decide on one decoded request; never raises. A valid signature consumes the nonce,
+        whether the command is then accepted or not.
+
+        ``clock_suspect`` (why the table's clock is suspect: a step not confirmed) means a
+        command's time cannot be judged: a stale one is refused as ``clock_suspect``, except a
+        supervisor's decision (:data:`WHILE_CLOCK_SUSPECT`), which its signature and an unused
+        nonce then carry (its nonce is remembered until the clock is trusted again).
+        """
         action = action_for(verb, request)
         claimed = request.get("by")
         by = claimed if isinstance(claimed, str) and _BY.fullmatch(claimed) else None
@@ -251,14 +286,46 @@ class CommandAuthority:
         expected = hmac.new(self._keys[role], message, hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, str(sig).lower()):
             return CommandVerdict(False, f"bad signature for role {role!r}", by=by)
+        # Signed by a key holder: its nonce is spent now, whatever follows (a refusal for a
+        # journal outage, a stale time, a role that may not): a command refused once is never
+        # accepted by a replay of it later.
         nonce = str(request["nonce"])
-        if role not in allowed:
-            return CommandVerdict(
-                False, f"role {role!r} may not {action} (needs {needs})", role, by, verified=True
-            )
         signed_at = parse_ts_seconds(request["ts"])
         assert signed_at is not None  # checked by _malformed
+        self._prune(now)
+        if nonce in self._nonces or nonce in self._held_nonces:
+            return CommandVerdict(
+                False, "replayed command: nonce already used", role, by, nonce, True
+            )
+        if len(self._nonces) + len(self._held_nonces) >= self._max_nonces:
+            return CommandVerdict(
+                False, "too many signed commands in the window: retry later", role, by, None, True
+            )
+        if clock_suspect is not None:
+            self._held_nonces.add(nonce)  # no time to expire by: kept until the clock is trusted
+        else:
+            self._held_nonces.clear()
+            self._remember(nonce, max(now, signed_at) + self.max_age)
+        if role not in allowed:
+            return CommandVerdict(
+                False, f"role {role!r} may not {action} (needs {needs})", role, by, nonce, True
+            )
         skew = now - signed_at
+        if abs(skew) > self.max_age and clock_suspect is not None:
+            if action in WHILE_CLOCK_SUSPECT:
+                log.warning("command_time_not_judged", action=action, skew_s=round(skew, 1))
+                return CommandVerdict(True, None, role, by, nonce, True)
+            return CommandVerdict(
+                False,
+                f"{clock_suspect}: a signed command's time cannot be judged (signed "
+                f"{skew:+.1f} s from the table's clock); only a supervisor's void, clear_fault "
+                "or clock_confirm is accepted",
+                role,
+                by,
+                nonce,
+                verified=True,
+                code="clock_suspect",
+            )
         if abs(skew) > self.max_age:
             return CommandVerdict(
                 False,
@@ -266,18 +333,9 @@ class CommandAuthority:
                 f"(window ±{self.max_age:g} s)",
                 role,
                 by,
+                nonce,
                 verified=True,
             )
-        self._prune(now)
-        if nonce in self._nonces:
-            return CommandVerdict(
-                False, "replayed command: nonce already used", role, by, nonce, True
-            )
-        if len(self._nonces) >= self._max_nonces:
-            return CommandVerdict(
-                False, "too many signed commands in the window: retry later", role, by, None, True
-            )
-        self._remember(nonce, max(now, signed_at) + self.max_age)
         return CommandVerdict(True, None, role, by, nonce, True)
 
     def _malformed(self, request: Mapping[str, Any], verb: str) -> str | None:

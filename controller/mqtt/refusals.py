@@ -10,6 +10,9 @@ Each window's refusals become one ``commands_refused`` record::
      "codes": {"unauthorised": {"count": 300, "first": {"verb": "void", "id": "c-1",
                "reason": "void needs a command signed by role supervisor", "by": null, …}}}}
 
+A refused command whose signature verified has spent its nonce; the window's record lists those
+nonces (``nonces``, at most :data:`MAX_NONCES`), so a restart remembers them too.
+
 Accepted commands are still journaled one by one, before they act
 (tablectl.controller.service.runner). The metrics count refusals as they happen
 (``tablectl_commands_refused_total`` by code).
@@ -23,10 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["MAX_CODES", "REFUSAL_WINDOW", "RefusalLog"]
+__all__ = ["MAX_CODES", "MAX_NONCES", "REFUSAL_WINDOW", "RefusalLog"]
 
 REFUSAL_WINDOW: Final = 10.0
 """Seconds of refusals folded into one ``commands_refused`` record."""
+
+MAX_NONCES: Final = 256
+"""Nonces of signed-but-refused commands kept per window (their signers hold a role key, so
+there are few); a restart reads them back so none can be replayed (``nonces`` in the record)."""
 
 MAX_CODES: Final = 32
 """Distinct refusal codes kept per window (codes are ours, so this is never reached in
@@ -39,6 +46,7 @@ class _Window:
     started_ts: str
     count: int = 0
     codes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nonces: list[str] = field(default_factory=list)
 
 
 class RefusalLog:
@@ -59,6 +67,9 @@ class RefusalLog:
         if current is None:
             current = self._current = _Window(now, ts)
         current.count += 1
+        nonce = details.get("nonce")
+        if isinstance(nonce, str) and len(current.nonces) < MAX_NONCES:
+            current.nonces.append(nonce)
         if code not in current.codes and len(current.codes) >= MAX_CODES:
             code = "other"
         entry = current.codes.get(code)
@@ -76,13 +87,16 @@ class RefusalLog:
         current, self._current = self._current, None
         if current is None:
             return None
-        return {
+        record: dict[str, Any] = {
             "type": "commands_refused",
             "ts": ts,
             "since": current.started_ts,
             "count": current.count,
             "codes": current.codes,
         }
+        if current.nonces:
+            record["nonces"] = current.nonces
+        return record
 
     def put_back(self, record: Mapping[str, Any], now: float) -> None:
         """A window whose record the journal refused: keep its counts for the next one."""
@@ -94,6 +108,9 @@ class RefusalLog:
             current = self._current = _Window(now, str(record.get("since")))
         else:
             current.started_ts = str(record.get("since"))
+        nonces = record.get("nonces")
+        if isinstance(nonces, list):
+            current.nonces = [*nonces, *current.nonces][:MAX_NONCES]
         for code, entry in codes.items():
             mine = current.codes.setdefault(code, {"count": 0, "first": entry["first"]})
             mine["count"] += entry["count"]

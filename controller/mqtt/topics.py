@@ -7,7 +7,8 @@ topic for a record type is a change here and in its test, nowhere else.
     {prefix}/{table}/state             retained  table phase, round, counters
     {prefix}/{table}/events                      every journal record, in seq order
     {prefix}/{table}/outcome           retained  the last round's outcome
-    {prefix}/{table}/alarms                      fault / fault_cleared records
+    {prefix}/{table}/alarms                      fault / fault_cleared / clock_step /
+                                                 clock_confirmed records
     {prefix}/{table}/anchor            retained  the newest keyed anchor
     (tablectl.controller.journal.anchors) {prefix}/{table}/devices/{id}      retained  one device's
     availability and faults {prefix}/{table}/cmd/{verb}                  commands in
@@ -24,7 +25,7 @@ from tablectl.controller.journal.anchors import ANCHOR
 
 __all__ = ["ALARM_TYPES", "Topics"]
 
-ALARM_TYPES = frozenset({"fault", "fault_cleared"})
+ALARM_TYPES = frozenset({"fault", "fault_cleared", "clock_step", "clock_confirmed"})
 """Record types that also go to ``alarms``."""
 
 _FORBIDDEN = frozenset("+#/\0")

@@ -34,7 +34,7 @@ EXAMPLES: Final[Mapping[str, str]] = {
     "replay": "tablectl replay --config /etc/tablectl/ROU-01.toml rounds.jsonl",
     "check-config": "tablectl check-config /etc/tablectl/ROU-01.toml",
     "watch": "tablectl watch --url mqtt://127.0.0.1:1883 --table ROU-01",
-    "cmd": 'tablectl cmd void \'{"reason": "foreign_object"}\' --config '
+    "cmd": 'tablectl cmd void \'{"reason": "foreign_object", "round": "ROU-01-000123"}\' --config '
     "/etc/tablectl/ROU-01.toml --role supervisor --key-file supervisor.key --by pit-17",
     "diag": "tablectl diag probe wheel --config /etc/tablectl/ROU-01.toml",
     "diag ports": "tablectl diag ports --config /etc/tablectl/ROU-01.toml",

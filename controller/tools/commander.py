@@ -37,12 +37,13 @@ EXIT_REFUSED = EXIT_ERROR
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``tablectl cmd`` (wired by :mod:`tablectl.controller.tools.cli`)."""
-    parser.add_argument("verb", help="void, event, clear_fault, status, resend")
+    parser.add_argument("verb", help="void, event, clear_fault, clock_confirm, status, resend")
     parser.add_argument(
         "payload",
         nargs="?",
         default="{}",
-        help='the command\'s JSON object, e.g. \'{"reason": "foreign_object"}\' (- for stdin)',
+        help="the command's JSON object, e.g. "
+        '\'{"reason": "foreign_object", "round": "ROU-01-000123"}\' (- for stdin)',
     )
     parser.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
     parser.add_argument("--url", help="mqtt[s]://host:port (overrides the config)")

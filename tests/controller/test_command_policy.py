@@ -245,7 +245,8 @@ async def test_insecure_commands_is_the_explicit_lab_switch(tmp_path: Path) -> N
     task = asyncio.create_task(runner.run())
     try:
         runner.handle(RoundOpen(ts=TS, device="wheel"))
-        reply = await runner.command("void", b'{"reason": "foreign_object", "by": "lab"}')
+        void = b'{"reason": "foreign_object", "by": "lab", "round": "T1-000001"}'
+        reply = await runner.command("void", void)
         assert reply["ok"] is True
         [command] = [r for r in journal.records() if r["type"] == "command"]
         assert (command["verified"], command["by"]) == (False, "lab")

@@ -97,6 +97,10 @@ class BufferedJournal:
     def acknowledged_seq(self) -> int:
         return self.last_seq  # nothing is published from memory: the state's outbox backlog is 0
 
+    @property
+    def newest_ts(self) -> str | None:
+        return self.records[-1].get("ts") if self.records else None
+
 
 def deal(runner: TableRunner, engine: CardEngine, order: Sequence[str], behind: int = 14) -> int:
     """Shuffle, burn, and deal coups from ``order`` until the engine ends the shoe (the cut

@@ -129,7 +129,10 @@ async def test_void_command_voids_the_round_and_is_journaled_as_manual(tmp_path:
         try:
             runner.handle(RoundOpen(ts=TS, device="wheel"))
             reply = await runner.command(
-                "void", json.dumps({"id": "c1", "reason": "foreign_object", "by": "pit"}).encode()
+                "void",
+                json.dumps(
+                    {"id": "c1", "reason": "foreign_object", "by": "pit", "round": "T1-000001"}
+                ).encode(),
             )
         finally:
             task.cancel()

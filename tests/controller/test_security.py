@@ -359,12 +359,14 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
         "error": "refused: void needs a command signed by role supervisor",
         "code": "unauthorised",
     }
-    dealer = _signed("void", {"id": "c2", "reason": "x"}, role="dealer", key=DEALER_KEY)
+    dealer = _signed(
+        "void", {"id": "c2", "reason": "x", "round": "T1-000001"}, role="dealer", key=DEALER_KEY
+    )
     reply = await table.command("void", json.dumps(dealer).encode())
     assert reply["error"] == "refused: role 'dealer' may not void (needs supervisor)"
     assert table.engine.current_round is not None  # still in play
 
-    signed = _signed("void", {"id": "c3", "reason": "foreign_object"})
+    signed = _signed("void", {"id": "c3", "reason": "foreign_object", "round": "T1-000001"})
     reply = await table.command("void", json.dumps(signed).encode())
     assert reply["ok"] is True, reply
     assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "foreign_object")]
@@ -447,7 +449,7 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "j.sqlite"
-    signed = _signed("void", {"id": "c1", "reason": "x"})
+    signed = _signed("void", {"id": "c1", "reason": "x", "round": "T1-000001"})
     for attempt in range(2):
         with Journal(path, "T1") as journal:
             runner = TableRunner(
@@ -458,6 +460,8 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
                 authority=_authority(),
             )
             runner.recover()
+            if attempt == 0:
+                runner.handle(RoundOpen(ts=TS, device="wheel"))
             task = asyncio.create_task(runner.run())
             try:
                 reply = await runner.command("void", json.dumps(signed).encode())
@@ -512,7 +516,7 @@ async def test_insecure_commands_run_unverified_and_are_still_journaled(tmp_path
         task = asyncio.create_task(runner.run())
         try:
             runner.handle(RoundOpen(ts=TS, device="wheel"))
-            payload = {"id": 9, "reason": "foreign_object", "by": "pit"}
+            payload = {"id": 9, "reason": "foreign_object", "by": "pit", "round": "T1-000001"}
             reply = await runner.command("void", json.dumps(payload).encode())
             status = await runner.command("status", b"")
         finally:

@@ -273,7 +273,7 @@ async def test_a_void_needs_a_supervisor_signature_end_to_end(
     assert secured_table.engine.current_round is not None
 
     signed = sign_command(
-        {"id": "s1", "reason": "foreign_object"},
+        {"id": "s1", "reason": "foreign_object", "round": secured_table.engine.current_round},
         verb="void",
         table=TABLE,
         role="supervisor",
@@ -310,7 +310,8 @@ async def test_tablectl_cmd_signs_publishes_and_prints_the_reply(
     key_file.chmod(0o400)
     parser = argparse.ArgumentParser()
     commander.add_arguments(parser)
-    argv = ["void", '{"reason": "ball_out"}', "--url", broker.url, "--table", TABLE]
+    void = json.dumps({"reason": "ball_out", "round": secured_table.engine.current_round})
+    argv = ["void", void, "--url", broker.url, "--table", TABLE]
     argv += ["--ca-file", str(pki.ca), "--username", "pit-1"]
     argv += ["--password-file", str(_password_file(tmp_path, "pit-1"))]
     argv += ["--role", "supervisor", "--key-file", str(key_file), "--by", "FM-0042"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.service.metrics.exposition import Counts, Exposition, Histogram
+from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
 
 if TYPE_CHECKING:
     from tablectl.controller.journal import Journal
@@ -334,6 +335,36 @@ class TableMetrics:
                 table,
                 0 if outage is None else outage.not_journaled,
             )
+            out.add(
+                "tablectl_engine_error_held",
+                "gauge",
+                "1 while an engine_error holds the round for a supervisor (the table is locked)",
+                table,
+                ENGINE_ERROR in runner.latched.get(ENGINE_DEVICE, ()),
+            )
+            out.add(
+                "tablectl_engine_errors_total",
+                "counter",
+                "Exceptions the engine raised since the table started (each an engine_error)",
+                table,
+                runner.engine_errors,
+            )
+            watch = runner.clock_watch
+            if watch is not None:
+                out.add(
+                    "tablectl_clock_suspect",
+                    "gauge",
+                    "1 while a clock_step is not confirmed (retention suspended)",
+                    table,
+                    watch.suspect is not None,
+                )
+                out.add(
+                    "tablectl_clock_steps_total",
+                    "counter",
+                    "Wall-clock steps detected since the table started",
+                    table,
+                    watch.steps,
+                )
         out.add(
             "tablectl_journal_last_seq",
             "gauge",

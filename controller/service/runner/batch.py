@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from tablectl.controller.core.events import Card, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput
+from tablectl.controller.core.time import not_before
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.service.runner.hold import (
@@ -94,11 +95,14 @@ class Batch:
         after_seq: int,
         ts: Callable[[], str],
         failed: Mapping[int, BaseException] | None = None,
+        floor: str | None = None,
     ) -> Batch:
         """Apply ``events`` to ``engine`` (which changes) and say what to journal.
 
-        ``ts`` stamps the events that have no time yet. Whether a card goes face down depends
-        on every event before it, and here the engine has applied those: it is asked per card.
+        ``ts`` stamps the events that have no time yet; none is stamped before ``floor`` (the
+        journal's newest time) or the event before it: journal times never go backwards.
+        Whether a card goes face down depends on every event before it, and here the engine has
+        applied those: it is asked per card.
         ``failed`` names the given events the engine raised on in an earlier attempt: each is
         journaled after an ``engine_error`` fault and not applied (:mod:`.hold`). Raises
         :class:`~tablectl.controller.service.runner.hold.EngineFailedError` for a new one, and
@@ -120,7 +124,8 @@ class Batch:
                 seq += 1
                 # One copy per event (dataclasses.replace is the costliest step here): its time
                 # and the seq the journal will give it (the record leaves seq to the journal).
-                event = replace(item, ts=item.ts or now, seq=seq)
+                floor = not_before(item.ts or now or "", floor)
+                event = replace(item, ts=floor, seq=seq)
                 if isinstance(event, Card) and _conceals(engine, latches, event, index):
                     event = replace(event, face_down=True)
                 latches.track(event)

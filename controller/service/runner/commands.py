@@ -1,13 +1,13 @@
 """The table's commands (``cmd/{verb}``): caps, authority, refusals, the verbs, the reply.
 
-Verbs: ``void`` (``reason``, optional ``by``), ``event`` (a normalized event under ``event``,
-journaled as manual: a scanner failed and the dealer keys it in), ``clear_fault`` (``code``,
-``device``), ``status``, ``resend`` (``from_seq``, ``to_seq``: published records again, for the
-floor's archive: :mod:`tablectl.controller.service.runner.resend`). All but the reads
-``status`` and ``resend`` change a round or a fault and need, with a
-:class:`CommandAuthority`, a signature by a role ``[security] require`` allows
-(:mod:`tablectl.controller.mqtt.authority`); without one they are refused (``commands_disabled``)
-unless ``insecure_commands`` (labs).
+Verbs: ``void`` (``reason``, ``round``: the round in play, optional ``by``), ``event`` (a
+normalized event under ``event``, journaled as manual: a scanner failed and the dealer keys it
+in), ``clear_fault`` (``code``, ``device``), ``status``, ``resend`` (``from_seq``, ``to_seq``:
+published records again, for the floor's archive:
+:mod:`tablectl.controller.service.runner.resend`). All but the reads ``status`` and ``resend``
+change a round or a fault and need, with a :class:`CommandAuthority`, a signature by a role
+``[security] require`` allows (:mod:`tablectl.controller.mqtt.authority`); without one they are
+refused (``commands_disabled``) unless ``insecure_commands`` (labs).
 
 An accepted command is journaled as a ``command`` record with who sent it before anything is
 acted on (R19: logical access is logged with who and why). Refusals are counted and journaled
@@ -33,6 +33,7 @@ from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.mqtt.authority import CommandAuthority, CommandVerdict, action_for
 from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
+from tablectl.controller.service.runner.hold import WRONG_ROUND
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES, clip
 from tablectl.controller.service.runner.resend import Resender, ResendRefusedError
@@ -49,7 +50,7 @@ __all__ = [
 
 log = structlog.get_logger("tablectl.runner")
 
-COMMAND_VERBS = ("clear_fault", "event", "resend", "status", "void")
+COMMAND_VERBS = ("clear_fault", "clock_confirm", "event", "resend", "status", "void")
 
 COMMANDS_DISABLED: Final = "commands_disabled"
 """The refusal code of a round- or fault-changing command on a table without ``[security]``
@@ -93,6 +94,14 @@ class CommandTable(Protocol):
         self, records: list[dict[str, Any]], *, raising: bool
     ) -> list[JournalRecord]:
         """Journal the controller's own records (``[]`` when the journal refused them)."""
+        ...
+
+    def clock_suspect(self) -> str | None:
+        """Why the table's clock is suspect (a step not confirmed), or ``None``."""
+        ...
+
+    def confirm_clock(self, *, by: str | None, role: str | None) -> list[JournalRecord]:
+        """Journal ``clock_confirmed`` (a supervisor says the clock is right)."""
         ...
 
 
@@ -156,26 +165,30 @@ class CommandDesk:
             return self._refuse(verb, None, CommandVerdict(False, problem), code, size=len(payload))
         if verb == "resend":
             return await self._resend(request, corr)
-        if table.outage is not None:
-            # Nothing unjournaled is acted on, and the command record cannot be journaled.
-            table.outage.commands_refused += 1
-            verdict = CommandVerdict(False, "journal unavailable: the table is locked")
-            return self._refuse(verb, request, verdict, JOURNAL_UNAVAILABLE)
         if verb not in COMMAND_VERBS:
             error = f"unknown command {clip(verb)!r} (known: {', '.join(COMMAND_VERBS)})"
             return self._refuse(verb, request, CommandVerdict(False, error), "unknown_command")
+        # First: a signed command spends its nonce here, whatever refuses it next (an outage,
+        # a field too long), so a refused command cannot be replayed into a later round.
+        verdict, code = self._authorise(verb, request)
+        if table.outage is not None:
+            # Nothing unjournaled is acted on, and the command record cannot be journaled.
+            table.outage.commands_refused += 1
+            why = "journal unavailable: the table is locked"
+            return self._refuse(verb, request, _refused(verdict, why), JOURNAL_UNAVAILABLE)
         bad = _bad_field(request)
         if bad is not None:
             code, why = bad
-            return self._refuse(verb, request, CommandVerdict(False, why), code)
-        verdict, code = self._authorise(verb, request)
+            return self._refuse(verb, request, _refused(verdict, why), code)
         if not verdict.accepted:
             return self._refuse(verb, request, verdict, code)
+        if verb == "clock_confirm":
+            return self._confirm_clock(request, verdict, corr)
         try:
             event = self._command_event(verb, request)
         except EventFormatError as exc:
-            refused = replace(verdict, accepted=False, reason=str(exc))
-            return self._refuse(verb, request, refused, "bad_request")
+            code = exc.code if isinstance(exc, CommandRefusedError) else "bad_request"
+            return self._refuse(verb, request, _refused(verdict, str(exc)), code)
         if verdict.verified and isinstance(event, Void):
             # The journaled decision names the person whose signature was verified.
             event = replace(event, by=verdict.by)
@@ -192,6 +205,25 @@ class CommandDesk:
             return _reply(corr, error=error, code="not_journaled")
         outputs = [r.as_dict() for r in records if r.type in OUTPUT_TYPES]
         return _reply(corr, ok=True, seq=records[0].seq, command_seq=record.seq, outputs=outputs)
+
+    def _confirm_clock(
+        self, request: Mapping[str, Any], verdict: CommandVerdict, corr: object
+    ) -> dict[str, Any]:
+        """``cmd/clock_confirm``: the table's clock is right now (after a ``clock_step``);
+        retention resumes and signed commands are judged by their time again."""
+        if self._table.clock_suspect() is None:
+            why = "the table's clock is not suspect: nothing to confirm"
+            return self._refuse("clock_confirm", request, _refused(verdict, why), "clock_trusted")
+        record = self._journal_command("clock_confirm", request, verdict)
+        if record is None:
+            error = "not journaled: the journal refused the command record"
+            return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
+        try:
+            stored = self._table.confirm_clock(by=verdict.by, role=verdict.role)
+        except JournalError as exc:
+            return _reply(corr, error=f"not journaled: {exc}", code="not_journaled")
+        seq = stored[0].seq if stored else None
+        return _reply(corr, ok=True, seq=seq, command_seq=record.seq)
 
     async def _resend(self, request: dict[str, Any], corr: object) -> dict[str, Any]:
         """A read, answered like ``status`` (also while the journal refuses writes): no role,
@@ -224,8 +256,10 @@ class CommandDesk:
         if not authority.seeded and action_for(verb, request) is not None:
             # After a restart: the nonces accepted just before it must stay spent.
             since = max(0, self._journal.last_seq - _NONCE_SEED_RECORDS)
-            authority.seed(self._journal.records(since), now)
-        return authority.check(verb, request, now), "unauthorised"
+            suspect = self._table.clock_suspect() is not None
+            authority.seed(self._journal.records(since), now, held=suspect)
+        verdict = authority.check(verb, request, now, clock_suspect=self._table.clock_suspect())
+        return verdict, verdict.code or "unauthorised"
 
     def _refuse(
         self,
@@ -319,7 +353,8 @@ class CommandDesk:
                 raise EventFormatError("void needs a non-empty string 'reason'")
             if by is not None and not isinstance(by, str):
                 raise EventFormatError("'by' must be a string")
-            return Void(ts=ts, reason=reason, by=by, manual=True)
+            void = Void(ts=ts, reason=reason, by=by, round=request.get("round"), manual=True)
+            return self._bound_void(void)
         if verb == "event":
             body = request.get("event")
             if not isinstance(body, dict):
@@ -330,6 +365,8 @@ class CommandDesk:
                 raise EventFormatError(
                     f"event 'ts' {event.ts!r} is not an ISO 8601 time with a zone (Z or +01:00)"
                 )
+            if isinstance(event, Void):
+                event = self._bound_void(event)
             return replace(event, ts=event.ts or ts, manual=True)
         if verb == "clear_fault":
             code = request.get("code")
@@ -340,6 +377,35 @@ class CommandDesk:
                 raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
             return FaultCleared(ts=ts, device=device, code=code, manual=True)
         raise EventFormatError(f"unknown command {verb!r} (known: {', '.join(COMMAND_VERBS)})")
+
+    def _bound_void(self, void: Void) -> Void:
+        """A supervisor's void names the round it voids, and it is the round in play: one sent
+        for a round that has ended can never void the next (issue: a replayed void)."""
+        if not isinstance(void.round, str) or not void.round:
+            raise EventFormatError(
+                "void needs 'round': the round it voids (cmd/status shows the round in play)"
+            )
+        current = self._table.engine.current_round
+        if void.round != current:
+            raise CommandRefusedError(
+                WRONG_ROUND,
+                f"void names round {clip(void.round)!r}, but the round in play is "
+                f"{current!r}: nothing voided",
+            )
+        return void
+
+
+class CommandRefusedError(EventFormatError):
+    """A command well formed but refused with its own code (internal to the desk)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _refused(verdict: CommandVerdict, why: str) -> CommandVerdict:
+    """``verdict`` refused for ``why``, keeping who signed it and the nonce it spent."""
+    return replace(verdict, accepted=False, reason=why)
 
 
 def _bad_field(request: Mapping[str, Any]) -> tuple[str, str] | None:

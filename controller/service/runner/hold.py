@@ -1,4 +1,4 @@
-"""An engine that raised: the event is kept, the round is held for a supervisor.
+"""What reaches the engine: an engine that raised holds the round; a void only for its round.
 
 Engines return irregularities as verdicts and never raise for a bad sequence (DESIGN §6); an
 exception out of :meth:`Engine.apply` is therefore a defect of the engine or of its rules (a
@@ -12,6 +12,9 @@ except a supervisor's ``void``, until ``cmd/clear_fault`` clears ``engine_error`
 The fault comes first so that a replay of the journal (recovery) holds the table before it
 reaches the event, with the same rule (:func:`apply_held`), whatever a later version of the engine
 would make of that event: live play and replay feed the engine exactly the same events.
+
+A supervisor's void names its round (:attr:`Void.round`); one that reaches the engine after that
+round ended is journaled with a ``wrong_round`` verdict and not applied.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Final
 
 from tablectl.controller.core.errors import ControllerError
 from tablectl.controller.core.events import Fault, TableEvent, Void
-from tablectl.controller.core.outcomes import EngineOutput
+from tablectl.controller.core.outcomes import EngineOutput, Verdict
 from tablectl.controller.engines import Engine
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, clip
@@ -28,6 +31,7 @@ from tablectl.controller.service.runner.records import MAX_REASON, clip
 __all__ = [
     "ENGINE_DEVICE",
     "ENGINE_ERROR",
+    "WRONG_ROUND",
     "EngineFailedError",
     "apply_held",
     "engine_fault",
@@ -36,6 +40,9 @@ __all__ = [
 
 ENGINE_DEVICE: Final = "engine"
 """The pseudo-device whose latched fault holds the table (not a driver: no ``devices/`` view)."""
+
+WRONG_ROUND: Final = "wrong_round"
+"""A void naming a round other than the one in play (refusal and verdict code)."""
 
 ENGINE_ERROR: Final = "engine_error"
 """The fault code of an exception raised by the engine (stable, docs/verdicts.md)."""
@@ -71,6 +78,17 @@ def apply_held(
     """
     if event.device == ENGINE_DEVICE:
         return []
+    if isinstance(event, Void) and event.round is not None and event.round != engine.current_round:
+        # Refused at the command desk already; here for a void queued behind the round's end.
+        return [
+            Verdict(
+                code=WRONG_ROUND,
+                message=f"void for round {event.round} not applied: the round in play is "
+                f"{engine.current_round}",
+                round=event.round,
+                ts=event.ts,
+            )
+        ]
     if is_held(latches) and not isinstance(event, Void):
         return []
     try:

@@ -34,6 +34,7 @@ from tablectl.controller.service.checkpoint import (
     RecoveryState,
     state_mismatch,
 )
+from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.recovery import (
     CONTROLLER_RESTART,
     POWER_OFF,
@@ -84,6 +85,10 @@ class RestartTable(Protocol):
         """Journal the refused commands of the current window."""
         ...
 
+    def clock_changed(self) -> None:
+        """The clock's state changed (or was checked at start): retention and ``state``."""
+        ...
+
 
 class Restart:
     """Recovery from the journal, checkpoints, ``power_on`` / ``power_off`` and the gate.
@@ -99,6 +104,7 @@ class Restart:
         checkpoint_every: records between two checkpoints.
         restart_window: seconds the devices have to confirm an interrupted round.
         card_outage_limit: the longest outage a card round resumes after.
+        clock_watch: checks the wall clock against the journal before ``power_on``.
     """
 
     def __init__(
@@ -114,8 +120,10 @@ class Restart:
         checkpoint_every: int,
         restart_window: float,
         card_outage_limit: float,
+        clock_watch: ClockWatch | None = None,
     ) -> None:
         self._table = table
+        self._clock_watch = clock_watch
         self._journal = journal
         self._latches = latches
         self._devices = list(devices)
@@ -306,6 +314,12 @@ class Restart:
         the window's end (:meth:`deadline`). Raises :class:`JournalError` when the journal
         cannot be written: a table that cannot journal must not start.
         """
+        watch = self._clock_watch
+        if watch is not None:
+            # Before anything is stamped with it: has the clock stepped since the last run?
+            step = watch.at_start(watch.restore(self._journal))
+            if step is not None:
+                self._table.journal_records([step], raising=True)
         now = self._clock()
         engine = self._table.engine
         interrupted = Interrupted.of(engine.snapshot(), engine.game, self.scan, now)
@@ -325,7 +339,13 @@ class Restart:
             },
             "latched": {d: sorted(codes) for d, codes in sorted(latched.items()) if codes},
         }
+        if watch is not None:
+            record["clock"] = watch.reading()
         stored = self._table.journal_records([record], raising=True)[0]
+        self._table.clock_changed()
+        # Retention once the clock is checked (never when the journal opens): a suspect clock
+        # holds it (clock_changed set the hold).
+        self._journal.prune()
         log.info(
             "power_on",
             previous=record["previous"],
@@ -355,6 +375,8 @@ class Restart:
             "round": engine.current_round,
             "phase": snapshot.get("phase"),
         }
+        if self._clock_watch is not None:
+            record["clock"] = self._clock_watch.reading()
         self._table.flush_refusals(force=True)
         self._table.journal_records([record], raising=False)
         self.checkpoint()

@@ -27,13 +27,14 @@ from tablectl.controller.core.errors import (
 )
 from tablectl.controller.core.events import TableEvent, Void
 from tablectl.controller.core.mapping import to_table_event
-from tablectl.controller.core.time import format_ts
+from tablectl.controller.core.time import format_ts, not_before
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.refusals import RefusalLog
 from tablectl.controller.service.betting import BettingTimer
 from tablectl.controller.service.checkpoint import CHECKPOINT_EVERY, Checkpoints
+from tablectl.controller.service.clock import CLOCK_STEP, ClockWatch
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.recovery import (
     CARD_OUTAGE_LIMIT,
@@ -102,8 +103,11 @@ class TableRunner:
         authority: CommandAuthority | None = None,
         insecure_commands: bool = False,
         refusals: RefusalLog | None = None,
+        clock_watch: ClockWatch | None = None,
     ) -> None:
         self.table_id = table_id
+        self.clock_watch = clock_watch
+        """Watches the wall clock for steps (``None``: not watched, e.g. a test's fixed clock)."""
         self.betting = betting or BettingConfig()
         self.listeners = list(listeners)
         self.engine = engine
@@ -137,6 +141,7 @@ class TableRunner:
             checkpoint_every=checkpoint_every,
             restart_window=restart_window,
             card_outage_limit=card_outage_limit,
+            clock_watch=clock_watch,
         )
         self._commands = CommandDesk(
             self,
@@ -232,6 +237,50 @@ class TableRunner:
             group.create_task(self.timer.run(), name="table:betting")
             group.create_task(self._outage_watch(), name="table:outage")
             group.create_task(self._commands.refusal_flush(), name="table:refusals")
+            if self.clock_watch is not None:
+                group.create_task(self._watch_clock(), name="table:clock")
+
+    # --- the wall clock (tablectl.controller.service.clock) --------------------------------
+
+    async def _watch_clock(self, interval: float = 1.0) -> None:
+        """Look for a step of the wall clock about once a second (two clock reads)."""
+        watch = self.clock_watch
+        assert watch is not None
+        while True:
+            await asyncio.sleep(interval)
+            record = watch.check()
+            if record is not None:
+                self.journal_records([record], raising=False)
+                self.clock_changed()
+
+    def clock_changed(self) -> None:
+        """A step, a return or a confirmation: retention follows, ``state`` says so."""
+        watch = self.clock_watch
+        self.journal.retention_hold = watch.describe() if watch is not None else None
+        self.publish_state()
+
+    def clock_suspect(self) -> str | None:
+        """One line while the clock is suspect (a step not confirmed), else ``None``."""
+        return self.clock_watch.describe() if self.clock_watch is not None else None
+
+    def confirm_clock(self, *, by: str | None, role: str | None) -> list[JournalRecord]:
+        """A supervisor's ``cmd/clock_confirm``: journal ``clock_confirmed``; retention resumes.
+
+        Raises:
+            JournalError: the journal refused the record (the clock stays suspect).
+        """
+        watch = self.clock_watch
+        if watch is None or watch.suspect is None:
+            return []
+        suspect = watch.suspect
+        record = watch.confirm(by=by, role=role)
+        try:
+            stored = self.journal_records([record], raising=True)
+        except JournalError:
+            watch.suspect = suspect
+            raise
+        self.clock_changed()
+        return stored
 
     async def _pump_driver(self, driver: Driver) -> None:
         # Each pump is its own task: the binding stays scoped to this device's log lines.
@@ -395,6 +444,12 @@ class TableRunner:
         A refused write is logged; then, with ``raising``, raised; without, the journal's
         failure begins an outage and ``[]`` is returned.
         """
+        floor = self.journal.newest_ts
+        for record in records:
+            # In order, as the events are (core.time.not_before); a clock_step record alone may
+            # go back: it is the record that says the clock did.
+            if isinstance(record.get("ts"), str) and record.get("type") != CLOCK_STEP:
+                record["ts"] = floor = not_before(record["ts"], floor)
         try:
             stored = self.journal.append(records)
         except JournalError as exc:
@@ -486,6 +541,7 @@ class TableRunner:
                     after_seq=self.journal.last_seq,
                     ts=lambda: format_ts(self._clock()),
                     failed=failed,
+                    floor=self.journal.newest_ts,
                 )
             except EngineFailedError as exc:
                 self.engine = before.restore(self.latches)
@@ -578,6 +634,7 @@ class TableRunner:
             outage=self.outage,
             ts=format_ts(self._clock()),
             outbox_pending=self._outbox_pending(),
+            clock_suspect=self.clock_suspect(),
         )
         self._outputs.set_view("state", view)
 

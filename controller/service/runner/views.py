@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from tablectl.controller.engines import Engine
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
+from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
 from tablectl.drivers.base import Driver
 
 __all__ = [
@@ -86,11 +87,15 @@ def state_view(
     outage: JournalOutage | None,
     ts: str,
     outbox_pending: int | None = None,
+    clock_suspect: str | None = None,
 ) -> dict[str, Any]:
-    """The retained ``state``: the engine's snapshot, what locks the table, the outbox's backlog
-    (``None``: the journal could not say; left out)."""
+    """The retained ``state``: the engine's snapshot, what locks the table (a journal outage, a
+    fault, an engine error holding the round), the outbox's backlog (``None``: the journal could
+    not say; left out), and ``clock`` while the wall clock is suspect (a step not confirmed)."""
     snapshot = dict(engine.snapshot())
     outbox = {} if outbox_pending is None else {"outbox": {"pending": outbox_pending}}
+    clock = {} if clock_suspect is None else {"clock": {"suspect": True, "why": clock_suspect}}
+    held = ENGINE_ERROR in latched.get(ENGINE_DEVICE, ())
     return {
         "schema": 1,
         "table": table_id,
@@ -99,9 +104,10 @@ def state_view(
         "seq": seq,
         **snapshot,
         "devices": {device: {"faults": sorted(codes)} for device, codes in latched.items()},
-        "locked": outage is not None or bool(snapshot.get("faults")),
+        "locked": outage is not None or held or bool(snapshot.get("faults")),
         "journal": {"available": True} if outage is None else {"available": False, **outage.view()},
         **outbox,
+        **clock,
     }
 
 

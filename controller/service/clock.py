@@ -1,0 +1,331 @@
+"""The table's wall clock, watched: a step is detected, journaled, alarmed, and trusted by no one.
+
+Why: every record's ``ts`` is the wall clock, and two things rely on it. Retention deletes rotated
+files by age (R19), and a signed command is fresh only within ``max_age`` of the table's clock.
+A clock that jumps — a dead RTC battery, a wrong NTP server, someone's ``date -s`` — used to make
+retention delete young files (a +100 d step deleted four days of journal) and made every command
+look stale or fresh at random.
+
+A step is told from time passing by a clock it cannot move: ``CLOCK_BOOTTIME`` (monotonic, also
+across suspend). On one boot the offset ``wall - boottime`` changes only when the wall clock is
+stepped, so:
+
+* **while running** (:meth:`ClockWatch.check`, about once a second) an offset that moved more
+  than ``[clock] max_step_seconds`` from the trusted one is a step;
+* **at start** (:meth:`ClockWatch.at_start`) the newest record that carries a clock reading
+  (``power_on``, ``power_off``, ``clock_step``, ``clock_confirmed``: their ``clock`` field, with
+  the boot id and ``CLOCK_BOOTTIME``) says where the wall clock should be now on the same boot;
+  after a reboot only a clock behind the journal's newest record is certain to have stepped.
+
+A step is journaled as a ``clock_step`` record (``before``: where the clock should be, ``after``:
+where it is, ``step_s``), which goes to ``alarms``; it makes the clock *suspect* until a supervisor
+confirms it (``cmd/clock_confirm``, journaled ``clock_confirmed``) or the clock returns to within
+the bound of its trusted course (a ``clock_step`` with ``suspect: false``). While suspect the
+journal keeps every file (retention is suspended) and signed commands are judged by their nonce,
+not their time (:mod:`tablectl.controller.mqtt.authority`).
+
+Retention's age of a file is not the wall clock's alone either: each clock record carries
+``discount_s``, the running sum of the steps (and of the gaps no clock could vouch for: a restart
+after a reboot, a journal from a version that did not record readings), and
+:mod:`tablectl.controller.journal.retention` takes a file's age as its wall age less the discount
+that accrued after it — never more than the wall age. When in doubt, a file is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+
+from tablectl.controller.core.time import format_ts, parse_ts_seconds
+from tablectl.controller.journal import Journal, JournalRecord
+
+__all__ = [
+    "CLOCK_CONFIRMED",
+    "CLOCK_RECORD_TYPES",
+    "CLOCK_STEP",
+    "CLOCK_SUSPECT",
+    "ClockReading",
+    "ClockWatch",
+    "read_clock",
+]
+
+log = structlog.get_logger("tablectl.clock")
+
+CLOCK_STEP: Final = "clock_step"
+"""The record type (and alarm) of a detected step, or of the clock's return (``suspect: false``)."""
+CLOCK_CONFIRMED: Final = "clock_confirmed"
+"""The record type of a supervisor's confirmation: the clock is right now; retention resumes."""
+CLOCK_SUSPECT: Final = "clock_suspect"
+"""The refusal code of a signed command while the clock is suspect (it cannot be judged fresh)."""
+
+CLOCK_RECORD_TYPES: Final = ("power_on", "power_off", CLOCK_STEP, CLOCK_CONFIRMED)
+"""Records whose ``clock`` field holds a reading and the running ``discount_s``."""
+
+_BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReading:
+    """The wall clock and ``CLOCK_BOOTTIME`` read together, and which boot this is."""
+
+    wall: float
+    boot: float
+    boot_id: str
+
+    @property
+    def offset(self) -> float:
+        """``wall - boot``: constant on one boot unless the wall clock is stepped."""
+        return self.wall - self.boot
+
+
+def read_clock() -> ClockReading:
+    """The machine's clocks now (``CLOCK_BOOTTIME`` keeps counting through a suspend)."""
+    try:
+        boot_id = _BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        boot_id = "unknown"
+    boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+    return ClockReading(wall=time.time(), boot=boot, boot_id=boot_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reference:
+    """A trusted reading (from a clock record, or taken now) and the discount at it."""
+
+    wall: float
+    boot: float
+    boot_id: str
+
+
+class ClockWatch:
+    """Detects the steps of one table's wall clock (see the module docstring).
+
+    Args:
+        max_step: seconds the wall clock may move against ``CLOCK_BOOTTIME`` before it is a
+            step (``[clock] max_step_seconds``).
+        read: the clocks (tests pass readings of their own).
+    """
+
+    def __init__(self, *, max_step: float, read: Callable[[], ClockReading] = read_clock) -> None:
+        self.max_step = max_step
+        self._read = read
+        self._reference: _Reference | None = None
+        """The trusted course of the clock: where it was at a known ``CLOCK_BOOTTIME``."""
+        self.discount_s = 0.0
+        """Seconds of wall time not vouched for, summed since the journal began (retention)."""
+        self.suspect: dict[str, Any] | None = None
+        """The unconfirmed ``clock_step`` record (``None``: the clock is trusted)."""
+        self.steps = 0
+        """Steps detected since start (metrics)."""
+
+    # --- from the journal ---------------------------------------------------------------------
+
+    def restore(self, journal: Journal) -> float | None:
+        """What the journal says: the newest reading, the discount, an unconfirmed step.
+
+        Returns the newest record's time (seconds), which a clock at start must not be behind.
+        """
+        newest: JournalRecord | None = None
+        for kind in CLOCK_RECORD_TYPES:
+            record = journal.last_record_of_type(kind)
+            if record is not None and (newest is None or record.seq > newest.seq):
+                newest = record
+        if newest is not None:
+            reading = newest.get("clock")
+            if isinstance(reading, dict):
+                self._reference = _reading(reading, newest)
+                discount = reading.get("discount_s")
+                if isinstance(discount, int | float) and not isinstance(discount, bool):
+                    self.discount_s = float(discount)
+        step = journal.last_record_of_type(CLOCK_STEP)
+        confirmed = journal.last_record_of_type(CLOCK_CONFIRMED)
+        if (
+            step is not None
+            and step.get("suspect") is True
+            and (confirmed is None or confirmed.seq < step.seq)
+        ):
+            self.suspect = step.as_dict()
+        return parse_ts_seconds(journal.newest_ts)
+
+    # --- the checks ---------------------------------------------------------------------------
+
+    def at_start(self, newest_ts: float | None) -> dict[str, Any] | None:
+        """The ``clock_step`` record to journal before ``power_on``, or ``None``.
+
+        ``newest_ts``: the journal's newest record time (:meth:`restore`'s answer). Without a
+        reading of the same boot the time since it is unverified: added to the discount, and a
+        step only when the clock is behind the journal.
+        """
+        now = self._read()
+        ref = self._reference
+        if ref is not None and ref.boot_id == now.boot_id:
+            expected = ref.wall + (now.boot - ref.boot)
+            record = self._step(expected, now, "start")
+        else:
+            record = None
+            if newest_ts is not None and now.wall < newest_ts - self.max_step:
+                record = self._step(newest_ts, now, "start")
+            elif newest_ts is not None and now.wall > newest_ts:
+                # A reboot (or a journal without readings): nobody vouches for the gap.
+                self.discount_s += now.wall - newest_ts
+        self._reference = _Reference(now.wall, now.boot, now.boot_id)
+        if record is None and self.suspect is not None and ref is not None:
+            record = self._returned(now)
+        return record
+
+    def check(self) -> dict[str, Any] | None:
+        """While running: a ``clock_step`` record when the clock stepped or returned, else
+        ``None``. Cheap (two clock reads)."""
+        now = self._read()
+        ref = self._reference
+        if ref is None or ref.boot_id != now.boot_id:
+            self._reference = _Reference(now.wall, now.boot, now.boot_id)
+            return None
+        expected = ref.wall + (now.boot - ref.boot)
+        record = self._step(expected, now, "running")
+        if record is not None:
+            self._reference = _Reference(now.wall, now.boot, now.boot_id)
+            return record
+        return None
+
+    def _step(self, expected: float, now: ClockReading, detected: str) -> dict[str, Any] | None:
+        step = now.wall - expected
+        if abs(step) <= self.max_step:
+            return None
+        if self.suspect is not None and self._back_on_course(now):
+            return self._returned(now)
+        self.discount_s += step
+        self.steps += 1
+        record = {
+            "type": CLOCK_STEP,
+            "ts": format_ts(now.wall),
+            "before": format_ts(expected),
+            "after": format_ts(now.wall),
+            "step_s": round(step, 3),
+            "detected": detected,
+            "max_step_s": self.max_step,
+            "suspect": True,
+            "clock": self.reading(now),
+        }
+        if self.suspect is None:
+            # The course the clock should return to: before the first unconfirmed step.
+            record["trusted"] = {"wall": round(expected, 6), "boot": round(now.boot, 6)}
+        else:
+            record["trusted"] = self.suspect.get("trusted")
+        self.suspect = record
+        log.warning(
+            "clock_step",
+            before=record["before"],
+            after=record["after"],
+            step_s=record["step_s"],
+            detected=detected,
+            code=CLOCK_STEP,
+            hint="retention suspended and signed commands judged by nonce until a supervisor "
+            "confirms the clock (cmd/clock_confirm) or it returns",
+        )
+        return record
+
+    def _back_on_course(self, now: ClockReading) -> bool:
+        """Whether the clock is within the bound of the course it had before it became suspect."""
+        trusted = self.suspect.get("trusted") if self.suspect is not None else None
+        if not isinstance(trusted, dict):
+            return False
+        wall, boot = trusted.get("wall"), trusted.get("boot")
+        if not isinstance(wall, int | float) or not isinstance(boot, int | float):
+            return False
+        clock = self.suspect.get("clock") if self.suspect is not None else None
+        if not isinstance(clock, dict) or clock.get("boot_id") != now.boot_id:
+            return False
+        return abs(now.wall - (wall + (now.boot - boot))) <= self.max_step
+
+    def _returned(self, now: ClockReading) -> dict[str, Any] | None:
+        """The clock is back on its trusted course: the step is over (``suspect: false``)."""
+        if not self._back_on_course(now):
+            return None
+        assert self.suspect is not None
+        # What the suspect steps added to the discount is given back: the clock never left.
+        self.discount_s -= _steps_since_trusted(self.suspect)
+        record = {
+            "type": CLOCK_STEP,
+            "ts": format_ts(now.wall),
+            "before": self.suspect.get("after"),
+            "after": format_ts(now.wall),
+            "step_s": round(now.wall - (_seconds(self.suspect.get("after")) or now.wall), 3),
+            "detected": "returned",
+            "max_step_s": self.max_step,
+            "suspect": False,
+            "clock": self.reading(now),
+        }
+        self.suspect = None
+        self._reference = _Reference(now.wall, now.boot, now.boot_id)
+        log.warning("clock_returned", after=record["after"], code=CLOCK_STEP)
+        return record
+
+    def confirm(self, *, by: str | None, role: str | None) -> dict[str, Any]:
+        """A supervisor says the clock is right now: the ``clock_confirmed`` record."""
+        now = self._read()
+        step = self.suspect or {}
+        self.suspect = None
+        self._reference = _Reference(now.wall, now.boot, now.boot_id)
+        log.warning("clock_confirmed", by=by, role=role, step_s=step.get("step_s"))
+        return {
+            "type": CLOCK_CONFIRMED,
+            "ts": format_ts(now.wall),
+            "step_seq": step.get("seq"),
+            "step_s": step.get("step_s"),
+            "by": by,
+            "role": role,
+            "clock": self.reading(now),
+        }
+
+    def reading(self, now: ClockReading | None = None) -> dict[str, Any]:
+        """The ``clock`` field of a clock record: this reading and the discount so far."""
+        now = now or self._read()
+        return {
+            "boot_id": now.boot_id,
+            "boot_s": round(now.boot, 6),
+            "discount_s": round(self.discount_s, 3),
+        }
+
+    def describe(self) -> str | None:
+        """One line while the clock is suspect (refusals, ``state``), else ``None``."""
+        if self.suspect is None:
+            return None
+        return (
+            f"the table's clock stepped {self.suspect.get('step_s')} s at "
+            f"{self.suspect.get('after')} (clock_step) and is not confirmed"
+        )
+
+
+def _reading(reading: dict[str, Any], record: JournalRecord) -> _Reference | None:
+    boot, boot_id, wall = reading.get("boot_s"), reading.get("boot_id"), parse_ts_seconds(record.ts)
+    if not isinstance(boot, int | float) or not isinstance(boot_id, str) or wall is None:
+        return None
+    return _Reference(wall, float(boot), boot_id)
+
+
+def _steps_since_trusted(suspect: dict[str, Any]) -> float:
+    """What the unconfirmed steps added to the discount (the last record's ``step_s`` and,
+    for a chain of steps, the distance from the trusted course)."""
+    trusted = suspect.get("trusted")
+    after = parse_ts_seconds(suspect.get("after"))
+    clock = suspect.get("clock")
+    if isinstance(trusted, dict) and after is not None and isinstance(clock, dict):
+        wall, boot, at = trusted.get("wall"), trusted.get("boot"), clock.get("boot_s")
+        if (
+            isinstance(wall, int | float)
+            and isinstance(boot, int | float)
+            and isinstance(at, int | float)
+        ):
+            return after - (float(wall) + (float(at) - float(boot)))
+    step = suspect.get("step_s")
+    return float(step) if isinstance(step, int | float) else 0.0
+
+
+def _seconds(text: object) -> float | None:
+    return parse_ts_seconds(text)

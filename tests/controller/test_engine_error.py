@@ -277,3 +277,25 @@ def test_every_event_of_every_game_is_journaled_whatever_the_engine_makes_of_it(
             assert journal.verify() == journal.last_seq
 
     asyncio.run(play())
+
+
+async def test_a_replay_that_raises_where_play_did_not_holds_from_there_once(
+    tmp_path: Path,
+) -> None:
+    """An upgrade's engine that raises on an event the old one took: the start does not die; the
+    table is held from that record on and the fault journaled once, not at every start."""
+    path = tmp_path / "j.sqlite"
+    with Journal(path, "T1") as journal:
+        runner = _runner(journal, build_engine("T1", "baccarat", {}, source="test"))
+        await runner.step([*_opening(), *_cards("4S", "9H", "4D", "3S")])
+        assert [r.type for r in journal.records()].count("outcome") == 1
+    for start in range(2):
+        with Journal(path, "T1") as journal:
+            again = _runner(journal, Brittle("9H", LookupError))
+            again.recover()
+            faults = [r for r in journal.records() if r.get("device") == ENGINE_DEVICE]
+            assert len(faults) == 1, start
+            assert "LookupError: cannot play 9H" in faults[0]["detail"]
+            assert again.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
+            assert again.engine.current_round is not None  # held mid-round, no second outcome
+            assert journal.verify() == journal.last_seq

@@ -119,7 +119,7 @@ class Batch:
         seq = after_seq
         for index, given in enumerate(events):
             error = failed.get(index)
-            todo = [given] if error is None else [engine_fault(error, given, now), given]
+            todo = [given] if error is None else [engine_fault(error, given.type, now), given]
             for item in todo:
                 seq += 1
                 # One copy per event (dataclasses.replace is the costliest step here): its time

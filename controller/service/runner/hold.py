@@ -97,12 +97,12 @@ def apply_held(
         raise EngineFailedError(index, exc) from exc
 
 
-def engine_fault(error: BaseException, event: TableEvent, ts: str | None) -> Fault:
-    """The fault journaled before ``event``, which the engine raised ``error`` on."""
+def engine_fault(error: BaseException, event_type: str, ts: str | None) -> Fault:
+    """The fault journaled before the event (of ``event_type``) the engine raised ``error`` on."""
     what = clip(f"{type(error).__name__}: {error}", MAX_REASON - 40)
     return Fault(
         ts=ts,
         device=ENGINE_DEVICE,
         code=ENGINE_ERROR,
-        detail=f"{what} (on the next event: {event.type})",
+        detail=f"{what} (on the next event: {event_type})",
     )

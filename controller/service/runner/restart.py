@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -45,11 +46,19 @@ from tablectl.controller.service.recovery import (
     JournalScan,
     RestartGate,
 )
-from tablectl.controller.service.runner.hold import apply_held
+from tablectl.controller.service.runner.hold import (
+    ENGINE_DEVICE,
+    ENGINE_ERROR,
+    EngineFailedError,
+    apply_held,
+    engine_fault,
+    is_held,
+)
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import (
     JOURNAL_FIELDS,
     OUTPUT_TYPES,
+    event_record,
     output_key,
     output_record,
 )
@@ -138,6 +147,10 @@ class Restart:
         """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
         self.gate: RestartGate | None = None
         """Set by :meth:`power_on`: whether an interrupted round resumes."""
+        self._holds: dict[int, BaseException] = {}
+        """Records a full replay holds the table at (the engine raised there in a pass)."""
+        self._replaying = 0
+        """The ``seq`` of the event being replayed (where an engine error is placed)."""
 
     # --- recovery --------------------------------------------------------------------------
 
@@ -161,6 +174,8 @@ class Restart:
         is raised.
         """
         fresh = self._table.engine
+        # Our own bytes, never read from outside the process: a full replay's fresh start.
+        pristine = pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL)
         loaded = self.checkpoints.load(self._journal) if self.checkpoints is not None else None
         pending: list[tuple[str, dict[str, Any]]] = []
         discarded = False
@@ -172,16 +187,16 @@ class Restart:
         except JournalError:
             raise
         except Exception as exc:
-            if loaded is None or self.checkpoints is None:
+            if (loaded is None or self.checkpoints is None) and not isinstance(
+                exc, EngineFailedError
+            ):
                 raise  # no checkpoint in use: a full replay's own failure
-            why = str(exc) if isinstance(exc, CheckpointIgnoredError) else repr(exc)
-            self.checkpoints.discard(f"unusable: {why}")
-            self._table.engine = fresh
-            self.scan = JournalScan()
-            self._latches.restore({device: set() for device in self._latches.copy()})
-            pending = []
+            if loaded is not None and self.checkpoints is not None:
+                why = str(exc) if isinstance(exc, CheckpointIgnoredError) else repr(exc)
+                self.checkpoints.discard(f"unusable: {why}")
             discarded = True
-            replayed = self._replay_after(0, pending)
+            pending = []
+            replayed = self._replay_in_full(pristine, pending)
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
@@ -191,6 +206,55 @@ class Restart:
         if replayed or discarded:
             self.checkpoint()
         return replayed
+
+    def _replay_in_full(self, pristine: bytes, pending: list[tuple[str, dict[str, Any]]]) -> int:
+        """Replay the whole journal through a fresh engine. Where the engine raises on a record
+        that play did not hold (an upgrade's engine takes an old event otherwise), the table is
+        held from that record on, as play would have held it (:mod:`.hold`): the replay starts
+        again with the hold there, and the ``engine_error`` fault is journaled after it, once."""
+        holds: dict[int, BaseException] = {}
+        while True:
+            self._table.engine = pickle.loads(pristine)  # noqa: S301 (see recover)
+            self.scan = JournalScan()
+            self._latches.restore({device: set() for device in self._latches.copy()})
+            pending.clear()
+            self._holds = holds
+            try:
+                replayed = self._replay_after(0, pending)
+            except EngineFailedError as exc:
+                seq = self._replaying
+                if seq in holds:
+                    raise
+                holds[seq] = exc.error
+                log.error(
+                    "replay_engine_error",
+                    seq=seq,
+                    error_type=type(exc.error).__name__,
+                    error=str(exc.error),
+                    hint="the table is held from this record on: a supervisor voids the round "
+                    "and clears engine_error",
+                )
+                continue
+            finally:
+                self._holds = {}
+            break
+        if holds and not is_held(self._latches):
+            return replayed  # a supervisor already cleared it (journaled): nothing owed
+        if holds and not self._hold_journaled(min(holds)):
+            seq, error = min(holds.items())
+            fault = engine_fault(error, f"seq {seq}", format_ts(self._clock()))
+            self._table.journal_records([event_record(fault)], raising=True)
+        return replayed
+
+    def _hold_journaled(self, seq: int) -> bool:
+        """Whether an ``engine_error`` fault was journaled after record ``seq`` already."""
+        found = self._journal.last_record_of_type("fault")
+        return (
+            found is not None
+            and found.seq > seq
+            and found.get("device") == ENGINE_DEVICE
+            and found.get("code") == ENGINE_ERROR
+        )
 
     def _replay_after(self, after: int, pending: list[tuple[str, dict[str, Any]]]) -> int:
         """Replay the journal's records after ``after`` into the table's engine; the number of
@@ -229,6 +293,10 @@ class Restart:
         except EventFormatError as exc:  # a journal we wrote ourselves: should never happen
             log.error("journal_event_unreadable", seq=record.seq, error=str(exc))
             return False
+        self._replaying = record.seq
+        error = self._holds.get(record.seq)
+        if error is not None:  # the engine raised here in an earlier pass: held from here
+            self._latches.track(engine_fault(error, event.type, event.ts))
         self._latches.track(event)
         # As in play: held by an engine_error, only a void reaches the engine (runner.hold).
         for output in apply_held(engine, self._latches, event):

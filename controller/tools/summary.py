@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from tablectl.controller.games.catalog import CATALOG
 
-__all__ = ["MAX_LENGTH", "facts", "summarize"]
+__all__ = ["MAX_LENGTH", "clock_summary", "facts", "summarize"]
 
 MAX_LENGTH: Final = 100
 """No summary line is longer (a wider result is cut with ``…``)."""
@@ -455,3 +455,12 @@ def _summary_for(game: str) -> Summary:
     if entry is None:
         return _generic
     return _FAMILIES.get(entry.family, _generic)
+
+
+def clock_summary(body: Mapping[str, Any]) -> str:
+    """One line for a ``clock_step`` or ``clock_confirmed`` alarm (docs/operations.md)."""
+    if body.get("type") == "clock_confirmed":
+        return f"clock confirmed by {body.get('by')} ({body.get('role')})"
+    if body.get("suspect") is False:
+        return f"clock returned to its course at {body.get('after')}"
+    return f"clock stepped {body.get('step_s')} s: {body.get('before')} -> {body.get('after')}"

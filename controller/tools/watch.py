@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 import aiomqtt
 
-from tablectl.controller.tools.summary import facts, summarize
+from tablectl.controller.tools.summary import clock_summary, facts, summarize
 
 __all__ = ["Kind", "Line", "MessageFilter", "format_message", "watch"]
 
@@ -70,6 +70,8 @@ def format_message(topic: str, payload: bytes, *, table_level: int = 1) -> Line 
     leaf = topic.rsplit("/", 1)[-1]
     if leaf == "outcome":
         return Line("outcome", table, summarize({"table": table, **body}))
+    if leaf == "alarms" and body.get("type") in ("clock_step", "clock_confirmed"):
+        return Line("alarm", table, f"{table} ALARM {clock_summary(body)}")
     if leaf == "alarms":
         verb = "raised" if body.get("type") == "fault" else "cleared"
         detail = f": {body['detail']}" if body.get("detail") else ""

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablectl.controller.games.catalog import CATALOG
-from tablectl.controller.tools.summary import MAX_LENGTH, facts, summarize
+from tablectl.controller.tools.summary import MAX_LENGTH, clock_summary, facts, summarize
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "summary"
 PAYLOADS = [json.loads(line) for line in (DATA / "outcomes.jsonl").read_text("utf-8").splitlines()]
@@ -194,3 +194,15 @@ def test_recorded_lines_are_short_and_start_with_the_table(payload: dict[str, An
     assert len(line) <= MAX_LENGTH
     assert "{" not in line
     assert line.startswith(f"{payload['table']} #")
+
+
+def test_a_clock_alarm_reads_as_one_line() -> None:
+    step = {"type": "clock_step", "step_s": 8640000.0, "suspect": True}
+    step |= {"before": "2026-12-01T10:00:00Z", "after": "2027-03-11T10:00:00Z"}
+    assert clock_summary(step) == (
+        "clock stepped 8640000.0 s: 2026-12-01T10:00:00Z -> 2027-03-11T10:00:00Z"
+    )
+    back = {"type": "clock_step", "suspect": False, "after": "2026-12-01T10:05:00Z"}
+    assert clock_summary(back) == "clock returned to its course at 2026-12-01T10:05:00Z"
+    ok = {"type": "clock_confirmed", "by": "FM-0042", "role": "supervisor"}
+    assert clock_summary(ok) == "clock confirmed by FM-0042 (supervisor)"

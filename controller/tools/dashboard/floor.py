@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.games.roulette import Pocket
-from tablectl.controller.tools.summary import summarize
+from tablectl.controller.tools.summary import clock_summary, summarize
 from tablectl.controller.tools.watch import MessageFilter, format_message
 
 __all__ = [
@@ -285,12 +285,17 @@ class Floor:
         if not self._once(("alarm", table.name, _seq(body))):
             return
         detail = body.get("detail")
+        kind = body.get("type")
+        clock = kind in ("clock_step", "clock_confirmed")
+        if clock:
+            detail = clock_summary(body)
         table.alarms.append(
             Alarm(
                 ts=body.get("ts") if isinstance(body.get("ts"), str) else None,
-                raised=body.get("type") != "fault_cleared",
-                code=str(body.get("code") or "?"),
-                device=str(body.get("device") or "?"),
+                raised=kind not in ("fault_cleared", "clock_confirmed")
+                and body.get("suspect") is not False,
+                code=str(kind if clock else body.get("code") or "?"),
+                device="clock" if clock else str(body.get("device") or "?"),
                 detail=str(detail) if detail else None,
             )
         )

@@ -33,6 +33,7 @@ that accrued after it — never more than the wall age. When in doubt, a file is
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,14 +84,19 @@ class ClockReading:
         return self.wall - self.boot
 
 
+@functools.cache
+def _boot_id() -> str:
+    """This boot's id (the kernel's; a process never outlives its boot, so read once)."""
+    try:
+        return _BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        return "unknown"
+
+
 def read_clock() -> ClockReading:
     """The machine's clocks now (``CLOCK_BOOTTIME`` keeps counting through a suspend)."""
-    try:
-        boot_id = _BOOT_ID.read_text(encoding="ascii").strip()
-    except OSError:
-        boot_id = "unknown"
     boot = time.clock_gettime(time.CLOCK_BOOTTIME)
-    return ClockReading(wall=time.time(), boot=boot, boot_id=boot_id)
+    return ClockReading(wall=time.time(), boot=boot, boot_id=_boot_id())
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,8 @@ CLOCK_RECORD_TYPES: Final = ("power_on", "power_off", CLOCK_STEP, CLOCK_CONFIRME
 """Records whose ``clock`` field holds a reading and the running ``discount_s``."""
 
 _BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
+_UNKNOWN: Final = "unknown"
+"""The boot id where the kernel does not say: never taken for the same boot as another."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,7 @@ def _boot_id() -> str:
     try:
         return _BOOT_ID.read_text(encoding="ascii").strip()
     except OSError:
-        return "unknown"
+        return _UNKNOWN
 
 
 def read_clock() -> ClockReading:
@@ -169,7 +171,7 @@ class ClockWatch:
         """
         now = self._read()
         ref = self._reference
-        if ref is not None and ref.boot_id == now.boot_id:
+        if ref is not None and ref.boot_id == now.boot_id != _UNKNOWN:
             expected = ref.wall + (now.boot - ref.boot)
             record = self._step(expected, now, "start")
         else:

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
+from tests.support.journals import GatedJournal
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 CLOCK = 1_764_496_800.0
@@ -32,19 +32,6 @@ STREAMS = [
     pytest.param("lucky7", {}, "lucky7.jsonl", id="draw"),
     pytest.param("dream_catcher", {}, "dream-catcher.jsonl", id="wheel"),
 ]
-
-
-class GatedJournal(Journal):
-    """A real journal whose appends fail like a full disk while :attr:`full` is set."""
-
-    full = False
-
-    def append(
-        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
-        if self.full:
-            raise JournalWriteError(f"{self.path}: database or disk is full")
-        return super().append(records, after_seq=after_seq)
 
 
 class Sinks:

@@ -10,37 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.core.events import RoundOpen
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.service.runner import TableRunner
+from tests.support.journals import GatedJournal
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 KEY = b"s" * 32
 REQUIRED = {"void": frozenset({"supervisor"}), "event": frozenset({"supervisor"})}
-
-
-class GatedJournal(Journal):
-    """A real journal whose appends fail like a full disk while :attr:`full` is set."""
-
-    full = False
-
-    def append(
-        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
-        if self.full:
-            raise JournalWriteError(f"{self.path}: database or disk is full")
-        return super().append(records, after_seq=after_seq)
 
 
 def _void(round_id: str | None, nonce: str = "nonce-void-0001") -> bytes:

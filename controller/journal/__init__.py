@@ -43,6 +43,8 @@ from tablectl.controller.journal.files import (
     looks_rotated,
 )
 from tablectl.controller.journal.records import (
+    AUTH,
+    ENVELOPE,
     GENESIS_HASH,
     SCHEMA,
     JournalRecord,
@@ -70,8 +72,10 @@ from tablectl.controller.journal.verify import (
 __all__ = [
     "ANCHOR",
     "APPLICATION_ID",
+    "AUTH",
     "DEFAULT_EVERY",
     "DEFAULT_SECONDS",
+    "ENVELOPE",
     "GENESIS_HASH",
     "SCHEMA",
     "UNKEYED_NOTE",

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalRecordError
-from tablectl.controller.journal.anchors import ANCHOR
+from tablectl.controller.journal.anchors import ANCHOR, head_mac
 
 __all__ = [
     "ASSIGNED",
+    "AUTH",
+    "ENVELOPE",
     "GENESIS_HASH",
     "HEX64",
     "SCHEMA",
@@ -43,8 +45,17 @@ SCHEMA = 1
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first record."""
 
-ASSIGNED: Final = ("seq", "prev_hash", "hash")
+AUTH: Final = "auth"
+"""A keyed journal's per-record MAC (:func:`chain_record`); journal format 1 since issue 26."""
+
+ASSIGNED: Final = ("seq", "prev_hash", "hash", AUTH)
 """Keys only the journal may set: a caller supplying them is a bug, not something to paper over."""
+
+ENVELOPE: Final = frozenset({"schema", "table", "hash", "prev_hash", AUTH})
+"""What the journal adds to a record besides ``seq``: not part of a normalized event (replay
+refuses it), left out wherever a record is read back as an event or compared by content."""
+
+_UNHASHED: Final = frozenset({"hash", AUTH})
 
 HEX64: Final = re.compile(r"[0-9a-f]{64}")
 """A sha256 (or HMAC-SHA256) in hex, as the journal writes it."""
@@ -132,8 +143,9 @@ def canonical_json(obj: Mapping[str, Any]) -> str:
 
 
 def record_hash(prev_hash: str, record: Mapping[str, Any]) -> str:
-    """sha256 hex of ``prev_hash`` + canonical JSON of ``record`` without its ``hash`` key."""
-    unhashed = {k: v for k, v in record.items() if k != "hash"}
+    """sha256 hex of ``prev_hash`` + canonical JSON of ``record`` without its ``hash`` and
+    ``auth`` keys (``auth`` is a MAC over the hash: it cannot be inside it)."""
+    unhashed = {k: v for k, v in record.items() if k not in _UNHASHED}
     return hashlib.sha256((prev_hash + canonical_json(unhashed)).encode("utf-8")).hexdigest()
 
 
@@ -176,9 +188,14 @@ def prepare_record(raw: Mapping[str, Any], table_id: str) -> dict[str, Any]:
     return {**raw, "schema": SCHEMA, "table": table_id}
 
 
-def chain_record(rec: dict[str, Any], seq: int, prev_hash: str) -> Row:
-    """Link ``rec`` after ``prev_hash`` as ``seq`` (sets ``seq``, ``prev_hash``, ``hash`` in place)
-    and return its row.
+def chain_record(rec: dict[str, Any], seq: int, prev_hash: str, key: bytes | None = None) -> Row:
+    """Link ``rec`` after ``prev_hash`` as ``seq`` (sets ``seq``, ``prev_hash``, ``hash`` in place,
+    and ``auth`` with a ``key``) and return its row.
+
+    ``auth`` makes each record's authorship checkable on its own, not only at the next anchor:
+    :func:`~tablectl.controller.journal.anchors.head_mac` of the record as a chain head (its
+    table, ``seq`` and ``hash``), so whoever holds the key (the floor's archive) refuses a forged
+    record on arrival. It is the same MAC an anchor over this record would carry.
 
     Raises:
         ValueError: ``rec`` is not JSON-serializable (the hash's encoding is the check).
@@ -189,4 +206,6 @@ def chain_record(rec: dict[str, Any], seq: int, prev_hash: str) -> Row:
         rec["hash"] = digest = record_hash(prev_hash, rec)
     except (TypeError, ValueError) as exc:
         raise JournalRecordError(f"{rec['type']} record is not JSON-serializable: {exc}") from None
+    if key is not None:
+        rec[AUTH] = head_mac(key, rec["table"], seq, digest)
     return (seq, rec["ts"], rec["type"], canonical_json(rec), prev_hash, digest)

@@ -115,6 +115,8 @@ class Journal(Closing):
         self.rotate_after = timedelta(days=rotate_days) if rotate_days is not None else None
         self.retention_days = retention_days
         self._anchors = anchors
+        self._key = anchors.key if anchors is not None else None
+        """Each record's ``auth`` MAC (records.chain_record): the anchors' key."""
         # Records after the newest anchor (or the live file's start): the count check of append.
         self._unanchored = 0
         # When the anchor timer first saw unanchored records (its clock): see anchor_if_due.
@@ -278,7 +280,7 @@ class Journal(Closing):
             rows: list[Row] = []
             for rec in prepared:
                 seq += 1
-                rows.append(chain_record(rec, seq, prev))
+                rows.append(chain_record(rec, seq, prev, self._key))
                 prev = rows[-1][5]
                 stored.append(stored_record(rec, seq))
             # The anchor's whole per-record cost: this counter check (R13/R15 keyed evidence).
@@ -314,7 +316,7 @@ class Journal(Closing):
         assert self._anchors is not None
         rec = self._anchors.record(self.table_id, head_seq, head_hash, ts)
         rec.update(schema=SCHEMA, table=self.table_id)
-        rows.append(chain_record(rec, head_seq + 1, head_hash))
+        rows.append(chain_record(rec, head_seq + 1, head_hash, self._key))
         return rows[-1][5]
 
     @property

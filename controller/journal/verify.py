@@ -42,7 +42,9 @@ from tablectl.controller.journal.db import (
 from tablectl.controller.journal.errors import JournalIntegrityError, KeyedEvidenceError
 from tablectl.controller.journal.files import file_digest, looks_rotated, wal_path
 from tablectl.controller.journal.records import (
+    AUTH,
     GENESIS_HASH,
+    HEX64,
     canonical_json,
     loads_record,
     record_hash,
@@ -173,6 +175,8 @@ class _ChainWalk:
         self.unpublished_from: int | None = None
         self.anchors = 0
         self.last_anchor = 0
+        self.authed = False
+        """Whether a record of this walk carried ``auth`` (every later one must)."""
 
     def check(self, row: tuple[Any, ...]) -> None:
         """One row (``seq, ts, type, body, prev_hash, hash, published``) against the chain."""
@@ -206,6 +210,7 @@ class _ChainWalk:
         self._check_published(seq, row[6])
         if type_col == ANCHOR:
             self._check_anchor(seq, rec)
+        self._check_auth(seq, rec, hash_col)
         self.prev = hash_col
         self.seq += 1
 
@@ -226,6 +231,28 @@ class _ChainWalk:
             )
         self.anchors += 1
         self.last_anchor = seq
+
+    def _check_auth(self, seq: int, rec: Mapping[str, Any], digest: str) -> None:
+        """A record's own ``auth`` (a keyed journal since issue 26): well formed; with the key,
+        the MAC of this record as a chain head; once records carry one, every later one must
+        (``auth`` is outside the hash, so stripping it breaks no link: only the key sees it)."""
+        auth = rec.get(AUTH)
+        if auth is None:
+            if self.authed and self.key is not None:
+                raise KeyedEvidenceError(
+                    self.path, seq, "record has no auth after authenticated records (stripped?)"
+                )
+            return
+        if not isinstance(auth, str) or not HEX64.fullmatch(auth):
+            raise ChainBrokenError(seq, "auth is not 64 hex digits")
+        if self.key is not None and not mac_matches(self.key, auth, rec.get("table"), seq, digest):
+            raise KeyedEvidenceError(
+                self.path,
+                seq,
+                "record auth does not match the record: not written with this key (forged, or "
+                "another journal's key)",
+            )
+        self.authed = True
 
     def _check_published(self, seq: int, published: object) -> None:
         if type(published) is not int or published not in (0, 1):

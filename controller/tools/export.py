@@ -45,7 +45,7 @@ from tablectl.controller.core.outcomes import Outcome
 from tablectl.controller.core.time import parse_moment, parse_ts
 from tablectl.controller.engines import Engine, build_engine
 from tablectl.controller.engines.replay import ReplayReport, replay_lines
-from tablectl.controller.journal import JournalRecord, canonical_json
+from tablectl.controller.journal import AUTH, ENVELOPE, JournalRecord, canonical_json
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class WindowedSource(Protocol):
         ...
 
 
-JOURNAL_FIELDS = frozenset({"schema", "table", "hash", "prev_hash"})
+JOURNAL_FIELDS = ENVELOPE
 """What the journal adds to an event; not part of the normalized event (replay refuses it)."""
 
 
@@ -187,7 +187,7 @@ def export_round(
     return attempt
 
 
-_NOT_IN_PAYLOAD = frozenset({"type", "seq", "hash", "prev_hash"})
+_NOT_IN_PAYLOAD = frozenset({"type", "seq", "hash", "prev_hash", AUTH})
 
 _ROUNDS_BACK = 200
 """How many rounds back a self-checking round export looks for a start that reproduces the

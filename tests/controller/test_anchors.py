@@ -26,6 +26,7 @@ from tablectl.controller.config import parse_config
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.journal import (
     ANCHOR,
+    AUTH,
     UNKEYED_NOTE,
     Journal,
     JournalIntegrityError,
@@ -101,14 +102,20 @@ def _rows(path: Path) -> list[tuple[int, str]]:
         conn.close()
 
 
-def _rewrite(path: Path, seq: int, change: dict[str, Any]) -> None:
+def _rewrite(path: Path, seq: int, change: dict[str, Any], *, keep_auth: bool = False) -> None:
     """The attack: change record ``seq`` with raw sqlite3, then recompute the whole chain the way
-    the journal does (anchors' ``head_hash`` included), then delete the seal."""
+    the journal does (anchors' ``head_hash`` included), then delete the seal.
+
+    The records' own ``auth`` MACs cannot be recomputed without the key: the attacker strips them
+    all (what is left to catch the edit is the anchors and the seal, tested here), unless
+    ``keep_auth`` (then the first edited record's ``auth`` gives it away)."""
     conn = sqlite3.connect(path)
     with conn:
         prev = "0" * 64
         for number, body in conn.execute("SELECT seq, body FROM records ORDER BY seq").fetchall():
             record = json.loads(body)
+            if not keep_auth:
+                record.pop(AUTH, None)
             if number == seq:
                 record.update(change)
             record["prev_hash"] = prev
@@ -252,8 +259,39 @@ def test_a_wrong_key_fails(
     other.chmod(0o400)
     code, _, err = _verify(capsys, "--key", other, path)
     assert code == 1
-    assert "seq 5: anchor mac does not match" in err
-    assert "the key is not this journal's" in err
+    assert "seq 1: record auth does not match the record" in err
+    assert "another journal's key" in err
+
+
+def test_every_record_carries_its_own_auth_and_a_forgery_is_named_at_once(tmp_path: Path) -> None:
+    """Issue 26: authorship checkable one record at a time, not only at the next anchor."""
+    path = tmp_path / "ROU-01.sqlite"
+    outcome = _write(path)
+    for seq, body in _rows(path):
+        record = json.loads(body)
+        assert record[AUTH] == head_mac(KEY, TABLE, seq, record["hash"])
+    # A rewrite that keeps the records' auth (it cannot recompute them): caught where it is.
+    _rewrite(path, outcome, _settle_as(3), keep_auth=True)
+    with pytest.raises(KeyedEvidenceError, match="record auth does not match") as info:
+        verify_journal_file(path, key=KEY)
+    assert info.value.seq == outcome
+    assert verify_journal_file(path).count > 0  # without the key: order only, as before
+
+
+def test_an_auth_stripped_from_one_record_is_caught(tmp_path: Path) -> None:
+    path = tmp_path / "ROU-01.sqlite"
+    _write(path)
+    conn = sqlite3.connect(path)
+    with conn:
+        body = conn.execute("SELECT body FROM records WHERE seq = 7").fetchone()[0]
+        record = json.loads(body)
+        del record[AUTH]  # outside the hash: the chain does not notice
+        conn.execute("UPDATE records SET body = ? WHERE seq = 7", (canonical_json(record),))
+    conn.close()
+    seal_path(path).unlink()
+    with pytest.raises(KeyedEvidenceError, match="no auth after authenticated records") as info:
+        verify_journal_file(path, key=KEY)
+    assert info.value.seq == 7
 
 
 def test_without_a_key_verify_says_it_proves_order_not_authorship(
@@ -351,8 +389,9 @@ def test_an_anchor_is_journaled_every_n_records(tmp_path: Path) -> None:
         assert anchor["hash"] == record_hash(anchor["prev_hash"], anchor)  # chained like any
         assert set(anchor) == {
             *("type", "ts", "head_seq", "head_hash", "mac"),
-            *("schema", "table", "seq", "prev_hash", "hash"),
+            *("schema", "table", "seq", "prev_hash", "hash", AUTH),
         }
+        assert anchor[AUTH] == head_mac(KEY, TABLE, anchor["seq"], anchor["hash"])
 
 
 def test_an_anchor_is_journaled_after_t_seconds(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import structlog
 
 from tablectl.controller.core.events import TableEvent, event_to_dict
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
-from tablectl.controller.journal import canonical_json
+from tablectl.controller.journal import ENVELOPE, canonical_json
 
 __all__ = [
     "JOURNAL_FIELDS",
@@ -25,7 +25,7 @@ __all__ = [
 OUTPUT_TYPES: Final = frozenset({"outcome", "verdict", "shoe_end"})
 """The record types of engine conclusions."""
 
-JOURNAL_FIELDS: Final = frozenset({"schema", "table", "seq", "hash", "prev_hash"})
+JOURNAL_FIELDS: Final = ENVELOPE | {"seq"}
 """What the journal adds to every record."""
 
 log = structlog.get_logger("tablectl.runner")

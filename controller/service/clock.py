@@ -206,7 +206,7 @@ class ClockWatch:
         if abs(step) <= self.max_step:
             return None
         if self.suspect is not None and self._back_on_course(now):
-            return self._returned(now)
+            return self._returned(now, expected)
         self.discount_s += step
         self.steps += 1
         record = {
@@ -251,19 +251,23 @@ class ClockWatch:
             return False
         return abs(now.wall - (wall + (now.boot - boot))) <= self.max_step
 
-    def _returned(self, now: ClockReading) -> dict[str, Any] | None:
-        """The clock is back on its trusted course: the step is over (``suspect: false``)."""
+    def _returned(self, now: ClockReading, expected: float | None = None) -> dict[str, Any] | None:
+        """The clock is back on its trusted course: the step is over (``suspect: false``).
+        ``expected``: where the stepped clock would be now (``before``); without it, where it was
+        at the last step."""
         if not self._back_on_course(now):
             return None
         assert self.suspect is not None
+        if expected is None:
+            expected = _seconds(self.suspect.get("after"))
         # What the suspect steps added to the discount is given back: the clock never left.
         self.discount_s -= _steps_since_trusted(self.suspect)
         record = {
             "type": CLOCK_STEP,
             "ts": format_ts(now.wall),
-            "before": self.suspect.get("after"),
+            "before": format_ts(now.wall if expected is None else expected),
             "after": format_ts(now.wall),
-            "step_s": round(now.wall - (_seconds(self.suspect.get("after")) or now.wall), 3),
+            "step_s": round(now.wall - (now.wall if expected is None else expected), 3),
             "detected": "returned",
             "max_step_s": self.max_step,
             "suspect": False,

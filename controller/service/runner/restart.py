@@ -173,6 +173,11 @@ class Restart:
         never dies on a checkpoint. An error of the journal itself is not the checkpoint's: it
         is raised.
         """
+        if self._clock_watch is not None:
+            # Nothing is pruned before power_on has checked the clock: a rotation that recovery
+            # or the start's records cause would judge ages by a clock that may have stepped
+            # (power_on's clock_changed sets the hold as the check found it).
+            self._journal.retention_hold = "the clock is not checked yet (start)"
         fresh = self._table.engine
         # Our own bytes, never read from outside the process: a full replay's fresh start.
         pristine = pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -444,6 +449,11 @@ class Restart:
             "phase": snapshot.get("phase"),
         }
         if self._clock_watch is not None:
+            # A step since the watch last looked (once a second) is journaled first: this
+            # reading is the next start's reference and must not vouch for a stepped clock.
+            step = self._clock_watch.check()
+            if step is not None:
+                self._table.journal_records([step], raising=False)
             record["clock"] = self._clock_watch.reading()
         self._table.flush_refusals(force=True)
         self._table.journal_records([record], raising=False)

@@ -207,7 +207,16 @@ class MetricsConfig(_Strict):
 
 _ROLE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 
-ROLE_ACTIONS = ("void", "event", "fault", "clear_fault", "confirm", "rng", "clock_confirm")
+ROLE_ACTIONS = (
+    "void",
+    "event",
+    "fault",
+    "clear_fault",
+    "confirm",
+    "rng",
+    "clock_confirm",
+    "resend",
+)
 """What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
 is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
 event type a command can enter maps to one of these
@@ -215,7 +224,9 @@ event type a command can enter maps to one of these
 the others. ``rng`` is a studio RNG's picks (``rng_draw``: lightning numbers, multipliers), which
 decide what a result pays: the RNG service's own role, or a supervisor keying them in from the
 RNG's display when its link fails. ``clock_confirm`` says the table's clock is right after a step
-(tablectl.controller.service.clock): left out of ``require``, the roles that may void."""
+(tablectl.controller.service.clock): left out of ``require``, the roles that may void.
+``resend`` asks a table to publish records again (the floor's archive filling a gap): left out
+of ``require``, the ``archive`` role if ``roles`` names one, else nobody (refused)."""
 
 DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "void": ("supervisor",),
@@ -277,6 +288,8 @@ class SecurityConfig(_Strict):
             value = self.require.get(action)
             if value is None and action == "clock_confirm":
                 out[action] = out["void"]  # a supervisor's decision, as a void is
+            elif value is None and action == "resend":
+                out[action] = frozenset({"archive"}) & set(self.roles)
             elif value is None:
                 out[action] = frozenset(DEFAULT_REQUIRE[action]) & set(self.roles)
             else:

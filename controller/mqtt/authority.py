@@ -90,9 +90,10 @@ WHILE_CLOCK_SUSPECT: Final = frozenset({"void", "clear_fault", "clock_confirm"})
 """Actions accepted on signature and nonce alone while the table's clock is suspect: what a
 supervisor needs to end a round, unlock the table and confirm the clock."""
 
-READ_VERBS: Final = frozenset({"status", "resend"})
+READ_VERBS: Final = frozenset({"status"})
 """Verbs that change nothing and disclose nothing new: answered without a role or a signature
-(:func:`action_for`)."""
+(:func:`action_for`). ``resend`` discloses nothing new either, but costs the table's outbox:
+with ``[security]`` it is the ``resend`` action's (the floor's ``archive`` role)."""
 
 _HEX_SIG = re.compile(r"[0-9a-fA-F]{64}")
 _NONCE = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -102,11 +103,11 @@ _BY = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 def action_for(verb: str, request: Mapping[str, Any]) -> str | None:
     """The ``[security] require`` action a command needs, or ``None`` when it needs no role.
 
-    ``status`` reads and changes nothing. ``resend`` (:data:`READ_VERBS`) publishes again, on
-    ``events``, records the table already published there (face-down cards still withheld): it
-    tells no one anything new and changes nothing, and a floor's archive must be able to fill
-    its gaps from every table, also one whose commands are disabled (docs/security.md); its cost
-    is bounded by a cap and a rate per table instead. ``cmd/event`` needs its event type's
+    ``status`` reads and changes nothing. ``resend`` publishes again, on ``events``, records
+    the table already published there (face-down cards still withheld): it tells no one anything
+    new, but an unsigned flood of it used up the budget the archive needs and delayed live play,
+    so with ``[security]`` it needs the ``resend`` action's role (docs/security.md); a table
+    without roles still answers it, bounded per requester. ``cmd/event`` needs its event type's
     action (:data:`EVENT_ACTIONS`); a type not listed there is not an event (parsing refuses it)
     and needs ``event``. Any other verb is its own action, so a verb added later is refused
     until ``require`` names it.
@@ -136,6 +137,13 @@ class CommandVerdict:
     verified: bool = False
     code: str | None = None
     """A refusal's code when it is not ``unauthorised`` (``clock_suspect``)."""
+
+
+_NO_ROLE: Final[Mapping[str, str]] = {
+    "resend": "add an archive role key, so the floor's archive can fill its gaps",
+    "clock_confirm": "a clock step is then cleared only by the clock's return",
+}
+"""What an action nobody may sign means, for ``check-config``."""
 
 
 def _show(value: object) -> str:
@@ -198,6 +206,8 @@ class CommandAuthority:
         """Lines for ``check-config``: which roles may send what."""
         return [
             f"command {action}: signed by {' or '.join(sorted(roles))}"
+            if roles
+            else f"command {action}: refused (no role may sign it: {_NO_ROLE.get(action, '')})"
             for action, roles in sorted(self._required.items())
         ]
 

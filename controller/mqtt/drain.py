@@ -121,6 +121,7 @@ class OutboxDrain:
         self._mark_failing = False  # only to log a refused mark once per episode
         self._routes: dict[str, list[tuple[str, bool]]] = {}  # per record type: Topics.routes
         self._batch: _Batch | None = None  # the one in flight, if any
+        self._draining = False
 
     async def connect(self, link: Link) -> Wire[_Token]:
         """The outbox's own connection (:class:`Wire`), its PUBACKs counted by this drain.
@@ -161,6 +162,12 @@ class OutboxDrain:
                 return
             await self._out.wakeup.wait()
 
+    @property
+    def idle(self) -> bool:
+        """Whether the outbox has nothing of its own to send now (``cmd/resend``'s records wait
+        for that: live play first)."""
+        return not self._draining and not self._out.wakeup.is_set()
+
     async def drain(self, wire: Wire[_Token]) -> None:
         """Publish unpublished records until there are none; mark each acked prefix.
 
@@ -168,6 +175,13 @@ class OutboxDrain:
         together, under one deadline: no PUBACK in time = a dead connection; a lost connection
         fails the batch at once).
         """
+        self._draining = True
+        try:
+            await self._drain(wire)
+        finally:
+            self._draining = False
+
+    async def _drain(self, wire: Wire[_Token]) -> None:
         while True:
             self.mark(self._acked)
             # The stored canonical JSON is the payload: no decode and re-encode per record.

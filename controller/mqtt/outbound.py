@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -86,6 +87,8 @@ class Outbound:
         # Messages that are not journal records (an alarm the journal cannot take yet): sent
         # once, in order, on the current connection; lost with it (status/state carry the same).
         self.transient: list[tuple[str, bytes]] = []
+        # cmd/resend's records: sent behind live play, a chunk at a time (Publisher).
+        self.resends: deque[tuple[str, bytes]] = deque()
         self.renew()
 
     def renew(self) -> None:
@@ -94,6 +97,7 @@ class Outbound:
         self.wakeup = asyncio.Event()
         self.slots_changed = asyncio.Event()
         self.connected = asyncio.Event()
+        self.resend_waiting = asyncio.Event()
 
     def notify(self) -> None:
         """Tell the outbox that the journal has new records (call after each append, cheap).
@@ -133,7 +137,9 @@ class Outbound:
         self.slots_changed.set()
 
     def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
-        """Publish journal records again on ``events`` (``cmd/resend``), soon, in order.
+        """Publish journal records again on ``events`` (``cmd/resend``), in order, behind live
+        play: the publisher sends them a chunk at a time while the outbox has nothing of its
+        own to send, so a resend never delays an outcome by more than one small chunk.
 
         ``records`` are ``(type, stored body)`` pairs; each goes out as the outbox sent it
         (:func:`published_payload`), on ``events`` only: the retained ``outcome`` and ``anchor``
@@ -144,8 +150,8 @@ class Outbound:
         if not self.connected.is_set():
             return False
         events = self.topics.events
-        self.transient.extend((events, published_payload(k, body)) for k, body in records)
-        self.slots_changed.set()
+        self.resends.extend((events, published_payload(k, body)) for k, body in records)
+        self.resend_waiting.set()
         return True
 
     def alarm(self, payload: Mapping[str, Any]) -> None:

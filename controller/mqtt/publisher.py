@@ -59,6 +59,14 @@ _INITIAL_DELAY = 0.1
 OUTBOX_CLIENT_SUFFIX = "-outbox"
 """The outbox's own connection (:mod:`.wire`) connects as the table's client id + this."""
 _OFFLINE_TIMEOUT = 1.0
+
+RESEND_CHUNK = 32
+"""``cmd/resend`` records sent in one go, between two looks at the outbox (an outcome finds at
+most this many resent records ahead of it on the wire)."""
+RESEND_PAUSE = 0.032
+"""Seconds between two chunks of resent records: :data:`RESEND_CHUNK` at 1,000 records a
+second, the resend budget's rate (``service.runner.resend.RESEND_RATE``, which a test holds
+equal), so a table resends no faster however many requesters were granted a burst."""
 """Bound on the goodbye publish: a dead broker must not hold up shutdown."""
 _REFUSAL_LOG_INTERVAL = 60.0
 """Seconds between repeated warnings for the same TLS/credential refusal (retries go on)."""
@@ -391,6 +399,7 @@ class Publisher:
             out.slots.pop(self._topics.status, None)  # the birth is the newest status
             await client.publish(self._topics.status, birth, qos=1, retain=True)
             out.transient.clear()  # said for a connection that is gone; status says it now
+            out.resends.clear()  # likewise: the requester asks again
             out.dirty = dict.fromkeys(out.slots)
             await self._publish_slots(client, wire)
             self._drain.republish_retained(wire)
@@ -407,6 +416,7 @@ class Publisher:
                 others = [
                     tg.create_task(self._retained_loop(client, wire), name=f"{name}-retained"),
                     tg.create_task(self._command_loop(client), name=f"{name}-commands"),
+                    tg.create_task(self._resend_loop(wire), name=f"{name}-resends"),
                     tg.create_task(wire.wait_lost(), name=f"{name}-outbox-link"),
                 ]
                 await self._stop.wait()
@@ -472,6 +482,27 @@ class Publisher:
                 # Not acknowledged: publish again (the then-latest value) after reconnect.
                 out.dirty.setdefault(status, None)
                 raise
+
+    # -- resends ---------------------------------------------------------------------------
+
+    async def _resend_loop(self, wire: Wire[Any]) -> None:
+        """Send ``cmd/resend``'s records behind live play: a chunk of :data:`RESEND_CHUNK` at a
+        time, only while the outbox has nothing of its own to send, a pause after each (the
+        requester's budget already bounds the rate; this bounds what an outcome can find ahead
+        of it on the wire: one chunk)."""
+        out = self._out
+        while True:
+            await out.resend_waiting.wait()
+            while out.resends:
+                if not self._drain.idle:
+                    await asyncio.sleep(RESEND_PAUSE)
+                    continue
+                for _ in range(min(RESEND_CHUNK, len(out.resends))):
+                    topic, data = out.resends.popleft()
+                    wire.publish(topic, data, retain=False, token=None)
+                wire.flush()
+                await asyncio.sleep(RESEND_PAUSE)
+            out.resend_waiting.clear()
 
     # -- commands --------------------------------------------------------------------------
 

@@ -367,17 +367,35 @@ async def test_a_manual_events_time_needs_a_zone(
         assert [(f["ts"], f["manual"]) for f in faults] == [(ts, True)]
 
 
-# --- resend (the floor's archive, docs/fleet.md): a read, like status -----------------------
+# --- resend (the floor's archive, docs/fleet.md) ----------------------------------------------
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_resend_is_a_read_that_needs_no_role(role: str | None) -> None:
-    # It publishes again only what the table already published on events (face-down cards
-    # still withheld) and changes nothing, so every sender may ask, signed or not.
+def test_with_security_resend_is_the_archive_roles_and_nobody_elses(role: str | None) -> None:
+    # Issue 26: an unsigned flood of resends spent the archive's budget and delayed live play.
     body = {"from_seq": 1, "to_seq": 10}
     verdict = _authority().check("resend", _request("resend", body, role), NOW.timestamp())
-    assert verdict.accepted is True, verdict.reason
-    assert verdict.nonce is None  # nothing consumed: a repeated resend is no replay
+    assert verdict.accepted is False
+    assert "resend" in str(verdict.reason)
+
+
+def test_an_archive_signed_resend_is_accepted_once() -> None:
+    keys = {**KEYS, "archive": b"a" * 32}
+    roles = {r: f"/k/{r}.key" for r in keys}
+    required = SecurityConfig.model_validate({"roles": roles}).required
+    assert required["resend"] == frozenset({"archive"})
+    authority = CommandAuthority(keys, required, table="T1")
+    request = sign_command(
+        {"from_seq": 1, "to_seq": 10},
+        verb="resend",
+        table="T1",
+        role="archive",
+        key=keys["archive"],
+        by="archive-1",
+        ts=NOW,
+    )
+    assert authority.check("resend", request, NOW.timestamp()).accepted
+    assert not authority.check("resend", request, NOW.timestamp()).accepted  # replayed
 
 
 @pytest.mark.parametrize("insecure", [False, True])

@@ -36,7 +36,7 @@ from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutag
 from tablectl.controller.service.runner.hold import WRONG_ROUND
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES, clip
-from tablectl.controller.service.runner.resend import Resender, ResendRefusedError
+from tablectl.controller.service.runner.resend import ANONYMOUS, Resender, ResendRefusedError
 from tablectl.controller.service.runner.views import NO_OUTPUTS, TableOutputs, status_view
 
 __all__ = [
@@ -226,13 +226,21 @@ class CommandDesk:
         return _reply(corr, ok=True, seq=seq, command_seq=record.seq)
 
     async def _resend(self, request: dict[str, Any], corr: object) -> dict[str, Any]:
-        """A read, answered like ``status`` (also while the journal refuses writes): no role,
-        not journaled; bounded by the resender's cap and rate (refusals counted as any)."""
+        """Answered also while the journal refuses writes, not journaled (it changes nothing);
+        with ``[security]`` signed by the ``resend`` action's role; bounded by the resender's
+        cap and its requester's rate (refusals counted as any)."""
         bad = _bad_field(request)
         if bad is not None:
             return self._refuse("resend", request, CommandVerdict(False, bad[1]), bad[0])
+        requester = ANONYMOUS
+        if self._authority is not None:
+            # With [security]: the resend action's role (the floor's archive), signed.
+            verdict, code = self._authorise("resend", request)
+            if not verdict.accepted:
+                return self._refuse("resend", request, verdict, code)
+            requester = f"{verdict.role}:{verdict.by}"
         try:
-            fields = await self.resender.resend(request)
+            fields = await self.resender.resend(request, requester)
         except ResendRefusedError as exc:
             return self._refuse("resend", request, CommandVerdict(False, str(exc)), exc.code)
         log.info("resend", **fields)

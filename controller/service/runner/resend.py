@@ -18,18 +18,24 @@ withheld: :func:`tablectl.controller.mqtt.outbound.published_payload`), only rec
 has already published (``published_seq``: the newest; a later one is the outbox's to send
 first), and never to the retained ``outcome``/``anchor`` (they keep the newest).
 
-A read (:data:`tablectl.controller.mqtt.authority.READ_VERBS`): it needs no role, because it
-discloses nothing that was not published and changes nothing (docs/security.md). Its cost is
-bounded instead: at most :data:`MAX_RESEND` records per request (the reply's ``to_seq`` says
-where it stopped; ask again for the rest) and :data:`RESEND_RATE` records per second per table
-with a burst of :data:`MAX_RESEND`, beyond which it is refused ``rate_limited``. Not journaled
-(like ``status``): a resend changes nothing, and a flood of them must not fill the disk.
+It discloses nothing that was not published and changes nothing, but it costs the table's
+outbox, so (docs/security.md): with ``[security]`` it is signed by a role of the ``resend``
+action (the floor's ``archive``); each requester — a verified signer, or "anonymous" for a
+table without roles — has its own budget of :data:`RESEND_RATE` records per second with a burst
+of :data:`MAX_RESEND`, and a request the budget cannot cover whole is refused ``rate_limited``
+(with the seconds to wait), never granted in part: an unsigned flood cannot spend what the
+archive needs. At most :data:`MAX_RESEND` records per request (the reply's ``to_seq`` says where
+it stopped; ask again for the rest). The records are queued *behind* live play: the publisher
+sends them in small chunks when the outbox has nothing of its own to send
+(:meth:`tablectl.controller.mqtt.outbound.Outbound.republish`). Not journaled (like ``status``):
+a resend changes nothing, and a flood of them must not fill the disk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -39,6 +45,8 @@ from tablectl.controller.journal import Journal, canonical_json
 from tablectl.controller.service.runner.views import TableOutputs
 
 __all__ = [
+    "ANONYMOUS",
+    "MAX_REQUESTERS",
     "MAX_RESEND",
     "RATE_LIMITED",
     "RESEND_RATE",
@@ -59,6 +67,12 @@ RATE_LIMITED: Final = "rate_limited"
 """The refusal code of a resend beyond the table's budget (retry after ``retry_after`` s)."""
 
 _MAX_SEQ: Final = 2**63 - 1
+
+ANONYMOUS: Final = "anonymous"
+"""The requester of unsigned requests (a table without ``[security]`` roles)."""
+
+MAX_REQUESTERS: Final = 32
+"""Requesters' budgets kept (signers are role holders: few; the least recent goes first)."""
 
 
 class ResendRefusedError(ControllerError):
@@ -118,13 +132,21 @@ class ResendBudget:
         self._tokens -= granted
         return max(granted, 0)
 
+    def take_all(self, wanted: int, now: float) -> bool:
+        """Take ``wanted`` records' worth if the bucket holds them all; else take nothing."""
+        self._refill(now)
+        if self._tokens < wanted:
+            return False
+        self._tokens -= wanted
+        return True
+
     def give_back(self, unused: int) -> None:
         """Return tokens granted but not spent (records that the journal no longer holds)."""
         self._tokens = min(float(self.burst), self._tokens + unused)
 
-    def retry_after(self) -> float:
-        """Seconds until one record's worth is saved up again."""
-        return max(0.0, (1 - self._tokens) / self.rate)
+    def retry_after(self, wanted: int = 1) -> float:
+        """Seconds until ``wanted`` records' worth is saved up again."""
+        return max(0.0, (min(wanted, self.burst) - self._tokens) / self.rate)
 
 
 def _read(journal: Journal, first: int, last: int) -> tuple[list[tuple[str, bytes]], int, int]:
@@ -163,28 +185,63 @@ class Resender:
         self._journal = journal
         self._outputs = outputs
         self._clock = clock
-        self.budget = budget or ResendBudget()
+        self._budgets: OrderedDict[str, ResendBudget] = OrderedDict()
+        self._budgets[ANONYMOUS] = budget or ResendBudget()
 
-    async def resend(self, request: Mapping[str, Any]) -> dict[str, Any]:
+    @property
+    def budget(self) -> ResendBudget:
+        """The budget of unsigned requests (a table without roles)."""
+        return self._budgets[ANONYMOUS]
+
+    def budget_of(self, requester: str) -> ResendBudget:
+        """``requester``'s budget (a fresh one for a new requester; at most
+        :data:`MAX_REQUESTERS` kept, the least recently used forgotten first)."""
+        found = self._budgets.get(requester)
+        if found is None:
+            found = self._budgets[requester] = ResendBudget(self.budget.rate, self.budget.burst)
+            while len(self._budgets) > MAX_REQUESTERS:
+                oldest = next(k for k in self._budgets if k != ANONYMOUS)
+                del self._budgets[oldest]
+        self._budgets.move_to_end(requester)
+        return found
+
+    async def resend(
+        self, request: Mapping[str, Any], requester: str = ANONYMOUS
+    ) -> dict[str, Any]:
         """Queue the asked records on ``events``; the reply's fields (without ``id``/``ok``).
 
         Raises:
-            ResendRefusedError: a bad range, an empty budget, or no broker connection.
+            ResendRefusedError: a bad range, a budget that cannot cover the request, or no
+                broker connection.
         """
         asked = ResendRequest.parse(request)
-        last = min(asked.to_seq, asked.from_seq + MAX_RESEND - 1)
-        granted = self.budget.take(last - asked.from_seq + 1, self._clock())
-        if granted == 0:
-            wait = self.budget.retry_after()
-            why = f"resend budget spent ({RESEND_RATE:g} records/s): retry in {wait:.1f} s"
-            raise ResendRefusedError(RATE_LIMITED, why)
-        last = asked.from_seq + granted - 1
+        # Only what the outbox has published can be resent: what is asked beyond it costs
+        # nothing (the journal keeps the acknowledged seq in memory: no read to decide).
+        acknowledged = self._journal.acknowledged_seq
+        last = min(asked.to_seq, asked.from_seq + MAX_RESEND - 1, acknowledged)
+        wanted = max(0, last - asked.from_seq + 1)
+        budget = self.budget_of(requester)
+        if wanted and not budget.take_all(wanted, self._clock()):
+            wait = budget.retry_after(wanted)
+            why = (
+                f"resend budget of {requester} spent ({RESEND_RATE:g} records/s): "
+                f"{wanted} records in {wait:.1f} s"
+            )
+            raise ResendRefusedError(RATE_LIMITED, f"{why} (retry in {wait:.1f} s)")
+        if not wanted:
+            return {
+                "count": 0,
+                "from_seq": asked.from_seq,
+                "to_seq": max(acknowledged, asked.from_seq - 1),
+                "first_seq": None,
+                "published_seq": acknowledged,
+            }
         records, start, published = await asyncio.to_thread(
             _read, self._journal, asked.from_seq, last
         )
-        self.budget.give_back(granted - len(records))
+        budget.give_back(wanted - len(records))
         if records and not self._outputs.republish(records):
-            self.budget.give_back(len(records))
+            budget.give_back(len(records))
             raise ResendRefusedError("offline", "no broker connection to publish on")
         return {
             "count": len(records),

@@ -16,12 +16,16 @@ the device has a broker of its own, such as a studio network the table only read
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import pydantic
+import structlog
 
 from tablectl.drivers.base import DriverSettings, MessageDriver
+from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.dice_mqtt.bounded import RAW_BYTES
 from tablectl.drivers.dice_mqtt.interpreter import DiceStudioInterpreter
 from tablectl.drivers.dice_mqtt.messages import (
     DEFAULT_CAMERA_ERRORS,
@@ -45,7 +49,12 @@ from tablectl.drivers.transports.pubsub import (
     broker_url_problem,
 )
 
-__all__ = ["CameraKeySettings", "DiceMqttDriver", "DiceMqttSettings"]
+__all__ = ["LOG_EVERY", "CameraKeySettings", "DiceMqttDriver", "DiceMqttSettings", "Malformed"]
+
+log = structlog.get_logger("tablectl.drivers.dice_mqtt")
+
+LOG_EVERY: Final = 60.0
+"""Seconds between two ``malformed`` log lines of one reason (the counter counts every one)."""
 
 _TOPIC = r"^[^#+\x00]+$"
 """A topic a device publishes on: no wildcards, not empty."""
@@ -172,11 +181,52 @@ class DiceMqttSettings(DriverSettings):
         return StudioShape(shaker, camera)
 
 
+@dataclass
+class Malformed:
+    """What the driver could not take from the broker: the newest one, and the log's pacing.
+
+    Every malformed message is counted (``decode_errors``) and logged as ``malformed`` with its
+    topic and reason: the first of a reason at once, then at most once per :data:`LOG_EVERY`
+    seconds with how many came meanwhile (``count``), so a flood costs counting, not a log line
+    each. Reasons are the codec's fixed texts, so the tables below stay small.
+    """
+
+    last: tuple[str, str] | None = None
+    """``(topic, reason)`` of the newest one."""
+    _logged: dict[str, float] = field(default_factory=dict)
+    _since: dict[str, int] = field(default_factory=dict)
+
+    def note(
+        self,
+        topic: str,
+        reason: str,
+        now: float,
+        raw: bytes = b"",
+        error: Exception | None = None,
+    ) -> None:
+        """One malformed message on ``topic``; logged unless its reason was logged recently."""
+        self.last = (topic, reason)
+        self._since[reason] = self._since.get(reason, 0) + 1
+        at = self._logged.get(reason)
+        if at is not None and now - at < LOG_EVERY:
+            return
+        self._logged[reason] = now
+        log.warning(
+            "malformed",
+            topic=topic,
+            reason=reason,
+            count=self._since.pop(reason),
+            raw=raw[:RAW_BYTES].decode("utf-8", "backslashreplace"),
+            exc_info=error,
+        )
+
+
 class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
     """One studio dice table: its shaker and its camera service on a broker.
 
     Counters (besides the base's ``open_failures`` and ``disconnects``): ``decode_errors``
-    (payloads the shape does not allow), ``ignored_messages`` (other camera responses),
+    (payloads the shape does not allow, each also logged as ``malformed`` with its topic and
+    reason, paced by :class:`Malformed`), ``ignored_messages`` (other camera responses),
     ``stale_results``, ``duplicate_results``, ``rejected_results``, ``rerolls``,
     ``shake_retries``, ``shakes_aborted``, ``detect_retries``. :attr:`interpreter` holds the
     phase, the shaker's last state and the latched faults for technician tools.
@@ -217,6 +267,7 @@ class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
             errors=settings.camera_errors,
             counters=self.counters,
         )
+        self.malformed = Malformed()
 
     @property
     def where(self) -> str:
@@ -263,12 +314,23 @@ class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
         self._send_pending()
 
     def _on_message(self, message: TopicMessage, now: float) -> list[DeviceEvent]:
-        decoded = self.codec.decode(message.topic, message.payload)
-        if decoded is None:
-            self.count("ignored_messages")
+        # Each message in its own try: whatever one does, the next is read (DESIGN §7). The codec
+        # and the interpreter promise not to raise; should one break that promise, the message
+        # is counted and logged like any malformed one rather than end the device's loop.
+        try:
+            decoded = self.codec.decode(message.topic, message.payload)
+            if decoded is None:
+                self.count("ignored_messages")
+                return []
+            if isinstance(decoded, DecodeError):
+                self.malformed.note(message.topic, decoded.reason, now, decoded.raw)
+            events = self.interpreter.feed(decoded, now)
+            self._send_pending()
+        except Exception as exc:  # one message must never end the driver
+            self.count("decode_errors")
+            reason = f"{type(exc).__name__} while handling it"
+            self.malformed.note(message.topic, reason, now, message.payload, exc)
             return []
-        events = self.interpreter.feed(decoded, now)
-        self._send_pending()
         return events
 
     def _on_tick(self, now: float) -> list[DeviceEvent]:

@@ -22,9 +22,14 @@ Another studio's shapes are a :class:`StudioShape` built from its ``[[devices]]`
 :meth:`~StudioCodec.encode`) and the services' (:meth:`~StudioCodec.decode_command`,
 :meth:`~StudioCodec.encode_message`), so the simulator (``tablectl.simulators.dice_studio``)
 cannot drift from the driver. A payload that is not what the shape says is a
-:class:`~tablectl.drivers.codec.DecodeError` value, never an exception: malformed JSON, a status
-word the table does not know, a ``res`` that is not a list of whole numbers. Whether a well-formed
-result makes sense (three dice, faces 1–6, the round asked for) is the interpreter's to judge.
+:class:`~tablectl.drivers.codec.DecodeError` value, never an exception: a payload over
+:data:`MAX_PAYLOAD`, JSON that is not UTF-8, nested deeper than
+:data:`~tablectl.drivers.dice_mqtt.bounded.MAX_DEPTH` or malformed (all checked by
+:mod:`~tablectl.drivers.dice_mqtt.bounded` before or while parsing, never by the parser's
+recursion), a status word the table does not know, a field of the wrong type (a ``res`` that is
+not a list of whole numbers, an ``err`` that is not a whole number, a round id that is not text
+or a number, or longer than :data:`MAX_ROUND_ID`). Whether a well-formed result makes sense
+(three dice, faces 1–6, the round asked for) is the interpreter's to judge.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.dice_mqtt.bounded import MAX_DEPTH, RAW_BYTES, read_object
 from tablectl.drivers.errors import EncodeError
 from tablectl.drivers.events import RollInvalidCode
 
@@ -48,6 +54,7 @@ __all__ = [
     "MAX_DURATION",
     "MAX_PATTERN",
     "MAX_PAYLOAD",
+    "MAX_ROUND_ID",
     "CameraKeys",
     "CameraShape",
     "Command",
@@ -91,8 +98,8 @@ MAX_DURATION: Final = 3600.0
 """Longest shake a command carries, in seconds (durations go to the hundredth)."""
 MAX_PAYLOAD: Final = 64 * 1024
 """A payload longer than this is garbage, not a status word or a result (never parsed)."""
-_MAX_RAW: Final = 80
-""":attr:`DecodeError.raw` keeps at most this many bytes (a log line)."""
+MAX_ROUND_ID: Final = 256
+"""Longest round id taken from a camera's answer (the driver's own are under 100 characters)."""
 _TEMPLATE_FIELDS: Final = ("pattern", "duration")
 
 
@@ -272,7 +279,7 @@ Command = StateQuery | Shake | DetectRequest
 
 
 def _error(reason: str, payload: bytes) -> DecodeError:
-    return DecodeError(reason, payload[:_MAX_RAW])
+    return DecodeError(reason, payload[:RAW_BYTES])
 
 
 def _whole(value: Any) -> bool:
@@ -349,6 +356,8 @@ class StudioCodec:
         round_id = _round_id(arg.get(keys.round_id))
         if round_id is None:
             return _error(f"result without a round id {keys.round_id!r}", payload)
+        if len(round_id) > MAX_ROUND_ID:
+            return _error(f"result round id {keys.round_id!r} too long", payload)
         error = arg.get(keys.error, 0)
         if not _whole(error):
             return _error(f"result {keys.error!r} is not a whole number", payload)
@@ -429,15 +438,8 @@ def _json(body: Mapping[str, Any]) -> bytes:
 
 
 def _object(payload: bytes) -> dict[str, Any] | DecodeError:
-    if len(payload) > MAX_PAYLOAD:
-        return _error("JSON too long", payload)
-    try:
-        body = json.loads(payload)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return _error("not JSON", payload)
-    if not isinstance(body, dict):
-        return _error("JSON is not an object", payload)
-    return body
+    """Size, UTF-8 and depth bounded before anything is parsed (:mod:`.bounded`)."""
+    return read_object(payload, max_bytes=MAX_PAYLOAD, max_depth=MAX_DEPTH)
 
 
 def _round_id(value: Any) -> str | None:

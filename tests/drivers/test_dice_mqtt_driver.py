@@ -14,16 +14,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiomqtt
 import pytest
 
+import tablectl.drivers.dice_mqtt.driver as driver_module
 from tablectl.controller.config import parse_config
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.service.app import build_drivers
 from tablectl.drivers.clock import ManualClock
+from tablectl.drivers.dice_mqtt.bounded import NOT_AN_OBJECT, NOT_JSON, NOT_UTF8, TOO_DEEP, TOO_LONG
 from tablectl.drivers.dice_mqtt.driver import DiceMqttDriver
 from tablectl.drivers.errors import DriverConfigError, DriverInitError
 from tablectl.drivers.events import (
@@ -272,6 +276,137 @@ async def test_a_broker_restart_is_a_disconnect_and_the_cycle_goes_on(
         assert r.of(DiceRead)[-1].dice == model.results[-1]
         downs = [e.reason for e in r.of(DeviceUnavailable)]
         assert downs == ["disconnected"]  # once, not once per failed attempt
+
+
+# --- hostile payloads (issue 26: bounded input where a broker message lands) --------------------
+
+SAYS, RESULTS = "studio/shaker/says", "studio/camera/response"
+_GOOD: dict[str, Any] = {
+    "response": "result",
+    "arg": {"round_id": "dice-0-1", "res": [4, 6, 1], "err": 0},
+}
+
+
+def _deep(levels: int) -> Any:
+    inner: Any = 1
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+def _result(**arg: Any) -> bytes:
+    return json.dumps({"response": "result", "arg": {**_GOOD["arg"], **arg}}).encode()
+
+
+HOSTILE: list[tuple[str, bytes, str]] = [
+    # (topic, payload, the reason it is refused with)
+    (RESULTS, b"{" * 10_000_000, TOO_LONG),
+    (SAYS, b"S0" * 5_000_000, "status too long"),
+    (RESULTS, b"[" * 60_000, TOO_DEEP),
+    (RESULTS, b"[" * 30_000 + b"]" * 30_000, TOO_DEEP),
+    (RESULTS, json.dumps({**_GOOD, "x": _deep(500)}).encode(), TOO_DEEP),
+    (RESULTS, json.dumps(_GOOD).encode("utf-16"), NOT_UTF8),
+    (RESULTS, b'{"response":"result","arg":{"round_id":"\xff\xfe"}}', NOT_UTF8),
+    (SAYS, b"S\xff", "status not UTF-8"),
+    (SAYS, "S0".encode("utf-16"), "status not UTF-8"),
+    (RESULTS, b'{"response":"result","arg":{"round_id":"r","res":[1,2,3],"err":NaN}}', NOT_JSON),
+    (RESULTS, _result(err=10**40), NOT_JSON),
+    (RESULTS, b"[4, 6, 1]", NOT_AN_OBJECT),
+    (
+        RESULTS,
+        json.dumps({"response": "result", "arg": [1]}).encode(),
+        "result without an object 'arg'",
+    ),
+    (RESULTS, _result(round_id=True), "result without a round id 'round_id'"),
+    (RESULTS, _result(round_id={"id": 1}), "result without a round id 'round_id'"),
+    (RESULTS, _result(round_id="r" * 300), "result round id 'round_id' too long"),
+    (RESULTS, _result(res="4,6,1"), "result 'res' is not a list of whole numbers"),
+    (RESULTS, _result(res=[4, "6", 1]), "result 'res' is not a list of whole numbers"),
+    (RESULTS, _result(res=[4, True, 1]), "result 'res' is not a list of whole numbers"),
+    (RESULTS, _result(res=[4, 6.0, 1]), "result 'res' is not a list of whole numbers"),
+    (RESULTS, _result(err="0"), "result 'err' is not a whole number"),
+    (RESULTS, _result(err=[0]), "result 'err' is not a whole number"),
+    (SAYS, b"S3", "unknown status word"),
+]
+FLOOD = 2_000
+
+
+class _RecordingLog:
+    """Stands in for the driver module's structlog logger: keeps ``(event, fields)``."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, dict[str, Any]]] = []
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self.lines.append((event, fields))
+
+
+async def test_hostile_payloads_are_counted_and_the_cycle_goes_on(
+    mosquitto: MosquittoProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recording = _RecordingLog()
+    monkeypatch.setattr(driver_module, "log", recording)
+    model = SimDiceStudio(seed=11)
+    async with rig(mosquitto, model) as r:
+        await r.run_until(lambda: r.of(BettingOpened), "the first round open")
+        async with aiomqtt.Client(mosquitto.host, mosquitto.port, timeout=30) as attacker:
+            for topic, payload, _ in HOSTILE:
+                await attacker.publish(topic, payload, qos=1)
+            for n in range(FLOOD):  # a flood, both topics, while the round is open
+                await attacker.publish((SAYS, RESULTS)[n % 2], b"\x00garbage %d" % n, qos=1)
+        expected = len(HOSTILE) + FLOOD
+        await wait_until(
+            lambda: r.driver.counters.get("decode_errors", 0) >= expected,
+            timeout=30,
+            what=f"{expected} decode errors",
+        )
+        assert r.driver.counters["decode_errors"] == expected
+        # Each refused with its own reason and logged as malformed with its topic and reason: the
+        # first of a reason at once, its repeats (the flood's too) only counted, as the clock
+        # stood still meanwhile.
+        firsts: dict[str, str] = {}
+        for topic, _, reason in HOSTILE:
+            firsts.setdefault(reason, topic)
+        malformed = [fields for event, fields in recording.lines if event == "malformed"]
+        assert [(f["topic"], f["reason"]) for f in malformed] == [
+            (topic, reason) for reason, topic in firsts.items()
+        ]
+        assert all(f["count"] == 1 and len(f["raw"]) <= 4 * 80 for f in malformed)
+        # Nothing of it changed the cycle: the next two rounds read the studio's own dice.
+        await r.run_until(lambda: len(r.of(DiceRead)) == 2, "two results after the flood")
+        assert [e.dice for e in r.of(DiceRead)] == model.results[:2]
+        assert not r.of(DiceRollInvalid)
+        assert not r.of(DeviceFaultRaised)
+        assert not r.of(DeviceUnavailable)
+        assert r.driver.counters["decode_errors"] == expected
+
+
+async def test_a_message_that_breaks_the_handler_is_counted_and_the_next_is_read(
+    mosquitto: MosquittoProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last line of defence: a codec that raised (a bug) costs its message, not the device."""
+    recording = _RecordingLog()
+    monkeypatch.setattr(driver_module, "log", recording)
+    model = SimDiceStudio(seed=12)
+    async with rig(mosquitto, model) as r:
+        decode = r.driver.codec.decode
+
+        def poisoned(topic: str, payload: bytes) -> Any:
+            if payload == b"poison":
+                raise RecursionError("maximum recursion depth exceeded")
+            return decode(topic, payload)
+
+        monkeypatch.setattr(r.driver.codec, "decode", poisoned)
+        await r.run_until(lambda: r.of(BettingOpened), "the first round open")
+        async with aiomqtt.Client(mosquitto.host, mosquitto.port, timeout=5) as attacker:
+            await attacker.publish(RESULTS, b"poison", qos=1)
+        await wait_until(lambda: r.driver.counters.get("decode_errors"), what="the poison counted")
+        await r.run_until(lambda: r.of(DiceRead), "the result after the poison")
+        assert r.of(DiceRead)[0].dice == model.results[0]
+        assert r.driver.malformed.last == (RESULTS, "RecursionError while handling it")
+        assert [f["reason"] for e, f in recording.lines if e == "malformed"] == [
+            "RecursionError while handling it"
+        ]
 
 
 # --- settings and the table's broker (no broker needed) ------------------------------------------

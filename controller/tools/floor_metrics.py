@@ -179,4 +179,34 @@ class DashboardMetrics:
             {},
             len(floor.tables()),
         )
+        out.family(
+            "tablectl_dashboard_malformed_total",
+            "counter",
+            "Messages from the broker that were no payload of a table's, by reason (too_large, "
+            "not_json, bad_number, too_deep, not_object, bad_field, bad_topic, internal): ignored",
+        )
+        for reason, count in sorted(floor.malformed.items()):
+            out.add("tablectl_dashboard_malformed_total", "counter", "", {"reason": reason}, count)
+        out.family(
+            "tablectl_dashboard_refused_total",
+            "counter",
+            "Well-formed messages refused, by reason (tables, devices: a bound; unlinked: a "
+            "record that does not link to the table's chain)",
+        )
+        for reason, count in sorted(floor.refused.items()):
+            out.add("tablectl_dashboard_refused_total", "counter", "", {"reason": reason}, count)
+        out.add(
+            "tablectl_dashboard_login_failures_total",
+            "counter",
+            "Failed logins (a wrong name or password, or too many attempts at once)",
+            {},
+            feed.login_failures,
+        )
+        out.add(
+            "tablectl_dashboard_feed_restarts_total",
+            "counter",
+            "Times the dashboard's feed from the broker died and was started again",
+            {},
+            feed.restarts,
+        )
         return out.render()

@@ -14,12 +14,13 @@ published withheld: nothing here reconstructs it).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from tablectl.controller.games.catalog import CATALOG
 
-__all__ = ["MAX_LENGTH", "clock_summary", "facts", "summarize"]
+__all__ = ["MAX_LENGTH", "clock_summary", "facts", "printable", "summarize"]
 
 MAX_LENGTH: Final = 100
 """No summary line is longer (a wider result is cut with ``…``)."""
@@ -76,10 +77,39 @@ def _head(payload: Mapping[str, Any]) -> str:
     return f"{table} #{number}"
 
 
+_DROPPED: Final = frozenset({"Cf", "Cs", "Co", "Cn"})
+"""Format characters (the bidi overrides and isolates, zero-width joiners), surrogates, private
+use and unassigned code points: removed from published text, never shown."""
+_MARKS: Final = 2
+"""Combining marks kept after a character (a "zalgo" pile of them overflows any line)."""
+
+
+def printable(value: object, limit: int | None = None) -> str:
+    """Text from the broker made safe to show on one line, the one function every viewer uses
+    (the dashboard's pages, ``watch``, the summaries): bidi controls and other format characters
+    removed (``ROU-\\u202e10-UOR`` shows as ``ROU-10-UOR``, never reversed), control characters
+    and line breaks as spaces, at most two combining marks in a row, and at most ``limit``
+    characters (cut with ``…``)."""
+    out: list[str] = []
+    marks = 0
+    for ch in str(value):
+        if ch.isprintable():
+            category = unicodedata.category(ch)
+            marks = marks + 1 if category.startswith("M") else 0
+            if marks <= _MARKS:
+                out.append(ch)
+        elif unicodedata.category(ch) not in _DROPPED:
+            out.append(" ")
+            marks = 0
+        if limit is not None and len(out) > limit:
+            break
+    text = "".join(out)
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _clip(line: str) -> str:
     # Published strings (a reason, a plug-in's field) are not ours: keep the line one line.
-    line = "".join(ch if ch.isprintable() else " " for ch in line).replace("{", "(")
-    line = line.replace("}", ")")
+    line = printable(line).replace("{", "(").replace("}", ")")
     return line if len(line) <= MAX_LENGTH else line[: MAX_LENGTH - 1] + "…"
 
 

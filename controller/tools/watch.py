@@ -6,23 +6,46 @@ A consumer tool (like a results display), not part of the service: the service's
 Every line starts with the local time and the table: ``10:00:01 ROU-01 #000123 17 black (6
 turns)``. Outcomes are one line each (:mod:`tablectl.controller.tools.summary`); a retained
 message the broker hands out again (on (re)subscribe, or a republish after a reconnect) is shown
-once, and an event once per ``(table, seq)`` (the outbox may deliver one twice, docs/mqtt.md).
+once, and an event once per ``(table, seq, hash)`` (the outbox may deliver one twice,
+docs/mqtt.md; a forged record at a real record's ``seq`` does not hide it).
+
+Nothing read from the broker is trusted (DESIGN §7): every payload is read by
+:func:`read_object` (at most :data:`MAX_PAYLOAD` bytes, JSON nested at most :data:`MAX_DEPTH`
+deep, an object), a journal record's fields are type-checked (:func:`check_record`), and a
+message that fails is one line saying so (:class:`MalformedError`), never the end of the view.
+The dashboard reads its messages with the same functions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
 import aiomqtt
+import structlog
 
-from tablectl.controller.tools.summary import clock_summary, facts, summarize
+from tablectl.controller.tools.summary import clock_summary, facts, printable, summarize
 
-__all__ = ["Kind", "Line", "MessageFilter", "format_message", "watch"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_PAYLOAD",
+    "MAX_SEQ",
+    "Kind",
+    "Line",
+    "MalformedError",
+    "MessageFilter",
+    "check_record",
+    "format_message",
+    "read_object",
+    "watch",
+]
+
+log = structlog.get_logger("tablectl.watch")
 
 Kind = Literal["outcome", "event", "alarm", "status", "other"]
 
@@ -30,7 +53,132 @@ _RED: Final = "\x1b[31m"
 _BOLD: Final = "\x1b[1m"
 _RESET: Final = "\x1b[0m"
 _RETAINED_LEAVES: Final = frozenset({"status", "state", "outcome", "anchor"})
-_EVENT_NOISE: Final = ("schema", "table", "seq", "ts", "type", "hash", "prev_hash", "device")
+_EVENT_NOISE: Final = (
+    "schema",
+    "table",
+    "seq",
+    "ts",
+    "type",
+    "hash",
+    "prev_hash",
+    "device",
+    "auth",
+)
+MAX_PAYLOAD: Final = 65_536
+"""Bytes a message may have: a table's largest payload (a card table's ``state``, a poker
+outcome) is a few kB."""
+MAX_DEPTH: Final = 32
+"""Levels of nesting a message may have (a table's payloads have at most five or six)."""
+MAX_SEQ: Final = 2**63 - 1
+"""The largest ``seq`` a journal can hold (SQLite's integer)."""
+_MAX_DIGITS: Final = 32
+"""Digits of an integer (a ``seq`` has at most 19)."""
+_MAX_HASH: Final = 128
+"""Characters of a ``hash`` or ``prev_hash`` (a sha256 is 64 hex digits)."""
+
+
+class MalformedError(ValueError):
+    """A message that is no payload of a table's: ``reason`` is one of a few stable words
+    (``too_large``, ``not_json``, ``bad_number``, ``too_deep``, ``not_object``, ``bad_field``),
+    the label of the dashboard's ``tablectl_dashboard_malformed_total``; ``detail`` says more
+    (a field's name)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason} ({detail})" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion on hostile input)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _number(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise MalformedError("bad_number", f"{len(text)} digits")
+    return int(text)
+
+
+def _constant(name: str) -> float:
+    raise MalformedError("bad_number", name)
+
+
+def read_object(
+    payload: bytes, *, max_bytes: int = MAX_PAYLOAD, max_depth: int = MAX_DEPTH
+) -> dict[str, Any]:
+    """A message's JSON object, bounded: at most ``max_bytes`` of UTF-8 (tables publish
+    nothing else: a UTF-16 document is not read), nested at most ``max_depth`` levels, no
+    integer over :data:`_MAX_DIGITS` digits and no ``NaN`` or ``Infinity``.
+
+    Raises:
+        MalformedError: ``too_large``, ``not_json`` (or not UTF-8), ``bad_number``,
+            ``too_deep`` or ``not_object``.
+    """
+    if len(payload) > max_bytes:
+        raise MalformedError("too_large", f"{len(payload)} bytes")
+    try:
+        text = payload.decode("utf-8")
+        body = json.loads(text, parse_int=_number, parse_constant=_constant)
+    except RecursionError:
+        raise MalformedError("too_deep") from None
+    except MalformedError:
+        raise
+    except ValueError:  # not UTF-8 (UnicodeDecodeError), not JSON
+        raise MalformedError("not_json", f"{len(payload)} bytes") from None
+    if _too_deep(body, max_depth):
+        raise MalformedError("too_deep")
+    if not isinstance(body, dict):
+        raise MalformedError("not_object")
+    return body
+
+
+def _check_fields(body: Mapping[str, Any]) -> None:
+    """The types of a record's fields every reader uses, where present: ``seq`` an integer in
+    1..2⁶³−1, ``type``, ``hash``, ``prev_hash``, ``ts``, ``round``, ``status``, ``reason`` and
+    ``game`` strings (or null).
+
+    Raises:
+        MalformedError: ``bad_field``, naming the field.
+    """
+    seq = body.get("seq")
+    if seq is not None and (
+        not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= MAX_SEQ
+    ):
+        raise MalformedError("bad_field", "seq")
+    for name in ("type", "hash", "prev_hash", "ts", "round", "status", "reason", "game"):
+        value = body.get(name)
+        if value is not None and not isinstance(value, str):
+            raise MalformedError("bad_field", name)
+    for name in ("hash", "prev_hash"):
+        if len(body.get(name) or "") > _MAX_HASH:
+            raise MalformedError("bad_field", name)
+
+
+def check_record(body: Mapping[str, Any], *, hashed: bool = True) -> int:
+    """A journal record as published (``events``, the retained ``outcome``): its ``seq``, after
+    checking the fields every reader uses (see :func:`_check_fields`); ``seq`` is required, and
+    with ``hashed`` ``hash`` and ``prev_hash`` too (every journal record has them).
+
+    Raises:
+        MalformedError: ``bad_field``, naming the field.
+    """
+    _check_fields(body)
+    seq = body.get("seq")
+    if not isinstance(seq, int):
+        raise MalformedError("bad_field", "seq")
+    for name in ("hash", "prev_hash") if hashed else ():
+        if not body.get(name):
+            raise MalformedError("bad_field", name)
+    return seq
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +191,7 @@ class Line:
 
     def render(self, clock: datetime | None = None, *, colour: bool = False) -> str:
         stamp = (clock or datetime.now()).strftime("%H:%M:%S")
-        text = self.text
+        text = printable(self.text)
         if colour and self.kind == "outcome":
             text = text.replace(" VOID ", f" {_RED}VOID{_RESET} ")
             text = f"{_BOLD}{text}{_RESET}"
@@ -61,13 +209,15 @@ def format_message(topic: str, payload: bytes, *, table_level: int = 1) -> Line 
     """One line for a message, or ``None`` for noise (retained state churn, the events-topic copy
     of an outcome). ``table_level`` is the table's index among the topic's levels."""
     table = _table_of(topic, table_level)
-    try:
-        body: Any = json.loads(payload)
-    except ValueError:
-        return Line("other", table, f"{table} {topic}: <{len(payload)} bytes, not JSON>")
-    if not isinstance(body, dict):
-        return Line("other", table, f"{table} {topic}: not an object")
     leaf = topic.rsplit("/", 1)[-1]
+    if not payload and (leaf in _RETAINED_LEAVES or "/devices/" in topic):
+        return Line("other", table, f"{table} {topic}: cleared")
+    try:
+        body = read_object(payload)
+        if leaf in ("events", "outcome"):
+            _check_fields(body)
+    except MalformedError as exc:
+        return Line("other", table, f"{table} {topic}: {_malformed(exc, payload)}")
     if leaf == "outcome":
         return Line("outcome", table, summarize({"table": table, **body}))
     if leaf == "alarms" and body.get("type") in ("clock_step", "clock_confirmed"):
@@ -98,25 +248,40 @@ class MessageFilter:
     def __init__(self, *, table_level: int = 1, capacity: int = 4096) -> None:
         self._table_level = table_level
         self._capacity = capacity
-        self._retained: dict[str, bytes] = {}
+        self._retained: OrderedDict[str, bytes] = OrderedDict()
         self._events: OrderedDict[Hashable, None] = OrderedDict()
 
     def is_new(self, topic: str, payload: bytes, *, retained: bool = False) -> bool:
+        """Whether to show this message (never raises: a payload it cannot read is new, and
+        the reader says what is wrong with it). An empty retained payload clears the topic:
+        new, and the topic's next payload is new whatever it is."""
         leaf = topic.rsplit("/", 1)[-1]
         if retained or leaf in _RETAINED_LEAVES or "/devices/" in topic:
-            if self._retained.get(topic) == payload:
+            if not payload:
+                self._retained.pop(topic, None)
+                return True
+            digest = hashlib.blake2b(payload, digest_size=16).digest()
+            if self._retained.get(topic) == digest:
+                self._retained.move_to_end(topic)
                 return False
-            self._retained[topic] = payload
+            self._retained[topic] = digest
+            self._retained.move_to_end(topic)
+            if len(self._retained) > self._capacity:
+                self._retained.popitem(last=False)
             return True
         if leaf != "events":
             return True
         try:
-            seq = json.loads(payload).get("seq")
-        except (ValueError, AttributeError):
-            return True
-        if seq is None:
-            return True
-        key = (_table_of(topic, self._table_level), seq)
+            body = read_object(payload)
+            seq = check_record(body, hashed=False)
+        except MalformedError:
+            return True  # no seq to know it by: shown (and said what is wrong with it)
+        record_hash = body.get("hash")
+        key = (
+            _table_of(topic, self._table_level),
+            seq,
+            record_hash[:_MAX_HASH] if isinstance(record_hash, str) else None,
+        )
         if key in self._events:
             return False
         self._events[key] = None
@@ -168,33 +333,78 @@ async def watch(
             async for message in client.messages:
                 payload = message.payload if isinstance(message.payload, bytes) else b""
                 topic = str(message.topic)
-                if not seen.is_new(topic, payload, retained=message.retain):
-                    continue
-                if on_message is not None:
-                    on_message(topic, payload, message.retain)
-                    continue
-                if as_json:
-                    emit(_json_line(topic, payload, retained=message.retain))
-                    continue
-                if raw:
-                    emit(f"{topic} {payload.decode('utf-8', 'replace')}")
-                    continue
-                line = format_message(topic, payload, table_level=table_level)
-                if line is None or (kinds is not None and line.kind not in kinds):
-                    continue
-                emit(line.render(clock(), colour=colour))
-                if on_line is not None:
-                    on_line(line)
+                try:
+                    if not seen.is_new(topic, payload, retained=message.retain):
+                        continue
+                    if on_message is not None:
+                        if _bounded(topic, payload, table_level):
+                            on_message(topic, payload, message.retain)
+                        continue
+                    if as_json or raw:
+                        emit(_raw_line(topic, payload, retained=message.retain, as_json=as_json))
+                        continue
+                    line = format_message(topic, payload, table_level=table_level)
+                    if line is None or (kinds is not None and line.kind not in kinds):
+                        continue
+                    emit(line.render(clock(), colour=colour))
+                    if on_line is not None:
+                        on_line(line)
+                except Exception as exc:  # one message never ends the view
+                    what = f"{type(exc).__name__}: {exc}"
+                    note = _note(topic, table_level, f"not shown ({printable(what, 120)})")
+                    if on_message is None:
+                        emit(note.render(clock()))
+                    else:
+                        log.warning("watch_message_failed", topic=printable(topic, 200), error=what)
     except aiomqtt.MqttError as exc:
         what = "lost connection to" if connected else "cannot reach"
         raise ConnectionError(f"{what} mqtt://{host}:{port}: {exc}") from None
 
 
-def _json_line(topic: str, payload: bytes, *, retained: bool) -> str:
+def _malformed(exc: MalformedError, payload: bytes) -> str:
+    """The note for a payload :func:`read_object` or :func:`check_record` refused."""
+    if exc.reason == "not_json":
+        return f"<{len(payload)} bytes, not JSON>"
+    if exc.reason == "not_object":
+        return "not an object"
+    return f"malformed ({exc}), skipped"
+
+
+def _note(topic: str, table_level: int, text: str) -> Line:
+    table = _table_of(topic, table_level)
+    return Line("other", table, f"{table} {topic}: {text}")
+
+
+def _bounded(topic: str, payload: bytes, table_level: int) -> bool:
+    """Whether a message may go to a consumer of whole payloads (the panels): not too large,
+    not too deep; a payload that is not JSON is theirs to judge. Else a warning, once a
+    message."""
+    if not payload:
+        return True
     try:
-        body: Any = json.loads(payload)
-    except ValueError:
-        body = payload.decode("utf-8", "replace")
+        read_object(payload)
+    except MalformedError as exc:
+        if exc.reason in ("too_large", "too_deep"):
+            table = _table_of(topic, table_level)
+            log.warning("watch_malformed", table=printable(table, 64), reason=str(exc))
+            return False
+    return True
+
+
+def _raw_line(topic: str, payload: bytes, *, retained: bool, as_json: bool) -> str:
+    """``--raw``'s ``topic payload`` or ``--json``'s object; a payload too large or too deep
+    to print is a note in its place."""
+    text = payload.decode("utf-8", "replace")
+    body: Any = text
+    try:
+        body = read_object(payload)
+    except MalformedError as exc:
+        if exc.reason in ("too_large", "too_deep"):
+            text, body = f"<malformed: {exc}>", {"malformed": str(exc)}
+        elif exc.reason == "not_object":
+            body = json.loads(payload)  # JSON, and no deeper than MAX_DEPTH
+    if not as_json:
+        return f"{printable(topic)} {printable(text)}"
     return json.dumps(
         {"topic": topic, "retained": retained, "payload": body},
         separators=(",", ":"),

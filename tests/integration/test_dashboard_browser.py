@@ -14,81 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import ssl
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tablectl.controller.tools.dashboard.auth import add_user
-from tablectl.controller.tools.dashboard.screenshots import CHROMIUM, start_lab_tables
+from tablectl.controller.tools.dashboard.screenshots import start_lab_tables
+from tests.support.dashboard import browser as _browser
+from tests.support.dashboard import dashboard_process as _dashboard
+from tests.support.dashboard import serving as _serving
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Subscriber
 from tests.support.tls import find_openssl, make_pki
 from tests.support.waiting import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 class _TablesDoneError(Exception):
     """Leaves the lab tables' task group, which cancels them."""
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-
-
-@contextlib.contextmanager
-def _dashboard(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``tablectl dashboard ARGS`` until the block ends (SIGTERM: a clean stop, exit 0)."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tablectl", "dashboard", *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=_env(),
-        )
-    try:
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-async def _serving(proc: subprocess.Popen[bytes], log: Path) -> None:
-    def ready() -> bool:
-        assert proc.poll() is None, log.read_text(errors="replace")
-        return "serving http" in log.read_text(errors="replace")
-
-    await wait_until(ready, timeout=30, what="the dashboard to serve")
-
-
-@contextlib.asynccontextmanager
-async def _browser() -> AsyncIterator[Any]:
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"{CHROMIUM} missing (apt-get install chromium; .ci/run installs it)")
-    from playwright.async_api import async_playwright  # noqa: PLC0415 - a dev dependency
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 def _settled_numbers(sub: Subscriber) -> list[int | str]:
@@ -251,5 +201,7 @@ async def test_login_over_tls_is_required_when_a_users_file_is_given(tmp_path: P
         assert status == 200
         assert "EventSource" in body
         assert "script-src 'self'" in headers["Content-Security-Policy"]
+        # Over TLS the browser is told never to come back over plain HTTP (issue 26 #8).
+        assert headers["Strict-Transport-Security"] == "max-age=31536000"
         assert (await asyncio.to_thread(_get, base + "/static/dashboard.js", context))[0] == 401
     assert proc.returncode == 0, log.read_text(errors="replace")

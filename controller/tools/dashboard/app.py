@@ -13,9 +13,12 @@ Routes (all ``GET``; nothing here changes anything):
   step, nothing from elsewhere).
 
 Every response carries a strict Content-Security-Policy (same origin only, no inline script or
-style) and no caching. :class:`Guard` checks the ``Host`` header on a loopback listener (so a
-web page elsewhere cannot reach it through DNS rebinding) and HTTP Basic when there is a users
-file (:mod:`.auth`).
+style) and no caching, and over TLS ``Strict-Transport-Security`` (a browser that once reached
+the dashboard over HTTPS never again sends the password over plain HTTP). :class:`Guard` checks
+the ``Host`` header on a loopback listener (so a web page elsewhere cannot reach it through DNS
+rebinding) and HTTP Basic when there is a users file (:mod:`.auth`), with the login throttled
+per source address and per user name (:class:`~.auth.Throttle`): each failure is logged and
+counted, and waits for it happen on the event loop, never holding up another request.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, Final, cast
 
+import structlog
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
@@ -34,7 +39,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from tablectl.controller.tools.dashboard.auth import BasicLogin
+from tablectl.controller.tools.dashboard.auth import BasicLogin, BusyError, Throttle
 from tablectl.controller.tools.dashboard.charts import as_variant, shuffle_figures, wheel_figures
 from tablectl.controller.tools.dashboard.floor import Floor
 from tablectl.controller.tools.dashboard.pages import (
@@ -46,12 +51,19 @@ from tablectl.controller.tools.dashboard.pages import (
     page,
     tile,
 )
-from tablectl.controller.tools.dashboard.subscriber import Broker, FloorFeed, follow
+from tablectl.controller.tools.dashboard.subscriber import Broker, FloorFeed, keep_following
+from tablectl.controller.tools.summary import printable
 
 __all__ = ["Guard", "create_app"]
 
+log = structlog.get_logger("tablectl.dashboard")
+
 STATIC: Final = Path(__file__).resolve().parent / "static"
 KEEPALIVE: Final = 15.0
+HSTS: Final = "max-age=31536000"
+"""``Strict-Transport-Security`` over TLS: a year (no ``includeSubDomains``: the dashboard's
+host name may be shared with other services)."""
+_BUSY_LOG_EVERY: Final = 10.0
 _VIEWS: Final[tuple[View, ...]] = ("floor", "table", "billboard", "stats")
 _HEADERS: Final = {
     "content-security-policy": (
@@ -83,14 +95,25 @@ class Guard:
         hosts: the host names a request may name (``None``: any; a non-loopback listener, which
             has a login instead).
         login: HTTP Basic users (``None``: no login).
+        throttle: the delays after failed logins (default: :class:`~.auth.Throttle`'s).
+        on_failure: called once per failed login (the metrics' count).
     """
 
     def __init__(
-        self, app: ASGIApp, *, hosts: frozenset[str] | None, login: BasicLogin | None
+        self,
+        app: ASGIApp,
+        *,
+        hosts: frozenset[str] | None,
+        login: BasicLogin | None,
+        throttle: Throttle | None = None,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         self.app = app
         self.hosts = hosts
         self.login = login
+        self.throttle = throttle or Throttle()
+        self.on_failure = on_failure
+        self._busy_logged: dict[str, float] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -103,25 +126,78 @@ class Guard:
         elif self.login is not None:
             header = headers.get("authorization")
             if not self.login.known(header):
-                if await asyncio.to_thread(self.login.verify, header):
-                    self.login.remember(cast(str, header))
-                else:
-                    realm = f'Basic realm="{BasicLogin.REALM}", charset="UTF-8"'
-                    refusal = PlainTextResponse(
-                        "login required\n", status_code=401, headers={"www-authenticate": realm}
-                    )
+                refusal = await self._log_in(self.login, scope, header)
+        tls = scope.get("scheme") == "https"
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 extra = MutableHeaders(scope=message)
                 for name, value in _HEADERS.items():
                     extra.setdefault(name, value)
+                if tls:
+                    extra.setdefault("strict-transport-security", HSTS)
             await send(message)
 
         if refusal is not None:
             await refusal(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)
+
+    async def _log_in(self, login: BasicLogin, scope: Scope, header: str | None) -> Response | None:
+        """Check a login not seen before, throttled; ``None`` when it is good, else the
+        refusal (401, or 429 while too many attempts of its source or name wait)."""
+        realm = f'Basic realm="{BasicLogin.REALM}", charset="UTF-8"'
+        challenge = PlainTextResponse(
+            "login required\n", status_code=401, headers={"www-authenticate": realm}
+        )
+        if not header:
+            return challenge  # a browser's first request: asking is no failure
+        client = scope.get("client")
+        source = str(client[0]) if client else "unknown"
+        user = login.user_of(header)
+        keys = [f"source {source}", *([f"user {user}"] if user is not None else [])]
+        try:
+            async with self.throttle.turn(keys):
+                if login.known(header):  # an attempt it waited behind had the same login
+                    return None
+                if await asyncio.to_thread(login.verify, header):
+                    login.remember(header)
+                    self.throttle.succeeded(keys)
+                    return None
+                wait = self.throttle.failed(keys)
+        except BusyError as exc:
+            self._failed(source, user, busy=True)
+            return PlainTextResponse(
+                "too many login attempts: try again later\n",
+                status_code=429,
+                headers={"retry-after": str(round(exc.retry_after))},
+            )
+        self._failed(source, user, wait=wait)
+        return challenge
+
+    def _failed(
+        self, source: str, user: str | None, *, wait: float = 0.0, busy: bool = False
+    ) -> None:
+        """Count a failed login and log it (attempts refused as too many at once: one line per
+        source every few seconds)."""
+        if self.on_failure is not None:
+            self.on_failure()
+        shown = printable(user, 64) if user is not None else None
+        if not busy:
+            log.warning(
+                "dashboard_login_failed",
+                user=shown,
+                source=source,
+                failures=self.throttle.failures(f"source {source}"),
+                next_attempt_delay_s=round(wait, 2),
+            )
+            return
+        now = time.monotonic()
+        if now - self._busy_logged.get(source, -_BUSY_LOG_EVERY) >= _BUSY_LOG_EVERY:
+            if len(self._busy_logged) > 4096:
+                self._busy_logged.clear()
+            self._busy_logged[source] = now
+            log.warning("dashboard_login_refused_busy", user=shown, source=source)
 
 
 def _sse(fragment: Fragment) -> str:
@@ -146,7 +222,12 @@ async def _changes(
             drawn[None] = floor.link
         if view == "floor" or table is None:
             due = [banner(floor)] if link_changed else []
-            for name in floor.tables():
+            names = floor.tables()
+            present = set(names)
+            for name in [n for n in drawn if n is not None and n not in present]:
+                del drawn[name]
+                due.append(tile(floor, name))  # gone: the fragment that removes its tile
+            for name in names:
                 if link_changed or drawn.get(name) != floor.table_version(name):
                     drawn[name] = floor.table_version(name)
                     due.append(tile(floor, name))
@@ -156,7 +237,10 @@ async def _changes(
         else:
             due = []
         for fragment in due:
-            if sent.get(fragment.id) != fragment.html:
+            if not fragment.html and fragment.id in sent:
+                del sent[fragment.id]
+                yield _sse(fragment)
+            elif fragment.html and sent.get(fragment.id) != fragment.html:
                 sent[fragment.id] = fragment.html
                 yield _sse(fragment)
         try:
@@ -175,8 +259,10 @@ def create_app(
     hosts: frozenset[str] | None = None,
     login: BasicLogin | None = None,
     throttle: float = 0.25,
+    login_throttle: Throttle | None = None,
 ) -> Guard:
-    """The dashboard as an ASGI app; with ``broker`` it follows the floor while it runs."""
+    """The dashboard as an ASGI app; with ``broker`` it follows the floor while it runs (and
+    starts the feed again should it die)."""
     floor: Floor = feed.floor
 
     def _table(request: Request) -> str:
@@ -225,7 +311,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(follow(feed, broker), name="dashboard:mqtt") if broker else None
+        task = (
+            asyncio.create_task(keep_following(feed, broker), name="dashboard:mqtt")
+            if broker
+            else None
+        )
         try:
             yield
         finally:
@@ -247,4 +337,14 @@ def create_app(
         exception_handlers={404: not_found},
         lifespan=lifespan,
     )
-    return Guard(cast(ASGIApp, app), hosts=hosts, login=login)
+
+    def count_failure() -> None:
+        feed.login_failures += 1
+
+    return Guard(
+        cast(ASGIApp, app),
+        hosts=hosts,
+        login=login,
+        throttle=login_throttle,
+        on_failure=count_failure,
+    )

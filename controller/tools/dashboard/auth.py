@@ -11,12 +11,21 @@ lines allowed): a salted :func:`hashlib.scrypt` hash, compared with :func:`hmac.
 Like every secret file of tablectl it must be readable by its owner only
 (:func:`tablectl.controller.secrets.read_secret`). ``tablectl dashboard --users FILE --add-user
 NAME`` creates or updates an entry (the password from the terminal, or the first line of stdin).
+
+Guessing is slowed (:class:`Throttle`): after a failed login, the next attempt from the same
+source address, and for the same user name, waits an exponentially growing delay (0.5 s, 1 s,
+2 s, … up to 60 s), and one source or name has at most one attempt checked at a time (a few
+more wait, beyond that the answer is 429 at once). A flood from one address therefore costs one
+scrypt at a time and never holds up another person's login, and each failure is logged and
+counted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import ipaddress
@@ -24,8 +33,9 @@ import os
 import re
 import secrets
 import tempfile
+import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -35,7 +45,9 @@ from tablectl.controller.secrets import read_secret
 
 __all__ = [
     "BasicLogin",
+    "BusyError",
     "DashboardError",
+    "Throttle",
     "Users",
     "add_user",
     "check_exposure",
@@ -238,8 +250,141 @@ class BasicLogin:
         name, sep, password = raw.partition(":")
         return bool(sep) and self._users.check(name, password)
 
+    @staticmethod
+    def user_of(header: str | None) -> str | None:
+        """The user name an ``Authorization: Basic`` header claims (``None``: none readable)."""
+        if not header:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            raw = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            return None
+        name, sep, _ = raw.partition(":")
+        return name[:64] if sep else None
+
     def remember(self, header: str) -> None:
         """Cache a header :meth:`verify` accepted (on the event loop)."""
         self._good[self._mark(header)] = None
         if len(self._good) > self._cache:
             self._good.popitem(last=False)
+
+
+class BusyError(Exception):
+    """Too many login attempts waiting for one source or name: answer 429 at once."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"retry after {retry_after:.0f} s")
+        self.retry_after = retry_after
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    until: float = 0.0
+    """When the next attempt may be checked (monotonic seconds)."""
+    last: float = 0.0
+    waiting: int = 0
+    lock: asyncio.Lock | None = None
+
+
+class Throttle:
+    """Exponential delays after failed logins, per key (a source address, a user name).
+
+    After ``n`` failures in a row a key's next attempt waits ``min(most, first * 2**(n-1))``
+    seconds from the last failure; a success clears the key, and a key quiet for ``forget``
+    seconds is forgotten. Attempts for one key are checked one at a time (:meth:`turn`), at
+    most ``queue`` waiting. At most ``keys`` keys are remembered (the oldest go first).
+    """
+
+    def __init__(
+        self,
+        *,
+        first: float = 0.5,
+        most: float = 60.0,
+        forget: float = 900.0,
+        queue: int = 4,
+        keys: int = 8192,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.first = first
+        self.most = most
+        self.forget = forget
+        self.queue = queue
+        self._keys = keys
+        self._clock = clock
+        self._failures: OrderedDict[str, _Failures] = OrderedDict()
+
+    def _get(self, key: str) -> _Failures:
+        now = self._clock()
+        found = self._failures.get(key)
+        if found is not None and found.count and now - found.last > self.forget:
+            found.count, found.until = 0, 0.0
+        if found is None:
+            found = self._failures[key] = _Failures()
+            while len(self._failures) > self._keys:
+                oldest = next(iter(self._failures))
+                if self._failures[oldest].waiting:
+                    break
+                del self._failures[oldest]
+        self._failures.move_to_end(key)
+        return found
+
+    def delay(self, keys: Sequence[str]) -> float:
+        """Seconds until an attempt for ``keys`` may be checked (0: now)."""
+        now = self._clock()
+        return max([0.0, *(self._get(key).until - now for key in keys)])
+
+    def failures(self, key: str) -> int:
+        """Failures in a row of ``key``."""
+        found = self._failures.get(key)
+        return found.count if found is not None else 0
+
+    def failed(self, keys: Sequence[str]) -> float:
+        """Count a failure for each key; the delay the next attempt will wait."""
+        now = self._clock()
+        wait = 0.0
+        for key in keys:
+            entry = self._get(key)
+            entry.count += 1
+            entry.last = now
+            step = min(self.most, self.first * 2 ** min(entry.count - 1, 32))
+            entry.until = now + step
+            wait = max(wait, step)
+        return wait
+
+    def succeeded(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            entry = self._get(key)
+            entry.count, entry.until = 0, 0.0
+
+    @contextlib.asynccontextmanager
+    async def turn(self, keys: Sequence[str]) -> AsyncIterator[None]:
+        """Wait for this attempt's turn: one attempt per key checked at a time, after the
+        key's delay. Never blocks anything else (an ``asyncio`` wait).
+
+        Raises:
+            BusyError: more than ``queue`` attempts already wait for one of the keys.
+        """
+        entries = [self._get(key) for key in sorted(set(keys))]
+        for entry in entries:
+            if entry.waiting >= self.queue:
+                raise BusyError(max(1.0, self.delay(keys)))
+        for entry in entries:
+            entry.waiting += 1
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                for entry in entries:
+                    if entry.lock is None:
+                        entry.lock = asyncio.Lock()
+                    await stack.enter_async_context(entry.lock)
+                # The keys' delays only grow by a failure, which holds their locks: one wait.
+                wait = self.delay(keys)
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                yield
+            finally:
+                for entry in entries:
+                    entry.waiting -= 1

@@ -23,6 +23,7 @@ from tablectl.controller.tools.diag.stats.plots import position_chart, svg_docum
 from tablectl.controller.tools.diag.stats.shoes import shoes_from_records
 from tablectl.controller.tools.diag.stats.shuffle import MIN_SHOES, shuffle_report
 from tablectl.controller.tools.diag.stats.wheel import numbers_report
+from tablectl.controller.tools.summary import printable
 
 __all__ = ["SECTOR", "Figures", "as_variant", "shuffle_figures", "wheel_figures"]
 
@@ -65,7 +66,7 @@ def wheel_figures(table: str, numbers: Sequence[Pocket], variant: Variant) -> Fi
         f"dof, p = {report.p_value:.3f} (risk level {report.alpha:g})",
         _word(report.chi_verdict, report.needed, "spins"),
     )
-    svg = svg_document(charts, title=f"wheel frequency, table {table} ({variant})")
+    svg = svg_document(charts, title=f"wheel frequency, table {printable(table, 64)} ({variant})")
     return Figures(lines, svg, report.chi_verdict)
 
 
@@ -98,5 +99,6 @@ def shuffle_figures(table: str, records: Sequence[Mapping[str, Any]]) -> Figures
         if what == "rank":
             verdict = test.sum_verdict
     charts = [position_chart(what, test) for what, test in tests]
-    svg = svg_document(charts, title=f"shuffle χ² by position, table {table}") if charts else None
+    title = f"shuffle χ² by position, table {printable(table, 64)}"
+    svg = svg_document(charts, title=title) if charts else None
     return Figures(tuple(lines), svg, verdict)

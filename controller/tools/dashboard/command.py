@@ -33,7 +33,13 @@ from tablectl.controller.tools.dashboard.auth import (
     is_loopback,
     load_users,
 )
-from tablectl.controller.tools.dashboard.floor import HISTORY, Floor
+from tablectl.controller.tools.dashboard.floor import (
+    HISTORY,
+    MAX_AHEAD,
+    MAX_DEVICES,
+    MAX_TABLES,
+    Floor,
+)
 from tablectl.controller.tools.floor_metrics import DashboardMetrics, check_listen
 from tablectl.controller.tools.floor_metrics import serving as metrics_endpoint
 
@@ -85,6 +91,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=HISTORY,
         help="outcomes kept per table for its history page (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-tables",
+        type=int,
+        default=MAX_TABLES,
+        help="tables followed at once (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-devices",
+        type=int,
+        default=MAX_DEVICES,
+        help="devices shown per table (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-ahead",
+        type=int,
+        default=MAX_AHEAD,
+        help="records past a table's state seq still shown (default: %(default)s)",
     )
     parser.add_argument("--username", help="broker user (default: none)")
     parser.add_argument("--password-file", type=Path, help="broker password, first line")
@@ -195,11 +219,21 @@ def run(args: argparse.Namespace) -> int:
     check_exposure(host, tls=tls, login=args.users is not None)
     _check_tls(args.tls_cert, args.tls_key)
     login = BasicLogin(load_users(args.users)) if args.users is not None else None
-    if args.history < 1:
-        raise DashboardError("--history must be at least 1")
+    for option in ("history", "max_tables", "max_devices"):
+        if getattr(args, option) < 1:
+            raise DashboardError(f"--{option.replace('_', '-')} must be at least 1")
+    if args.max_ahead < 0:
+        raise DashboardError("--max-ahead must be at least 0")
     broker_host, broker_port, mqtt = _broker(args)
     broker = Broker(broker_host, broker_port, mqtt.url, client_security(mqtt))
-    feed = FloorFeed(Floor(mqtt.topic_prefix, history=args.history))
+    floor = Floor(
+        mqtt.topic_prefix,
+        history=args.history,
+        max_tables=args.max_tables,
+        max_devices=args.max_devices,
+        max_ahead=args.max_ahead,
+    )
+    feed = FloorFeed(floor)
     hosts = None
     if is_loopback(host):
         hosts = frozenset({"localhost", "127.0.0.1", "::1", host})

@@ -1,11 +1,13 @@
 """The dashboard's HTML, built as strings with every published value escaped.
 
-Why no template engine: four small pages do not justify a dependency, and one escaping helper
-(:func:`html.escape` through :func:`_t`) applied to every value that came from the broker is
-easy to check. Pages are made of *fragments*, elements with a stable ``id`` (a tile, a history,
-the billboard, the banner): the first request renders them in the page, and the live stream
-(:mod:`.app`) sends the same fragments again when they change, which the page's small script
-swaps in. So what a person sees live and after a reload is the same HTML.
+Why no template engine: four small pages do not justify a dependency, and one helper applied
+to every value that came from the broker is easy to check: :func:`_t` makes it printable on one
+line (:func:`~tablectl.controller.tools.summary.printable`: bidi controls and other format
+characters removed, control characters as spaces, bounded) and escapes it
+(:func:`html.escape`). Pages are made of *fragments*, elements with a stable ``id`` (a tile, a
+history, the billboard, the banner): the first request renders them in the page, and the live
+stream (:mod:`.app`) sends the same fragments again when they change, which the page's small
+script swaps in. So what a person sees live and after a reload is the same HTML.
 
 No inline script or style (the Content-Security-Policy forbids both): bars are ``<progress>``
 elements, colours are classes, times are ``<time>`` elements the script shows in local time.
@@ -13,10 +15,12 @@ elements, colours are classes, times are ``<time>`` elements the script shows in
 
 from __future__ import annotations
 
+import hashlib
 import html
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 from urllib.parse import quote, urlencode
 
 from tablectl.controller.games.roulette import Pocket, color
@@ -28,8 +32,9 @@ from tablectl.controller.tools.dashboard.charts import (
     wheel_figures,
 )
 from tablectl.controller.tools.dashboard.floor import Floor, OutcomeEntry, Tile
+from tablectl.controller.tools.summary import printable
 
-__all__ = ["Fragment", "View", "fragments", "not_found_page", "page"]
+__all__ = ["Fragment", "View", "element_id", "fragments", "not_found_page", "page"]
 
 View = Literal["floor", "table", "billboard", "stats"]
 
@@ -37,15 +42,34 @@ View = Literal["floor", "table", "billboard", "stats"]
 @dataclass(frozen=True, slots=True)
 class Fragment:
     """An element of a page: ``html`` replaces the element ``id``, or is appended to the
-    element ``parent`` when the page does not have it yet (a table that just appeared)."""
+    element ``parent`` when the page does not have it yet (a table that just appeared); an
+    empty ``html`` removes it (a table that is gone)."""
 
     id: str
     html: str
     parent: str | None = None
 
 
-def _t(value: object) -> str:
-    return html.escape(str(value), quote=True)
+TEXT: Final = 200
+"""Characters of a published value shown (ids are at most 64: the floor refuses longer)."""
+_CODE: Final = 100
+"""Characters of a fault code (``device: code``) on a tile."""
+_SAFE_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _t(value: object, limit: int = TEXT) -> str:
+    """A value for the page: printable on one line, bounded, escaped (every value from the
+    broker goes through here)."""
+    return html.escape(printable(value, limit), quote=True)
+
+
+def element_id(kind: str, table: str) -> str:
+    """The id of a table's element, ``tile-ROU-01``: the id as is when it is a config's id
+    (``[A-Za-z0-9_-]``), else a digest of it, so that two names that print alike (one with a
+    bidi control) never share an element."""
+    if _SAFE_ID.fullmatch(table):
+        return f"{kind}-{table}"
+    return f"{kind}-x{hashlib.sha256(table.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
 
 def _path(*parts: str) -> str:
@@ -72,6 +96,15 @@ def banner(floor: Floor) -> Fragment:
     """The broker link: hidden while connected; a red banner when lost (never stale data
     silently)."""
     link = floor.link
+    if link.state == "down":
+        detail = f" ({_t(link.detail)})" if link.detail else ""
+        text = (
+            f"feed down since {_time(link.since)}{detail}: showing the last known state, "
+            "restarting …"
+        )
+        return Fragment(
+            "banner", f'<div id="banner" class="banner lost down" role="alert">{text}</div>'
+        )
     if link.state == "connected":
         return Fragment("banner", '<div id="banner" class="banner ok" hidden></div>')
     if link.state == "connecting":
@@ -121,13 +154,14 @@ def _outcome_line(table: str, outcome: OutcomeEntry | None) -> str:
 def tile(floor: Floor, table: str) -> Fragment:
     """A table's tile (see :class:`~tablectl.controller.tools.dashboard.floor.Tile`)."""
     found = floor.tile(table)
-    element = f"tile-{table}"
+    element = element_id("tile", table)
     if found is None:
-        return Fragment(element, f'<article id="{_t(element)}" class="tile"></article>', "tiles")
+        return Fragment(element, "", "tiles")
     t = found
-    stale = " stale" if floor.link.state in ("lost", "unreachable") else ""
+    stale = " stale" if floor.link.state in ("lost", "unreachable", "down") else ""
     online = "–" if t.online is None else "online" if t.online else "offline"
-    faults = "".join(f'<li class="fault">{_t(f)}</li>' for f in t.faults)
+    faults = "".join(f'<li class="fault">{_t(f, _CODE)}</li>' for f in t.faults)
+    more = f'<li class="more">+{t.more_devices} more</li>' if t.more_devices else ""
     alerts = " · ".join([*t.alerts, *t.warnings])
     rounds = f"<small>{t.rounds} played</small>" if t.rounds is not None else ""
     event = f'<p class="last-event">{_t(t.last_event)}</p>' if t.last_event else ""
@@ -141,7 +175,7 @@ def tile(floor: Floor, table: str) -> Fragment:
         f'<dt>status</dt><dd class="status">{online}</dd>'
         f"<dt>updated</dt><dd>{_time(t.updated)}</dd></dl>"
         f'<ul class="devices">'
-        f"{''.join(_device(d.device, d.available, d.faults) for d in t.devices)}</ul>"
+        f"{''.join(_device(d.device, d.available, d.faults) for d in t.devices)}{more}</ul>"
         f'<ul class="faults">{faults}</ul>'
         f'<p class="alerts">{_t(alerts)}</p>'
         f"{_outcome_line(t.table, t.last_outcome)}{event}{_links(t)}</article>"
@@ -157,7 +191,7 @@ def _balls(numbers: Iterable[Pocket]) -> str:
 
 def history(floor: Floor, table: str) -> Fragment:
     entries = floor.history(table)
-    element = f"history-{table}"
+    element = element_id("history", table)
     rows = "".join(
         f'<tr class="{_t(e.status)}" data-seq="{_t(e.seq or "")}">'
         f"<td>{_time(e.ts)}</td><td>{_t(_round(table, e.round))}</td>"
@@ -174,7 +208,7 @@ def history(floor: Floor, table: str) -> Fragment:
 
 
 def alarms(floor: Floor, table: str) -> Fragment:
-    element = f"alarms-{table}"
+    element = element_id("alarms", table)
     items = "".join(
         f'<li class="{"raised" if a.raised else "cleared"}">{_time(a.ts)} '
         f"{'raised' if a.raised else 'cleared'} <code>{_t(a.code)}</code> on {_t(a.device)}"
@@ -199,7 +233,7 @@ def _ball(ball: Ball, *, latest: bool = False, count: bool = False) -> str:
 
 def billboard_fragment(floor: Floor, table: str) -> Fragment:
     board: Billboard = billboard(floor.spins(table), as_variant(floor.variant(table)))
-    element = f"billboard-{table}"
+    element = element_id("billboard", table)
     strip = "".join(_ball(b, latest=i == 0) for i, b in enumerate(board.last))
     strip = strip or '<li class="waiting">waiting for the first spin</li>'
     hot = "".join(_ball(b, count=True) for b in board.hot)
@@ -240,7 +274,7 @@ def _figures_html(kind: str, table: str, figures: Figures, version: int) -> str:
 
 
 def stats_fragment(floor: Floor, table: str) -> Fragment:
-    element = f"stats-{table}"
+    element = element_id("stats", table)
     family = floor.family(table)
     if family == "roulette":
         spins = floor.spins(table)

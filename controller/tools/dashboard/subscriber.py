@@ -9,6 +9,12 @@ The connection is an explicit loop with jittered exponential backoff, like the p
 (``docs/mqtt.md``; aiomqtt's reconnection guide): a broker that goes away marks the floor's
 link ``lost`` at once, which every page shows as a banner over the last known state, and the
 retained topics refresh the floor when it comes back.
+
+Nothing on the broker ends the feed: each message is taken in its own ``try``
+(:meth:`FloorFeed.ingest`; the floor counts what it refuses, :mod:`.floor`), and what goes
+wrong is logged once per reason per :data:`LOG_EVERY` seconds with how many since. Should the
+feed die anyway (a bug), :func:`keep_following` marks the link ``down`` at once, which every page
+shows ("feed down since …"), and starts it again after :data:`RESTART` seconds.
 """
 
 from __future__ import annotations
@@ -17,20 +23,28 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 import aiomqtt
+import structlog
 
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.controller.tools.dashboard.floor import Floor, Link, LinkState
+from tablectl.controller.tools.summary import printable
 
-__all__ = ["LEAVES", "Broker", "FloorFeed", "follow"]
+__all__ = ["LEAVES", "LOG_EVERY", "RESTART", "Broker", "FloorFeed", "follow", "keep_following"]
+
+log = structlog.get_logger("tablectl.dashboard")
 
 LEAVES: Final = ("status", "state", "outcome", "devices/+", "events", "alarms")
 """What the dashboard subscribes to under each table (``{prefix}/+/{leaf}``)."""
+LOG_EVERY: Final = 60.0
+"""Seconds between two log lines of one reason (malformed or refused messages)."""
+RESTART: Final = 1.0
+"""Seconds before a feed that died is started again."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,12 @@ class FloorFeed:
         """Messages received from the broker (its metrics)."""
         self.last_message: float | None = None
         """Wall-clock time of the last one (its metrics: a feed gone quiet)."""
+        self.login_failures = 0
+        """Logins refused (its metrics; counted by the app's login)."""
+        self.restarts = 0
+        """Times the feed died and was started again (its metrics)."""
+        self._logged: dict[tuple[str, str], tuple[float, int]] = {}
+        floor.on_reject = self._rejected
 
     def close(self) -> None:
         """End every live view (the server is stopping: an open stream would hold it up)."""
@@ -64,16 +84,41 @@ class FloorFeed:
         self._wake()
 
     def ingest(self, topic: str, payload: bytes, *, retained: bool = False) -> None:
+        """One message into the floor; never raises (a failure of the floor's own is counted
+        ``internal`` and logged)."""
         self.messages += 1
         self.last_message = self._clock()
-        if self.floor.ingest(topic, payload, retained=retained) is not None:
+        try:
+            changed = self.floor.ingest(topic, payload, retained=retained)
+        except Exception as exc:  # one message never ends the feed
+            self.floor.reject("malformed", "internal", topic, f"{type(exc).__name__}: {exc}")
+            return
+        if changed is not None:
             self._wake()
+
+    def _rejected(self, counter: str, reason: str, topic: str, detail: str) -> None:
+        """Log a refused message: the first of its reason at once, then one line per
+        :data:`LOG_EVERY` seconds with how many there were."""
+        now = self._clock()
+        key = (counter, reason)
+        last, since = self._logged.get(key, (None, 0))
+        if last is not None and now - last < LOG_EVERY:
+            self._logged[key] = (last, since + 1)
+            return
+        self._logged[key] = (now, 0)
+        log.warning(
+            f"dashboard_{counter}",
+            reason=reason,
+            topic=printable(topic, 200),
+            detail=printable(detail, 200),
+            more_since_last=since,
+        )
 
     def set_link(self, state: LinkState, url: str, detail: str | None = None) -> None:
         """Say how the broker link is; a retry while lost or unreachable keeps saying since
         when."""
         before = self.floor.link
-        if state == "connecting" and before.state in ("lost", "unreachable"):
+        if state == "connecting" and before.state in ("lost", "unreachable", "down"):
             return
         if before.state == state and before.detail == detail:
             return
@@ -91,6 +136,31 @@ class FloorFeed:
         if self.floor.version != version or self.closed:
             return
         await self._changed.wait()
+
+
+async def keep_following(
+    feed: FloorFeed,
+    broker: Broker,
+    *,
+    run: Callable[[FloorFeed, Broker], Awaitable[None]] | None = None,
+    restart: float = RESTART,
+) -> None:
+    """:func:`follow` (or ``run``) until cancelled, started again whenever it dies: the pages
+    say "feed down since …" meanwhile, until the broker link is back."""
+    run = run or follow
+    while True:
+        try:
+            await run(feed, broker)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the feed died: say so, start it again
+            detail = printable(f"{type(exc).__name__}: {exc}", 200)
+            log.error("dashboard_feed_died", error=detail, exc_info=True)
+            feed.restarts += 1
+            feed.set_link("down", broker.url, detail)
+        else:  # pragma: no cover - follow returns only when cancelled
+            feed.set_link("down", broker.url, "the feed ended")
+        await asyncio.sleep(restart)
 
 
 async def follow(

@@ -14,6 +14,11 @@ function localTimes(root) {
 }
 
 function place(fragment) {
+  if (!fragment.html) {  // gone (a table whose retained topics were cleared)
+    const old = document.getElementById(fragment.id);
+    if (old) old.remove();
+    return;
+  }
   const holder = document.createElement("template");
   holder.innerHTML = fragment.html;
   const fresh = holder.content.firstElementChild;

@@ -1,0 +1,108 @@
+"""``tablectl dashboard`` in tests: the process, a headless Chromium, plain HTTP(S) requests.
+
+Shared by the browser tests (``tests/integration/test_dashboard_browser.py``) and the hostile
+publisher's (``tests/integration/test_dashboard_hostile.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import ssl
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablectl.controller.tools.dashboard.screenshots import CHROMIUM
+from tests.support.waiting import wait_until
+
+__all__ = ["REPO", "browser", "dashboard_process", "env", "http_get", "serving"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+
+
+@contextlib.contextmanager
+def dashboard_process(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``tablectl dashboard ARGS`` until the block ends (SIGTERM: a clean stop, exit 0)."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tablectl", "dashboard", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env(),
+        )
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def serving(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Return once the dashboard says it serves (fails with its log if it exited)."""
+
+    def ready() -> bool:
+        assert proc.poll() is None, log.read_text(errors="replace")
+        return "serving http" in log.read_text(errors="replace")
+
+    await wait_until(ready, timeout=30, what="the dashboard to serve")
+
+
+@contextlib.asynccontextmanager
+async def browser() -> AsyncIterator[Any]:
+    """Debian's headless Chromium through playwright (skips when it is not installed)."""
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"{CHROMIUM} missing (apt-get install chromium; .ci/run installs it)")
+    from playwright.async_api import async_playwright  # noqa: PLC0415 - a dev dependency
+
+    async with async_playwright() as p:
+        found = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield found
+        finally:
+            await found.close()
+
+
+def http_get(
+    url: str,
+    *,
+    context: ssl.SSLContext | None = None,
+    auth: str | None = None,
+    source: str | None = None,
+    timeout: float = 30.0,
+) -> tuple[int, str, Mapping[str, str]]:
+    """One GET (blocking: run it in a thread); ``(status, body, headers)``. ``source``: the
+    local address to connect from (any of 127.0.0.0/8 on Linux), as another machine would."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port
+    bind = (source, 0) if source is not None else None
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(
+            host, port, context=context, timeout=timeout, source_address=bind
+        )
+    else:
+        connection = http.client.HTTPConnection(host, port, timeout=timeout, source_address=bind)
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection.request("GET", path, headers={"Authorization": auth} if auth else {})
+        response = connection.getresponse()
+        body = response.read().decode("utf-8", "replace")
+        return response.status, body, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        connection.close()

@@ -139,6 +139,10 @@ class Journal(Closing):
         """Why retention is suspended (a suspect clock: tablectl.controller.service.clock), or
         ``None``. Nothing is pruned while it is set. The journal does not prune when it opens:
         its owner does, once it has checked the clock (``Journal.prune``)."""
+        self.retention_guard: Callable[[], str | None] | None = None
+        """Asked before each prune (on the thread that prunes): why not now, or ``None``. The
+        clock watch's: a step it has not journaled yet (it looks once a second, and a rotation
+        in that second would judge ages by the stepped clock)."""
         self._archives: list[Archive] = list_archives(self.path)
         self._live = self._open_live()
 
@@ -460,8 +464,11 @@ class Journal(Closing):
     def _prune_locked(self, now: datetime | None = None) -> list[Path]:
         if self.retention_days is None:
             return []
-        if self.retention_hold is not None:
-            log.warning("retention_suspended", path=str(self.path), why=self.retention_hold)
+        why = self.retention_hold
+        if why is None and self.retention_guard is not None:
+            why = self.retention_guard()
+        if why is not None:
+            log.warning("retention_suspended", path=str(self.path), why=why)
             return []
         if now is None:
             now = datetime.now(UTC)

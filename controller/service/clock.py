@@ -201,6 +201,22 @@ class ClockWatch:
             return record
         return None
 
+    def off_course(self) -> str | None:
+        """Why retention must wait: the wall clock is off the course the watch trusts by more
+        than the bound, a step no check has journaled yet; ``None`` when on course (or not
+        checked yet: the start holds retention itself). No side effect, any thread (the
+        journal's guard, :attr:`Journal.retention_guard`)."""
+        ref = self._reference
+        if ref is None:
+            return None
+        now = self._read()
+        if ref.boot_id != now.boot_id:
+            return None
+        step = now.wall - (ref.wall + (now.boot - ref.boot))
+        if abs(step) <= self.max_step:
+            return None
+        return f"the wall clock is {step:+.0f} s off its course (a step not journaled yet)"
+
     def _step(self, expected: float, now: ClockReading, detected: str) -> dict[str, Any] | None:
         step = now.wall - expected
         if abs(step) <= self.max_step:

@@ -108,6 +108,9 @@ class TableRunner:
         self.table_id = table_id
         self.clock_watch = clock_watch
         """Watches the wall clock for steps (``None``: not watched, e.g. a test's fixed clock)."""
+        if clock_watch is not None:
+            # A rotation in the second before the watch looks must not prune by a stepped clock.
+            journal.retention_guard = clock_watch.off_course
         self.betting = betting or BettingConfig()
         self.listeners = list(listeners)
         self.engine = engine
@@ -248,10 +251,22 @@ class TableRunner:
         assert watch is not None
         while True:
             await asyncio.sleep(interval)
+            # Between batches: a step's record comes after every event read before the look
+            # (stamped by the clock as it was, seconds ago under load), never before one: after
+            # a step back, such a time would hold every later one (not_before).
+            await self._drained()
             record = watch.check()
             if record is not None:
                 self.journal_records([record], raising=False)
                 self.clock_changed()
+
+    async def _drained(self, limit: float = 5.0) -> None:
+        """Until no event waits to be decided or committed (``limit`` seconds at most)."""
+        deadline = asyncio.get_running_loop().time() + limit
+        while self._deciding is not None or not self._queue.empty():
+            if asyncio.get_running_loop().time() > deadline:
+                return
+            await asyncio.sleep(0.005)
 
     def clock_changed(self) -> None:
         """A step, a return or a confirmation: retention follows, ``state`` says so."""

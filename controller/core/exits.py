@@ -19,6 +19,8 @@ __all__ = [
 ]
 
 EXIT_OK: Final = 0
+"""Done — also after SIGINT or SIGTERM stopped a long-running command in order (``run``, ``demo``,
+``watch``, ``dashboard``, ``archive``, ``simulate``; docs/operations.md, "Stopping")."""
 EXIT_ERROR: Final = 1
 """The command ran and failed, found a fault, or was refused."""
 EXIT_USAGE: Final = 2
@@ -28,4 +30,5 @@ EXIT_UNAVAILABLE: Final = 69
 EXIT_CONFIG: Final = 78
 """``EX_CONFIG``: the configuration cannot be used."""
 EXIT_INTERRUPTED: Final = 130
-"""Stopped by Ctrl-C (128 + SIGINT), as a shell reports it."""
+"""Interrupted before it could finish (128 + SIGINT, as a shell reports it): ``diag``'s self-test,
+whose interrupted run is no pass. A long-running command stopped in order exits :data:`EXIT_OK`."""

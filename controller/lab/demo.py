@@ -74,6 +74,8 @@ class _Demo:
         """Table id → journal file, in the order the tables started."""
         self.done = asyncio.Event()
         self.started = False
+        self.broker: str | None = None
+        """The embedded broker's URL, once it listens."""
 
     def check(self) -> None:
         """``--rounds N``: done once every table has shown N outcomes."""
@@ -158,7 +160,7 @@ async def _run(demo: _Demo, view: PanelView, *, panels: bool, colour: bool) -> N
         asyncio.TaskGroup() as group,
     ):
         address = (broker.host, broker.port)
-        url = f"mqtt://{broker.host}:{broker.port}"
+        url = demo.broker = f"mqtt://{broker.host}:{broker.port}"
         stop_view = asyncio.Event()
         view.title += f" · journals in {folder}"
         if panels:
@@ -215,14 +217,18 @@ def _consumer(
 
 
 def _summary(demo: _Demo, out: Console, elapsed: float, *, log: Path | None) -> None:
-    """The one-screen summary at the end (Ctrl-C or ``--rounds``)."""
-    if not demo.journals:
+    """The one-screen summary at the end (Ctrl-C, SIGTERM or ``--rounds``)."""
+    if demo.broker is None:
         return  # nothing started (the broker could not): the error says why
     lines = tally_lines(demo.floor.tallies(), demo.journals)
     minutes, seconds = divmod(int(elapsed), 60)
     head = f"tablectl demo: {len(demo.journals)} tables, {minutes} min {seconds:02d} s"
-    first = next(iter(demo.journals.values()))
-    tail = [f"journals kept in {demo.folder} (check one: tablectl verify {first})"]
+    first = next(iter(demo.journals.values()), None)
+    tail = [
+        f"journals kept in {demo.folder} (check one: tablectl verify {first})"
+        if first is not None
+        else "stopped before the first table started"
+    ]
     if log is not None:
         tail.append(f"log: {log}")
     if out.is_terminal:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import socket
 import tempfile
@@ -23,6 +24,7 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.mqtt.children import die_with_parent
 
 __all__ = ["EmbeddedBroker", "find_mosquitto", "free_port"]
 
@@ -102,13 +104,17 @@ class EmbeddedBroker:
         self._workdir = tempfile.TemporaryDirectory(prefix="tablectl-broker-")
         workdir = Path(self._workdir.name)
         conf = workdir / "mosquitto.conf"
+        # Started as root, Mosquitto would switch to its own user, which clears the parent-death
+        # signal set below: the embedded broker runs as whoever runs the demo.
+        same_user = "user root\n" if os.geteuid() == 0 else ""
         conf.write_text(
             f"listener {self.port} {self.host}\n"
             "allow_anonymous true\n"
             "persistence false\n"
             "set_tcp_nodelay true\n"
             "log_dest stderr\n"
-            "log_type error\n",
+            "log_type error\n"
+            f"{same_user}",
             encoding="utf-8",
         )
         log = workdir / "mosquitto.log"
@@ -123,6 +129,8 @@ class EmbeddedBroker:
                 # Its own session: a Ctrl-C at the terminal goes to the demo, which stops its
                 # tables first and the broker last (not the broker first, under live tables).
                 start_new_session=True,
+                # ... and it dies with the demo however the demo ends (SIGKILL too).
+                preexec_fn=die_with_parent(),
             )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _READY_SECONDS
@@ -168,20 +176,22 @@ class EmbeddedBroker:
     async def stop(self) -> None:
         """Stop the broker (idempotent); connected clients see their connection close."""
         broker, self._broker = self._broker, None
-        if broker is not None:
-            await broker.shutdown()
         process, self._process = self._process, None
-        if process is not None and process.returncode is None:
-            process.terminate()
-            try:
-                async with asyncio.timeout(3):
-                    await process.wait()
-            except TimeoutError:
-                process.kill()
-                await process.wait()
         workdir, self._workdir = self._workdir, None
-        if workdir is not None:
-            workdir.cleanup()
+        try:
+            if broker is not None:
+                await broker.shutdown()
+            if process is not None and process.returncode is None:
+                process.terminate()  # sent at once: a cancelled wait below still stops it
+                try:
+                    async with asyncio.timeout(3):
+                        await process.wait()
+                except TimeoutError:
+                    process.kill()
+                    await process.wait()
+        finally:
+            if workdir is not None:
+                workdir.cleanup()
 
     async def __aenter__(self) -> Self:
         await self.start()

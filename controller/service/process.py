@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import signal
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from tablectl.controller.service.app import (
 )
 from tablectl.controller.service.metrics.server import MetricsServer, parse_listen
 from tablectl.controller.service.metrics.tables import MetricsRegistry, TableMetrics
+from tablectl.controller.service.stopping import until_signal
 from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
 
 __all__ = ["Service", "run_table", "run_until_signal", "service_scope"]
@@ -191,24 +191,13 @@ async def run_until_signal(
 ) -> None:
     """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out.
 
-    ``on_signal`` runs first (``STOPPING=1`` to systemd).
+    ``on_signal`` runs first (``STOPPING=1`` to systemd). The signals are taken by
+    :func:`tablectl.controller.service.stopping.until_signal`, the one mechanism of every command.
     """
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(work)
 
-    def stop() -> None:
+    def stopping() -> None:
+        log.info("table_stopping")
         if on_signal is not None:
             on_signal()
-        task.cancel()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop)
-    try:
-        await task
-    except asyncio.CancelledError:
-        log.info("table_stopping")
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
+    await until_signal(work, on_signal=stopping)

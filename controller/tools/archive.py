@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import Final
@@ -33,6 +31,7 @@ from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABL
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_journal_key
+from tablectl.controller.service import stopping
 from tablectl.controller.tools.floor_metrics import ArchiveMetrics, check_listen, serving
 
 __all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
@@ -164,13 +163,8 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
     )
 
 
-async def _serve(config: ArchiverConfig, metrics_listen: str | None = None) -> None:
+async def _serve(config: ArchiverConfig, metrics_listen: str | None, stop: asyncio.Event) -> None:
     archiver = Archiver(config)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     async with serving(ArchiveMetrics(archiver), metrics_listen):
         await asyncio.to_thread(archiver.prepare)
         await archiver.run(stop)
@@ -181,13 +175,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
         check_listen(args.metrics_listen)
-        asyncio.run(_serve(config, args.metrics_listen))
+        # SIGTERM/Ctrl-C set ``stop``: the archiver stores its last batch and says goodbye.
+        stop = asyncio.Event()
+        stopping.run(_serve(config, args.metrics_listen, stop), on_signal=stop.set, cancel=False)
     except (ArchiveConfigError, ConfigError) as exc:
         print(f"tablectl archive: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except ArchiveError as exc:
         print(f"tablectl archive: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    except KeyboardInterrupt:
-        return EXIT_OK
     return EXIT_OK

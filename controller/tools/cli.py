@@ -8,23 +8,24 @@ controller reaches into ``simulators`` (lazily): they are composition roots for 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from tablectl import __version__
-from tablectl.controller.core.errors import ConfigError
+# Light on purpose (the rest is imported in main, once a long-running command takes its signals):
+# until then a Ctrl-C is Python's KeyboardInterrupt, with a traceback from inside some import.
 from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_USAGE
-from tablectl.controller.service.logs import configure_logging
-from tablectl.drivers.errors import TablectlError
+from tablectl.controller.service import stopping
 
 __all__ = ["main"]
 
 _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 """Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
+_LONG_RUNNING = frozenset({"run", "demo", "watch", "dashboard", "archive", "simulate", "diag"})
+"""Commands that run until stopped: SIGINT and SIGTERM stop them in order
+(:mod:`tablectl.controller.service.stopping`, docs/operations.md "Stopping")."""
 
 
 def _plugin_lines() -> list[str]:
@@ -66,6 +67,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-format", choices=("auto", "console", "json"), default="auto")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    from tablectl import __version__  # noqa: PLC0415 - see the imports above
+
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -280,9 +283,34 @@ def _add_simulate(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``tablectl`` console script."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Entry point of the ``tablectl`` console script.
+
+    As the script (no ``argv``), a long-running command takes SIGINT and SIGTERM from here on:
+    noted until its loop runs, then an orderly stop, then ignored while the process exits (never
+    a ``KeyboardInterrupt`` half-way through an import or a ``finally``). Called with ``argv``
+    (tests), the process's handlers are left as they are outside the command's own loop.
+    """
+    if argv is not None:
+        return _main(argv, deferred=False)
+    argv = sys.argv[1:]
+    if _command_word(argv) not in _LONG_RUNNING:
+        return _main(argv, deferred=False)
+    stopping.defer_signals()
+    try:
+        return _main(argv, deferred=True)
+    finally:
+        stopping.ignore_signals()  # over: a late signal must not kill the exit half-way
+
+
+def _main(argv: Sequence[str], *, deferred: bool) -> int:
+    from tablectl.controller.core.errors import ConfigError  # noqa: PLC0415
+    from tablectl.controller.service.logs import configure_logging  # noqa: PLC0415
+    from tablectl.drivers.errors import TablectlError  # noqa: PLC0415
+
     args = _parser(_command_word(argv)).parse_args(argv)
+    # `dashboard --add-user` asks for a password: there Ctrl-C aborts at once.
+    if deferred and getattr(args, "add_user", None) is not None and stopping.stop_deferring():
+        return EXIT_OK
     # While panels draw, logs go to the footer and a file as JSON lines, never across them.
     log_format = "json" if args.log_format == "auto" and _panels(args) else args.log_format
     configure_logging(log_format, verbose=args.verbose, quiet=args.command == "demo")
@@ -308,7 +336,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tablectl.controller.lab.demo import run_demo  # noqa: PLC0415
 
         faults = args.fault if args.fault is not None else ["misspin@3"]
-        return asyncio.run(
+        return _until_stopped(
             run_demo(
                 speed=args.speed,
                 rounds=args.rounds,
@@ -434,12 +462,17 @@ def _run(args: argparse.Namespace) -> int:
         )
     listen = args.metrics_listen or next(iter(listens), None)
     if len(configs) == 1:
-        asyncio.run(run_table(configs[0], metrics_listen=listen))
-    else:
-        from tablectl.controller.service.host import run_tables  # noqa: PLC0415
+        return _until_stopped(run_table(configs[0], metrics_listen=listen))
+    from tablectl.controller.service.host import run_tables  # noqa: PLC0415
 
-        asyncio.run(run_tables(configs, metrics_listen=listen))
-    return EXIT_OK
+    return _until_stopped(run_tables(configs, metrics_listen=listen))
+
+
+def _until_stopped(command: Coroutine[Any, Any, int | None]) -> int:
+    """Run a long-running command until it ends or SIGINT/SIGTERM stops it in order: its exit
+    code, :data:`EXIT_OK` after a stop (docs/operations.md, "Stopping")."""
+    code = stopping.run(command)
+    return EXIT_OK if code is None else code
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -447,30 +480,30 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.device == "shoe":
         from tablectl.simulators.cli.shoe import run as run_shoe  # noqa: PLC0415
 
-        return asyncio.run(run_shoe(args))
+        return _until_stopped(run_shoe(args))
     if args.device == "dice":
         from tablectl.simulators.cli.dice import run as run_dice  # noqa: PLC0415
 
-        return asyncio.run(run_dice(args))
+        return _until_stopped(run_dice(args))
     if args.device == "dice-studio":
         from tablectl.simulators.cli.dice_studio import run as run_dice_studio  # noqa: PLC0415
 
-        return asyncio.run(run_dice_studio(args))
+        return _until_stopped(run_dice_studio(args))
     if args.device == "drum":
         from tablectl.simulators.cli.drum import run as run_drum  # noqa: PLC0415
 
-        return asyncio.run(run_drum(args))
+        return _until_stopped(run_drum(args))
     if args.device == "bigwheel":
         from tablectl.simulators.cli.bigwheel import run as run_bigwheel  # noqa: PLC0415
 
-        return asyncio.run(run_bigwheel(args))
+        return _until_stopped(run_bigwheel(args))
     if args.device == "shuffler":
         from tablectl.simulators.cli.shuffler import run as run_shuffler  # noqa: PLC0415
 
-        return asyncio.run(run_shuffler(args))
+        return _until_stopped(run_shuffler(args))
     from tablectl.simulators.cli.ss2 import run as run_ss2  # noqa: PLC0415
 
-    return asyncio.run(run_ss2(args))
+    return _until_stopped(run_ss2(args))
 
 
 def _replay(config_path: Path, events: Path) -> int:
@@ -520,9 +553,10 @@ def _watch(args: argparse.Namespace) -> int:
 
             from tablectl.controller.tools.panels.live import watch_panels  # noqa: PLC0415
 
-            asyncio.run(watch_panels(host, port, topic_filter, console=Console(highlight=False)))
-            return EXIT_OK
-        asyncio.run(
+            return _until_stopped(
+                watch_panels(host, port, topic_filter, console=Console(highlight=False))
+            )
+        return _until_stopped(
             watch(
                 host,
                 port,
@@ -536,9 +570,6 @@ def _watch(args: argparse.Namespace) -> int:
     except OSError as exc:  # ConnectionError from watch: unreachable, refused, lost
         print(f"tablectl watch: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return EXIT_OK
-    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

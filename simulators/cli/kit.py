@@ -8,10 +8,15 @@ builds its model; this module supplies the rest, the same for all of them:
   (:func:`add_transport_arguments`), and ``--fault`` from the device's fault table
   (:func:`add_fault_argument`);
 - :func:`run_served`: serve a model on a pty or TCP port, print exactly one ``READY pty …`` /
-  ``READY tcp …`` line, stop on SIGINT/SIGTERM or once ``done`` returns; :func:`serve_until_stopped`
+  ``READY tcp …`` line, stop when cancelled or once ``done`` returns; :func:`serve_until_stopped`
   is its transport-free core (the CAN drum uses it directly);
 - the exit codes: :data:`EXIT_OK` (0), :data:`EXIT_ERROR` (1, serving failed), :data:`EXIT_USAGE`
   (2, bad arguments), and :func:`run_main` for ``python -m tablectl.simulators.X``.
+
+Serving ends when cancelled: ``tablectl simulate`` runs a simulator under the one stop mechanism of
+every command (``tablectl.controller.service.stopping``: SIGINT and SIGTERM cancel it, it stops
+serving, exit 0). This layer may not import it, so :func:`run_main` (no controller imports at all)
+cancels on the two signals itself, the same way.
 """
 
 from __future__ import annotations
@@ -161,8 +166,9 @@ async def run_served(
 ) -> int:
     """Serve ``build()`` as :func:`add_transport_arguments`' options say, until stopped.
 
-    Prints ``READY pty PATH`` or ``READY tcp HOST:PORT`` once serving. Stops on SIGINT/SIGTERM,
-    or when ``done(model, ready)`` returns (``ready`` resolves at the READY line).
+    Prints ``READY pty PATH`` or ``READY tcp HOST:PORT`` once serving. Stops when cancelled (the
+    command's SIGINT/SIGTERM), or when ``done(model, ready)`` returns (``ready`` resolves at the
+    READY line).
     ``while_serving(model)`` is entered around the serving (e.g. to watch stdin).
 
     Returns:
@@ -203,21 +209,15 @@ async def serve_until_stopped(
     done: Awaitable[object] | None = None,
     task_name: str = "sim:serve",
 ) -> int:
-    """Run ``serving`` until SIGINT/SIGTERM, until ``done`` finishes, or until it ends itself.
+    """Run ``serving`` until ``done`` finishes, until it ends itself, or until cancelled (the
+    command's stop: SIGINT/SIGTERM); both tasks are over when this returns or raises.
 
     Returns:
         :data:`EXIT_ERROR` (the error printed after ``name``) when ``serving`` raised, else
         :data:`EXIT_OK`.
     """
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
     served = asyncio.create_task(serving, name=task_name)
-    waiters: list[asyncio.Future[Any]] = [asyncio.create_task(stop.wait(), name="sim:signal")]
+    waiters: list[asyncio.Future[Any]] = []
     if done is not None:
         waiters.append(asyncio.ensure_future(done))
     try:
@@ -226,8 +226,6 @@ async def serve_until_stopped(
         for task in (served, *waiters):
             task.cancel()
         await asyncio.gather(served, *waiters, return_exceptions=True)
-        for sig in installed:
-            loop.remove_signal_handler(sig)
     if not served.cancelled() and (error := served.exception()) is not None:
         print(f"{name}: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -262,11 +260,23 @@ def run_main(
     add_arguments: Callable[[argparse.ArgumentParser], None],
     run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
 ) -> int:
-    """``python -m tablectl.simulators.X``: parse ``argv`` and run; Ctrl-C is a normal stop."""
+    """``python -m tablectl.simulators.X``: parse ``argv`` and run; SIGINT and SIGTERM cancel
+    it, a normal stop (:data:`EXIT_OK`), as ``tablectl simulate`` does."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_arguments(parser)
     args = parser.parse_args(argv)
+    return asyncio.run(_cancelled_by_signals(run(args)))
+
+
+async def _cancelled_by_signals(main: Coroutine[Any, Any, int]) -> int:
+    """``main`` until SIGINT/SIGTERM cancel it (loop callbacks, never a KeyboardInterrupt)."""
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if task is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, task.cancel)
     try:
-        return asyncio.run(run(args))
-    except KeyboardInterrupt:
+        return await main
+    except asyncio.CancelledError:
         return EXIT_OK

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
-import signal
 import socket
 import ssl
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -25,6 +26,7 @@ from tablectl.controller.core.exits import EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_secret
+from tablectl.controller.service import stopping
 from tablectl.controller.tools.dashboard.auth import (
     BasicLogin,
     DashboardError,
@@ -258,22 +260,30 @@ def run(args: argparse.Namespace) -> int:
         ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
         ssl_keyfile=str(args.tls_key) if args.tls_key else None,
     )
-    server = uvicorn.Server(config)
+    server = _server(config)
 
-    def stop(signum: int, frame: object) -> None:
+    def stop() -> None:
         server.should_exit = True
 
-    # uvicorn stops on SIGINT/SIGTERM and then raises the signal again for the handler it found:
-    # this one, so that the process ends with 0 (and a SIGTERM before uvicorn's own handlers are
-    # in still stops it).
-    signal.signal(signal.SIGTERM, stop)
     try:
-        asyncio.run(_serve(server, sock, feed, args.metrics_listen))
-    except KeyboardInterrupt:
-        pass
+        stopping.run(_serve(server, sock, feed, args.metrics_listen), on_signal=stop, cancel=False)
     finally:
         sock.close()
     return 0
+
+
+def _server(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server that leaves the signals to the command's one stop mechanism
+    (:mod:`tablectl.controller.service.stopping`, which sets ``should_exit``): its own handlers
+    would raise the signal again once it stopped, and the command would die of it."""
+    import uvicorn  # noqa: PLC0415 - the optional extra, only when serving
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
 
 
 async def _serve(

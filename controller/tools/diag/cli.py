@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import signal
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from tablectl.controller.core.exits import EXIT_ERROR, EXIT_INTERRUPTED
+from tablectl.controller.service import stopping
 from tablectl.drivers.errors import TablectlError
 
 __all__ = ["add_arguments", "run", "run_async"]
@@ -239,26 +238,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run one ``diag`` command to completion; Ctrl-C / SIGTERM end probe and sniff cleanly."""
-    try:
-        return asyncio.run(_with_signals(args))
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-
-
-async def _with_signals(args: argparse.Namespace) -> int:
-    loop = asyncio.get_running_loop()
+    """Run one ``diag`` command to completion; Ctrl-C / SIGTERM end probe and sniff cleanly
+    (they set ``stop``: :mod:`tablectl.controller.service.stopping`, as every command)."""
     stop = asyncio.Event()
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-            installed.append(sig)
-    try:
-        return await run_async(args, stop=stop)
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+    code = stopping.run(run_async(args, stop=stop), on_signal=stop.set, cancel=False)
+    return EXIT_INTERRUPTED if code is None else code
 
 
 async def run_async(

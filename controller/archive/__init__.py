@@ -12,6 +12,10 @@ The parts, one job each:
 * ``schema`` — the tables (the contract others query) and their migrations, monthly partitions;
 * ``chains`` — pure per-table verification: the one per-record check (link, body hash, anchor;
   the outbox's own withholding rule), the archiver's walk, gaps;
+* ``gate`` — what of a broker message is stored and what is quarantined, and why: ``admission``,
+  the one gate between the broker and ``records`` (size, depth, envelope, the ``seq`` and time
+  windows; per-record authentication goes there too), ``quarantine`` (what was refused, kept
+  bounded for forensics) and ``options`` (the command line's bounds and resend caps);
 * ``ingest`` — a published message as a row, and batched idempotent inserts;
 * ``verifier`` — the per-table verification pass over the stored rows, and the gaps it keeps;
 * ``status`` — what the archive says about itself: counters, alarms, status payloads;

@@ -49,6 +49,7 @@ from tablectl.controller.mqtt.outbound import withheld_form
 
 __all__ = [
     "BACKOFF_CAP",
+    "MAX_RESEND",
     "ChainBreak",
     "ChainState",
     "Gap",
@@ -60,10 +61,14 @@ __all__ = [
     "check_record",
     "find_gaps",
     "is_withheld",
+    "plan_resends",
     "reconcile_gaps",
     "resends_due",
     "walk",
 ]
+
+MAX_RESEND: Final = 10_000
+"""Records asked per ``cmd/resend`` (the table's cap: it answers at most this many)."""
 
 BACKOFF_CAP: Final = timedelta(minutes=10)
 """Longest wait between two resend requests for the same gap (and at most 8 gap timeouts: a
@@ -356,3 +361,28 @@ def resends_due(gaps: Sequence[Gap], now: datetime, timeout: timedelta) -> list[
                 continue
         due.append(gap)
     return due
+
+
+def plan_resends(
+    due: Sequence[Gap], limit: int, chunk: int = MAX_RESEND
+) -> tuple[list[tuple[int, int]], list[Gap]]:
+    """The ``cmd/resend`` requests for the ``due`` gaps of one table: at most ``limit``
+    requests of at most ``chunk`` records each, from the start of each gap (oldest gap first:
+    the chain is verified from its head on). Returns the requests and the gaps they ask for
+    (a gap left without a request is not asked this time: not due until it is).
+
+    Bounded whatever the gaps: ``limit`` requests, not one per ``chunk`` of a gap that may span
+    2**63 ``seq`` values.
+    """
+    requests: list[tuple[int, int]] = []
+    asked: list[Gap] = []
+    for gap in sorted(due, key=lambda g: g.from_seq):
+        if len(requests) >= limit:
+            break
+        asked.append(gap)
+        first = gap.from_seq
+        while first <= gap.to_seq and len(requests) < limit:
+            last = min(gap.to_seq, first + chunk - 1)
+            requests.append((first, last))
+            first = last + 1
+    return requests, asked

@@ -19,6 +19,13 @@ Why shaped this way:
   each message to one archiver of the group; verification reads back the stored rows.
 * **Three loops per connection** in a TaskGroup (receive, store, send) and the upkeep's loop
   across connections; any failure of the connection rebuilds it, as the table's publisher does.
+* **Nothing on the broker is trusted.** Every message on a table's topic goes through
+  :func:`~tablectl.controller.archive.gate.admission.admit` (size, depth, envelope, the table's
+  ``seq`` and time windows), each in its own ``try``: what it refuses is kept in
+  ``archive_quarantine`` (:mod:`~tablectl.controller.archive.gate.quarantine`), counted, alarmed
+  (``malformed``/``quarantined``) and acknowledged like a stored record — never fatal, never
+  redelivered for ever. With MQTT v5 the broker is also told the largest packet the archiver
+  takes (:data:`PACKET_SLACK` over the size cap): a bigger one never reaches it.
 """
 
 from __future__ import annotations
@@ -44,14 +51,17 @@ from tablectl.controller.archive.db import (
     Connections,
     connect,
     lost_errors,
+    one_line,
 )
-from tablectl.controller.archive.ingest import (
-    Incoming,
-    Ingest,
-    MalformedRecordError,
-    StoreResult,
-    parse_published,
+from tablectl.controller.archive.gate.admission import (
+    Admitted,
+    Context,
+    Limits,
+    Quarantined,
+    admit,
 )
+from tablectl.controller.archive.gate.quarantine import QuarantineWriter
+from tablectl.controller.archive.ingest import Incoming, Ingest, StoreResult
 from tablectl.controller.archive.schema import migrate
 from tablectl.controller.archive.status import ArchiveStatus
 from tablectl.controller.archive.upkeep import Cadence, Upkeep
@@ -59,7 +69,7 @@ from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
 
-__all__ = ["Archiver", "ArchiverConfig"]
+__all__ = ["PACKET_SLACK", "Archiver", "ArchiverConfig"]
 
 log = structlog.get_logger("tablectl.archive")
 
@@ -77,6 +87,10 @@ def paho_client(client: aiomqtt.Client) -> paho.Client:
 
 _MAX_DELAY: Final = 10.0
 _OUTGOING_LIMIT: Final = 10_000
+PACKET_SLACK: Final = 65_536
+"""Bytes over the message size cap the broker may still send (MQTT v5 Maximum Packet Size): a
+message a little too large reaches the archiver and is quarantined (the forensics see it); a
+much larger one the broker drops (Mosquitto logs it) and never fills the archiver's memory."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,9 @@ class ArchiverConfig:
     share: str | None = None
     keys: KeyRing = field(default_factory=KeyRing)
     cadence: Cadence = field(default_factory=Cadence)
-    """Gap timeout, probes, status, sweeps and walks (:class:`~.upkeep.Cadence`)."""
+    """Gap timeout, probes, status, sweeps, walks and resend caps (:class:`~.upkeep.Cadence`)."""
+    limits: Limits = field(default_factory=Limits)
+    """What a message may be (:class:`~.gate.admission.Limits`)."""
     batch_size: int = 500
     batch_seconds: float = 0.05
     session_expiry: int = 86_400
@@ -133,6 +149,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _monotonic() -> float:
+    return asyncio.get_running_loop().time()
+
+
 _LOST: Final = lost_errors()
 
 
@@ -149,10 +169,17 @@ class Archiver:
         self._clock = clock
         self.status = ArchiveStatus(config.prefix, config.name, config.share)
         self._ingest = Ingest()
-        verifier = Verifier(config.keys, config.cadence.gap_timeout)
+        self._quarantine = QuarantineWriter(config.limits.max_bytes)
+        verifier = Verifier(config.keys, config.cadence.gap_timeout, config.limits)
         self._db = Connections(config.dsn, self._db_changed)
         self._upkeep = Upkeep(
-            self.status, verifier, config.cadence, self._db, send=self.send, clock=clock
+            self.status,
+            verifier,
+            config.cadence,
+            self._db,
+            send=self.send,
+            clock=clock,
+            limits=config.limits,
         )
         self._pending: list[_Received] = []
         self._arrived = asyncio.Event()
@@ -205,7 +232,7 @@ class Archiver:
             ArchiveUnavailableError: the first connection to the broker or the database fails.
         """
         await self._db.get("ingest", at_start=True)
-        await self._upkeep.load_breaks()
+        await self._upkeep.load()
         try:
             await self._run(stop)
         except* ArchiveUnavailableError as group:
@@ -263,6 +290,7 @@ class Archiver:
             props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
             props.SessionExpiryInterval = config.session_expiry
             props.ReceiveMaximum = min(65_535, 2 * config.batch_size)
+            props.MaximumPacketSize = config.limits.max_bytes + PACKET_SLACK
             client = aiomqtt.Client(
                 config.host,
                 config.port,
@@ -362,25 +390,31 @@ class Archiver:
                 self._drained.set()
 
     async def _handle(self, batch: list[_Received]) -> None:
-        """Store a batch's records (retrying until the database takes them), count replies."""
+        """Store a batch's admitted records (retrying until the database takes them), quarantine
+        the rest, count replies. Each message is judged in its own ``try``: none is fatal."""
         now = self._clock()
         records: list[Incoming] = []
+        refused: list[Quarantined] = []
         for item in batch:
-            found = self._table_of(item.topic)
-            if found is None:
-                continue
-            table, kind = found
-            if kind == "reply":
-                self._upkeep.reply(table, item.payload)
-                continue
             try:
-                records.append(parse_published(table, item.payload))
-            except MalformedRecordError as exc:
-                log.warning("archive_malformed", table=table, error=str(exc))
-                self._alarm(self.status.malformed(table, str(exc), now))
+                verdict = self._judge(item, now)
+            except Exception as exc:  # a defect of ours: this message, not the floor
+                log.exception("archive_judge_failed", topic=item.topic[:200])
+                table = (self._table_of(item.topic) or ("", ""))[0]
+                detail = f"{type(exc).__name__}: {one_line(exc)[:120]}"
+                verdict = Quarantined("error", detail, item.topic, table, item.payload)
+            if isinstance(verdict, Admitted):
+                records.append(verdict.record)
+            elif verdict is not None:
+                refused.append(verdict)
+        result = StoreResult()
+        if records:
+            result, failed = await self._store(records)
+            refused.extend(failed)
+        if refused:
+            await self._keep(refused)
         if not records:
             return
-        result = await self._store(records)
         counters = self.status.counters
         counters.batches += 1
         counters.stored += result.inserted
@@ -395,9 +429,36 @@ class Archiver:
         self._upkeep.stored(newest, result.tables)
         self.status.received(newest, self._clock())
 
-    async def _store(self, records: list[Incoming]) -> StoreResult:
-        """The batch stored, retrying while the database is away; a record it refuses is
-        alarmed as malformed and skipped."""
+    def _judge(self, item: _Received, now: datetime) -> Admitted | Quarantined | None:
+        """A record admitted or quarantined; ``None`` for a reply (or a topic not ours)."""
+        found = self._table_of(item.topic)
+        if found is None:
+            return None
+        table, kind = found
+        if kind == "reply":
+            bad = self._upkeep.reply(table, item.payload)
+            if bad is not None:
+                reason, detail = bad
+                alarm = self.status.malformed(
+                    item.topic, reason, detail, now, monotonic=_monotonic()
+                )
+                if alarm is not None:  # logged as alarmed: a flood is not a flood of lines
+                    log.warning("archive_malformed", topic=item.topic[:200], reason=reason)
+                self._alarm(alarm)
+            return None
+        context = Context(
+            topic=item.topic,
+            table=table,
+            now=now,
+            head=self._upkeep.head(table),
+            limits=self.config.limits,
+            key=self.config.keys.key(table),
+        )
+        return admit(item.payload, context)
+
+    async def _store(self, records: list[Incoming]) -> tuple[StoreResult, list[Quarantined]]:
+        """The batch stored, retrying while the database is away; the records it refuses,
+        to quarantine (``db_refused``)."""
         while True:
             conn = await self._db.get("ingest")
             try:
@@ -405,9 +466,50 @@ class Archiver:
             except _LOST as exc:
                 await self._db.lost("ingest", exc)
                 continue
-            for record, detail in refused:
-                self._alarm(self.status.malformed(record.table_id, detail, self._clock()))
-            return result
+            topics = {"anchor": "anchor"}
+            return result, [
+                Quarantined(
+                    "db_refused",
+                    detail,
+                    f"{self.config.prefix}/{record.table_id}/{topics.get(record.type, 'events')}",
+                    record.table_id,
+                    record.raw,
+                    record.seq,
+                    record.ts,
+                )
+                for record, detail in refused
+            ]
+
+    async def _keep(self, refused: list[Quarantined]) -> None:
+        """Count and alarm the refused messages; write what the quarantine's rate allows
+        (retrying while the database is away, like the records: then acknowledged)."""
+        now, monotonic = self._clock(), _monotonic()
+        for item in refused:
+            alarm = self.status.quarantine(item, now, monotonic=monotonic)
+            if alarm is not None:
+                log.warning(
+                    "archive_quarantined",
+                    topic=item.topic[:200],
+                    table=item.table[:64],
+                    seq=item.seq,
+                    reason=item.reason,
+                    detail=item.detail[:200],
+                )
+            self._alarm(alarm)
+        allowed = self._quarantine.take(len(refused), monotonic)
+        self.status.counters.quarantine_skipped += len(refused) - allowed
+        kept = refused[:allowed]
+        while kept:
+            conn = await self._db.get("ingest")
+            try:
+                await self._quarantine.write(conn, kept, now)
+            except _LOST as exc:
+                await self._db.lost("ingest", exc)
+                continue
+            except Exception as exc:  # a statement's error: the forensics lose these, no more
+                log.exception("archive_quarantine_failed", error=one_line(exc))
+                self.status.counters.quarantine_skipped += len(kept)
+            return
 
     # -- the database and sending -----------------------------------------------------------
 

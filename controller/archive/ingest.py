@@ -40,7 +40,14 @@ from tablectl.controller.journal.records import HEX64
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Incoming", "Ingest", "MalformedRecordError", "StoreResult", "parse_published"]
+__all__ = [
+    "Incoming",
+    "Ingest",
+    "MalformedRecordError",
+    "StoreResult",
+    "incoming_of",
+    "parse_published",
+]
 
 log = structlog.get_logger("tablectl.archive")
 
@@ -75,6 +82,9 @@ class Incoming:
 def parse_published(table: str, payload: bytes) -> Incoming:
     """The record a table published on ``{prefix}/{table}/events`` (or ``anchor``).
 
+    No bounds here: the archiver admits a message through
+    :func:`~tablectl.controller.archive.gate.admission.admit` (size, depth, windows) first.
+
     Raises:
         MalformedRecordError: not a JSON object with the journal's envelope, or naming another
             table than its topic (one line, for the archive's alarm).
@@ -83,14 +93,23 @@ def parse_published(table: str, payload: bytes) -> Incoming:
         record: Any = json.loads(payload.decode("utf-8"))  # as published: UTF-8 only
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise MalformedRecordError(f"{table}: message is not UTF-8 JSON") from None
+    return incoming_of(table, payload, record)
+
+
+def incoming_of(table: str, payload: bytes, record: Any) -> Incoming:
+    """The row of ``payload``, whose JSON is ``record`` (parsed once by the caller).
+
+    Raises:
+        MalformedRecordError: as :func:`parse_published`.
+    """
     if not isinstance(record, dict):
         raise MalformedRecordError(f"{table}: message is not a JSON object")
     seq = record.get("seq")
     if type(seq) is not int or not 1 <= seq <= _MAX_SEQ:
-        raise MalformedRecordError(f"{table}: record has no valid seq: {seq!r:.40}")
+        raise MalformedRecordError(f"{table}: record has no valid seq: {_short(seq)}")
     if record.get("table") != table:
         raise MalformedRecordError(
-            f"{table}: record {seq} names table {record.get('table')!r:.40}, not its topic's"
+            f"{table}: record {seq} names table {_short(record.get('table'))}, not its topic's"
         )
     ts = parse_ts(record.get("ts"))
     kind = record.get("type")
@@ -114,6 +133,14 @@ def parse_published(table: str, payload: bytes) -> Incoming:
         prev_hash=prev,
         raw=bytes(payload),
     )
+
+
+def _short(value: Any) -> str:
+    """A value of a message in a one-line reason: its ``repr`` cut to 40 characters (a
+    container is only named: its ``repr`` may be deep or huge)."""
+    if isinstance(value, dict | list):
+        return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    return f"{value!r:.40}"
 
 
 @dataclass(frozen=True)
@@ -208,14 +235,12 @@ class Ingest:
         Raises:
             psycopg.OperationalError, psycopg.InterfaceError: the connection failed.
         """
-        import psycopg  # noqa: PLC0415 - optional extra
-
         lost = lost_errors()
         try:
             return await self.store(conn, batch), []
         except lost:
             raise
-        except psycopg.Error as exc:
+        except Exception as exc:  # a statement's error (or ours, say a month out of range)
             log.exception("archive_batch_refused", error=one_line(exc))
         total, refused = StoreResult(), []
         for record in batch:
@@ -223,7 +248,7 @@ class Ingest:
                 one = await self.store(conn, [record])
             except lost:
                 raise
-            except psycopg.Error as exc:
+            except Exception as exc:  # this record, not the floor
                 refused.append(
                     (record, f"record {record.seq} refused by the database: " + one_line(exc))
                 )

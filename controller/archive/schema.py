@@ -18,6 +18,8 @@ The contract (docs/fleet.md, "Schema"; PostgreSQL ≥ 13)::
     archive_conflicts  a second, different record for a (table_id, seq) already stored
     archive_detached   the months detached to files (their manifests): the archiver drops a
                      late record of one, ``verify --dsn`` knows where each chain continues
+    archive_quarantine what the archiver refused to store in records (oversized, not a record,
+                     a seq or ts outside the table's window, …): for forensics, bounded
 
 ``records`` is partitioned by month of the record's own ``ts`` (declarative range partitioning,
 ``records_YYYY_MM``): the current month and the next are created ahead, an older or later month
@@ -133,6 +135,35 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
                 detached_at timestamptz NOT NULL DEFAULT now()
             )
             """,
+        ),
+    ),
+    Migration(
+        3,
+        "archive_quarantine: messages the archive refused; archive_tables.verified_ts",
+        (
+            # One row per distinct message (its topic and the sha256 of its bytes): a message
+            # sent again counts up ``times`` instead of adding a row.
+            """
+            CREATE TABLE archive_quarantine (
+                topic            text        NOT NULL,
+                sha256           text        NOT NULL,
+                table_id         text,
+                seq              bigint,
+                ts               timestamptz,
+                reason           text        NOT NULL,
+                detail           text        NOT NULL,
+                size             bigint      NOT NULL,
+                payload          bytea       NOT NULL,
+                received_at      timestamptz NOT NULL DEFAULT now(),
+                last_received_at timestamptz NOT NULL DEFAULT now(),
+                times            bigint      NOT NULL DEFAULT 1,
+                PRIMARY KEY (topic, sha256)
+            )
+            """,
+            "CREATE INDEX archive_quarantine_table ON archive_quarantine (table_id, seq)",
+            "CREATE INDEX archive_quarantine_received ON archive_quarantine (received_at)",
+            # The verified head's own ts: what a record after it may be dated (admission).
+            "ALTER TABLE archive_tables ADD COLUMN verified_ts timestamptz",
         ),
     ),
 )

@@ -12,8 +12,16 @@ Topics, beside the tables' own (``_archive`` is no table id a floor uses)::
                   asked (again: ``requests``); repeated at each request until filled
 ``gap_filled``    that range arrived (only for a gap that was reported)
 ``conflict``      a second, different record for ``table``/``seq`` (the chain break follows)
-``malformed``     a message on a table's ``events``/``anchor`` that is no journal record
+``malformed``     a message on a table's topic that is no journal record (``topic``,
+                  ``reason``, ``detail``): too large, too deep, not JSON, no envelope
+``quarantined``   a record the archive will not store (``table``, ``seq``, ``reason``,
+                  ``detail``): ``seq`` or ``ts`` outside the table's window, refused by the
+                  database (kept in ``archive_quarantine``)
 ``db_unavailable`` / ``db_available``  the archive's PostgreSQL went away / came back
+
+``malformed`` and ``quarantined`` come at most :data:`ALARMS_PER_WINDOW` a
+:data:`ALARM_WINDOW` each (a flood is one hostile publisher, not thousands of news): the next
+one says how many were ``suppressed`` meanwhile; the counters count them all.
 
 The counters are monotonic totals since the archiver started (Prometheus-style: a reader takes
 differences), plus gauges of what is open now.
@@ -28,17 +36,30 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from tablectl.controller.archive.chains import ChainBreak, Gap
+from tablectl.controller.archive.gate.admission import Quarantined
 from tablectl.controller.archive.verifier import TablePass
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA
 
-__all__ = ["ARCHIVE_LEVEL", "ArchiveStatus", "Counters", "TableView"]
+__all__ = [
+    "ALARMS_PER_WINDOW",
+    "ALARM_WINDOW",
+    "ARCHIVE_LEVEL",
+    "ArchiveStatus",
+    "Counters",
+    "TableView",
+]
 
 ARCHIVE_LEVEL: Final = "_archive"
 """The topic level under the prefix that holds archivers' own topics."""
 
 _LISTED: Final = 100
 """Gaps and breaks listed in the retained status at most (the counters say how many)."""
+
+ALARM_WINDOW: Final = 10.0
+"""Seconds over which ``malformed`` and ``quarantined`` alarms are limited (each code apart)."""
+ALARMS_PER_WINDOW: Final = 10
+"""``malformed`` or ``quarantined`` alarms sent a window at most."""
 
 
 @dataclass
@@ -60,6 +81,10 @@ class Counters:
     gaps_filled: int = 0
     resend_replies: int = 0
     resend_refused: int = 0
+    quarantined: int = 0
+    """Messages refused (each in ``quarantined_by_reason`` too)."""
+    quarantine_skipped: int = 0
+    """Of those, not written to ``archive_quarantine`` (over its rows a minute)."""
 
 
 @dataclass
@@ -89,8 +114,11 @@ class ArchiveStatus:
         self.name = name
         self.share = share
         self.counters = Counters()
+        self.quarantined_by_reason: dict[str, int] = {}
+        """Messages quarantined per reason code (admission's ``REASONS``)."""
         self.db_available = True
         self._tables: dict[str, TableView] = {}
+        self._throttle: dict[str, _Throttle] = {}
 
     @property
     def status_topic(self) -> str:
@@ -164,9 +192,45 @@ class ArchiveStatus:
         self.counters.conflicts += 1
         return self._alarm("conflict", now, table=table, seq=seq)
 
-    def malformed(self, table: str, detail: str, now: datetime) -> dict[str, Any]:
+    def malformed(
+        self, topic: str, reason: str, detail: str, now: datetime, *, monotonic: float
+    ) -> dict[str, Any] | None:
+        """A message on ``topic`` that is no journal record (a reply that is no reply): counted;
+        the alarm, or ``None`` while alarms of the code are limited (see the module doc)."""
         self.counters.malformed += 1
-        return self._alarm("malformed", now, table=table, detail=detail)
+        return self._limited(
+            "malformed", now, monotonic, topic=topic[:200], reason=reason, detail=detail[:400]
+        )
+
+    def quarantine(
+        self, item: Quarantined, now: datetime, *, monotonic: float
+    ) -> dict[str, Any] | None:
+        """A message quarantined: counted per reason (and as ``malformed`` when it is no
+        record); the alarm (``malformed`` or ``quarantined``), or ``None`` while limited."""
+        self.counters.quarantined += 1
+        self.quarantined_by_reason[item.reason] = self.quarantined_by_reason.get(item.reason, 0) + 1
+        if item.malformed:
+            return self.malformed(item.topic, item.reason, item.detail, now, monotonic=monotonic)
+        return self._limited(
+            "quarantined",
+            now,
+            monotonic,
+            table=item.table[:64],
+            seq=item.seq,
+            reason=item.reason,
+            detail=item.detail[:400],
+        )
+
+    def _limited(
+        self, code: str, now: datetime, monotonic: float, **fields: Any
+    ) -> dict[str, Any] | None:
+        throttle = self._throttle.setdefault(code, _Throttle())
+        suppressed = throttle.allow(monotonic)
+        if suppressed is None:
+            return None
+        if suppressed:
+            fields["suppressed"] = suppressed
+        return self._alarm(code, now, **fields)
 
     def database(self, available: bool, detail: str, now: datetime) -> dict[str, Any] | None:
         """The database's availability changed (an alarm) or not (``None``)."""
@@ -197,6 +261,7 @@ class ArchiveStatus:
             "db": "available" if self.db_available else "unavailable",
             "tables": len(self._tables),
             "counters": asdict(self.counters),
+            "quarantined": dict(sorted(self.quarantined_by_reason.items())),
             "gaps_open": len(gaps),
             "missing": sum(g.size for g in gaps),
             "gaps": [
@@ -217,3 +282,23 @@ class ArchiveStatus:
         if now is None:
             return {"schema": SCHEMA, "archive": self.name, "state": "offline"}
         return {**self.status(now), "state": "offline"}
+
+
+class _Throttle:
+    """At most :data:`ALARMS_PER_WINDOW` a :data:`ALARM_WINDOW`; counts what it holds back."""
+
+    def __init__(self) -> None:
+        self._start = -1e18
+        self._sent = 0
+        self._held = 0
+
+    def allow(self, now: float) -> int | None:
+        """``None``: hold this one back; else how many were held back before it."""
+        if now - self._start >= ALARM_WINDOW:
+            self._start, self._sent = now, 0
+        if self._sent >= ALARMS_PER_WINDOW:
+            self._held += 1
+            return None
+        self._sent += 1
+        held, self._held = self._held, 0
+        return held

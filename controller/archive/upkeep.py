@@ -18,13 +18,21 @@ Gaps due for a resend are asked for on the table's ``cmd/resend`` (at most :data
 records a request); a table quiet for :attr:`Cadence.probe_after` seconds is asked for anything
 after its newest stored record (a lost *tail*). The retained ``status`` goes out every
 :attr:`Cadence.status_every` seconds.
+
+Bounded work a pass, whatever the floor sends: at most :attr:`Cadence.resend_per_table` requests
+for a table and :attr:`Cadence.resend_per_pass` in all (probes included) — the rest is asked in
+later passes — and every loop here runs over what a pass read, never over a range of ``seq``
+values (a gap may span 2**63 of them). Between two tables the loop awaits the database, so a stop
+(SIGTERM) is taken within one table's pass.
+
+The upkeep also keeps each table's verified head (``seq`` and ``ts``) for admission
+(:meth:`Upkeep.head`): read at start, then from each pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,9 +40,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
+from tablectl.controller.archive.chains import MAX_RESEND
 from tablectl.controller.archive.db import Connections, lost_errors
+from tablectl.controller.archive.gate.admission import MAX_SEQ, Head, Limits, Refused, load_json
 from tablectl.controller.archive.status import ArchiveStatus
-from tablectl.controller.archive.verifier import TablePass, Verifier
+from tablectl.controller.archive.verifier import RESENDS_PER_TABLE, TablePass, Verifier
 from tablectl.controller.mqtt.topics import Topics
 
 if TYPE_CHECKING:
@@ -43,9 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["MAX_RESEND", "Cadence", "Upkeep"]
 
 log = structlog.get_logger("tablectl.archive")
-
-MAX_RESEND: Final = 10_000
-"""Records asked per ``cmd/resend`` (the table's cap: it answers at most this many)."""
 
 
 _LOST: Final = lost_errors()
@@ -60,6 +67,10 @@ class Cadence:
     status_every: float = 5.0
     sweep_every: float = 60.0
     verify_after: float = 0.25
+    resend_per_table: int = RESENDS_PER_TABLE
+    """``cmd/resend`` requests for one table in one pass at most (``--resend-per-table``)."""
+    resend_per_pass: int = 100
+    """``cmd/resend`` requests in one pass at most, probes included (``--resend-per-pass``)."""
 
 
 @dataclass
@@ -92,8 +103,10 @@ class Upkeep:
         *,
         send: Callable[[str, dict[str, Any], bool], None],
         clock: Callable[[], datetime],
+        limits: Limits | None = None,
     ) -> None:
         self.status = status
+        self.limits = limits or Limits()
         self.cadence = cadence
         self._verifier = verifier
         self._db = connections
@@ -104,7 +117,9 @@ class Upkeep:
         self._dirty_event = asyncio.Event()
         self._quiet: dict[str, _Quiet] = {}
         self._last_seq: dict[str, int] = {}
+        self._heads: dict[str, Head] = {}
         self._requests = 0
+        self._budget = 0
 
     # -- what the consumer tells ---------------------------------------------------------------
 
@@ -123,33 +138,57 @@ class Upkeep:
             self._dirty |= tables
             self._dirty_event.set()
 
-    def reply(self, table: str, payload: bytes) -> None:
-        """A table answered a ``cmd/resend``: counted when it answers this archiver."""
+    def head(self, table: str) -> Head | None:
+        """``table``'s verified head as last read (``None``: nothing verified, or not known)."""
+        return self._heads.get(table)
+
+    def reply(self, table: str, payload: bytes) -> tuple[str, str] | None:
+        """A table answered a ``cmd/resend``: counted when it answers this archiver.
+
+        Bounded as a record is (size, depth): returns ``(reason, detail)`` when the message is
+        no reply at all (the caller counts and alarms it as malformed); never raises.
+        """
+        limits = self.limits
+        if len(payload) > limits.max_bytes:
+            return "too_large", f"{len(payload)} bytes, more than {limits.max_bytes}"
         try:
-            reply = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(reply, dict) or not str(reply.get("id", "")).startswith(self._id_head()):
-            return
+            reply = load_json(payload, limits.max_depth)
+        except Refused as refused:
+            return refused.reason, refused.detail
+        if not isinstance(reply, dict):
+            return "not_record", "a resend reply that is not a JSON object"
+        ident = reply.get("id")
+        if not isinstance(ident, str) or not ident.startswith(self._id_head()):
+            return None  # another requester's
         self.status.counters.resend_replies += 1
         if reply.get("ok") is not True:
             self.status.counters.resend_refused += 1
-            log.warning("archive_resend_refused", table=table, code=reply.get("code"))
+            code = reply.get("code")
+            log.warning(
+                "archive_resend_refused",
+                table=table,
+                code=code[:64] if isinstance(code, str) else None,
+            )
+        return None
 
     # -- the loop ------------------------------------------------------------------------------
 
-    async def load_breaks(self) -> None:
-        """The breaks already known (kept in ``archive_tables``): listed in the status."""
+    async def load(self) -> None:
+        """What ``archive_tables`` knows at start: the breaks (listed in the status) and the
+        verified heads (admission's windows, until the tables' first passes)."""
         conn = await self._db.get("verify")
         async with conn.transaction():
             rows = await (
                 await conn.execute(
-                    "SELECT table_id, chain_broken_at, broken_reason FROM archive_tables"
-                    " WHERE chain_broken_at IS NOT NULL"
+                    "SELECT table_id, verified_seq, verified_ts, chain_broken_at, broken_reason"
+                    " FROM archive_tables WHERE verified_seq > 0 OR chain_broken_at IS NOT NULL"
                 )
             ).fetchall()
-        for table, seq, reason in rows:
-            self.status.known_break(str(table), int(seq), str(reason or ""))
+        for table, seq, ts, broken_at, reason in rows:
+            if int(seq) > 0:
+                self._heads[str(table)] = Head(int(seq), ts)
+            if broken_at is not None:
+                self.status.known_break(str(table), int(broken_at), str(reason or ""))
 
     async def run(self, stop: asyncio.Event) -> None:
         """Verify, resend, probe and say the status until ``stop`` (see the module doc)."""
@@ -175,6 +214,7 @@ class Upkeep:
                 if now - last_sweep >= cadence.sweep_every:
                     tables |= set(await self._verifier.tables(conn))
                     last_sweep = now
+                self._budget = cadence.resend_per_pass
                 for table in sorted(tables):
                     await self._verify(conn, table)
             except _LOST as exc:
@@ -190,8 +230,9 @@ class Upkeep:
         logged and retried later, and does not stop the floor's."""
         import psycopg  # noqa: PLC0415 - optional extra
 
+        resends = max(0, min(self.cadence.resend_per_table, self._budget))
         try:
-            result = await self._verifier.verify(conn, table, self._clock())
+            result = await self._verifier.verify(conn, table, self._clock(), resends=resends)
         except _LOST:
             raise
         except psycopg.Error as exc:  # a bug or bad data: this table, not the floor
@@ -206,24 +247,35 @@ class Upkeep:
         self._passed(result)
 
     def _passed(self, result: TablePass) -> None:
-        self._last_seq[result.table] = max(self._last_seq.get(result.table, 0), result.last_seq)
+        table = result.table
+        # The pass's last_seq is within the table's seq horizon; what was stored is admitted.
+        self._last_seq[table] = max(self._last_seq.get(table, 0), result.last_seq)
+        head = result.head
+        if head is not None:
+            self._heads[table] = head
         for alarm in self.status.passed(result, self._clock()):
             log.warning("archive_alarm", **{k: v for k, v in alarm.items() if k != "schema"})
             self._send(self.status.alarms_topic, alarm, False)
-        for gap in result.resends:
-            for first in range(gap.from_seq, gap.to_seq + 1, MAX_RESEND):
-                self._ask(gap.table, first, min(gap.to_seq, first + MAX_RESEND - 1))
+        for first, last in result.requests:  # bounded: the verifier's plan (plan_resends)
+            self._ask(table, first, last)
+        self._budget -= len(result.requests)
 
     def _probe(self, now: float) -> None:
-        """Ask a quiet table for anything after the newest record stored (a lost tail)."""
+        """Ask a quiet table for anything after the newest record stored (a lost tail); what
+        is left of the pass's resend budget at most (the others at a later pass)."""
         after = self.cadence.probe_after
         for table, quiet in self._quiet.items():
+            if self._budget <= 0:
+                return
             since = quiet.probed if quiet.probed is not None else quiet.arrived
             if now - since < after * (2 ** min(quiet.probes, 6)):
                 continue
             last = self._last_seq.get(table, 0)
-            self._ask(table, last + 1, last + MAX_RESEND)
             quiet.probed, quiet.probes = now, quiet.probes + 1
+            if last >= MAX_SEQ:
+                continue
+            self._ask(table, last + 1, min(MAX_SEQ, last + MAX_RESEND))
+            self._budget -= 1
 
     def _id_head(self) -> str:
         return f"archive-{self.status.name}-"

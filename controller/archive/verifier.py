@@ -5,8 +5,14 @@ LOCKED``: when another archiver is verifying it, or storing a batch of it, this 
 comes back at its next sweep), read its rows after the verified head page by page, walk them
 (:func:`tablectl.controller.archive.chains.walk`), turn a kept conflict into a break, list the
 missing ranges after the head, reconcile them with ``archive_gaps``, decide which are due for a
-resend, and write the new head. The caller publishes the resend requests and the alarms after
-the commit.
+resend, and write the new head (its ``seq``, ``hash`` and ``ts``). The caller publishes the
+resend requests and the alarms after the commit.
+
+Bounded whatever is stored: gaps are looked for only up to the table's ``seq`` horizon
+(:func:`~tablectl.controller.archive.gate.admission.seq_horizon`: the verified head + the window),
+so a row stored beyond it — a hostile ``seq`` 2**63-1 stored before admission bounded them — is
+no gap to fill; and at most ``resends`` requests of :data:`MAX_RESEND` records are planned a
+pass (:func:`~tablectl.controller.archive.chains.plan_resends`), whatever a gap's size.
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+import structlog
+
 from tablectl.controller.archive.chains import (
+    MAX_RESEND,
     ChainBreak,
     ChainState,
     Gap,
@@ -24,21 +33,28 @@ from tablectl.controller.archive.chains import (
     StoredRow,
     Walk,
     find_gaps,
+    plan_resends,
     reconcile_gaps,
     resends_due,
     walk,
 )
+from tablectl.controller.archive.gate.admission import Head, Limits, seq_horizon
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PAGE", "WINDOW", "KeyRing", "TablePass", "Verifier"]
+__all__ = ["PAGE", "RESENDS_PER_TABLE", "WINDOW", "KeyRing", "TablePass", "Verifier"]
+
+log = structlog.get_logger("tablectl.archive")
 
 PAGE: Final = 2_000
 """Rows read per query of a walk."""
 
 PAGES_PER_PASS: Final = 10
 """Pages one pass walks at most (keeps the transaction short; the next pass goes on)."""
+
+RESENDS_PER_TABLE: Final = 4
+"""``cmd/resend`` requests planned for one table in one pass at most (by default)."""
 
 WINDOW: Final = 50_000
 """``seq`` values after the head read to list gaps (a gap further on is found once the first
@@ -67,6 +83,16 @@ class TablePass:
     last_seq: int
     broke: ChainBreak | None = None
     """A break first seen in this pass (the alarm); an older one stays in ``walk.state``."""
+    requests: list[tuple[int, int]] = field(default_factory=list)
+    """The ``cmd/resend`` ranges to ask for (``resends``' first records, bounded)."""
+    verified_ts: datetime | None = None
+    """The verified head's own ``ts`` (admission's window)."""
+
+    @property
+    def head(self) -> Head | None:
+        """The verified head for admission (``None``: nothing verified yet)."""
+        state = self.walk.state
+        return Head(state.verified_seq, self.verified_ts) if state.verified_seq else None
 
 
 def _state(row: tuple[Any, ...]) -> ChainState:
@@ -80,16 +106,25 @@ class Verifier:
     Args:
         keys: anchor keys per table.
         gap_timeout: how long a missing ``seq`` may be missing before a resend is asked.
+        limits: admission's bounds (the ``seq`` horizon of gaps).
     """
 
-    def __init__(self, keys: KeyRing, gap_timeout: float) -> None:
+    def __init__(self, keys: KeyRing, gap_timeout: float, limits: Limits | None = None) -> None:
         self.keys = keys
         self.gap_timeout = timedelta(seconds=gap_timeout)
+        self.limits = limits or Limits()
 
     async def verify(
-        self, conn: psycopg.AsyncConnection[tuple[Any, ...]], table: str, now: datetime
+        self,
+        conn: psycopg.AsyncConnection[tuple[Any, ...]],
+        table: str,
+        now: datetime,
+        *,
+        resends: int = RESENDS_PER_TABLE,
     ) -> TablePass | None:
         """One pass of ``table``; ``None`` when another transaction holds it (come back later).
+
+        ``resends``: requests planned at most (0: none this pass; the gaps stay due).
 
         Raises:
             psycopg.Error: the database failed (the pass is rolled back).
@@ -97,8 +132,8 @@ class Verifier:
         async with conn.transaction():
             head = await (
                 await conn.execute(
-                    "SELECT verified_seq, verified_hash, chain_broken_at, broken_reason, last_seq"
-                    " FROM archive_tables WHERE table_id = %s FOR UPDATE SKIP LOCKED",
+                    "SELECT verified_seq, verified_hash, chain_broken_at, broken_reason, last_seq,"
+                    " verified_ts FROM archive_tables WHERE table_id = %s FOR UPDATE SKIP LOCKED",
                     (table,),
                 )
             ).fetchone()
@@ -106,18 +141,24 @@ class Verifier:
                 return None
             before = _state(head[:4])
             last_seq = int(head[4])
+            before_ts: datetime | None = head[5]
+            head_ts = before_ts
             state = before
             result = Walk(state)
             for _ in range(PAGES_PER_PASS):
                 rows = await (
                     await conn.execute(
-                        "SELECT seq, hash, prev_hash, type, raw FROM records"
+                        "SELECT seq, hash, prev_hash, type, raw, ts FROM records"
                         " WHERE table_id = %s AND seq >= %s ORDER BY seq, ts LIMIT %s",
                         (table, state.verified_seq, PAGE),
                     )
                 ).fetchall()
-                stored = [StoredRow(int(s), h, p, t, bytes(r)) for s, h, p, t, r in rows]
+                stored = [StoredRow(int(s), h, p, t, bytes(r)) for s, h, p, t, r, _ in rows]
                 step = walk(table, state, stored, key=self.keys.key(table))
+                if step.state.verified_seq != state.verified_seq:
+                    head_ts = next(
+                        (row[5] for row in rows if int(row[0]) == step.state.verified_seq), None
+                    )
                 result = Walk(
                     step.state,
                     result.checked + step.checked,
@@ -150,20 +191,47 @@ class Verifier:
                         )
                     ).fetchone()
                     state = ChainState(keep, str(digest[0]) if digest else None)
+                    head_ts = None  # read again below
                 state = ChainState(state.verified_seq, state.verified_hash, seq, why)
                 result = Walk(state, result.checked, result.withheld, result.anchors)
-            gaps = await self._gaps(conn, table, state.verified_seq, now)
-            last_seq = max([last_seq, *(g.to_seq + 1 for g in gaps.open)])
-            due = resends_due(gaps.open, now, self.gap_timeout)
-            changed = state != before or last_seq != int(head[4])
+            if state.verified_seq and head_ts is None:
+                found = await (
+                    await conn.execute(
+                        "SELECT ts FROM records WHERE table_id = %s AND seq = %s"
+                        " ORDER BY ts LIMIT 1",
+                        (table, state.verified_seq),
+                    )
+                ).fetchone()
+                head_ts = found[0] if found else None
+            if not state.verified_seq:
+                head_ts = None
+            horizon = seq_horizon(
+                Head(state.verified_seq, head_ts) if state.verified_seq else None, now, self.limits
+            )
+            gaps, reach = await self._gaps(conn, table, state.verified_seq, now, horizon)
+            # The newest seq known of the table, within its horizon (a row stored beyond it, by
+            # an archiver before admission existed, is not the table's tail).
+            known = [state.verified_seq, reach, *(g.to_seq + 1 for g in gaps.open)]
+            last_seq = max(seq for seq in [*known, last_seq] if seq <= horizon)
+            requests, due = plan_resends(
+                resends_due(gaps.open, now, self.gap_timeout), resends, MAX_RESEND
+            )
+            changed = state != before or last_seq != int(head[4]) or head_ts != before_ts
             if changed or gaps.open or gaps.filled:
                 await self._write(
-                    conn, table, state=state, last_seq=last_seq, gaps=gaps, due=due, now=now
+                    conn,
+                    table,
+                    state=state,
+                    head_ts=head_ts,
+                    last_seq=last_seq,
+                    gaps=gaps,
+                    due=due,
+                    now=now,
                 )
         broke = None
         if state.broken_at is not None and before.broken_at != state.broken_at:
             broke = ChainBreak(table, state.broken_at, state.broken_reason or "chain broken")
-        return TablePass(table, result, gaps, due, last_seq, broke)
+        return TablePass(table, result, gaps, due, last_seq, broke, requests, head_ts)
 
     async def _gaps(
         self,
@@ -171,15 +239,24 @@ class Verifier:
         table: str,
         after: int,
         now: datetime,
-    ) -> GapChange:
-        seqs = await (
-            await conn.execute(
-                "SELECT DISTINCT seq FROM records WHERE table_id = %s AND seq > %s"
-                " ORDER BY seq LIMIT %s",
-                (table, after, WINDOW),
-            )
-        ).fetchall()
-        ranges = find_gaps(after, [int(s[0]) for s in seqs])
+        horizon: int,
+    ) -> tuple[GapChange, int]:
+        """The table's gaps after ``after`` up to ``horizon``, and the last ``seq`` stored
+        within it: found from the stored ``seq`` values, carried over from ``archive_gaps``. A
+        gap kept from before the horizon existed (one up to a hostile 2**63-2) is cut to it; one
+        wholly beyond it, or beyond the last record stored within it, is dropped (no record past
+        it to fill towards), not filled."""
+        seqs = [
+            int(s[0])
+            for s in await (
+                await conn.execute(
+                    "SELECT DISTINCT seq FROM records WHERE table_id = %s AND seq > %s"
+                    " AND seq <= %s ORDER BY seq LIMIT %s",
+                    (table, after, horizon, WINDOW),
+                )
+            ).fetchall()
+        ]
+        ranges = find_gaps(after, seqs)
         old = await (
             await conn.execute(
                 "SELECT from_seq, to_seq, since, requested_at, requests FROM archive_gaps"
@@ -187,8 +264,21 @@ class Verifier:
                 (table,),
             )
         ).fetchall()
-        known = [Gap(table, int(a), int(b), since, at, int(n)) for a, b, since, at, n in old]
-        return reconcile_gaps(table, known, ranges, now)
+        known = [
+            Gap(table, int(a), min(int(b), horizon), since, at, int(n))
+            for a, b, since, at, n in old
+            if int(a) <= horizon
+        ]
+        if len(known) < len(old) or any(int(b) > horizon for _, b, *_ in old):
+            log.warning("archive_gap_cut", table=table, horizon=horizon)
+        change = reconcile_gaps(table, known, ranges, now)
+        reach = seqs[-1] if seqs else after
+        beyond = [g for g in change.filled if g.to_seq > reach]
+        if beyond:  # nothing stored after it within the horizon: a lost tail, not filled
+            change = GapChange(
+                change.open, [g for g in change.filled if g.to_seq <= reach], change.opened
+            )
+        return change, reach
 
     @staticmethod
     async def _write(
@@ -196,6 +286,7 @@ class Verifier:
         table: str,
         *,
         state: ChainState,
+        head_ts: datetime | None,
         last_seq: int,
         gaps: GapChange,
         due: list[Gap],
@@ -218,11 +309,13 @@ class Verifier:
                 ),
             )
         await conn.execute(
-            "UPDATE archive_tables SET verified_seq = %s, verified_hash = %s, last_seq = %s,"
-            " chain_broken_at = %s, broken_reason = %s, updated_at = now() WHERE table_id = %s",
+            "UPDATE archive_tables SET verified_seq = %s, verified_hash = %s, verified_ts = %s,"
+            " last_seq = %s, chain_broken_at = %s, broken_reason = %s, updated_at = now()"
+            " WHERE table_id = %s",
             (
                 state.verified_seq,
                 state.verified_hash,
+                head_ts,
                 last_seq,
                 state.broken_at,
                 state.broken_reason,

@@ -23,6 +23,7 @@ import pydantic
 
 from tablectl.controller.archive.consumer import Archiver, ArchiverConfig
 from tablectl.controller.archive.db import ArchiveConfigError, ArchiveError, check_dsn
+from tablectl.controller.archive.gate.options import add_bound_arguments, bounds_of
 from tablectl.controller.archive.upkeep import Cadence
 from tablectl.controller.archive.verifier import KeyRing
 from tablectl.controller.config import MqttConfig
@@ -105,6 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve Prometheus metrics on http://HOST:PORT/metrics (docs/operations.md)",
     )
+    add_bound_arguments(parser)
 
 
 def _keys(specs: list[str]) -> KeyRing:
@@ -148,6 +150,9 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         where = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"mqtt.{where}: {first['msg']}") from None
     host, port, _tls = broker_address(mqtt.url)
+    limits, cadence = bounds_of(
+        args, Cadence(gap_timeout=args.gap_timeout, probe_after=args.probe_after)
+    )
     return ArchiverConfig(
         dsn=check_dsn(args.dsn),
         host=host,
@@ -156,7 +161,8 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         prefix=args.prefix,
         name=args.name,
         share=args.share,
-        cadence=Cadence(gap_timeout=args.gap_timeout, probe_after=args.probe_after),
+        cadence=cadence,
+        limits=limits,
         keys=_keys(args.key),
         batch_size=args.batch_size,
         mqtt_v5=args.mqtt_version == "5",

@@ -41,6 +41,8 @@ _ARCHIVE_COUNTERS: Final = {
     "gaps_filled": "Gaps reported and then filled",
     "resend_replies": "Replies of tables to this archiver's cmd/resend",
     "resend_refused": "Of those, refusals",
+    "quarantine_skipped": "Quarantined messages not written to archive_quarantine (its rows a"
+    " minute were used up)",
 }
 """The archiver's counters (docs/fleet.md), each exported as ``tablectl_archive_NAME_total``."""
 
@@ -98,12 +100,28 @@ class ArchiveMetrics:
             status.db_available,
         )
         for name, value in asdict(status.counters).items():
+            if name == "quarantined":
+                continue  # per reason, below
             out.add(
                 f"tablectl_archive_{name}_total",
                 "counter",
                 _ARCHIVE_COUNTERS.get(name, f"Archiver counter {name!r}"),
                 labels,
                 value,
+            )
+        out.family(
+            "tablectl_archive_quarantined_total",
+            "counter",
+            "Messages the archive refused to store in records (kept in archive_quarantine), by"
+            " reason",
+        )
+        for reason, count in sorted(status.quarantined_by_reason.items()):
+            out.add(
+                "tablectl_archive_quarantined_total",
+                "counter",
+                "",
+                {**labels, "reason": reason},
+                count,
             )
         views = status.tables()
         for table in sorted(views):

@@ -52,9 +52,9 @@ def _rows(dsn: str, sql: str, *params: object) -> list[tuple[object, ...]]:
 
 def test_migrations_run_once_and_make_this_and_next_month(postgres_dsn: str) -> None:
     with connect(postgres_dsn, autocommit=True) as conn:
-        assert migrate(conn, now=T0) == [1, 2]
+        assert migrate(conn, now=T0) == [1, 2, 3]
         assert migrate(conn, now=T0) == []
-        assert applied_versions(conn) == [1, 2]
+        assert applied_versions(conn) == [1, 2, 3]
     names = {r[0] for r in _rows(postgres_dsn, "SELECT relname FROM pg_class WHERE relkind = 'r'")}
     assert {"records_2026_11", "records_2026_12", "archive_tables", "archive_gaps"} <= names
     assert "archive_detached" in names  # the archiver's ingest reads it: the schema's own
@@ -69,7 +69,7 @@ def test_an_archive_whose_detach_made_the_catalog_itself_migrates(postgres_dsn: 
             " directory text NOT NULL, detached_at timestamptz NOT NULL DEFAULT now())"
         )
         conn.execute("INSERT INTO archive_detached VALUES ('2019-03', '{}', '/srv/a')")
-        assert migrate(conn, now=T0) == [2]
+        assert migrate(conn, now=T0) == [2, 3]
     assert _rows(postgres_dsn, "SELECT month FROM archive_detached") == [("2019-03",)]
 
 

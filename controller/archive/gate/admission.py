@@ -1,0 +1,328 @@
+"""Admission: what the archive stores of a message on a table's topic, and what it quarantines.
+
+Why one function: nothing on the broker is trusted (DESIGN §7). Anyone who can publish on the
+floor's broker can send anything on ``{prefix}/{table}/events``: ten megabytes, JSON nested a
+hundred thousand deep, a ``seq`` of 2**63-1 (a gap the archive would ask the table to fill for
+ever), a record dated 9999-12 or one in each of four thousand months (a partition each). Every
+message on a table's ``events``/``anchor`` goes through :func:`admit`, which never raises and
+says either :class:`Admitted` (a row for ``records``) or :class:`Quarantined` (a reason code;
+the archiver keeps it in ``archive_quarantine`` for forensics, counts and alarms it). A check
+added later — the per-record keyed MAC that proves a record's author (issue 26) — goes in
+:func:`admit` too, at the place marked there, so nothing reaches ``records`` around it.
+
+The checks, in order (the cheap and the bounding ones first):
+
+1. **size**: at most :attr:`Limits.max_bytes` bytes (a journal record is well under 2 KiB);
+2. **the table id** of the topic: what a table's config accepts (``[A-Za-z0-9_-]``, ≤ 64);
+3. **JSON**, bounded: UTF-8, nested at most :attr:`Limits.max_depth` deep (counted before the
+   parser's own recursion could fail), no NaN/Infinity, no lone UTF-16 surrogate (PostgreSQL's
+   ``jsonb`` would refuse the whole batch);
+4. **the envelope**: a journal record of this table (``seq``, ``ts``, ``type``, ``hash``,
+   ``prev_hash``: :func:`~tablectl.controller.archive.ingest.incoming_of`);
+5. (authorship: the keyed MAC, to come — ``Context.key`` is the table's journal key);
+6. **the seq window**: at most :attr:`Limits.seq_window` after the table's verified head, plus
+   what the table could have journaled since the head's time at :attr:`Limits.seq_rate`
+   records a second (an archive that was down a day, or a first start that fills a table's
+   history from its journal, is not refused its table's newest records; 2**63-1 always is);
+7. **the time window**: not after now + :attr:`Limits.ts_ahead`; not before the verified
+   head's ``ts`` − :attr:`Limits.ts_back` (a record after the head continues the table's
+   chain); never before now − :attr:`Limits.max_age` (a table with nothing verified yet — a
+   first start — gets that whole span: its journal's history, ≥ 90 days, is resent on
+   request). So every admitted record's month lies in :meth:`Limits.months`: partitions are
+   created for those months only, and no flood can make thousands.
+
+A record refused for its window is not lost for good: it leaves a gap in its table's chain, which
+the archiver asks the table to resend; once the window admits it (the head moved, or an operator
+widened a limit after a clock was put right) it is stored.
+
+Pure: no database, no clock of its own (``Context.now``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from tablectl.controller.archive.ingest import Incoming, MalformedRecordError, incoming_of
+from tablectl.controller.archive.schema import Month, month_of
+
+__all__ = [
+    "MALFORMED",
+    "MAX_SEQ",
+    "REASONS",
+    "Admitted",
+    "Context",
+    "Head",
+    "Limits",
+    "Quarantined",
+    "Refused",
+    "admit",
+    "load_json",
+    "seq_horizon",
+    "ts_window",
+]
+
+MAX_SEQ: Final = 2**63 - 1
+"""The largest ``seq`` (PostgreSQL's ``bigint``)."""
+
+REASONS: Final[Mapping[str, str]] = {
+    "too_large": "larger than the archive's message size cap",
+    "bad_table": "the topic's table id is not one a table may have",
+    "too_deep": "JSON nested deeper than the archive's cap",
+    "not_json": "not UTF-8 JSON (or NaN, Infinity, a lone surrogate)",
+    "not_record": "not a journal record of the topic's table (envelope)",
+    "seq_ahead": "seq too far ahead of the table's verified head",
+    "ts_ahead": "dated after now + the archive's slack",
+    "ts_behind": "dated before the table's verified head − the archive's slack",
+    "ts_too_old": "dated before the oldest the archive takes",
+    "db_refused": "PostgreSQL refused the record",
+    "error": "the archive failed to judge it (a defect: the detail says what)",
+}
+"""Every reason code a message is quarantined for (stable: metrics, alarms, the table)."""
+
+MALFORMED: Final = frozenset({"too_large", "bad_table", "too_deep", "not_json", "not_record"})
+"""The reasons that mean the message is no journal record at all (alarm ``malformed``)."""
+
+_TABLE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds :func:`admit` applies (``tablectl archive``'s options; docs/fleet.md)."""
+
+    max_bytes: int = 65_536
+    """Bytes of a message at most (``--max-message-bytes``)."""
+    max_depth: int = 32
+    """JSON nesting at most (``--max-json-depth``; a journal record is 2–5 deep)."""
+    seq_window: int = 100_000
+    """``seq`` values a record may be ahead of its table's verified head (``--seq-window``)."""
+    seq_rate: float = 10.0
+    """Records a table may journal per second since its head's ``ts``, beyond the window
+    (``--seq-rate``; a busy card table journals about one)."""
+    ts_back: timedelta = timedelta(days=1)
+    """How much older than its table's verified head a later record may be dated
+    (``--ts-slack-back``: a clock stepped back)."""
+    ts_ahead: timedelta = timedelta(hours=1)
+    """How far after now a record may be dated (``--ts-slack-ahead``: clocks differ)."""
+    max_age: timedelta = timedelta(days=400)
+    """How old a record may be at all, and the span a table with nothing verified gets
+    (``--max-age-days``: a first start archives the tables' journals, ≥ 90 days)."""
+
+    def months(self, now: datetime) -> tuple[Month, Month]:
+        """The first and the last month an admitted record may fall in (partitions)."""
+        return month_of(now - self.max_age), month_of(now + self.ts_ahead)
+
+
+@dataclass(frozen=True)
+class Head:
+    """A table's verified head: its ``seq`` and that record's own ``ts`` (if known)."""
+
+    seq: int
+    ts: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What :func:`admit` judges a message by."""
+
+    topic: str
+    table: str
+    """The table id of the topic (``{prefix}/{table}/events``)."""
+    now: datetime
+    head: Head | None = None
+    """The table's verified head as this archiver last saw it; ``None``: nothing verified."""
+    limits: Limits = field(default_factory=Limits)
+    key: bytes | None = field(default=None, repr=False)
+    """The table's journal key (``--key``), for a per-record authentication check."""
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A message to store in ``records``."""
+
+    record: Incoming
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """A message not stored in ``records``: why (:data:`REASONS`), and what it was."""
+
+    reason: str
+    detail: str
+    """One line, bounded: what exactly (``seq 9223372036854775807 is more than …``)."""
+    topic: str
+    table: str
+    payload: bytes = field(repr=False)
+    seq: int | None = None
+    ts: datetime | None = None
+
+    @property
+    def malformed(self) -> bool:
+        """No journal record at all (:data:`MALFORMED`)."""
+        return self.reason in MALFORMED
+
+
+class Refused(Exception):  # noqa: N818 - a verdict, not a failure
+    """:func:`load_json`'s refusal: a reason code of :data:`REASONS` and a detail."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def admit(payload: bytes, context: Context) -> Admitted | Quarantined:
+    """Whether the archive stores ``payload`` (see the module doc). Never raises."""
+    data = payload if type(payload) is bytes else bytes(payload)
+    try:
+        return _admit(data, context)
+    except Exception as exc:  # a defect of ours: the message is kept, never fatal
+        detail = f"{type(exc).__name__}: {str(exc)[:120]}"
+        return Quarantined("error", detail, context.topic, context.table, data)
+
+
+def _admit(payload: bytes, context: Context) -> Admitted | Quarantined:
+    limits, table = context.limits, context.table
+
+    def refuse(reason: str, detail: str, record: Incoming | None = None) -> Quarantined:
+        seq, ts = (record.seq, record.ts) if record is not None else (None, None)
+        return Quarantined(reason, detail, context.topic, table, payload, seq, ts)
+
+    if len(payload) > limits.max_bytes:
+        return refuse("too_large", f"{len(payload)} bytes, more than {limits.max_bytes}")
+    if not _TABLE.fullmatch(table):
+        return refuse("bad_table", f"table id {table[:40]!r} is not 1-64 of A-Z a-z 0-9 _ -")
+    try:
+        fields = load_json(payload, limits.max_depth)
+    except Refused as refused:
+        return refuse(refused.reason, refused.detail)
+    try:
+        record = incoming_of(table, payload, fields)
+    except MalformedRecordError as exc:
+        return refuse("not_record", str(exc))
+
+    # Authorship goes here (issue 26, "Authenticated records"): a per-record keyed MAC checked
+    # with ``context.key`` (the table's journal key) — a record that fails it is quarantined
+    # (its own reason code in REASONS) before the windows below, and never reaches ``records``.
+
+    horizon = seq_horizon(context.head, context.now, limits)
+    if record.seq > horizon:
+        head = context.head.seq if context.head is not None else 0
+        return refuse(
+            "seq_ahead",
+            f"seq {record.seq} is more than the window ahead of the verified head"
+            f" (seq {head}; at most {horizon})",
+            record,
+        )
+    earliest, latest, behind = ts_window(record.seq, context.head, context.now, limits)
+    if record.ts > latest:
+        return refuse(
+            "ts_ahead", f"ts {record.ts.isoformat()} is after {latest.isoformat()}", record
+        )
+    if record.ts < earliest:
+        reason, what = (
+            ("ts_behind", "verified head - slack") if behind else ("ts_too_old", "max age")
+        )
+        return refuse(
+            reason, f"ts {record.ts.isoformat()} is before {earliest.isoformat()} ({what})", record
+        )
+    return Admitted(record)
+
+
+def seq_horizon(head: Head | None, now: datetime, limits: Limits) -> int:
+    """The highest ``seq`` of the table admitted now: the verified head's (0 without one) +
+    the window + what the table could have journaled since the head's ``ts`` at
+    :attr:`Limits.seq_rate` (since :attr:`Limits.max_age` ago without a head or its ``ts``)."""
+    age = limits.max_age.total_seconds()
+    if head is None or head.seq <= 0:
+        base, elapsed = 0, age
+    else:
+        base = head.seq
+        elapsed = age if head.ts is None else (now - head.ts).total_seconds()
+    elapsed = min(max(elapsed, 0.0), age)
+    return min(MAX_SEQ, base + limits.seq_window + int(limits.seq_rate * elapsed))
+
+
+def ts_window(
+    seq: int, head: Head | None, now: datetime, limits: Limits
+) -> tuple[datetime, datetime, bool]:
+    """``(earliest, latest, by_head)``: the dates a record of ``seq`` may have now; ``by_head``
+    when the earliest is the verified head's ``ts`` − :attr:`Limits.ts_back`.
+
+    A record at or before the head (a redelivery, or a conflict the verifier names) is held to
+    :attr:`Limits.max_age` only: it does not continue the chain from the head.
+    """
+    latest = now + limits.ts_ahead
+    floor = now - limits.max_age
+    if head is not None and head.ts is not None and seq > head.seq:
+        after_head = head.ts - limits.ts_back
+        if after_head > floor:
+            return after_head, latest, True
+    return floor, latest, False
+
+
+# -- bounded JSON -----------------------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(payload: bytes, max_depth: int) -> Any:
+    """``payload`` as JSON, or :class:`Refused` (``not_json``, ``too_deep``).
+
+    Bounded: the depth is known before anything but the parser walks it (a payload with fewer
+    brackets than ``max_depth`` cannot be deeper; else the parsed value is walked without
+    recursion), and the parser's own recursion limit is a refusal, not an error.
+    """
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("not_json", "not UTF-8") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise Refused("too_deep", f"JSON nested deeper than {max_depth}") from None
+    except ValueError as exc:
+        raise Refused("not_json", f"not JSON: {str(exc)[:80]}") from None
+    deep = payload.count(b"[") + payload.count(b"{") > max_depth
+    surrogates = _SURROGATE.search(payload) is not None
+    if deep or surrogates:
+        _walk(value, max_depth, surrogates=surrogates)
+    return value
+
+
+def _walk(value: Any, max_depth: int, *, surrogates: bool) -> None:
+    """Check ``value``'s depth (and its strings) without recursion: only containers are put on
+    the stack (a 64 KiB payload holds at most ~32,000 of them)."""
+    if surrogates and isinstance(value, str):
+        _utf8(value)
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise Refused("too_deep", f"JSON nested deeper than {max_depth}")
+        if isinstance(node, dict):
+            if surrogates:
+                for name in node:
+                    _utf8(name)
+            children: Any = node.values()
+        else:
+            children = node
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif surrogates and isinstance(child, str):
+                _utf8(child)
+
+
+def _utf8(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Refused("not_json", "a lone UTF-16 surrogate in a string") from None

@@ -465,6 +465,9 @@ class TableRunner:
             # go back: it is the record that says the clock did.
             if isinstance(record.get("ts"), str) and record.get("type") != CLOCK_STEP:
                 record["ts"] = floor = not_before(record["ts"], floor)
+        if self.clock_watch is not None and any(r.get("type") == CLOCK_STEP for r in records):
+            # Held before the step's own append, which may rotate: no prune by the stepped clock.
+            self.journal.retention_hold = self.clock_watch.describe()
         try:
             stored = self.journal.append(records)
         except JournalError as exc:

@@ -11,7 +11,7 @@ end of the run by :func:`pytest_terminal_summary`, whether the tests passed or n
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 
 import pytest
 
@@ -72,7 +72,9 @@ async def collector(mosquitto: MosquittoProcess) -> AsyncIterator[Collector]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A failed fault test goes into the report too (its first line)."""
     report = yield
     if call.when == "call" and report.failed and item.get_closest_marker("fault") is not None:

@@ -14,7 +14,13 @@ the proxies let the controllers back in, so the collector misses nothing it shou
 :func:`check_lane` is the contract (DESIGN §3, §7; issue 5): the journal's ``seq`` is contiguous
 and its hash chain verifies; every journaled record is published; every published payload is byte
 for byte the journal's record for that ``seq`` (so no seq is published with two contents, and
-nothing is published that was never journaled); no round has two outcomes.
+nothing is published that was never journaled); no round has two outcomes. A journal that rotated
+(a clock stepped by days: ``rotate_days``) is read across its files (:func:`read_journal`).
+
+Clocks (the clock-step lane): :func:`faketime_env` runs a controller under libfaketime with its
+wall-clock offset read from a file the test rewrites — across restarts or while it runs — and
+``CLOCK_BOOTTIME`` left real, so the controller's clock watch sees a stepped clock as a machine
+would.
 """
 
 from __future__ import annotations
@@ -38,20 +44,29 @@ from typing import Any
 import aiomqtt
 
 from tablectl.controller.journal import GENESIS_HASH, Journal, record_hash
+from tablectl.controller.journal.files import list_archives
 from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.processes import REPO, end_process, log_tail, write_config
 
 __all__ = [
+    "BACK",
     "PREFIX",
     "Collector",
     "FaultReport",
     "GarbageRelay",
     "Lane",
+    "alive",
     "check_lane",
     "check_roulette_rounds",
+    "faketime_env",
+    "faketime_library",
+    "power_ons",
+    "progress",
     "read_journal",
     "round_in_play",
+    "set_clock_offset",
     "split_rounds",
+    "wait_power_on",
 ]
 
 PREFIX = "it"
@@ -215,7 +230,20 @@ class Row:
 
 
 def read_journal(path: Path) -> list[Row]:
-    """Every row, read beside a live writer (WAL readers never block it)."""
+    """Every row of the journal whose live file is ``path``, its rotated files first, read beside
+    a live writer (WAL readers never block it). A rotation between listing the rotated files and
+    reading the live one is read again."""
+    for _ in range(10):
+        archives = [a.path for a in list_archives(path)]
+        rows = [row for file in [*archives, path] for row in _read_file(file)]
+        if [a.path for a in list_archives(path)] == archives:
+            return rows
+    raise AssertionError(f"{path}: rotating while read, ten times over")
+
+
+def _read_file(path: Path) -> list[Row]:
+    """Every row of one journal file (``[]`` when it does not exist yet, or was just rotated
+    away)."""
     if not path.exists():
         return []
     conn = sqlite3.connect(path, timeout=10)
@@ -416,17 +444,104 @@ def _same_spin(record: dict[str, Any], spin: object) -> bool:
     return spin is None or theirs is None or theirs == spin
 
 
+# --- play goes on ---------------------------------------------------------------------------
+
+BACK = "service back without a human (new settled round)"
+
+
+async def progress(
+    lane: Lane,
+    collector: Collector,
+    report: FaultReport,
+    timeout: float = 30,  # noqa: ASYNC109
+) -> None:
+    """The table plays again: a round settles after everything journaled so far."""
+    rows = read_journal(lane.journal)
+    last = rows[-1].seq if rows else 0
+    try:
+        await collector.wait(lambda: collector.settled_after(lane.table, last), timeout, BACK)
+    except AssertionError as exc:
+        raise AssertionError(f"{lane.table}: {exc}\n{lane.log_tail()}") from None
+    report.check(BACK)
+
+
+def alive(lane: Lane, report: FaultReport) -> None:
+    """The controller is still running (did not exit by itself)."""
+    assert lane.ctl is not None
+    code = lane.ctl.poll()
+    assert code is None, f"{lane.table}: controller exited by itself ({code})\n{lane.log_tail()}"
+    report.check("controller process survived the injection")
+
+
+def power_ons(lane: Lane) -> int:
+    """``power_on`` records in the lane's journal (one per start that got that far)."""
+    return sum(1 for r in records(read_journal(lane.journal)) if r["type"] == "power_on")
+
+
+async def wait_power_on(lane: Lane, before: int, timeout: float = 20) -> None:  # noqa: ASYNC109
+    """Wait for the controller's ``power_on`` (more than ``before`` of them)."""
+    deadline = time.monotonic() + timeout
+    while power_ons(lane) <= before:
+        if lane.ctl is not None and lane.ctl.poll() is not None:
+            raise AssertionError(f"{lane.table}: controller died at start\n{lane.log_tail()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{lane.table}: no power_on within {timeout}s\n{lane.log_tail()}")
+        await asyncio.sleep(0.05)
+
+
 # --- processes ---------------------------------------------------------------------------------
 
 
 _CONTROLLER = (sys.executable, "-m", "tablectl")
 
 
-def _env() -> dict[str, str]:
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    extra = dict(extra or {})
+    paths = [str(REPO), extra.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
     return env
+
+
+_FAKETIME_LIBRARIES = (
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+    "/usr/lib/faketime/libfaketimeMT.so.1",
+    "/usr/local/lib/faketime/libfaketimeMT.so.1",
+)
+
+
+def faketime_library() -> str | None:
+    """libfaketime's multi-threaded preload library (Debian's ``libfaketime``), or ``None``."""
+    found = [p for p in _FAKETIME_LIBRARIES if Path(p).is_file()]
+    found += sorted(str(p) for p in Path("/usr/lib").glob("*/faketime/libfaketimeMT.so.1"))
+    return found[0] if found else None
+
+
+def faketime_env(offset_file: Path) -> dict[str, str]:
+    """The environment that runs a process under libfaketime, its wall-clock offset read from
+    ``offset_file`` (``+0``, ``-3d``, ``+100d``, ``+90``: seconds) at every reading of the clock
+    (``FAKETIME_NO_CACHE``: about 2 µs a call) — so a test steps the clock of a running
+    controller by rewriting the file, and the step is seen at once.
+
+    ``CLOCK_MONOTONIC`` and ``CLOCK_BOOTTIME`` stay real (``FAKETIME_DONT_FAKE_MONOTONIC``): the
+    clock watch (tablectl.controller.service.clock) must see a step, as on a real machine. (In
+    libfaketime 0.9.10 ``time.sleep`` then fails with EINVAL — an absolute monotonic
+    ``clock_nanosleep`` — which the controller never calls: it sleeps on its event loop.)
+
+    Raises:
+        AssertionError: libfaketime is not installed (the callers skip first).
+    """
+    library = faketime_library()
+    assert library is not None, "libfaketime is not installed (Debian: apt-get install faketime)"
+    return {
+        "LD_PRELOAD": library,
+        "FAKETIME_TIMESTAMP_FILE": str(offset_file),
+        "FAKETIME_NO_CACHE": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
 
 
 class Lane:
@@ -441,6 +556,9 @@ class Lane:
         journal: journal path (a small filesystem for disk-full tests).
         device_options: more ``[[devices]]`` lines for the wheel (``sensor_stream = true``).
         extra_config: TOML appended to the config file (a ``[metrics]`` section).
+        security: the ``[security]`` section's body (default: a lab's unsigned commands).
+        env: more environment for the controller (:func:`faketime_env`, a plugin's folder on
+            ``PYTHONPATH``); read at each start, so a test may change it between starts.
     """
 
     def __init__(
@@ -457,6 +575,8 @@ class Lane:
         verbose: bool = False,
         device_options: str = "",
         extra_config: str = "",
+        security: str = "insecure_commands = true",
+        env: dict[str, str] | None = None,
     ) -> None:
         self.table = f"FT-{name}"
         self.workdir = workdir
@@ -476,6 +596,8 @@ class Lane:
         self.verbose = verbose
         self.device_options = device_options
         self.extra_config = extra_config
+        self.security = security
+        self.env = dict(env or {})
 
     # -- the wheel ---------------------------------------------------------------------------
 
@@ -518,6 +640,7 @@ class Lane:
             # Checkpoints every few records, so a kill -9 restart resumes from one with a tail
             # to replay (the production default, 10,000, would never be reached here).
             journal_options="checkpoint_every = 7",
+            security=self.security,
         )
         if self.extra_config:
             with path.open("a", encoding="utf-8") as out:
@@ -543,7 +666,7 @@ class Lane:
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 stdin=subprocess.DEVNULL,
-                env=_env(),
+                env=_env(self.env),
                 cwd=REPO,
             )
         self.starts += 1
@@ -591,6 +714,15 @@ def count_in_log(path: Path, needle: str) -> int:
         return path.read_text(encoding="utf-8", errors="replace").count(needle)
     except OSError:
         return 0
+
+
+def set_clock_offset(offset_file: Path, offset: str | float) -> None:
+    """Set the wall-clock offset a :func:`faketime_env` process reads: ``"-3d"`` or seconds.
+    Written whole (a rename), so no reading of the clock ever finds half a file."""
+    text = offset if isinstance(offset, str) else f"{round(offset):+d}"
+    scratch = offset_file.with_name(offset_file.name + ".tmp")
+    scratch.write_text(f"{text}\n", encoding="ascii")
+    scratch.replace(offset_file)
 
 
 # --- garbage on the device port ----------------------------------------------------------------

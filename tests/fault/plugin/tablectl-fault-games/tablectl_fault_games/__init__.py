@@ -1,0 +1,1 @@
+"""A card game with a planted defect, for the fault suite's engine-error lane."""

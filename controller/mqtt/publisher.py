@@ -485,6 +485,11 @@ class Publisher:
 
     # -- resends ---------------------------------------------------------------------------
 
+    @property
+    def resending(self) -> bool:
+        """Whether ``cmd/resend`` records are still queued to go out."""
+        return bool(self._out.resends)
+
     async def _resend_loop(self, wire: Wire[Any]) -> None:
         """Send ``cmd/resend``'s records behind live play: a chunk of :data:`RESEND_CHUNK` at a
         time, only while the outbox has nothing of its own to send, a pause after each (the

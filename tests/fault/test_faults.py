@@ -19,7 +19,7 @@ installed plugin package whose engine raises: the ``engine_error`` fault, every 
 dealt journaled, the round held through kill -9 until a supervisor's void with its round and
 ``clear_fault``, then play).
 
-Counts are ``TABLECTL_FAULT_SCALE`` × the defaults below and in those files: about 290 injections
+Counts are ``TABLECTL_FAULT_SCALE`` × the defaults below and in those files: about 300 injections
 in all.
 """
 

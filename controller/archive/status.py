@@ -21,7 +21,9 @@ Topics, beside the tables' own (``_archive`` is no table id a floor uses)::
 
 ``malformed`` and ``quarantined`` come at most :data:`ALARMS_PER_WINDOW` a
 :data:`ALARM_WINDOW` each (a flood is one hostile publisher, not thousands of news): the next
-one says how many were ``suppressed`` meanwhile; the counters count them all.
+one sent says how many were ``suppressed`` meanwhile — or, once the window is over, the last one
+held back is sent saying how many more were (:meth:`ArchiveStatus.held_alarms`); the counters
+count them all.
 
 The counters are monotonic totals since the archiver started (Prometheus-style: a reader takes
 differences), plus gauges of what is open now.
@@ -225,12 +227,14 @@ class ArchiveStatus:
         self, code: str, now: datetime, monotonic: float, **fields: Any
     ) -> dict[str, Any] | None:
         throttle = self._throttle.setdefault(code, _Throttle())
-        suppressed = throttle.allow(monotonic)
-        if suppressed is None:
-            return None
-        if suppressed:
-            fields["suppressed"] = suppressed
-        return self._alarm(code, now, **fields)
+        return throttle.offer(self._alarm(code, now, **fields), monotonic)
+
+    def held_alarms(self, monotonic: float) -> list[dict[str, Any]]:
+        """The alarms held back in windows that are over: for each code, the last one held,
+        saying how many more were (``suppressed``) — so a flood that ended is still told whole.
+        Called often (the upkeep's loop)."""
+        alarms = (throttle.flush(monotonic) for throttle in self._throttle.values())
+        return [alarm for alarm in alarms if alarm is not None]
 
     def database(self, available: bool, detail: str, now: datetime) -> dict[str, Any] | None:
         """The database's availability changed (an alarm) or not (``None``)."""
@@ -285,20 +289,37 @@ class ArchiveStatus:
 
 
 class _Throttle:
-    """At most :data:`ALARMS_PER_WINDOW` a :data:`ALARM_WINDOW`; counts what it holds back."""
+    """At most :data:`ALARMS_PER_WINDOW` a :data:`ALARM_WINDOW`; counts what it holds back and
+    keeps the last one held (sent by :meth:`flush` once the window is over, or said by the next
+    one sent)."""
 
     def __init__(self) -> None:
         self._start = -1e18
         self._sent = 0
         self._held = 0
+        self._last: dict[str, Any] | None = None
 
-    def allow(self, now: float) -> int | None:
-        """``None``: hold this one back; else how many were held back before it."""
+    def offer(self, alarm: dict[str, Any], now: float) -> dict[str, Any] | None:
+        """``alarm`` to send now (with ``suppressed`` when some were held before it), or
+        ``None``: held back."""
         if now - self._start >= ALARM_WINDOW:
             self._start, self._sent = now, 0
         if self._sent >= ALARMS_PER_WINDOW:
             self._held += 1
+            self._last = alarm
             return None
         self._sent += 1
-        held, self._held = self._held, 0
-        return held
+        if self._held:
+            alarm = {**alarm, "suppressed": self._held}
+        self._held, self._last = 0, None
+        return alarm
+
+    def flush(self, now: float) -> dict[str, Any] | None:
+        """The last alarm held back, once its window is over (``suppressed``: how many more)."""
+        if self._last is None or now - self._start < ALARM_WINDOW:
+            return None
+        alarm = self._last
+        if self._held > 1:
+            alarm = {**alarm, "suppressed": self._held - 1}
+        self._start, self._sent, self._held, self._last = now, 1, 0, None
+        return alarm

@@ -221,6 +221,8 @@ class Upkeep:
                 await self._db.lost("verify", exc)
                 continue
             self._probe(now)
+            for alarm in self.status.held_alarms(now):  # what a flood's alarms held back
+                self._send(self.status.alarms_topic, alarm, False)
             if now - last_status >= cadence.status_every:
                 self._send(self.status.status_topic, self.status.status(self._clock()), True)
                 last_status = now

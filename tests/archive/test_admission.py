@@ -316,11 +316,17 @@ def test_a_flood_of_refusals_is_a_few_alarms_that_say_how_many_were_held() -> No
         7,
         "ts_ahead",
     )
-    later = status.quarantine(item, NOW, monotonic=111.0)
+    assert status.held_alarms(105.0) == []  # the window is not over
+    [held] = status.held_alarms(111.0)  # it is: the last one held, and how many more
+    assert (held["code"], held["suppressed"]) == ("quarantined", 89)
+    assert status.held_alarms(112.0) == []
+    for n in range(30):  # a second flood, told by the next alarm sent
+        status.quarantine(item, NOW, monotonic=112.0 + n / 1000)
+    later = status.quarantine(item, NOW, monotonic=122.0)
     assert later is not None
-    assert later["suppressed"] == 90
-    assert status.counters.quarantined == 101
-    assert status.quarantined_by_reason == {"ts_ahead": 101}
+    assert later["suppressed"] == 21
+    assert status.counters.quarantined == 131
+    assert status.quarantined_by_reason == {"ts_ahead": 131}
     bad = Quarantined("too_deep", "deep", "tablectl/T1/events", "T1", b"[[")
     alarm = status.quarantine(bad, NOW, monotonic=111.0)
     assert alarm is not None
@@ -330,7 +336,7 @@ def test_a_flood_of_refusals_is_a_few_alarms_that_say_how_many_were_held() -> No
         "too_deep",
     )
     assert status.counters.malformed == 1
-    assert status.status(NOW)["quarantined"] == {"too_deep": 1, "ts_ahead": 101}
+    assert status.status(NOW)["quarantined"] == {"too_deep": 1, "ts_ahead": 131}
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -361,7 +361,7 @@ async def test_poison_messages_are_quarantined_and_kill_no_archiver_of_a_group(
                         {(reply, "too_deep"), (reply, "too_large"), (events, "too_deep")}
                         <= {(a["topic"], a["reason"]) for a in _alarms(watcher, "malformed")}
                     ),
-                    timeout=10,
+                    timeout=20,  # one may be held back for the rest of its 10 s window
                 )
                 ahead = {(a["table"], a["reason"]) for a in _alarms(watcher, "quarantined")}
                 assert (lane.table, "ts_ahead") in ahead, ahead
@@ -459,9 +459,13 @@ async def test_a_partition_flood_is_quarantined_and_the_floor_goes_on(
                 await wait_played([lane], 1)
                 await wait_archived(dsn, {lane.table: lane.journal}, 40)
                 before = _partitions(dsn)
-                await _publish(mosquitto, flood)
-
-                await _wait_judged(dsn, port, archiver)
+                started = time.monotonic()
+                # In waves the broker can queue (Mosquitto keeps 1,000 messages for a client by
+                # default and drops the rest: a loaded machine's archiver must not miss any).
+                for start in range(0, FLOOD, 500):
+                    await _publish(mosquitto, flood[start : start + 500])
+                    await _wait_judged(dsn, port, archiver, start + 500)
+                    assert len(_partitions(dsn)) <= 16, sorted(_partitions(dsn))
                 # The months inside the window only: 400 days back, an hour ahead.
                 made = _partitions(dsn) - before
                 assert len(_partitions(dsn)) <= 16, sorted(_partitions(dsn))
@@ -485,10 +489,15 @@ async def test_a_partition_flood_is_quarantined_and_the_floor_goes_on(
                 skipped = sample(body, "tablectl_archive_quarantine_skipped_total")
                 assert skipped is not None
                 assert rows + skipped >= too_old + ahead, (rows, skipped)
-                assert 900 <= rows <= 2_100, rows
+                minutes = (time.monotonic() - started) / 60
+                assert 900 <= rows <= 1_000 * (1 + minutes) + 50, (rows, minutes)
                 alarms = _alarms(watcher, "quarantined")
-                assert 1 <= len(alarms) <= 40, len(alarms)
-                assert any(a.get("suppressed") for a in alarms) or len(alarms) <= 10
+                assert 1 <= len(alarms) <= 10 * (6 * minutes + 2), (len(alarms), minutes)
+                # What the limit held back is told once its window is over.
+                await watcher.wait_until(
+                    lambda _: any(a.get("suppressed") for a in _alarms(watcher, "quarantined")),
+                    timeout=15,
+                )
                 # The real table's archiving never stopped.
                 await _archiving(dsn, lane, [archiver])
                 _stop_promptly(archiver)
@@ -496,8 +505,8 @@ async def test_a_partition_flood_is_quarantined_and_the_floor_goes_on(
                 archiver.kill()
 
 
-async def _wait_judged(dsn: str, port: int, archiver: ArchiverProcess) -> None:
-    """Wait until every record of the flood is stored or quarantined (by the metrics)."""
+async def _wait_judged(dsn: str, port: int, archiver: ArchiverProcess, count: int) -> None:
+    """Wait until ``count`` records of the flood are stored or quarantined (by the metrics)."""
     deadline = time.monotonic() + 60
     while True:
         body = await _scraped_metrics(port)
@@ -506,12 +515,12 @@ async def _wait_judged(dsn: str, port: int, archiver: ArchiverProcess) -> None:
             for reason in ("ts_ahead", "ts_too_old", "ts_behind")
         )
         admitted = await asyncio.to_thread(_admitted, dsn)
-        if judged + admitted >= FLOOD:
+        if judged + admitted >= count:
             return
         if time.monotonic() > deadline:
             counters = [line for line in body.splitlines() if "_total" in line]
             raise AssertionError(
-                f"flood: {judged} quarantined, {admitted} stored of {FLOOD}: {counters}\n"
+                f"flood: {judged} quarantined, {admitted} stored of {count}: {counters}\n"
                 + archiver.log_tail(3000)
             )
         await asyncio.sleep(0.2)

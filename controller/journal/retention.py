@@ -26,14 +26,15 @@ Several files (rotated files, a folder) are verified as one chain here too
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -47,7 +48,10 @@ from tablectl.controller.journal.seals import read_seal, seal_path
 from tablectl.controller.journal.verify import FileSummary, verify_journal_file
 
 __all__ = [
+    "CLOCK_TYPES",
     "ChainReport",
+    "archived_discount",
+    "newest_discount",
     "prune",
     "read_retired",
     "retired_log_path",
@@ -66,7 +70,13 @@ def retired_log_path(live: Path) -> Path:
 # -- deleting --------------------------------------------------------------------------------------
 
 
-def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> list[Path]:
+def prune(
+    live: Path,
+    *,
+    retention_days: float,
+    now: datetime | None = None,
+    discount_now: float | None = None,
+) -> list[Path]:
     """Delete the oldest rotated files of ``live`` that are past retention; return them.
 
     Stops at the first file that does not qualify (unpublished records, a record newer than the
@@ -80,7 +90,8 @@ def prune(live: Path, *, retention_days: float, now: datetime | None = None) -> 
     _tidy(live)
     removed: list[Path] = []
     archives = list_archives(live)
-    discount_now = _discount_now(live, archives)
+    if discount_now is None:
+        discount_now = _discount_now(live, archives)
     retired = read_retired(live)
     carried = _number(retired[-1].get("discount_s")) if retired else None
     discount = carried or 0.0
@@ -143,28 +154,27 @@ def trusted_age(wall_age: timedelta, discount_after: float) -> timedelta:
     return min(wall_age, wall_age - timedelta(seconds=discount_after))
 
 
-_CLOCK_TYPES = ("power_on", "power_off", "clock_step", "clock_confirmed")
+CLOCK_TYPES: Final = ("power_on", "power_off", "clock_step", "clock_confirmed")
 """Records whose ``clock.discount_s`` is the running discount (service.clock)."""
 
 
-def _discount_at_end(path: Path) -> float | None:
-    """The running discount as of the newest clock record of one journal file (an index look-up
-    per type), ``None`` when it has none (written before clock records, or no start in it)."""
+CLOCK_QUERY: Final = "SELECT seq, body FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1"
+"""The newest record of one type (the ``records_type`` index: a look-up, not a scan)."""
+
+
+def newest_discount(
+    query: Callable[[str, tuple[Any, ...]], Sequence[tuple[Any, ...]]],
+) -> float | None:
+    """The running discount as of the newest clock record that ``query`` (a connection to one
+    journal file) finds, ``None`` when the file has none (written before clock records)."""
     newest: tuple[int, float] | None = None
-    for kind in _CLOCK_TYPES:
-        try:
-            rows = read_only(
-                path,
-                "SELECT seq, body FROM records WHERE type = ? ORDER BY seq DESC LIMIT 1",
-                (kind,),
-            )
-        except JournalError:
-            return None
+    for kind in CLOCK_TYPES:
+        rows = query(CLOCK_QUERY, (kind,))
         if not rows:
             continue
         try:
             clock = json.loads(str(rows[0][1])).get("clock")
-        except ValueError:
+        except (ValueError, AttributeError):
             continue
         value = _number(clock.get("discount_s")) if isinstance(clock, dict) else None
         if value is not None and (newest is None or int(rows[0][0]) > newest[0]):
@@ -172,14 +182,30 @@ def _discount_at_end(path: Path) -> float | None:
     return None if newest is None else newest[1]
 
 
-def _discount_now(live: Path, archives: Sequence[Archive]) -> float:
-    """The running discount as of the newest clock record of the whole journal."""
-    for path in [live, *(a.path for a in reversed(archives))]:
-        if path.exists():
-            found = _discount_at_end(path)
-            if found is not None:
-                return found
+def _discount_at_end(path: Path) -> float | None:
+    """:func:`newest_discount` of a closed journal file (a read-only connection of its own)."""
+    try:
+        return newest_discount(functools.partial(read_only, path))
+    except JournalError:
+        return None
+
+
+def archived_discount(archives: Sequence[Archive]) -> float:
+    """The running discount as of the newest clock record of the rotated files."""
+    for archive in reversed(archives):
+        found = _discount_at_end(archive.path)
+        if found is not None:
+            return found
     return 0.0
+
+
+def _discount_now(live: Path, archives: Sequence[Archive]) -> float:
+    """The running discount of the whole journal, read from the files — only for a journal no
+    :class:`~tablectl.controller.journal.store.Journal` has open: a second connection to an open
+    live file keeps its descriptor until the journal closes (SQLite holds the file's locks), one
+    more at every prune. An open journal passes its own (``discount_now``)."""
+    found = _discount_at_end(live) if live.exists() else None
+    return found if found is not None else archived_discount(archives)
 
 
 def _number(value: object) -> float | None:

@@ -57,6 +57,7 @@ from tablectl.controller.journal.records import (
     read_record,
     stored_record,
 )
+from tablectl.controller.journal.retention import archived_discount, newest_discount
 from tablectl.controller.journal.retention import prune as prune_rotated
 from tablectl.controller.journal.verify import verify_conn
 
@@ -474,10 +475,18 @@ class Journal(Closing):
             now = datetime.now(UTC)
             if self._last_ts is not None:
                 now = min(now, self._last_ts)
-        removed = prune_rotated(self.path, retention_days=self.retention_days, now=now)
+        removed = prune_rotated(
+            self.path, retention_days=self.retention_days, now=now, discount_now=self._discount()
+        )
         if removed:
             self._archives = list_archives(self.path)
         return removed
+
+    def _discount(self) -> float:
+        """Retention's running clock discount as of the newest clock record, read through the
+        live file's own connection (a second one would keep its descriptor open until close)."""
+        found = newest_discount(self._live.query)
+        return found if found is not None else archived_discount(self._archives)
 
     # -- outbox ----------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ from tablectl.controller.journal import (
     verify_file,
     verify_journal_file,
 )
+from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.runner import TableRunner
 
 TABLE = "ROU-01"
@@ -423,3 +426,31 @@ def test_genesis_is_the_start_of_an_unrotated_journal(live: Path) -> None:
 def test_no_journal_files(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="no journal files"):
         verify_chain([tmp_path])
+
+
+def test_an_open_journal_keeps_one_descriptor_of_its_live_file(live: Path) -> None:
+    """Retention reads the clock records through the journal's own connection: a second
+    connection to the open live file kept its descriptor after a start's prune (SQLite holds it
+    while the file's locks are held) — one more per table, and 100 tables in one process ran out
+    of the 1,024 descriptors ``select`` can watch."""
+    for _ in range(2):
+        with Journal(live, TABLE, rotate_days=1, retention_days=90) as journal:
+            runner = TableRunner(
+                table_id=TABLE,
+                engine=build_engine(TABLE, "roulette", {}, source="test"),
+                journal=journal,
+                clock=time.time,
+                clock_watch=ClockWatch(max_step=120),
+            )
+            runner.recover()
+            runner.power_on()
+            assert _descriptors_of(live) == 1
+            runner.power_off("shutdown")
+
+
+def _descriptors_of(path: Path) -> int:
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            found += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+    return found

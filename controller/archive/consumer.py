@@ -64,7 +64,7 @@ from tablectl.controller.archive.gate.quarantine import QuarantineWriter
 from tablectl.controller.archive.ingest import Incoming, Ingest, StoreResult
 from tablectl.controller.archive.schema import migrate
 from tablectl.controller.archive.status import ArchiveStatus
-from tablectl.controller.archive.upkeep import Cadence, Upkeep
+from tablectl.controller.archive.upkeep import Cadence, ResendSigner, Upkeep
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
@@ -105,6 +105,8 @@ class ArchiverConfig:
     name: str = "archive"
     share: str | None = None
     keys: KeyRing = field(default_factory=KeyRing)
+    resend_signer: ResendSigner | None = None
+    """Signs ``cmd/resend`` (a table with ``[security]`` answers only its ``archive`` role)."""
     cadence: Cadence = field(default_factory=Cadence)
     """Gap timeout, probes, status, sweeps, walks and resend caps (:class:`~.upkeep.Cadence`)."""
     limits: Limits = field(default_factory=Limits)
@@ -180,6 +182,7 @@ class Archiver:
             send=self.send,
             clock=clock,
             limits=config.limits,
+            signer=config.resend_signer,
         )
         self._pending: list[_Received] = []
         self._arrived = asyncio.Event()

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -45,17 +45,35 @@ from tablectl.controller.archive.db import Connections, lost_errors
 from tablectl.controller.archive.gate.admission import MAX_SEQ, Head, Limits, Refused, load_json
 from tablectl.controller.archive.status import ArchiveStatus
 from tablectl.controller.archive.verifier import RESENDS_PER_TABLE, TablePass, Verifier
+from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["MAX_RESEND", "Cadence", "Upkeep"]
+__all__ = ["MAX_RESEND", "Cadence", "ResendSigner", "Upkeep"]
 
 log = structlog.get_logger("tablectl.archive")
 
 
 _LOST: Final = lost_errors()
+
+
+@dataclass(frozen=True)
+class ResendSigner:
+    """Signs the archive's ``cmd/resend`` requests with a role's key (``tablectl archive
+    --resend-key``): a table with ``[security]`` answers only its ``resend`` role
+    (docs/security.md)."""
+
+    role: str
+    key: bytes = field(repr=False)
+    by: str
+
+    def sign(self, request: Mapping[str, Any], table: str) -> dict[str, Any]:
+        """``request`` signed for ``table``'s ``cmd/resend`` (a fresh nonce and time)."""
+        return sign_command(
+            request, verb="resend", table=table, role=self.role, key=self.key, by=self.by
+        )
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,7 @@ class Upkeep:
         connections: the archiver's; this uses its ``verify`` connection.
         send: queues ``(topic, payload, retain)`` for the broker.
         clock: wall clock for gap ages and alarm times.
+        signer: signs the resend requests (a table with ``[security]`` answers only those).
     """
 
     def __init__(
@@ -104,8 +123,10 @@ class Upkeep:
         send: Callable[[str, dict[str, Any], bool], None],
         clock: Callable[[], datetime],
         limits: Limits | None = None,
+        signer: ResendSigner | None = None,
     ) -> None:
         self.status = status
+        self._signer = signer
         self.limits = limits or Limits()
         self.cadence = cadence
         self._verifier = verifier
@@ -285,7 +306,13 @@ class Upkeep:
     def _ask(self, table: str, first: int, last: int) -> None:
         self._requests += 1
         self.status.counters.resend_requests += 1
-        request = {"id": f"{self._id_head()}{self._requests}", "from_seq": first, "to_seq": last}
+        request: dict[str, Any] = {
+            "id": f"{self._id_head()}{self._requests}",
+            "from_seq": first,
+            "to_seq": last,
+        }
+        if self._signer is not None:
+            request = self._signer.sign(request, table)
         topic = Topics(self.status.prefix, table).command("resend")
         self._send(topic, request, False)
         log.info("archive_resend", table=table, from_seq=first, to_seq=last)

@@ -24,14 +24,14 @@ import pydantic
 from tablectl.controller.archive.consumer import Archiver, ArchiverConfig
 from tablectl.controller.archive.db import ArchiveConfigError, ArchiveError, check_dsn
 from tablectl.controller.archive.gate.options import add_bound_arguments, bounds_of
-from tablectl.controller.archive.upkeep import Cadence
+from tablectl.controller.archive.upkeep import Cadence, ResendSigner
 from tablectl.controller.archive.verifier import KeyRing
 from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.mqtt.security import client_security
-from tablectl.controller.secrets import read_journal_key
+from tablectl.controller.secrets import read_journal_key, read_key_file
 from tablectl.controller.service import stopping
 from tablectl.controller.tools.floor_metrics import ArchiveMetrics, check_listen, serving
 
@@ -102,6 +102,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cert-file", type=Path, help="client certificate (PEM)")
     parser.add_argument("--cert-key-file", type=Path, help="client certificate's key (PEM)")
     parser.add_argument(
+        "--resend-key",
+        type=Path,
+        metavar="FILE",
+        help="the archive role's key (a table with [security] answers only signed resends: "
+        "docs/security.md); without it the resend requests go unsigned",
+    )
+    parser.add_argument("--resend-role", default="archive", help="the role --resend-key signs as")
+    parser.add_argument(
         "--metrics-listen",
         metavar="HOST:PORT",
         help="serve Prometheus metrics on http://HOST:PORT/metrics (docs/operations.md)",
@@ -121,6 +129,16 @@ def _keys(specs: list[str]) -> KeyRing:
         else:
             raise ConfigError(f"--key {spec}: a second key for every table (use TABLE=FILE)")
     return KeyRing(default, per_table)
+
+
+def _resend_signer(args: argparse.Namespace) -> ResendSigner | None:
+    """Signs the archive's ``cmd/resend`` requests as ``--resend-role`` (key read now)."""
+    if args.resend_key is None:
+        return None
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", args.resend_role):
+        raise ConfigError(f"--resend-role {args.resend_role!r}: a role name ([a-z][a-z0-9_]*)")
+    key = read_key_file(args.resend_key, args.resend_role)
+    return ResendSigner(role=args.resend_role, key=key, by=args.name)
 
 
 def _config(args: argparse.Namespace) -> ArchiverConfig:
@@ -164,6 +182,7 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         cadence=cadence,
         limits=limits,
         keys=_keys(args.key),
+        resend_signer=_resend_signer(args),
         batch_size=args.batch_size,
         mqtt_v5=args.mqtt_version == "5",
     )

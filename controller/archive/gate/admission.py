@@ -19,7 +19,8 @@ The checks, in order (the cheap and the bounding ones first):
    ``jsonb`` would refuse the whole batch);
 4. **the envelope**: a journal record of this table (``seq``, ``ts``, ``type``, ``hash``,
    ``prev_hash``: :func:`~tablectl.controller.archive.ingest.incoming_of`);
-5. (authorship: the keyed MAC, to come — ``Context.key`` is the table's journal key);
+5. authorship, with the table's journal key (``Context.key``): the record's ``auth`` MAC and
+   its body's hash (:func:`authorship_problem`);
 6. **the seq window**: at most :attr:`Limits.seq_window` after the table's verified head, plus
    what the table could have journaled since the head's time at :attr:`Limits.seq_rate`
    records a second (an archive that was down a day, or a first start that fills a table's
@@ -47,8 +48,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from tablectl.controller.archive.chains import is_withheld
 from tablectl.controller.archive.ingest import Incoming, MalformedRecordError, incoming_of
 from tablectl.controller.archive.schema import Month, month_of
+from tablectl.controller.journal import AUTH, record_hash
+from tablectl.controller.journal.anchors import mac_matches
 
 __all__ = [
     "MALFORMED",
@@ -61,6 +65,7 @@ __all__ = [
     "Quarantined",
     "Refused",
     "admit",
+    "authorship_problem",
     "load_json",
     "seq_horizon",
     "ts_window",
@@ -79,6 +84,8 @@ REASONS: Final[Mapping[str, str]] = {
     "ts_ahead": "dated after now + the archive's slack",
     "ts_behind": "dated before the table's verified head − the archive's slack",
     "ts_too_old": "dated before the oldest the archive takes",
+    "forged": "not its table's own: auth or body does not match under the table's key",
+    "unauthenticated": "no auth, where the archive holds the table's key",
     "db_refused": "PostgreSQL refused the record",
     "error": "the archive failed to judge it (a defect: the detail says what)",
 }
@@ -206,9 +213,10 @@ def _admit(payload: bytes, context: Context) -> Admitted | Quarantined:
     except MalformedRecordError as exc:
         return refuse("not_record", str(exc))
 
-    # Authorship goes here (issue 26, "Authenticated records"): a per-record keyed MAC checked
-    # with ``context.key`` (the table's journal key) — a record that fails it is quarantined
-    # (its own reason code in REASONS) before the windows below, and never reaches ``records``.
+    if context.key is not None:
+        forged = authorship_problem(fields, record, context.key)
+        if forged is not None:
+            return refuse(*forged, record)
 
     horizon = seq_horizon(context.head, context.now, limits)
     if record.seq > horizon:
@@ -232,6 +240,28 @@ def _admit(payload: bytes, context: Context) -> Admitted | Quarantined:
             reason, f"ts {record.ts.isoformat()} is before {earliest.isoformat()} ({what})", record
         )
     return Admitted(record)
+
+
+def authorship_problem(
+    fields: Mapping[str, Any], record: Incoming, key: bytes
+) -> tuple[str, str] | None:
+    """``(reason, detail)`` when a record is not its table's own under ``key``, else ``None``.
+
+    Each record of a keyed journal carries ``auth``, the MAC of its ``seq`` and ``hash``
+    (tablectl.controller.journal.records.chain_record); its body must then hash to that
+    ``hash`` — except a record the outbox withheld part of (a face-down card), whose hash covers
+    what was not published. A record without ``auth`` is refused too: a forger cannot make one,
+    only strip it. So a forgery never reaches ``records``, whatever arrived first, and the table's
+    own record is stored when it comes (issue 26).
+    """
+    auth = fields.get(AUTH)
+    if auth is None:
+        return "unauthenticated", "no auth: every record of a keyed journal carries one"
+    if not mac_matches(key, auth, record.table_id, record.seq, record.hash):
+        return "forged", f"auth of seq {record.seq} does not match under the table's key"
+    if not is_withheld(fields) and record_hash(record.prev_hash, fields) != record.hash:
+        return "forged", f"seq {record.seq}'s body does not hash to its authenticated hash"
+    return None
 
 
 def seq_horizon(head: Head | None, now: datetime, limits: Limits) -> int:

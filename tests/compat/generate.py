@@ -36,6 +36,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import importlib
+import inspect
 import json
 import shutil
 import sqlite3
@@ -44,7 +45,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 STREAMS = Path(__file__).resolve().parents[1] / "data" / "replay"
 
@@ -115,7 +116,8 @@ def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
     table, game, rules = spec["table"], spec["game"], spec["rules"]
     path = out / f"{table}.sqlite"
     clock = _Clock(_ts(json.loads(lines[0])["ts"]) - 60)
-    with journal_mod.Journal(path, table) as journal:
+    extra, anchors = _life_records(tree, runner_mod, journal_mod, clock)
+    with journal_mod.Journal(path, table, **anchors) as journal:
         checkpoints = cp.Checkpoints(
             path, table, cp.fingerprint(table=table, game=game, rules=rules)
         )
@@ -125,6 +127,7 @@ def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
             journal=journal,
             clock=clock,
             checkpoints=checkpoints,
+            **extra,
         )
         runner.recover()
         runner.power_on()
@@ -154,6 +157,33 @@ def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
         "records": records,
         "fingerprint": checkpoints.fingerprint,
     }
+
+
+COMPAT_KEY: Final = b"tablectl-compatibility-corpus-key"
+"""The journal key of a version that writes keyed records (``auth``, anchors): a test key,
+published here on purpose (the corpus test verifies with it)."""
+
+
+def _life_records(
+    tree: Path, runner_mod: ModuleType, journal_mod: ModuleType, clock: _Clock
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a version that has them needs to write its table's life records too: a clock watch
+    on the script's clock (``clock`` readings on ``power_on``/``power_off``; issue 25) and a
+    journal key (each record's ``auth`` and the anchors; issue 26). Older versions: nothing."""
+    extra: dict[str, Any] = {}
+    anchors: dict[str, Any] = {}
+    if "clock_watch" in inspect.signature(runner_mod.TableRunner).parameters:
+        clocks = importlib.import_module("tablectl.controller.service.clock")
+        start = clock.now
+
+        def read() -> Any:
+            return clocks.ClockReading(wall=clock.now, boot=clock.now - start, boot_id="compat")
+
+        extra["clock_watch"] = clocks.ClockWatch(max_step=120, read=read)
+    if hasattr(journal_mod, "AUTH") and hasattr(journal_mod, "KeyedAnchors"):
+        anchors["anchors"] = journal_mod.KeyedAnchors(COMPAT_KEY, every=20)
+    del tree
+    return extra, anchors
 
 
 def _checkpoint_path(journal: Path) -> Path:

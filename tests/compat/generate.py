@@ -116,7 +116,7 @@ def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
     table, game, rules = spec["table"], spec["game"], spec["rules"]
     path = out / f"{table}.sqlite"
     clock = _Clock(_ts(json.loads(lines[0])["ts"]) - 60)
-    extra, anchors = _life_records(tree, runner_mod, journal_mod, clock)
+    extra, anchors = _life_records(runner_mod, journal_mod, clock)
     with journal_mod.Journal(path, table, **anchors) as journal:
         checkpoints = cp.Checkpoints(
             path, table, cp.fingerprint(table=table, game=game, rules=rules)
@@ -165,7 +165,7 @@ published here on purpose (the corpus test verifies with it)."""
 
 
 def _life_records(
-    tree: Path, runner_mod: ModuleType, journal_mod: ModuleType, clock: _Clock
+    runner_mod: ModuleType, journal_mod: ModuleType, clock: _Clock
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a version that has them needs to write its table's life records too: a clock watch
     on the script's clock (``clock`` readings on ``power_on``/``power_off``; issue 25) and a
@@ -182,7 +182,6 @@ def _life_records(
         extra["clock_watch"] = clocks.ClockWatch(max_step=120, read=read)
     if hasattr(journal_mod, "AUTH") and hasattr(journal_mod, "KeyedAnchors"):
         anchors["anchors"] = journal_mod.KeyedAnchors(COMPAT_KEY, every=20)
-    del tree
     return extra, anchors
 
 

@@ -235,7 +235,12 @@ def read_journal(path: Path) -> list[Row]:
     reading the live one is read again."""
     for _ in range(10):
         archives = [a.path for a in list_archives(path)]
-        rows = [row for file in [*archives, path] for row in _read_file(file)]
+        try:
+            rows = [row for file in [*archives, path] for row in _read_file(file)]
+        except sqlite3.OperationalError:
+            # The live file renamed under the reader (a rotation): "disk I/O error". Again.
+            time.sleep(0.05)
+            continue
         if [a.path for a in list_archives(path)] == archives:
             return rows
     raise AssertionError(f"{path}: rotating while read, ten times over")

@@ -86,7 +86,8 @@ def wants_archive(args: argparse.Namespace) -> bool:
 def run_verify(
     args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Verify the archive's chains; 0 when every table's is intact, 1 otherwise.
+    """Verify the archive's chains; 0 when every table's is intact (and, with ``--key``, vouched
+    for by the key), 1 otherwise.
 
     Raises:
         ArchiveError: the archive or a file cannot be read, a file differs from its manifest,
@@ -124,7 +125,16 @@ def run_verify(
     where = archive.where if archive is not None else f"{len(months)} detached month(s)' files"
     failed = 0
     for chain in chains:
-        if chain.ok:
+        if chain.ok and key is not None and chain.count and not chain.keyed_through:
+            # With the key, a chain nothing keyed vouches for is no table's proven record: a
+            # table fabricated on the broker links as well as a real one (issue 26).
+            failed += 1
+            err.write(
+                f"tablectl verify: {chain.table}: no keyed evidence: none of its"
+                f" {chain.count} records is covered by an anchor the key matches (a table"
+                " without [journal] key_file, another key, or records not its own)\n"
+            )
+        elif chain.ok:
             _print_ok(out, chain, where, months, key)
         else:
             failed += 1
@@ -174,13 +184,10 @@ def _print_ok(
         if chain.anchors:
             out.write(f"  keyed evidence not checked: {chain.anchors} anchor(s) (no --key)\n")
         return
-    if chain.keyed_through:
-        out.write(
-            f"keyed: {chain.anchors} anchor(s) match: the key vouches for seq"
-            f" {chain.first_seq}-{chain.keyed_through}\n"
-        )
-    else:
-        out.write("keyed: no anchor: no record is covered by the key\n")
+    out.write(
+        f"keyed: {chain.anchors} anchor(s) match: the key vouches for seq"
+        f" {chain.first_seq}-{chain.keyed_through}\n"
+    )
 
 
 # -- archive-admin ------------------------------------------------------------------------------

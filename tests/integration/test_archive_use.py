@@ -265,6 +265,32 @@ def _restore(dsn: str, records: Sequence[JournalRecord]) -> None:
     _store(dsn, records)
 
 
+def test_with_the_key_a_table_nothing_keyed_vouches_for_fails(
+    archive_dsn: str,
+    keyed_roulette: list[JournalRecord],
+    key_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 26: a whole fake table of records (chain-valid, no key) passed
+    ``verify --dsn --key``. Without the key it still verifies (order, not authorship)."""
+    fake = _journal(
+        tmp_path / "FAKE-01.sqlite",
+        "FAKE-01",
+        "roulette",
+        _spins("2026-03-02T10:00:00Z", [0] * 30, timedelta(minutes=1)),
+    )
+    _store(archive_dsn, fake)
+    code, out, err = _run(capsys, "verify", "--dsn", archive_dsn)
+    assert code == 0, err
+    assert "OK: FAKE-01" in out
+    code, out, err = _run(capsys, "verify", "--dsn", archive_dsn, "--key", str(key_file))
+    assert code == 1
+    assert f"FAKE-01: no keyed evidence: none of its {len(fake)} records" in err
+    assert "OK: ROU-01" in out  # the real table, keyed, still passes
+    assert len(keyed_roulette) > 0
+
+
 def test_verify_names_what_was_changed_in_the_archive(
     archive_dsn: str,
     keyed_roulette: list[JournalRecord],

@@ -22,8 +22,7 @@ import contextlib
 import json
 import shutil
 import ssl
-import subprocess
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +34,9 @@ from tablectl.controller.config import TableConfig, parse_config
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.service.app import TableApp, open_table
 from tests.support.events import roulette_spin
-from tests.support.mosquitto import MosquittoProcess, find_mosquitto, free_port
+from tests.support.mosquitto import find_mosquitto
 from tests.support.mqtt import Received, Subscriber
-from tests.support.tls import Pki, find_openssl, make_pki
+from tests.support.tls import Pki, TlsMosquitto, find_openssl, make_pki
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(90)]
 
@@ -109,49 +108,6 @@ def test_every_user_denies_the_topics_a_table_of_its_name_would_have() -> None:
 # --- the broker ---------------------------------------------------------------------------------
 
 
-class FloorMosquitto(MosquittoProcess):
-    """Mosquitto running the shipped floor config and ACL: ``port`` takes passwords over TLS,
-    ``cert_port`` client certificates (CN = user name)."""
-
-    def __init__(self, workdir: Path, pki: Pki, passwords: Mapping[str, str]) -> None:
-        super().__init__(workdir)
-        self.pki = pki
-        self.cert_port = free_port(self.host)
-        self.acl_path = workdir / "floor.acl"
-        shutil.copyfile(FLOOR_ACL, self.acl_path)
-        self.passwd_path = workdir / "floor.passwd"
-        self.passwd_path.write_text("", encoding="utf-8")
-        self.passwd_path.chmod(0o600)
-        tool = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
-        for user, password in passwords.items():
-            subprocess.run(
-                [tool, "-b", str(self.passwd_path), user, password],
-                check=True,
-                capture_output=True,
-                timeout=30,
-            )
-
-    def config_text(self) -> str:
-        text = FLOOR_CONF.read_text(encoding="utf-8")
-        substitutions = {
-            "/etc/mosquitto/floor.passwd": str(self.passwd_path),
-            "/etc/mosquitto/floor.acl": str(self.acl_path),
-            "/etc/mosquitto/certs/ca.pem": str(self.pki.ca),
-            "/etc/mosquitto/certs/broker.pem": str(self.pki.server_cert),
-            "/etc/mosquitto/certs/broker.key": str(self.pki.server_key),
-            "listener 8883\n": f"listener {self.port} {self.host}\n",
-            "listener 8884\n": f"listener {self.cert_port} {self.host}\n",
-            "persistence true\n": "persistence false\n",
-            "persistence_location /var/lib/mosquitto/\n": "",
-        }
-        for old, new in substitutions.items():
-            if old not in text:
-                raise AssertionError(f"{FLOOR_CONF.name} no longer contains {old!r}")
-            text = text.replace(old, new)
-        # Stay root when started as root: pytest's 0700 directories hold the files.
-        return "user root\nlog_dest stderr\nlog_type error\nlog_type warning\n" + text
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     if find_openssl() is None:
@@ -160,16 +116,22 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 
 @pytest.fixture
-def broker(tmp_path: Path, pki: Pki) -> Iterator[FloorMosquitto]:
+def broker(tmp_path: Path, pki: Pki) -> Iterator[TlsMosquitto]:
     if find_mosquitto() is None:
         pytest.skip("mosquitto binary not found (apt-get install mosquitto)")
     if shutil.which("mosquitto_passwd") is None and not Path("/usr/bin/mosquitto_passwd").exists():
         pytest.skip("mosquitto_passwd not found")
-    with FloorMosquitto(tmp_path / "broker", pki, PASSWORDS) as process:
+    with TlsMosquitto(
+        tmp_path / "broker",
+        pki,
+        users=PASSWORDS,
+        acl=FLOOR_ACL.read_text(encoding="utf-8"),
+        config=FLOOR_CONF,
+    ) as process:
         yield process
 
 
-def _login(broker: FloorMosquitto, user: str) -> dict[str, Any]:
+def _login(broker: TlsMosquitto, user: str) -> dict[str, Any]:
     """``aiomqtt.Client`` keywords: a password user on ``port``, a certificate on ``cert_port``."""
     context = ssl.create_default_context(cafile=str(broker.pki.ca))
     if user in PASSWORDS:
@@ -185,13 +147,13 @@ def _login(broker: FloorMosquitto, user: str) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def _client(broker: FloorMosquitto, user: str) -> AsyncIterator[aiomqtt.Client]:
+async def _client(broker: TlsMosquitto, user: str) -> AsyncIterator[aiomqtt.Client]:
     options = _login(broker, user)
     async with aiomqtt.Client(broker.host, options.pop("port"), timeout=5, **options) as client:
         yield client
 
 
-def _reader(broker: FloorMosquitto, user: str, filters: str | Sequence[str]) -> Subscriber:
+def _reader(broker: TlsMosquitto, user: str, filters: str | Sequence[str]) -> Subscriber:
     options = _login(broker, user)
     return Subscriber(broker.host, options.pop("port"), filters, options=options)
 
@@ -205,7 +167,7 @@ def _secret(path: Path, text: str) -> Path:
     return path
 
 
-def _table_config(broker: FloorMosquitto, table: str, tmp_path: Path) -> TableConfig:
+def _table_config(broker: TlsMosquitto, table: str, tmp_path: Path) -> TableConfig:
     home = tmp_path / table  # secrets here, the journal in a folder of its own
     (home / "journal").mkdir(parents=True)
     mqtt: dict[str, Any] = {"topic_prefix": "tablectl", "ca_file": str(broker.pki.ca)}
@@ -237,7 +199,7 @@ def _table_config(broker: FloorMosquitto, table: str, tmp_path: Path) -> TableCo
 
 @dataclass
 class Floor:
-    broker: FloorMosquitto
+    broker: TlsMosquitto
     tables: dict[str, TableApp]
     floor: Subscriber
     """The archive's login on ``tablectl/#``: everything of every table."""
@@ -269,7 +231,7 @@ class Floor:
 
 
 @pytest.fixture
-async def floor(broker: FloorMosquitto, tmp_path: Path) -> AsyncIterator[Floor]:
+async def floor(broker: TlsMosquitto, tmp_path: Path) -> AsyncIterator[Floor]:
     async with contextlib.AsyncExitStack() as stack:
         floor_reader = await stack.enter_async_context(_reader(broker, "archive", "tablectl/#"))
         board = await stack.enter_async_context(_reader(broker, "dashboard", BOARD_FILTERS))

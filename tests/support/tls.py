@@ -10,6 +10,7 @@ certificate's CN is the user the ACL names).
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -157,6 +158,7 @@ class TlsMosquitto(MosquittoProcess):
     Args:
         users: username → password (hashed into the password file with ``mosquitto_passwd``).
         acl: the ACL file's text (default: ``config/mosquitto-acl.example``).
+        config: the shipped config to run (default: ``config/mosquitto-tls.example.conf``).
     """
 
     def __init__(
@@ -166,10 +168,12 @@ class TlsMosquitto(MosquittoProcess):
         *,
         users: Mapping[str, str],
         acl: str | None = None,
+        config: Path = EXAMPLE_CONFIG,
         binary: str | None = None,
     ) -> None:
         super().__init__(workdir, binary)
         self.pki = pki
+        self.config = config
         self.cert_port = free_port(self.host)
         self.acl_path = workdir / "acl"
         self.acl_path.write_text(
@@ -191,10 +195,10 @@ class TlsMosquitto(MosquittoProcess):
         return f"mqtts://{self.host}:{self.cert_port}"
 
     def config_text(self) -> str:
-        text = EXAMPLE_CONFIG.read_text(encoding="utf-8")
+        text = self.config.read_text(encoding="utf-8")
         substitutions = {
-            "/etc/mosquitto/tablectl.passwd": str(self.passwd_path),
-            "/etc/mosquitto/tablectl.acl": str(self.acl_path),
+            _setting(text, "password_file"): f"password_file {self.passwd_path}\n",
+            _setting(text, "acl_file"): f"acl_file {self.acl_path}\n",
             "/etc/mosquitto/certs/ca.pem": str(self.pki.ca),
             "/etc/mosquitto/certs/broker.pem": str(self.pki.server_cert),
             "/etc/mosquitto/certs/broker.key": str(self.pki.server_key),
@@ -205,13 +209,21 @@ class TlsMosquitto(MosquittoProcess):
         }
         for old, new in substitutions.items():
             if old not in text:
-                raise AssertionError(f"{EXAMPLE_CONFIG.name} no longer contains {old!r}")
+                raise AssertionError(f"{self.config.name} no longer contains {old!r}")
             text = text.replace(old, new)
         return (
             # Stay root when started as root (the test machine): the files live in pytest's 0700
             # tmp directories, which the "mosquitto" user could not read.
             "user root\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n" + text
         )
+
+
+def _setting(text: str, name: str) -> str:
+    """The line of a Mosquitto config that sets ``name`` (its shipped path is substituted)."""
+    found = re.search(rf"^{name} \S+\n", text, re.MULTILINE)
+    if found is None:
+        raise AssertionError(f"the config no longer sets {name}")
+    return found.group(0)
 
 
 def pki_or_skip(directory: Path, table: str) -> Pki:

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import aiomqtt
@@ -24,8 +21,9 @@ import pytest
 
 from tests.archive.published import publish_journal
 from tests.support.archive import ArchiverProcess
+from tests.support.dashboard import dashboard_process
 from tests.support.mosquitto import MosquittoProcess, free_port
-from tests.support.processes import REPO, end_process, log_tail
+from tests.support.processes import log_tail
 from tests.support.tables import sample, scrape
 from tests.support.waiting import wait_until
 
@@ -126,25 +124,6 @@ def test_a_bad_metrics_address_is_a_config_error_before_anything_starts(
 # --- the dashboard -------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _dashboard(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``tablectl dashboard ARGS`` until the block ends (SIGTERM: exit 0)."""
-    pytest.importorskip("uvicorn", reason="the dashboard extra (pip install 'tablectl[dashboard]')")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tablectl", "dashboard", *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    try:
-        yield proc
-    finally:
-        end_process(proc, signal.SIGTERM)
-
-
 async def test_the_dashboards_endpoint_serves_its_feed(
     tmp_path: Path, mosquitto: MosquittoProcess
 ) -> None:
@@ -155,7 +134,8 @@ async def test_the_dashboards_endpoint_serves_its_feed(
         *("--metrics-listen", f"127.0.0.1:{port}"),
     ]
 
-    with _dashboard(args, log) as proc:
+    pytest.importorskip("uvicorn", reason="the dashboard extra (pip install 'tablectl[dashboard]')")
+    with dashboard_process(args, log) as proc:
 
         def alive() -> str | None:
             return None if proc.poll() is None else f"the dashboard exited: {log_tail(log)}"

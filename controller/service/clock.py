@@ -275,7 +275,7 @@ class ClockWatch:
             return None
         assert self.suspect is not None
         if expected is None:
-            expected = _seconds(self.suspect.get("after"))
+            expected = parse_ts_seconds(self.suspect.get("after"))
         # What the suspect steps added to the discount is given back: the clock never left.
         self.discount_s -= _steps_since_trusted(self.suspect)
         record = {
@@ -353,7 +353,3 @@ def _steps_since_trusted(suspect: dict[str, Any]) -> float:
             return after - (float(wall) + (float(at) - float(boot)))
     step = suspect.get("step_s")
     return float(step) if isinstance(step, int | float) else 0.0
-
-
-def _seconds(text: object) -> float | None:
-    return parse_ts_seconds(text)

@@ -25,6 +25,7 @@ from tablectl.controller.tools.watch import (
     format_message,
     read_object,
 )
+from tests.support.dashboard import Chain
 
 P = "tablectl"
 DEEP = b'{"a":' * 5000 + b"1" + b"}" * 5000
@@ -40,31 +41,6 @@ PER_LEAF = {
     "devices/x": [b'{"available":"yes"}', b'{"faults":"x"}'],
 }
 """Malformed on one topic: a field every reader uses, of the wrong type."""
-
-
-class Chain:
-    """A table's journal as published: records linked by sha256, like the real ones."""
-
-    def __init__(self, table: str) -> None:
-        self.table = table
-        self.seq = 0
-        self.head = "0" * 64
-
-    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self.seq += 1
-        body = {"schema": 1, "table": self.table, "seq": self.seq, "type": kind, **fields}
-        body["prev_hash"] = self.head
-        body["hash"] = self.head = hashlib.sha256(json.dumps(body).encode()).hexdigest()
-        return body
-
-    def spin(self, number: int) -> dict[str, Any]:
-        return self.record(
-            "outcome",
-            game="roulette",
-            round=f"{self.table}-{self.seq + 1:06d}",
-            status="settled",
-            result={"number": number, "color": "red", "variant": "european"},
-        )
 
 
 def _send(floor: Floor, table: str, leaf: str, body: object) -> str | None:

@@ -14,7 +14,6 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
-import hashlib
 import json
 import re
 import ssl
@@ -28,7 +27,7 @@ import aiomqtt
 import pytest
 
 from tablectl.controller.tools.dashboard.auth import add_user
-from tests.support.dashboard import browser, dashboard_process, env, http_get, serving
+from tests.support.dashboard import Chain, browser, dashboard_process, env, http_get, serving
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.tables import sample, scrape
 from tests.support.tls import find_openssl, make_pki
@@ -38,51 +37,6 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(150)]
 
 DEEP = b'{"a":' * 5000 + b"1" + b"}" * 5000
 """Deep JSON: a RecursionError in any reader that trusts it."""
-
-
-class Chain:
-    """A table's journal as published: records linked by sha256, like the real ones."""
-
-    def __init__(self, table: str) -> None:
-        self.table = table
-        self.seq = 0
-        self.head = "0" * 64
-        self.numbers: list[int] = []
-
-    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self.seq += 1
-        body = {"schema": 1, "table": self.table, "seq": self.seq, "type": kind, **fields}
-        body["prev_hash"] = self.head
-        body["hash"] = self.head = hashlib.sha256(json.dumps(body).encode()).hexdigest()
-        return body
-
-    def spin(self, number: int) -> dict[str, Any]:
-        self.numbers.append(number)
-        return self.record(
-            "outcome",
-            game="roulette",
-            round=f"{self.table}-{self.seq + 1:06d}",
-            ts="2026-11-30T10:00:00.000000Z",
-            status="settled",
-            reason=None,
-            result={"number": number, "color": "red", "revolutions": 6, "variant": "european"},
-        )
-
-    def state(self, **more: Any) -> dict[str, Any]:
-        return {
-            "schema": 1,
-            "table": self.table,
-            "game": "roulette",
-            "phase": "open",
-            "round": f"{self.table}-{self.seq:06d}",
-            "rounds": self.seq,
-            "seq": self.seq,
-            "faults": [],
-            "devices": {"wheel": {"faults": []}},
-            "locked": False,
-            "journal": {"available": True},
-            **more,
-        }
 
 
 @contextlib.asynccontextmanager

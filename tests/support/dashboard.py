@@ -7,7 +7,9 @@ publisher's (``tests/integration/test_dashboard_hostile.py``).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
+import json
 import os
 import ssl
 import subprocess
@@ -22,7 +24,7 @@ import pytest
 from tablectl.controller.tools.dashboard.screenshots import CHROMIUM
 from tests.support.waiting import wait_until
 
-__all__ = ["REPO", "browser", "dashboard_process", "env", "http_get", "serving"]
+__all__ = ["REPO", "Chain", "browser", "dashboard_process", "env", "http_get", "serving"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,3 +108,48 @@ def http_get(
         return response.status, body, {k.lower(): v for k, v in response.getheaders()}
     finally:
         connection.close()
+
+
+class Chain:
+    """A table's journal as published: records linked by sha256, like the real ones."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.seq = 0
+        self.head = "0" * 64
+        self.numbers: list[int] = []
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.seq += 1
+        body = {"schema": 1, "table": self.table, "seq": self.seq, "type": kind, **fields}
+        body["prev_hash"] = self.head
+        body["hash"] = self.head = hashlib.sha256(json.dumps(body).encode()).hexdigest()
+        return body
+
+    def spin(self, number: int) -> dict[str, Any]:
+        self.numbers.append(number)
+        return self.record(
+            "outcome",
+            game="roulette",
+            round=f"{self.table}-{self.seq + 1:06d}",
+            ts="2026-11-30T10:00:00.000000Z",
+            status="settled",
+            reason=None,
+            result={"number": number, "color": "red", "revolutions": 6, "variant": "european"},
+        )
+
+    def state(self, **more: Any) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "table": self.table,
+            "game": "roulette",
+            "phase": "open",
+            "round": f"{self.table}-{self.seq:06d}",
+            "rounds": self.seq,
+            "seq": self.seq,
+            "faults": [],
+            "devices": {"wheel": {"faults": []}},
+            "locked": False,
+            "journal": {"available": True},
+            **more,
+        }

@@ -287,8 +287,7 @@ def test_with_the_key_a_table_nothing_keyed_vouches_for_fails(
     code, out, err = _run(capsys, "verify", "--dsn", archive_dsn, "--key", str(key_file))
     assert code == 1
     assert f"FAKE-01: no keyed evidence: none of its {len(fake)} records" in err
-    assert "OK: ROU-01" in out  # the real table, keyed, still passes
-    assert len(keyed_roulette) > 0
+    assert f"OK: ROU-01: {len(keyed_roulette)} records" in out  # the keyed table still passes
 
 
 def test_verify_names_what_was_changed_in_the_archive(

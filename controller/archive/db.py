@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import random
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -27,6 +26,7 @@ from urllib.parse import unquote
 import structlog
 
 from tablectl.controller.core.errors import ConfigError, ControllerError
+from tablectl.drivers.connection import Backoff
 
 if TYPE_CHECKING:
     import psycopg
@@ -275,7 +275,7 @@ class Connections:
         conn = self._conns.get(which)
         if conn is not None and not conn.closed:
             return conn
-        delay = 0.2
+        backoff = Backoff(0.2, self.MAX_DELAY)
         while True:
             try:
                 conn = await connect_async(self._dsn)
@@ -283,8 +283,7 @@ class Connections:
                 if at_start:
                     raise
                 self._on_change(False, str(exc))
-                await asyncio.sleep(random.uniform(delay / 2, delay))
-                delay = min(delay * 2, self.MAX_DELAY)
+                await asyncio.sleep(backoff.next())
                 continue
             self._conns[which] = conn
             self._on_change(True, "connected")

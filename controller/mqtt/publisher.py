@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import random
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -46,6 +45,7 @@ from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.mqtt.wire import Link, Wire
+from tablectl.drivers.connection import Backoff
 
 __all__ = ["OUTBOX_CLIENT_SUFFIX", "CommandHandler", "Publisher", "TraceHook", "broker_address"]
 
@@ -328,7 +328,8 @@ class Publisher:
 
     async def _reconnect_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        delay = _INITIAL_DELAY
+        # Jittered, so a fleet of tables does not reconnect in lockstep after a broker restart.
+        backoff = Backoff(_INITIAL_DELAY, self._config.reconnect_max_delay)
         while not self._stop.is_set():
             client = self._make_client()
             self._connected_at = None  # set by _serve once both connections are up
@@ -355,12 +356,9 @@ class Publisher:
                 connected_at is not None
                 and loop.time() - connected_at >= self._config.reconnect_max_delay
             ):
-                delay = _INITIAL_DELAY
-            # Jitter so a fleet of tables does not reconnect in lockstep after a broker restart.
-            pause = random.uniform(delay / 2, delay)
-            delay = min(delay * 2, self._config.reconnect_max_delay)
+                backoff.reset()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(pause):
+                async with asyncio.timeout(backoff.next()):
                     await self._stop.wait()
 
     def _on_connection_error(self, group: BaseExceptionGroup[Any], *, was_connected: bool) -> None:

@@ -5,10 +5,10 @@ Read-only by construction: it subscribes to the topics the tables publish for co
 ``+`` level) and never publishes. Listing the topics rather than ``{prefix}/+/#`` keeps command
 traffic (``cmd/…``, which a broker ACL should not let a display read anyway) out of it.
 
-The connection is an explicit loop with jittered exponential backoff, like the publisher's
-(``docs/mqtt.md``; aiomqtt's reconnection guide): a broker that goes away marks the floor's
-link ``lost`` at once, which every page shows as a banner over the last known state, and the
-retained topics refresh the floor when it comes back.
+The connection is an explicit loop with the one jittered exponential backoff
+(:class:`~tablectl.drivers.connection.Backoff`, the publisher's too; ``docs/mqtt.md``): a broker
+that goes away marks the floor's link ``lost`` at once, which every page shows as a banner over
+the last known state, and the retained topics refresh the floor when it comes back.
 
 Nothing on the broker ends the feed: each message is taken in its own ``try``
 (:meth:`FloorFeed.ingest`; the floor counts what it refuses, :mod:`.floor`), and what goes
@@ -20,7 +20,6 @@ shows ("feed down since …"), and starts it again after :data:`RESTART` seconds
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -34,6 +33,7 @@ from tablectl.controller.core.time import format_ts
 from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.controller.tools.dashboard.floor import Floor, Link, LinkState
 from tablectl.controller.tools.summary import printable
+from tablectl.drivers.connection import Backoff
 
 __all__ = ["LEAVES", "LOG_EVERY", "RESTART", "Broker", "FloorFeed", "follow", "keep_following"]
 
@@ -173,7 +173,7 @@ async def follow(
     """Follow the floor until cancelled, reconnecting with jittered backoff."""
     prefix = feed.floor.prefix
     filters = [f"{prefix}/+/{leaf}" for leaf in LEAVES]
-    delay = first_delay
+    backoff = Backoff(first_delay, max_delay)
     connected = False
     while True:
         feed.set_link("connecting", broker.url)
@@ -191,7 +191,7 @@ async def follow(
                 await client.subscribe([(f, 1) for f in filters])
                 feed.set_link("connected", broker.url)
                 connected = True
-                delay = first_delay
+                backoff.reset()
                 async for message in client.messages:
                     payload = message.payload
                     if isinstance(payload, bytes | bytearray):
@@ -199,5 +199,4 @@ async def follow(
         except aiomqtt.MqttError as exc:
             state: LinkState = "lost" if connected else "unreachable"
             feed.set_link(state, broker.url, str(exc) or type(exc).__name__)
-        await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-        delay = min(max_delay, delay * 2)
+        await asyncio.sleep(backoff.next())

@@ -184,8 +184,9 @@ def _print_ok(
         if chain.anchors:
             out.write(f"  keyed evidence not checked: {chain.anchors} anchor(s) (no --key)\n")
         return
+    own = f", {chain.authenticated} record(s) carry their own auth" if chain.authenticated else ""
     out.write(
-        f"keyed: {chain.anchors} anchor(s) match: the key vouches for seq"
+        f"keyed: {chain.anchors} anchor(s) match{own}: the key vouches for seq"
         f" {chain.first_seq}-{chain.keyed_through}\n"
     )
 

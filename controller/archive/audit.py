@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tablectl.controller.archive.chains import check_record
+from tablectl.controller.archive.chains import auth_stripped, check_record
 from tablectl.controller.archive.db import ArchiveError
 from tablectl.controller.archive.partitions import (
     MANIFEST,
@@ -100,7 +100,10 @@ class TableChain:
     withheld: int = 0
     anchors: int = 0
     keyed_through: int = 0
-    """With a key: the newest anchor's head ``seq`` (what the key vouches for up to)."""
+    """With a key: the newest ``seq`` the key vouches for (an anchor's head, or a record whose own
+    ``auth`` matched: its ``prev_hash`` vouches for every record before it)."""
+    authenticated: int = 0
+    """With a key: records whose own ``auth`` matched it."""
     from_files: int = 0
     """Records read from detached months' files."""
     starts_after: int = 0
@@ -124,6 +127,8 @@ class _Walk:
         self.prev = prev
         self.pending: dict[int, JournalRecord] = {}
         self.after_gap = False
+        self.authenticated = False
+        """A record of this walk carried a matching ``auth``: every later one must carry one."""
 
     def feed(self, record: JournalRecord, where: str) -> None:
         if self.chain.problem is not None:
@@ -158,14 +163,19 @@ class _Walk:
         chain, seq = self.chain, record.seq
         head = None if self.after_gap else self.prev
         check = check_record(chain.table, record, head, self.key)
-        if check.problem is not None:
-            if check.problem.code == "mac":
-                raise KeyedEvidenceError(Path(chain.table), seq, check.problem.reason)
-            raise ChainBrokenError(seq, check.problem.reason)
+        problem = check.problem or auth_stripped(record, self.authenticated)
+        if problem is not None:
+            if problem.code in ("mac", "auth"):
+                raise KeyedEvidenceError(Path(chain.table), seq, problem.reason)
+            raise ChainBrokenError(seq, problem.reason)
         chain.withheld += check.withheld
         chain.anchors += check.anchor
         if check.keyed:
             chain.keyed_through = seq - 1
+        if check.authenticated:
+            self.authenticated = True
+            chain.authenticated += 1
+            chain.keyed_through = seq
         chain.count += 1
         chain.first_seq = chain.first_seq or seq
         chain.last_seq, chain.last_hash = seq, record.hash

@@ -44,7 +44,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from tablectl.controller.journal.anchors import ANCHOR, anchor_problem, mac_matches
-from tablectl.controller.journal.records import GENESIS_HASH, record_hash
+from tablectl.controller.journal.records import AUTH, GENESIS_HASH, record_hash
 from tablectl.controller.mqtt.outbound import withheld_form
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "RecordProblem",
     "StoredRow",
     "Walk",
+    "auth_stripped",
     "check_record",
     "find_gaps",
     "is_withheld",
@@ -140,9 +141,10 @@ def is_withheld(record: Mapping[str, Any]) -> bool:
 class RecordProblem:
     """What is wrong with one record in its chain.
 
-    ``code`` lets a caller word it its own way (``verify --dsn`` raises a mac mismatch as the
-    journal's keyed-evidence error): ``table``, ``link``, ``hash``, ``anchor``, ``mac``, or
-    ``stored`` (the stored row is not the record it should hold)."""
+    ``code`` lets a caller word it its own way (``verify --dsn`` raises a mac or auth mismatch as
+    the journal's keyed-evidence error): ``table``, ``link``, ``hash``, ``anchor``, ``mac`` (an
+    anchor's), ``auth`` (a record's own), or ``stored`` (the stored row is not the record it
+    should hold)."""
 
     code: str
     reason: str
@@ -158,6 +160,9 @@ class RecordCheck:
     anchor: bool = False
     keyed: bool = False
     """An anchor whose mac matched the key."""
+    authenticated: bool = False
+    """The record's own ``auth`` matched the key: the key vouches for it and, through its
+    ``prev_hash``, for every record before it."""
 
 
 def check_record(
@@ -171,7 +176,11 @@ def check_record(
       first record of a window), so the link is not checked;
     * **the body**: ``hash`` is :func:`record_hash` of it — unless :func:`is_withheld`;
     * **an anchor**: it names the record before it (:func:`anchor_problem`) and, with ``key``,
-      its mac is that head's under the key.
+      its mac is that head's under the key;
+    * **its own auth**, with ``key``: a record that carries ``auth`` (every record of a keyed
+      journal since issue 26) is its table's own — the MAC of its ``seq`` and ``hash``. One
+      without is not refused here (journals written before it have none; anchors vouch for
+      those): whether it may lack one is the walk's rule (:func:`auth_stripped`).
 
     The envelope against its storage (row columns, ``seq`` order) is the caller's.
     """
@@ -191,8 +200,22 @@ def check_record(
             return RecordCheck(RecordProblem("hash", "record is not canonical JSON"))
         if digest != record.get("hash"):
             return RecordCheck(RecordProblem("hash", "content does not match its hash"))
+    authenticated = False
+    if key is not None and record.get(AUTH) is not None:
+        seq, own_hash = record.get("seq"), record.get("hash")
+        if not (
+            isinstance(seq, int)
+            and isinstance(own_hash, str)
+            and mac_matches(key, record.get(AUTH), table, seq, own_hash)
+        ):
+            why = (
+                "record auth does not match the record: not written with this key (forged, or"
+                " the key is not this table's)"
+            )
+            return RecordCheck(RecordProblem("auth", why), withheld)
+        authenticated = True
     if record.get("type") != ANCHOR:
-        return RecordCheck(None, withheld)
+        return RecordCheck(None, withheld, authenticated=authenticated)
     problem = anchor_problem(record)
     if problem is not None:
         return RecordCheck(RecordProblem("anchor", problem), withheld, anchor=True)
@@ -205,7 +228,15 @@ def check_record(
             " it are not the ones keyed (chain recomputed?), or the key is not this table's"
         )
         return RecordCheck(RecordProblem("mac", why), withheld, anchor=True)
-    return RecordCheck(None, withheld, anchor=True, keyed=True)
+    return RecordCheck(None, withheld, anchor=True, keyed=True, authenticated=authenticated)
+
+
+def auth_stripped(record: Mapping[str, Any], authenticated_before: bool) -> RecordProblem | None:
+    """A record without ``auth`` after records that carried one: stripped (a forger cannot make
+    an ``auth``, only remove one), as ``tablectl verify --key`` says of a journal."""
+    if authenticated_before and record.get(AUTH) is None:
+        return RecordProblem("auth", "record has no auth after authenticated records (stripped?)")
+    return None
 
 
 def _row_problem(table: str, row: StoredRow, head: str, key: bytes | None) -> RecordCheck:

@@ -169,7 +169,7 @@ class Archiver:
     def __init__(self, config: ArchiverConfig, *, clock: Callable[[], datetime] = _now) -> None:
         self.config = config
         self._clock = clock
-        self.status = ArchiveStatus(config.prefix, config.name, config.share)
+        self.status = ArchiveStatus(config.prefix, config.name, config.share, config.keys)
         self._ingest = Ingest()
         self._quarantine = QuarantineWriter(config.limits.max_bytes)
         verifier = Verifier(config.keys, config.cadence.gap_timeout, config.limits)
@@ -318,7 +318,12 @@ class Archiver:
                 await client.subscribe(topic_filter, qos=1)
             await client.subscribe(f"{self.config.prefix}/+/cmd/resend/reply", qos=1)
             self.send(self.status.status_topic, self.status.status(self._clock()), retain=True)
-            log.info("archive_connected", host=self.config.host, share=self.config.share)
+            log.info(
+                "archive_connected",
+                host=self.config.host,
+                share=self.config.share,
+                authorship=self.status.authorship()["state"],  # "unverified" without --key
+            )
             self._current = client
             self._connected_once = True  # from now on a lost broker is waited for
             try:

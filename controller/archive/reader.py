@@ -20,6 +20,7 @@ cannot be re-hashed from the archive
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ from typing import Any, Final
 import psycopg
 from psycopg import sql
 
-from tablectl.controller.archive.chains import check_record
+from tablectl.controller.archive.chains import auth_stripped, check_record
 from tablectl.controller.archive.db import (
     ArchiveError,
     ArchiveUnavailableError,
@@ -40,7 +41,8 @@ from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import ChainBrokenError
 from tablectl.controller.core.time import format_moment, parse_ts
 from tablectl.controller.journal import JournalRecord, canonical_json
-from tablectl.controller.journal.records import loads_record, stored_record
+from tablectl.controller.journal.anchors import mac_matches
+from tablectl.controller.journal.records import AUTH, loads_record, stored_record
 
 __all__ = [
     "COLUMNS",
@@ -49,6 +51,7 @@ __all__ = [
     "open_archive",
     "row_record",
     "table_ids",
+    "verified_head",
 ]
 
 COLUMNS: Final = "table_id, seq, ts, type, round, hash, prev_hash, record, raw"
@@ -181,10 +184,12 @@ def _check_link(
     where: str,
     *,
     span: bool = True,
+    key: bytes | None = None,
 ) -> None:
     """Within a read span: consecutive, and each record checked in its chain
     (:func:`~tablectl.controller.archive.chains.check_record`: linked to the one before it,
-    hashed as stored unless withheld, an anchor naming its head).
+    hashed as stored unless withheld, an anchor naming its head; with ``key``, its own ``auth``,
+    and none stripped after one that carried it).
 
     ``span=False`` (a time window): ``seq`` may skip — a conclusion carries its deciding event's
     ``ts``, so a window's records need not be consecutive — and only consecutive ones are linked.
@@ -201,9 +206,11 @@ def _check_link(
             )
         if record.seq == before.seq + 1:
             head = before.hash
-    check = check_record(table, record, head)
-    if check.problem is not None:
-        raise ChainBrokenError(record.seq, check.problem.reason)
+    check = check_record(table, record, head, key)
+    authenticated = key is not None and before is not None and before.get(AUTH) is not None
+    problem = check.problem or auth_stripped(record, authenticated)
+    if problem is not None:
+        raise ChainBrokenError(record.seq, problem.reason)
 
 
 class ArchiveReader:
@@ -219,6 +226,11 @@ class ArchiveReader:
         archive: an open archive (:func:`open_archive`).
         table: the table id.
         since, until: with ``rows``, only records with ``since <= ts < until``.
+        key: the table's journal key: each record's own ``auth`` is checked as it is read (a
+            forged or stripped one stops a read; ``rows`` leaves it out and counts it in
+            ``refused``). ``None``: authorship unverified.
+        through: with ``rows``, only records up to this ``seq`` (the archiver's verified head:
+            :func:`verified_head`); ``None``: every stored record.
     """
 
     def __init__(
@@ -228,11 +240,18 @@ class ArchiveReader:
         *,
         since: datetime | None = None,
         until: datetime | None = None,
+        key: bytes | None = None,
+        through: int | None = None,
     ) -> None:
         self.archive = archive
         self.table = table
         self.since = since
         self.until = until
+        self.key = key
+        self.through = through
+        self.refused = 0
+        """Records ``rows`` left out because their ``auth`` did not match ``key`` (or was
+        missing)."""
 
     def __str__(self) -> str:
         window = ""
@@ -279,7 +298,7 @@ class ArchiveReader:
         while True:
             page = self._page("seq > %s AND seq <= %s", (after, end))
             for record in page:
-                _check_link(self.table, before, record, str(self))
+                _check_link(self.table, before, record, str(self), key=self.key)
                 before = record
                 yield record
             if len(page) < PAGE:
@@ -301,7 +320,7 @@ class ArchiveReader:
                 params.append(until)
             page = self._page(where, params)
             for record in page:
-                _check_link(self.table, before, record, str(self), span=False)
+                _check_link(self.table, before, record, str(self), span=False, key=self.key)
                 before = record
                 yield record
             if len(page) < PAGE:
@@ -331,26 +350,65 @@ class ArchiveReader:
         record = row_record(page[0])
         return record if record.get("round") == round_id else None
 
-    def rows(self, types: Sequence[str]) -> Iterator[tuple[int, str, str]]:
-        """``(seq, type, body)`` of the table's records of ``types`` in the window, newest first
-        (the statistics' reading: :mod:`tablectl.controller.tools.diag.stats.source`)."""
-        upper = 1 << 62
-        where = "type = ANY(%s) AND seq < %s"
-        extra: list[Any] = []
+    def _window(self) -> tuple[str, list[Any]]:
+        """The SQL condition and parameters of ``since``/``until``."""
+        where, params = "", []
         if self.since is not None:
             where += " AND ts >= %s"
-            extra.append(self.since)
+            params.append(self.since)
         if self.until is not None:
             where += " AND ts < %s"
-            extra.append(self.until)
+            params.append(self.until)
+        return where, params
+
+    def rows(self, types: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+        """``(seq, type, body)`` of the table's records of ``types`` in the window, newest first
+        (the statistics' reading: :mod:`tablectl.controller.tools.diag.stats.source`): only up
+        to ``through``, and with ``key`` only those whose own ``auth`` matches it."""
+        upper = 1 << 62 if self.through is None else self.through + 1
+        window, extra = self._window()
         while True:
             rows = self.archive.query(
-                f"SELECT seq, type, raw FROM records WHERE table_id = %s AND {where}"  # noqa: S608
-                f" ORDER BY seq DESC LIMIT {PAGE}",
+                f"SELECT seq, type, raw, hash FROM records WHERE table_id = %s"  # noqa: S608
+                f" AND type = ANY(%s) AND seq < %s{window} ORDER BY seq DESC LIMIT {PAGE}",
                 (self.table, list(types), upper, *extra),
             )
-            for seq, kind, raw in rows:
-                yield int(seq), str(kind), bytes(raw).decode("utf-8", "replace")
+            for seq, kind, raw, digest in rows:
+                body = bytes(raw).decode("utf-8", "replace")
+                if self.key is not None and not _own(self.key, self.table, int(seq), digest, body):
+                    self.refused += 1
+                    continue
+                yield int(seq), str(kind), body
             if len(rows) < PAGE:
                 return
             upper = int(rows[-1][0])
+
+    def unverified(self) -> int:
+        """Records of the window after ``through`` (not yet verified by the archiver: not read
+        by ``rows``)."""
+        if self.through is None:
+            return 0
+        window, extra = self._window()
+        rows = self.archive.query(
+            f"SELECT count(*) FROM records WHERE table_id = %s AND seq > %s{window}",  # noqa: S608
+            (self.table, self.through, *extra),
+        )
+        return int(rows[0][0])
+
+
+def _own(key: bytes, table: str, seq: int, digest: str, body: str) -> bool:
+    """Whether a stored record's own ``auth`` is its table's under ``key``."""
+    try:
+        auth = json.loads(body).get(AUTH)
+    except (ValueError, AttributeError):
+        return False
+    return mac_matches(key, auth, table, seq, str(digest))
+
+
+def verified_head(archive: Archive, table: str) -> int:
+    """How far the archiver has verified ``table``'s chain (``archive_tables.verified_seq``; 0:
+    nothing, or no archiver has run on this archive)."""
+    if not _has(archive, "archive_tables"):
+        return 0
+    rows = archive.query("SELECT verified_seq FROM archive_tables WHERE table_id = %s", (table,))
+    return int(rows[0][0]) if rows else 0

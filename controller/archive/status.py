@@ -39,7 +39,7 @@ from typing import Any, Final
 
 from tablectl.controller.archive.chains import ChainBreak, Gap
 from tablectl.controller.archive.gate.admission import Quarantined
-from tablectl.controller.archive.verifier import TablePass
+from tablectl.controller.archive.verifier import KeyRing, TablePass
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA
 
@@ -109,12 +109,17 @@ class ArchiveStatus:
         prefix: the floor's topic prefix.
         name: this archiver's name (its topics and MQTT client id).
         share: the shared-subscription group, if any (said in the status).
+        keys: the tables' journal keys it checks authorship with (``authorship`` in the status
+            says for whom: without one, what it stores is in order, not proven the tables').
     """
 
-    def __init__(self, prefix: str, name: str, share: str | None = None) -> None:
+    def __init__(
+        self, prefix: str, name: str, share: str | None = None, keys: KeyRing | None = None
+    ) -> None:
         self.prefix = prefix
         self.name = name
         self.share = share
+        self.keys = keys or KeyRing()
         self.counters = Counters()
         self.quarantined_by_reason: dict[str, int] = {}
         """Messages quarantined per reason code (admission's ``REASONS``)."""
@@ -279,7 +284,19 @@ class ArchiveStatus:
                 for g in gaps[:_LISTED]
             ],
             "broken": [asdict(b) for b in broken[:_LISTED]],
+            "authorship": self.authorship(),
         }
+
+    def authorship(self) -> dict[str, Any]:
+        """Whether the records stored are proven the tables' own (issue 26): ``keyed`` (a key
+        for every table: forged records are quarantined on arrival), ``partial`` (keys for the
+        tables named; ``unverified`` lists the others seen), or ``unverified`` (no key)."""
+        if self.keys.default is not None:
+            return {"state": "keyed"}
+        unkeyed = sorted(t for t in self._tables if t not in self.keys.per_table)
+        if not self.keys.per_table:
+            return {"state": "unverified", "note": "no --key: order proven, not authorship"}
+        return {"state": "partial", "unverified": unkeyed[:_LISTED]}
 
     def offline(self, now: datetime | None = None) -> dict[str, Any]:
         """The Last Will; with ``now``, the goodbye of an orderly stop, with the final counters."""

@@ -26,6 +26,7 @@ from tablectl.controller.journal.anchors import (
     head_mac,
 )
 from tablectl.controller.journal.cli import (
+    AUTHORSHIP_UNVERIFIED,
     UNKEYED_NOTE,
     add_verify_arguments,
     check_published_anchor,
@@ -73,6 +74,7 @@ __all__ = [
     "ANCHOR",
     "APPLICATION_ID",
     "AUTH",
+    "AUTHORSHIP_UNVERIFIED",
     "DEFAULT_EVERY",
     "DEFAULT_SECONDS",
     "ENVELOPE",

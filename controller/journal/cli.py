@@ -25,6 +25,7 @@ from tablectl.controller.journal.retention import verify_chain
 from tablectl.controller.journal.verify import FileSummary, verify_journal_file
 
 __all__ = [
+    "AUTHORSHIP_UNVERIFIED",
     "UNKEYED_NOTE",
     "add_verify_arguments",
     "check_published_anchor",
@@ -64,6 +65,12 @@ UNKEYED_NOTE = (
     "hash chain intact: proves order, not authorship; pass --key to check the keyed anchors"
 )
 """What an unkeyed ``verify`` says on stdout: anyone who can write the file can recompute it."""
+
+AUTHORSHIP_UNVERIFIED = (
+    "authorship unverified (no --key): the hash chain proves order, not authorship"
+)
+"""What a report read from the archive without the tables' key says (``diag stats --dsn``,
+``export --dsn``; issue 26): a table fabricated on the broker links as well as a real one."""
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -45,7 +45,13 @@ from tablectl.controller.core.outcomes import Outcome
 from tablectl.controller.core.time import parse_moment, parse_ts
 from tablectl.controller.engines import Engine, build_engine
 from tablectl.controller.engines.replay import ReplayReport, replay_lines
-from tablectl.controller.journal import AUTH, ENVELOPE, JournalRecord, canonical_json
+from tablectl.controller.journal import (
+    AUTH,
+    AUTHORSHIP_UNVERIFIED,
+    ENVELOPE,
+    JournalRecord,
+    canonical_json,
+)
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 
 if TYPE_CHECKING:
@@ -340,6 +346,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="with --dsn: the table's id (default: the config's [table] id)",
     )
+    parser.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="with --dsn: the table's journal key ([journal] key_file's copy): every record"
+        " exported must carry its own auth under it (default: none; authorship unverified)",
+    )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--round", metavar="ID", help="one round, from round_open to its outcome")
     what.add_argument("--since", metavar="ISO", help="events with ts >= ISO (Z or +01:00)")
@@ -415,6 +429,8 @@ def run(args: argparse.Namespace) -> int:
         _write(args.records, [r.fields for r in exported.records])
     first, last = exported.events[0]["seq"], exported.events[-1]["seq"]
     print(f"export: {len(exported.events)} events, seq {first}-{last}", file=sys.stderr)
+    if args.dsn is not None and args.key is None:
+        print(f"export: {AUTHORSHIP_UNVERIFIED}", file=sys.stderr)
     if exported.reproduced is False:
         print(
             f"export: replaying the export with {args.config} does not reproduce the journal's"
@@ -436,8 +452,8 @@ def _open_source(
 ) -> Iterator[RecordSource]:
     """The journal's files, or with ``--dsn`` the archive's records of the table."""
     if args.dsn is None:
-        if args.table is not None:
-            raise ExportError("--table goes with --dsn (a journal holds one table)")
+        if args.table is not None or args.key is not None:
+            raise ExportError("--table and --key go with --dsn (a journal holds one table)")
         if journal is None:
             raise ExportError("give --journal, or --config to take the journal from it")
         with JournalReader(journal) as reader:
@@ -451,8 +467,13 @@ def _open_source(
     # Lazily: psycopg is the archive extra's, and the journal export must not need it.
     from tablectl.controller.archive.reader import ArchiveReader, open_archive  # noqa: PLC0415
 
+    key: bytes | None = None
+    if args.key is not None:
+        from tablectl.controller.secrets import read_journal_key  # noqa: PLC0415
+
+        key = read_journal_key(args.key, "export --key")
     with open_archive(args.dsn) as archive:
-        yield ArchiveReader(archive, table)
+        yield ArchiveReader(archive, table, key=key)
 
 
 def _write(path: Path | None, lines: Sequence[Mapping[str, Any]]) -> None:

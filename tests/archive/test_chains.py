@@ -18,7 +18,7 @@ from tablectl.controller.archive.chains import (
     resends_due,
     walk,
 )
-from tablectl.controller.journal import canonical_json
+from tablectl.controller.journal import canonical_json, record_hash
 from tablectl.controller.mqtt.outbound import published_payload
 from tests.archive.published import KEY, Published, publish_journal
 
@@ -66,6 +66,8 @@ def test_an_anchor_under_another_key_breaks_the_chain_at_the_anchor(
     rows: list[StoredRow],
 ) -> None:
     anchor = next(r for r in rows if r.type == "anchor")
+    # A journal written before per-record auth: the anchors are the key's only evidence.
+    rows = [_strip_auth(r) for r in rows]
     result = walk("T1", ChainState(), rows, key=b"x" * 32)
     assert result.broke is not None
     assert (result.broke.table, result.broke.seq) == ("T1", anchor.seq)
@@ -74,6 +76,35 @@ def test_an_anchor_under_another_key_breaks_the_chain_at_the_anchor(
     assert result.state.broken_at == anchor.seq
     # Without a key the anchor's own fields are still checked, the mac is not.
     assert walk("T1", ChainState(), rows).broke is None
+
+
+def test_each_record_s_own_auth_is_checked_under_the_key(rows: list[StoredRow]) -> None:
+    """Issue 26: a record's authorship is checkable on its own, not only at the next anchor."""
+    result = walk("T1", ChainState(), rows, key=b"x" * 32)  # another table's key
+    assert result.broke is not None
+    assert result.broke.seq == 1
+    assert result.broke.reason.startswith("record auth does not match the record")
+    # A chain-valid forgery after the head (rehashed, relinked, the auth kept) is named itself.
+    outcome = next(r for r in rows if r.type == "outcome")
+    record = {**json.loads(outcome.raw), "result": {"number": 36}}
+    record["hash"] = record_hash(record["prev_hash"], record)
+    forged = StoredRow(
+        outcome.seq,
+        record["hash"],
+        record["prev_hash"],
+        outcome.type,
+        canonical_json(record).encode(),
+    )
+    result = walk("T1", ChainState(), [forged if r is outcome else r for r in rows], key=KEY)
+    assert result.broke is not None
+    assert (result.broke.seq, result.state.verified_seq) == (outcome.seq, outcome.seq - 1)
+    assert "record auth does not match" in result.broke.reason
+
+
+def _strip_auth(row: StoredRow) -> StoredRow:
+    record = json.loads(row.raw)
+    record.pop("auth", None)
+    return StoredRow(row.seq, row.hash, row.prev_hash, row.type, canonical_json(record).encode())
 
 
 def test_an_edited_record_breaks_the_chain_naming_its_seq(rows: list[StoredRow]) -> None:
@@ -95,9 +126,14 @@ def test_a_withheld_record_is_checked_by_its_links(rows: list[StoredRow]) -> Non
     # Its body cannot be re-hashed (the face is withheld): a changed body passes …
     quiet = [_edit(r, ts="2026-11-30T10:59:00.000000Z") if r is card else r for r in rows]
     assert walk("T1", ChainState(), quiet, key=KEY).broke is None
-    # … but a changed hash does not: the next record no longer links to it.
+    # … but a changed hash does not: its own auth no longer matches (with the key) …
     forged = [_edit(r, hash="f" * 64) if r is card else r for r in rows]
     result = walk("T1", ChainState(), forged, key=KEY)
+    assert result.broke is not None
+    assert result.broke.seq == card.seq
+    assert "record auth does not match" in result.broke.reason
+    # … and the next record no longer links to it (without a key).
+    result = walk("T1", ChainState(), forged)
     assert result.broke is not None
     assert result.broke.seq == card.seq + 1
     assert "does not link" in result.broke.reason

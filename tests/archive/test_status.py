@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from tablectl.controller.archive.chains import ChainBreak, ChainState, Gap, GapChange, Walk
 from tablectl.controller.archive.status import ArchiveStatus
-from tablectl.controller.archive.verifier import TablePass
+from tablectl.controller.archive.verifier import KeyRing, TablePass
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 
@@ -83,3 +83,16 @@ def test_the_goodbye_carries_the_final_counters_the_will_does_not() -> None:
     assert status.offline() == {"schema": 1, "archive": "arch-1", "state": "offline"}
     goodbye = status.offline(T0)
     assert (goodbye["state"], goodbye["counters"]["stored"]) == ("offline", 42)
+
+
+def test_the_status_says_whose_authorship_is_unverified() -> None:
+    """Issue 26: without the tables' key the archive stores records in order, not proven theirs,
+    and says so; with a key for some tables only, it names the others it has seen."""
+    unkeyed = ArchiveStatus("tablectl", "arch-1")
+    assert unkeyed.status(T0)["authorship"]["state"] == "unverified"
+    keyed = ArchiveStatus("tablectl", "arch-1", keys=KeyRing(default=b"k" * 32))
+    assert keyed.status(T0)["authorship"] == {"state": "keyed"}
+    partial = ArchiveStatus("tablectl", "arch-1", keys=KeyRing(per_table={"ROU-01": b"k" * 32}))
+    partial.passed(_pass(), T0)
+    partial.passed(_pass(table="BAC-02"), T0)
+    assert partial.status(T0)["authorship"] == {"state": "partial", "unverified": ["BAC-02"]}

@@ -26,6 +26,7 @@ from psycopg.types.json import Jsonb
 from tablectl.controller.archive.ingest import Ingest, parse_published
 from tablectl.controller.archive.reader import ArchiveReader, open_archive
 from tablectl.controller.archive.schema import migrate
+from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.core.events import TableEvent, event_from_json
 from tablectl.controller.core.time import format_moment, parse_moment, parse_ts
 from tablectl.controller.engines import build_engine
@@ -47,6 +48,8 @@ pytestmark = pytest.mark.slow  # a PostgreSQL server (one per worker) and real j
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 KEY = b"9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c"
+NOW = datetime(2026, 3, 31, tzinfo=UTC)
+"""The verifier's "now": after every record these tests write (its windows are relative)."""
 
 
 # -- building journals and storing them as the archiver does ---------------------------------------
@@ -114,6 +117,23 @@ def _store(dsn: str, records: Iterable[JournalRecord]) -> None:
             await conn.close()
 
     asyncio.run(store())
+
+
+def _verify(dsn: str) -> None:
+    """The archiver's verification passes over every table until none advances (what a running
+    archiver does after storing): statistics count only records up to the verified head."""
+
+    async def passes() -> None:
+        verifier = Verifier(KeyRing(), gap_timeout=3600)
+        conn = await psycopg.AsyncConnection.connect(dsn)
+        try:
+            for table in await Verifier.tables(conn):
+                while (done := await verifier.verify(conn, table, NOW)) and done.walk.checked:
+                    pass
+        finally:
+            await conn.close()
+
+    asyncio.run(passes())
 
 
 def _execute(dsn: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -308,7 +328,8 @@ def test_verify_names_what_was_changed_in_the_archive(
     code, out, err = _run(capsys, "verify", "--dsn", archive_dsn, "--key", str(key_file))
     assert code == 0, err
     assert (
-        f"keyed: {len(anchors)} anchor(s) match: the key vouches for seq 1-{anchors[-1] - 1}" in out
+        f"keyed: {len(anchors)} anchor(s) match, {count} record(s) carry their own auth: the key"
+        f" vouches for seq 1-{count}" in out
     )
 
     def broken(*flags: str) -> str:
@@ -357,24 +378,64 @@ def test_verify_names_what_was_changed_in_the_archive(
     )
     _restore(archive_dsn, records)
 
+
+def test_verify_with_the_key_names_the_well_informed_forger(
+    archive_dsn: str,
+    keyed_roulette: list[JournalRecord],
+    key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    records = keyed_roulette
+    anchors = [r.seq for r in records if r.type == "anchor"]
+
+    def broken(*flags: str) -> str:
+        code, out, err = _run(capsys, "verify", "--dsn", archive_dsn, *flags)
+        assert code == 1, out
+        assert err.count("\n") == 1
+        return err
+
     # The well-informed forger: a settled number changed and the whole chain recomputed after
-    # it, anchors' head_hash included. Unkeyed it verifies; the key names the first anchor.
-    prev = None
-    changed = 0
-    for record in records:
-        fields = record.as_dict()
-        if record.type == "winning_number" and not changed:
-            fields["number"] = 19
-            changed = record.seq
-        if changed:
-            fields["prev_hash"] = prev or fields["prev_hash"]
-            if fields["type"] == "anchor":
-                fields["head_hash"] = fields["prev_hash"]
-            fields["hash"] = record_hash(fields["prev_hash"], fields)
-            _rewrite(archive_dsn, fields)
-        prev = fields["hash"]
-    code, out, err = _run(capsys, "verify", "--dsn", archive_dsn)
-    assert code == 0, err
+    # it, anchors' head_hash included. Unkeyed it verifies; with the key, the changed record's
+    # own auth names it (issue 26) — kept, it does not match; stripped, it is missing after
+    # authenticated records; and in a journal from before per-record auth (none anywhere), the
+    # first anchor after it does.
+    def recompute(strip: str) -> int:
+        prev = None
+        changed = 0
+        for record in records:
+            fields = record.as_dict()
+            if strip == "all":
+                fields.pop("auth")
+            if record.type == "winning_number" and not changed:
+                fields["number"] = 19
+                changed = record.seq
+            if changed:
+                if strip == "forged":
+                    fields.pop("auth", None)
+                fields["prev_hash"] = prev or fields["prev_hash"]
+                if fields["type"] == "anchor":
+                    fields["head_hash"] = fields["prev_hash"]
+                fields["hash"] = record_hash(fields["prev_hash"], fields)
+            if changed or strip == "all":
+                _rewrite(archive_dsn, fields)
+            prev = fields["hash"]
+        code, _, err = _run(capsys, "verify", "--dsn", archive_dsn)
+        assert code == 0, err
+        return changed
+
+    changed = recompute("kept")
+    assert broken("--key", str(key_file)) == (
+        f"tablectl verify: ROU-01: seq {changed}: record auth does not match the record: not"
+        " written with this key (forged, or the key is not this table's)\n"
+    )
+    _restore(archive_dsn, records)
+    changed = recompute("forged")
+    assert broken("--key", str(key_file)) == (
+        f"tablectl verify: ROU-01: seq {changed}: record has no auth after authenticated records"
+        " (stripped?)\n"
+    )
+    _restore(archive_dsn, records)
+    changed = recompute("all")
     first_anchor = next(a for a in anchors if a > changed)
     assert broken("--key", str(key_file)) == (
         f"tablectl verify: ROU-01: seq {first_anchor}: anchor mac does not match the chain head"
@@ -557,6 +618,7 @@ def test_diag_stats_over_two_tables_and_a_window(
             [[e] for e in _events("baccarat-shoe.jsonl")],
         ),
     )
+    _verify(archive_dsn)
 
     code, out, err = _run(
         capsys,
@@ -571,6 +633,10 @@ def test_diag_stats_over_two_tables_and_a_window(
         "2026-03-01T00:00:00Z",
     )
     assert code == 0, err
+    assert err.endswith(
+        "authorship unverified (no --key): the hash chain proves order, not authorship\n"
+    ), err  # beside the JSON, once
+    assert err.count("authorship unverified") == 1
     docs = {d["table"]: d for d in map(json.loads, out.splitlines())}
     assert set(docs) == {"ROU-01", "ROU-02", "BAC-01"}
     assert docs["BAC-01"]["kind"] == "shuffle"
@@ -592,6 +658,105 @@ def test_diag_stats_over_two_tables_and_a_window(
     assert code == 0, err
     assert out.startswith("wheel bias, table ROU-02, archive ")
     assert "settled spins: 4" in out
+
+
+def test_diag_stats_counts_only_verified_and_authenticated_records(
+    archive_dsn: str, tmp_path: Path, key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26: 300 forged spins of 0 made the archive's wheel report FLAGGED. Only records the
+    archiver verified in their chain count, and with the key only those whose own auth is the
+    table's; the report says how many it left out."""
+    numbers = [7, 12, 30, 0, 3, 19, 25, 7, 12, 30]
+    records = _journal(
+        tmp_path / "R1.sqlite",
+        "ROU-01",
+        "roulette",
+        _spins("2026-02-03T10:00:00Z", numbers, timedelta(minutes=1)),
+        keyed=True,
+    )
+    _store(archive_dsn, records)
+    _verify(archive_dsn)
+    # Forgeries after the verified head: chain-valid zeros with no auth (a forger has no key),
+    # stored behind admission's back, as a database written by an archiver without --key holds.
+    template = next(r for r in reversed(records) if r.type == "outcome").as_dict()
+    prev, seq, forged = records[-1].hash, records[-1].seq, []
+    for minute in range(30):
+        seq += 1
+        fields: dict[str, Any] = {k: v for k, v in template.items() if k not in ("auth", "hash")}
+        fields |= {
+            "seq": seq,
+            "ts": format_moment(datetime(2026, 2, 3, 12, minute, tzinfo=UTC)),
+            "round": f"ROU-01-{900 + minute}",
+            "result": template["result"] | {"number": 0, "color": "green"},
+            "prev_hash": prev,
+        }
+        fields["hash"] = prev = record_hash(prev, fields)
+        forged.append(fields)
+    batch = [parse_published("ROU-01", canonical_json(f).encode()) for f in forged]
+
+    async def store() -> None:
+        conn = await psycopg.AsyncConnection.connect(archive_dsn)
+        try:
+            await Ingest().store(conn, batch)
+        finally:
+            await conn.close()
+
+    asyncio.run(store())
+    spins = len(numbers)
+
+    def stats(*flags: str) -> tuple[dict[str, Any], str]:
+        code, out, err = _run(capsys, "diag", "stats", "--dsn", archive_dsn, "--json", *flags)
+        assert code == 0, err
+        return json.loads(out), err
+
+    # Before the verifier reaches them, the forgeries are not counted, and the report says so.
+    doc, err = stats()
+    assert doc["window"]["spins"] == spins
+    assert "ROU-01: 30 record(s) after the archive's verified head" in err
+    # The forged chain links: an archiver without the key verifies it. Unkeyed, they count …
+    _verify(archive_dsn)
+    doc, err = stats()
+    assert doc["window"]["spins"] == spins + 30
+    assert "authorship unverified" in err
+    # … with the key, they do not, and the report names them.
+    doc, err = stats("--key", str(key_file))
+    assert doc["window"]["spins"] == spins
+    assert "authorship unverified" not in err
+    assert "ROU-01: 30 record(s) left out: their auth does not match the table's key" in err
+    # The text report says it on its own lines.
+    code, out, _ = _run(capsys, "diag", "stats", "--dsn", archive_dsn, "--key", str(key_file))
+    assert code == 0
+    assert f"settled spins: {spins}" in out
+    assert "30 record(s) left out" in out
+
+
+def test_export_from_the_archive_checks_each_records_auth_with_the_key(
+    archive_dsn: str,
+    keyed_roulette: list[JournalRecord],
+    key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    export = ["export", "--dsn", archive_dsn, "--table", "ROU-01", "--all"]
+    code, _, err = _run(capsys, *export)
+    assert code == 0, err
+    assert "authorship unverified (no --key)" in err
+    code, _, err = _run(capsys, *export, "--key", str(key_file))
+    assert code == 0, err
+    assert "authorship unverified" not in err
+    # A settled number changed, rehashed, its auth kept: the key names it.
+    number = next(r for r in keyed_roulette if r.type == "winning_number")
+    fields = number.as_dict() | {"number": 19}
+    fields["hash"] = record_hash(fields["prev_hash"], fields)
+    _rewrite(archive_dsn, fields)
+    later = keyed_roulette[number.seq]  # the next record links to the forged hash
+    relinked = later.as_dict() | {"prev_hash": fields["hash"]}
+    relinked["hash"] = record_hash(relinked["prev_hash"], relinked)
+    _rewrite(archive_dsn, relinked)
+    code, _, err = _run(capsys, *export, "--key", str(key_file))
+    assert code == 1
+    assert f"seq {number.seq}" in err
+    assert "record auth does not match the record" in err
+    assert err.count("\n") == 1
 
 
 # -- errors ---------------------------------------------------------------------------------------

@@ -235,6 +235,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --dsn: one report per table and calendar month of the window (trends)",
     )
+    archive.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        help="with --dsn: the tables' journal key ([journal] key_file's copy): only records"
+        " whose own auth it matches count (default: none; the report says authorship unverified)",
+    )
+
+
+def _journal_key(path: Path | None) -> bytes | None:
+    """``diag stats --key``'s key (read now: a bad file is a config error before any query)."""
+    if path is None:
+        return None
+    from tablectl.controller.secrets import read_journal_key  # noqa: PLC0415 - only when asked
+
+    return read_journal_key(path, "diag stats --key")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,15 +294,18 @@ async def _dispatch(
         from tablectl.controller.tools.diag.errors import DiagError  # noqa: PLC0415
         from tablectl.controller.tools.diag.stats.command import StatsRequest, run_stats  # noqa: PLC0415
 
-        archive_flags = (args.table, args.since, args.until, args.per_month)
+        archive_flags = (args.table, args.since, args.until, args.per_month, args.key)
         if args.dsn is None and any(archive_flags):
-            raise DiagError("--table, --since, --until and --per-month go with --dsn (the archive)")
+            raise DiagError(
+                "--table, --since, --until, --per-month and --key go with --dsn (the archive)"
+            )
         request = StatsRequest(
             dsn=args.dsn,
             tables=tuple(args.table or ()),
             since=parse_moment(args.since, "--since") if args.since else None,
             until=parse_moment(args.until, "--until") if args.until else None,
             per_month=args.per_month,
+            key=_journal_key(args.key),
             config=args.config,
             journal=args.journal,
             variant=args.variant,

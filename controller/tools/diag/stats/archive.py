@@ -16,11 +16,13 @@ from collections.abc import Awaitable, Callable, Generator, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
+from tablectl.controller.journal import AUTHORSHIP_UNVERIFIED
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.stats.shoes import journal_game
 from tablectl.controller.tools.diag.stats.wheel import RowSource
 
 if TYPE_CHECKING:
+    from tablectl.controller.archive.reader import ArchiveReader
     from tablectl.controller.tools.diag.stats.command import StatsRequest
 
 __all__ = ["month_windows", "run_archive_stats"]
@@ -65,17 +67,22 @@ async def run_archive_stats(
         ArchiveReader,
         open_archive,
         table_ids,
+        verified_head,
     )
 
     assert request.dsn is not None
     status = 0
+    notes = err if as_json else out  # JSON lines stay JSON; the notes go beside them
     with open_archive(request.dsn) as archive:
         named = bool(request.tables)
         tables = list(request.tables) or table_ids(archive)
         if not tables:
             raise DiagError(f"{archive.where}: the archive holds no table's records")
         for table in tables:
-            whole = ArchiveReader(archive, table)
+            # Only records the archiver verified in their chain count (issue 26): a record past
+            # the verified head may be a forgery that a gap or a quarantine has not yet exposed.
+            head = verified_head(archive, table)
+            whole = ArchiveReader(archive, table, key=request.key, through=head)
             game = journal_game(whole)
             if game is None:
                 line = f"{table}: no outcome, shuffle or card in the archive: nothing to analyse"
@@ -92,7 +99,9 @@ async def run_archive_stats(
                 windows = list(month_windows(request.since, request.until, span[0], span[1]))
             variant = request.variant or (_variant(whole) if game == "roulette" else None)
             for since, until in windows:
-                source = ArchiveReader(archive, table, since=since, until=until)
+                source = ArchiveReader(
+                    archive, table, since=since, until=until, key=request.key, through=head
+                )
                 one = dataclasses.replace(
                     request, dsn=None, journal=source, game=game, variant=variant
                 )
@@ -102,9 +111,32 @@ async def run_archive_stats(
                     _note(err if named else out, f"{table}: {exc}", named)
                     status = max(status, int(named))
                     break
+                _left_out(notes, table, head, source)
                 if not as_json:
                     out.write("\n")
+    if request.key is None:
+        _note(notes, AUTHORSHIP_UNVERIFIED, error=False)
     return status
+
+
+def _left_out(stream: TextIO, table: str, head: int, source: ArchiveReader) -> None:
+    """Say what the report did not count: records past the verified head, and (with the key)
+    records whose own ``auth`` is not the table's."""
+    after = source.unverified()
+    if after:
+        _note(
+            stream,
+            f"{table}: {after} record(s) after the archive's verified head (seq {head}) left out:"
+            " not yet verified in their chain",
+            error=False,
+        )
+    if source.refused:
+        _note(
+            stream,
+            f"{table}: {source.refused} record(s) left out: their auth does not match the"
+            " table's key (forged or stripped)",
+            error=False,
+        )
 
 
 def _variant(source: RowSource) -> str | None:

@@ -78,6 +78,9 @@ class StatsRequest:
     game: str | None = None
     """The table's game when no config says it (the archive's newest outcome, for a window
     that holds none)."""
+    key: bytes | None = None
+    """With ``dsn``: the tables' journal key; only records whose own ``auth`` it matches count
+    (``None``: authorship unverified, said in the report)."""
 
     @property
     def columns(self) -> int:

@@ -31,7 +31,6 @@ import socket
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import aiomqtt
 import structlog
@@ -46,6 +45,7 @@ from tablectl.controller.mqtt.security import ClientSecurity, client_security, c
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.mqtt.wire import Link, Wire
 from tablectl.drivers.connection import Backoff
+from tablectl.drivers.transports.pubsub import broker_url_problem, split_broker_url
 
 __all__ = ["OUTBOX_CLIENT_SUFFIX", "CommandHandler", "Publisher", "TraceHook", "broker_address"]
 
@@ -77,25 +77,19 @@ log = structlog.get_logger(__name__)
 def broker_address(url: str) -> tuple[str, int, bool]:
     """``(host, port, tls)`` of an ``mqtt://`` or ``mqtts://`` URL; ports default to 1883/8883.
 
+    The rules are the drivers' (:func:`~tablectl.drivers.transports.pubsub.broker_url_problem`),
+    so a table's ``[mqtt] url`` and a studio device's ``url`` read alike.
+
     Raises:
         ConfigError: ``"embedded"`` (it has no address until the broker is started) or any URL
             that is not ``mqtt[s]://host[:port]``.
     """
     if url == "embedded":
         raise ConfigError('mqtt.url "embedded" has no address: start an EmbeddedBroker and use it')
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts"):
-        raise ConfigError(f"mqtt.url {url!r}: scheme must be mqtt:// or mqtts://")
-    tls = parts.scheme == "mqtts"
-    try:
-        port = parts.port
-    except ValueError:
-        raise ConfigError(f"mqtt.url {url!r}: port is not a number in 1..65535") from None
-    if not parts.hostname:
-        raise ConfigError(f"mqtt.url {url!r}: no host")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ConfigError(f"mqtt.url {url!r}: only mqtt[s]://host[:port] is supported")
-    return parts.hostname, port or (8883 if tls else 1883), tls
+    problem = broker_url_problem(url)
+    if problem is not None:
+        raise ConfigError(f"mqtt.url {url!r}: {problem}")
+    return split_broker_url(url)
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

@@ -71,8 +71,9 @@ class MessageLink(Protocol):
 def broker_url_problem(url: str) -> str | None:
     """What is wrong with ``url`` as a broker address, or ``None`` for ``mqtt[s]://host[:port]``.
 
-    The same rules as the table's own ``[mqtt] url`` (minus ``"embedded"``, which only the
-    service itself can start), so a device entry and the table section read alike.
+    The one set of rules for a broker URL: a device entry's and the table's own ``[mqtt] url``
+    (``tablectl.controller.mqtt.publisher.broker_address``, which also knows ``"embedded"``, a
+    broker only the service itself can start), so the two read alike.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts"):

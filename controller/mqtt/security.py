@@ -50,6 +50,8 @@ from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.secrets import read_password_file
+from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.transports.tls import client_tls_context
 
 __all__ = [
     "SIGNED_FIELDS",
@@ -77,38 +79,11 @@ class ClientSecurity:
     password: str | None = None
 
 
-def _refuse_key_password() -> bytes:
-    # An encrypted private key would otherwise make OpenSSL prompt on the terminal, which a
-    # service cannot answer: fail with a clear error instead.
-    return b""
-
-
 def _tls_context(config: MqttConfig) -> ssl.SSLContext:
-    ca = config.ca_file
     try:
-        context = ssl.create_default_context(cafile=str(ca) if ca is not None else None)
-    except OSError as exc:  # ssl.SSLError is an OSError too: check it first
-        if isinstance(exc, ssl.SSLError):
-            raise ConfigError(
-                f"mqtt.ca_file {ca}: not a PEM CA certificate bundle ({exc.reason or exc})"
-            ) from None
-        raise ConfigError(f"mqtt.ca_file {ca}: cannot read: {exc.strerror or exc}") from None
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if config.cert_file is not None:
-        cert, key = config.cert_file, config.key_file
-        try:
-            context.load_cert_chain(cert, key, password=_refuse_key_password)
-        except ssl.SSLError as exc:
-            raise ConfigError(
-                f"mqtt.cert_file {cert} / key_file {key}: unusable ({exc.reason or exc}): "
-                "PEM certificate and its unencrypted private key expected"
-            ) from None
-        except OSError as exc:
-            which = exc.filename or cert
-            raise ConfigError(
-                f"mqtt client certificate {which}: cannot read: {exc.strerror or exc}"
-            ) from None
-    return context
+        return client_tls_context(config.ca_file, config.cert_file, config.key_file, section="mqtt")
+    except DriverInitError as exc:  # the same words, as the config error they are here
+        raise ConfigError(str(exc)) from None
 
 
 def client_security(config: MqttConfig) -> ClientSecurity:

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import os
 import socket
-import ssl
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ import aiomqtt
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports.pubsub import BrokerEndpoint, TopicMessage, split_broker_url
+from tablectl.drivers.transports.tls import client_tls_context
 
 __all__ = ["MqttLink", "endpoint_from_url", "read_password_file"]
 
@@ -84,20 +84,14 @@ def endpoint_from_url(
     """A broker endpoint from ``mqtt[s]://host[:port]``, reading the secrets now (at start).
 
     ``mqtts://`` gets a verifying TLS context (the system store, or ``ca_file``; TLS 1.2 at
-    least), the same policy as the table's own link.
+    least): :func:`~tablectl.drivers.transports.tls.client_tls_context`, the table's own too.
 
     Raises:
         DriverInitError: a password or CA file that cannot be used (named).
         ValueError: ``url`` is not a broker URL (settings check it first).
     """
     host, port, tls = split_broker_url(url)
-    context: ssl.SSLContext | None = None
-    if tls:
-        try:
-            context = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
-        except OSError as exc:
-            raise DriverInitError(f"ca_file {ca_file}: unusable: {exc}") from None
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context = client_tls_context(ca_file) if tls else None
     password = read_password_file(password_file) if password_file is not None else None
     return BrokerEndpoint(host, port, username=username, password=password, tls_context=context)
 

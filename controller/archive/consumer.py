@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +67,7 @@ from tablectl.controller.archive.upkeep import Cadence, ResendSigner, Upkeep
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
+from tablectl.drivers.connection import Backoff
 
 __all__ = ["PACKET_SLACK", "Archiver", "ArchiverConfig"]
 
@@ -243,7 +243,7 @@ class Archiver:
         await self._db.close()
 
     async def _run(self, stop: asyncio.Event) -> None:
-        delay = 0.1
+        backoff = Backoff(0.1, _MAX_DELAY)
         async with asyncio.TaskGroup() as tasks:
             loops = [
                 tasks.create_task(self._upkeep.run(stop), name="archive-verify"),
@@ -253,7 +253,7 @@ class Archiver:
                 while not stop.is_set():
                     try:
                         await self._connection(stop)
-                        delay = 0.1
+                        backoff.reset()
                     except* aiomqtt.MqttError as group:
                         error = "; ".join(dict.fromkeys(str(e) for e in group.exceptions))
                         if not self._connected_once:
@@ -261,9 +261,8 @@ class Archiver:
                             raise ArchiveUnavailableError(f"MQTT broker {where}: {error}") from None
                         log.warning("archive_mqtt_lost", error=error)
                     with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(random.uniform(delay / 2, delay)):
+                        async with asyncio.timeout(backoff.next()):
                             await stop.wait()
-                    delay = min(delay * 2, _MAX_DELAY)
             finally:
                 for task in loops:
                     task.cancel()

@@ -42,9 +42,11 @@ import structlog
 
 from tablectl.controller.archive.chains import MAX_RESEND
 from tablectl.controller.archive.db import Connections, lost_errors
-from tablectl.controller.archive.gate.admission import MAX_SEQ, Head, Limits, Refused, load_json
+from tablectl.controller.archive.gate.admission import MAX_SEQ, Head, Limits, refusal_of
 from tablectl.controller.archive.status import ArchiveStatus
 from tablectl.controller.archive.verifier import RESENDS_PER_TABLE, TablePass, Verifier
+from tablectl.controller.core.bounded_json import read_object
+from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 
@@ -166,18 +168,15 @@ class Upkeep:
     def reply(self, table: str, payload: bytes) -> tuple[str, str] | None:
         """A table answered a ``cmd/resend``: counted when it answers this archiver.
 
-        Bounded as a record is (size, depth): returns ``(reason, detail)`` when the message is
-        no reply at all (the caller counts and alarms it as malformed); never raises.
+        Read as a record is (the bounded reader, its refusals in admission's codes): returns
+        ``(reason, detail)`` when the message is no reply at all (the caller counts and alarms it
+        as malformed); never raises.
         """
         limits = self.limits
-        if len(payload) > limits.max_bytes:
-            return "too_large", f"{len(payload)} bytes, more than {limits.max_bytes}"
         try:
-            reply = load_json(payload, limits.max_depth)
-        except Refused as refused:
-            return refused.reason, refused.detail
-        if not isinstance(reply, dict):
-            return "not_record", "a resend reply that is not a JSON object"
+            reply = read_object(payload, max_bytes=limits.max_bytes, max_depth=limits.max_depth)
+        except MalformedError as malformed:
+            return refusal_of(malformed)
         ident = reply.get("id")
         if not isinstance(ident, str) or not ident.startswith(self._id_head()):
             return None  # another requester's

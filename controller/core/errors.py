@@ -5,6 +5,9 @@
     ├── ConfigError(ValueError)        a table config that cannot be used (names key and file)
     ├── EventFormatError(ValueError)   a normalized event that is malformed (replay, cmd/event)
     ├── TimeFormatError(ValueError)    a time from outside that is not ISO 8601 with a zone
+    ├── MalformedError(ValueError)     a broker message that is no table's payload: a stable
+    │                                  ``reason`` (too_large, not_json, too_deep, bad_number,
+    │                                  not_object; a reader's own: bad_field, bad_topic)
     ├── RuleError(ValueError)          a game rule or statistic given a value outside its domain
     │                                  (a joker's rank, an unknown preset, too few cells)
     ├── JournalError                   the journal cannot be opened, written or verified
@@ -32,6 +35,7 @@ __all__ = [
     "JournalError",
     "JournalRecordError",
     "JournalWriteError",
+    "MalformedError",
     "RuleError",
     "TimeFormatError",
     "TransitionNotAllowedError",
@@ -48,6 +52,21 @@ class ConfigError(ControllerError, ValueError):
 
 class EventFormatError(ControllerError, ValueError):
     """A normalized event (JSON) that is malformed."""
+
+
+class MalformedError(ControllerError, ValueError):
+    """A message from the broker that is no payload of a table's (nothing there is trusted).
+
+    ``reason`` is one of a few stable words: the bounded reader's
+    (:data:`tablectl.controller.core.bounded_json.REASONS`) or a reader's own for a field or a
+    topic (``bad_field``, ``bad_topic``); the dashboard counts by it, the archive maps it to its
+    quarantine codes. ``detail`` says more, in one bounded line (a field's name, a size).
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason} ({detail})" if detail else reason)
+        self.reason = reason
+        self.detail = detail
 
 
 class RuleError(ControllerError, ValueError):

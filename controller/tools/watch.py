@@ -9,11 +9,12 @@ message the broker hands out again (on (re)subscribe, or a republish after a rec
 once, and an event once per ``(table, seq, hash)`` (the outbox may deliver one twice,
 docs/mqtt.md; a forged record at a real record's ``seq`` does not hide it).
 
-Nothing read from the broker is trusted (DESIGN §7): every payload is read by
-:func:`read_object` (at most :data:`MAX_PAYLOAD` bytes, JSON nested at most :data:`MAX_DEPTH`
-deep, an object), a journal record's fields are type-checked (:func:`check_record`), and a
-message that fails is one line saying so (:class:`MalformedError`), never the end of the view.
-The dashboard reads its messages with the same functions.
+Nothing read from the broker is trusted (DESIGN §7): every payload is read by the controller's
+one bounded reader, :func:`tablectl.controller.core.bounded_json.read_object` (size, UTF-8, JSON
+depth, numbers, an object), a journal record's fields are type-checked (:func:`check_record`),
+and a message that fails is one line saying so (a
+:class:`~tablectl.controller.core.errors.MalformedError`), never the end of the view. The
+dashboard reads its messages with the same functions.
 """
 
 from __future__ import annotations
@@ -29,19 +30,17 @@ from typing import Any, Final, Literal
 import aiomqtt
 import structlog
 
+from tablectl.controller.core.bounded_json import read_object
+from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.tools.summary import clock_summary, facts, printable, summarize
 
 __all__ = [
-    "MAX_DEPTH",
-    "MAX_PAYLOAD",
     "MAX_SEQ",
     "Kind",
     "Line",
-    "MalformedError",
     "MessageFilter",
     "check_record",
     "format_message",
-    "read_object",
     "watch",
 ]
 
@@ -64,81 +63,10 @@ _EVENT_NOISE: Final = (
     "device",
     "auth",
 )
-MAX_PAYLOAD: Final = 65_536
-"""Bytes a message may have: a table's largest payload (a card table's ``state``, a poker
-outcome) is a few kB."""
-MAX_DEPTH: Final = 32
-"""Levels of nesting a message may have (a table's payloads have at most five or six)."""
 MAX_SEQ: Final = 2**63 - 1
 """The largest ``seq`` a journal can hold (SQLite's integer)."""
-_MAX_DIGITS: Final = 32
-"""Digits of an integer (a ``seq`` has at most 19)."""
 _MAX_HASH: Final = 128
 """Characters of a ``hash`` or ``prev_hash`` (a sha256 is 64 hex digits)."""
-
-
-class MalformedError(ValueError):
-    """A message that is no payload of a table's: ``reason`` is one of a few stable words
-    (``too_large``, ``not_json``, ``bad_number``, ``too_deep``, ``not_object``, ``bad_field``),
-    the label of the dashboard's ``tablectl_dashboard_malformed_total``; ``detail`` says more
-    (a field's name)."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason} ({detail})" if detail else reason)
-        self.reason = reason
-        self.detail = detail
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion on hostile input)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
-
-
-def _number(text: str) -> int:
-    if len(text.lstrip("-")) > _MAX_DIGITS:
-        raise MalformedError("bad_number", f"{len(text)} digits")
-    return int(text)
-
-
-def _constant(name: str) -> float:
-    raise MalformedError("bad_number", name)
-
-
-def read_object(
-    payload: bytes, *, max_bytes: int = MAX_PAYLOAD, max_depth: int = MAX_DEPTH
-) -> dict[str, Any]:
-    """A message's JSON object, bounded: at most ``max_bytes`` of UTF-8 (tables publish
-    nothing else: a UTF-16 document is not read), nested at most ``max_depth`` levels, no
-    integer over :data:`_MAX_DIGITS` digits and no ``NaN`` or ``Infinity``.
-
-    Raises:
-        MalformedError: ``too_large``, ``not_json`` (or not UTF-8), ``bad_number``,
-            ``too_deep`` or ``not_object``.
-    """
-    if len(payload) > max_bytes:
-        raise MalformedError("too_large", f"{len(payload)} bytes")
-    try:
-        text = payload.decode("utf-8")
-        body = json.loads(text, parse_int=_number, parse_constant=_constant)
-    except RecursionError:
-        raise MalformedError("too_deep") from None
-    except MalformedError:
-        raise
-    except ValueError:  # not UTF-8 (UnicodeDecodeError), not JSON
-        raise MalformedError("not_json", f"{len(payload)} bytes") from None
-    if _too_deep(body, max_depth):
-        raise MalformedError("too_deep")
-    if not isinstance(body, dict):
-        raise MalformedError("not_object")
-    return body
 
 
 def _check_fields(body: Mapping[str, Any]) -> None:
@@ -402,7 +330,7 @@ def _raw_line(topic: str, payload: bytes, *, retained: bool, as_json: bool) -> s
         if exc.reason in ("too_large", "too_deep"):
             text, body = f"<malformed: {exc}>", {"malformed": str(exc)}
         elif exc.reason == "not_object":
-            body = json.loads(payload)  # JSON, and no deeper than MAX_DEPTH
+            body = json.loads(payload)  # JSON, UTF-8, bounded: only not an object
     if not as_json:
         return f"{printable(topic)} {printable(text)}"
     return json.dumps(

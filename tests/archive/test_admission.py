@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tablectl.controller.archive.chains import MAX_RESEND, Gap, plan_resends
 from tablectl.controller.archive.gate.admission import (
+    MALFORMED,
     MAX_SEQ,
     REASONS,
     Admitted,
@@ -26,15 +27,15 @@ from tablectl.controller.archive.gate.admission import (
     Head,
     Limits,
     Quarantined,
-    Refused,
     admit,
-    load_json,
+    refusal_of,
     seq_horizon,
 )
 from tablectl.controller.archive.gate.options import add_bound_arguments, bounds_of
 from tablectl.controller.archive.status import ALARMS_PER_WINDOW, ArchiveStatus
 from tablectl.controller.archive.upkeep import Cadence
-from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.core import bounded_json
+from tablectl.controller.core.errors import ConfigError, MalformedError
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
 from tests.archive.published import publish_journal
@@ -157,9 +158,10 @@ def test_json_nested_too_deep_is_refused_before_and_after_the_parser() -> None:
 
 
 def test_a_wide_payload_is_walked_quickly() -> None:
-    payload = b"[" + b",".join([b"[]"] * 21_000) + b"]"  # 42 KB, 21,001 containers, 2 deep
+    # 63 KB, 21,001 containers; a surrogate pair makes the reader look at every string too.
+    wide = _record(result=[[]] * 21_000, note="S").replace(b'"S"', b'"\\ud83c\\udfb2"')
     start = time.monotonic()
-    assert load_json(payload, 32) is not None
+    assert _reason(wide) is None
     assert time.monotonic() - start < 2  # ~30 ms here: milliseconds, not a hang
 
 
@@ -170,8 +172,12 @@ def test_a_wide_payload_is_walked_quickly() -> None:
         (b"not json", "not_json"),
         (_record().replace(b'"seq":1', b'"seq":NaN'), "not_json"),
         (_record(n=1).replace(b'"n":1', b'"n":Infinity'), "not_json"),
+        (_record(n=1).replace(b'"n":1', b'"n":-Infinity'), "not_json"),
+        (_record(n=1).replace(b'"n":1', b'"n":' + b"9" * 33), "not_json"),  # int() is quadratic
+        (_record(n=1).replace(b'"n":1', b'"n":' + b"9" * 5_000), "not_json"),
         (_record(note="S").replace(b'"S"', b'"\\ud800"'), "not_json"),
         (_record(note="S").replace(b'"S"', b'"\\udc00x"'), "not_json"),
+        (_record().replace(b'"hash"', b'"\\udc00":1,"hash"'), "not_json"),  # in a key
         (b'{"seq":[1]}', "not_record"),
         (b'{"type":[]}', "not_record"),
         (b"[]", "not_record"),
@@ -278,13 +284,24 @@ def test_a_defect_in_a_check_is_a_quarantine_not_an_exception(
     assert (verdict.reason, verdict.detail) == ("error", "ZeroDivisionError: a bug")
 
 
-def test_load_json_says_why() -> None:
-    with pytest.raises(Refused) as refused:
-        load_json(b"[" * 40 + b"]" * 40, 32)
-    assert refused.value.reason == "too_deep"
-    assert load_json(b'{"a":[1,{"b":[]}]}', 4) == {"a": [1, {"b": []}]}  # 4 deep
-    with pytest.raises(Refused):
-        load_json(b'{"a":[1,{"b":[]}]}', 3)
+def test_the_depth_cap_is_the_limit_given() -> None:
+    record = _record(result=[1, {"b": []}])  # 4 deep
+    assert _reason(record, _context(max_depth=4)) is None
+    verdict = admit(record, _context(max_depth=3))
+    assert isinstance(verdict, Quarantined)
+    assert (verdict.reason, verdict.detail) == ("too_deep", "JSON nested deeper than 3")
+
+
+def test_every_refusal_of_the_bounded_reader_is_a_malformed_reason_here() -> None:
+    # The reader (tests/controller/test_bounded_json.py) is shared with the dashboard, whose
+    # codes differ in two words; archive_quarantine.reason keeps the archive's.
+    for reason in bounded_json.REASONS:
+        code, detail = refusal_of(MalformedError(reason, "why"))
+        assert code in REASONS
+        assert code in MALFORMED
+        assert detail == "why"
+    assert refusal_of(MalformedError("bad_number", "NaN is not JSON"))[0] == "not_json"
+    assert refusal_of(MalformedError("not_object", "a JSON list"))[0] == "not_record"
 
 
 # -- resends, alarms, options ---------------------------------------------------------------------

@@ -19,12 +19,7 @@ from tablectl.controller.tools.dashboard.auth import BusyError, Throttle
 from tablectl.controller.tools.dashboard.floor import Floor
 from tablectl.controller.tools.dashboard.pages import fragments, page
 from tablectl.controller.tools.summary import printable
-from tablectl.controller.tools.watch import (
-    MalformedError,
-    MessageFilter,
-    format_message,
-    read_object,
-)
+from tablectl.controller.tools.watch import MessageFilter, format_message
 from tests.support.dashboard import Chain
 
 P = "tablectl"
@@ -293,19 +288,30 @@ def test_watch_reads_every_payload_without_raising(topic: str, payload: bytes) -
     assert len(line.text) < 200
 
 
-def test_read_object_bounds() -> None:
-    with pytest.raises(MalformedError, match="too_deep"):
-        read_object(DEEP)
-    with pytest.raises(MalformedError, match="too_deep"):
-        read_object(b'{"a":' * 40 + b"1" + b"}" * 40)
-    with pytest.raises(MalformedError, match="too_large"):
-        read_object(b"{}" + b" " * 70_000)
-    assert read_object(b'{"a":' * 10 + b"1" + b"}" * 10)
-    with pytest.raises(MalformedError, match="not_json"):
-        read_object('{"seq": 1}'.encode("utf-16"))  # tables publish UTF-8 only
-    for number in (b"NaN", b"Infinity", b"1" * 33):
-        with pytest.raises(MalformedError, match="bad_number"):
-            read_object(b'{"seq": ' + number + b"}")
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (DEEP, "too_deep"),
+        (b'{"a":' * 40 + b"1" + b"}" * 40, "too_deep"),
+        (b"{}" + b" " * 70_000, "too_large"),
+        ('{"seq": 1}'.encode("utf-16"), "not_json"),  # tables publish UTF-8 only
+        (b"not json", "not_json"),
+        (b'{"state": "\\ud800"}', "not_json"),  # a lone surrogate
+        (b'{"seq": NaN}', "bad_number"),
+        (b'{"seq": Infinity}', "bad_number"),
+        (b'{"seq": ' + b"1" * 33 + b"}", "bad_number"),
+        (b"[1]", "not_object"),
+    ],
+)
+def test_a_payload_the_bounded_reader_refuses_is_counted_by_its_reason(
+    payload: bytes, reason: str
+) -> None:
+    # The reader itself: tests/controller/test_bounded_json.py; here, what the dashboard counts.
+    floor = Floor(P)
+    assert floor.ingest(f"{P}/T/status", payload) is None
+    assert floor.malformed == {reason: 1}
+    assert floor.ingest(f"{P}/T/status", b'{"state": "online"}') == "T"
+    assert floor.malformed == {reason: 1}
 
 
 def test_watch_de_duplicates_by_seq_and_hash() -> None:

@@ -229,7 +229,9 @@ async def test_watch_notes_a_malformed_message_and_goes_on(mosquitto: MosquittoP
         assert " connected to " in await line()
         first = await line()
         assert re.fullmatch(
-            r"\d\d:\d\d:\d\d ROU-W it/ROU-W/status: malformed \(too_deep\), skipped", first
+            r"\d\d:\d\d:\d\d ROU-W it/ROU-W/status: malformed"
+            r" \(too_deep \(JSON nested deeper than 32\)\), skipped",
+            first,
         )
         chain = Chain("ROU-W")
         async with _publisher(mosquitto) as client:

@@ -14,9 +14,11 @@ The checks, in order (the cheap and the bounding ones first):
 
 1. **size**: at most :attr:`Limits.max_bytes` bytes (a journal record is well under 2 KiB);
 2. **the table id** of the topic: what a table's config accepts (``[A-Za-z0-9_-]``, ≤ 64);
-3. **JSON**, bounded: UTF-8, nested at most :attr:`Limits.max_depth` deep (counted before the
-   parser's own recursion could fail), no NaN/Infinity, no lone UTF-16 surrogate (PostgreSQL's
-   ``jsonb`` would refuse the whole batch);
+3. **JSON**, bounded, by the controller's one reader of broker messages
+   (:func:`tablectl.controller.core.bounded_json.read_object`): UTF-8, nested at most
+   :attr:`Limits.max_depth` deep (counted before the parser runs), no NaN/Infinity, no integer
+   over 32 digits, no lone UTF-16 surrogate (PostgreSQL's ``jsonb`` would refuse the whole
+   batch), an object; its refusals in this archive's codes (:func:`refusal_of`);
 4. **the envelope**: a journal record of this table (``seq``, ``ts``, ``type``, ``hash``,
    ``prev_hash``: :func:`~tablectl.controller.archive.ingest.incoming_of`);
 5. authorship, with the table's journal key (``Context.key``): the record's ``auth`` MAC and
@@ -41,7 +43,6 @@ Pure: no database, no clock of its own (``Context.now``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ from typing import Any, Final
 from tablectl.controller.archive.chains import is_withheld
 from tablectl.controller.archive.ingest import Incoming, MalformedRecordError, incoming_of
 from tablectl.controller.archive.schema import Month, month_of
+from tablectl.controller.core.bounded_json import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, read_object
+from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.journal import AUTH, record_hash
 from tablectl.controller.journal.anchors import mac_matches
 
@@ -63,10 +66,9 @@ __all__ = [
     "Head",
     "Limits",
     "Quarantined",
-    "Refused",
     "admit",
     "authorship_problem",
-    "load_json",
+    "refusal_of",
     "seq_horizon",
     "ts_window",
 ]
@@ -78,8 +80,11 @@ REASONS: Final[Mapping[str, str]] = {
     "too_large": "larger than the archive's message size cap",
     "bad_table": "the topic's table id is not one a table may have",
     "too_deep": "JSON nested deeper than the archive's cap",
-    "not_json": "not UTF-8 JSON (or NaN, Infinity, a lone surrogate)",
-    "not_record": "not a journal record of the topic's table (envelope)",
+    "not_json": (
+        f"not UTF-8 JSON (or NaN, Infinity, an integer over {MAX_INT_DIGITS} digits,"
+        " a lone surrogate)"
+    ),
+    "not_record": "not a journal record of the topic's table (not an object, or its envelope)",
     "seq_ahead": "seq too far ahead of the table's verified head",
     "ts_ahead": "dated after now + the archive's slack",
     "ts_behind": "dated before the table's verified head − the archive's slack",
@@ -95,16 +100,17 @@ MALFORMED: Final = frozenset({"too_large", "bad_table", "too_deep", "not_json", 
 """The reasons that mean the message is no journal record at all (alarm ``malformed``)."""
 
 _TABLE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+_AS_QUARANTINED: Final[Mapping[str, str]] = {"bad_number": "not_json", "not_object": "not_record"}
+"""The bounded reader's reasons that have another code here (the rest are the same words)."""
 
 
 @dataclass(frozen=True)
 class Limits:
     """The bounds :func:`admit` applies (``tablectl archive``'s options; docs/fleet.md)."""
 
-    max_bytes: int = 65_536
+    max_bytes: int = MAX_BYTES
     """Bytes of a message at most (``--max-message-bytes``)."""
-    max_depth: int = 32
+    max_depth: int = MAX_DEPTH
     """JSON nesting at most (``--max-json-depth``; a journal record is 2–5 deep)."""
     seq_window: int = 100_000
     """``seq`` values a record may be ahead of its table's verified head (``--seq-window``)."""
@@ -174,15 +180,6 @@ class Quarantined:
         return self.reason in MALFORMED
 
 
-class Refused(Exception):  # noqa: N818 - a verdict, not a failure
-    """:func:`load_json`'s refusal: a reason code of :data:`REASONS` and a detail."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
 def admit(payload: bytes, context: Context) -> Admitted | Quarantined:
     """Whether the archive stores ``payload`` (see the module doc). Never raises."""
     data = payload if type(payload) is bytes else bytes(payload)
@@ -205,9 +202,9 @@ def _admit(payload: bytes, context: Context) -> Admitted | Quarantined:
     if not _TABLE.fullmatch(table):
         return refuse("bad_table", f"table id {table[:40]!r} is not 1-64 of A-Z a-z 0-9 _ -")
     try:
-        fields = load_json(payload, limits.max_depth)
-    except Refused as refused:
-        return refuse(refused.reason, refused.detail)
+        fields = read_object(payload, max_bytes=limits.max_bytes, max_depth=limits.max_depth)
+    except MalformedError as malformed:
+        return refuse(*refusal_of(malformed))
     try:
         record = incoming_of(table, payload, fields)
     except MalformedRecordError as exc:
@@ -296,63 +293,7 @@ def ts_window(
     return floor, latest, False
 
 
-# -- bounded JSON -----------------------------------------------------------------------------
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def load_json(payload: bytes, max_depth: int) -> Any:
-    """``payload`` as JSON, or :class:`Refused` (``not_json``, ``too_deep``).
-
-    Bounded: the depth is known before anything but the parser walks it (a payload with fewer
-    brackets than ``max_depth`` cannot be deeper; else the parsed value is walked without
-    recursion), and the parser's own recursion limit is a refusal, not an error.
-    """
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Refused("not_json", "not UTF-8") from None
-    try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise Refused("too_deep", f"JSON nested deeper than {max_depth}") from None
-    except ValueError as exc:
-        raise Refused("not_json", f"not JSON: {str(exc)[:80]}") from None
-    deep = payload.count(b"[") + payload.count(b"{") > max_depth
-    surrogates = _SURROGATE.search(payload) is not None
-    if deep or surrogates:
-        _walk(value, max_depth, surrogates=surrogates)
-    return value
-
-
-def _walk(value: Any, max_depth: int, *, surrogates: bool) -> None:
-    """Check ``value``'s depth (and its strings) without recursion: only containers are put on
-    the stack (a 64 KiB payload holds at most ~32,000 of them)."""
-    if surrogates and isinstance(value, str):
-        _utf8(value)
-    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
-    while stack:
-        node, depth = stack.pop()
-        if depth > max_depth:
-            raise Refused("too_deep", f"JSON nested deeper than {max_depth}")
-        if isinstance(node, dict):
-            if surrogates:
-                for name in node:
-                    _utf8(name)
-            children: Any = node.values()
-        else:
-            children = node
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
-            elif surrogates and isinstance(child, str):
-                _utf8(child)
-
-
-def _utf8(text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Refused("not_json", "a lone UTF-16 surrogate in a string") from None
+def refusal_of(malformed: MalformedError) -> tuple[str, str]:
+    """``(reason, detail)`` of a message the bounded reader refused, in :data:`REASONS`' codes
+    (``bad_number`` is ``not_json`` here, ``not_object`` ``not_record``)."""
+    return _AS_QUARANTINED.get(malformed.reason, malformed.reason), malformed.detail

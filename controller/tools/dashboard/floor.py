@@ -7,9 +7,10 @@ retained ``status``, ``state``, ``outcome`` and ``devices/{id}``, the live ``eve
 ``alarms``. Commands (``cmd/…``) and anything else under the prefix are ignored.
 
 **Nothing on the broker is trusted** (DESIGN §7: anyone who can publish there may have): every
-message is read bounded (:func:`~tablectl.controller.tools.watch.read_object`: size, JSON depth,
-an object) and every field the pages use is type-checked before anything is kept; what is kept is
-a typed snapshot with bounded strings and lists, never the payload. A message that fails is
+message is read bounded (:func:`~tablectl.controller.core.bounded_json.read_object`: size,
+UTF-8, JSON depth, numbers, an object) and every field the pages use is type-checked before
+anything is kept; what is kept is a typed snapshot with bounded strings and lists, never the
+payload. A message that fails is
 counted in :attr:`Floor.malformed` by reason and changes nothing; a well-formed one that a bound
 or the chain refuses is counted in :attr:`Floor.refused`. Neither is ever an exception out of
 :meth:`Floor.ingest`.
@@ -50,16 +51,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
+from tablectl.controller.core.bounded_json import MAX_BYTES, read_object
+from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.games.roulette import Pocket
 from tablectl.controller.tools.summary import clock_summary, summarize
-from tablectl.controller.tools.watch import (
-    MAX_PAYLOAD,
-    MalformedError,
-    check_record,
-    format_message,
-    read_object,
-)
+from tablectl.controller.tools.watch import check_record, format_message
 
 __all__ = [
     "Alarm",
@@ -308,7 +305,7 @@ class Floor:
         max_tables: int = MAX_TABLES,
         max_devices: int = MAX_DEVICES,
         max_ahead: int = MAX_AHEAD,
-        max_bytes: int = MAX_PAYLOAD,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         self.prefix = prefix.strip("/")
         self.history_size = max(1, history)

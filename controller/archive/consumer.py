@@ -75,13 +75,22 @@ log = structlog.get_logger("tablectl.archive")
 
 
 def paho_client(client: aiomqtt.Client) -> paho.Client:
-    """The paho client inside an aiomqtt one: the one place that reaches for it.
+    """The paho client inside an aiomqtt one: the one place that reaches past aiomqtt's API.
 
-    aiomqtt 2 does not expose paho's manual ack, which the archive needs (a message is
-    acknowledged only once the batch holding it is committed); aiomqtt keeps paho's client as
-    ``_client`` (checked against aiomqtt 2.5).
+    The archive acknowledges a message only once the batch holding it is committed (paho's
+    ``manual_ack_set`` and ``ack``). aiomqtt 2 has no public way to do that: its ``Client`` takes
+    no ``manual_ack`` and hands out no paho client, its ``Message`` has no ``ack`` (read in
+    aiomqtt 2.5's ``client.py``; asked for upstream in empicano/aiomqtt#345, draft PR #346). It
+    keeps paho's client as ``_client``. Should a release within the pin (``>=2.5,<3``) move it,
+    this says so when the archiver connects, not with an ``AttributeError`` in the store loop.
+    When aiomqtt gains manual acks, its own API replaces this function and its two callers.
     """
-    inner: paho.Client = client._client
+    inner = getattr(client, "_client", None)
+    if not isinstance(inner, paho.Client):
+        raise RuntimeError(
+            "aiomqtt no longer keeps paho's client as Client._client: the archive's manual "
+            "acknowledgement needs it (controller/archive/consumer.py, paho_client)"
+        )
     return inner
 
 

@@ -2,8 +2,9 @@
 controller processes and ``/proc`` readings.
 
 The broker helper follows ``tests/support/mosquitto.py`` (a private Mosquitto on a free loopback
-port, ``set_tcp_nodelay`` as production should have it) but is copied rather than imported, so
-``bench`` does not depend on the test tree.
+port, ``set_tcp_nodelay`` as production should have it) but is kept here, so ``bench`` does not
+depend on the test tree; both find the binary and the port with the service's own
+``find_mosquitto`` and ``free_port`` (:mod:`tablectl.controller.mqtt.broker`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import shutil
 import signal
 import socket
 import statistics
@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from tablectl.controller.mqtt.broker import find_mosquitto, free_port
 from tablectl.drivers.ss2.protocol import BareNumber, Status, encode_message
 
 __all__ = [
@@ -79,21 +80,6 @@ def summarize_ms(samples_ns: Sequence[int]) -> dict[str, float]:
 # --- the broker ------------------------------------------------------------------------------
 
 
-def find_mosquitto() -> str | None:
-    found = shutil.which("mosquitto")
-    if found:
-        return found
-    fallback = Path("/usr/sbin/mosquitto")
-    return str(fallback) if fallback.is_file() else None
-
-
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class Broker:
     """A private Mosquitto on a free loopback port (a context manager)."""
 
@@ -103,7 +89,7 @@ class Broker:
             raise FileNotFoundError("mosquitto not found (apt-get install mosquitto)")
         self.binary = binary
         self.host = "127.0.0.1"
-        self.port = _free_port(self.host)
+        self.port = free_port(self.host)
         self.workdir = workdir
         self._proc: subprocess.Popen[bytes] | None = None
 

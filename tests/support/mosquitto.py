@@ -2,31 +2,23 @@
 
 Why a subprocess and not the embedded broker: the reliability tests must stop and restart the
 broker on the same port while the publisher is connected, the way a production outage looks.
+``find_mosquitto`` and ``free_port`` are the embedded broker's
+(:mod:`tablectl.controller.mqtt.broker`), re-exported for the tests.
 """
 
 from __future__ import annotations
 
 import contextlib
-import shutil
 import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tablectl.controller.mqtt.broker import find_mosquitto, free_port
 from tests.support.processes import ServerProcess
 
 __all__ = ["Bridge", "MosquittoProcess", "find_mosquitto", "free_port"]
-
-_FALLBACK = Path("/usr/sbin/mosquitto")
-
-
-def find_mosquitto() -> str | None:
-    """Path of the mosquitto binary, or ``None`` when it is not installed."""
-    found = shutil.which("mosquitto")
-    if found:
-        return found
-    return str(_FALLBACK) if _FALLBACK.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -55,14 +47,6 @@ class Bridge:
             "keepalive_interval 5",
         ]
         return "\n".join(lines) + "\n"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class MosquittoProcess(ServerProcess):

@@ -19,20 +19,17 @@ import sys
 from pathlib import Path
 from typing import Final
 
-import pydantic
-
 from tablectl.controller.archive.consumer import Archiver, ArchiverConfig
 from tablectl.controller.archive.db import ArchiveConfigError, ArchiveError, check_dsn
 from tablectl.controller.archive.gate.options import add_bound_arguments, bounds_of
 from tablectl.controller.archive.upkeep import Cadence, ResendSigner
 from tablectl.controller.archive.verifier import KeyRing
-from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
-from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_journal_key, read_key_file
 from tablectl.controller.service import stopping
+from tablectl.controller.tools.broker_login import add_login_arguments, broker_login
 from tablectl.controller.tools.floor_metrics import ArchiveMetrics, check_listen, serving
 
 __all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
@@ -96,11 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="5",
         help="MQTT protocol (3.1.1 for brokers without v5: no --share)",
     )
-    parser.add_argument("--username", help="broker user")
-    parser.add_argument("--password-file", type=Path, help="broker password, first line")
-    parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
-    parser.add_argument("--cert-file", type=Path, help="client certificate (PEM)")
-    parser.add_argument("--cert-key-file", type=Path, help="client certificate's key (PEM)")
+    add_login_arguments(parser)
     parser.add_argument(
         "--resend-key",
         type=Path,
@@ -151,22 +144,7 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         raise ConfigError("--share needs MQTT v5 (shared subscriptions): drop --mqtt-version")
     if args.gap_timeout <= 0 or args.probe_after <= 0 or not 1 <= args.batch_size <= 10_000:
         raise ConfigError("--gap-timeout and --probe-after > 0, --batch-size 1..10000")
-    try:
-        mqtt = MqttConfig.model_validate(
-            {
-                "url": args.url,
-                "topic_prefix": args.prefix,
-                "username": args.username,
-                "password_file": args.password_file,
-                "ca_file": args.ca_file,
-                "cert_file": args.cert_file,
-                "key_file": args.cert_key_file,
-            }
-        )
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"mqtt.{where}: {first['msg']}") from None
+    mqtt, security = broker_login(args, args.url, args.prefix)
     host, port, _tls = broker_address(mqtt.url)
     limits, cadence = bounds_of(
         args, Cadence(gap_timeout=args.gap_timeout, probe_after=args.probe_after)
@@ -175,7 +153,7 @@ def _config(args: argparse.Namespace) -> ArchiverConfig:
         dsn=check_dsn(args.dsn),
         host=host,
         port=port,
-        security=client_security(mqtt),
+        security=security,
         prefix=args.prefix,
         name=args.name,
         share=args.share,

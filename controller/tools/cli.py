@@ -104,28 +104,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     check.add_argument("config", type=Path)
 
-    watch = sub.add_parser(
-        "watch",
-        help="a floor's tables live: a panel per table on a terminal, else one line per message",
-    )
-    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
-    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
-    watch.add_argument(
-        "--prefix", default=None, help="topic prefix (default: the config's, else tablectl)"
-    )
-    watch.add_argument("--table", default=None, help="table id (default: all tables)")
-    output = watch.add_mutually_exclusive_group()
-    output.add_argument("--raw", action="store_true", help="print topic and raw JSON")
-    output.add_argument(
-        "--json",
-        action="store_true",
-        help='one JSON object per message, {"topic","retained","payload"} (for machines)',
-    )
-    watch.add_argument(
-        "--plain",
-        action="store_true",
-        help="one line per message, no colour, no panels (what a pipe gets anyway)",
-    )
+    _add_watch(sub)
 
     cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
     from tablectl.controller.tools.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
@@ -397,6 +376,35 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise AssertionError(command)  # pragma: no cover - argparse restricts the choices
 
 
+def _add_watch(sub: Any) -> None:
+    """``tablectl watch``'s options (the broker login as the dashboard's and the archive's)."""
+    watch = sub.add_parser(
+        "watch",
+        help="a floor's tables live: a panel per table on a terminal, else one line per message",
+    )
+    watch.add_argument("--config", type=Path, help="take broker, prefix and table from a config")
+    watch.add_argument("--url", help="mqtt://host:port (overrides the config)")
+    watch.add_argument(
+        "--prefix", default=None, help="topic prefix (default: the config's, else tablectl)"
+    )
+    watch.add_argument("--table", default=None, help="table id (default: all tables)")
+    output = watch.add_mutually_exclusive_group()
+    output.add_argument("--raw", action="store_true", help="print topic and raw JSON")
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per message, {"topic","retained","payload"} (for machines)',
+    )
+    watch.add_argument(
+        "--plain",
+        action="store_true",
+        help="one line per message, no colour, no panels (what a pipe gets anyway)",
+    )
+    from tablectl.controller.tools.broker_login import add_login_arguments  # noqa: PLC0415
+
+    add_login_arguments(watch)  # with --config: its [mqtt] login where an option is not given
+
+
 def _add_archive_verify(verify: argparse.ArgumentParser) -> None:
     """``verify --dsn``/``--archive-file``, and ``archive-admin``: the floor's archive, whose
     modules (and psycopg) are imported only when those run."""
@@ -531,9 +539,10 @@ def _replay(config_path: Path, events: Path) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     from tablectl.controller.mqtt.publisher import broker_address  # noqa: PLC0415
+    from tablectl.controller.tools.broker_login import broker_login  # noqa: PLC0415
     from tablectl.controller.tools.watch import watch  # noqa: PLC0415
 
-    url, prefix, table = args.url, args.prefix, args.table
+    url, prefix, table, base = args.url, args.prefix, args.table, None
     if args.config is not None:
         from tablectl.controller.config import load_config  # noqa: PLC0415
 
@@ -541,9 +550,11 @@ def _watch(args: argparse.Namespace) -> int:
         url = url or config.mqtt.url
         prefix = prefix or config.mqtt.topic_prefix
         table = table or config.table.id
+        base = config.mqtt
         if url == "embedded":
             url = f"mqtt://{config.mqtt.embedded_listen}"
-    host, port, _tls = broker_address(url or "mqtt://127.0.0.1:1883")
+    mqtt, security = broker_login(args, url or "mqtt://127.0.0.1:1883", prefix or "tablectl", base)
+    host, port, _tls = broker_address(mqtt.url)
     topic_filter = f"{prefix or 'tablectl'}/{table or '+'}/#"
     colour = sys.stdout.isatty() and not args.plain
     emit = functools.partial(print, flush=True)
@@ -554,7 +565,9 @@ def _watch(args: argparse.Namespace) -> int:
             from tablectl.controller.tools.panels.live import watch_panels  # noqa: PLC0415
 
             return _until_stopped(
-                watch_panels(host, port, topic_filter, console=Console(highlight=False))
+                watch_panels(
+                    host, port, topic_filter, console=Console(highlight=False), security=security
+                )
             )
         return _until_stopped(
             watch(
@@ -565,6 +578,7 @@ def _watch(args: argparse.Namespace) -> int:
                 colour=colour,
                 raw=args.raw,
                 as_json=args.json,
+                security=security,
             )
         )
     except OSError as exc:  # ConnectionError from watch: unreachable, refused, lost

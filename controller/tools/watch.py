@@ -32,6 +32,7 @@ import structlog
 
 from tablectl.controller.core.bounded_json import read_object
 from tablectl.controller.core.errors import MalformedError
+from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.controller.tools.summary import clock_summary, facts, printable, summarize
 
 __all__ = [
@@ -232,6 +233,7 @@ async def watch(
     on_message: Callable[[str, bytes, bool], object] | None = None,
     clock: Callable[[], datetime] = datetime.now,
     identifier: str | None = None,
+    security: ClientSecurity | None = None,
 ) -> None:
     """Print every message on ``topic_filter`` until cancelled.
 
@@ -243,6 +245,7 @@ async def watch(
         on_message: gets every new message as ``(topic, payload, retained)`` instead of it being
             printed (the panels draw it); ``emit`` then only gets the "connected" line.
         clock: the local time stamped on each line.
+        security: the broker login and TLS (``--username``, ``--ca-file``, …; default: none).
 
     Raises:
         ConnectionError: the broker cannot be reached, or the connection is lost (one line).
@@ -252,7 +255,15 @@ async def watch(
     seen = MessageFilter(table_level=table_level)
     connected = False
     try:
-        async with aiomqtt.Client(host, port, identifier=identifier) as client:
+        login = security or ClientSecurity()
+        async with aiomqtt.Client(
+            host,
+            port,
+            identifier=identifier,
+            username=login.username,
+            password=login.password,
+            tls_context=login.tls_context,
+        ) as client:
             await client.subscribe(topic_filter, qos=1)
             connected = True
             if not (raw or as_json) or on_message is not None:

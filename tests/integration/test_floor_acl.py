@@ -22,6 +22,7 @@ import contextlib
 import json
 import shutil
 import ssl
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -409,3 +410,36 @@ async def test_both_tables_play_on_and_their_streams_are_their_journals(floor: F
         assert published == journaled
         outcomes = [m.json() for m in floor.floor.on(f"tablectl/{table}/outcome")]
         assert {o["table"] for o in outcomes} == {table}
+
+
+async def test_watch_logs_in_to_the_floor_broker(floor: Floor, tmp_path: Path) -> None:
+    """``tablectl watch`` takes the broker login the dashboard and the archive take (issue 26):
+    with the dashboard's user it shows the tables; anonymous, the floor broker refuses it."""
+    url = f"mqtts://{floor.broker.host}:{floor.broker.port}"
+    password = _secret(tmp_path / "dashboard.pw", PASSWORDS["dashboard"])
+    watch = [sys.executable, "-m", "tablectl", "watch", "--json", "--table", A, "--url", url]
+    login = ["--username", "dashboard", "--password-file", str(password)]
+    login += ["--ca-file", str(floor.broker.pki.ca)]
+    process = await asyncio.create_subprocess_exec(
+        *watch, *login, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(20):
+            while True:
+                line = await process.stdout.readline()
+                assert line, (await process.communicate())[1].decode()
+                if json.loads(line)["topic"] == f"tablectl/{A}/status":
+                    break
+    finally:
+        process.terminate()
+        await process.wait()
+    anonymous = await asyncio.create_subprocess_exec(
+        *watch, "--ca-file", str(floor.broker.pki.ca), stderr=asyncio.subprocess.PIPE
+    )
+    async with asyncio.timeout(20):
+        _, err = await anonymous.communicate()
+    assert anonymous.returncode == 1
+    assert err.decode().startswith("tablectl watch: cannot reach"), err
+    assert b"ot authori" in err, err  # the broker's own reason: Not authorized
+    assert err.count(b"\n") == 1

@@ -20,13 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from tablectl.controller.config import MqttConfig
-from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.exits import EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
-from tablectl.controller.mqtt.security import client_security
 from tablectl.controller.secrets import read_secret
 from tablectl.controller.service import stopping
+from tablectl.controller.tools.broker_login import add_login_arguments, broker_login
 from tablectl.controller.tools.dashboard.auth import (
     BasicLogin,
     DashboardError,
@@ -112,11 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=MAX_AHEAD,
         help="records past a table's state seq still shown (default: %(default)s)",
     )
-    parser.add_argument("--username", help="broker user (default: none)")
-    parser.add_argument("--password-file", type=Path, help="broker password, first line")
-    parser.add_argument("--ca-file", type=Path, help="CA bundle for mqtts:// (PEM)")
-    parser.add_argument("--cert-file", type=Path, help="client certificate for the broker (PEM)")
-    parser.add_argument("--cert-key-file", type=Path, help="its private key (PEM)")
+    add_login_arguments(parser)
     parser.add_argument(
         "--metrics-listen",
         metavar="HOST:PORT",
@@ -173,25 +167,6 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _broker(args: argparse.Namespace) -> tuple[str, int, MqttConfig]:
-    try:
-        mqtt = MqttConfig.model_validate(
-            {
-                "url": args.url,
-                "topic_prefix": args.prefix,
-                "ca_file": args.ca_file,
-                "username": args.username,
-                "password_file": args.password_file,
-                "cert_file": args.cert_file,
-                "key_file": args.cert_key_file,
-            }
-        )
-    except ValueError as exc:
-        raise ConfigError(f"broker settings: {exc}") from None
-    host, port, _tls = broker_address(mqtt.url)
-    return host, port, mqtt
-
-
 def run(args: argparse.Namespace) -> int:
     """``tablectl dashboard``: check, bind, serve until Ctrl-C."""
     if args.add_user is not None:
@@ -226,8 +201,9 @@ def run(args: argparse.Namespace) -> int:
             raise DashboardError(f"--{option.replace('_', '-')} must be at least 1")
     if args.max_ahead < 0:
         raise DashboardError("--max-ahead must be at least 0")
-    broker_host, broker_port, mqtt = _broker(args)
-    broker = Broker(broker_host, broker_port, mqtt.url, client_security(mqtt))
+    mqtt, security = broker_login(args, args.url, args.prefix)
+    broker_host, broker_port, _tls = broker_address(mqtt.url)
+    broker = Broker(broker_host, broker_port, mqtt.url, security)
     floor = Floor(
         mqtt.topic_prefix,
         history=args.history,

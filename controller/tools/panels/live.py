@@ -21,6 +21,7 @@ from typing import Final, TextIO
 from rich.console import Console
 from rich.live import Live
 
+from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.controller.tools.panels.layout import FloorScreen
 from tablectl.controller.tools.panels.logsink import LogSink, redirect_stderr
 from tablectl.controller.tools.panels.model import Floor
@@ -130,9 +131,10 @@ async def watch_panels(
     *,
     console: Console,
     log_file: TextIO | None = None,
+    security: ClientSecurity | None = None,
 ) -> None:
     """``tablectl watch`` on a terminal: the panels of every table under ``topic_filter`` until
-    cancelled (Ctrl-C).
+    cancelled (Ctrl-C). ``security``: the broker login (:func:`watch`'s).
 
     Raises:
         ConnectionError: the broker cannot be reached, or the connection is lost (one line,
@@ -145,7 +147,14 @@ async def watch_panels(
     with redirect_stderr(LogSink(view.log, log_file)):
         drawing = asyncio.create_task(view.run(stop), name="watch:panels")
         try:
-            await watch(host, port, topic_filter, emit=view.connected, on_message=view.on_message)
+            await watch(
+                host,
+                port,
+                topic_filter,
+                emit=view.connected,
+                on_message=view.on_message,
+                security=security,
+            )
         finally:  # the panels go first: a connection error is then one line below them
             stop.set()
             await drawing

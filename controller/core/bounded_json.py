@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import operator
 import re
 from typing import Any, Final, NoReturn
@@ -86,6 +87,13 @@ def _integer(literal: str) -> int:
     return int(literal)
 
 
+def _real(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):  # 1e999: JSON's grammar allows it, no record holds it
+        raise MalformedError("bad_number", f"{literal[:20]} is not a finite number")
+    return number
+
+
 def _no_constant(name: str) -> NoReturn:
     raise MalformedError("bad_number", f"{name} is not JSON")
 
@@ -97,7 +105,7 @@ def read_object(
 
     Raises:
         MalformedError: ``too_large``, ``not_json`` (not UTF-8, not JSON, a lone surrogate),
-            ``too_deep``, ``bad_number`` (``NaN``, ``Infinity``, an integer over
+            ``too_deep``, ``bad_number`` (``NaN``, ``Infinity``, ``1e999``, an integer over
             :data:`MAX_INT_DIGITS` digits) or ``not_object``; nothing else, whatever the bytes.
     """
     if len(payload) > max_bytes:
@@ -110,7 +118,7 @@ def read_object(
     if text.count("[") + text.count("{") > max_depth and nesting(text) > max_depth:
         raise MalformedError("too_deep", f"JSON nested deeper than {max_depth}")
     try:
-        body = json.loads(text, parse_int=_integer, parse_constant=_no_constant)
+        body = json.loads(text, parse_int=_integer, parse_float=_real, parse_constant=_no_constant)
     except RecursionError:  # never with the depth counted first (unless max_depth is absurd)
         raise MalformedError("too_deep", f"JSON nested deeper than {max_depth}") from None
     except MalformedError:  # bad_number, from the hooks

@@ -145,7 +145,15 @@ def test_a_surrogate_pair_is_one_character_and_fine() -> None:
 
 @pytest.mark.parametrize(
     "number",
-    [b"NaN", b"Infinity", b"-Infinity", b"1" * (MAX_INT_DIGITS + 1), b"-" + b"9" * 40],
+    [
+        b"NaN",
+        b"Infinity",
+        b"-Infinity",
+        b"1e999",
+        b"-1.5e400",
+        b"1" * (MAX_INT_DIGITS + 1),
+        b"-" + b"9" * 40,
+    ],
 )
 def test_nan_infinity_and_long_integers_are_bad_numbers(number: bytes) -> None:
     with pytest.raises(MalformedError, match="bad_number"):

@@ -25,23 +25,25 @@ reconnect.
 
 :func:`serial_url_problem` checks a port's *form* without opening anything (drivers call it when
 they are built, so ``check-config`` and the start of ``run`` refuse a malformed URL, instead of
-the device reconnecting forever with a ``port_error``). It follows pyserial 3.5's URL handlers
-(``serial/urlhandler/protocol_*.py``): what they reject on open, it rejects up front. A device
-path is only checked for its form: an unplugged adapter is a device event, not a config error.
+the device reconnecting forever with a ``port_error``). pyserial itself judges the URL: its
+handler lookup and the handler's own URL parser, run on a port it does not open. A device path
+is only checked for its form: an unplugged adapter is a device event, not a config error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
+import importlib
+import pkgutil
 import re
+import sys
 from typing import Any
-from urllib.parse import SplitResult, parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, parse_qsl, urlencode, urlsplit
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 
-__all__ = ["SERIAL_URL_SCHEMES", "SerialStream", "open_serial_stream", "serial_url_problem"]
+__all__ = ["SerialStream", "open_serial_stream", "serial_url_problem"]
 
 _CHUNK = 4096
 """Upper bound of one non-blocking read; a burst larger than this just takes two reads."""
@@ -50,28 +52,15 @@ _THREAD_POLL = 0.1
 """pyserial timeout of one fallback thread read: bounds how long a thread outlives ``close``."""
 
 
-SERIAL_URL_SCHEMES = ("alt", "cp2110", "hwgrep", "loop", "rfc2217", "socket", "spy")
-"""pyserial's URL handlers (``serial.urlhandler.protocol_*``); anything else is a device path."""
-
-_LOG_LEVELS = ("debug", "info", "warning", "error")
-_OPTIONS: dict[str, tuple[str, ...]] = {
-    "socket": ("logging",),
-    "rfc2217": ("logging", "ign_set_control", "poll_modem", "timeout"),
-    "loop": ("logging",),
-    "spy": ("file", "color", "raw", "all"),
-    "alt": ("class",),
-}
-"""The query options each handler's ``from_url`` accepts; any other makes it raise on open."""
-
-_ALT_CLASSES = ("Serial", "PosixPollSerial", "VTIMESerial")
-
-
 def serial_url_problem(url: str) -> str | None:
     """What makes ``url`` unusable as a pyserial port whatever is plugged in; None if nothing.
 
-    Checks the form only, opens nothing: ``socket://`` and ``rfc2217://`` need ``HOST:PORT`` with
-    a TCP port in 1-65535, every URL only the options its handler knows, a device path is any
-    non-empty path (it may be absent now: an unplugged device is reported when it is opened).
+    pyserial judges a URL: the handler ``serial.serial_for_url`` finds for its scheme (in
+    ``serial.protocol_handler_packages``) parses it, on a port that is not opened. Checked here
+    first is only what pyserial takes and fails on at open, or crashes on: an empty or padded
+    string, a TCP URL without a host or a port in 1-65535, ``spy://`` or ``alt://`` without a
+    device path, ``hwgrep://`` without a search. A device path is any non-empty path (an
+    unplugged device is reported when it is opened).
     """
     if not url.strip():
         return "empty (a device path such as /dev/ttyUSB0, or a pyserial URL)"
@@ -80,50 +69,111 @@ def serial_url_problem(url: str) -> str | None:
     if "://" not in url:
         return None  # a device path: whether it exists is the device's business, at open
     scheme = url.split("://", 1)[0].lower()
-    if scheme not in SERIAL_URL_SCHEMES:
-        known = ", ".join(f"{s}://" for s in SERIAL_URL_SCHEMES)
-        return f"unknown URL scheme {scheme + '://'!r} (pyserial knows {known}, or a device path)"
+    if (problem := _handler_problem(scheme)) is not None:
+        return problem
     if scheme == "hwgrep":
-        return _hwgrep_problem(url[len("hwgrep://") :])
+        if not url[len("hwgrep://") :].split("&", 1)[0]:
+            return "hwgrep:// needs a regular expression (e.g. hwgrep://USB.*FTDI)"
+        return _pyserial_problem(url, scheme)
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # an unbalanced [ in the host
         return f"not a URL: {exc}"
-    if scheme == "cp2110":
-        if not (parts.netloc or parts.path):
-            return "cp2110:// needs a HID device (cp2110:///dev/hidraw0 or cp2110://BUS:DEV:IF)"
-        if importlib.util.find_spec("hid") is None:
-            return "cp2110:// needs the hidapi package (Python module 'hid'), which is missing"
-        return None
-    problem = _options_problem(scheme, parts.query)
-    if problem is not None:
-        return problem
     if scheme in ("socket", "rfc2217"):
-        return _host_port_problem(scheme, parts)
-    if scheme in ("spy", "alt") and not (parts.netloc or parts.path):
-        return f"{scheme}:// needs a device path after it (e.g. {scheme}:///dev/ttyUSB0)"
+        problem = _host_port_problem(scheme, parts)
+    elif scheme in ("spy", "alt") and not (parts.netloc or parts.path):
+        problem = f"{scheme}:// needs a device path after it (e.g. {scheme}:///dev/ttyUSB0)"
+    return problem or _pyserial_problem(url, scheme)
+
+
+def _handler_problem(scheme: str) -> str | None:
+    """None when a pyserial handler takes ``scheme://``, looked up as ``serial_for_url`` does
+    (which says "not known" also when the handler is there but a module it needs is not)."""
+    import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
+
+    for package in serial.protocol_handler_packages:
+        handler = f"{package}.protocol_{scheme}"
+        try:
+            importlib.import_module(handler)
+        except ModuleNotFoundError as exc:
+            if exc.name and not handler.startswith(exc.name):  # cp2110:// without hidapi
+                needed = {"hid": "hidapi"}.get(exc.name, exc.name)  # pip's name, where it differs
+                return (
+                    f"{scheme}:// needs the {needed} package (Python module {exc.name!r}), "
+                    "which is missing"
+                )
+        except (ImportError, ValueError):  # a scheme that is no module name at all
+            pass
+        else:
+            return None
+    known = sorted(
+        f"{module.name.removeprefix('protocol_')}://"
+        for package in serial.protocol_handler_packages
+        for module in pkgutil.iter_modules(importlib.import_module(package).__path__)
+        if module.name.startswith("protocol_")
+    )
+    known_text = ", ".join(known)
+    return f"unknown URL scheme {scheme + '://'!r} (pyserial knows {known_text}, or a device path)"
+
+
+def _pyserial_problem(url: str, scheme: str) -> str | None:
+    """pyserial's verdict: its handler parses ``url`` (``from_url``) on a port not opened.
+
+    Three options act as they are parsed, which a check must not: ``spy://``'s ``file``
+    (opened for writing), ``hwgrep://``'s ``skip_busy`` (opens each matching port) and
+    ``logging`` (sets up the root logger, which then prints pyserial's debug lines). They are
+    left out; a ``logging`` level is looked up in the handler's own ``LOGGER_LEVELS``.
+    """
+    import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
+
+    if scheme == "hwgrep":  # options after "&", no query
+        url = "&".join(part for part in url.split("&") if part != "skip_busy")
+    elif scheme == "spy":
+        url = _without(url, "file")
+    try:
+        port = serial.serial_for_url(url, do_not_open=True)  # alt, spy, hwgrep parse here too
+        levels = getattr(sys.modules[type(port).__module__], "LOGGER_LEVELS", None)
+        if levels is not None:
+            for level in parse_qs(urlsplit(url).query, keep_blank_values=True).get("logging", []):
+                if level not in levels:
+                    return f"option logging={level!r}: one of {', '.join(levels)}"
+            url = _without(url, "logging")
+        if hasattr(port, "from_url"):
+            port.from_url(url)
+    except re.error as exc:  # hwgrep:// compiles its search
+        return f"hwgrep:// regular expression {exc.pattern!r}: {exc}"
+    except (serial.SerialException, ValueError, KeyError, TypeError) as exc:
+        if scheme == "hwgrep" and str(exc).startswith("no ports found"):
+            return None  # a good search; the device is absent now (reported at open)
+        return _reason(exc, scheme)
     return None
 
 
-def _options_problem(scheme: str, query: str) -> str | None:
-    # As pyserial parses them: flags (``?poll_modem``) have no value.
-    options = parse_qs(query, keep_blank_values=True)
-    known = _OPTIONS[scheme]
-    for name, values in options.items():
-        if name not in known:
-            allowed = ", ".join(known)
-            return f"unknown option {name!r} for {scheme}:// (known: {allowed})"
-        value = values[0]
-        if name == "logging" and value not in _LOG_LEVELS:
-            return f"option logging={value!r}: one of {', '.join(_LOG_LEVELS)}"
-        if name == "timeout" and not _is_float(value):
-            return f"option timeout={value!r}: seconds expected"
-        if name == "class" and value not in _ALT_CLASSES:
-            return f"option class={value!r}: one of {', '.join(_ALT_CLASSES)}"
-    return None
+def _without(url: str, option: str) -> str:
+    base, _, query = url.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != option]
+    return f"{base}?{urlencode(kept)}" if kept else base
+
+
+_FORM = re.compile(r'expected a string in the form "(?P<form>.*?)": (?P<reason>.*)', re.DOTALL)
+
+
+def _reason(exc: BaseException, scheme: str) -> str:
+    """pyserial's refusal in a user's words: its reason, then the form it expects."""
+    # socket:// and loop:// format their message over a text holding braces ("{debug|info|…}"),
+    # so a refusal surfaces as that format call's KeyError: the refusal is what it formatted.
+    if isinstance(exc, KeyError) and isinstance(exc.__context__, ValueError):
+        exc = exc.__context__
+    found = _FORM.fullmatch(str(exc))
+    if found is None:
+        return f"{exc} (pyserial's {scheme}:// handler)"
+    # alt:// shows its reason as a repr: ValueError("unknown option: 'x'")
+    reason = re.sub(r"^\w+\((['\"])(.*)\1\)$", r"\2", found["reason"], flags=re.DOTALL)
+    return f"{reason} (pyserial expects {found['form']})"
 
 
 def _host_port_problem(scheme: str, parts: SplitResult) -> str | None:
+    # pyserial would connect to port 0 or to no host, and crashes (TypeError) without a port.
     if not parts.hostname:
         return f"{scheme}:// needs HOST:PORT (e.g. {scheme}://127.0.0.1:7001)"
     text = parts.netloc.rpartition(":")[2] if ":" in parts.netloc.rpartition("]")[2] else ""
@@ -134,34 +184,6 @@ def _host_port_problem(scheme: str, parts: SplitResult) -> str | None:
     if not 1 <= int(text) <= 65535:
         return f"TCP port {int(text)} is out of range 1-65535"
     return None
-
-
-def _hwgrep_problem(spec: str) -> str | None:
-    regexp, *options = spec.split("&")
-    if not regexp:
-        return "hwgrep:// needs a regular expression (e.g. hwgrep://USB.*FTDI)"
-    try:
-        re.compile(regexp, re.IGNORECASE)
-    except re.error as exc:
-        return f"hwgrep:// regular expression {regexp!r}: {exc}"
-    for option in options:
-        name, sep, value = option.partition("=")
-        if name == "skip_busy":
-            continue
-        if name != "n":
-            return f"unknown option {name!r} for hwgrep:// (known: n, skip_busy)"
-        # pyserial 3.5 picks the n'th match and refuses n < 2 ("n=1" is just the default).
-        if not sep or not value.isdigit() or int(value) < 2:
-            return f"option n={value!r}: an integer of at least 2"
-    return None
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _is_device_path(url: str) -> bool:

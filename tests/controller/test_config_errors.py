@@ -7,6 +7,7 @@ everything, secret files included, before it binds a socket or opens a journal o
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import subprocess
@@ -93,13 +94,13 @@ def test_check_config_exits_78_like_run(tmp_path: Path, capsys: pytest.CaptureFi
         ("socket://127.0.0.1:abc", "TCP port 'abc' is not a number"),
         ("socket://:7001", "needs HOST:PORT"),
         ("socket://127.0.0.1:7001?logging=loud", "logging='loud'"),
-        ("socket://127.0.0.1:7001?baud=9600", "unknown option 'baud'"),
+        ("socket://127.0.0.1:7001?baud=9600", "unknown option: 'baud'"),
         ("rfc2217://10.0.0.5:99999", "TCP port 99999 is out of range"),
         ("rfc2217://10.0.0.5", "needs a TCP port"),
-        ("rfc2217://10.0.0.5:2217?timeout=soon", "timeout='soon'"),
-        ("loop://?colour=red", "unknown option 'colour'"),
+        ("rfc2217://10.0.0.5:2217?timeout=soon", "float: 'soon'"),
+        ("loop://?colour=red", "unknown option: 'colour'"),
         ("spy://", "needs a device path"),
-        ("alt:///dev/ttyS0?class=Fast", "class='Fast'"),
+        ("alt:///dev/ttyS0?class=Fast", "unknown class: 'Fast'"),
         ("hwgrep://(", "regular expression"),
         ("bogus://x", "unknown URL scheme 'bogus://'"),
         ("", "empty"),
@@ -149,6 +150,47 @@ def test_pyserial_rejects_what_the_check_rejects() -> None:
         assert serial_url_problem(url) is not None
         with pytest.raises((serial.SerialException, ValueError, KeyError, TypeError)):
             _parse_as_pyserial(url)
+
+
+def test_the_check_acts_on_nothing(tmp_path: Path) -> None:
+    # pyserial's parsers open spy's ?file= for writing, open each port hwgrep's skip_busy
+    # matches and set up logging for ?logging=: the check leaves those options out.
+    trace = tmp_path / "spy.txt"
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    for url in (
+        f"spy:///dev/ttyUSB0?file={trace}&color",
+        "socket://127.0.0.1:7001?logging=debug",
+        "loop://?logging=info",
+        "hwgrep://tablectl-no-such-port&skip_busy",
+    ):
+        assert serial_url_problem(url) is None, url
+    assert not trace.exists()
+    assert root.handlers == handlers
+    assert "spy://port" in (serial_url_problem(f"spy:///dev/ttyUSB0?file={trace}&colour") or "")
+
+
+def test_a_handler_added_to_pyserial_is_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The schemes are pyserial's own registry (serial.protocol_handler_packages), not a copy.
+    import serial  # noqa: PLC0415
+
+    package = tmp_path / "bench_handlers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "protocol_bench.py").write_text(
+        "from serial.urlhandler import protocol_loop\n"
+        "class Serial(protocol_loop.Serial):\n"
+        "    def from_url(self, url):\n"
+        "        return None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(serial, "protocol_handler_packages", [*serial.protocol_handler_packages])
+    assert "unknown URL scheme 'bench://'" in (serial_url_problem("bench://") or "")
+    serial.protocol_handler_packages.append("bench_handlers")
+    assert serial_url_problem("bench://") is None
+    assert "bench://" in (serial_url_problem("bogus://x") or "")
 
 
 def _parse_as_pyserial(url: str) -> None:

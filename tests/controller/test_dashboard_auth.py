@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.tools.cli import main
 from tablectl.controller.tools.dashboard.auth import (
     BasicLogin,
@@ -23,7 +24,6 @@ from tablectl.controller.tools.dashboard.auth import (
     load_users,
     verify_password,
 )
-from tablectl.controller.tools.dashboard.command import parse_listen
 
 
 def _basic(name: str, password: str) -> str:
@@ -113,12 +113,16 @@ def test_beyond_the_loopback_tls_and_a_login_are_both_required(
     check_exposure("0.0.0.0", tls=True, login=True)  # noqa: S104
 
 
-def test_listen_addresses() -> None:
-    assert parse_listen("127.0.0.1:8080") == ("127.0.0.1", 8080)
-    assert parse_listen("[::1]:9000") == ("::1", 9000)
+def test_listen_addresses(capsys: pytest.CaptureFixture[str]) -> None:
+    # The dashboard's --listen goes through the one listen parser (the metrics endpoint's).
+    assert main(["dashboard", "--listen", "8080"]) == 1
+    err = capsys.readouterr().err
+    assert err == "tablectl dashboard: --listen '8080': expected HOST:PORT, e.g. 127.0.0.1:8080\n"
+    assert parse_listen("127.0.0.1:8080", what="--listen") == ("127.0.0.1", 8080)
+    assert parse_listen("[::1]:9000", what="--listen") == ("::1", 9000)
     for bad in ("8080", "host:", ":80", "host:http", "h:70000"):
-        with pytest.raises(DashboardError, match="expected HOST:PORT"):
-            parse_listen(bad)
+        with pytest.raises(ConfigError, match=r"^--listen '.*': expected HOST:PORT, e\.g\. 1"):
+            parse_listen(bad, what="--listen", example="127.0.0.1:8080")
 
 
 def test_cli_refuses_a_network_address_without_tls_in_one_line(

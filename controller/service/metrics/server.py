@@ -24,8 +24,17 @@ _HEAD_LIMIT = 8192
 _REQUEST_TIMEOUT = 5.0
 
 
-def parse_listen(text: str) -> tuple[str, int]:
+def parse_listen(
+    text: str, *, what: str = "metrics listen address", example: str | None = None
+) -> tuple[str, int]:
     """``"HOST:PORT"`` (``[v6]:PORT`` for IPv6; port 0 picks a free one) → ``(host, port)``.
+
+    The one parser of a listen address: ``[metrics] listen``, ``--metrics-listen`` and the
+    dashboard's ``--listen``.
+
+    Args:
+        what: Names the setting in the error (``"--listen"``).
+        example: Shown in the error (``e.g. 127.0.0.1:8080``).
 
     Raises:
         ConfigError: not of that shape.
@@ -35,7 +44,8 @@ def parse_listen(text: str) -> tuple[str, int]:
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"metrics listen address {text!r}: expected HOST:PORT")
+        hint = f", e.g. {example}" if example else ""
+        raise ConfigError(f"{what} {text!r}: expected HOST:PORT{hint}")
     return host, int(port)
 
 

@@ -24,6 +24,7 @@ from tablectl.controller.core.exits import EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
 from tablectl.controller.secrets import read_secret
 from tablectl.controller.service import stopping
+from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.tools.broker_login import add_login_arguments, broker_login
 from tablectl.controller.tools.dashboard.auth import (
     BasicLogin,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
 
     from tablectl.controller.tools.dashboard.subscriber import FloorFeed
 
-__all__ = ["EXIT_UNAVAILABLE", "add_arguments", "parse_listen", "run"]
+__all__ = ["EXIT_UNAVAILABLE", "add_arguments", "run"]
 
 DEFAULT_LISTEN: Final = "127.0.0.1:8080"
 _EXAMPLE: Final = (
@@ -119,19 +120,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8080`` for IPv6) → ``(host, port)``.
-
-    Raises:
-        DashboardError: not of that form.
-    """
-    host, sep, port = text.rpartition(":")
-    host = host.strip("[]") if host.startswith("[") else host
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise DashboardError(f"--listen {text!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
-    return host, int(port)
-
-
 def _read_password() -> str:
     if sys.stdin.isatty():
         first = getpass.getpass("password: ")
@@ -190,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_UNAVAILABLE
-    host, port = parse_listen(args.listen)
+    host, port = parse_listen(args.listen, what="--listen", example=DEFAULT_LISTEN)
     check_listen(args.metrics_listen)
     tls = args.tls_cert is not None or args.tls_key is not None
     check_exposure(host, tls=tls, login=args.users is not None)

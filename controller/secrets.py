@@ -1,18 +1,20 @@
 """Secret files: broker passwords and HMAC keys, read only when their owner alone may use them.
 
 One rule for every secret the controller reads (the broker password, the role keys that sign
-commands, the journal's anchor key): the file's mode is checked on the open descriptor before a
-byte is read, and a file that group or others may touch is an error naming file and mode.
+commands, the journal's anchor key), and a studio device's password file too:
+:mod:`tablectl.drivers.transports.secrets` checks the file's mode on the open descriptor before a
+byte is read, and a file that group or others may touch is an error naming file and mode. Here
+its errors are the :class:`ConfigError` they are to the controller.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Final
 
 from tablectl.controller.core.errors import ConfigError
+from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.transports import secrets as secret_files
 
 __all__ = [
     "MIN_KEY_BYTES",
@@ -26,38 +28,18 @@ __all__ = [
 MIN_KEY_BYTES: Final = 16
 """Shortest role key accepted (128 bits); ``openssl rand -hex 32`` gives 64."""
 
-_MAX_FILE = 64 * 1024
-"""A secret file larger than this is not a secret file (a path mix-up): refuse it."""
-
 
 def read_secret(path: Path, what: str) -> bytes:
     """A secret file's bytes, refused unless only its owner may use it (mode 0600 or 0400).
 
-    No escape hatch: a password or role key that group or others can read is shared with every
-    account (and every process) on the table PC, which is what signing and passwords are for.
-    Containers mount secrets with a mode (Docker ``mode: 0400``, Kubernetes ``defaultMode``).
+    Raises:
+        ConfigError: naming the file when it is missing, unreadable, open to group/others (and
+            how) or too large to be a secret file.
     """
     try:
-        with path.open("rb") as handle:
-            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-            # Checked before reading: the content of a file that fails never enters the process.
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                how = (
-                    "readable"
-                    if mode & (stat.S_IRGRP | stat.S_IROTH)
-                    else "writable"
-                    if mode & (stat.S_IWGRP | stat.S_IWOTH)
-                    else "executable"
-                )
-                raise ConfigError(
-                    f"{what} {path}: mode {mode:04o}, {how} by group/others (chmod 600)"
-                )
-            data = handle.read(_MAX_FILE + 1)
-    except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > _MAX_FILE:
-        raise ConfigError(f"{what} {path}: larger than {_MAX_FILE} bytes, not a secret file")
-    return data
+        return secret_files.read_secret(path, what)
+    except DriverInitError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def read_password_file(path: Path) -> str:
@@ -67,16 +49,10 @@ def read_password_file(path: Path) -> str:
         ConfigError: naming the file when it is missing, unreadable, open to group/others
             (mode), empty or not UTF-8.
     """
-    data = read_secret(path, "mqtt.password_file")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"mqtt.password_file {path}: not UTF-8 text") from None
-    lines = text.splitlines()
-    password = lines[0] if lines else ""
-    if not password:
-        raise ConfigError(f"mqtt.password_file {path}: empty first line")
-    return password
+        return secret_files.read_password_file(path, "mqtt.password_file")
+    except DriverInitError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def read_key_file(path: Path, role: str) -> bytes:

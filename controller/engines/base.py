@@ -2,7 +2,8 @@
 
 :class:`RoundEngine` is the abstract base of the round engines, a template method in the way of
 python-can's ``BusABC.recv`` over ``_recv_internal``. The public :meth:`RoundEngine.apply` owns
-what no game decides: an event of another game family is ``not_for_this_game``; a handler that
+what no game decides: the routing of an event (:func:`foreign_events`: another family's is
+``not_for_this_game``); a handler that
 fires a transition the engine's strict machine refuses
 (:class:`~tablectl.controller.core.errors.TransitionNotAllowedError`) becomes an
 ``unexpected_event`` verdict. The base also owns the round ids (:class:`RoundIds`), the fault
@@ -27,7 +28,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, cast
 
 from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
-from tablectl.controller.core.events import FaultCleared, RoundOpen, TableEvent, Void
+from tablectl.controller.core.events import (
+    EVENT_TYPES,
+    FaultCleared,
+    RoundOpen,
+    TableEvent,
+    Void,
+)
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine
 from tablectl.controller.games.findings import Finding
@@ -37,12 +44,14 @@ __all__ = [
     "FAULT_LATCHED",
     "NOT_FOR_THIS_GAME",
     "RECENT_ROUNDS",
+    "SHARED_EVENTS",
     "UNEXPECTED_EVENT",
     "VOID_ROUND_ABANDONED",
     "VOID_SUPERVISOR_DEFAULT",
     "Handler",
     "RoundEngine",
     "RoundIds",
+    "foreign_events",
 ]
 
 # Verdict codes every engine uses: the event was refused, the round (if any) goes on unchanged.
@@ -61,6 +70,41 @@ RECENT_ROUNDS: Final = 1024
 
 Handler = Callable[[Any], list[EngineOutput]]
 """An engine's handler of one event type (it fires the machine before changing anything)."""
+
+# -- event routing -----------------------------------------------------------------------------
+
+SHARED_EVENTS: Final = frozenset(
+    {"round_open", "bets_closed", "void", "confirm", "fault", "fault_cleared"}
+)
+"""The table's and the supervisor's events: never another game's (an engine without a handler
+of one refuses it through its machine, ``unexpected_event``)."""
+
+_REFUSED_NOT_FOREIGN: Final[Mapping[str, frozenset[str]]] = {
+    "roulette": frozenset({
+        "read_error", "shoe_removed", "shoe_empty", "decision", "mixing", "tube_full",
+        "wheel_spin", "roll_started", "dice", "roll_invalid", "beads",
+    }),
+    "dice": frozenset({"beads"}),
+    "draw": frozenset({"roll_started", "dice", "roll_invalid", "rng_draw"}),
+    "wheel": frozenset({"beads"}),
+    "card": frozenset({
+        "mixing", "tube_full", "wheel_spin", "roll_started", "dice", "roll_invalid", "rng_draw",
+        "beads",
+    }),
+}  # fmt: skip
+"""Other families' event types a family's machine refuses (``unexpected_event``) instead of
+calling them another game's: each family once kept its own list of the others' events, and these
+came after the list was written. The verdicts in journals and replays keep them so."""
+
+
+def foreign_events(
+    family: str, handled: frozenset[str], unplayed: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The event types a ``family`` engine answers ``not_for_this_game``: every known type it has
+    no handler of and the table does not share (a new event type is another game's everywhere
+    but where it is handled), and ``unplayed`` (its family's that this game does not play)."""
+    unhandled = frozenset(EVENT_TYPES) - SHARED_EVENTS - handled
+    return unhandled - _REFUSED_NOT_FOREIGN.get(family, frozenset()) | unplayed
 
 
 class RoundIds:
@@ -137,9 +181,9 @@ class RoundEngine(ABC):
         game: the registry key put into every outcome.
         machine: the engine's strict round machine (built, and so validated, at import).
         handlers: event type → the engine's handler of it; a type without one is refused by the
-            machine (``unexpected_event``) unless ``other_games`` names it.
-        other_games: event types of other game families (``not_for_this_game``).
-        family: names the family in ``not_for_this_game`` messages.
+            machine (``unexpected_event``) or is another game's (:func:`foreign_events`).
+        family: names the family in ``not_for_this_game`` messages, and keys its routing.
+        unplayed: types the engine handles that this game does not play (``not_for_this_game``).
         next_round: ``n`` of the first round id.
 
     Raises:
@@ -153,21 +197,21 @@ class RoundEngine(ABC):
         machine: MachineDefinition,
         *,
         handlers: Mapping[str, Handler],
-        other_games: frozenset[str],
         family: str,
+        unplayed: frozenset[str] = frozenset(),
         next_round: int = 1,
     ) -> None:
         self._ids = RoundIds(table_id, next_round)
         self._table = table_id
         self._game = game
         self._machine = StateMachine(machine)
-        self._other_games = other_games
         self._family = family
         self._round: str | None = None
         self._rounds = 0
         """Rounds opened by this engine (the snapshot's ``rounds``)."""
         self._faults: set[str] = set()
         self._handlers: Mapping[str, Handler] = {"fault_cleared": self._fault_cleared, **handlers}
+        self._other_games = foreign_events(family, frozenset(self._handlers), unplayed)
 
     # -- the public surface (the runner's Engine protocol) --------------------------------------
 

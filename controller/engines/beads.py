@@ -48,13 +48,6 @@ CLOSED: Final = "closed"
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
 """The void reason of a count while betting is open (the dice's and the wheels' code)."""
 
-_OTHER_GAMES: Final = frozenset({
-    "card", "cut_card", "shuffle_started", "shuffle_completed", "ball_launched", "winning_number",
-    "no_spin", "ball_drawn", "mixing", "tube_full", "wheel_spin", "segment", "read_error",
-    "shoe_removed", "shoe_empty", "decision", "deal_error", "roll_started", "dice",
-    "roll_invalid", "rng_draw",
-})  # fmt: skip
-
 
 def _definition() -> MachineDefinition:
     t: list[Transition] = []
@@ -103,7 +96,6 @@ class BeadEngine(RoundEngine):
                 "void": self._void,
                 "fault": self._fault,
             },
-            other_games=_OTHER_GAMES,
             family="beads",
             next_round=next_round,
         )

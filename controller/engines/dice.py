@@ -101,11 +101,6 @@ DECISION_PENDING: Final = "decision_pending"
 
 RULE_ORDER: Final = "DESIGN §4.4; R15"
 
-_OTHER_GAMES: Final = frozenset({
-    "card", "cut_card", "shuffle_started", "shuffle_completed", "ball_launched", "winning_number",
-    "no_spin", "ball_drawn", "mixing", "tube_full", "wheel_spin", "segment", "read_error",
-    "shoe_removed", "shoe_empty", "decision", "deal_error",
-})  # fmt: skip
 _ROLL: Final = (CLOSED, ROLLING)
 """Bets closed, the result due: a roll may be under way."""
 
@@ -170,7 +165,6 @@ class DiceEngine(RoundEngine):
                 "void": self._void,
                 "fault": self._fault,
             },
-            other_games=_OTHER_GAMES,
             family="dice",
             next_round=next_round,
         )

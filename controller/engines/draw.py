@@ -76,25 +76,6 @@ EXTRA_BALL: Final = "extra_ball"
 HOLD_DEVICE_FAULT: Final = "device_fault"
 DECISION_PENDING: Final = "decision_pending"
 
-_OTHER_GAMES: Final = frozenset(
-    {
-        "card",
-        "cut_card",
-        "shuffle_started",
-        "shuffle_completed",
-        "ball_launched",
-        "winning_number",
-        "no_spin",
-        "segment",
-        "wheel_spin",
-        "read_error",
-        "shoe_removed",
-        "shoe_empty",
-        "decision",
-        "deal_error",
-        "beads",
-    }
-)
 _IN_DRAW: Final = (CLOSED, DRAWING, HELD)
 
 
@@ -176,7 +157,6 @@ class DrawEngine(RoundEngine):
                 "void": self._void,
                 "fault": self._fault,
             },
-            other_games=_OTHER_GAMES,
             family="draw",
             next_round=next_round,
         )

@@ -104,19 +104,6 @@ _WAIT_FOR_SUPERVISOR: Final = frozenset(
     {"round_open", "bets_closed", "ball_launched", "no_spin", "winning_number"}
 )
 
-# Events of other game families: well-formed, just not roulette's.
-_OTHER_GAMES: Final = frozenset(
-    {
-        "card",
-        "cut_card",
-        "shuffle_started",
-        "shuffle_completed",
-        "ball_drawn",
-        "segment",
-        "deal_error",
-    }
-)
-
 
 class RouletteEngine(RoundEngine):
     """One roulette table's rounds (roulette, lightning_roulette, double_ball_roulette).
@@ -161,7 +148,6 @@ class RouletteEngine(RoundEngine):
                 "rng_draw": self._rng_draw,
                 "confirm": self._confirm,
             },
-            other_games=_OTHER_GAMES,
             family="roulette",
             next_round=next_round,
         )

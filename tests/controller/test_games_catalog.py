@@ -62,9 +62,7 @@ def test_every_game_loads_its_preset_and_builds_its_engine(game: str) -> None:
 def test_the_engine_template_has_two_abstract_hooks() -> None:
     assert RoundEngine.__abstractmethods__ == {"snapshot", "_round_ended"}
     with pytest.raises(TypeError, match="abstract"):
-        RoundEngine(
-            "T1", "x", one_state_machine(), handlers={}, other_games=frozenset(), family="x"
-        )  # type: ignore[abstract]
+        RoundEngine("T1", "x", one_state_machine(), handlers={}, family="x")  # type: ignore[abstract]
 
 
 def one_state_machine() -> MachineDefinition:

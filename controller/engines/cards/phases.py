@@ -61,7 +61,6 @@ __all__ = [
     "NO_ACTION_COUP",
     "NO_OPEN",
     "OPEN",
-    "OTHER_GAMES",
     "PENDING_DECISION",
     "READ_ERROR",
     "SHOE_END",
@@ -105,10 +104,6 @@ DEAL_ERROR_NOTED: Final = "deal_error_noted"
 """A reported deal error the game's rules let the round survive (a card exposed that lies face
 up anyway): journaled as a verdict, the round goes on."""
 
-OTHER_GAMES: Final = frozenset(
-    {"ball_launched", "winning_number", "no_spin", "ball_drawn", "segment"}
-)
-"""Event types of the other game families (``not_for_this_game``)."""
 # What the phases refuse a round_open for, before the latches are looked at.
 NO_OPEN: Final = {
     PENDING_DECISION: (DECISION_PENDING, "a round waits for a supervisor", "GEN-11"),

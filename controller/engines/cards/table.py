@@ -37,7 +37,6 @@ from tablectl.controller.engines.cards.phases import (
     HAND_CANCELLED,
     MACHINE,
     OPEN,
-    OTHER_GAMES,
     PENDING_DECISION,
     READ_ERROR,
     SHOE_EXHAUSTED,
@@ -80,14 +79,16 @@ class CardTable(RoundEngine):
         handlers: Mapping[str, Handler],
     ) -> None:
         screen = card_game.procedure == "dealer_screen"
-        other = OTHER_GAMES if card_game.decision_actions else OTHER_GAMES | {"decision"}
+        # Every card table handles these (its refusals list them); a game that does not play
+        # them calls them another game's.
+        played = {"decision": bool(card_game.decision_actions), "deal_error": screen}
         super().__init__(
             table_id,
             game or card_game.name,
             MACHINE,
             handlers=handlers,
-            other_games=other if screen else other | {"deal_error"},
             family="card",
+            unplayed=frozenset(name for name, yes in played.items() if not yes),
             next_round=next_round,
         )
         self._game_rules = card_game

@@ -59,7 +59,6 @@ from tablectl.controller.engines.wheel.machine import (
     IN_PLAY,
     MACHINE,
     OPEN,
-    OTHER_GAMES,
     RESPIN,
     RULE_DIVIDER,
     RULE_SPIN,
@@ -129,7 +128,6 @@ class WheelEngine(BonusRounds):
                 "roll_invalid": self._roll_invalid,
                 "rng_draw": self._rng_draw,
             },
-            other_games=OTHER_GAMES,
             family="wheel",
             next_round=next_round,
         )

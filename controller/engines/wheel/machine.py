@@ -38,7 +38,6 @@ __all__ = [
     "IN_PLAY",
     "MACHINE",
     "OPEN",
-    "OTHER_GAMES",
     "RESPIN",
     "RULE_BONUS",
     "RULE_DIVIDER",
@@ -72,26 +71,6 @@ DICE_WITHOUT_BONUS: Final = "dice_without_bonus"
 RULE_SPIN: Final = "seed-001 §5.4 L2471, C37"
 RULE_DIVIDER: Final = "seed-001 §5.3 L2091, C6"
 RULE_BONUS: Final = "seed-001 §5.2 L1891, §7.4"
-
-OTHER_GAMES: Final = frozenset(
-    {
-        "card",
-        "cut_card",
-        "shuffle_started",
-        "shuffle_completed",
-        "ball_launched",
-        "winning_number",
-        "ball_drawn",
-        "mixing",
-        "tube_full",
-        "read_error",
-        "shoe_removed",
-        "shoe_empty",
-        "decision",
-        "deal_error",
-    }
-)
-"""Event types of other game families (``not_for_this_game``)."""
 
 AFTER_BETS: Final = (CLOSED, SPINNING, CHAINED)
 """Bets closed, a spin due or under way."""

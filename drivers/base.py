@@ -1,83 +1,443 @@
-"""Driver base classes (STYLE practice 4): a context manager, idempotent close, small hooks.
+"""The driver base (STYLE practice 4): one connection loop, owned here, behind a few hooks.
 
-:class:`StreamDriver` owns the whole connection lifecycle of a byte-stream device so that a
-device family only writes three synchronous hooks that take the time as an argument:
-``_on_bytes`` (decode and interpret), ``_on_tick`` (timers: silence, hold times) and
-``_on_connection_lost``. The loop opens the port, reconnects with jittered exponential backoff when
-it vanishes (never busy-looping), reports availability changes, and flushes the writes the hooks
-queued. A device family's logic can therefore be tested without any I/O.
+A device family declares what differs: its transport (``_open_link``), its codec (``_new_decoder``
+for what arrives, ``_encode`` for its commands) and its ``interpreter`` (messages and time in,
+events and commands out; pure). :class:`DeviceDriver` does the rest, the same for every family:
 
-:class:`FrameDriver` is its frame-based sibling (a CAN bus: whole :class:`CanFrame` values instead
-of bytes, ``_on_frame`` instead of ``_on_bytes``). Both run the one loop of
-:class:`~tablectl.drivers.connection.ConnectionLoop`; they differ only in the transport they build,
-read and write. :class:`MessageDriver` is the third binding, for devices that are services on an
-MQTT broker (whole :class:`TopicMessage` values, ``_on_message``). :class:`Driver`,
-:class:`DriverSettings` and :class:`Backoff` live in
-:mod:`tablectl.drivers.connection` and are re-exported here: this module is the plugins' surface.
+* the loop: open the link (one ``port_error``, then retries with :class:`Backoff`), the handshake
+  (a fresh decoder, ``interpreter.connected(now)``, the commands it queued), then pump: write what
+  is queued, wait for the next item, a wake-up or ``tick_interval``. A
+  :class:`TransportClosedError` (from a read, a write or a tick) drops the link:
+  ``interpreter.connection_lost(now)``, one ``disconnected`` unavailability, backoff, reopen;
+* one item: trace it, decode it, count each ``DecodeError``, hand each message to the interpreter
+  and to the commands waiting for a reply (:class:`~tablectl.drivers.replies.Replies`), then send
+  the commands the interpreter queued;
+* ticks: ``interpreter.tick(now)`` about every ``tick_interval`` (it may raise
+  :class:`TransportClosedError` to have a silent link reopened), then its commands out.
+
+Every wait and every ``now`` is the injected clock's, so a
+:class:`~tablectl.drivers.clock.ManualClock` decides when a tick or a reconnect happens, and the
+family logic is testable without I/O.
+
+Hooks a family overrides only where its protocol truly differs: ``_on_decode_error`` (what an
+undecodable item means besides a count), ``_on_item_error`` (a family whose input may come from
+anyone survives a bug in its codec), ``_available_on_open`` (a device that says nothing until it
+has something to say, a card shoe, is there as soon as its link opens).
+
+Three bindings say how a kind of link is read, written and traced: :class:`StreamDriver` (bytes:
+a serial port, USB endpoints), :class:`FrameDriver` (CAN frames) and :class:`MessageDriver`
+(messages on an MQTT broker). :class:`Driver`, :class:`DriverSettings` and :class:`Backoff` live
+in :mod:`tablectl.drivers.connection` and are re-exported here: this module is the plugins' surface.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
-from collections.abc import Awaitable
-from typing import Any, ClassVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
-from tablectl.drivers.connection import (
-    Backoff,
-    ConnectionLoop,
-    Driver,
-    DriverSettings,
-    SettingsT,
-)
-from tablectl.drivers.errors import (
-    DriverConfigError,
-    TransportClosedError,
-)
-from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.connection import Backoff, Driver, DriverSettings, SettingsT
+from tablectl.drivers.errors import DriverConfigError, DriverError, TransportClosedError
+from tablectl.drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
+from tablectl.drivers.replies import Replies
 from tablectl.drivers.transports.base import ByteStream
-from tablectl.drivers.transports.frames import CanFrame, FrameLink, FrameTraceHook
-from tablectl.drivers.transports.pubsub import (
-    BrokerEndpoint,
-    MessageLink,
-    MessageTraceHook,
-    TopicMessage,
-)
+from tablectl.drivers.transports.frames import CanFrame, FrameLink
+from tablectl.drivers.transports.pubsub import BrokerEndpoint, MessageLink, TopicMessage
 from tablectl.drivers.transports.serial import serial_url_problem
 
 __all__ = [
     "Backoff",
+    "Decoder",
+    "DeviceDriver",
     "Driver",
     "DriverSettings",
     "FrameDriver",
+    "Interpreter",
     "MessageDriver",
+    "ReportsOnly",
     "SettingsT",
     "StreamDriver",
 ]
 
+ItemT = TypeVar("ItemT")
+ItemT_contra = TypeVar("ItemT_contra", contravariant=True)
 
-class StreamDriver(ConnectionLoop[ByteStream, bytes, SettingsT]):
-    """A driver over a :class:`ByteStream`, with reconnect, availability and timers."""
+
+class _Link(Protocol):
+    """What the loop needs of any transport: ``open`` (raising :class:`DriverError`) and an
+    idempotent ``close``; the bindings read and write it."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+LinkT = TypeVar("LinkT", bound=_Link)
+
+
+class Decoder(Protocol[ItemT_contra]):
+    """A family's receive side: what arrived in, messages and :class:`DecodeError` values out.
+
+    Stateful (a frame may be split over reads); the base builds a fresh one per connection."""
+
+    def feed(self, item: ItemT_contra, /) -> Iterable[Any]: ...
+
+
+class Interpreter(Protocol):
+    """A family's device logic: decoded messages and the time in, events and commands out."""
+
+    def connected(self, now: float) -> None:
+        """A (re)connect: queue the handshake's commands, start the timers."""
+
+    def feed(self, message: Any, now: float) -> list[DeviceEvent]: ...
+
+    def tick(self, now: float) -> list[DeviceEvent]: ...
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        """Forget per-connection state (the base reports the unavailability itself)."""
+
+    def take_commands(self) -> Sequence[Any]:
+        """The commands to send now, oldest first; empties the queue."""
+
+
+class ReportsOnly:
+    """The rest of an :class:`Interpreter` for a device that only reports (a card shoe): no timers,
+    no commands, nothing kept per connection. A subclass writes ``feed``."""
+
+    def connected(self, now: float) -> None:
+        del now
+
+    def tick(self, now: float) -> list[DeviceEvent]:
+        del now
+        return []
+
+    def connection_lost(self, now: float) -> list[DeviceEvent]:
+        del now
+        return []
+
+    def take_commands(self) -> list[Any]:
+        return []
+
+
+class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
+    """One device on one link, with reconnects, availability, ticks and commands; see the module
+    docstring.
+
+    Counters: ``decode_errors``, ``open_failures``, ``disconnects`` (and whatever the family's
+    interpreter counts).
+    """
+
+    tick_interval: float = 0.1
+    """How often the interpreter's ``tick`` runs while connected (seconds; instances may lower
+    it)."""
+
+    interpreter: Interpreter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._stream: ByteStream | None = None
-        self._writes: list[bytes] = []
+        self._replies: Replies[Any] = Replies(self.device_id, self.clock)
+        self._link: LinkT | None = None
+        self._out: list[ItemT] = []
+        self._decoder: Decoder[ItemT] | None = None
+        self._announce = False
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
 
-    # --- hooks --------------------------------------------------------------------------------
-
-    @abstractmethod
-    def _open_stream(self) -> ByteStream:
-        """Build (not open) the transport for ``self.port``."""
-
-    async def _handshake(self) -> None:
-        """Runs after each (re)connect, before reading; may ``queue_write`` commands."""
+    # --- what a family declares -----------------------------------------------------------------
 
     @abstractmethod
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        """Decode what arrived and turn it into events."""
+    def _open_link(self) -> LinkT:
+        """Build (not open) the transport."""
 
-    # --- services for subclasses ---------------------------------------------------------------
+    @abstractmethod
+    def _new_decoder(self) -> Decoder[ItemT]:
+        """A decoder for a new connection: what is left of the last one must not prefix it."""
+
+    def _encode(self, command: Any) -> ItemT:
+        """One command of the interpreter's as the link carries it."""
+        raise TypeError(f"{type(self).__name__} sends no commands, not {command!r}")
+
+    # --- hooks, where a protocol truly differs --------------------------------------------------
+
+    def _on_decode_error(
+        self, error: DecodeError[Any], item: ItemT, now: float
+    ) -> list[DeviceEvent]:
+        """An undecodable frame or message in ``item``: counted, and nothing else by default."""
+        del error, item, now
+        self.count("decode_errors")
+        return []
+
+    def _on_item_error(self, error: Exception, item: ItemT, now: float) -> list[DeviceEvent]:
+        """Decoding or interpreting ``item`` raised (a bug). By default that ends the loop like any
+        bug; a family whose input may come from anyone counts it and reads on."""
+        del item, now
+        raise error
+
+    def _available_on_open(self) -> str | None:
+        """For a device that says nothing until it has something to say (a card shoe): the detail
+        of the ``DeviceAvailable`` reported once its link is open. ``None`` (the default): the
+        interpreter says when the device is there."""
+        return None
+
+    def _reports_disconnect_after(self, event: DeviceUnavailable) -> bool:
+        """Whether a link lost after the device's own unavailability ``event`` (``silent``) is
+        reported too (``disconnected``). Yes on a byte stream, the device's own cable; a bus or a
+        broker stands for no one device, so a loss after silence says nothing new there."""
+        del event
+        return True
+
+    # --- how a kind of link is used (the bindings below) -----------------------------------------
+
+    @abstractmethod
+    def _read(self, link: LinkT) -> Awaitable[ItemT]:
+        """The next item (raises :class:`TransportClosedError` once the link is gone)."""
+
+    @abstractmethod
+    async def _write(self, link: LinkT, item: ItemT) -> None:
+        """Send one item (raises :class:`TransportClosedError` once the link is gone)."""
+
+    @abstractmethod
+    def _raw(self, data: bytes) -> ItemT:
+        """What :meth:`send_raw` sends for ``data`` (raises ``ValueError`` if it cannot be one)."""
+
+    @abstractmethod
+    def _traced(self, item: ItemT) -> bytes | None:
+        """``item`` as the ``trace`` hook sees it (``None``: not traced)."""
+
+    # --- services -------------------------------------------------------------------------------
+
+    def send_command(self, command: Any) -> None:
+        """Send ``command`` as soon as the loop gets control (hooks are synchronous)."""
+        self._out.append(self._encode(command))
+        self._wake.set()
+
+    async def send(self, item: ItemT) -> None:
+        """Send ``item`` now.
+
+        Raises:
+            TransportClosedError: not connected, or the link failed.
+        """
+        link = self._link
+        if link is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        if self.trace and (shown := self._traced(item)) is not None:
+            self.trace("tx", shown)
+        await self._write(link, item)
+
+    async def send_raw(self, data: bytes) -> None:
+        await self.send(self._raw(data))
+
+    async def _exchange(
+        self,
+        command: Any,
+        match: Callable[[Any], bool],
+        timeout: float,  # noqa: ASYNC109 - measured on the driver's clock
+        what: str,
+    ) -> Any:
+        """Send ``command`` and wait for the message ``match`` takes (the loop must be running).
+
+        Raises:
+            TransportClosedError: not connected, or the link dropped while waiting.
+            DeviceTimeoutError: no reply within ``timeout``.
+        """
+        if self._link is None:
+            raise TransportClosedError(f"device {self.device_id!r} is not connected")
+        return await self._replies.request(lambda: self.send_command(command), match, timeout, what)
+
+    async def _close(self) -> None:
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        # Wake the loop wherever it waits, in a tick or a backoff pause: on a clock that only
+        # moves when a test moves it that wait would never end, and on the real one it could
+        # last the whole reconnect delay.
+        self._stopping.set()
+        self._wake.set()
+
+    # --- the steps of the loop ------------------------------------------------------------------
+
+    def _handshake(self, now: float) -> None:
+        """A (re)connect: a fresh decoder, the interpreter told, its commands queued."""
+        self._decoder = self._new_decoder()
+        self._announce = True
+        self.interpreter.connected(now)
+        self._send_pending()
+
+    def _receive(self, item: ItemT, now: float) -> list[DeviceEvent]:
+        """One item that arrived at ``now``: its events."""
+        if self.trace and (shown := self._traced(item)) is not None:
+            self.trace("rx", shown)
+        events = self._announcement(now) if self._announce else []
+        decoder = self._decoder
+        if decoder is None:  # technician tools feed a driver that never connected
+            decoder = self._decoder = self._new_decoder()
+        try:
+            for message in decoder.feed(item):
+                if isinstance(message, DecodeError):
+                    events += self._on_decode_error(message, item, now)
+                else:
+                    events += self.interpreter.feed(message, now)
+                    self._replies.resolve(message)
+            self._send_pending()
+        except Exception as exc:  # the hook decides; by default it re-raises
+            return self._on_item_error(exc, item, now)
+        return events
+
+    def _on_tick(self, now: float) -> list[DeviceEvent]:
+        """Timers, about every ``tick_interval`` while connected."""
+        events = self._announcement(now) if self._announce else []
+        events += self.interpreter.tick(now)
+        self._send_pending()
+        return events
+
+    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
+        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
+        events = self.interpreter.connection_lost(now)
+        self.interpreter.take_commands()  # stale: the next handshake asks again
+        return events
+
+    def _announcement(self, now: float) -> list[DeviceEvent]:
+        self._announce = False
+        detail = self._available_on_open()
+        if detail is None:
+            return []
+        return [DeviceAvailable(device=self.device_id, at=now, detail=detail)]
+
+    def _send_pending(self) -> None:
+        for command in self.interpreter.take_commands():
+            self.send_command(command)
+
+    # --- the loop -------------------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[DeviceEvent]:
+        backoff = Backoff(self.settings.reconnect_min_delay, self.settings.reconnect_max_delay)
+        reported_down = False
+        while not self._closed:
+            link = self._open_link()
+            try:
+                await link.open()
+            except DriverError as exc:
+                self.count("open_failures")
+                if not reported_down:
+                    reported_down = True
+                    yield self._mark(
+                        DeviceUnavailable(
+                            device=self.device_id,
+                            at=self.clock.now(),
+                            reason="port_error",
+                            detail=str(exc),
+                        )
+                    )
+                await self._pause(backoff.next())
+                continue
+            self._link = link
+            try:
+                self._handshake(self.clock.now())
+                async for event in self._pump(link):
+                    if isinstance(event, DeviceAvailable):
+                        backoff.reset()
+                        reported_down = False
+                    elif isinstance(event, DeviceUnavailable) and (
+                        not self._reports_disconnect_after(event)
+                    ):
+                        reported_down = True
+                    yield self._mark(event)
+            except TransportClosedError as exc:
+                self.count("disconnects")
+                now = self.clock.now()
+                for event in self._on_connection_lost(now):
+                    yield self._mark(event)
+                if not reported_down:
+                    reported_down = True
+                    yield self._mark(
+                        DeviceUnavailable(
+                            device=self.device_id, at=now, reason="disconnected", detail=str(exc)
+                        )
+                    )
+            finally:
+                self._link = None
+                self._out.clear()
+                await link.close()
+            if not self._closed:
+                await self._pause(backoff.next())
+
+    async def _pump(self, link: LinkT) -> AsyncIterator[DeviceEvent]:
+        # The wake and tick waits outlive a read: a device sends a line every few milliseconds
+        # at a busy table, and two tasks created and cancelled per line were a third of the time
+        # between the pty and the runner (docs/performance.md). The ticker is renewed once it
+        # fires, so the interpreter's tick still runs at least every tick_interval.
+        reader: asyncio.Future[ItemT] | None = None
+        waker: asyncio.Future[Any] | None = None
+        ticker: asyncio.Future[Any] | None = None
+        try:
+            while not self._closed:
+                while self._out:
+                    await self.send(self._out.pop(0))
+                if reader is None:
+                    reader = asyncio.ensure_future(self._read(link))
+                if waker is None:
+                    waker = asyncio.ensure_future(self._wake.wait())
+                if ticker is None:
+                    ticker = asyncio.ensure_future(self.clock.sleep(self.tick_interval))
+                done, _ = await asyncio.wait(
+                    {reader, waker, ticker}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if waker in done:
+                    waker = None
+                if ticker in done:
+                    ticker = None
+                self._wake.clear()
+                now = self.clock.now()
+                if reader in done:
+                    item = reader.result()  # raises TransportClosedError when the link is gone
+                    reader = None
+                    for event in self._receive(item, now):
+                        yield event
+                for event in self._on_tick(now):
+                    yield event
+        finally:
+            for pending in (waker, ticker):
+                if pending is not None:
+                    pending.cancel()
+            if reader is not None:
+                reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+
+    async def _pause(self, delay: float) -> None:
+        """``delay`` seconds of the clock, or less if the driver is closed meanwhile."""
+        sleeping = asyncio.ensure_future(self.clock.sleep(delay))
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({sleeping, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            stopping.cancel()
+
+    def _mark(self, event: DeviceEvent) -> DeviceEvent:
+        if isinstance(event, DeviceAvailable):
+            self.available = True
+        elif isinstance(event, DeviceUnavailable):
+            self.available = False
+        return event
+
+
+class StreamDriver(DeviceDriver[ByteStream, bytes, SettingsT]):
+    """A device on a :class:`ByteStream`: a serial port (any pyserial URL), USB endpoints."""
+
+    def _read(self, link: ByteStream) -> Awaitable[bytes]:
+        return link.read()
+
+    async def _write(self, link: ByteStream, item: bytes) -> None:
+        await link.write(item)
+
+    def _raw(self, data: bytes) -> bytes:
+        return data
+
+    def _traced(self, item: bytes) -> bytes:
+        return item
 
     def _require_serial_port(self, needs: str) -> str:
         """``port`` checked as a serial port now, when the driver is built (``check-config``).
@@ -96,149 +456,45 @@ class StreamDriver(ConnectionLoop[ByteStream, bytes, SettingsT]):
             raise DriverConfigError(self.device_id, f"port {self.port!r}: {problem}")
         return self.port
 
-    def queue_write(self, data: bytes) -> None:
-        """Send ``data`` as soon as the loop gets control (hooks are synchronous)."""
-        self._writes.append(data)
-        self._wake.set()
+    def _serial_link(self, baudrate: int) -> ByteStream:
+        """The serial port ``port`` (checked by :meth:`_require_serial_port`)."""
+        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
 
-    async def send_raw(self, data: bytes) -> None:
-        if self._stream is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        if self.trace:
-            self.trace("tx", data)
-        await self._stream.write(data)
-
-    # --- the loop's transport hooks -------------------------------------------------------------
-
-    def _new_link(self) -> ByteStream:
-        return self._open_stream()
-
-    def _attach(self, link: ByteStream) -> None:
-        self._stream = link
-
-    def _detach(self) -> None:
-        self._stream = None
-        self._writes.clear()
-
-    async def _flush(self, link: ByteStream) -> None:
-        while self._writes:
-            data = self._writes.pop(0)
-            if self.trace:
-                self.trace("tx", data)
-            await link.write(data)
-
-    def _read_once(self, link: ByteStream) -> Awaitable[bytes]:
-        return link.read()
-
-    def _deliver(self, item: bytes, now: float) -> list[DeviceEvent]:
-        if self.trace:
-            self.trace("rx", item)
-        return self._on_bytes(item, now)
+        assert self.port is not None
+        return SerialStream(self.port, baudrate=baudrate)
 
 
-class FrameDriver(ConnectionLoop[FrameLink, CanFrame, SettingsT]):
-    """A driver over a :class:`FrameLink`, with reconnect, availability and timers.
+class FrameDriver(DeviceDriver[FrameLink, CanFrame, SettingsT]):
+    """A device on a :class:`FrameLink` (a CAN bus). ``trace`` sees frames in candump form
+    (``210#0300070000``)."""
 
-    Hooks (synchronous, time passed in, so device logic is testable without I/O):
-    ``_open_link`` (build, not open), ``_handshake`` (after each connect; may ``queue_frame``),
-    ``_on_frame``, ``_on_tick`` and ``_on_connection_lost``. ``_on_tick`` may raise
-    :class:`TransportClosedError` to make the loop drop and reopen the link.
-    """
-
-    tick_interval: float = 0.1
-    """How often ``_on_tick`` runs while connected (seconds; instances may lower it)."""
-
-    _hook_unavailable_is_down: ClassVar[bool] = True
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._link: FrameLink | None = None
-        self._out: list[CanFrame] = []
-        self.frame_trace: FrameTraceHook | None = None
-
-    @abstractmethod
-    def _open_link(self) -> FrameLink:
-        """Build (not open) the link."""
-
-    async def _handshake(self) -> None:
-        """Runs after each (re)connect, before reading."""
-
-    @abstractmethod
-    def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
-        """Decode one frame and turn it into events."""
-
-    # --- services for subclasses ---------------------------------------------------------------
-
-    def queue_frame(self, frame: CanFrame) -> None:
-        """Send ``frame`` as soon as the loop gets control (hooks are synchronous)."""
-        self._out.append(frame)
-        self._wake.set()
-
-    async def send_frame(self, frame: CanFrame) -> None:
-        """Send ``frame`` now.
-
-        Raises:
-            TransportClosedError: not connected, or the link failed.
-        """
-        link = self._link
-        if link is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        if self.frame_trace:
-            self.frame_trace("tx", frame)
-        await link.send(frame)
-
-    async def send_raw(self, data: bytes) -> None:
-        """Technician tools: ``data`` is a 2-byte big-endian 11-bit id and 0–8 data bytes
-        (``bytes.fromhex("0310" "01010000")`` = start mixing on node 0x10).
-
-        Raises:
-            ValueError: not an id and at most 8 bytes.
-            TransportClosedError: not connected.
-        """
-        if not 2 <= len(data) <= 10:
-            raise ValueError("raw CAN frame: 2-byte id and 0-8 data bytes")
-        await self.send_frame(CanFrame(int.from_bytes(data[:2], "big"), bytes(data[2:])))
-
-    # --- the loop's transport hooks -------------------------------------------------------------
-
-    def _new_link(self) -> FrameLink:
-        return self._open_link()
-
-    def _attach(self, link: FrameLink) -> None:
-        self._link = link
-
-    def _detach(self) -> None:
-        self._link = None
-        self._out.clear()
-
-    async def _flush(self, link: FrameLink) -> None:
-        del link  # send_frame writes to the current link, which is this one
-        while self._out:
-            await self.send_frame(self._out.pop(0))
-
-    def _read_once(self, link: FrameLink) -> Awaitable[CanFrame]:
+    def _read(self, link: FrameLink) -> Awaitable[CanFrame]:
         return link.recv()
 
-    def _deliver(self, item: CanFrame, now: float) -> list[DeviceEvent]:
-        if self.frame_trace:
-            self.frame_trace("rx", item)
-        return self._on_frame(item, now)
+    async def _write(self, link: FrameLink, item: CanFrame) -> None:
+        await link.send(item)
 
-    async def _abandon_read(self, reader: asyncio.Future[CanFrame]) -> None:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+    def _raw(self, data: bytes) -> CanFrame:
+        """``data`` is a 2-byte big-endian 11-bit id and 0–8 data bytes
+        (``bytes.fromhex("0310" "01010000")`` = start mixing on node 0x10)."""
+        if not 2 <= len(data) <= 10:
+            raise ValueError("raw CAN frame: 2-byte id and 0-8 data bytes")
+        return CanFrame(int.from_bytes(data[:2], "big"), bytes(data[2:]))
+
+    def _traced(self, item: CanFrame) -> bytes:
+        return str(item).encode()
+
+    def _reports_disconnect_after(self, event: DeviceUnavailable) -> bool:
+        del event
+        return False
 
 
-class MessageDriver(ConnectionLoop[MessageLink, TopicMessage, SettingsT]):
-    """A driver over a :class:`MessageLink`: devices that are services on an MQTT broker.
+class MessageDriver(DeviceDriver[MessageLink, TopicMessage, SettingsT]):
+    """A device that is a service on an MQTT broker (whole :class:`TopicMessage` values).
 
-    Hooks, as for the other two bindings (synchronous, time passed in): ``_open_link`` (build, not
-    open), ``_handshake`` (after each connect; may ``queue_publish``), ``_on_message``,
-    ``_on_tick`` and ``_on_connection_lost``. A broker that drops us, or a PUBACK that never
-    comes, is a :class:`TransportClosedError` like an unplugged port: one ``disconnected``
-    unavailability, the one backoff, a fresh link. Whether the *devices behind* the broker are
-    there is the family's to say (``DeviceAvailable``/``DeviceUnavailable("silent")`` from its
-    interpreter): a broker that accepts us proves nothing about a shaker.
+    A broker that drops us, or a PUBACK that never comes, is a :class:`TransportClosedError` like
+    an unplugged port. Whether the *devices behind* the broker are there is the interpreter's to
+    say: a broker that accepts us proves nothing about a shaker. Messages are not traced.
 
     Args:
         table_broker: the table's own ``[mqtt]`` broker, which the composition root hands to every
@@ -248,89 +504,29 @@ class MessageDriver(ConnectionLoop[MessageLink, TopicMessage, SettingsT]):
             (technician tools, tests).
     """
 
-    tick_interval: float = 0.1
-    """How often ``_on_tick`` runs while connected (seconds; instances may lower it)."""
-
-    _hook_unavailable_is_down: ClassVar[bool] = True
-
     def __init__(
         self, *args: Any, table_broker: BrokerEndpoint | None = None, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
         self.table_broker = table_broker
-        self._link: MessageLink | None = None
-        self._out: list[TopicMessage] = []
-        self.message_trace: MessageTraceHook | None = None
 
-    @abstractmethod
-    def _open_link(self) -> MessageLink:
-        """Build (not open) the link, with the family's subscriptions."""
+    def _read(self, link: MessageLink) -> Awaitable[TopicMessage]:
+        return link.recv()
 
-    async def _handshake(self) -> None:
-        """Runs after each (re)connect, before reading; may ``queue_publish``."""
+    async def _write(self, link: MessageLink, item: TopicMessage) -> None:
+        await link.send(item)
 
-    @abstractmethod
-    def _on_message(self, message: TopicMessage, now: float) -> list[DeviceEvent]:
-        """Decode one message and turn it into events."""
-
-    # --- services for subclasses ---------------------------------------------------------------
-
-    def queue_publish(self, message: TopicMessage) -> None:
-        """Publish ``message`` as soon as the loop gets control (hooks are synchronous)."""
-        self._out.append(message)
-        self._wake.set()
-
-    async def publish(self, message: TopicMessage) -> None:
-        """Publish ``message`` now (QoS 1, waiting for the broker's acknowledgement).
-
-        Raises:
-            TransportClosedError: not connected, or the link failed.
-        """
-        link = self._link
-        if link is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        if self.message_trace:
-            self.message_trace("tx", message)
-        await link.send(message)
-
-    async def send_raw(self, data: bytes) -> None:
-        """Technician tools: ``data`` is ``TOPIC PAYLOAD``, split at the first space
-        (``b"studio/shaker/listens /state"`` asks a shaker for its state).
-
-        Raises:
-            ValueError: no space, or an empty topic.
-            TransportClosedError: not connected.
-        """
+    def _raw(self, data: bytes) -> TopicMessage:
+        """``data`` is ``TOPIC PAYLOAD``, split at the first space
+        (``b"studio/shaker/listens /state"`` asks a shaker for its state)."""
         topic, space, payload = data.partition(b" ")
         if not space or not topic:
             raise ValueError("raw message: TOPIC, a space, then the payload")
-        await self.publish(TopicMessage(topic.decode("utf-8", "replace"), payload))
+        return TopicMessage(topic.decode("utf-8", "replace"), payload)
 
-    # --- the loop's transport hooks -------------------------------------------------------------
+    def _traced(self, item: TopicMessage) -> None:
+        del item
 
-    def _new_link(self) -> MessageLink:
-        return self._open_link()
-
-    def _attach(self, link: MessageLink) -> None:
-        self._link = link
-
-    def _detach(self) -> None:
-        self._link = None
-        self._out.clear()
-
-    async def _flush(self, link: MessageLink) -> None:
-        del link  # publish writes to the current link, which is this one
-        while self._out:
-            await self.publish(self._out.pop(0))
-
-    def _read_once(self, link: MessageLink) -> Awaitable[TopicMessage]:
-        return link.recv()
-
-    def _deliver(self, item: TopicMessage, now: float) -> list[DeviceEvent]:
-        if self.message_trace:
-            self.message_trace("rx", item)
-        return self._on_message(item, now)
-
-    async def _abandon_read(self, reader: asyncio.Future[TopicMessage]) -> None:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+    def _reports_disconnect_after(self, event: DeviceUnavailable) -> bool:
+        del event
+        return False

@@ -1,32 +1,28 @@
-"""A driver's life, whatever its transport: settings, the reconnect backoff, the :class:`Driver`
-interface (a context manager with an idempotent close), and the one connection loop
-(:class:`ConnectionLoop`) that :class:`~tablectl.drivers.base.StreamDriver` and
-:class:`~tablectl.drivers.base.FrameDriver` bind to a byte stream and to CAN frames.
+"""A driver's life, whatever its transport: settings, the reconnect backoff and the :class:`Driver`
+interface (a context manager with an idempotent close). The one connection loop is
+:class:`~tablectl.drivers.base.DeviceDriver`.
 
 Plugins import these from :mod:`tablectl.drivers.base`, the stable surface, which re-exports them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import Any, ClassVar, Generic, Protocol, Self, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Generic, Self, cast
 
 import pydantic
 from typing_extensions import TypeVar
 
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.errors import (
-    DriverError,
     DriverInitError,
-    TransportClosedError,
 )
-from tablectl.drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
+from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.transports.base import TraceHook
 
-__all__ = ["Backoff", "ConnectionLoop", "Driver", "DriverSettings", "SettingsT"]
+__all__ = ["Backoff", "Driver", "DriverSettings", "SettingsT"]
 
 
 class DriverSettings(pydantic.BaseModel):
@@ -140,206 +136,3 @@ class Driver(ABC, Generic[SettingsT]):
     @abstractmethod
     async def send_raw(self, data: bytes) -> None:
         """Write bytes to the device now (technician tools); raises if not connected."""
-
-
-class _Link(Protocol):
-    """What the loop itself needs of a transport: ``open`` (raising :class:`DriverError`) and an
-    idempotent ``close``. Reading and writing go through the subclass's hooks."""
-
-    async def open(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-_LinkT = TypeVar("_LinkT", bound=_Link)
-_ItemT = TypeVar("_ItemT")
-
-
-class ConnectionLoop(Driver[SettingsT], Generic[_LinkT, _ItemT, SettingsT]):
-    """The connection lifecycle shared by :class:`StreamDriver` and :class:`FrameDriver`.
-
-    Open the link (reporting ``port_error`` once and retrying with :class:`Backoff`), run the
-    ``_handshake``, then pump: flush queued writes, wait for the next item, the wake event or
-    ``tick_interval``, hand items to ``_deliver`` and call ``_on_tick``. Every wait and every
-    ``now`` is the injected clock's, so a :class:`~tablectl.drivers.clock.ManualClock` decides
-    when a tick or a reconnect attempt happens. A
-    :class:`TransportClosedError` (from a read, a write or a hook) drops the link:
-    ``_on_connection_lost``, one ``disconnected`` unavailability, backoff, reopen.
-
-    Transport hooks (one set per kind of link): ``_new_link``, ``_attach``, ``_detach``,
-    ``_flush``, ``_read_once``, ``_deliver`` and ``_abandon_read``. Device hooks:
-    ``_handshake``, ``_on_tick``, ``_on_connection_lost``.
-    """
-
-    tick_interval: float = 0.1
-    """How often ``_on_tick`` runs while connected (seconds)."""
-
-    _hook_unavailable_is_down: ClassVar[bool] = False
-    """Whether a ``DeviceUnavailable`` from a hook counts as reported, so that a disconnect right
-    after it adds no second one (the frame loop's behaviour; the stream loop reports both)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._wake = asyncio.Event()
-        self._stopping = asyncio.Event()
-
-    async def aclose(self) -> None:
-        await super().aclose()
-        # Wake the loop wherever it waits, in a tick or a backoff pause: on a clock that only
-        # moves when a test moves it that wait would never end, and on the real one it could
-        # last the whole reconnect delay.
-        self._stopping.set()
-        self._wake.set()
-
-    # --- transport hooks ------------------------------------------------------------------------
-
-    @abstractmethod
-    def _new_link(self) -> _LinkT:
-        """Build (not open) the transport."""
-
-    @abstractmethod
-    def _attach(self, link: _LinkT) -> None:
-        """``link`` is open: make it the current one."""
-
-    @abstractmethod
-    def _detach(self) -> None:
-        """The connection is over: forget the current link and the writes still queued."""
-
-    @abstractmethod
-    async def _flush(self, link: _LinkT) -> None:
-        """Write what the hooks queued."""
-
-    @abstractmethod
-    def _read_once(self, link: _LinkT) -> Awaitable[_ItemT]:
-        """The next item from ``link`` (raises :class:`TransportClosedError` once it is gone)."""
-
-    @abstractmethod
-    def _deliver(self, item: _ItemT, now: float) -> list[DeviceEvent]:
-        """Trace an item that arrived and turn it into events."""
-
-    async def _abandon_read(self, reader: asyncio.Future[_ItemT]) -> None:
-        """The pump stops with a read pending."""
-        reader.cancel()
-
-    # --- device hooks ---------------------------------------------------------------------------
-
-    async def _handshake(self) -> None:
-        """Runs after each (re)connect, before reading; may queue writes."""
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        """Timers. Called about every ``tick_interval`` while connected."""
-        del now
-        return []
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        """Reset per-connection state; events to emit (besides the base's unavailability)."""
-        del now
-        return []
-
-    # --- the loop -------------------------------------------------------------------------------
-
-    async def events(self) -> AsyncIterator[DeviceEvent]:
-        backoff = Backoff(self.settings.reconnect_min_delay, self.settings.reconnect_max_delay)
-        reported_down = False
-        while not self._closed:
-            link = self._new_link()
-            try:
-                await link.open()
-            except DriverError as exc:
-                self.count("open_failures")
-                if not reported_down:
-                    reported_down = True
-                    yield self._mark(
-                        DeviceUnavailable(
-                            device=self.device_id,
-                            at=self.clock.now(),
-                            reason="port_error",
-                            detail=str(exc),
-                        )
-                    )
-                await self._pause(backoff.next())
-                continue
-            self._attach(link)
-            try:
-                await self._handshake()
-                async for event in self._pump(link):
-                    if isinstance(event, DeviceAvailable):
-                        backoff.reset()
-                        reported_down = False
-                    elif self._hook_unavailable_is_down and isinstance(event, DeviceUnavailable):
-                        reported_down = True
-                    yield self._mark(event)
-            except TransportClosedError as exc:
-                self.count("disconnects")
-                now = self.clock.now()
-                for event in self._on_connection_lost(now):
-                    yield self._mark(event)
-                if not reported_down:
-                    reported_down = True
-                    yield self._mark(
-                        DeviceUnavailable(
-                            device=self.device_id, at=now, reason="disconnected", detail=str(exc)
-                        )
-                    )
-            finally:
-                self._detach()
-                await link.close()
-            if not self._closed:
-                await self._pause(backoff.next())
-
-    async def _pump(self, link: _LinkT) -> AsyncIterator[DeviceEvent]:
-        # The wake and tick waits outlive a read: a device sends a line every few milliseconds
-        # at a busy table, and two tasks created and cancelled per line were a third of the time
-        # between the pty and the runner (docs/performance.md). The ticker is renewed once it
-        # fires, so _on_tick still runs at least every tick_interval.
-        reader: asyncio.Future[_ItemT] | None = None
-        waker: asyncio.Future[Any] | None = None
-        ticker: asyncio.Future[Any] | None = None
-        try:
-            while not self._closed:
-                await self._flush(link)
-                if reader is None:
-                    reader = asyncio.ensure_future(self._read_once(link))
-                if waker is None:
-                    waker = asyncio.ensure_future(self._wake.wait())
-                if ticker is None:
-                    ticker = asyncio.ensure_future(self.clock.sleep(self.tick_interval))
-                done, _ = await asyncio.wait(
-                    {reader, waker, ticker}, return_when=asyncio.FIRST_COMPLETED
-                )
-                if waker in done:
-                    waker = None
-                if ticker in done:
-                    ticker = None
-                self._wake.clear()
-                now = self.clock.now()
-                if reader in done:
-                    item = reader.result()  # raises TransportClosedError when the link is gone
-                    reader = None
-                    for event in self._deliver(item, now):
-                        yield event
-                for event in self._on_tick(now):
-                    yield event
-        finally:
-            for pending in (waker, ticker):
-                if pending is not None:
-                    pending.cancel()
-            if reader is not None:
-                await self._abandon_read(reader)
-
-    async def _pause(self, delay: float) -> None:
-        """``delay`` seconds of the clock, or less if the driver is closed meanwhile."""
-        sleeping = asyncio.ensure_future(self.clock.sleep(delay))
-        stopping = asyncio.ensure_future(self._stopping.wait())
-        try:
-            await asyncio.wait({sleeping, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            sleeping.cancel()
-            stopping.cancel()
-
-    def _mark(self, event: DeviceEvent) -> DeviceEvent:
-        if isinstance(event, DeviceAvailable):
-            self.available = True
-        elif isinstance(event, DeviceUnavailable):
-            self.available = False
-        return event

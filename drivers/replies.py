@@ -4,8 +4,8 @@ Why one module: a shuffler and a dice unit — any device that answers a host's 
 same link that carries its unsolicited reports — need the same bookkeeping. Each decoded message
 is offered to the waiters, oldest first (replies come back in command order on one link); a wait
 ends with the reply, with :class:`~tablectl.drivers.errors.DeviceTimeoutError` on the driver's
-clock, or with the error that failed every wait when the link was lost or the driver closed. Not
-a mechanism of the connection loop: devices that only report (a wheel, a drum) need none of it.
+clock, or with the error that failed every wait when the link was lost or the driver closed. The
+driver base (:class:`~tablectl.drivers.base.DeviceDriver`) offers it every message it decodes.
 """
 
 from __future__ import annotations
@@ -96,6 +96,8 @@ class Replies(Generic[M]):
 
     def resolve(self, message: M) -> None:
         """Offer a decoded message to the waiters, oldest first; the first that matches takes it."""
+        if not self._waiters:
+            return
         for waiter in list(self._waiters):
             if not waiter.future.done() and waiter.match(message):
                 waiter.future.set_result(message)

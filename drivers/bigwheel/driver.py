@@ -1,10 +1,9 @@
 """The big-wheel sensor on a serial port: :class:`BigWheelDriver` (registry ``tablectl-bigwheel``).
 
 All protocol logic lives in :mod:`tablectl.drivers.bigwheel.protocol` (bytes ↔ messages) and
-:mod:`tablectl.drivers.bigwheel.interpreter` (messages + time → events); this module only binds them
-to a :class:`~tablectl.drivers.transports.serial.SerialStream` through the
-:class:`~tablectl.drivers.base.StreamDriver` hooks, so it has no logic of its own worth a test
-double.
+:mod:`tablectl.drivers.bigwheel.interpreter` (messages + time → events); this module only declares
+them and the serial port to :class:`~tablectl.drivers.base.StreamDriver`, which owns the loop, so
+it has no logic of its own worth a test double.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ from tablectl.drivers.bigwheel.messages import (
     Command,
     encode_command,
 )
-from tablectl.drivers.bigwheel.protocol import DecodeError, Decoder
-from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.bigwheel.protocol import Decoder
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["BigWheelDriver", "BigWheelSettings"]
@@ -48,10 +46,12 @@ class BigWheelDriver(StreamDriver[BigWheelSettings]):
 
     Counters: ``decode_errors`` (sentences that failed; the decoder resynchronises), plus the
     base's ``open_failures`` and ``disconnects``. :attr:`interpreter` holds the last status,
-    version and reply for technician tools.
+    version and reply for technician tools, who send commands with :meth:`send_command` (clear a
+    fault, set the segment count).
     """
 
     settings_model = BigWheelSettings
+    interpreter: BigWheelInterpreter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -61,47 +61,12 @@ class BigWheelDriver(StreamDriver[BigWheelSettings]):
             silence_timeout=self.settings.silence_timeout,
             segments=self.settings.segments,
         )
-        self._decoder = Decoder()
 
-    def _open_stream(self) -> ByteStream:
-        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+    def _open_link(self) -> ByteStream:
+        return self._serial_link(self.settings.baudrate)
 
-        assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.settings.baudrate)
+    def _new_decoder(self) -> Decoder:
+        return Decoder()
 
-    async def _handshake(self) -> None:
-        # A fresh decoder: half a sentence from the previous connection must not prefix the next.
-        self._decoder = Decoder()
-        self.interpreter.connected(self.clock.now())
-        self._send_pending()
-
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events: list[DeviceEvent] = []
-        for message in self._decoder.feed(data):
-            if isinstance(message, DecodeError):
-                self.count("decode_errors")
-                continue
-            events += self.interpreter.feed(message, now)
-        self._send_pending()
-        return events
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.tick(now)
-        self._send_pending()
-        return events
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.connection_lost(now)
-        self.interpreter.take_commands()  # stale: the handshake asks again
-        return events
-
-    def send(self, command: Command) -> None:
-        """Queue a host command (technician tools: clear a fault, set the segment count)."""
-        self._send(command)
-
-    def _send_pending(self) -> None:
-        for command in self.interpreter.take_commands():
-            self._send(command)
-
-    def _send(self, command: Command) -> None:
-        self.queue_write(encode_command(command))
+    def _encode(self, command: Command) -> bytes:
+        return encode_command(command)

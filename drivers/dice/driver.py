@@ -3,13 +3,12 @@
 
 All protocol knowledge lives in :mod:`tablectl.drivers.dice.protocol` (bytes ↔ messages) and
 :mod:`tablectl.drivers.dice.interpreter` (messages + time → events, polls, silence, ``LAST``);
-this class binds them to a :class:`~tablectl.drivers.transports.serial.SerialStream` through the
-:class:`~tablectl.drivers.base.StreamDriver` hooks, which own the link, the reconnects and the
-write queue.
+this class declares them and the serial port to :class:`~tablectl.drivers.base.StreamDriver`,
+which owns the link, the reconnects, the write queue and the replies awaited.
 
 Requests for the controller and technicians (:meth:`DiceDriver.close_betting`,
 :meth:`DiceDriver.roll`, :meth:`DiceDriver.self_test`, …) write through the same queue as the polls
-and wait for the unit's reply, which the running :meth:`~tablectl.drivers.base.StreamDriver.events`
+and wait for the unit's reply, which the running :meth:`~tablectl.drivers.base.DeviceDriver.events`
 loop decodes; they therefore need someone iterating ``events()``. The cycle itself is reported as
 events, never as a request's return value.
 """
@@ -45,10 +44,8 @@ from tablectl.drivers.dice.messages import (
     command_verb,
     encode_command,
 )
-from tablectl.drivers.dice.protocol import DecodeError, Decoder
-from tablectl.drivers.errors import TransportClosedError
-from tablectl.drivers.events import DeviceEvent
-from tablectl.drivers.replies import Replies, as_a, is_a
+from tablectl.drivers.dice.protocol import Decoder
+from tablectl.drivers.replies import as_a, is_a
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["DiceDriver", "DiceSettings"]
@@ -101,6 +98,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
     """
 
     settings_model = DiceSettings
+    interpreter: DiceInterpreter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -112,47 +110,17 @@ class DiceDriver(StreamDriver[DiceSettings]):
             colors=s.colors,
             poll_interval=s.poll_interval,
             silence_timeout=s.silence_timeout,
+            counters=self.counters,
         )
-        self._decoder = Decoder()
-        self._replies: Replies[Message] = Replies(self.device_id, self.clock)
 
-    # --- StreamDriver hooks --------------------------------------------------------------------
+    def _open_link(self) -> ByteStream:
+        return self._serial_link(self.settings.baudrate)
 
-    def _open_stream(self) -> ByteStream:
-        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+    def _new_decoder(self) -> Decoder:
+        return Decoder()
 
-        assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.settings.baudrate)
-
-    async def _handshake(self) -> None:
-        # A fresh decoder: half a frame from the previous connection must not prefix the next.
-        self._decoder = Decoder()
-        self.interpreter.connected(self.clock.now())
-        self._send_pending()
-
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events: list[DeviceEvent] = []
-        for message in self._decoder.feed(data):
-            if isinstance(message, DecodeError):
-                self.count("decode_errors")
-                continue
-            events += self.interpreter.feed(message, now)
-            self._replies.resolve(message)
-        self.counters.update(self.interpreter.counts)
-        self._send_pending()
-        return events
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.tick(now)
-        self._send_pending()
-        return events
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
-        return self.interpreter.connection_lost(now)
-
-    async def _close(self) -> None:
-        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+    def _encode(self, command: Command) -> bytes:
+        return encode_command(command)
 
     # --- requests (controller, technicians) ------------------------------------------------------
 
@@ -227,21 +195,8 @@ class DiceDriver(StreamDriver[DiceSettings]):
     async def _request(
         self, command: Command, match: Callable[[Message], bool], convert: Callable[[Message], T]
     ) -> T:
-        if self._stream is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        reply = await self._replies.request(
-            lambda: self.queue_write(encode_command(command)),
-            match,
-            self.settings.reply_timeout,
-            command_verb(command),
-        )
-        return convert(reply)
-
-    # --- writes ----------------------------------------------------------------------------------
-
-    def _send_pending(self) -> None:
-        for command in self.interpreter.take_commands():
-            self.queue_write(encode_command(command))
+        timeout = self.settings.reply_timeout
+        return convert(await self._exchange(command, match, timeout, command_verb(command)))
 
 
 def _ack_or_nak(verb: str) -> Callable[[Message], bool]:

@@ -116,6 +116,7 @@ class DiceInterpreter:
             told apart.
         poll_interval: seconds between status polls.
         silence_timeout: seconds without a valid frame before the unit counts as silent.
+        counters: where the counts go (the driver's ``counters``; a fresh dict when unset).
 
     No entry point raises for any message sequence.
     """
@@ -128,6 +129,7 @@ class DiceInterpreter:
         colors: tuple[str, ...] | None = None,
         poll_interval: float = 1.0,
         silence_timeout: float = 3.0,
+        counters: dict[str, int] | None = None,
     ) -> None:
         self.device_id = device_id
         self.dice = dice
@@ -139,7 +141,7 @@ class DiceInterpreter:
         self.last_status: Status | None = None
         self.last_test: TestReport | None = None
         self.last_reply: Ack | Nak | None = None
-        self.counts: dict[str, int] = {}
+        self.counts = counters if counters is not None else {}
         """``duplicate_results``, ``rejected_results``, ``stale_results``."""
         self._game: int | None = None  # the game we know of (announced, or history)
         self._announced = False  # BettingOpened emitted for _game

@@ -3,9 +3,9 @@
 
 All wire logic lives in :mod:`tablectl.drivers.dice_mqtt.messages` (payloads ↔ messages) and
 :mod:`tablectl.drivers.dice_mqtt.interpreter` (messages + time → events and commands); this module
-binds them to a :class:`~tablectl.drivers.transports.mqtt.MqttLink` through the
-:class:`~tablectl.drivers.base.MessageDriver` hooks, and turns the ``[[devices]]`` keys into a
-:class:`~tablectl.drivers.dice_mqtt.messages.StudioShape`.
+declares them and a :class:`~tablectl.drivers.transports.mqtt.MqttLink` to
+:class:`~tablectl.drivers.base.MessageDriver`, which owns the loop, and turns the ``[[devices]]``
+keys into a :class:`~tablectl.drivers.dice_mqtt.messages.StudioShape`.
 
 The broker. Without ``url`` the device uses the table's own ``[mqtt]`` broker, with its TLS
 settings and login, which the service hands to every message driver it builds (``table_broker``,
@@ -16,6 +16,7 @@ the device has a broker of its own, such as a studio network the table only read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Self
@@ -35,6 +36,8 @@ from tablectl.drivers.dice_mqtt.messages import (
     MAX_PATTERN,
     CameraKeys,
     CameraShape,
+    Command,
+    Message,
     ShakerShape,
     ShakerState,
     StudioCodec,
@@ -237,6 +240,7 @@ class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
     """
 
     settings_model = DiceMqttSettings
+    interpreter: DiceStudioInterpreter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -309,41 +313,39 @@ class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
             keepalive=self.settings.keepalive,
         )
 
-    async def _handshake(self) -> None:
-        self.interpreter.connected(self.clock.now())
-        self._send_pending()
+    def _new_decoder(self) -> _Topics:
+        return _Topics(self.codec, self.count)
 
-    def _on_message(self, message: TopicMessage, now: float) -> list[DeviceEvent]:
-        # Each message in its own try: whatever one does, the next is read (DESIGN §7). The codec
-        # and the interpreter promise not to raise; should one break that promise, the message
-        # is counted and logged like any malformed one rather than end the device's loop.
-        try:
-            decoded = self.codec.decode(message.topic, message.payload)
-            if decoded is None:
-                self.count("ignored_messages")
-                return []
-            if isinstance(decoded, DecodeError):
-                self.malformed.note(message.topic, decoded.reason, now, decoded.raw)
-            events = self.interpreter.feed(decoded, now)
-            self._send_pending()
-        except Exception as exc:  # one message must never end the driver
-            self.count("decode_errors")
-            reason = f"{type(exc).__name__} while handling it"
-            self.malformed.note(message.topic, reason, now, message.payload, exc)
+    def _encode(self, command: Command) -> TopicMessage:
+        return TopicMessage(*self.codec.encode(command))
+
+    def _on_decode_error(
+        self, error: DecodeError[Any], item: TopicMessage, now: float
+    ) -> list[DeviceEvent]:
+        self.malformed.note(item.topic, error.reason, now, error.raw)
+        return super()._on_decode_error(error, item, now)
+
+    def _on_item_error(self, error: Exception, item: TopicMessage, now: float) -> list[DeviceEvent]:
+        # Whatever one message does, the next is read (DESIGN §7). The codec and the interpreter
+        # promise not to raise; should one break that promise, the message is counted and logged
+        # like any malformed one rather than end the device's loop.
+        self.count("decode_errors")
+        reason = f"{type(error).__name__} while handling it"
+        self.malformed.note(item.topic, reason, now, item.payload, error)
+        return []
+
+
+class _Topics:
+    """The codec as the driver base takes it: one broker message in, its message out (nothing for
+    a topic the studio's shape does not listen to, counted as ``ignored_messages``)."""
+
+    def __init__(self, codec: StudioCodec, count: Callable[[str], None]) -> None:
+        self._codec = codec
+        self._count = count
+
+    def feed(self, message: TopicMessage) -> list[Message | DecodeError]:
+        decoded = self._codec.decode(message.topic, message.payload)
+        if decoded is None:
+            self._count("ignored_messages")
             return []
-        return events
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.tick(now)
-        self._send_pending()
-        return events
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.connection_lost(now)
-        self.interpreter.take_commands()  # stale: the handshake asks again
-        return events
-
-    def _send_pending(self) -> None:
-        for command in self.interpreter.take_commands():
-            topic, payload = self.codec.encode(command)
-            self.queue_publish(TopicMessage(topic, payload))
+        return [decoded]

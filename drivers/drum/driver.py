@@ -2,13 +2,9 @@
 
 All the protocol knowledge lives in :mod:`tablectl.drivers.drum.protocol` (frames ↔ messages,
 specified in ``docs/protocols/drum.md``) and :mod:`tablectl.drivers.drum.interpreter` (messages +
-time → events); this module only owns the bus, reconnects, and matches command acknowledgements.
-
-:class:`~tablectl.drivers.base.FrameDriver` (in :mod:`tablectl.drivers.base`, re-exported here) is
-the frame-based sibling of :class:`tablectl.drivers.base.StreamDriver`: the same lifecycle (open,
-reconnect with :class:`tablectl.drivers.base.Backoff`, availability events, a tick for timers) over
-a :class:`~tablectl.drivers.transports.frames.FrameLink` instead of a byte stream. It is generic; a
-second CAN device family (a big wheel on CAN) would subclass it too.
+time → events, the status query on connect, the relink of a silent bus); this module declares them
+and the bus to :class:`~tablectl.drivers.base.FrameDriver`, which owns the loop, and matches
+command acknowledgements.
 
 Configuration (``[[devices]]``, unknown keys rejected)::
 
@@ -25,7 +21,6 @@ Configuration (``[[devices]]``, unknown keys rejected)::
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pydantic
@@ -40,18 +35,16 @@ from tablectl.drivers.drum.protocol import (
     Ack,
     AckResult,
     Command,
-    DecodeError,
+    Decoder,
     DrumState,
     FaultKind,
     Opcode,
-    decode,
     encode_command,
 )
-from tablectl.drivers.errors import DeviceTimeoutError, DriverConfigError, TransportClosedError
-from tablectl.drivers.events import DeviceEvent
+from tablectl.drivers.errors import DeviceTimeoutError, DriverConfigError
 from tablectl.drivers.transports.frames import CanFrame, FrameLink
 
-__all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings", "FrameDriver"]
+__all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings"]
 
 DEFAULT_CHANNEL = "can0"
 
@@ -104,6 +97,7 @@ class DrumDriver(FrameDriver[DrumSettings]):
     """
 
     settings_model = DrumSettings
+    interpreter: DrumInterpreter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,20 +109,9 @@ class DrumDriver(FrameDriver[DrumSettings]):
             )
         self.channel = s.channel or port or DEFAULT_CHANNEL
         self._check_interface(s.interface)
-        if self.trace is not None:
-            byte_trace = self.trace
-
-            def frame_trace(direction: Any, frame: CanFrame) -> None:
-                # The byte seam sees each frame in candump form ("210#0300070000").
-                byte_trace(direction, str(frame).encode())
-
-            self.frame_trace = frame_trace
         self.interpreter = DrumInterpreter(self.device_id, s, count=self.count)
         self.tick_interval = min(0.1, s.heartbeat_timeout / 4)
-        self.last_ack: Ack | None = None
         self._token = 0
-        self._pending: dict[tuple[Opcode, int], asyncio.Future[AckResult]] = {}
-        self._quiet_since: float | None = None
 
     def _check_interface(self, interface: str) -> None:
         try:
@@ -146,7 +129,10 @@ class DrumDriver(FrameDriver[DrumSettings]):
         """The drum's last reported state (None before the first state frame)."""
         return self.interpreter.state
 
-    # --- hooks ---------------------------------------------------------------------------------
+    @property
+    def last_ack(self) -> Ack | None:
+        """The drum's last acknowledgement (technician tools)."""
+        return self.interpreter.last_ack
 
     def _open_link(self) -> FrameLink:
         from tablectl.drivers.transports.can import CanLink  # noqa: PLC0415 - keeps python-can lazy
@@ -159,45 +145,11 @@ class DrumDriver(FrameDriver[DrumSettings]):
             options["can_filters"] = [{"can_id": s.node_id, "can_mask": 0x070, "extended": False}]
         return CanLink(s.interface, self.channel, bitrate=s.bitrate, **options)
 
-    async def _handshake(self) -> None:
-        self._quiet_since = self.clock.now()
-        # Ask for the state now instead of waiting up to a second for the periodic one; the
-        # answer also settles faults that cleared while the link was down.
-        self.queue_frame(encode_command(Command(self.settings.node_id, Opcode.QUERY_STATUS)))
+    def _new_decoder(self) -> Decoder:
+        return Decoder()
 
-    def _on_frame(self, frame: CanFrame, now: float) -> list[DeviceEvent]:
-        message = decode(frame)
-        if isinstance(message, DecodeError):
-            self.count("decode_errors")
-            return []
-        if isinstance(message, Ack) and message.node == self.settings.node_id:
-            self.last_ack = message
-            future = self._pending.pop((message.opcode, message.token), None)
-            if future is not None and not future.done():
-                future.set_result(message.result)
-        return self.interpreter.feed(message, now)
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.tick(now)
-        if self.interpreter.available:
-            self._quiet_since = None
-        elif self._quiet_since is None:
-            self._quiet_since = now
-        elif now - self._quiet_since > self.settings.relink_after:
-            # Unavailable, so the interpreter had nothing more to say (events is empty).
-            self.count("relinks")
-            self._quiet_since = None
-            raise TransportClosedError(
-                f"no frame from the drum for {self.settings.relink_after:g} s: reopening"
-            )
-        return events
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(TransportClosedError("the CAN link dropped"))
-        self._pending.clear()
-        return self.interpreter.connection_lost(now)
+    def _encode(self, command: Command) -> CanFrame:
+        return encode_command(command)
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -238,19 +190,22 @@ class DrumDriver(FrameDriver[DrumSettings]):
         self._token = self._token % 255 + 1
         command = Command(self.settings.node_id, opcode, self._token, kind, reader)
         frame = encode_command(command)
-        future: asyncio.Future[AckResult] = asyncio.get_running_loop().create_future()
-        key = (opcode, command.token)
-        self._pending[key] = future
+
+        key = (command.node, opcode, command.token)
+
+        def answers(message: object) -> bool:
+            return isinstance(message, Ack) and (message.node, message.opcode, message.token) == key
+
+        waiter = self._replies.expect(answers)
         try:
-            await self.send_frame(frame)
-            return await within(self.clock, asyncio.shield(future), self.settings.command_timeout)
+            await self.send(frame)
+            ack = await within(self.clock, waiter.future, self.settings.command_timeout)
         except TimeoutError:
             raise DeviceTimeoutError(
                 f"device {self.device_id!r}: no acknowledgement of {opcode.name} within "
                 f"{self.settings.command_timeout:g} s"
             ) from None
         finally:
-            if self._pending.get(key) is future:
-                del self._pending[key]
-            if not future.done():
-                future.cancel()
+            self._replies.forget(waiter)
+        assert isinstance(ack, Ack)
+        return ack.result

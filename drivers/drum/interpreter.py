@@ -38,8 +38,14 @@ Rules:
   ``drum_sensor_fault``, ``drum_reader_fault_<r>``, ``drum_reader_silent_<r>``,
   ``drum_not_operational`` (the controller's heartbeat says it is not operational).
 
+* **A silent bus.** Once connected (:meth:`DrumInterpreter.connected`), a drum unavailable for
+  ``relink_after`` makes :meth:`DrumInterpreter.tick` raise :class:`TransportClosedError`, so the
+  driver closes the bus and opens it again: that is how an unplugged socketcan adapter is noticed
+  (python-can reports nothing on that path; see :mod:`tablectl.drivers.transports.can`).
+
 Frames from nodes outside this drum (``node_id .. node_id + readers``), acknowledgements and
-commands (another host on the bus) produce no events. Entry points never raise.
+commands (another host on the bus) produce no events. Entry points never raise, but for that
+relink.
 """
 
 from __future__ import annotations
@@ -58,8 +64,10 @@ from tablectl.drivers.drum.protocol import (
     FaultReport,
     Heartbeat,
     NodeState,
+    Opcode,
     TubeFullReport,
 )
+from tablectl.drivers.errors import TransportClosedError
 from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
@@ -124,6 +132,9 @@ class InterpreterSettings(Protocol):
     @property
     def first_ball(self) -> int: ...
 
+    @property
+    def relink_after(self) -> float: ...
+
 
 @dataclass
 class _Reader:
@@ -165,8 +176,26 @@ class DrumInterpreter:
         self._mixing: bool | None = None
         self._tube_full_reported = False
         self._draw: list[tuple[int, int]] = []  # (ball, position) of this draw's reads
+        self.last_ack: Ack | None = None
+        """The drum's last acknowledgement (technician tools)."""
+        self._commands: list[Command] = []
+        self._connected = False
+        self._quiet_since: float | None = None
 
     # --- entry points --------------------------------------------------------------------------
+
+    def connected(self, now: float) -> None:
+        """A (re)connect: ask for the state at once instead of waiting up to a second for the
+        periodic one (its answer also settles faults that cleared while the link was down)."""
+        self._connected = True
+        self._quiet_since = now
+        # Token 0: the driver's commands use 1-255, so this answer is never taken for theirs.
+        self._commands.append(Command(self.settings.node_id, Opcode.QUERY_STATUS))
+
+    def take_commands(self) -> list[Command]:
+        """Commands the host must send now, oldest first; empties the queue."""
+        commands, self._commands = self._commands, []
+        return commands
 
     def feed(self, message: DrumMessage, now: float) -> list[DeviceEvent]:
         """Events caused by ``message`` arriving at ``now``."""
@@ -199,12 +228,36 @@ class DrumInterpreter:
                     events += self.faults.latch(code, detail=f"detail {message.detail}", now=now)
                 else:
                     events += self.faults.clear(code, now=now)
-            case Ack() | Command():
+            case Ack():
+                if offset == 0:
+                    self.last_ack = message
+            case Command():
                 pass
         return events
 
     def tick(self, now: float) -> list[DeviceEvent]:
-        """Timers: controller silence and reader silence."""
+        """Timers: controller silence, reader silence, and a bus silent too long.
+
+        Raises:
+            TransportClosedError: connected, and the drum unavailable for ``relink_after``.
+        """
+        events = self._silence(now)
+        if not self._connected:
+            return events
+        if self.available:
+            self._quiet_since = None
+        elif self._quiet_since is None:
+            self._quiet_since = now
+        elif now - self._quiet_since > self.settings.relink_after:
+            # Unavailable, so there was nothing more to say (events is empty).
+            self._count("relinks")
+            self._quiet_since = None
+            raise TransportClosedError(
+                f"no frame from the drum for {self.settings.relink_after:g} s: reopening"
+            )
+        return events
+
+    def _silence(self, now: float) -> list[DeviceEvent]:
         timeout = self.settings.heartbeat_timeout
         if not self.available:
             return []
@@ -238,6 +291,7 @@ class DrumInterpreter:
         del now
         self.available = False
         self._last_controller = None
+        self._connected = False
         return []
 
     # --- handlers ------------------------------------------------------------------------------

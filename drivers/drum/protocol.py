@@ -37,6 +37,7 @@ __all__ = [
     "BallReport",
     "Command",
     "DecodeError",
+    "Decoder",
     "DrumMessage",
     "DrumState",
     "FaultKind",
@@ -299,6 +300,14 @@ def decode(frame: CanFrame) -> DrumMessage | DecodeError[CanFrame]:
                 return DecodeError(f"ACK: unknown opcode 0x{d[0]:02X} or result {d[2]}", frame)
             return Ack(node, opcode, d[1], result)
     raise AssertionError(function)  # pragma: no cover - the match is exhaustive
+
+
+class Decoder:
+    """:func:`decode` as the driver base takes a codec: a frame is a whole message, so nothing is
+    kept from one frame to the next."""
+
+    def feed(self, frame: CanFrame) -> list[DrumMessage | DecodeError[CanFrame]]:
+        return [decode(frame)]
 
 
 def _decode_heartbeat(frame: CanFrame, node: int, d: bytes) -> Heartbeat | DecodeError[CanFrame]:

@@ -20,13 +20,12 @@ from typing import Any, Final, Literal
 
 import pydantic
 
-from tablectl.drivers.base import DriverSettings, StreamDriver
+from tablectl.drivers.base import DriverSettings, ReportsOnly, StreamDriver
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 from tablectl.drivers.errors import DriverConfigError
 from tablectl.drivers.events import (
     CardScanned,
     CutCardSeen,
-    DeviceAvailable,
     DeviceEvent,
     ScanRejected,
     ShoeEmptied,
@@ -43,10 +42,17 @@ from tablectl.drivers.shoe.barcodes import (
     SignalKind,
     SymbolDeck,
 )
-from tablectl.drivers.shoe.hid import UNMAPPED, HidLineDecoder
+from tablectl.drivers.shoe.hid import REPORT_SIZE, UNMAPPED, HidLineDecoder
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["LINE_FRAMINGS", "HidShoeDriver", "SerialShoeDriver", "ShoeSettings"]
+__all__ = [
+    "LINE_FRAMINGS",
+    "HidShoeDriver",
+    "SerialLines",
+    "SerialShoeDriver",
+    "ShoeInterpreter",
+    "ShoeSettings",
+]
 
 LineEnding = Literal["any", "cr", "lf", "crlf"]
 MAX_LINE: Final = 256
@@ -139,47 +145,77 @@ class ShoeSettings(DriverSettings):
         )
 
 
-class _ShoeDriver(StreamDriver[ShoeSettings]):
-    """What both wirings share: line → codec → event, and availability on connect."""
+class ShoeInterpreter(ReportsOnly):
+    """Scanned lines in, events out: one event per scan, through the table's barcode codec.
 
-    settings_model = ShoeSettings
+    A shoe says nothing between coups: no timers, no commands, and no silence to detect (the
+    driver reports the shoe available once its link opens).
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.codec = self.settings.codec()
-        self._announce = False
+    Args:
+        device_id: copied into every event's ``device``.
+        codec: the table's barcodes.
+        count: called with ``rejected_barcodes`` and ``blank_lines``.
+    """
+
+    def __init__(self, device_id: str, codec: BarcodeCodec, count: Callable[[str], None]) -> None:
+        self.device_id = device_id
+        self.codec = codec
+        self._count = count
         self.last_barcode: str | None = None
 
-    def _connected(self) -> None:
-        self._announce = True
-
-    def _announcement(self, now: float) -> list[DeviceEvent]:
-        if not self._announce:
-            return []
-        self._announce = False
-        return [DeviceAvailable(device=self.device_id, at=now, detail=self._describe())]
-
-    def _describe(self) -> str:
-        return ""
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        return self._announcement(now)
-
-    def _scan(self, line: str, now: float) -> list[DeviceEvent]:
+    def feed(self, line: str, now: float) -> list[DeviceEvent]:
+        """One scanned line (a decoding error arrives as a line ending in U+FFFD: unreadable)."""
         barcode = line.strip()
         if not barcode:
-            self.count("blank_lines")
+            self._count("blank_lines")
             return []
         self.last_barcode = barcode
         result = self.codec.decode(barcode)
         if isinstance(result, Decoded):
             return [CardScanned(device=self.device_id, at=now, card=result.card, barcode=barcode)]
         if isinstance(result, Rejected):
-            self.count("rejected_barcodes")
+            self._count("rejected_barcodes")
             return [
                 ScanRejected(device=self.device_id, at=now, barcode=barcode, reason=result.reason)
             ]
         return [_SIGNAL_EVENTS[result.kind](device=self.device_id, at=now)]
+
+
+class _ShoeDriver(StreamDriver[ShoeSettings]):
+    """What both wirings share: line → codec → event, and availability on connect."""
+
+    settings_model = ShoeSettings
+    interpreter: ShoeInterpreter
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.codec = self.settings.codec()
+        self.interpreter = ShoeInterpreter(self.device_id, self.codec, self.count)
+
+
+class SerialLines:
+    """A serial scanner's bytes in, its lines out (:data:`LINE_FRAMINGS`).
+
+    Bytes are ASCII: anything else decodes to U+FFFD, which the codec rejects as unreadable. A line
+    that failed (over-long) is a :class:`DecodeError`, counted, followed by its text and a U+FFFD
+    (the mark where it was cut): one unreadable scan, so the dealer rescans.
+    """
+
+    def __init__(self, ending: LineEnding) -> None:
+        self._lines = FrameScanner(LINE_FRAMINGS[ending])
+
+    def feed(self, data: bytes) -> list[str | DecodeError]:
+        out: list[str | DecodeError] = []
+        for line in self._lines.feed(data):
+            if isinstance(line, DecodeError):
+                out += [line, _text(line.raw) + UNMAPPED]
+            else:
+                out.append(_text(line))
+        return out
+
+
+def _text(line: bytes) -> str:
+    return line.decode("ascii", errors="replace")
 
 
 class SerialShoeDriver(_ShoeDriver):
@@ -188,37 +224,29 @@ class SerialShoeDriver(_ShoeDriver):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._require_serial_port("a serial shoe needs a port")
-        self._lines = FrameScanner(LINE_FRAMINGS[self.settings.line_ending])
 
-    def _open_stream(self) -> ByteStream:
-        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+    def _open_link(self) -> ByteStream:
+        return self._serial_link(self.settings.baudrate)
 
-        assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.settings.baudrate)
+    def _new_decoder(self) -> SerialLines:
+        return SerialLines(self.settings.line_ending)
 
-    def _describe(self) -> str:
+    def _available_on_open(self) -> str:
         return str(self.port)
 
-    async def _handshake(self) -> None:
-        # Half a line from the previous connection must not prefix the next scan.
-        self._lines = FrameScanner(LINE_FRAMINGS[self.settings.line_ending])
-        self._connected()
 
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events = self._announcement(now)
-        for line in self._lines.feed(data):
-            if isinstance(line, DecodeError):
-                # Bytes are ASCII: anything else decodes to U+FFFD, which the codec rejects as
-                # unreadable; so does the U+FFFD that marks where an over-long line was cut.
-                self.count("decode_errors")
-                events += self._scan(_text(line.raw) + UNMAPPED, now)
-            else:
-                events += self._scan(_text(line), now)
-        return events
+class _HidReports:
+    """Key reports in, lines out; a malformed report is a :class:`DecodeError` (counted)."""
 
+    def __init__(self, hid: HidLineDecoder) -> None:
+        self._hid = hid
 
-def _text(line: bytes) -> str:
-    return line.decode("ascii", errors="replace")
+    def feed(self, report: bytes) -> list[str | DecodeError]:
+        before = self._hid.malformed
+        out: list[str | DecodeError] = list(self._hid.feed(report))
+        if self._hid.malformed != before:
+            out.append(DecodeError(f"not a {REPORT_SIZE}-byte key report", report))
+        return out
 
 
 class HidShoeDriver(_ShoeDriver):
@@ -245,7 +273,7 @@ class HidShoeDriver(_ShoeDriver):
         self.usb_backend = usb_backend
         self.hid = HidLineDecoder()
 
-    def _open_stream(self) -> ByteStream:
+    def _open_link(self) -> ByteStream:
         from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415 - keeps pyusb lazy
 
         settings = self.settings
@@ -259,19 +287,10 @@ class HidShoeDriver(_ShoeDriver):
             hid_boot_protocol=True,
         )
 
-    def _describe(self) -> str:
+    def _new_decoder(self) -> _HidReports:
+        self.hid.reset()  # keys held and half a line from the old connection are stale
+        return _HidReports(self.hid)
+
+    def _available_on_open(self) -> str:
         serial = self.settings.serial
         return f"usb {self.vid:04x}:{self.pid:04x}" + (f" serial {serial}" if serial else "")
-
-    async def _handshake(self) -> None:
-        self.hid.reset()  # keys held and half a line from the old connection are stale
-        self._connected()
-
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events = self._announcement(now)
-        before = self.hid.malformed
-        for line in self.hid.feed(data):
-            events += self._scan(line, now)
-        if malformed := self.hid.malformed - before:
-            self.count("decode_errors", malformed)
-        return events

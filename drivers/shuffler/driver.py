@@ -3,16 +3,17 @@
 All protocol knowledge lives in a :class:`~tablectl.drivers.shuffler.protocol.Codec` (bytes ↔
 reference messages; the reference protocol by default) and
 :mod:`tablectl.drivers.shuffler.interpreter` (messages + time → events, polling, silence); this
-class wires them to :class:`tablectl.drivers.base.StreamDriver`, which owns the link, reconnects and
-the write queue (STYLE practices 1, 4, 5). The same frames run over either transport, so the
-transport is one config key (``transport = "serial"|"usb"``).
+class declares them and the transport to :class:`tablectl.drivers.base.StreamDriver`, which owns
+the link, reconnects, the write queue and the replies awaited (STYLE practices 1, 4, 5). The same
+frames run over either transport, so the transport is one config key (``transport =
+"serial"|"usb"``).
 
 Another vendor's shuffler is one codec module and a registry entry whose class is a two-line
 subclass: ``class AcmeShufflerDriver(ShufflerDriver): codec = ACME_CODEC``.
 
 Technician and controller calls (:meth:`ShufflerDriver.start_shuffle`,
 :meth:`ShufflerDriver.query_status`, …) write through the same queue as the polls and wait for the
-shuffler's reply, which the running :meth:`~tablectl.drivers.base.StreamDriver.events` loop decodes;
+shuffler's reply, which the running :meth:`~tablectl.drivers.base.DeviceDriver.events` loop decodes;
 they therefore need someone iterating ``events()``.
 """
 
@@ -24,9 +25,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.errors import TransportClosedError
-from tablectl.drivers.events import DeviceEvent
-from tablectl.drivers.replies import Replies, as_a, is_a
+from tablectl.drivers.replies import as_a, is_a
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
 from tablectl.drivers.shuffler.messages import (
     MAX_CODE,
@@ -45,7 +44,7 @@ from tablectl.drivers.shuffler.messages import (
     Version,
     command_verb,
 )
-from tablectl.drivers.shuffler.protocol import REFERENCE_CODEC, Codec, DecodeError, MessageDecoder
+from tablectl.drivers.shuffler.protocol import REFERENCE_CODEC, Codec, MessageDecoder
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["ShufflerDriver", "ShufflerSettings"]
@@ -108,6 +107,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
     """
 
     settings_model = ShufflerSettings
+    interpreter: ShufflerInterpreter
     codec: ClassVar[Codec] = REFERENCE_CODEC
     """The wire protocol; a vendor subclass sets its own."""
 
@@ -124,62 +124,32 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
             status_interval=self.settings.status_interval,
             missed_polls=self.settings.missed_polls,
         )
-        self._decoder: MessageDecoder = self._codec.new_decoder()
-        self._replies: Replies[Message] = Replies(self.device_id, self.clock)
 
-    # --- StreamDriver hooks --------------------------------------------------------------------
-
-    def _open_stream(self) -> ByteStream:
+    def _open_link(self) -> ByteStream:
         s = self.settings
-        if s.transport == "usb":
-            # Lazy: pyusb (and libusb) are only needed by tables that have a USB shuffler.
-            from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
+        if s.transport == "serial":
+            return self._serial_link(s.baudrate)
+        # Lazy: pyusb (and libusb) are only needed by tables that have a USB shuffler.
+        from tablectl.drivers.transports.usb import UsbEndpointStream  # noqa: PLC0415
 
-            # Both checked by ShufflerSettings.
-            assert s.vid is not None
-            assert s.pid is not None
-            return UsbEndpointStream(
-                vid=s.vid,
-                pid=s.pid,
-                serial=s.serial,
-                interface=s.interface,
-                ep_in=s.ep_in,
-                ep_out=s.ep_out,
-                backend=self.usb_backend,
-            )
-        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - keeps pyserial lazy
+        # Both checked by ShufflerSettings.
+        assert s.vid is not None
+        assert s.pid is not None
+        return UsbEndpointStream(
+            vid=s.vid,
+            pid=s.pid,
+            serial=s.serial,
+            interface=s.interface,
+            ep_in=s.ep_in,
+            ep_out=s.ep_out,
+            backend=self.usb_backend,
+        )
 
-        assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=s.baudrate)
+    def _new_decoder(self) -> MessageDecoder:
+        return self._codec.new_decoder()
 
-    async def _handshake(self) -> None:
-        # A fresh decoder: half a frame from the previous connection must not prefix the next.
-        self._decoder = self._codec.new_decoder()
-        self.interpreter.connected(self.clock.now())
-        self._send_pending()
-
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events: list[DeviceEvent] = []
-        for message in self._decoder.feed(data):
-            if isinstance(message, DecodeError):
-                self.count("decode_errors")
-                continue
-            events += self.interpreter.feed(message, now)
-            self._replies.resolve(message)
-        self._send_pending()
-        return events
-
-    def _on_tick(self, now: float) -> list[DeviceEvent]:
-        events = self.interpreter.tick(now)
-        self._send_pending()
-        return events
-
-    def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
-        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
-        return self.interpreter.connection_lost(now)
-
-    async def _close(self) -> None:
-        self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: driver closed"))
+    def _encode(self, command: Command) -> bytes:
+        return self._codec.encode_command(command)
 
     # --- requests (controller, technicians) ------------------------------------------------------
 
@@ -248,26 +218,10 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         return await self._request(RequestDeckCheck(), match, convert)
 
     async def _request(
-        self,
-        command: Command,
-        match: Callable[[Message], bool],
-        convert: Callable[[Message], T],
+        self, command: Command, match: Callable[[Message], bool], convert: Callable[[Message], T]
     ) -> T:
-        if self._stream is None:
-            raise TransportClosedError(f"device {self.device_id!r} is not connected")
-        reply = await self._replies.request(
-            lambda: self._send(command), match, self.settings.reply_timeout, command_verb(command)
-        )
-        return convert(reply)
-
-    # --- writes ----------------------------------------------------------------------------------
-
-    def _send_pending(self) -> None:
-        for command in self.interpreter.take_commands():
-            self._send(command)
-
-    def _send(self, command: Command) -> None:
-        self.queue_write(self._codec.encode_command(command))
+        timeout = self.settings.reply_timeout
+        return convert(await self._exchange(command, match, timeout, command_verb(command)))
 
 
 def _ack_or_nak(verb: str) -> Callable[[Message], bool]:

@@ -57,7 +57,16 @@ class InterpreterSettings(Protocol):
     """
 
     @property
+    def operating_mode(self) -> int | None: ...
+
+    @property
     def sensor_stream(self) -> bool: ...
+
+    @property
+    def auto_status(self) -> bool: ...
+
+    @property
+    def poll_interval(self) -> float: ...
 
     @property
     def silence_timeout(self) -> float: ...

@@ -100,6 +100,7 @@ from tablectl.drivers.ss2.protocol import (
     FaultReport,
     Message,
     Number,
+    Reply,
     SensorPassed,
     Status,
     WarningBit,
@@ -143,6 +144,10 @@ class SS2Interpreter:
         self._misfire_since: float | None = None
         self._faults = FaultLatch(self.device_id)
         self._commands: list[Command] = []
+        self.last_reply: Reply | None = None
+        """The wheel's last reply to a command (technician tools)."""
+        self._polling = False
+        self._last_poll: float | None = None
 
     # --- public entry points ---------------------------------------------------------------
 
@@ -161,11 +166,26 @@ class SS2Interpreter:
         """Fault codes raised and not yet cleared."""
         return self._faults.codes
 
+    def connected(self, now: float) -> None:
+        """A (re)connect: tell the wheel the configured options (``*o`` when ``operating_mode`` is
+        set, ``*I 4`` with the sensor stream), and poll ``*X`` every ``poll_interval`` from the
+        next tick when the wheel does not send its status by itself (``auto_status`` off; the
+        guide: no faster than every 100 ms). The silence clock starts at the first tick."""
+        del now
+        if self.settings.operating_mode is not None:
+            self._commands.append(Command.operating_mode(self.settings.operating_mode))
+        if self.settings.sensor_stream:
+            self._commands.append(Command.sensor_stream(on=True))
+        self._polling = not self.settings.auto_status
+        self._last_poll = None
+
     def feed(self, message: Message, now: float) -> list[DeviceEvent]:
         """One decoded message that arrived at ``now``. :class:`DecodeError` is ignored (the
         driver counts them): garbage proves nothing about the wheel being alive."""
         if isinstance(message, DecodeError):
             return []
+        if isinstance(message, Reply):
+            self.last_reply = message
         events: list[DeviceEvent] = []
         self._silence_ref = now
         if not self.available:
@@ -194,6 +214,11 @@ class SS2Interpreter:
         says anything is reported too (it is silent for a few seconds after power-up; the
         default 2 s timeout is four automatic status periods).
         """
+        if self._polling and (
+            self._last_poll is None or now - self._last_poll >= self.settings.poll_interval
+        ):
+            self._last_poll = now
+            self._commands.append(Command.poll())
         events: list[DeviceEvent] = []
         if self._silence_ref is None:
             self._silence_ref = now
@@ -224,10 +249,12 @@ class SS2Interpreter:
         self._silence_ref = None
         self._no_ball_since = self._misfire_since = None
         self._warnings = 0
+        self._polling = False
         return []
 
     def take_commands(self) -> list[Command]:
-        """Commands the host must send now (``*R`` after a void), oldest first; empties the queue.
+        """Commands the host must send now (the connect's options, polls, ``*R`` after a void),
+        oldest first; empties the queue.
 
         Fire and forget: the wheel's next status lines show whether it obeyed."""
         commands, self._commands = self._commands, []

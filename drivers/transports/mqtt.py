@@ -2,7 +2,7 @@
 that subscribes to a device's topics and publishes its commands.
 
 The link does not reconnect by itself (aiomqtt 2 does not either): the one reconnecting loop,
-:class:`~tablectl.drivers.connection.ConnectionLoop` through
+:class:`~tablectl.drivers.base.DeviceDriver` through
 :class:`~tablectl.drivers.base.MessageDriver`, builds a fresh link after a drop, with its backoff
 and its availability events, exactly as for a serial port or a CAN bus. So this module only maps
 aiomqtt's errors onto the driver tree:

@@ -248,7 +248,7 @@ def _handled(driver: DiceMqttDriver, topic: str, payload: bytes) -> list[DeviceE
     """The driver's own handler of one broker message (what its loop calls)."""
     before = driver.counters.get("decode_errors", 0)
     decoded = driver.codec.decode(topic, payload)
-    events = driver._on_message(TopicMessage(topic, payload), now=1_000.0)
+    events = driver._receive(TopicMessage(topic, payload), now=1_000.0)
     assert all(isinstance(e, DeviceEvent) for e in events)
     errors = driver.counters.get("decode_errors", 0) - before
     # A decode error is counted once, and nothing else is.
@@ -291,6 +291,6 @@ def test_a_handler_that_raises_is_counted_not_fatal(monkeypatch: pytest.MonkeyPa
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(driver.interpreter, "feed", broken)
-    assert driver._on_message(TopicMessage(SAYS, b"S0"), now=5.0) == []
+    assert driver._receive(TopicMessage(SAYS, b"S0"), now=5.0) == []
     assert driver.counters["decode_errors"] == 1
     assert driver.malformed.last == (SAYS, "RuntimeError while handling it")

@@ -115,7 +115,7 @@ def run_ss2(scenario: Scenario) -> list[DeviceEvent]:
     model, settings = scenario.build(), scenario.host
     assert isinstance(model, SimSS2)
     assert isinstance(settings, SS2Settings)
-    handshake = []  # SS2Driver._handshake: the options the wheel is told on every connect
+    handshake = []  # SS2Interpreter.connected: the options the wheel is told on every connect
     if settings.operating_mode is not None:
         handshake.append(ss2_protocol.Command.operating_mode(settings.operating_mode))
     if settings.sensor_stream:
@@ -182,7 +182,7 @@ def run_drum(scenario: Scenario) -> list[DeviceEvent]:
                 events.extend(interpreter.feed(message, at))
 
     hear(model.advance(0.0), 0.0)
-    # DrumDriver._handshake: ask for the state at once instead of waiting for the periodic one.
+    # DrumInterpreter.connected: ask for the state at once, not waiting for the periodic one.
     query = drum_protocol.Command(settings.node_id, drum_protocol.Opcode.QUERY_STATUS)
     hear(model.receive(drum_protocol.encode_command(query), 0.0), 0.0)
     now = 0.0

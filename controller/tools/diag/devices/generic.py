@@ -1,9 +1,9 @@
 """Listen-only diagnostics for any stream driver (card shoes, the shuffler, future devices).
 
 Why: ``probe`` and ``sniff`` need only two things from a device family, its transport and its
-decoder, and every :class:`~tablectl.drivers.base.StreamDriver` already has both as hooks
-(``_open_stream`` builds the transport with the driver's own settings and lock;
-``_on_bytes``/``_on_tick`` turn bytes and time into device events). Calling those hooks on a driver
+decoder, and every :class:`~tablectl.drivers.base.StreamDriver` already has both
+(``_open_link`` builds the transport with the driver's own settings and lock;
+``_receive``/``_on_tick`` turn bytes and time into device events). Calling those hooks on a driver
 whose connection loop never runs gives exactly what the service would see, and nothing is ever sent:
 commands the hooks queue stay queued (the loop that flushes them is not running). A family that can
 identify itself or run a self-test gets its own plug-in on top of this (see
@@ -48,7 +48,7 @@ class _DriverDecoder:
         self._driver = driver
 
     def feed(self, data: bytes, now: float) -> list[Decoded]:
-        return [describe_event(e) for e in self._driver._on_bytes(data, now)]
+        return [describe_event(e) for e in self._driver._receive(data, now)]
 
     def tick(self, now: float) -> list[Decoded]:
         return [describe_event(e) for e in self._driver._on_tick(now)]
@@ -80,14 +80,13 @@ class StreamDriverDiagnostics(DeviceDiagnostics):
         return driver
 
     def open_stream(self) -> ByteStream:
-        return self._driver()._open_stream()
+        return self._driver()._open_link()
 
     def decoder(self) -> LiveDecoder:
         driver = self._driver()
-        # What StreamDriver does right after connecting, minus the handshake's writes.
-        connected = getattr(driver, "_connected", None)
-        if callable(connected):
-            connected()
+        # What the driver does right after connecting, minus the handshake's writes: a device
+        # that is there once its link opens (a shoe) says so.
+        driver._announce = True
         return _DriverDecoder(driver)
 
 

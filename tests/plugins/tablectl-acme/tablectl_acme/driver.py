@@ -1,4 +1,5 @@
-"""The ACME shoe on a serial port: the codec bound to a byte stream through tablectl's hooks.
+"""The ACME shoe on a serial port: the codec and a small interpreter declared to tablectl's driver
+base, which owns the loop.
 
 ``[[devices]] driver = "acme-shoe"`` (the entry point in this package's ``pyproject.toml``).
 """
@@ -9,11 +10,10 @@ from typing import Any
 
 import pydantic
 
-from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.codec import DecodeError
-from tablectl.drivers.events import CardScanned, DeviceAvailable, DeviceEvent, ShoeEmptied
+from tablectl.drivers.base import DriverSettings, ReportsOnly, StreamDriver
+from tablectl.drivers.events import CardScanned, DeviceEvent, ShoeEmptied
 from tablectl.drivers.transports.base import ByteStream
-from tablectl_acme.protocol import Card, Decoder
+from tablectl_acme.protocol import Card, Decoder, Empty
 
 __all__ = ["AcmeShoeDriver", "AcmeShoeSettings"]
 
@@ -24,6 +24,18 @@ class AcmeShoeSettings(DriverSettings):
     baudrate: int = pydantic.Field(default=9600, ge=1200, le=115200)
 
 
+class AcmeInterpreter(ReportsOnly):
+    """ACME messages in, card events out (a shoe only reports)."""
+
+    def __init__(self, device_id: str) -> None:
+        self.device_id = device_id
+
+    def feed(self, message: Card | Empty, now: float) -> list[DeviceEvent]:
+        if isinstance(message, Card):
+            return [CardScanned(device=self.device_id, at=now, card=message.card)]
+        return [ShoeEmptied(device=self.device_id, at=now)]
+
+
 class AcmeShoeDriver(StreamDriver[AcmeShoeSettings]):
     """One ACME shoe on any pyserial URL (a tty, a pty, ``socket://``)."""
 
@@ -32,29 +44,13 @@ class AcmeShoeDriver(StreamDriver[AcmeShoeSettings]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._require_serial_port("an ACME shoe needs a serial port")
-        self._decoder = Decoder()
-        self._announce = False
+        self.interpreter = AcmeInterpreter(self.device_id)
 
-    def _open_stream(self) -> ByteStream:
-        from tablectl.drivers.transports.serial import SerialStream  # noqa: PLC0415 - lazy pyserial
+    def _open_link(self) -> ByteStream:
+        return self._serial_link(self.settings.baudrate)
 
-        assert self.port is not None  # checked in __init__
-        return SerialStream(self.port, baudrate=self.settings.baudrate)
+    def _new_decoder(self) -> Decoder:
+        return Decoder()
 
-    async def _handshake(self) -> None:
-        self._decoder = Decoder()  # half a line from the last connection must not prefix the next
-        self._announce = True
-
-    def _on_bytes(self, data: bytes, now: float) -> list[DeviceEvent]:
-        events: list[DeviceEvent] = []
-        if self._announce:
-            self._announce = False
-            events.append(DeviceAvailable(device=self.device_id, at=now, detail="ACME shoe"))
-        for message in self._decoder.feed(data):
-            if isinstance(message, DecodeError):
-                self.count("decode_errors")
-            elif isinstance(message, Card):
-                events.append(CardScanned(device=self.device_id, at=now, card=message.card))
-            else:
-                events.append(ShoeEmptied(device=self.device_id, at=now))
-        return events
+    def _available_on_open(self) -> str:
+        return "ACME shoe"  # a shoe is there once its port opens

@@ -33,7 +33,6 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -63,6 +62,7 @@ from tablectl.controller.archive.schema import migrate
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.journal.records import GENESIS_HASH, chain_record, prepare_record
+from tablectl.controller.mqtt.broker import free_port
 
 PREFIX: Final = "bench-archive"
 BATCH: Final = 500
@@ -88,9 +88,7 @@ class Postgres:
         if not found:
             raise FileNotFoundError("PostgreSQL not found (apt-get install postgresql)")
         self.bindir = found[-1].parent
-        with socket.socket() as sock:  # a port that was free a moment ago
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
+        self.port = free_port()
         self.workdir = Path(tempfile.mkdtemp(prefix="tablectl-bench-pg-"))
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if self._as:

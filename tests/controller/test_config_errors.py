@@ -21,6 +21,7 @@ import pytest
 
 from tablectl.controller.tools.cli import EXIT_CONFIG, main
 from tablectl.drivers.transports.serial import serial_url_problem
+from tests.support.mosquitto import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "k" * 32
@@ -396,13 +397,6 @@ def test_run_opens_nothing_before_the_config_is_valid(
     assert not (tmp_path / "journal").exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.parametrize("tables", [1, 2])
 def test_run_with_a_bad_secret_never_listens_on_the_metrics_port(
     tmp_path: Path, tables: int
@@ -413,7 +407,7 @@ def test_run_with_a_bad_secret_never_listens_on_the_metrics_port(
         good = tmp_path / "good"
         good.mkdir()
         configs.insert(0, _config(good, table="ROU-T0"))
-    port = _free_port()
+    port = free_port()
     args = [f"--config={c}" for c in configs]
     connected: list[float] = []
     done = threading.Event()

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import itertools
 import os
-import socket
 import time
 import tty
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -21,6 +20,7 @@ import pytest
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
+from tests.support.mosquitto import free_port
 from tests.support.waiting import until_waiting, wait_until
 
 pytestmark = pytest.mark.timeout(10)
@@ -314,10 +314,7 @@ async def test_open_unknown_url_scheme() -> None:
 
 
 async def test_open_refused_socket() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"socket://127.0.0.1:{port}"
+    url = f"socket://127.0.0.1:{free_port()}"
     with pytest.raises(DriverInitError, match=url):
         await SerialStream(url).open()
 

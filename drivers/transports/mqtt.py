@@ -17,18 +17,16 @@ broker restarted without persistence would lose it anyway), so a device family a
 for their state after every connect instead of trusting a queue.
 
 :func:`endpoint_from_url` builds a :class:`BrokerEndpoint` from a device entry's own ``url``,
-``username`` and ``password_file``. The password file is checked like the table's own
-(``tablectl.controller.secrets``; that module cannot be imported from ``drivers``): a file that
-group or others may use is refused before a byte is read.
+``username`` and ``password_file``. The password file is read with the one secret-file rule
+(:mod:`tablectl.drivers.transports.secrets`, the table's own too): a file that group or others
+may use is refused before a byte is read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,42 +34,14 @@ import aiomqtt
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports.pubsub import BrokerEndpoint, TopicMessage, split_broker_url
+from tablectl.drivers.transports.secrets import read_password_file
 from tablectl.drivers.transports.tls import client_tls_context
 
-__all__ = ["MqttLink", "endpoint_from_url", "read_password_file"]
+__all__ = ["MqttLink", "endpoint_from_url"]
 
 _CLOSE_TIMEOUT = 1.0
 """Bound on the goodbye (DISCONNECT) of :meth:`MqttLink.close`: a dead broker must not hold up a
 reconnect or a shutdown."""
-_MAX_SECRET = 64 * 1024
-
-
-def read_password_file(path: Path) -> str:
-    """The first line of ``path``: a broker password, refused unless only its owner may use it.
-
-    Raises:
-        DriverInitError: naming the file when it is missing, unreadable, open to group/others,
-            larger than a secret file, empty or not UTF-8.
-    """
-    try:
-        with path.open("rb") as handle:
-            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise DriverInitError(
-                    f"password_file {path}: mode {mode:04o}, open to group/others (chmod 600)"
-                )
-            data = handle.read(_MAX_SECRET + 1)
-    except OSError as exc:
-        raise DriverInitError(f"password_file {path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > _MAX_SECRET:
-        raise DriverInitError(f"password_file {path}: larger than {_MAX_SECRET} bytes")
-    try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise DriverInitError(f"password_file {path}: not UTF-8 text") from None
-    if not lines or not lines[0]:
-        raise DriverInitError(f"password_file {path}: empty first line")
-    return lines[0]
 
 
 def endpoint_from_url(

@@ -11,6 +11,7 @@ import pytest
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.secrets import read_password_file as controller_password
 from tablectl.drivers.errors import DriverInitError
+from tablectl.drivers.transports.mqtt import endpoint_from_url
 from tablectl.drivers.transports.secrets import MAX_SECRET_BYTES, read_password_file
 
 
@@ -50,3 +51,12 @@ def test_refused_alike_by_a_device_and_the_controller(
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(DriverInitError, match=r"^password_file .*absent: cannot read"):
         read_password_file(tmp_path / "absent")
+
+
+def test_a_studio_device_endpoint_reads_its_password_by_the_rule(tmp_path: Path) -> None:
+    path = _secret(tmp_path, b"pw\n", 0o640)
+    with pytest.raises(DriverInitError, match=r"readable by group/others"):
+        endpoint_from_url("mqtt://studio.local", username="dice", password_file=path)
+    path.chmod(0o600)
+    endpoint = endpoint_from_url("mqtt://studio.local", password_file=path)
+    assert endpoint.password == "pw"  # noqa: S105 - the test file's content

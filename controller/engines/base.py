@@ -1,22 +1,16 @@
 """The round-engine template: what every engine does the same way.
 
 :class:`RoundEngine` is the abstract base of the round engines, a template method in the way of
-python-can's ``BusABC.recv`` over ``_recv_internal``. The public :meth:`RoundEngine.apply` owns
-what no game decides: the routing of an event (:func:`foreign_events`: another family's is
-``not_for_this_game``); a handler that
-fires a transition the engine's strict machine refuses
-(:class:`~tablectl.controller.core.errors.TransitionNotAllowedError`) becomes an
-``unexpected_event`` verdict. The base also owns the round ids (:class:`RoundIds`), the fault
-latches (``fault_cleared``; no round opens while one is latched), the verdict builder and the one
-round ending (:meth:`RoundEngine._end`). An engine supplies, through its constructor, its machine
-and its event handlers, and implements the hooks:
-
-- :meth:`~RoundEngine.snapshot` — the table state for the retained ``state`` topic;
-- :meth:`~RoundEngine._round_ended` — what the end of a round clears (called by :meth:`_end`);
-- optionally :meth:`~RoundEngine._partial` — what a round ended early (a void) had shown so far;
-- optionally :meth:`~RoundEngine._intercept` (an event the engine answers before its handler,
-  e.g. a held roulette round refusing the wheel), :meth:`~RoundEngine._refusal` (the message of
-  an ``unexpected_event``) and :meth:`~RoundEngine.conceals`.
+python-can's ``BusABC.recv`` over ``_recv_internal``. :meth:`RoundEngine.apply` routes an event
+(:func:`foreign_events`: another family's is ``not_for_this_game``) and turns a transition the
+engine's strict machine refuses into an ``unexpected_event`` verdict. The template owns the
+events every family shares (``round_open``, ``bets_closed``, ``void``, ``fault``,
+``fault_cleared``), the round ids (:class:`RoundIds`), the fault latches (R14) and the
+void-or-hold policy of a fault in play, the verdicts and the one round ending (:meth:`_end`). An
+engine gives its machine and the handlers of its own events, implements :meth:`snapshot` and
+:meth:`_round_ended`, and fills the hooks it needs (:meth:`_on_fault`, :meth:`_partial`,
+:meth:`_round_opened`, :meth:`_bets_now_closed`, :meth:`_intercept`, :meth:`_refusal`,
+:meth:`conceals`; the class attributes of :class:`RoundEngine`).
 
 Pure: no asyncio, no I/O, no clock.
 """
@@ -25,11 +19,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, cast
+from typing import Any, ClassVar, Final, Literal, cast
 
 from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
 from tablectl.controller.core.events import (
     EVENT_TYPES,
+    BetsClosed,
+    Fault,
     FaultCleared,
     RoundOpen,
     TableEvent,
@@ -40,14 +36,19 @@ from tablectl.controller.core.statemachine import MachineDefinition, StateMachin
 from tablectl.controller.games.findings import Finding
 
 __all__ = [
+    "DECISION_PENDING",
+    "DEVICE_FAULT",
     "DUPLICATE_ROUND",
     "FAULT_LATCHED",
+    "IDLE",
     "NOT_FOR_THIS_GAME",
+    "OPEN",
     "RECENT_ROUNDS",
     "SHARED_EVENTS",
     "UNEXPECTED_EVENT",
     "VOID_ROUND_ABANDONED",
     "VOID_SUPERVISOR_DEFAULT",
+    "FaultAnswer",
     "Handler",
     "RoundEngine",
     "RoundIds",
@@ -59,10 +60,22 @@ UNEXPECTED_EVENT: Final = "unexpected_event"
 NOT_FOR_THIS_GAME: Final = "not_for_this_game"
 FAULT_LATCHED: Final = "fault_latched"
 DUPLICATE_ROUND: Final = "duplicate_round"
+DECISION_PENDING: Final = "decision_pending"
+"""The round waits for a supervisor's ``confirm`` or ``void``: the event changes nothing."""
 
 # Void reasons every engine uses.
 VOID_ROUND_ABANDONED: Final = "round_abandoned"
 VOID_SUPERVISOR_DEFAULT: Final = "supervisor_void"
+DEVICE_FAULT: Final = "device_fault"
+"""A fault in play: the void reason (``on_fault = "void"``) and the verdict code of a hold."""
+
+# Every engine's betting phase and its phase between rounds (the betting timer and the restart
+# gate read them).
+IDLE: Final = "idle"
+OPEN: Final = "open"
+
+RULE_SUPERVISOR: Final = "seed-001 G4, C42"
+"""The organizer decides a round the table cannot (a hold's refusals)."""
 
 # How many recent round ids are remembered to refuse a reused one: enough for any re-sent or
 # replayed round_open, bounded so a table running for months does not grow without limit.
@@ -70,6 +83,9 @@ RECENT_ROUNDS: Final = 1024
 
 Handler = Callable[[Any], list[EngineOutput]]
 """An engine's handler of one event type (it fires the machine before changing anything)."""
+
+FaultAnswer = Literal["void", "hold"] | list[EngineOutput]
+"""What :meth:`RoundEngine._on_fault` decides (see there)."""
 
 # -- event routing -----------------------------------------------------------------------------
 
@@ -156,7 +172,9 @@ class RoundIds:
         return self._table, self._next, recent
 
     def __setstate__(self, state: object) -> None:
-        if isinstance(state, dict):  # a checkpoint written before __getstate__ existed
+        if isinstance(state, dict):
+            # Written before __getstate__ existed: the a857d59 entries of tests/compat, which the
+            # claimed-fingerprint test loads (read faithfully, then refused by state_mismatch).
             self.__dict__.update(state)
             return
         table, next_round, recent = cast("tuple[str, int, str | list[str]]", state)
@@ -180,8 +198,9 @@ class RoundEngine(ABC):
         table_id: round ids are ``f"{table_id}-{n:06d}"``.
         game: the registry key put into every outcome.
         machine: the engine's strict round machine (built, and so validated, at import).
-        handlers: event type → the engine's handler of it; a type without one is refused by the
-            machine (``unexpected_event``) or is another game's (:func:`foreign_events`).
+        handlers: event type → the engine's handler of it, over the template's of the shared
+            events; a type without one is refused by the machine (``unexpected_event``) or is
+            another game's (:func:`foreign_events`).
         family: names the family in ``not_for_this_game`` messages, and keys its routing.
         unplayed: types the engine handles that this game does not play (``not_for_this_game``).
         next_round: ``n`` of the first round id.
@@ -189,6 +208,19 @@ class RoundEngine(ABC):
     Raises:
         ValueError: ``next_round`` is below 1.
     """
+
+    _FAULT_IN_PLAY: ClassVar[tuple[str, ...]] = ()
+    """The phases in which a fault touches the round (:meth:`_on_fault` decides); in the others
+    it only latches (R14: no round opens and no bets close until it is cleared)."""
+    _FAULT_WHEN: ClassVar[str] = "after bets closed"
+    """Where the round was, in a fault hold's verdict message."""
+    _BETS_LATCHED: ClassVar[str | None] = "bets stay open: faults latched ({faults})"
+    """The ``fault_latched`` message of a ``bets_closed`` while faults are latched (R14); ``None``:
+    bets close whatever is latched."""
+    _HELD: ClassVar[tuple[str, ...]] = ()
+    """The phases in which the round waits for a supervisor: no round opens."""
+    _WAITING: ClassVar[str] = "the round"
+    """What waits for the supervisor, in the ``decision_pending`` message of a ``round_open``."""
 
     def __init__(
         self,
@@ -210,7 +242,14 @@ class RoundEngine(ABC):
         self._rounds = 0
         """Rounds opened by this engine (the snapshot's ``rounds``)."""
         self._faults: set[str] = set()
-        self._handlers: Mapping[str, Handler] = {"fault_cleared": self._fault_cleared, **handlers}
+        self._handlers: Mapping[str, Handler] = {
+            "fault_cleared": self._fault_cleared,
+            "round_open": self._round_open,
+            "bets_closed": self._bets_closed,
+            "void": self._void,
+            "fault": self._fault,
+            **handlers,
+        }
         self._other_games = foreign_events(family, frozenset(self._handlers), unplayed)
 
     # -- the public surface (the runner's Engine protocol) --------------------------------------
@@ -274,16 +313,102 @@ class RoundEngine(ABC):
     def _round_ended(self, outcome: Outcome) -> None:
         """Clear what belonged to the round that ``outcome`` ends (called by :meth:`_end`)."""
 
+    def _partial(self) -> dict[str, Any] | None:
+        """What the round in progress has shown so far, for the outcome of a void (``None``: the
+        game has nothing to show before its result)."""
+        return None
+
+    def _abandoned(self) -> dict[str, Any] | None:
+        """The ``result`` of a round a new ``round_open`` abandons (default: :meth:`_partial`)."""
+        return self._partial()
+
+    def _round_opened(self, event: RoundOpen) -> None:
+        """What the engine starts with the round that just opened (default: nothing)."""
+        del event
+
+    def _bets_now_closed(self, event: BetsClosed) -> list[EngineOutput]:
+        """What the engine starts once bets are closed (default: nothing)."""
+        del event
+        return []
+
+    def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
+        """A fault in play (``phase`` in :attr:`_FAULT_IN_PLAY`; already latched): ``"void"``
+        (the template voids the round ``device_fault``, seed-001 G1: stakes returned),
+        ``"hold"`` (the engine has put the round before a supervisor, seed-001 G3, G4, C42; the
+        template gives the ``device_fault`` verdict), or the engine's own outputs."""
+        del event, phase
+        return []
+
+    # -- the shared events ----------------------------------------------------------------------
+
+    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
+        """A new round; one in progress is abandoned (void ``round_abandoned``, R15)."""
+        refused = self._open_refused(event)
+        if refused is not None:
+            return [refused]
+        self._machine.fire("round_open")
+        outputs: list[EngineOutput] = []
+        if self._round is not None:
+            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._abandoned()))
+        self._take_round(event)
+        self._round_opened(event)
+        return outputs
+
+    def _bets_closed(self, event: BetsClosed) -> list[EngineOutput]:
+        if self.phase == OPEN and self._faults and self._BETS_LATCHED is not None:
+            message = self._BETS_LATCHED.format(faults=", ".join(sorted(self._faults)))
+            return [self._verdict(FAULT_LATCHED, message, event, "R14")]
+        self._machine.fire("bets_closed")
+        return self._bets_now_closed(event)
+
+    def _void(self, event: Void) -> list[EngineOutput]:
+        """A supervisor's void (seed-000 V-RL-5 / GEN-11): the round ends with its reason code,
+        or ``supervisor_void`` without one. The machine says in which phases it may."""
+        self._machine.fire(self._end_event("void"))
+        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
+        return [self._end("void", reason, event, self._partial())]
+
+    def _fault(self, event: Fault) -> list[EngineOutput]:
+        """Latch the fault (R14); in play, the engine's :meth:`_on_fault` policy."""
+        phase = self.phase
+        self._machine.fire("fault")
+        self._faults.add(event.code)
+        if phase not in self._FAULT_IN_PLAY:
+            return []  # betting, between rounds, or already held: latched only
+        answer = self._on_fault(event, phase)
+        if answer == "void":
+            self._machine.fire("void")
+            return [self._end("void", DEVICE_FAULT, event, self._partial())]
+        if answer == "hold":
+            message = f"fault {event.code!r} {self._FAULT_WHEN}: confirm to go on, or void"
+            rule = "seed-001 G3, G4, C42"
+            return [self._verdict(DEVICE_FAULT, message, event, rule, fault=event.code)]
+        return answer
+
+    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
+        if event.code not in self._faults:
+            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
+        self._machine.fire("fault_cleared")
+        self._faults.discard(event.code)
+        return []
+
+    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
+        # Any type without a handler (e.g. a future one): the machine refuses it.
+        self._machine.fire(event.type)
+        return []
+
     # -- what the template owns -----------------------------------------------------------------
 
     def _open_refused(self, event: RoundOpen) -> Verdict | None:
-        """Why a ``round_open`` may not open a round whatever the phase: a latched fault
-        (regulatory R14/R18/R21: play stays locked until every fault is cleared) or a reused id."""
-        if self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return self._verdict(
-                FAULT_LATCHED, f"round not opened: faults latched ({faults})", event, "R14"
+        """Why a ``round_open`` may not open a round: a round held for a supervisor, a latched
+        fault (regulatory R14/R18/R21: play stays locked until every fault is cleared) or a
+        reused id."""
+        if self.phase in self._HELD:
+            return self._decision_pending(
+                event, f"round not opened: {self._WAITING} waits for a supervisor"
             )
+        if self._faults:
+            return self._latched(event, "round not opened")
         if self._ids.used(event.round, self._round):
             return self._verdict(
                 DUPLICATE_ROUND, f"round id {event.round!r} was already used", event
@@ -294,6 +419,11 @@ class RoundEngine(ABC):
         """The round opening now gets its id (the event's, or the next automatic one)."""
         self._round = self._ids.take(event.round)
         self._rounds += 1
+
+    def _end_event(self, kind: str) -> str:
+        """The machine's event that ends a round as ``kind`` (a card shoe's last coup has its
+        own)."""
+        return kind
 
     def _end(
         self,
@@ -318,29 +448,15 @@ class RoundEngine(ABC):
         self._round_ended(outcome)
         return outcome
 
-    def _partial(self) -> dict[str, Any] | None:
-        """What the round in progress has shown so far, for the outcome of a void (``None``: the
-        game has nothing to show before its result)."""
-        return None
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        """A supervisor's void (seed-000 V-RL-5 / GEN-11): the round ends with its reason code,
-        or ``supervisor_void`` without one. The machine says in which phases it may."""
-        self._machine.fire("void")
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        return [self._end("void", reason, event, self._partial())]
-
-    def _fault_cleared(self, event: FaultCleared) -> list[EngineOutput]:
-        if event.code not in self._faults:
-            raise TransitionNotAllowedError(f"fault {event.code!r} is not latched")
-        self._machine.fire("fault_cleared")
-        self._faults.discard(event.code)
-        return []
-
-    def _not_declared(self, event: TableEvent) -> list[EngineOutput]:
-        # Any type without a handler (e.g. a future one): the machine refuses it.
-        self._machine.fire(event.type)
-        return []
+    def _state(self, **more: Any) -> dict[str, Any]:
+        """The snapshot: the keys every table has, then ``more``."""
+        return {
+            "phase": self.phase,
+            "round": self._round,
+            "rounds": self._rounds,
+            "faults": sorted(self._faults),
+            **more,
+        }
 
     def _verdict(
         self, code: str, message: str, event: TableEvent, rule: str | None = None, **data: Any
@@ -357,3 +473,12 @@ class RoundEngine(ABC):
     def _finding(self, finding: Finding, event: TableEvent) -> Verdict:
         """The verdict of a rule's finding (its code, message, rule id and data)."""
         return self._verdict(finding.code, finding.message, event, finding.rule, **finding.data)
+
+    def _latched(self, event: TableEvent, what: str) -> Verdict:
+        """``fault_latched``: ``what`` does not happen while faults are latched (R14)."""
+        faults = ", ".join(sorted(self._faults))
+        return self._verdict(FAULT_LATCHED, f"{what}: faults latched ({faults})", event, "R14")
+
+    def _decision_pending(self, event: TableEvent, message: str) -> Verdict:
+        """``decision_pending``: the round waits for a supervisor (seed-001 G4, C42)."""
+        return self._verdict(DECISION_PENDING, message, event, RULE_SUPERVISOR)

@@ -29,20 +29,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from tablectl.controller.core.events import Beads, Fault, RoundOpen, TableEvent
+from tablectl.controller.core.events import Beads
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
-from tablectl.controller.engines.base import (
-    FAULT_LATCHED,
-    VOID_ROUND_ABANDONED,
-    RoundEngine,
-)
+from tablectl.controller.engines.base import IDLE, OPEN, RoundEngine
 from tablectl.controller.games.fan_tan import FanTanRules, check_count, fan_tan_result
 
 __all__ = ["VOID_RESULT_BEFORE_BETS_CLOSED", "BeadEngine"]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 CLOSED: Final = "closed"
 
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
@@ -89,13 +83,7 @@ class BeadEngine(RoundEngine):
             table_id,
             game,
             _MACHINE,
-            handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
-                "beads": self._beads,
-                "void": self._void,
-                "fault": self._fault,
-            },
+            handlers={"beads": self._beads},
             family="beads",
             next_round=next_round,
         )
@@ -110,34 +98,13 @@ class BeadEngine(RoundEngine):
 
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic."""
-        return {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "recounts": self._recounts,
-            "last_round": self._last_round,
-            "last": dict(self._last) if self._last is not None else None,
-        }
+        return self._state(
+            recounts=self._recounts,
+            last_round=self._last_round,
+            last=dict(self._last) if self._last is not None else None,
+        )
 
     # -- handlers ---------------------------------------------------------------------------------
-
-    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        refused = self._open_refused(event)
-        if refused is not None:
-            return [refused]
-        self._machine.fire("round_open")
-        outputs: list[EngineOutput] = []
-        if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
-        self._take_round(event)
-        return outputs
-
-    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
-        if self.phase == OPEN and self._faults:
-            return [self._latched(event, "bets stay open")]
-        self._machine.fire("bets_closed")
-        return []
 
     def _beads(self, event: Beads) -> list[EngineOutput]:
         if self.phase == OPEN:
@@ -156,16 +123,7 @@ class BeadEngine(RoundEngine):
         result = {**fan_tan_result(event.count), "recounts": self._recounts}
         return [self._end("settled", None, event, result)]
 
-    def _fault(self, event: Fault) -> list[EngineOutput]:
-        self._machine.fire("fault")
-        self._faults.add(event.code)
-        return []
-
     # -- helpers ----------------------------------------------------------------------------------
-
-    def _latched(self, event: TableEvent, what: str) -> EngineOutput:
-        faults = ", ".join(sorted(self._faults))
-        return self._verdict(FAULT_LATCHED, f"{what}: faults latched ({faults})", event, "R14")
 
     def _round_ended(self, outcome: Outcome) -> None:
         self._last_round = outcome.round

@@ -35,19 +35,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Final, Literal
 
-from tablectl.controller.core.events import (
-    Dice,
-    Fault,
-    RngDraw,
-    RollInvalid,
-    RoundOpen,
-    TableEvent,
-)
+from tablectl.controller.core.events import Dice, Fault, RngDraw, RollInvalid, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
-    FAULT_LATCHED,
-    VOID_ROUND_ABANDONED,
+    DECISION_PENDING,
+    DEVICE_FAULT,
+    IDLE,
+    OPEN,
+    FaultAnswer,
     RoundEngine,
 )
 from tablectl.controller.games.dice import (
@@ -81,23 +77,18 @@ __all__ = [
     "DiceEngine",
 ]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 CLOSED: Final = "closed"
 ROLLING: Final = "rolling"
 HELD: Final = "held"
 
 # Void reasons (also: a roll_invalid's code with on_roll_invalid = "void", RNG_MISSING).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
-DEVICE_FAULT: Final = "device_fault"
-"""A void reason (``on_fault = "void"``) and a verdict code (``"decide"``, ``"reroll"``)."""
 
 # Verdict codes (the re-roll and read codes are in tablectl.controller.games.dice).
 DUPLICATE_RESULT: Final = "duplicate_result"
 RESULT_OUTSIDE_ROUND: Final = "result_outside_round"
 ROLL_BEFORE_BETS_CLOSED: Final = "roll_before_bets_closed"
 RNG_MISSING: Final = "rng_missing"
-DECISION_PENDING: Final = "decision_pending"
 
 RULE_ORDER: Final = "DESIGN §4.4; R15"
 
@@ -147,6 +138,10 @@ class DiceEngine(RoundEngine):
         ValueError: ``next_round`` is below 1.
     """
 
+    _FAULT_IN_PLAY = _ROLL
+    _HELD = (HELD,)
+    _WAITING = "the roll"
+
     def __init__(
         self, table_id: str, rules: DiceRules, *, game: str | None = None, next_round: int = 1
     ) -> None:
@@ -155,15 +150,11 @@ class DiceEngine(RoundEngine):
             game or rules.variant,
             _MACHINE,
             handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
                 "rng_draw": self._rng_draw,
                 "roll_started": self._roll_started,
                 "dice": self._dice,
                 "roll_invalid": self._roll_invalid,
                 "confirm": self._confirm,
-                "void": self._void,
-                "fault": self._fault,
             },
             family="dice",
             next_round=next_round,
@@ -196,41 +187,18 @@ class DiceEngine(RoundEngine):
 
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic."""
-        state: dict[str, Any] = {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "rerolls": self._rerolls,
-            "rolling": self._rolled,
-            "held": self._hold,
-            "lightning": self._picks(),
-            "last": dict(self._last) if self._last is not None else None,
-        }
+        state = self._state(
+            rerolls=self._rerolls,
+            rolling=self._rolled,
+            held=self._hold,
+            lightning=self._picks(),
+            last=dict(self._last) if self._last is not None else None,
+        )
         if self._rules.variant == "craps":
             state["craps"] = self._craps.to_dict()
         return state
 
     # -- handlers ---------------------------------------------------------------------------------
-
-    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        if self.phase == HELD:
-            return [self._pending(event, "round not opened: the roll waits for a supervisor")]
-        refused = self._open_refused(event)
-        if refused is not None:
-            return [refused]
-        self._machine.fire("round_open")
-        outputs: list[EngineOutput] = []
-        if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
-        self._take_round(event)
-        return outputs
-
-    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
-        if self.phase == OPEN and self._faults:
-            return [self._latched(event, "bets stay open")]
-        self._machine.fire("bets_closed")
-        return []
 
     def _rng_draw(self, event: RngDraw) -> list[EngineOutput]:
         phase = self.phase
@@ -288,7 +256,7 @@ class DiceEngine(RoundEngine):
         if phase in _ROLL and self._faults:
             return [self._latched(event, "the result does not count")]  # on_fault = "reroll"
         if self._hold == "rng_missing":  # the result is known: it is not replaced
-            return [self._pending(event, "the round's result waits for a supervisor")]
+            return [self._decision_pending(event, "the round's result waits for a supervisor")]
         self._last_read, self._rolled_since_read = read, False
         if phase == HELD:
             self._machine.fire("held_result")
@@ -322,17 +290,11 @@ class DiceEngine(RoundEngine):
         self._rolled, self._roll_ts = False, None  # the dice are rolled again
         return []
 
-    def _fault(self, event: Fault) -> list[EngineOutput]:
-        phase = self.phase
-        self._machine.fire("fault")
-        self._faults.add(event.code)
-        if phase not in _ROLL:
-            return []  # betting, between rounds, or already held: latched only
+    def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
         if self._rules.on_fault == "void":
             # No dice game has a malfunction clause (§2.2): G1 (L59) "technical shortcomings" →
             # odds of 1, the stake back; G3 (L79).
-            self._machine.fire("void")
-            return [self._end("void", DEVICE_FAULT, event, self._partial())]
+            return "void"
         if self._rules.on_fault == "reroll":
             # G3 (L79): no result was taken, so the fault cannot affect it: roll again once the
             # device reports it cleared (the roll and its result wait for that: R14).
@@ -341,15 +303,7 @@ class DiceEngine(RoundEngine):
             return self._reroll(found, event)
         self._hold = "device_fault"
         self._machine.fire("hold")
-        return [
-            self._verdict(
-                DEVICE_FAULT,
-                f"fault {event.code!r} after bets closed: confirm to go on, or void",
-                event,
-                "seed-001 G3, G4, C42",
-                fault=event.code,
-            )
-        ]
+        return "hold"
 
     # -- helpers ----------------------------------------------------------------------------------
 
@@ -405,13 +359,6 @@ class DiceEngine(RoundEngine):
         else:
             code, message, data = RESULT_OUTSIDE_ROUND, "no round in play: ignored", {}
         return self._verdict(code, message, event, RULE_ORDER, dice=list(dice), **data)
-
-    def _latched(self, event: TableEvent, what: str) -> Verdict:
-        faults = ", ".join(sorted(self._faults))
-        return self._verdict(FAULT_LATCHED, f"{what}: faults latched ({faults})", event, "R14")
-
-    def _pending(self, event: TableEvent, message: str) -> Verdict:
-        return self._verdict(DECISION_PENDING, message, event, "seed-001 G4, C42")
 
     def _picks(self) -> list[dict[str, int]] | None:
         return None if self._lightning is None else lightning_data(self._lightning)

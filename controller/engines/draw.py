@@ -31,18 +31,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
-from tablectl.controller.core.events import (
-    BallDrawn,
-    Fault,
-    Mixing,
-    RoundOpen,
-    TableEvent,
-)
+from tablectl.controller.core.events import BallDrawn, Fault, Mixing, RoundOpen, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
+    DECISION_PENDING,
     FAULT_LATCHED,
-    VOID_ROUND_ABANDONED,
+    IDLE,
+    OPEN,
+    FaultAnswer,
     RoundEngine,
 )
 from tablectl.controller.games.draw import DrawRules
@@ -58,8 +55,6 @@ __all__ = [
     "DrawEngine",
 ]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 CLOSED: Final = "closed"
 DRAWING: Final = "drawing"
 HELD: Final = "held"
@@ -69,12 +64,9 @@ DRAWN: Final = "drawn"
 BALL_BEFORE_BETS_CLOSED: Final = "ball_before_bets_closed"
 MIXING_TOO_SHORT: Final = "mixing_too_short"
 DRAW_NOT_TAKEN_PLACE: Final = "draw_not_taken_place"
-VOID_DEVICE_FAULT: Final = "device_fault"
 
 # Verdict codes (the read findings are in tablectl.controller.games.draw).
 EXTRA_BALL: Final = "extra_ball"
-HOLD_DEVICE_FAULT: Final = "device_fault"
-DECISION_PENDING: Final = "decision_pending"
 
 _IN_DRAW: Final = (CLOSED, DRAWING, HELD)
 
@@ -135,6 +127,11 @@ class DrawEngine(RoundEngine):
         ValueError: ``next_round`` is below 1.
     """
 
+    _FAULT_IN_PLAY = _IN_DRAW
+    _FAULT_WHEN = "during the draw"
+    _HELD = (HELD,)
+    _WAITING = "the draw"
+
     def __init__(
         self,
         table_id: str,
@@ -148,14 +145,10 @@ class DrawEngine(RoundEngine):
             game or rules.variant or "draw",
             _MACHINE,
             handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
                 "mixing": self._mixing,
                 "ball_drawn": self._ball_drawn,
                 "tube_full": self._tube_full,
                 "confirm": self._confirm,
-                "void": self._void,
-                "fault": self._fault,
             },
             family="draw",
             next_round=next_round,
@@ -177,52 +170,24 @@ class DrawEngine(RoundEngine):
 
     def snapshot(self) -> dict[str, Any]:
         """Table state for the retained ``state`` topic (drawn balls are public)."""
-        return {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "mixing": self._mixing_on,
-            "balls": self._draw.balls() if self._round is not None else [],
-            "held": self._held_for(),
-            "last_round": self._last_round,
-            "last_balls": list(self._last_balls),
-        }
+        return self._state(
+            mixing=self._mixing_on,
+            balls=self._draw.balls() if self._round is not None else [],
+            held=self._held_for(),
+            last_round=self._last_round,
+            last_balls=list(self._last_balls),
+        )
 
     # -- handlers ---------------------------------------------------------------------------------
 
-    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        if self.phase == HELD:
-            return [
-                self._verdict(
-                    DECISION_PENDING, "round not opened: the draw waits for a supervisor", event,
-                    "seed-001 G4, C42",
-                )
-            ]  # fmt: skip
-        refused = self._open_refused(event)
-        if refused is not None:
-            return [refused]
-        self._machine.fire("round_open")
-        outputs: list[EngineOutput] = []
-        if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event))
-        self._take_round(event)
+    def _round_opened(self, event: RoundOpen) -> None:
         self._draw = Draw(self._rules)
         self._first_ball = True
         self._fault_hold = False
         self._ended = False
-        return outputs
 
-    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
-        if self.phase == OPEN and self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"bets stay open: faults latched ({faults})", event, "R14"
-                )
-            ]
-        self._machine.fire("bets_closed")
-        return []
+    def _abandoned(self) -> dict[str, Any] | None:
+        return None  # an abandoned draw's void shows no balls (its supervisor void does)
 
     def _mixing(self, event: Mixing) -> list[EngineOutput]:
         self._machine.fire("mixing")
@@ -270,28 +235,13 @@ class DrawEngine(RoundEngine):
             self._draw.confirm()
         return self._progress(event)
 
-    def _fault(self, event: Fault) -> list[EngineOutput]:
-        phase = self.phase
-        self._machine.fire("fault")
-        self._faults.add(event.code)
-        if phase not in _IN_DRAW:
-            return []  # betting, or between rounds: latched only (bets cannot close now)
+    def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
         if self._rules.on_fault == "void":
-            # seed-001 G1 (technical shortcomings → refund).
-            self._machine.fire("void")
-            return [self._end("void", VOID_DEVICE_FAULT, event, self._partial())]
+            return "void"  # seed-001 G1 (technical shortcomings → refund)
         self._fault_hold = True
         if phase != HELD:
             self._machine.fire("hold")
-        return [
-            self._verdict(
-                HOLD_DEVICE_FAULT,
-                f"fault {event.code!r} during the draw: confirm to go on, or void",
-                event,
-                "seed-001 G3, G4, C42",
-                fault=event.code,
-            )
-        ]
+        return "hold"
 
     # -- helpers ----------------------------------------------------------------------------------
 

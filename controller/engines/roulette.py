@@ -52,13 +52,16 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.engines.base import (
+    DECISION_PENDING,
+    DEVICE_FAULT,
     FAULT_LATCHED,
     NOT_FOR_THIS_GAME,
     UNEXPECTED_EVENT,
     VOID_ROUND_ABANDONED,
+    FaultAnswer,
     RoundEngine,
 )
-from tablectl.controller.engines.roulette_machine import HELD, IDLE, OPEN, Flavour
+from tablectl.controller.engines.roulette_machine import CLOSED, HELD, IDLE, OPEN, Flavour
 from tablectl.controller.engines.roulette_machine import MACHINES as _MACHINES
 from tablectl.controller.engines.roulette_round import RoundExtras
 from tablectl.controller.games.double_ball import place_ball
@@ -78,11 +81,11 @@ from tablectl.controller.games.roulette import (
 
 __all__ = [
     "DECISION_PENDING",
+    "DEVICE_FAULT",
     "FAULT_LATCHED",
     "HELD",
     "NOT_FOR_THIS_GAME",
     "UNEXPECTED_EVENT",
-    "VOID_DEVICE_FAULT",
     "VOID_RESULT_BEFORE_BETS_CLOSED",
     "VOID_ROUND_ABANDONED",
     "RouletteEngine",
@@ -92,12 +95,10 @@ __all__ = [
 # Void reasons produced by the engine itself (the spin checks are in
 # tablectl.controller.games.roulette).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
-VOID_DEVICE_FAULT: Final = "device_fault"
 # Used when a no_spin event carries an empty reason: a void always has a code.
 VOID_NO_SPIN_DEFAULT: Final = "no_spin"
 
-# Verdict: an event refused because the round waits for a supervisor (phase held).
-DECISION_PENDING: Final = "decision_pending"
+# The rule of a decision_pending verdict: an event the held round refuses, waiting for a supervisor.
 RULE_DECISION: Final = "R22; seed-000 GEN-11"
 # What a held round refuses (a manual winning_number is the supervisor's answer, not refused).
 _WAIT_FOR_SUPERVISOR: Final = frozenset(
@@ -119,6 +120,9 @@ class RouletteEngine(RoundEngine):
         ValueError: ``next_round`` is below 1.
     """
 
+    _FAULT_IN_PLAY = (OPEN, CLOSED)
+    _BETS_LATCHED = None  # bets close whatever is latched (a fault in play voids, or stays: R23)
+
     def __init__(
         self,
         table_id: str,
@@ -138,13 +142,9 @@ class RouletteEngine(RoundEngine):
             game,
             _MACHINES[self._rules.void_on_fault, flavour],
             handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
                 "ball_launched": self._ball_launched,
                 "winning_number": self._winning_number,
                 "no_spin": self._no_spin,
-                "void": self._void,
-                "fault": self._fault,
                 "rng_draw": self._rng_draw,
                 "confirm": self._confirm,
             },
@@ -176,15 +176,11 @@ class RouletteEngine(RoundEngine):
         numbers once drawn); double ball ``balls`` (the numbers in so far, by ball) and
         ``last_numbers`` (the last settled pair).
         """
-        return {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "ball_in_play": self._ball_in_play,
-            "last_number": self._last_number,
+        return self._state(
+            ball_in_play=self._ball_in_play,
+            last_number=self._last_number,
             **self._extras.state(self._last_numbers),
-        }
+        )
 
     def _intercept(self, event: TableEvent) -> list[EngineOutput] | None:
         """A held round waits for a supervisor: the wheel's own events are refused (and, when it
@@ -214,21 +210,8 @@ class RouletteEngine(RoundEngine):
 
     # -- handlers (each fires the machine first: a refusal must leave no partial change) -------
 
-    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        refused = self._open_refused(event)
-        if refused is not None:
-            return [refused]
-        self._machine.fire("round_open")
-        outputs: list[EngineOutput] = []
-        if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
-        self._take_round(event)
+    def _round_opened(self, event: RoundOpen) -> None:
         self._round_spin = event.spin
-        return outputs
-
-    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
-        self._machine.fire("bets_closed")
-        return []
 
     def _ball_launched(self, event: BallLaunched) -> list[EngineOutput]:
         # A second launch in one round is the wheel retrying (SS2 warn 8): the last one counts.
@@ -317,14 +300,11 @@ class RouletteEngine(RoundEngine):
         reason = event.reason.strip() or VOID_NO_SPIN_DEFAULT
         return [self._end("void", reason, event, self._partial())]
 
-    def _fault(self, event: Fault) -> list[EngineOutput]:
-        was = self.phase
-        now = self._machine.fire("fault")
-        self._faults.add(event.code)
-        if was != IDLE and now == IDLE:
-            # seed-001 G1/G3, seed-004 ROU 2.1.6 (void_on_fault); regulatory R14 latches it.
-            return [self._end("void", VOID_DEVICE_FAULT, event, self._partial())]
-        return []
+    def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
+        if self.phase == IDLE:
+            # The machine ended the round (void_on_fault): seed-001 G1/G3, seed-004 ROU 2.1.6.
+            return [self._end("void", DEVICE_FAULT, event, self._partial())]
+        return []  # R23 (operator terms): the round stays in play, the fault latched (R14)
 
     # -- lightning and double ball --------------------------------------------------------------
 

@@ -24,11 +24,10 @@ from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias, get_args
 
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import IDLE, OPEN
 
 __all__ = ["CLOSED", "HELD", "IDLE", "MACHINES", "OPEN", "Flavour"]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 CLOSED: Final = "closed"
 HELD: Final = "held"
 

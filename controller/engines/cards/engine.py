@@ -48,14 +48,9 @@ from tablectl.controller.core.events import (
     RngDraw,
     RoundOpen,
     TableEvent,
-    Void,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
-from tablectl.controller.engines.base import (
-    FAULT_LATCHED,
-    VOID_ROUND_ABANDONED,
-    VOID_SUPERVISOR_DEFAULT,
-)
+from tablectl.controller.engines.base import VOID_ROUND_ABANDONED
 from tablectl.controller.engines.cards.phases import (
     BURNING,
     DEAL_ERROR_NOTED,
@@ -98,6 +93,8 @@ class CardEngine(CardTable):
         ValueError: ``next_round`` is below 1.
     """
 
+    _BETS_LATCHED = "no deal while faults are latched ({faults})"
+
     def __init__(
         self,
         table_id: str,
@@ -114,12 +111,9 @@ class CardEngine(CardTable):
             game=game,
             next_round=next_round,
             handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
                 "card": self._card_event,
                 "decision": self._decision,
                 "confirm": self._confirm_event,
-                "void": self._void,
                 "fault": self._fault_event,
                 "shoe_removed": self._fault_event,
                 "cut_card": self._cut,
@@ -163,17 +157,13 @@ class CardEngine(CardTable):
         ``deal`` is where the deal stands (the dealer screen's prompt): the position the next card
         goes to, and whether the dealer must first close a decision window (``confirm``).
         """
-        state: dict[str, Any] = {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "pending": sorted(self._pending),
-            "shoe": self._life.summary(),
-            "coup": None if self._model is None else self._model.public(),
-            "carried": len(self._idle.carried),
-            "deal_without_bets": self._idle.no_bets is not None,
-        }
+        state = self._state(
+            pending=sorted(self._pending),
+            shoe=self._life.summary(),
+            coup=None if self._model is None else self._model.public(),
+            carried=len(self._idle.carried),
+            deal_without_bets=self._idle.no_bets is not None,
+        )
         if self._prompts:
             state["deal"] = None if self._model is None else self._model.prompt()
         if self._game_rules.rng_draw:
@@ -211,15 +201,7 @@ class CardEngine(CardTable):
         self._life.rounds += 1
         return outputs
 
-    def _bets_closed(self, event: BetsClosed) -> list[EngineOutput]:
-        if self._faults and self.phase == OPEN:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"no deal while faults are latched ({faults})", event, "R14"
-                )
-            ]
-        self._machine.fire("bets_closed")
+    def _bets_now_closed(self, event: BetsClosed) -> list[EngineOutput]:
         self._model = model = ScriptRound(self._game_rules, event)
         self._read_in_round = 0
         outputs: list[EngineOutput] = []
@@ -266,11 +248,6 @@ class CardEngine(CardTable):
         self._machine.fire("confirm")
         self._life.accept_burn()
         return []
-
-    def _void(self, event: Void) -> list[EngineOutput]:
-        reason = event.reason.strip() or VOID_SUPERVISOR_DEFAULT
-        self._machine.fire(self._end_event("void"))
-        return [self._end_round("void", reason, event)]
 
     def _deal_error(self, event: DealError) -> list[EngineOutput]:
         model = self._model

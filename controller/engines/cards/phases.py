@@ -44,6 +44,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import IDLE, OPEN
 
 __all__ = [
     "BURNING",
@@ -74,8 +75,6 @@ __all__ = [
     "accepted",
 ]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 DEALING: Final = "dealing"
 PENDING_DECISION: Final = "pending_decision"
 BURNING: Final = "burn"

@@ -238,9 +238,10 @@ class CardTable(RoundEngine):
             self._machine.fire(self._end_event("void"))
             self._faults.add(code)
             return [self._end_round("void", HAND_CANCELLED, event, extra={"rule": "PKH-22"})]
-        return self._fault(event)
+        return self._latch(event)
 
-    def _fault(self, event: Fault | ShoeRemoved) -> list[EngineOutput]:
+    def _latch(self, event: Fault | ShoeRemoved) -> list[EngineOutput]:
+        """Not the template's ``fault`` (the card machine takes a fault in a deal as a hold)."""
         code = event.code if isinstance(event, Fault) else SHOE_REMOVED
         phase = self.phase
         outputs: list[EngineOutput] = []
@@ -284,6 +285,10 @@ class CardTable(RoundEngine):
         """``kind`` or ``kind_last``: whether the round ending now is the shoe's last."""
         return f"{kind}_last" if self._life.last_coup else kind
 
+    def _partial(self) -> dict[str, Any] | None:
+        """A void's face-up cards so far."""
+        return None if self._model is None else {"cards": self._model.public()}
+
     def _end_round(
         self,
         status: Literal["settled", "void"],
@@ -293,14 +298,11 @@ class CardTable(RoundEngine):
         extra: dict[str, Any] | None = None,
     ) -> Outcome:
         """End the round with its result: the settled one, or a void's face-up cards so far."""
-        model = self._model
         if status == "settled":
-            assert model is not None
-            result: dict[str, Any] | None = model.result()
-        elif model is not None or extra:
-            result = {**({"cards": model.public()} if model is not None else {}), **(extra or {})}
+            assert self._model is not None
+            result: dict[str, Any] | None = self._model.result()
         else:
-            result = None
+            result = {**(self._partial() or {}), **(extra or {})} or None
         return self._end(status, reason, event, result)
 
     def _round_ended(self, outcome: Outcome) -> None:

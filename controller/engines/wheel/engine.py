@@ -37,33 +37,24 @@ from tablectl.controller.core.events import (
     Fault,
     NoSpin,
     RngDraw,
-    RoundOpen,
     Segment,
     TableEvent,
     WheelSpin,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
-from tablectl.controller.engines.base import (
-    FAULT_LATCHED,
-    VOID_ROUND_ABANDONED,
-)
+from tablectl.controller.engines.base import IDLE, OPEN, FaultAnswer
 from tablectl.controller.engines.wheel.bonus import BonusRounds
 from tablectl.controller.engines.wheel.machine import (
     AFTER_BETS,
     BONUS_HELD,
     CHAINED,
-    DECISION_PENDING,
     HELD,
-    HOLD_DEVICE_FAULT,
-    IDLE,
     IN_PLAY,
     MACHINE,
-    OPEN,
     RESPIN,
     RULE_DIVIDER,
     RULE_SPIN,
     SEGMENT_OUT_OF_RANGE,
-    VOID_DEVICE_FAULT,
     VOID_RESULT_BEFORE_BETS_CLOSED,
 )
 from tablectl.controller.games.findings import Finding
@@ -102,6 +93,10 @@ class WheelEngine(BonusRounds):
         ValueError: ``next_round`` is below 1.
     """
 
+    _FAULT_IN_PLAY = IN_PLAY
+    _HELD = (HELD, BONUS_HELD)
+    _WAITING = "the spin"
+
     def __init__(
         self,
         table_id: str,
@@ -115,14 +110,10 @@ class WheelEngine(BonusRounds):
             game or rules.variant or "wheel",
             MACHINE,
             handlers={
-                "round_open": self._round_open,
-                "bets_closed": self._bets_closed,
                 "wheel_spin": self._wheel_spin,
                 "segment": self._segment,
                 "no_spin": self._no_spin,
                 "confirm": self._confirm,
-                "void": self._void,
-                "fault": self._fault,
                 "dice": self._dice,
                 "roll_started": self._roll_started,
                 "roll_invalid": self._roll_invalid,
@@ -159,17 +150,13 @@ class WheelEngine(BonusRounds):
         """Table state for the retained ``state`` topic (``bonus`` only on a dice-bonus table,
         ``rng`` only on a wheel with an RNG overlay, so every other wheel's state stays as it
         was)."""
-        snap = {
-            "phase": self.phase,
-            "round": self._round,
-            "rounds": self._rounds,
-            "faults": sorted(self._faults),
-            "spins": [dict(s) for s in self._spins],
-            "multiplier": self._multiplier(),
-            "respins": self._respins,
-            "held": self._fault_hold or self._rng_hold,
-            "last": dict(self._last) if self._last is not None else None,
-        }
+        snap = self._state(
+            spins=[dict(s) for s in self._spins],
+            multiplier=self._multiplier(),
+            respins=self._respins,
+            held=self._fault_hold or self._rng_hold,
+            last=dict(self._last) if self._last is not None else None,
+        )
         if self._rules.dice_bonus:
             snap["bonus"] = bonus_result(self._bonus) if self._bonus is not None else None
         if self._rules.rng != "none":
@@ -177,35 +164,6 @@ class WheelEngine(BonusRounds):
         return snap
 
     # -- handlers ---------------------------------------------------------------------------------
-
-    def _round_open(self, event: RoundOpen) -> list[EngineOutput]:
-        if self.phase in (HELD, BONUS_HELD):
-            return [
-                self._verdict(
-                    DECISION_PENDING, "round not opened: the spin waits for a supervisor", event,
-                    "seed-001 G4, C42",
-                )
-            ]  # fmt: skip
-        refused = self._open_refused(event)
-        if refused is not None:
-            return [refused]
-        self._machine.fire("round_open")
-        outputs: list[EngineOutput] = []
-        if self._round is not None:
-            outputs.append(self._end("void", VOID_ROUND_ABANDONED, event, self._partial()))
-        self._take_round(event)
-        return outputs
-
-    def _bets_closed(self, event: TableEvent) -> list[EngineOutput]:
-        if self.phase == OPEN and self._faults:
-            faults = ", ".join(sorted(self._faults))
-            return [
-                self._verdict(
-                    FAULT_LATCHED, f"bets stay open: faults latched ({faults})", event, "R14"
-                )
-            ]
-        self._machine.fire("bets_closed")
-        return []
 
     def _wheel_spin(self, event: WheelSpin) -> list[EngineOutput]:
         betting = self.phase == OPEN
@@ -235,8 +193,11 @@ class WheelEngine(BonusRounds):
                 )
             ]
         if phase == HELD and self._rng_hold:
-            message = "segment refused: the round's result waits for a supervisor"
-            return [self._verdict(DECISION_PENDING, message, event, "seed-001 G4, C42")]
+            return [
+                self._decision_pending(
+                    event, "segment refused: the round's result waits for a supervisor"
+                )
+            ]
         self._spun = self._stopped = True
         if phase == HELD:
             self._machine.fire("held_segment")
@@ -283,28 +244,14 @@ class WheelEngine(BonusRounds):
         self._machine.fire("resume_chain" if self._spins else "resume")
         return self._land(held) if held is not None else []
 
-    def _fault(self, event: Fault) -> list[EngineOutput]:
-        phase = self.phase
-        self._machine.fire("fault")
-        self._faults.add(event.code)
-        if phase not in IN_PLAY:
-            return []  # betting, between rounds, or already held: latched only
+    def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
         if self._rules.on_fault == "void":
             # Dream Catcher L1768, Crazy Time L2097: "Any malfunction cancels the game round …
             # Bets are returned"; seed-001 G1.
-            self._machine.fire("void")
-            return [self._end("void", VOID_DEVICE_FAULT, event, self._partial())]
+            return "void"
         self._fault_hold = True
         self._machine.fire("hold")
-        return [
-            self._verdict(
-                HOLD_DEVICE_FAULT,
-                f"fault {event.code!r} after bets closed: confirm to go on, or void",
-                event,
-                "seed-001 G3, G4, C42",
-                fault=event.code,
-            )
-        ]
+        return "hold"
 
     # -- the RNG overlay (games/wheel/overlay.py, games/rng.py) ------------------------------------
 

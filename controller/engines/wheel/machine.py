@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Final
 
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.engines.base import IDLE, OPEN
 
 __all__ = [
     "AFTER_BETS",
@@ -30,26 +31,19 @@ __all__ = [
     "BONUS_HELD",
     "CHAINED",
     "CLOSED",
-    "DECISION_PENDING",
     "DICE_WITHOUT_BONUS",
     "HELD",
-    "HOLD_DEVICE_FAULT",
-    "IDLE",
     "IN_PLAY",
     "MACHINE",
-    "OPEN",
     "RESPIN",
     "RULE_BONUS",
     "RULE_DIVIDER",
     "RULE_SPIN",
     "SEGMENT_OUT_OF_RANGE",
     "SPINNING",
-    "VOID_DEVICE_FAULT",
     "VOID_RESULT_BEFORE_BETS_CLOSED",
 ]
 
-IDLE: Final = "idle"
-OPEN: Final = "open"
 CLOSED: Final = "closed"
 SPINNING: Final = "spinning"
 CHAINED: Final = "chained"
@@ -57,15 +51,14 @@ HELD: Final = "held"
 BONUS: Final = "bonus"
 BONUS_HELD: Final = "bonus_held"
 
-# Void reasons (also the shared ``rng_missing`` with on_rng_missing = "void").
+# Void reasons (also the shared ``rng_missing`` with on_rng_missing = "void", and the template's
+# ``device_fault``).
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"
-VOID_DEVICE_FAULT: Final = "device_fault"
 
-# Verdict codes (the RNG overlay's are the shared ones of tablectl.controller.games.rng).
+# Verdict codes (the RNG overlay's are the shared ones of tablectl.controller.games.rng, and the
+# template's device_fault and decision_pending).
 RESPIN: Final = "respin"
 SEGMENT_OUT_OF_RANGE: Final = "segment_out_of_range"
-HOLD_DEVICE_FAULT: Final = "device_fault"
-DECISION_PENDING: Final = "decision_pending"
 DICE_WITHOUT_BONUS: Final = "dice_without_bonus"
 
 RULE_SPIN: Final = "seed-001 §5.4 L2471, C37"

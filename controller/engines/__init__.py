@@ -63,8 +63,10 @@ class Engine(Protocol):
 
 
 class EngineClass(Protocol):
-    """The class-side contract of a registry entry: an engine from the validated rules
-    (:func:`load_rules`), the game key and the next round's number."""
+    """The class-side contract of a registry entry (every engine's constructor): an engine from
+    the table id (round ids are ``f"{table_id}-{n:06d}"``), the validated rules
+    (:func:`load_rules`), the game key (put into every outcome) and ``n`` of the next round id
+    (``ValueError`` below 1)."""
 
     def __call__(self, table_id: str, rules: Any, /, *, game: str, next_round: int) -> Engine: ...
 

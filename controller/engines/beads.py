@@ -64,17 +64,8 @@ _MACHINE: Final = _definition()
 
 
 class BeadEngine(RoundEngine):
-    """One Fan Tan table's rounds.
-
-    Args:
-        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated rules (:func:`tablectl.controller.engines.load_rules`).
-        game: the registry key published in every outcome.
-        next_round: ``n`` of the first round id.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One Fan Tan table's rounds, built as :class:`~tablectl.controller.engines.EngineClass`
+    says."""
 
     def __init__(
         self, table_id: str, rules: FanTanRules, *, game: str = "fan_tan", next_round: int = 1

@@ -125,18 +125,8 @@ _MACHINE: Final = _definition()
 
 
 class DiceEngine(RoundEngine):
-    """One dice table's rounds (a craps table's rolls).
-
-    Args:
-        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated rules (:func:`tablectl.controller.engines.load_rules` builds them
-            from a game key and a raw ``[rules]``).
-        game: the registry key published in every outcome (default: the rules' variant).
-        next_round: ``n`` of the first round id.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One dice table's rounds (a craps table's rolls), built as
+    :class:`~tablectl.controller.engines.EngineClass` says (``game``: the rules' variant)."""
 
     _FAULT_IN_PLAY = _ROLL
     _HELD = (HELD,)

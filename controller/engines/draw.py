@@ -114,18 +114,8 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
 
 
 class DrawEngine(RoundEngine):
-    """One ball-draw table's rounds.
-
-    Args:
-        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated rules (:func:`tablectl.controller.engines.load_rules` builds them
-            from a game key and a raw ``[rules]``).
-        game: the registry key published in every outcome (default: the rules' variant).
-        next_round: ``n`` of the first round id.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One ball-draw table's rounds, built as :class:`~tablectl.controller.engines.EngineClass`
+    says (``game``: the rules' variant)."""
 
     _FAULT_IN_PLAY = _IN_DRAW
     _FAULT_WHEN = "during the draw"

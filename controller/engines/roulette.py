@@ -107,18 +107,9 @@ _WAIT_FOR_SUPERVISOR: Final = frozenset(
 
 
 class RouletteEngine(RoundEngine):
-    """One roulette table's rounds (roulette, lightning_roulette, double_ball_roulette).
-
-    Args:
-        table_id: the table id; round ids are ``f"{table_id}-{n:06d}"``.
-        rules: the validated ``[rules]`` (:func:`tablectl.controller.engines.load_rules` builds
-            them from a raw mapping).
-        game: the registry key published in every outcome.
-        next_round: ``n`` of the first round id; ``n`` goes up by one per opened round.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One roulette table's rounds (roulette, lightning_roulette, double_ball_roulette), built
+    as :class:`~tablectl.controller.engines.EngineClass` says (``rules``: the defaults if
+    ``None``)."""
 
     _FAULT_IN_PLAY = (OPEN, CLOSED)
     _BETS_LATCHED = None  # bets close whatever is latched (a fault in play voids, or stays: R23)

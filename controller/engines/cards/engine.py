@@ -81,17 +81,9 @@ __all__ = ["CardEngine"]
 
 
 class CardEngine(CardTable):
-    """One card table's shoes and rounds (see the module docstring).
-
-    Args:
-        table_id: round ids are ``f"{table_id}-{n:06d}"``.
-        card_game: the game, with its validated ``[rules]``.
-        game: the registry key put into every outcome (default: the game's name).
-        next_round: ``n`` of the first round id.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One card table's shoes and rounds (see the module docstring), built as
+    :class:`~tablectl.controller.engines.EngineClass` says (``card_game``: the game with its
+    validated ``[rules]``; ``game``: its name by default)."""
 
     _BETS_LATCHED = "no deal while faults are latched ({faults})"
 

@@ -56,18 +56,9 @@ __all__ = ["CardTable"]
 
 
 class CardTable(RoundEngine):
-    """One card table's shoe, devices and round ends (see the module docstring).
-
-    Args:
-        table_id: round ids are ``f"{table_id}-{n:06d}"``.
-        card_game: the game, with its validated ``[rules]``.
-        game: the registry key put into every outcome (``None``: the game's name).
-        next_round: ``n`` of the first round id.
-        handlers: event type → handler, the engine's whole table (this class's handlers too).
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One card table's shoe, devices and round ends (see the module docstring); its arguments
+    are :class:`~.engine.CardEngine`'s and ``handlers``, the engine's whole table (this class's
+    handlers too)."""
 
     def __init__(
         self,

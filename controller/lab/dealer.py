@@ -103,16 +103,16 @@ class SimulatedDealer:
                     await asyncio.sleep(0.02)
                     continue
                 await asyncio.sleep(self._pace.between_rounds)
-                await self._runner.submit(RoundOpen())
+                await self._runner.queue.submit(RoundOpen())
                 await asyncio.sleep(self._pace.betting)
-                await self._runner.submit(BetsClosed())
+                await self._runner.queue.submit(BetsClosed())
                 self.rounds += 1
             elif phase == "dealing":
                 if self._awaits_rng():
                     await asyncio.sleep(0.02)  # the screen says: the RNG's round first
                 elif self._awaits_confirm():
                     await asyncio.sleep(self._pace.decisions)
-                    await self._runner.submit(Confirm())
+                    await self._runner.queue.submit(Confirm())
                 else:
                     await self._deal_one()
             elif phase == "shoe_end":
@@ -200,15 +200,15 @@ class SimulatedPresenter:
         while not self._rounds or self.rounds < self._rounds:
             while not self.between_rounds():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
-            await self._runner.submit(RoundOpen())
+            await self._runner.queue.submit(RoundOpen())
             await asyncio.sleep(self._betting)
-            await self._runner.submit(BetsClosed())
+            await self._runner.queue.submit(BetsClosed())
             self.rounds += 1
             if self._start is not None:
                 await self._start()
             while not self.between_rounds():
                 if self._supervise and self._fault_cleared_hold():
-                    await self._runner.submit(Confirm())
+                    await self._runner.queue.submit(Confirm())
                     self.confirmed += 1
                 await asyncio.sleep(0.02)
 

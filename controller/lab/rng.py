@@ -98,7 +98,7 @@ class SimulatedRng:
         """Strike after every close of bets, until cancelled."""
         while True:
             await self._closed.get()
-            await self._runner.submit(self.strike())
+            await self._runner.queue.submit(self.strike())
             self.strikes += 1
             if self._after is not None:
                 self._after()

@@ -231,8 +231,8 @@ class ScriptedTableSim:
         count = len(self.deck())
 
         async def shuffle_by_hand() -> object:
-            await runner.submit(ShuffleStarted())
-            return await runner.submit(ShuffleCompleted(cards=count))
+            await runner.queue.submit(ShuffleStarted())
+            return await runner.queue.submit(ShuffleCompleted(cards=count))
 
         start_shuffle = shuffle_by_hand
         if self.shuffler:

@@ -67,7 +67,8 @@ class Outbound:
 
     The table writes here and the :class:`Publisher` sends it. Built before both and given to
     both, so neither is wired to the other afterwards: the table's runner is built with it (it is
-    the runner's ``TableOutputs``), then the publisher with it and ``on_command=runner.command``.
+    the runner's ``TableOutputs``), then the publisher with it and the runner's command desk
+    (``on_command=runner.commands.command``).
     The journal's records do not pass through here (the publisher drains them from the journal);
     :meth:`notify` only wakes the drain. The attributes are the publisher's to read and reset.
 

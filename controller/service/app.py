@@ -313,10 +313,10 @@ async def open_table(
             insecure_commands=insecure_commands(config),
             clock_watch=ClockWatch(max_step=config.clock.max_step_seconds),
         )
-        replayed = runner.recover()
+        replayed = runner.restart.recover()
         # Power-on is journaled before anything else happens (R21); it also decides what to do with
         # a round the last run left in play (tablectl.controller.service.recovery).
-        runner.power_on()
+        runner.restart.power_on()
         log.info("journal_recovered", events=replayed, last_seq=journal.last_seq)
         publisher = Publisher(
             config.mqtt,
@@ -324,7 +324,7 @@ async def open_table(
             journal,
             host=host,
             port=port,
-            on_command=runner.command,
+            on_command=runner.commands.command,
             outbound=outbound,
             trace=trace,
         )
@@ -338,7 +338,7 @@ async def open_table(
                 raise
             finally:
                 # Inside the publisher's scope: its final flush publishes the record too.
-                runner.power_off(reason)
+                runner.restart.power_off(reason)
     finally:
         for driver in drivers:
             await driver.aclose()

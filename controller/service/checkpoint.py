@@ -119,7 +119,7 @@ _STDLIB: Final[Mapping[tuple[str, str], Any]] = {
 
 @dataclass
 class RecoveryState:
-    """What :meth:`TableRunner.recover` rebuilds from the journal."""
+    """What :meth:`Restart.recover` rebuilds from the journal."""
 
     engine: Any
     scan: JournalScan

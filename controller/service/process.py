@@ -109,7 +109,7 @@ class Service:
                 continue
             drivers = app.runner.drivers
             up = sum(1 for d in drivers if d.available)
-            faults = sum(len(codes) for codes in app.runner.latched.values())
+            faults = sum(len(codes) for codes in app.runner.latches.journaled.values())
             broker = "up" if app.publisher.connected else "DOWN"
             seq = app.journal.last_seq
             text = f"{table_id} devices {up}/{len(drivers)} broker {broker} seq {seq}"

@@ -133,7 +133,7 @@ _WITH_SUPERVISOR: Final = frozenset({"pending_decision", "held"})
 @dataclass
 class JournalScan:
     """What the replay learns beside the engine state: how the last run ended, the spin of the
-    round in play. Fed every record in order by :meth:`TableRunner.recover`."""
+    round in play. Fed every record in order by :meth:`Restart.recover`."""
 
     last_type: str | None = None
     """Type of the newest record (``power_off`` after an orderly stop)."""

@@ -128,14 +128,14 @@ def _start_and_play(
         assert last_ts is not None
         clock = _Clock(last_ts + 30)
         runner = _runner(journal, spec, clock)
-        replayed = runner.recover()
-        runner.power_on()
+        replayed = runner.restart.recover()
+        runner.restart.power_on()
         played: list[JournalRecord] = []
         for event in rest:
             clock.now = max(clock.now, parse_ts_seconds(event.ts) or clock.now)
-            played.extend(runner.handle(event))
+            played.extend(runner.committer.handle(event))
         clock.now += 1
-        runner.power_off("shutdown")
+        runner.restart.power_off("shutdown")
     return runner, replayed, played
 
 
@@ -163,7 +163,7 @@ def test_the_current_code_starts_on_an_earlier_versions_journal(
         [ignored] = logs.events("checkpoint_ignored")
         assert ignored["reason"] == "written by other code or rules"
         assert replayed == spec["events_played"]
-    assert runner.scan.previous == "power_off"  # the old version's orderly stop, read
+    assert runner.state.scan.previous == "power_off"  # the old version's orderly stop, read
     # It keeps playing: the rounds after the restart decide as an uninterrupted table would.
     outcomes = [_outcome(record) for record in played if record.type == "outcome"]
     assert outcomes
@@ -171,7 +171,7 @@ def test_the_current_code_starts_on_an_earlier_versions_journal(
 
     # The next start uses the checkpoint the current code wrote.
     with Journal(path, spec["table"]) as journal:
-        assert _runner(journal, spec, _Clock(0.0)).recover() == 0
+        assert _runner(journal, spec, _Clock(0.0)).restart.recover() == 0
         records = list(journal.records())
     kinds = [record.type for record in records]
     assert kinds[old_records - 1] == "power_off"  # the old era, then the current one

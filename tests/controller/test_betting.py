@@ -61,7 +61,9 @@ async def test_timer_leaves_a_faulted_table_alone(tmp_path: Path) -> None:
     # R14/R18: while a fault is latched no round opens.
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, BettingConfig(mode="timer", open_seconds=0.2, pause_seconds=0))
-        runner.handle(Fault(device="shoe", code="shoe_removed", ts="2026-11-30T10:00:00Z"))
+        runner.committer.handle(
+            Fault(device="shoe", code="shoe_removed", ts="2026-11-30T10:00:00Z")
+        )
         async with _running(runner):
             # With no pause, an idle table would be opened at the first look.
             await _more_looks(runner, 3)

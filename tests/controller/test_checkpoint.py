@@ -81,9 +81,9 @@ def _state(runner: TableRunner) -> tuple[Any, ...]:
     return (
         runner.engine.snapshot(),
         runner.engine.current_round,
-        runner.scan,
-        runner.latched,
-        runner.scan.previous,
+        runner.state.scan,
+        runner.latches.journaled,
+        runner.state.scan.previous,
     )
 
 
@@ -93,7 +93,7 @@ def _full_replay(path: Path, game: str, rules: dict[str, Any]) -> tuple[Any, ...
     copy.write_bytes(path.read_bytes())
     with Journal(copy, "T1") as journal:
         runner = _runner(journal, game, rules, store=False)
-        runner.recover()
+        runner.restart.recover()
         return _state(runner)
 
 
@@ -108,14 +108,14 @@ def test_a_checkpoint_in_play_then_a_crash_rebuilds_what_a_full_replay_does(
         asyncio.run(_step_each(runner, _events(stream)))
         # Records after the last checkpoint whatever the stream's length (handle() alone never
         # checkpoints), then the "crash": no power_off.
-        runner.handle(Fault(ts="2026-11-30T11:00:00.000000Z", device="x", code="jam"))
-        written = runner.checkpoints.seq if runner.checkpoints else 0
+        runner.committer.handle(Fault(ts="2026-11-30T11:00:00.000000Z", device="x", code="jam"))
+        written = runner.restart.checkpoints.seq if runner.restart.checkpoints else 0
         total = journal.last_seq
     assert 0 < written < total  # the crash (no power_off) leaves records after the checkpoint
     expected = _full_replay(path, game, rules)
     with Journal(path, "T1") as journal:
         runner = _runner(journal, game, rules)
-        replayed = runner.recover()
+        replayed = runner.restart.recover()
         assert replayed <= total - written  # only the tail was replayed
         assert _state(runner) == expected
         assert journal.last_seq == total  # nothing re-derived that was not already journaled
@@ -128,19 +128,19 @@ def test_an_orderly_stop_checkpoints_so_the_next_start_replays_nothing(
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal, game, rules)
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         for event in _events(stream):
-            runner.handle(event)
-        runner.power_off("shutdown")
+            runner.committer.handle(event)
+        runner.restart.power_off("shutdown")
         last = journal.last_seq
     expected = _full_replay(path, game, rules)
     with Journal(path, "T1") as journal:
         runner = _runner(journal, game, rules)
-        assert runner.recover() == 0
+        assert runner.restart.recover() == 0
         assert _state(runner) == expected
-        assert runner.scan.previous == "power_off"
-        assert runner.scan.power_ons == 1
+        assert runner.state.scan.previous == "power_off"
+        assert runner.state.scan.power_ons == 1
         assert journal.last_seq == last
 
 
@@ -149,12 +149,14 @@ def test_latched_faults_survive_a_restart_from_a_checkpoint(tmp_path: Path) -> N
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", {})
-        runner.handle(Fault(ts="2026-11-30T10:00:00.000000Z", device="wheel", code="sensor"))
-        runner.power_off("shutdown")
+        runner.committer.handle(
+            Fault(ts="2026-11-30T10:00:00.000000Z", device="wheel", code="sensor")
+        )
+        runner.restart.power_off("shutdown")
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", {})
-        assert runner.recover() == 0
-        assert runner.latched == {"wheel": {"sensor"}}
+        assert runner.restart.recover() == 0
+        assert runner.latches.journaled == {"wheel": {"sensor"}}
 
 
 def test_a_long_replay_checkpoints_as_it_goes(tmp_path: Path) -> None:
@@ -165,19 +167,19 @@ def test_a_long_replay_checkpoints_as_it_goes(tmp_path: Path) -> None:
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", {}, store=False)
         for event in events:
-            runner.handle(event)
+            runner.committer.handle(event)
     saved: list[int] = []
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", {}, every=10)
-        assert runner.checkpoints is not None
-        original = runner.checkpoints.save
+        assert runner.restart.checkpoints is not None
+        original = runner.restart.checkpoints.save
 
         def spy(seq: int, record_hash: str, state: RecoveryState) -> bool:
             saved.append(seq)
             return original(seq, record_hash, state)
 
-        runner.checkpoints.save = spy  # type: ignore[method-assign]
-        runner.recover()
+        runner.restart.checkpoints.save = spy  # type: ignore[method-assign]
+        runner.restart.recover()
         assert len(saved) >= 3
         assert saved == sorted(saved)
         assert saved[-1] == journal.last_seq
@@ -192,15 +194,15 @@ def _stopped_table(path: Path) -> int:
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", {})
         for event in events:
-            runner.handle(event)
-        runner.power_off("shutdown")
+            runner.committer.handle(event)
+        runner.restart.power_off("shutdown")
     return len(events)
 
 
 def _restart(path: Path, rules: dict[str, Any] | None = None) -> tuple[int, tuple[Any, ...]]:
     with Journal(path, "T1") as journal:
         runner = _runner(journal, "roulette", rules or {})
-        return runner.recover(), _state(runner)
+        return runner.restart.recover(), _state(runner)
 
 
 def _rewrite(

@@ -73,7 +73,12 @@ def _runner(journal: Journal) -> TableRunner:
 
 
 def _state(runner: TableRunner) -> tuple[Any, ...]:
-    return (runner.engine.snapshot(), runner.engine.current_round, runner.scan, runner.latched)
+    return (
+        runner.engine.snapshot(),
+        runner.engine.current_round,
+        runner.state.scan,
+        runner.latches.journaled,
+    )
 
 
 def _stopped_table(path: Path, *, crash_tail: bool = False) -> int:
@@ -82,19 +87,19 @@ def _stopped_table(path: Path, *, crash_tail: bool = False) -> int:
     events = _events()
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         for event in events:
-            runner.handle(event)
-        runner.power_off("shutdown")
+            runner.committer.handle(event)
+        runner.restart.power_off("shutdown")
     if not crash_tail:
         return len(events)
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         for event in events[:5]:
-            runner.handle(event)
+            runner.committer.handle(event)
     return len(events) + 5
 
 
@@ -108,7 +113,7 @@ def _full_replay(path: Path) -> tuple[Any, ...]:
             journal=journal,
             clock=lambda: CLOCK,
         )
-        runner.recover()
+        runner.restart.recover()
         return _state(runner)
 
 
@@ -166,7 +171,7 @@ def test_a_changed_source_file_replays_the_journal_in_full(
     monkeypatch.setattr(checkpoint, "source_roots", lambda: copies)
     checkpoint._code_digest.cache_clear()
     with Journal(path, "T1") as journal:  # the same code from another folder: still current
-        assert _runner(journal).recover() == 0
+        assert _runner(journal).restart.recover() == 0
     assert logs.events("checkpoint_ignored") == []
     rules = copies["tablectl.controller"] / "games" / "roulette.py"
     rules.write_text(rules.read_text(encoding="utf-8") + "\n# a rules fix\n", encoding="utf-8")
@@ -175,15 +180,15 @@ def test_a_changed_source_file_replays_the_journal_in_full(
     expected = _full_replay(path)
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        assert runner.recover() == total  # every event again
+        assert runner.restart.recover() == total  # every event again
         assert _state(runner) == expected
-        assert runner.checkpoints is not None
-        assert runner.checkpoints.fingerprint == before
+        assert runner.restart.checkpoints is not None
+        assert runner.restart.checkpoints.fingerprint == before
     [ignored] = logs.events("checkpoint_ignored")
     assert ignored["reason"] == "written by other code or rules"
     # The full replay wrote a checkpoint for the new code: the next start uses it.
     with Journal(path, "T1") as journal:
-        assert _runner(journal).recover() == 0
+        assert _runner(journal).restart.recover() == 0
 
 
 def test_code_without_sources_neither_uses_nor_writes_checkpoints(
@@ -200,9 +205,9 @@ def test_code_without_sources_neither_uses_nor_writes_checkpoints(
     assert "no Python sources" in off["reason"]
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        assert runner.recover() == total
-        runner.power_on()
-        runner.power_off("shutdown")
+        assert runner.restart.recover() == total
+        runner.restart.power_on()
+        runner.restart.power_off("shutdown")
     assert "no fingerprint" in logs.events("checkpoint_ignored")[0]["reason"]
     assert checkpoint_path(path).read_bytes() == written  # nothing written by unknown code
 
@@ -227,12 +232,12 @@ def _restart_and_play(path: Path, total: int) -> TableRunner:
     expected = _full_replay(path)
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        assert runner.recover() == total
+        assert runner.restart.recover() == total
         assert _state(runner) == expected
-        runner.power_on()
-        records = [r for event in _events()[:6] for r in runner.handle(event)]
+        runner.restart.power_on()
+        records = [r for event in _events()[:6] for r in runner.committer.handle(event)]
         assert any(r.type == "outcome" for r in records)
-        runner.power_off("shutdown")
+        runner.restart.power_off("shutdown")
     return runner
 
 
@@ -261,7 +266,7 @@ def test_a_state_of_an_older_class_is_discarded_not_a_crash(
     assert " has no " in reasons[0]
     # Discarded, then written again by the current code: the next start uses it.
     with Journal(path, "T1") as journal:
-        assert _runner(journal).recover() == 0
+        assert _runner(journal).restart.recover() == 0
 
 
 class _BrokenError(Exception):
@@ -309,7 +314,7 @@ def test_a_full_replay_that_raises_is_not_taken_for_a_bad_checkpoint(
         runner = _runner(journal)
         monkeypatch.setattr(runner.engine, "apply", _raise)
         with pytest.raises(Exception, match="cannot take this"):
-            runner.recover()
+            runner.restart.recover()
 
 
 def test_every_engine_has_the_shape_of_its_own_fresh_state() -> None:

@@ -86,8 +86,8 @@ def _runner(journal: Journal, clocks: Clocks, **extra: Any) -> TableRunner:
 def _start(path: Path, clocks: Clocks, **extra: Any) -> tuple[Journal, TableRunner]:
     journal = Journal(path, "T1", rotate_days=1, retention_days=90)
     runner = _runner(journal, clocks, **extra)
-    runner.recover()
-    runner.power_on()
+    runner.restart.recover()
+    runner.restart.power_on()
     return journal, runner
 
 
@@ -174,7 +174,7 @@ def test_the_power_records_carry_a_reading_and_a_step_between_runs_is_journaled_
     clocks = Clocks()
     path = tmp_path / "T1.sqlite"
     journal, runner = _start(path, clocks)
-    runner.power_off("shutdown")
+    runner.restart.power_off("shutdown")
     journal.close()
     [power_on] = [r for r in Journal(path, "T1").records() if r.type == "power_on"]
     assert power_on["clock"]["boot_id"] == "boot-1"
@@ -190,7 +190,7 @@ def test_the_power_records_carry_a_reading_and_a_step_between_runs_is_journaled_
     assert (step["detected"], step["step_s"]) == ("start", 100 * DAY)
     assert parse_ts(step["before"]) == datetime.fromtimestamp(START + 60, UTC)
     assert journal.retention_hold is not None
-    assert runner.clock_suspect() is not None
+    assert runner.views.clock_suspect() is not None
     journal.close()
 
     # The second start at +100 d: consistent with the last reading, but still not confirmed.
@@ -214,7 +214,7 @@ def test_a_step_while_running_is_journaled_alarmed_and_shown(tmp_path: Path) -> 
             clocks.pass_(1)
             clocks.step(-2 * DAY)
             await _until(lambda: CLOCK_STEP in alarms)
-            state = runner.clock_suspect()
+            state = runner.views.clock_suspect()
             assert state is not None
             assert "-172800.0 s" in state
             # Journal times: back only at the clock_step record.
@@ -237,8 +237,8 @@ def test_timestamps_never_go_backwards_without_a_clock_step(tmp_path: Path) -> N
     journal, runner = _start(tmp_path / "T1.sqlite", clocks)
     late = format_ts(clocks.wall + 5)
     early = format_ts(clocks.wall - 5)
-    runner.handle(RoundOpen(ts=late, device="wheel"))
-    runner.handle(RoundOpen(ts=early, device="wheel"))
+    runner.committer.handle(RoundOpen(ts=late, device="wheel"))
+    runner.committer.handle(RoundOpen(ts=early, device="wheel"))
     stamps = [r.ts for r in journal.records()]
     assert stamps == sorted(stamps)
     assert stamps[-1] == late
@@ -272,11 +272,11 @@ def test_while_the_clock_is_suspect_commands_are_judged_by_nonce_and_a_superviso
             signer = clocks.wall  # the pit's clock stays right
             clocks.pass_(1)
             clocks.step(100 * DAY)
-            await _until(lambda: runner.clock_suspect() is not None)
-            runner.handle(RoundOpen(device="wheel"))
+            await _until(lambda: runner.views.clock_suspect() is not None)
+            runner.committer.handle(RoundOpen(device="wheel"))
             held = runner.engine.current_round
             # A dealer's card or a number: its time cannot be judged.
-            reply = await runner.command(
+            reply = await runner.commands.command(
                 "event",
                 _signed("event", {"event": {"type": "bets_closed"}}, signer, "nonce-event-1"),
             )
@@ -284,22 +284,22 @@ def test_while_the_clock_is_suspect_commands_are_judged_by_nonce_and_a_superviso
             assert "cannot be judged" in reply["error"]
             # A supervisor's void of the round in play: signature and nonce carry it.
             void = _signed("void", {"reason": "clock", "round": held}, signer, "nonce-void-1")
-            reply = await runner.command("void", void)
+            reply = await runner.commands.command("void", void)
             assert reply["ok"], reply
             assert [o["reason"] for o in reply["outputs"]] == ["clock"]
-            again = await runner.command("void", void)
+            again = await runner.commands.command("void", void)
             assert again["error"] == "refused: replayed command: nonce already used"
             # Confirm the clock: retention resumes, commands are timed again.
-            reply = await runner.command(
+            reply = await runner.commands.command(
                 "clock_confirm", _signed("clock_confirm", {}, signer, "nonce-confirm-1")
             )
             assert reply["ok"], reply
-            assert runner.clock_suspect() is None
+            assert runner.views.clock_suspect() is None
             assert journal.retention_hold is None
             confirmed = journal.last_record_of_type(CLOCK_CONFIRMED)
             assert confirmed is not None
             assert confirmed["by"] == "FM-0042"
-            reply = await runner.command(
+            reply = await runner.commands.command(
                 "clock_confirm", _signed("clock_confirm", {}, clocks.wall, "nonce-confirm-2")
             )
             assert reply["code"] == "clock_trusted"
@@ -322,10 +322,10 @@ def test_retention_keeps_files_younger_than_the_period_by_real_time_across_a_ste
         clocks.wall = START + offset * DAY + (clocks.boot - 1_000.0)
         journal, runner = _start(path, clocks)
         journal.mark_published(journal.last_seq)  # the broker has it: the file may rotate
-        runner.handle(RoundOpen(device="wheel"))
+        runner.committer.handle(RoundOpen(device="wheel"))
         journal.mark_published(journal.last_seq)
         clocks.pass_(60)
-        runner.power_off("shutdown")
+        runner.restart.power_off("shutdown")
         journal.mark_published(journal.last_seq)
         journal.close()
         clocks.pass_(60)
@@ -333,7 +333,7 @@ def test_retention_keeps_files_younger_than_the_period_by_real_time_across_a_ste
     assert not path.with_name("T1.retired.jsonl").exists()
     # Confirmed: the clock is right now; the files are still days old, not 100.
     journal, runner = _start(path, clocks)
-    runner.confirm_clock(by="FM-0042", role="supervisor")
+    runner.commands.confirm_clock(by="FM-0042", role="supervisor")
     assert journal.prune(datetime.fromtimestamp(clocks.wall, UTC)) == []
     assert len(list_archives(path)) >= 4
     # Without the steps' discount the same files are past retention (the guard can fail).

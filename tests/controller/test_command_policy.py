@@ -171,33 +171,33 @@ async def secured(tmp_path: Path) -> AsyncIterator[TableRunner]:
 
 
 async def _send(runner: TableRunner, verb: str, body: dict[str, Any], role: str | None) -> Any:
-    return await runner.command(verb, json.dumps(_request(verb, body, role)).encode())
+    return await runner.commands.command(verb, json.dumps(_request(verb, body, role)).encode())
 
 
 async def test_a_dealer_cannot_raise_a_fault_to_void_the_round(secured: TableRunner) -> None:
-    secured.handle(RoundOpen(ts=TS, device="wheel"))
-    secured.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+    secured.committer.handle(RoundOpen(ts=TS, device="wheel"))
+    secured.committer.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
     fault = {"event": {"type": "fault", "device": "wheel", "code": "foreign_object"}}
     reply = await _send(secured, "event", fault, "dealer")
     assert (reply["ok"], reply["code"]) == (False, "unauthorised")
     assert "role 'dealer' may not fault" in reply["error"]
     assert secured.engine.current_round is not None  # still in play
-    assert secured.latched.get("wheel", set()) == set()
+    assert secured.latches.journaled.get("wheel", set()) == set()
     assert not [r for r in secured.journal.records() if r["type"] in ("fault", "outcome")]
 
     reply = await _send(secured, "event", fault, "technician")
     assert reply["ok"] is True, reply
     assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "device_fault")]
-    assert secured.latched["wheel"] == {"foreign_object"}
+    assert secured.latches.journaled["wheel"] == {"foreign_object"}
 
     clear = {"event": {"type": "fault_cleared", "device": "wheel", "code": "foreign_object"}}
     reply = await _send(secured, "event", clear, "dealer")
     assert (reply["ok"], reply["code"]) == (False, "unauthorised")
-    assert secured.latched["wheel"] == {"foreign_object"}
+    assert secured.latches.journaled["wheel"] == {"foreign_object"}
     direct = {"device": "wheel", "code": "foreign_object"}
     assert (await _send(secured, "clear_fault", direct, "dealer"))["ok"] is False
     assert (await _send(secured, "clear_fault", direct, "technician"))["ok"] is True
-    assert secured.latched["wheel"] == set()
+    assert secured.latches.journaled["wheel"] == set()
 
 
 async def _bare(tmp_path: Path, *, insecure: bool) -> tuple[Journal, TableRunner]:
@@ -217,8 +217,8 @@ async def test_by_default_an_anonymous_winning_number_changes_nothing(tmp_path: 
     journal, runner = await _bare(tmp_path, insecure=False)
     task = asyncio.create_task(runner.run())
     try:
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
-        runner.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
         before = journal.last_seq
         attempts = [
             ("event", {"event": {"type": "winning_number", "number": 17}}),
@@ -228,12 +228,12 @@ async def test_by_default_an_anonymous_winning_number_changes_nothing(tmp_path: 
         ]
         for _ in range(4):
             for verb, body in attempts:
-                reply = await runner.command(verb, json.dumps(body).encode())
+                reply = await runner.commands.command(verb, json.dumps(body).encode())
                 assert (reply["ok"], reply["code"]) == (False, "commands_disabled"), reply
         assert journal.last_seq == before
         assert runner.engine.current_round is not None
-        assert runner.latched.get("wheel", set()) == set()
-        assert (await runner.command("status", b"{}"))["ok"] is True
+        assert runner.latches.journaled.get("wheel", set()) == set()
+        assert (await runner.commands.command("status", b"{}"))["ok"] is True
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -244,9 +244,9 @@ async def test_insecure_commands_is_the_explicit_lab_switch(tmp_path: Path) -> N
     journal, runner = await _bare(tmp_path, insecure=True)
     task = asyncio.create_task(runner.run())
     try:
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         void = b'{"reason": "foreign_object", "by": "lab", "round": "T1-000001"}'
-        reply = await runner.command("void", void)
+        reply = await runner.commands.command("void", void)
         assert reply["ok"] is True
         [command] = [r for r in journal.records() if r["type"] == "command"]
         assert (command["verified"], command["by"]) == (False, "lab")
@@ -277,10 +277,10 @@ async def test_a_flood_of_refusals_is_one_record_per_window_and_counted(tmp_path
             journal,
             host="127.0.0.1",
             port=1,
-            on_command=runner.command,
+            on_command=runner.commands.command,
             trace=metrics.on_publisher,
         )
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         before = journal.last_seq
         for i in range(300):
             body = {"id": f"c{i}", "reason": "foreign_object", "by": "intruder"}
@@ -290,7 +290,7 @@ async def test_a_flood_of_refusals_is_one_record_per_window_and_counted(tmp_path
         assert journal.last_seq == before  # not one record yet
         assert runner.engine.current_round is not None
         clock[0] += 10
-        runner.flush_refusals()
+        runner.refusals.flush()
         [record] = list(journal.records(before))
         assert record["type"] == "commands_refused"
         assert record["count"] == 300
@@ -321,10 +321,10 @@ async def test_string_fields_over_their_caps_are_refused_before_parsing(
 ) -> None:
     journal, runner = await _bare(tmp_path, insecure=True)
     with journal:
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         before = journal.last_seq
         payload = json.dumps(body, ensure_ascii=True).encode()
-        reply = await runner.command(verb, payload)
+        reply = await runner.commands.command(verb, payload)
         assert (reply["ok"], reply["code"]) == (False, code)
         assert message in reply["error"]
         assert journal.last_seq == before
@@ -334,10 +334,10 @@ async def test_string_fields_over_their_caps_are_refused_before_parsing(
 async def test_a_payload_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
     journal, runner = await _bare(tmp_path, insecure=True)
     with journal:
-        reply = await runner.command("void", b'{"reason": "' + b"x" * 70_000 + b'"}')
+        reply = await runner.commands.command("void", b'{"reason": "' + b"x" * 70_000 + b'"}')
         assert (reply["ok"], reply["code"]) == (False, "payload_too_large")
         assert reply["error"].startswith("payload too large: 70014 bytes (at most 65536)")
-        runner.flush_refusals(force=True)
+        runner.refusals.flush(force=True)
         [record] = journal.records()
         assert record["codes"]["payload_too_large"]["first"]["bytes"] == 70_014
 
@@ -354,14 +354,14 @@ async def test_a_payload_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
 async def test_a_manual_events_time_needs_a_zone(
     secured: TableRunner, ts: str, accepted: bool
 ) -> None:
-    secured.handle(RoundOpen(ts=TS, device="wheel"))
+    secured.committer.handle(RoundOpen(ts=TS, device="wheel"))
     fault = {"event": {"type": "fault", "device": "wheel", "code": "foreign_object", "ts": ts}}
     reply = await _send(secured, "event", fault, "technician")
     assert reply["ok"] is accepted, reply
     if not accepted:
         assert reply["code"] == "bad_request"
         assert "with a zone" in reply["error"]
-        assert secured.latched.get("wheel", set()) == set()
+        assert secured.latches.journaled.get("wheel", set()) == set()
     else:
         faults = [r for r in secured.journal.records() if r.type == "fault"]
         assert [(f["ts"], f["manual"]) for f in faults] == [(ts, True)]
@@ -404,15 +404,15 @@ async def test_resend_is_answered_with_and_without_security(tmp_path: Path, inse
     nothing is journaled for it (a flood of resends cannot fill the disk)."""
     journal, runner = await _bare(tmp_path, insecure=insecure)
     with journal:
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         before = journal.last_seq
-        reply = await runner.command("resend", b'{"id": "r0", "from_seq": 1, "to_seq": 5}')
+        reply = await runner.commands.command("resend", b'{"id": "r0", "from_seq": 1, "to_seq": 5}')
         # Nothing published yet: nothing to publish again (the outbox sends those first).
         assert (reply["ok"], reply["count"], reply["published_seq"]) == (True, 0, 0), reply
         journal.mark_published(journal.last_seq)
-        reply = await runner.command("resend", b'{"id": "r1", "from_seq": 1, "to_seq": 5}')
+        reply = await runner.commands.command("resend", b'{"id": "r1", "from_seq": 1, "to_seq": 5}')
         # No publisher here (NoOutputs): the read is allowed, and says that nothing can be sent.
         assert (reply["ok"], reply["code"], reply["id"]) == (False, "offline", "r1"), reply
         assert journal.last_seq == before
-        bad = await runner.command("resend", b'{"from_seq": 5, "to_seq": 1}')
+        bad = await runner.commands.command("resend", b'{"from_seq": 5, "to_seq": 1}')
         assert (bad["ok"], bad["code"]) == (False, "bad_request")

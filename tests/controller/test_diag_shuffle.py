@@ -105,19 +105,19 @@ class BufferedJournal:
 def deal(runner: TableRunner, engine: CardEngine, order: Sequence[str], behind: int = 14) -> int:
     """Shuffle, burn, and deal coups from ``order`` until the engine ends the shoe (the cut
     card leaves ``behind`` cards); returns the cards dealt."""
-    runner.handle(ShuffleStarted())
-    runner.handle(ShuffleCompleted(cards=len(order)))
+    runner.committer.handle(ShuffleStarted())
+    runner.committer.handle(ShuffleCompleted(cards=len(order)))
     pos = 0
     while engine.phase == "burn":
-        runner.handle(Card(card=order[pos]))
+        runner.committer.handle(Card(card=order[pos]))
         pos += 1
     while engine.phase == "idle":
-        runner.handle(RoundOpen())
-        runner.handle(BetsClosed())
+        runner.committer.handle(RoundOpen())
+        runner.committer.handle(BetsClosed())
         while engine.phase == "dealing":
             if pos == len(order) - behind:
-                runner.handle(CutCard())
-            runner.handle(Card(card=order[pos]))
+                runner.committer.handle(CutCard())
+            runner.committer.handle(Card(card=order[pos]))
             pos += 1
     assert engine.phase == "shoe_end", engine.phase
     return pos
@@ -142,7 +142,7 @@ def play(
     )
     for order in orders:
         deal(runner, engine, order)
-    runner.handle(ShuffleStarted())
+    runner.committer.handle(ShuffleStarted())
     with Journal(path, table) as journal:
         journal.append(buffer.records)
 
@@ -325,9 +325,9 @@ async def test_a_journal_written_by_the_runner_counts_burns_and_skips_the_shoe_i
             table_id=TABLE, engine=engine, journal=journal, clock=lambda: 1_800_000_000.0
         )
         dealt = [deal(runner, engine, shuffled(rng)) for _ in range(2)]
-        runner.handle(ShuffleStarted())
-        runner.handle(ShuffleCompleted(cards=416))
-        runner.handle(Card(card="5H"))  # the third shoe's first (burn) card: in progress
+        runner.committer.handle(ShuffleStarted())
+        runner.committer.handle(ShuffleCompleted(cards=416))
+        runner.committer.handle(Card(card="5H"))  # the third shoe's first (burn) card: in progress
         burn_face_down = sum(
             1 for r in journal.records() if r["type"] == "card" and r.get("face_down")
         )

@@ -36,7 +36,7 @@ def _journal(path: Path, numbers: list[int]) -> Path:
                 BetsClosed(ts=TS, device="wheel"),
                 WinningNumber(ts=TS, device="wheel", number=number, revolutions=6),
             ):
-                runner.handle(event)
+                runner.committer.handle(event)
     return path
 
 

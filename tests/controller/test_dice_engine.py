@@ -419,14 +419,14 @@ def test_the_craps_point_is_rebuilt_by_replaying_the_journal(tmp_path: Path) -> 
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         live = _runner(journal, "craps")
         for event in events[:cut]:
-            live.handle(event)
+            live.committer.handle(event)
         expected = live.engine.snapshot()
     assert expected["craps"] == {"phase": "point", "point": 9, "puck": "on"}
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         restarted = _runner(journal, "craps", store=False)  # the full replay, no checkpoint
-        assert restarted.recover() > 0
+        assert restarted.restart.recover() > 0
         assert restarted.engine.snapshot() == expected
-        later = [restarted.handle(e) for e in events[cut:]]
+        later = [restarted.committer.handle(e) for e in events[cut:]]
     ends = [
         (r["status"], r["result"].get("decision"))
         for rs in later
@@ -458,16 +458,16 @@ def test_a_checkpoint_in_play_then_a_crash_rebuilds_what_a_full_replay_does(
         runner = _runner(journal, game, every=7)
         # The live path one event at a time, periodic checkpoints included.
         asyncio.run(_step_each(runner, _events(stream)))
-        written = runner.checkpoints.seq if runner.checkpoints else 0
+        written = runner.restart.checkpoints.seq if runner.restart.checkpoints else 0
         total = journal.last_seq
     copy = tmp_path / "full.sqlite"
     copy.write_bytes(path.read_bytes())
     with Journal(copy, "T1") as journal:
         full = _runner(journal, game, store=False)
-        full.recover()
+        full.restart.recover()
     with Journal(path, "T1") as journal:
         restarted = _runner(journal, game)
-        assert restarted.recover() <= total - written
+        assert restarted.restart.recover() <= total - written
         assert restarted.engine.snapshot() == full.engine.snapshot()
 
 

@@ -110,8 +110,8 @@ async def test_an_engine_error_journals_every_event_and_holds_the_round(
         assert fault["device"] == ENGINE_DEVICE
         assert fault["detail"].startswith(f"{error.__name__}: ")
         assert "cannot play JK" in fault["detail"]
-        assert runner.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
-        assert runner.engine_errors == 1
+        assert runner.latches.journaled[ENGINE_DEVICE] == {ENGINE_ERROR}
+        assert runner.state.engine_errors == 1
         # Held: no outcome, the round still in play, however many cards come.
         assert runner.engine.current_round is not None
         assert not [r for r in records if r.type == "outcome"]
@@ -126,17 +126,19 @@ async def test_a_held_round_waits_for_a_supervisor_void_and_clear(tmp_path: Path
         assert held is not None
         task = asyncio.create_task(runner.run())
         try:
-            reply = await runner.command("event", b'{"event": {"type": "card", "card": "2C"}}')
+            reply = await runner.commands.command(
+                "event", b'{"event": {"type": "card", "card": "2C"}}'
+            )
             assert reply["ok"], reply  # a dealer's manual card is journaled too (and held)
             void = f'{{"reason": "misdeal", "round": "{held}"}}'.encode()
-            reply = await runner.command("void", void)
+            reply = await runner.commands.command("void", void)
             assert reply["ok"], reply
             assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "misdeal")]
-            assert runner.latched[ENGINE_DEVICE] == {ENGINE_ERROR}  # voided, still held
+            assert runner.latches.journaled[ENGINE_DEVICE] == {ENGINE_ERROR}  # voided, still held
             clear = f'{{"code": "{ENGINE_ERROR}", "device": "{ENGINE_DEVICE}"}}'.encode()
-            reply = await runner.command("clear_fault", clear)
+            reply = await runner.commands.command("clear_fault", clear)
             assert reply["ok"], reply
-            assert runner.latched[ENGINE_DEVICE] == set()
+            assert runner.latches.journaled[ENGINE_DEVICE] == set()
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -157,9 +159,9 @@ async def test_a_replay_holds_where_play_held(tmp_path: Path) -> None:
     with Journal(path, "T1") as journal:
         # A fixed engine (an upgrade) replays the same journal: still held, same state.
         again = _runner(journal, build_engine("T1", "baccarat", {}, source="test"))
-        again.recover()
+        again.restart.recover()
         assert again.engine.snapshot() == live
-        assert again.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
+        assert again.latches.journaled[ENGINE_DEVICE] == {ENGINE_ERROR}
         assert [r.type for r in journal.records()].count("outcome") == 0
 
 
@@ -170,7 +172,7 @@ async def test_the_running_table_survives_an_engine_error_of_any_type(tmp_path: 
         task = asyncio.create_task(runner.run())
         try:
             for event in [*_opening(), *_cards("JK", "9H")]:
-                await runner.submit(event)
+                await runner.queue.submit(event)
             assert not task.done()
             assert [r.type for r in journal.records()].count("card") == 2
         finally:
@@ -187,7 +189,7 @@ async def test_a_void_for_a_held_round_from_before_the_error_is_not_lost_on_clea
         runner = _runner(journal, Brittle("JK", ValueError))
         await runner.step([*_opening(), *_cards("JK")])
         await runner.step([FaultCleared(ts=TS, device=ENGINE_DEVICE, code=ENGINE_ERROR)])
-        assert runner.latched[ENGINE_DEVICE] == set()
+        assert runner.latches.journaled[ENGINE_DEVICE] == set()
         await runner.step(_cards("4S", "2C", "4D", "3S"))
         outcomes = [r for r in journal.records() if r.type == "outcome"]
         assert [o["result"]["winner"] for o in outcomes] == ["player"]
@@ -292,10 +294,10 @@ async def test_a_replay_that_raises_where_play_did_not_holds_from_there_once(
     for start in range(2):
         with Journal(path, "T1") as journal:
             again = _runner(journal, Brittle("9H", LookupError))
-            again.recover()
+            again.restart.recover()
             faults = [r for r in journal.records() if r.get("device") == ENGINE_DEVICE]
             assert len(faults) == 1, start
             assert "LookupError: cannot play 9H" in faults[0]["detail"]
-            assert again.latched[ENGINE_DEVICE] == {ENGINE_ERROR}
+            assert again.latches.journaled[ENGINE_DEVICE] == {ENGINE_ERROR}
             assert again.engine.current_round is not None  # held mid-round, no second outcome
             assert journal.verify() == journal.last_seq

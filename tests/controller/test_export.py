@@ -50,7 +50,7 @@ def _journal(
             clock=lambda: 1_764_496_800.0,
         )
         for batch in batches:
-            runner.handle_batch(batch)
+            runner.committer.handle_batch(batch)
         return [r for r in journal.records() if r["type"] == "outcome"]
 
 
@@ -159,7 +159,7 @@ def test_export_reads_across_rotated_files(tmp_path: Path) -> None:
             clock=lambda: 1_764_496_800.0,
         )
         for batch in batches:
-            runner.handle_batch(batch)
+            runner.committer.handle_batch(batch)
             journal.mark_published(journal.last_seq)
             if batch[-1].type == "round_open":
                 journal.rotate()
@@ -212,12 +212,12 @@ def test_export_of_a_live_journal_works_on_a_snapshot(tmp_path: Path) -> None:
             clock=lambda: 1_764_496_800.0,
         )
         for event in events[:4]:
-            runner.handle(event)
+            runner.committer.handle(event)
         (outcome,) = [r for r in journal.records() if r["type"] == "outcome"]
         before = sorted(p.name for p in tmp_path.iterdir())
         with JournalReader(path) as reader:
             exported = export_round(reader, outcome["round"])
-            runner.handle(events[4])  # the service goes on appending meanwhile
+            runner.committer.handle(events[4])  # the service goes on appending meanwhile
         assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert len(exported.events) == 4
 

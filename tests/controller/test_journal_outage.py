@@ -98,7 +98,7 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
         rest = events[cut:]
         lost = rest[: opens[2] - cut]  # the rest of this round: dealt while the disk was full
         await _feed(runner, lost)
-        assert runner.outage is not None
+        assert runner.state.outage is not None
         assert journal.last_seq == before  # nothing journaled, so nothing acted on
         assert runner.engine.current_round == in_play
         assert sinks.alarms[-1]["code"] == "journal_unavailable"
@@ -108,12 +108,12 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
         assert sinks.state[-1]["locked"] is True
         assert sinks.state[-1]["journal"]["available"] is False
         assert sinks.state[-1]["journal"]["events_not_journaled"] == len(lost)
-        reply = await runner.command("void", b'{"id": 1, "reason": "foreign_object"}')
+        reply = await runner.commands.command("void", b'{"id": 1, "reason": "foreign_object"}')
         assert (reply["ok"], reply["code"]) == (False, "journal_unavailable")
 
         journal.full = False
         runner._resume()  # what the watch task does every 0.5 s
-        assert runner.outage is None
+        assert runner.state.outage is None
         new = list(journal.records(before))
         assert [r["type"] for r in new] == ["void", "outcome", "fault", "fault_cleared"]
         void, outcome, fault, clear = new
@@ -130,7 +130,7 @@ async def test_an_outage_mid_round_voids_it_and_the_next_rounds_play(
         assert sinks.alarms[-1]["type"] == "fault_cleared"
         assert sinks.status[-1] == {"locked": False, "faults": []}
         assert runner.engine.current_round is None
-        assert not runner.latched.get("journal")
+        assert not runner.latches.journaled.get("journal")
 
         # The next rounds play normally.
         await _feed(runner, rest[len(lost) :])
@@ -152,7 +152,7 @@ async def test_a_refused_batch_journals_neither_the_event_nor_its_outcome(tmp_pa
         before, engine_before = journal.last_seq, runner.engine.snapshot()
         journal.full = True
         await _feed(runner, [events[decided]])
-        assert runner.outage is not None
+        assert runner.state.outage is not None
         assert journal.last_seq == before
         assert runner.engine.snapshot() == engine_before
         journal.full = False
@@ -165,7 +165,7 @@ async def test_a_refused_batch_journals_neither_the_event_nor_its_outcome(tmp_pa
         last = journal.last_seq
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         again = _runner(journal, "roulette", {}, Sinks())
-        again.recover()
+        again.restart.recover()
         assert journal.last_seq == last
 
 
@@ -184,7 +184,7 @@ async def test_a_device_fault_during_the_outage_is_latched_afterwards(tmp_path: 
             ("fault_cleared", "journal_unavailable"),
             ("fault", "ss2_fault_5"),
         ]
-        assert runner.latched["wheel"] == {"ss2_fault_5"}
+        assert runner.latches.journaled["wheel"] == {"ss2_fault_5"}
 
 
 async def test_the_watch_ends_the_outage_without_an_event(tmp_path: Path) -> None:
@@ -193,12 +193,12 @@ async def test_the_watch_ends_the_outage_without_an_event(tmp_path: Path) -> Non
         runner = _runner(journal, "roulette", {}, sinks)
         journal.full = True
         await _feed(runner, [RoundOpen(device="wheel")])
-        assert runner.outage is not None
+        assert runner.state.outage is not None
         journal.full = False
         watch = asyncio.create_task(runner._outage_watch(interval=0.01))
         try:
             async with asyncio.timeout(2):
-                while runner.outage is not None:  # noqa: ASYNC110
+                while runner.state.outage is not None:  # noqa: ASYNC110
                     await asyncio.sleep(0.01)
         finally:
             watch.cancel()

@@ -53,28 +53,29 @@ def test_a_latched_fault_is_exported_with_its_journaled_time_until_cleared(
 ) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
-        runner.handle(Fault(ts=RAISED, device="wheel", code="ss2_fault_5"))
-        runner.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_5"))  # still the first
-        runner.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_7"))
+        runner.committer.handle(Fault(ts=RAISED, device="wheel", code="ss2_fault_5"))
+        # The same fault again: still latched since the first.
+        runner.committer.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_5"))
+        runner.committer.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_7"))
         body = _scrape(journal, runner)
         assert _since(body, "wheel", "ss2_fault_5") == parse_ts_seconds(RAISED)
         assert _since(body, "wheel", "ss2_fault_7") == parse_ts_seconds(LATER)
         assert f"# TYPE {NAME} gauge" in body
 
-        runner.handle(FaultCleared(ts=LATER, device="wheel", code="ss2_fault_5"))
+        runner.committer.handle(FaultCleared(ts=LATER, device="wheel", code="ss2_fault_5"))
         body = _scrape(journal, runner)
         assert _since(body, "wheel", "ss2_fault_5") is None
         assert _since(body, "wheel", "ss2_fault_7") == parse_ts_seconds(LATER)
 
         # Raised again later: a new latch, with its own time.
-        runner.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_5"))
+        runner.committer.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_5"))
         assert _since(_scrape(journal, runner), "wheel", "ss2_fault_5") == parse_ts_seconds(LATER)
 
 
 def test_a_fault_journaled_late_counts_from_when_it_began(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
-        runner.handle(Fault(ts=LATER, since=RAISED, device="wheel", code="ss2_fault_5"))
+        runner.committer.handle(Fault(ts=LATER, since=RAISED, device="wheel", code="ss2_fault_5"))
         assert _since(_scrape(journal, runner), "wheel", "ss2_fault_5") == parse_ts_seconds(RAISED)
 
 
@@ -84,16 +85,16 @@ def test_the_time_survives_a_restart_by_replay_and_by_checkpoint(tmp_path: Path)
         path.unlink(missing_ok=True)
         with Journal(path, "T1") as journal:
             runner = _runner(journal, checkpoints=checkpoints)
-            runner.handle(Fault(ts=RAISED, device="wheel", code="ss2_fault_5"))
-            runner.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_9"))
-            runner.handle(FaultCleared(ts=LATER, device="wheel", code="ss2_fault_9"))
-            runner.checkpoint()
+            runner.committer.handle(Fault(ts=RAISED, device="wheel", code="ss2_fault_5"))
+            runner.committer.handle(Fault(ts=LATER, device="wheel", code="ss2_fault_9"))
+            runner.committer.handle(FaultCleared(ts=LATER, device="wheel", code="ss2_fault_9"))
+            runner.restart.checkpoint()
         with Journal(path, "T1") as journal:
             runner = _runner(journal, checkpoints=checkpoints)
-            replayed = runner.recover()
+            replayed = runner.restart.recover()
             assert replayed == (0 if checkpoints else 3)  # the checkpoint had them all
             body = _scrape(journal, runner)
-        assert runner.latched["wheel"] == {"ss2_fault_5"}, checkpoints
+        assert runner.latches.journaled["wheel"] == {"ss2_fault_5"}, checkpoints
         assert _since(body, "wheel", "ss2_fault_5") == parse_ts_seconds(RAISED), checkpoints
         assert _since(body, "wheel", "ss2_fault_9") is None, checkpoints
 
@@ -101,9 +102,9 @@ def test_the_time_survives_a_restart_by_replay_and_by_checkpoint(tmp_path: Path)
 def test_a_removed_shoe_is_latched_as_shoe_removed_until_it_is_back(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal, game="baccarat")
-        runner.handle(ShoeRemoved(ts=RAISED, device="shoe"))
+        runner.committer.handle(ShoeRemoved(ts=RAISED, device="shoe"))
         assert _since(_scrape(journal, runner), "shoe", "shoe_removed") == parse_ts_seconds(RAISED)
-        runner.handle(FaultCleared(ts=LATER, device="shoe", code="shoe_removed"))
+        runner.committer.handle(FaultCleared(ts=LATER, device="shoe", code="shoe_removed"))
         assert _since(_scrape(journal, runner), "shoe", "shoe_removed") is None
 
 

@@ -595,7 +595,12 @@ def _runner(journal: Journal, *, every: int = 10_000, store: bool = True) -> Tab
 
 
 def _state(runner: TableRunner) -> tuple[Any, ...]:
-    return (runner.engine.snapshot(), runner.engine.current_round, runner.scan, runner.latched)
+    return (
+        runner.engine.snapshot(),
+        runner.engine.current_round,
+        runner.state.scan,
+        runner.latches.journaled,
+    )
 
 
 def test_a_checkpoint_mid_bonus_then_a_crash_rebuilds_what_a_full_replay_does(
@@ -609,25 +614,25 @@ def test_a_checkpoint_mid_bonus_then_a_crash_rebuilds_what_a_full_replay_does(
         runner = _runner(journal, every=7)
         # The live path one event at a time, periodic checkpoints included.
         asyncio.run(_step_each(runner, events[:crash]))
-        runner.handle(events[crash])  # handle() alone never checkpoints: records after it
+        runner.committer.handle(events[crash])  # handle() alone never checkpoints: records after it
         live = runner.engine.snapshot()
         assert live["phase"] == "bonus_held"
-        written = runner.checkpoints.seq if runner.checkpoints else 0
+        written = runner.restart.checkpoints.seq if runner.restart.checkpoints else 0
         total = journal.last_seq
     assert 0 < written < total
     copy = tmp_path / "full.sqlite"
     copy.write_bytes(path.read_bytes())
     with Journal(copy, "T1") as journal:
         full = _runner(journal, store=False)
-        full.recover()
+        full.restart.recover()
         expected = _state(full)
     assert expected[0] == live
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        assert runner.recover() <= total - written
+        assert runner.restart.recover() <= total - written
         assert _state(runner) == expected
         for event in events[crash + 1 :]:  # and play goes on from the rebuilt bonus
-            runner.handle(event)
+            runner.committer.handle(event)
         assert runner.engine.snapshot()["rounds"] == 9
 
 

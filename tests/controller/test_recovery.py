@@ -243,8 +243,8 @@ def _runner(journal: Journal, drivers: Sequence[Driver] = (), **kwargs: Any) -> 
 def _mid_spin(journal: Journal, spin: int) -> None:
     """A first run that settles round 1 and dies (no power_off) with round 2's ball in play."""
     runner = _runner(journal)
-    runner.recover()
-    runner.power_on()
+    runner.restart.recover()
+    runner.restart.power_on()
     events: list[TableEvent] = [
         RoundOpen(ts=TS, device="wheel"),
         BallLaunched(ts=TS, device="wheel", spin=spin - 1, rotor_direction="cw"),
@@ -255,7 +255,7 @@ def _mid_spin(journal: Journal, spin: int) -> None:
         BetsClosed(ts=TS, device="wheel"),
     ]
     for event in events:
-        runner.handle(event)
+        runner.committer.handle(event)
 
 
 def _types(journal: Journal) -> list[str]:
@@ -266,19 +266,19 @@ def test_power_on_and_off_are_journaled_and_say_how_the_last_run_ended(tmp_path:
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        first = runner.power_on()
+        runner.restart.recover()
+        first = runner.restart.power_on()
         assert (first["previous"], first["interrupted"]) == ("none", None)
-        runner.power_off("shutdown")
+        runner.restart.power_off("shutdown")
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        assert runner.power_on()["previous"] == "power_off"
+        runner.restart.recover()
+        assert runner.restart.power_on()["previous"] == "power_off"
         # no power_off: the next start sees an unclean stop
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        assert runner.power_on()["previous"] == "unclean"
+        runner.restart.recover()
+        assert runner.restart.power_on()["previous"] == "unclean"
         assert _types(journal) == ["power_on", "power_off", "power_on", "power_on"]
         journal.verify()
 
@@ -316,8 +316,8 @@ async def test_wheel_confirming_the_spin_resumes_the_round(tmp_path: Path) -> No
     wheel = _ScriptedWheel([*_wheel(42, state=4), settle])
     with Journal(path, "T1") as journal:
         runner = _runner(journal, [wheel])
-        runner.recover()
-        on = runner.power_on()
+        runner.restart.recover()
+        on = runner.restart.power_on()
         assert on["previous"] == "unclean"
         assert on["interrupted"]["round"] == "T1-000002"
         assert on["interrupted"]["spin"] == 42
@@ -355,8 +355,8 @@ async def test_wheel_on_another_spin_voids_the_round_before_opening_the_next(
     with Journal(path, "T1") as journal:
         wheel = _ScriptedWheel(_wheel(43, state=2))
         runner = _runner(journal, [wheel])
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         await _run_until(
             runner,
             lambda: wheel.exhausted and _types(journal)[-1] == "round_open",
@@ -390,8 +390,8 @@ async def test_no_confirmation_within_the_window_voids(tmp_path: Path) -> None:
             clock=lambda: clock[0],
             restart_window=5.0,
         )
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         task = asyncio.create_task(runner.run())
         try:
             # Stays: an absence check (nothing voids while the window is open); a slow machine
@@ -429,7 +429,7 @@ def test_a_coup_interrupted_by_a_long_outage_is_voided_at_start(tmp_path: Path) 
             BetsClosed(ts=TS),
             Card(ts=TS, device="shoe", card="KH"),
         ):
-            runner.handle(event)
+            runner.committer.handle(event)
         assert runner.engine.snapshot()["phase"] == "dealing"
 
     class _Shoe(_ScriptedWheel):
@@ -443,8 +443,8 @@ def test_a_coup_interrupted_by_a_long_outage_is_voided_at_start(tmp_path: Path) 
             drivers=[_Shoe([])],
             clock=lambda: T0 + 60,  # a minute later
         )
-        runner.recover()
-        runner.power_on()
+        runner.restart.recover()
+        runner.restart.power_on()
         outcome = list(journal.records())[-1]
         assert (outcome["type"], outcome["status"], outcome["reason"]) == (
             "outcome",

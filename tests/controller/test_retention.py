@@ -227,7 +227,7 @@ def test_runner_recovery_sees_records_of_rotated_files(live: Path) -> None:
             WinningNumber(ts=t, device="wheel", number=5, revolutions=6, ball_direction="ccw"),
             Fault(ts=t, device="wheel", code="ball_sensor"),
         ]:
-            runner.handle(event)
+            runner.committer.handle(event)
         _publish_all(journal)
         assert journal.rotate() is not None
     with Journal(live, "T1") as journal:
@@ -237,8 +237,8 @@ def test_runner_recovery_sees_records_of_rotated_files(live: Path) -> None:
             journal=journal,
             clock=lambda: 0.0,
         )
-        assert runner.recover() == 5
-        assert runner.latched.get("wheel") == {"ball_sensor"}
+        assert runner.restart.recover() == 5
+        assert runner.latches.journaled.get("wheel") == {"ball_sensor"}
 
 
 # -- verifying a set ------------------------------------------------------------------------------
@@ -442,10 +442,10 @@ def test_an_open_journal_keeps_one_descriptor_of_its_live_file(live: Path) -> No
                 clock=time.time,
                 clock_watch=ClockWatch(max_step=120),
             )
-            runner.recover()
-            runner.power_on()
+            runner.restart.recover()
+            runner.restart.power_on()
             assert _descriptors_of(live) == 1
-            runner.power_off("shutdown")
+            runner.restart.power_off("shutdown")
 
 
 def _descriptors_of(path: Path) -> int:

@@ -42,7 +42,7 @@ def test_every_event_is_journaled_before_its_outcome(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
         for event in roulette_spin(17):
-            runner.handle(event)
+            runner.committer.handle(event)
         assert _types(journal) == [
             "round_open",
             "ball_launched",
@@ -63,13 +63,13 @@ def test_restart_continues_rounds_and_seq(tmp_path: Path) -> None:
         for event in (
             roulette_spin(1) + roulette_spin(2)[:2]
         ):  # the second round is mid-spin at the "crash"
-            runner.handle(event)
+            runner.committer.handle(event)
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        assert runner.recover() == 6
+        assert runner.restart.recover() == 6
         assert runner.engine.current_round == "T1-000002"
         for event in roulette_spin(2)[2:] + roulette_spin(3):
-            runner.handle(event)
+            runner.committer.handle(event)
         outcomes = [r for r in journal.records() if r["type"] == "outcome"]
         assert [(o["round"], o["result"]["number"]) for o in outcomes] == [
             ("T1-000001", 1),
@@ -87,7 +87,7 @@ def test_recovery_journals_an_outcome_the_crash_left_out(tmp_path: Path) -> None
     with Journal(path, "T1") as journal:
         journal.append([_event_record(e) for e in roulette_spin(23)])
     with Journal(path, "T1") as journal:
-        _runner(journal).recover()
+        _runner(journal).restart.recover()
         last = list(journal.records())[-1]
         assert last["type"] == "outcome"
         assert (last["round"], last["status"], last["result"]["number"]) == (
@@ -96,7 +96,7 @@ def test_recovery_journals_an_outcome_the_crash_left_out(tmp_path: Path) -> None
             23,
         )
     with Journal(path, "T1") as journal:  # and only once
-        _runner(journal).recover()
+        _runner(journal).restart.recover()
         assert _types(journal).count("outcome") == 1
 
 
@@ -110,12 +110,12 @@ def test_latched_faults_survive_a_restart(tmp_path: Path) -> None:
     # Regulatory R18: a fault persists across power cycles until cleared.
     path = tmp_path / "j.sqlite"
     with Journal(path, "T1") as journal:
-        _runner(journal).handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
+        _runner(journal).committer.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
-        assert runner.latched["wheel"] == {"ss2_fault_5"}
-        records = runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.restart.recover()
+        assert runner.latches.journaled["wheel"] == {"ss2_fault_5"}
+        records = runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         assert records[-1]["type"] == "verdict"
         assert records[-1]["code"] == "fault_latched"
 
@@ -127,8 +127,8 @@ async def test_void_command_voids_the_round_and_is_journaled_as_manual(tmp_path:
         runner = _runner(journal)
         task = asyncio.create_task(runner.run())
         try:
-            runner.handle(RoundOpen(ts=TS, device="wheel"))
-            reply = await runner.command(
+            runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
+            reply = await runner.commands.command(
                 "void",
                 json.dumps(
                     {"id": "c1", "reason": "foreign_object", "by": "pit", "round": "T1-000001"}
@@ -164,12 +164,12 @@ async def test_bad_commands_get_a_specific_error_and_change_nothing(
 ) -> None:
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = _runner(journal)
-        reply = await runner.command(verb, payload)
+        reply = await runner.commands.command(verb, payload)
         assert reply["ok"] is False
         assert error in reply["error"]
         assert list(journal.records()) == []  # a refusal changes nothing and is not one record
         # Its verdict is the audit trail (R19): counted, journaled with its window's record.
-        runner.flush_refusals(force=True)
+        runner.refusals.flush(force=True)
         [record] = journal.records()
         assert record["type"] == "commands_refused"
         assert record["count"] == 1
@@ -186,10 +186,10 @@ async def test_manual_event_command(tmp_path: Path) -> None:
         task = asyncio.create_task(runner.run())
         try:
             for event in roulette_spin(4)[:3]:
-                runner.handle(event)
+                runner.committer.handle(event)
             # The ball sensor failed: the dealer keys the number in (DESIGN §4.4 cmd/event).
             body = {"id": 7, "event": {"type": "winning_number", "number": 4}}
-            reply = await runner.command("event", json.dumps(body).encode())
+            reply = await runner.commands.command("event", json.dumps(body).encode())
         finally:
             task.cancel()
         assert reply["ok"] is True
@@ -205,7 +205,7 @@ def test_recovery_after_a_batch_whose_conclusions_were_not_journaled(tmp_path: P
     with Journal(path, "T1") as journal:
         journal.append([_event_record(e) for e in roulette_spin(5) + roulette_spin(6)])
     with Journal(path, "T1") as journal:
-        _runner(journal).recover()
+        _runner(journal).restart.recover()
         outcomes = [r for r in journal.records() if r["type"] == "outcome"]
         assert [(o["round"], o["result"]["number"]) for o in outcomes] == [
             ("T1-000001", 5),

@@ -79,7 +79,7 @@ def _replayed(path: Path) -> dict[str, Any]:
     """The engine state a restart rebuilds from the journal alone."""
     with Journal(path, "T1") as journal:
         runner = _runner(journal)
-        runner.recover()
+        runner.restart.recover()
         return runner.engine.snapshot()
 
 
@@ -114,7 +114,7 @@ async def test_a_slow_commit_leaves_the_event_loop_free_and_nothing_out_before_i
         assert await asyncio.to_thread(journal.entered.wait, 10)
         assert journal.last_seq == 0
         assert runner.engine.current_round == "T1-000001"  # decided, not yet journaled...
-        runner.publish_state()
+        runner.views.publish_state()
         assert (views.states, views.notified) == ([], 0)  # ...so nothing about it goes out
         journal.release.set()
         await step
@@ -133,7 +133,7 @@ async def test_a_record_written_during_the_commit_makes_the_batch_decide_again(
         step = asyncio.create_task(runner.step(roulette_spin(1)[2:]))
         assert await asyncio.to_thread(journal.entered.wait, 10)
         # A command's record takes the seq the batch was decided for (on the loop, directly).
-        runner.journal_records([{"type": "power_on", "ts": TS}], raising=True)
+        runner.committer.journal_records([{"type": "power_on", "ts": TS}], raising=True)
         journal.release.set()
         await step
         types = [r.type for r in journal.records()]
@@ -203,7 +203,7 @@ async def test_the_undo_taken_after_a_batch_went_out_restores_the_engine_of_a_fa
         journal.failing = True
         await runner.step(roulette_spin(4)[2:])
         assert takes == []  # the idle moment's pickle was used, none taken on the path
-        assert runner.outage is not None  # the failed commit locked the table...
+        assert runner.state.outage is not None  # the failed commit locked the table...
         assert runner.engine.snapshot() == durable  # ...with the engine as the journal has it
         assert [r.type for r in journal.records()] == ["round_open", "ball_launched"]
 
@@ -219,7 +219,7 @@ async def test_a_record_between_batches_makes_the_next_batch_take_a_fresh_undo(
         await runner.step(roulette_spin(5)[:2])
         await asyncio.sleep(0)
         await asyncio.sleep(0)
-        runner.journal_records([{"type": "power_on", "ts": TS}], raising=True)
+        runner.committer.journal_records([{"type": "power_on", "ts": TS}], raising=True)
         durable = runner.engine.snapshot()
         takes.clear()
         journal.failing = True

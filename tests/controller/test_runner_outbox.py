@@ -47,11 +47,11 @@ def test_the_backlog_counts_what_earlier_batches_left_unacknowledged(tmp_path: P
             outputs=outputs,
             clock=lambda: 1_764_496_800.0,
         )
-        runner.handle(RoundOpen(ts=TS, device="wheel"))
+        runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         # The batch just journaled is not a backlog: it is always unpublished at this point.
         assert outputs.states[-1]["outbox"] == {"pending": 0}
-        runner.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+        runner.committer.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
         assert outputs.states[-1]["outbox"] == {"pending": 1}  # round_open, never acknowledged
         journal.mark_published(journal.last_seq)  # the broker caught up
-        runner.handle(BetsClosed(ts=TS, device="wheel"))
+        runner.committer.handle(BetsClosed(ts=TS, device="wheel"))
         assert outputs.states[-1]["outbox"] == {"pending": 0}

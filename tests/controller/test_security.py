@@ -349,9 +349,9 @@ def _commands(runner: TableRunner) -> list[dict[str, Any]]:
 async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_is_voided(
     table: TableRunner,
 ) -> None:
-    table.handle(RoundOpen(ts=TS, device="wheel"))
+    table.committer.handle(RoundOpen(ts=TS, device="wheel"))
     unsigned = {"id": "c1", "reason": "foreign_object", "by": "someone"}
-    reply = await table.command("void", json.dumps(unsigned).encode())
+    reply = await table.commands.command("void", json.dumps(unsigned).encode())
     assert reply == {
         "schema": 1,
         "id": "c1",
@@ -362,18 +362,18 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
     dealer = _signed(
         "void", {"id": "c2", "reason": "x", "round": "T1-000001"}, role="dealer", key=DEALER_KEY
     )
-    reply = await table.command("void", json.dumps(dealer).encode())
+    reply = await table.commands.command("void", json.dumps(dealer).encode())
     assert reply["error"] == "refused: role 'dealer' may not void (needs supervisor)"
     assert table.engine.current_round is not None  # still in play
 
     signed = _signed("void", {"id": "c3", "reason": "foreign_object", "round": "T1-000001"})
-    reply = await table.command("void", json.dumps(signed).encode())
+    reply = await table.commands.command("void", json.dumps(signed).encode())
     assert reply["ok"] is True, reply
     assert [(o["status"], o["reason"]) for o in reply["outputs"]] == [("void", "foreign_object")]
 
     # Only the accepted command has a record of its own; the refusals are counted and journaled once
     # per window, with the first offender (tablectl.controller.mqtt.refusals).
-    table.flush_refusals(force=True)
+    table.refusals.flush(force=True)
     records = list(table.journal.records())
     commands = _commands(table)
     assert [(c["id"], c["accepted"], c["role"], c["by"], c["verified"]) for c in commands] == [
@@ -399,29 +399,29 @@ async def test_void_without_the_role_is_refused_and_journaled_with_it_the_round_
     assert signed["sig"] not in journal_text
     assert SUPERVISOR_KEY.decode() not in journal_text
     # Replaying the accepted command does nothing but count a refusal.
-    reply = await table.command("void", json.dumps(signed).encode())
+    reply = await table.commands.command("void", json.dumps(signed).encode())
     assert reply["error"] == "refused: replayed command: nonce already used"
     assert table.journal.verify() == len(records)
-    assert table.refusals.pending == 1
+    assert table.refusals.log.pending == 1
 
 
 async def test_clear_fault_and_manual_events_need_their_roles(table: TableRunner) -> None:
-    table.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
+    table.committer.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
     request = _signed(
         "clear_fault", {"device": "wheel", "code": "ss2_fault_5"}, role="dealer", key=DEALER_KEY
     )
-    reply = await table.command("clear_fault", json.dumps(request).encode())
+    reply = await table.commands.command("clear_fault", json.dumps(request).encode())
     assert reply["error"] == "refused: role 'dealer' may not clear_fault (needs supervisor)"
-    assert table.latched["wheel"] == {"ss2_fault_5"}
+    assert table.latches.journaled["wheel"] == {"ss2_fault_5"}
     request = _signed("clear_fault", {"device": "wheel", "code": "ss2_fault_5"})
-    assert (await table.command("clear_fault", json.dumps(request).encode()))["ok"] is True
-    assert table.latched["wheel"] == set()
+    assert (await table.commands.command("clear_fault", json.dumps(request).encode()))["ok"] is True
+    assert table.latches.journaled["wheel"] == set()
 
-    table.handle(RoundOpen(ts=TS, device="wheel"))
-    table.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
+    table.committer.handle(RoundOpen(ts=TS, device="wheel"))
+    table.committer.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
     body = {"event": {"type": "bets_closed"}}
     request = _signed("event", body, role="dealer", key=DEALER_KEY)
-    reply = await table.command("event", json.dumps(request).encode())
+    reply = await table.commands.command("event", json.dumps(request).encode())
     assert reply["ok"] is True, reply
     assert _commands(table)[-1]["event_type"] == "bets_closed"
 
@@ -430,10 +430,10 @@ async def test_a_refused_valid_signature_with_a_bad_body_spends_its_nonce_and_sa
     table: TableRunner,
 ) -> None:
     request = _signed("clear_fault", {"device": "wheel", "code": "not_latched"})
-    reply = await table.command("clear_fault", json.dumps(request).encode())
+    reply = await table.commands.command("clear_fault", json.dumps(request).encode())
     assert "fault 'not_latched' is not latched" in reply["error"]
     assert _commands(table) == []
-    table.flush_refusals(force=True)
+    table.refusals.flush(force=True)
     [refused] = [r for r in table.journal.records() if r["type"] == "commands_refused"]
     first = refused["codes"]["bad_request"]["first"]
     assert (first["role"], first["verified"], first["nonce"]) == (
@@ -441,7 +441,7 @@ async def test_a_refused_valid_signature_with_a_bad_body_spends_its_nonce_and_sa
         True,
         request["nonce"],
     )
-    again = await table.command("clear_fault", json.dumps(request).encode())
+    again = await table.commands.command("clear_fault", json.dumps(request).encode())
     assert again["error"] == "refused: replayed command: nonce already used"
 
 
@@ -459,12 +459,12 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
                 clock=lambda: NOW.timestamp() + 5,
                 authority=_authority(),
             )
-            runner.recover()
+            runner.restart.recover()
             if attempt == 0:
-                runner.handle(RoundOpen(ts=TS, device="wheel"))
+                runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
             task = asyncio.create_task(runner.run())
             try:
-                reply = await runner.command("void", json.dumps(signed).encode())
+                reply = await runner.commands.command("void", json.dumps(signed).encode())
             finally:
                 task.cancel()
         if attempt == 0:
@@ -484,8 +484,8 @@ async def test_without_security_round_and_fault_commands_are_refused(tmp_path: P
         )
         task = asyncio.create_task(runner.run())
         try:
-            runner.handle(RoundOpen(ts=TS, device="wheel"))
-            runner.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
+            runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
+            runner.committer.handle(Fault(ts=TS, device="wheel", code="ss2_fault_5"))
             requests = [
                 ("void", {"id": 1, "reason": "foreign_object"}),
                 ("event", {"id": 2, "event": {"type": "winning_number", "number": 17}}),
@@ -494,14 +494,16 @@ async def test_without_security_round_and_fault_commands_are_refused(tmp_path: P
                 ("event", {"id": 5, "event": {"type": "fault_cleared", "code": "ss2_fault_5"}}),
             ]
             before = journal.last_seq
-            replies = [await runner.command(v, json.dumps(p).encode()) for v, p in requests]
-            status = await runner.command("status", b"")
+            replies = [
+                await runner.commands.command(v, json.dumps(p).encode()) for v, p in requests
+            ]
+            status = await runner.commands.command("status", b"")
         finally:
             task.cancel()
         assert [(r["ok"], r["code"]) for r in replies] == [(False, "commands_disabled")] * 5
         assert status["ok"] is True  # a read stays open
         assert journal.last_seq == before  # nothing journaled, nothing changed
-        assert runner.latched["wheel"] == {"ss2_fault_5"}
+        assert runner.latches.journaled["wheel"] == {"ss2_fault_5"}
 
 
 async def test_insecure_commands_run_unverified_and_are_still_journaled(tmp_path: Path) -> None:
@@ -515,10 +517,10 @@ async def test_insecure_commands_run_unverified_and_are_still_journaled(tmp_path
         )
         task = asyncio.create_task(runner.run())
         try:
-            runner.handle(RoundOpen(ts=TS, device="wheel"))
+            runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
             payload = {"id": 9, "reason": "foreign_object", "by": "pit", "round": "T1-000001"}
-            reply = await runner.command("void", json.dumps(payload).encode())
-            status = await runner.command("status", b"")
+            reply = await runner.commands.command("void", json.dumps(payload).encode())
+            status = await runner.commands.command("status", b"")
         finally:
             task.cancel()
         assert reply["ok"] is True

@@ -71,37 +71,37 @@ async def test_a_void_refused_in_an_outage_cannot_be_replayed_into_a_later_round
 ) -> None:
     journal = table.journal
     assert isinstance(journal, GatedJournal)
-    table.handle(RoundOpen(device="wheel"))
+    table.committer.handle(RoundOpen(device="wheel"))
     first = table.engine.current_round
     journal.full = True
     await table.step([RoundOpen(device="wheel")])  # a device event: the outage begins
-    assert table.outage is not None
+    assert table.state.outage is not None
     sent = _void(first)
-    reply = await table.command("void", sent)
+    reply = await table.commands.command("void", sent)
     assert reply["code"] == "journal_unavailable"
     journal.full = False
     await asyncio.sleep(0.7)  # the outage watch journals the outage's end (voids round 1)
-    assert table.outage is None
-    table.handle(RoundOpen(device="wheel"))
+    assert table.state.outage is None
+    table.committer.handle(RoundOpen(device="wheel"))
     later = table.engine.current_round
     assert later not in (None, first)
     # The same bytes again, well within 30 s: spent, whatever round they name.
-    reply = await table.command("void", sent)
+    reply = await table.commands.command("void", sent)
     assert reply["error"] == "refused: replayed command: nonce already used"
     assert table.engine.current_round == later
 
 
 async def test_a_void_names_the_round_in_play(table: TableRunner) -> None:
-    table.handle(RoundOpen(device="wheel"))
+    table.committer.handle(RoundOpen(device="wheel"))
     in_play = table.engine.current_round
     assert in_play is not None
-    reply = await table.command("void", _void(None, "nonce-void-0002"))
+    reply = await table.commands.command("void", _void(None, "nonce-void-0002"))
     assert reply["code"] == "bad_request"
     assert "void needs 'round'" in reply["error"]
-    reply = await table.command("void", _void("T1-999999", "nonce-void-0003"))
+    reply = await table.commands.command("void", _void("T1-999999", "nonce-void-0003"))
     assert reply["code"] == "wrong_round"
     assert table.engine.current_round == in_play
-    reply = await table.command("void", _void(in_play, "nonce-void-0004"))
+    reply = await table.commands.command("void", _void(in_play, "nonce-void-0004"))
     assert reply["ok"], reply
     assert table.engine.current_round is None
 
@@ -119,15 +119,15 @@ async def test_a_refused_signed_nonce_survives_a_restart(tmp_path: Path) -> None
                 clock=lambda: NOW.timestamp() + 1,
                 authority=CommandAuthority({"supervisor": KEY}, REQUIRED, table="T1"),
             )
-            runner.recover()
-            runner.handle(RoundOpen(device="wheel"))
+            runner.restart.recover()
+            runner.committer.handle(RoundOpen(device="wheel"))
             task = asyncio.create_task(runner.run())
             try:
-                reply = await runner.command("void", sent)
+                reply = await runner.commands.command("void", sent)
             finally:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            runner.flush_refusals(force=True)
+            runner.refusals.flush(force=True)
         if attempt == 0:
             assert reply["code"] == "wrong_round"
         else:

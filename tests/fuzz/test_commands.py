@@ -66,7 +66,7 @@ class LiveTable:
             self.journal,
             host="127.0.0.1",
             port=1,
-            on_command=self.runner.command,
+            on_command=self.runner.commands.command,
         )
         self.task = self.loop.create_task(self.runner.run())
 

@@ -78,7 +78,7 @@ def _journal(
             clock=lambda: 1_764_496_800.0,
         )
         for batch in batches:
-            runner.handle_batch(list(batch))
+            runner.committer.handle_batch(list(batch))
         return list(journal.records())
 
 

@@ -39,8 +39,8 @@ async def test_the_hole_card_is_withheld_until_the_outcome(
         try:
             # Box 1, dealer up card, box 1, dealer hole card (scanned), the player stands.
             for event in (RoundOpen(), BetsClosed(), *(Card(card=c) for c in ("TS", "6D", "9H"))):
-                await app.runner.submit(event)
-            hole = await app.runner.submit(Card(card="QC"))
+                await app.runner.queue.submit(event)
+            hole = await app.runner.queue.submit(Card(card="QC"))
             assert hole[0]["face_down"] is True
             assert hole[0]["card"] == "QC"  # the journal keeps it in full
             withheld = await sub.wait_for(
@@ -49,8 +49,8 @@ async def test_the_hole_card_is_withheld_until_the_outcome(
             assert withheld.json()["card"] is None
             assert withheld.json()["withheld"] is True
             assert b"QC" not in b"".join(m.payload for m in sub.messages)
-            await app.runner.submit(Decision(box=1, action="stand"))
-            await app.runner.submit(Card(card="2S"))  # the dealer's 16 draws (BJ §22): 18
+            await app.runner.queue.submit(Decision(box=1, action="stand"))
+            await app.runner.queue.submit(Card(card="2S"))  # the dealer's 16 draws (BJ §22): 18
             outcome = await sub.wait_for(lambda m: m.topic == "it/BJ-FD/outcome", timeout=5)
         finally:
             task.cancel()

@@ -211,7 +211,7 @@ class Floor:
         """One spin of ``table``, waited for on the floor reader (its outcome)."""
         app = self.tables[table]
         for event in roulette_spin(number):
-            await app.runner.submit(event)
+            await app.runner.queue.submit(event)
         await self.floor.wait_for(
             lambda m: (
                 m.topic == f"tablectl/{table}/outcome" and m.json()["result"]["number"] == number

@@ -60,7 +60,7 @@ class MisdealingDealer:
             await wait_until(lambda: journal.last_seq > before, 10, what="the card's read")  # noqa: B023
 
     async def press(self, event: RoundOpen | BetsClosed | Confirm) -> None:
-        await self.app.runner.submit(event)
+        await self.app.runner.queue.submit(event)
 
 
 async def test_the_misdeals_a_shoe_sees_are_flagged_on_the_broker(

@@ -88,10 +88,10 @@ async def test_resent_records_are_what_the_outbox_published(
             async with asyncio.timeout(5):
                 await app.publisher.wait_connected()
             for event in (RoundOpen(), BetsClosed(), *(Card(card=c) for c in ("TS", "6D", "9H"))):
-                await app.runner.submit(event)
-            hole = (await app.runner.submit(Card(card="QC")))[0]
-            await app.runner.submit(Decision(box=1, action="stand"))
-            await app.runner.submit(Card(card="2S"))
+                await app.runner.queue.submit(event)
+            hole = (await app.runner.queue.submit(Card(card="QC")))[0]
+            await app.runner.queue.submit(Decision(box=1, action="stand"))
+            await app.runner.queue.submit(Card(card="2S"))
             last = app.journal.last_seq
             await sub.wait_for(lambda m: m.topic == events and m.json()["seq"] == last, timeout=5)
             await sub.wait_for(lambda m: m.topic == "it/BJ-RS/outcome", timeout=5)
@@ -124,7 +124,7 @@ async def test_resent_records_are_what_the_outbox_published(
             assert (bad["ok"], bad["code"]) == (False, "bad_request")
 
             # The budget: the burst spent, the next request is refused until it refills.
-            budget = app.runner._commands.resender.budget
+            budget = app.runner.commands.resender.budget
             budget.rate = 1e-6
             budget.take(MAX_RESEND, now=time.time())
             limited = await _ask(mosquitto, "BJ-RS", {"id": "a4", "from_seq": 1, "to_seq": 2})
@@ -248,9 +248,9 @@ def _spin_record(number: int) -> dict[str, object]:
 async def _outcome_latency(app: TableApp, outcomes: Subscriber) -> float:
     """Seconds from a spin's last event handed to the runner to its ``outcome``."""
     for event in roulette_spin(17)[:-1]:
-        await app.runner.submit(replace(event, ts=None))
+        await app.runner.queue.submit(replace(event, ts=None))
     started = time.perf_counter()
-    records = await app.runner.submit(replace(roulette_spin(17)[-1], ts=None))
+    records = await app.runner.queue.submit(replace(roulette_spin(17)[-1], ts=None))
     outcome = next(r.seq for r in records if r.type == "outcome")
     await outcomes.wait_for(lambda m: m.json().get("seq") == outcome, timeout=10)
     return time.perf_counter() - started

@@ -244,7 +244,12 @@ async def secured_table(
     )
     config = _table_config(broker, pki, tmp_path)
     publisher = Publisher(
-        config, TOPICS, journal, host=broker.host, port=broker.port, on_command=runner.command
+        config,
+        TOPICS,
+        journal,
+        host=broker.host,
+        port=broker.port,
+        on_command=runner.commands.command,
     )
     async with publisher:
         task = asyncio.create_task(runner.run())
@@ -258,7 +263,7 @@ async def secured_table(
 async def test_a_void_needs_a_supervisor_signature_end_to_end(
     secured_table: TableRunner, broker: TlsMosquitto, pki: Pki, tmp_path: Path
 ) -> None:
-    secured_table.handle(RoundOpen(device="wheel"))
+    secured_table.committer.handle(RoundOpen(device="wheel"))
     pit = MqttConfig(
         url=broker.url,
         ca_file=pki.ca,
@@ -291,7 +296,7 @@ async def test_a_void_needs_a_supervisor_signature_end_to_end(
     ]
     assert verdicts == [("s1", True, "FM-0042")]
     # The refusal is counted and journaled with its window (one record however many came).
-    secured_table.flush_refusals(force=True)
+    secured_table.refusals.flush(force=True)
     [refused] = [r for r in secured_table.journal.records() if r["type"] == "commands_refused"]
     first = refused["codes"]["unauthorised"]["first"]
     assert (first["id"], first["verified"], first["by"]) == ("u1", False, "FM-0042")
@@ -304,7 +309,7 @@ async def test_tablectl_cmd_signs_publishes_and_prints_the_reply(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    secured_table.handle(RoundOpen(device="wheel"))
+    secured_table.committer.handle(RoundOpen(device="wheel"))
     key_file = tmp_path / "supervisor.key"
     key_file.write_bytes(SUPERVISOR_KEY + b"\n")
     key_file.chmod(0o400)

@@ -292,9 +292,9 @@ class TableMetrics:
         runner = self._runner
         if runner is None:
             return
-        since = runner.scan.latched_since
+        since = runner.state.scan.latched_since
         seen = self._first_seen
-        for device, codes in sorted(runner.latched.items()):
+        for device, codes in sorted(runner.latches.journaled.items()):
             for code in sorted(codes):
                 latched_at = since.get((device, code))
                 if latched_at is None:  # not expected: then since it was first scraped
@@ -313,7 +313,7 @@ class TableMetrics:
             return
         runner = self._runner
         if runner is not None:
-            outage = runner.outage
+            outage = runner.state.outage
             out.add(
                 "tablectl_journal_available",
                 "gauge",
@@ -326,7 +326,7 @@ class TableMetrics:
                 "counter",
                 "Journal outages begun since the table started",
                 table,
-                runner.outages,
+                runner.state.outages,
             )
             out.add(
                 "tablectl_journal_outage_events_dropped",
@@ -340,14 +340,14 @@ class TableMetrics:
                 "gauge",
                 "1 while an engine_error holds the round for a supervisor (the table is locked)",
                 table,
-                ENGINE_ERROR in runner.latched.get(ENGINE_DEVICE, ()),
+                ENGINE_ERROR in runner.latches.journaled.get(ENGINE_DEVICE, ()),
             )
             out.add(
                 "tablectl_engine_errors_total",
                 "counter",
                 "Exceptions the engine raised since the table started (each an engine_error)",
                 table,
-                runner.engine_errors,
+                runner.state.engine_errors,
             )
             watch = runner.clock_watch
             if watch is not None:

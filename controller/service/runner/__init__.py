@@ -5,20 +5,27 @@ stream. For each batch: the engine decides it → the events and their conclusio
 in one commit on the journal's thread → the publisher is woken. Nothing leaves the process
 before it is in the journal (DESIGN §3).
 
-    table     TableRunner: merges the driver streams, feeds the engine, journals, notifies; a
-              refused write locks the table (tablectl.controller.service.outage)
+    table     TableRunner: composes the parts below, merges the driver streams into one queue,
+              runs the batches; a refused write locks the table
+              (tablectl.controller.service.outage)
+    state     what the parts share (engine, latches, scan, the outage) and the event queue
+    commit    the table's writer: batches and the controller's own records, let out after
+              each commit
     batch     a batch decided before its commit, and undone if the commit fails
     restart   replay from the last checkpoint, power_on / power_off, the restart gate
               (the rules: tablectl.controller.service.recovery, .checkpoint)
     commands  cmd/{verb}: caps, the authority's verdict, refusal codes, the verbs, the reply
-    views     what is published retained (state, devices/{id}, status) and where it goes
-              (TableOutputs: the publisher's Outbound)
+    views     what is published retained (state, devices/{id}, status), an outage's lock, and
+              where it goes (TableOutputs: the publisher's Outbound)
     latches   the faults latched per device
     records   what the runner journals for the engine's conclusions; untrusted text clipped
 
+None of the parts holds the runner: each is handed the parts it uses.
+
 Everything a runner works with arrives through its constructor; the service builds the
 publisher's :class:`~tablectl.controller.mqtt.outbound.Outbound` first, gives it to the runner
-as its outputs, and then the publisher with the same outbound and ``on_command=runner.command``
+as its outputs, and then the publisher with the same outbound and
+``on_command=runner.commands.command``
 (:func:`tablectl.controller.service.app.open_table`).
 """
 

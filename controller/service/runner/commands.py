@@ -21,23 +21,23 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import structlog
 
 from tablectl.controller.core.errors import EventFormatError, JournalError
 from tablectl.controller.core.events import FaultCleared, TableEvent, Void, parse_event
 from tablectl.controller.core.time import format_ts, parse_ts
-from tablectl.controller.engines import Engine
 from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.controller.mqtt.authority import CommandAuthority, CommandVerdict, action_for
 from tablectl.controller.mqtt.refusals import RefusalLog
-from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
+from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE
+from tablectl.controller.service.runner.commit import Committer
 from tablectl.controller.service.runner.hold import WRONG_ROUND
-from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES, clip
 from tablectl.controller.service.runner.resend import ANONYMOUS, Resender, ResendRefusedError
-from tablectl.controller.service.runner.views import NO_OUTPUTS, TableOutputs, status_view
+from tablectl.controller.service.runner.state import EventQueue, TableState
+from tablectl.controller.service.runner.views import TableOutputs, TableViews, status_view
 
 __all__ = [
     "COMMANDS_DISABLED",
@@ -45,7 +45,7 @@ __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_FIELD_CHARS",
     "CommandDesk",
-    "CommandTable",
+    "Refusals",
 ]
 
 log = structlog.get_logger("tablectl.runner")
@@ -77,68 +77,87 @@ _COMMAND_TIMEOUT = 10
 """Seconds an accepted command's event may take to be journaled and applied."""
 
 
-class CommandTable(Protocol):
-    """What the commands need of their table (the runner)."""
+class Refusals:
+    """Refused commands, counted and journaled as one record per window
+    (:mod:`tablectl.controller.mqtt.refusals`), so a flood of them cannot bloat the journal.
 
-    @property
-    def engine(self) -> Engine: ...
+    Args:
+        log: the current window's refusals.
+        committer: journals a window's record.
+        state: none is journaled while the journal is out (the window is kept).
+        clock: wall-clock seconds.
+    """
 
-    @property
-    def outage(self) -> JournalOutage | None: ...
+    def __init__(
+        self,
+        log: RefusalLog,
+        *,
+        committer: Committer,
+        state: TableState,
+        clock: Callable[[], float],
+    ) -> None:
+        self.log = log
+        self._committer = committer
+        self._state = state
+        self._clock = clock
 
-    def submit(self, event: TableEvent) -> asyncio.Future[list[JournalRecord]]:
-        """Queue an event; the future gets its journaled records."""
-        ...
+    def flush(self, *, force: bool = False) -> None:
+        """Journal the current window's refusals as one record (when due, or ``force``)."""
+        now = self._clock()
+        if self._state.outage is not None or not (force or self.log.due(now)):
+            return
+        record = self.log.take(format_ts(now))
+        if record is not None and not self._committer.journal_records([record], raising=False):
+            self.log.put_back(record, now)
 
-    def journal_records(
-        self, records: list[dict[str, Any]], *, raising: bool
-    ) -> list[JournalRecord]:
-        """Journal the controller's own records (``[]`` when the journal refused them)."""
-        ...
-
-    def clock_suspect(self) -> str | None:
-        """Why the table's clock is suspect (a step not confirmed), or ``None``."""
-        ...
-
-    def confirm_clock(self, *, by: str | None, role: str | None) -> list[JournalRecord]:
-        """Journal ``clock_confirmed`` (a supervisor says the clock is right)."""
-        ...
+    async def run(self) -> None:
+        """Close each refusal window when it has run its time, even if no command follows."""
+        while True:
+            await asyncio.sleep(min(1.0, self.log.window / 2))
+            if self.log.pending:
+                self.flush()
 
 
 class CommandDesk:
     """Answers ``cmd/{verb}`` for one table.
 
     Args:
-        table: the runner whose events the commands queue.
+        state: the engine (``status``, the round a void names), the latches (what
+            ``clear_fault`` may clear) and the outage (commands are refused while it lasts).
         journal: where nonces used before a restart are looked up.
-        latches: what ``clear_fault`` may clear.
+        committer: journals the ``command`` records.
+        queue: where the commands' events go (behind the devices' already queued).
+        views: the clock's suspicion, and told when a supervisor confirms the clock.
+        refusals: refused commands (journaled as one record per window).
+        outputs: where ``resend`` publishes (the publisher's Outbound).
         clock: wall-clock seconds (``ts`` of records, freshness of signatures).
         authority: verifies signed commands (``[security] roles``); ``None``: see ``insecure``.
         insecure: without an authority, accept unsigned commands (labs) instead of refusing them.
-        refusals: refused commands of the current window (journaled as one record per window).
-        outputs: where ``resend`` publishes (the publisher's Outbound; nowhere by default).
     """
 
     def __init__(
         self,
-        table: CommandTable,
         *,
+        state: TableState,
         journal: Journal,
-        latches: Latches,
+        committer: Committer,
+        queue: EventQueue,
+        views: TableViews,
+        refusals: Refusals,
+        outputs: TableOutputs,
         clock: Callable[[], float],
         authority: CommandAuthority | None,
         insecure: bool,
-        refusals: RefusalLog,
-        outputs: TableOutputs = NO_OUTPUTS,
     ) -> None:
-        self._table = table
+        self._state = state
         self._journal = journal
-        self._latches = latches
+        self._committer = committer
+        self._queue = queue
+        self._views = views
         self._clock = clock
         self._authority = authority
         self._insecure = insecure
-        self.refusals = refusals
-        """Refused commands of the current window (journaled as one record per window)."""
+        self._refusals = refusals
         self.resender = Resender(journal, outputs, clock)
         """Answers ``resend`` (its rate budget is per table)."""
 
@@ -156,7 +175,7 @@ class CommandDesk:
     async def _command(self, verb: str, payload: bytes) -> dict[str, Any]:
         request, problem = _decode_request(payload)
         corr = _safe_id(request.get("id")) if request is not None else None
-        table = self._table
+        table = self._state
         if verb == "status":
             state = dict(table.engine.snapshot())
             return _reply(corr, ok=True, state=state, **status_view(table.outage))
@@ -199,7 +218,7 @@ class CommandDesk:
             error = "not journaled: the journal refused the command record"
             return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
         try:
-            records = await asyncio.wait_for(table.submit(event), timeout=_COMMAND_TIMEOUT)
+            records = await asyncio.wait_for(self._queue.submit(event), timeout=_COMMAND_TIMEOUT)
         except (JournalError, ValueError, TimeoutError) as exc:
             error = f"not journaled: {exc or type(exc).__name__}"
             return _reply(corr, error=error, code="not_journaled")
@@ -211,7 +230,7 @@ class CommandDesk:
     ) -> dict[str, Any]:
         """``cmd/clock_confirm``: the table's clock is right now (after a ``clock_step``);
         retention resumes and signed commands are judged by their time again."""
-        if self._table.clock_suspect() is None:
+        if self._views.clock_suspect() is None:
             why = "the table's clock is not suspect: nothing to confirm"
             return self._refuse("clock_confirm", request, _refused(verdict, why), "clock_trusted")
         record = self._journal_command("clock_confirm", request, verdict)
@@ -219,11 +238,30 @@ class CommandDesk:
             error = "not journaled: the journal refused the command record"
             return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
         try:
-            stored = self._table.confirm_clock(by=verdict.by, role=verdict.role)
+            stored = self.confirm_clock(by=verdict.by, role=verdict.role)
         except JournalError as exc:
             return _reply(corr, error=f"not journaled: {exc}", code="not_journaled")
         seq = stored[0].seq if stored else None
         return _reply(corr, ok=True, seq=seq, command_seq=record.seq)
+
+    def confirm_clock(self, *, by: str | None, role: str | None) -> list[JournalRecord]:
+        """Journal ``clock_confirmed`` (a supervisor says the clock is right); retention resumes.
+
+        Raises:
+            JournalError: the journal refused the record (the clock stays suspect).
+        """
+        watch = self._views.clock_watch
+        if watch is None or watch.suspect is None:
+            return []
+        suspect = watch.suspect
+        record = watch.confirm(by=by, role=role)
+        try:
+            stored = self._committer.journal_records([record], raising=True)
+        except JournalError:
+            watch.suspect = suspect
+            raise
+        self._views.clock_changed()
+        return stored
 
     async def _resend(self, request: dict[str, Any], corr: object) -> dict[str, Any]:
         """Answered also while the journal refuses writes, not journaled (it changes nothing);
@@ -264,9 +302,9 @@ class CommandDesk:
         if not authority.seeded and action_for(verb, request) is not None:
             # After a restart: the nonces accepted just before it must stay spent.
             since = max(0, self._journal.last_seq - _NONCE_SEED_RECORDS)
-            suspect = self._table.clock_suspect() is not None
+            suspect = self._views.clock_suspect() is not None
             authority.seed(self._journal.records(since), now, held=suspect)
-        verdict = authority.check(verb, request, now, clock_suspect=self._table.clock_suspect())
+        verdict = authority.check(verb, request, now, clock_suspect=self._views.clock_suspect())
         return verdict, verdict.code or "unauthorised"
 
     def _refuse(
@@ -284,30 +322,15 @@ class CommandDesk:
         del details["ts"], details["accepted"]
         if size is not None:
             details["bytes"] = size
-        self.refusals.add(now, format_ts(now), code, details)
+        refusals = self._refusals
+        refusals.log.add(now, format_ts(now), code, details)
         log.info("command_refused", verb=details["verb"], code=code, reason=details["reason"])
-        if self.refusals.due(now):
-            self.flush_refusals()
+        if refusals.log.due(now):
+            refusals.flush()
         corr = _safe_id(request.get("id")) if request is not None else None
         # A malformed request says what is wrong with it; a well-formed one, why it was refused.
         error = verdict.reason if code in _MALFORMED else f"refused: {verdict.reason}"
         return _reply(corr, error=error or "refused", code=code)
-
-    def flush_refusals(self, *, force: bool = False) -> None:
-        """Journal the current window's refusals as one record (when due, or ``force``)."""
-        now = self._clock()
-        if self._table.outage is not None or not (force or self.refusals.due(now)):
-            return
-        record = self.refusals.take(format_ts(now))
-        if record is not None and not self._table.journal_records([record], raising=False):
-            self.refusals.put_back(record, now)
-
-    async def refusal_flush(self) -> None:
-        """Close each refusal window when it has run its time, even if no command follows."""
-        while True:
-            await asyncio.sleep(min(1.0, self.refusals.window / 2))
-            if self.refusals.pending:
-                self.flush_refusals()
 
     def _command_fields(
         self, verb: str, request: Mapping[str, Any] | None, verdict: CommandVerdict
@@ -339,7 +362,7 @@ class CommandDesk:
         says so, and the command is then not acted on).
         """
         record = {"type": "command", **self._command_fields(verb, request, verdict)}
-        stored = self._table.journal_records([record], raising=False)
+        stored = self._committer.journal_records([record], raising=False)
         if not stored:
             log.error("command_not_journaled", verb=record["verb"])
             return None
@@ -381,7 +404,7 @@ class CommandDesk:
             device = request.get("device")
             if not isinstance(code, str) or not isinstance(device, str):
                 raise EventFormatError("clear_fault needs string 'code' and 'device'")
-            if code not in self._latches.journaled.get(device, set()):
+            if code not in self._state.latches.journaled.get(device, set()):
                 raise EventFormatError(f"fault {code!r} is not latched on device {device!r}")
             return FaultCleared(ts=ts, device=device, code=code, manual=True)
         raise EventFormatError(f"unknown command {verb!r} (known: {', '.join(COMMAND_VERBS)})")
@@ -393,7 +416,7 @@ class CommandDesk:
             raise EventFormatError(
                 "void needs 'round': the round it voids (cmd/status shows the round in play)"
             )
-        current = self._table.engine.current_round
+        current = self._state.engine.current_round
         if void.round != current:
             raise CommandRefusedError(
                 WRONG_ROUND,

@@ -20,7 +20,7 @@ import contextlib
 import functools
 import pickle
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -46,6 +46,8 @@ from tablectl.controller.service.recovery import (
     JournalScan,
     RestartGate,
 )
+from tablectl.controller.service.runner.commands import Refusals
+from tablectl.controller.service.runner.commit import Committer
 from tablectl.controller.service.runner.hold import (
     ENGINE_DEVICE,
     ENGINE_ERROR,
@@ -54,7 +56,6 @@ from tablectl.controller.service.runner.hold import (
     engine_fault,
     is_held,
 )
-from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import (
     JOURNAL_FIELDS,
     OUTPUT_TYPES,
@@ -62,50 +63,26 @@ from tablectl.controller.service.runner.records import (
     output_key,
     output_record,
 )
-from tablectl.controller.service.runner.views import TableOutputs
+from tablectl.controller.service.runner.state import EventQueue, TableState
+from tablectl.controller.service.runner.views import TableOutputs, TableViews
 from tablectl.drivers import events as dev
 
-__all__ = ["Restart", "RestartTable"]
+__all__ = ["Restart"]
 
 log = structlog.get_logger("tablectl.runner")
-
-
-class RestartTable(Protocol):
-    """What a restart needs of its table (the runner)."""
-
-    engine: Engine
-    """Replaced by a checkpoint's engine when one is loaded."""
-
-    def handle(self, event: TableEvent) -> list[JournalRecord]:
-        """Journal ``event``, apply the engine, journal its conclusions."""
-        ...
-
-    def enqueue(self, event: TableEvent) -> None:
-        """Queue an event behind those already queued."""
-        ...
-
-    def journal_records(
-        self, records: list[dict[str, Any]], *, raising: bool
-    ) -> list[JournalRecord]:
-        """Journal the controller's own records (``[]`` when the journal refused them)."""
-        ...
-
-    def flush_refusals(self, *, force: bool = False) -> None:
-        """Journal the refused commands of the current window."""
-        ...
-
-    def clock_changed(self) -> None:
-        """The clock's state changed (or was checked at start): retention and ``state``."""
-        ...
 
 
 class Restart:
     """Recovery from the journal, checkpoints, ``power_on`` / ``power_off`` and the gate.
 
     Args:
-        table: the runner.
-        journal: the table's journal (replayed, and where the power records go).
-        latches: restored from a checkpoint, saved with it, named by ``power_on``.
+        state: the engine, latches and scan that recovery rebuilds (replaced from a checkpoint)
+            and a checkpoint saves.
+        journal: the table's journal (replayed).
+        committer: journals the power records, and the gate's decision at start.
+        queue: where the gate's decision in play goes (behind what is queued).
+        views: told when the clock was checked (retention, ``state``).
+        refusals: flushed by ``power_off``.
         devices: the table's device ids (the gate waits for them).
         outputs: woken after recovery journaled what a crash left out.
         clock: wall-clock seconds.
@@ -118,10 +95,13 @@ class Restart:
 
     def __init__(
         self,
-        table: RestartTable,
         *,
+        state: TableState,
         journal: Journal,
-        latches: Latches,
+        committer: Committer,
+        queue: EventQueue,
+        views: TableViews,
+        refusals: Refusals,
         devices: Sequence[str],
         outputs: TableOutputs,
         clock: Callable[[], float],
@@ -131,10 +111,14 @@ class Restart:
         card_outage_limit: float,
         clock_watch: ClockWatch | None = None,
     ) -> None:
-        self._table = table
+        self._state = state
+        self._committer = committer
+        self._queue = queue
+        self._views = views
+        self._refusals = refusals
         self._clock_watch = clock_watch
         self._journal = journal
-        self._latches = latches
+        self._latches = state.latches
         self._devices = list(devices)
         self._outputs = outputs
         self._clock = clock
@@ -143,8 +127,6 @@ class Restart:
         self._checkpoint_every = checkpoint_every
         self._restart_window = restart_window
         self._card_outage_limit = card_outage_limit
-        self.scan = JournalScan()
-        """What :meth:`recover` learnt beside the engine state (how the last run ended)."""
         self.gate: RestartGate | None = None
         """Set by :meth:`power_on`: whether an interrupted round resumes."""
         self._holds: dict[int, BaseException] = {}
@@ -178,7 +160,7 @@ class Restart:
             # or the start's records cause would judge ages by a clock that may have stepped
             # (power_on's clock_changed sets the hold as the check found it).
             self._journal.retention_hold = "the clock is not checked yet (start)"
-        fresh = self._table.engine
+        fresh = self._state.engine
         # Our own bytes, never read from outside the process: a full replay's fresh start.
         pristine = pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL)
         loaded = self.checkpoints.load(self._journal) if self.checkpoints is not None else None
@@ -205,8 +187,8 @@ class Restart:
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
-            for stored in self._journal.append([out for _, out in pending]):
-                self.scan.record(stored, self._table.engine.current_round)
+            stored = self._journal.append([out for _, out in pending])
+            self._state.saw(stored, self._state.engine.current_round)
             self._outputs.notify()
         if replayed or discarded:
             self.checkpoint()
@@ -219,8 +201,8 @@ class Restart:
         again with the hold there, and the ``engine_error`` fault is journaled after it, once."""
         holds: dict[int, BaseException] = {}
         while True:
-            self._table.engine = pickle.loads(pristine)  # noqa: S301 (see recover)
-            self.scan = JournalScan()
+            self._state.engine = pickle.loads(pristine)  # noqa: S301 (see recover)
+            self._state.scan = JournalScan()
             self._latches.restore({device: set() for device in self._latches.copy()})
             pending.clear()
             self._holds = holds
@@ -248,7 +230,7 @@ class Restart:
         if holds and not self._hold_journaled(min(holds)):
             seq, error = min(holds.items())
             fault = engine_fault(error, f"seq {seq}", format_ts(self._clock()))
-            self._table.journal_records([event_record(fault)], raising=True)
+            self._committer.journal_records([event_record(fault)], raising=True)
         return replayed
 
     def _hold_journaled(self, seq: int) -> bool:
@@ -277,10 +259,11 @@ class Restart:
 
     def _replay(self, record: JournalRecord, pending: list[tuple[str, dict[str, Any]]]) -> bool:
         """One journal record of :meth:`recover`; ``True`` if it was an event (applied)."""
-        engine = self._table.engine
+        engine = self._state.engine
+        scan = self._state.scan
         kind = record.type
         if kind not in EVENT_TYPES:
-            self.scan.record(record, engine.current_round)
+            scan.record(record, engine.current_round)
         if kind in OUTPUT_TYPES:
             key = output_key(record.fields)
             for index, (expected, _) in enumerate(pending):
@@ -307,7 +290,7 @@ class Restart:
         for output in apply_held(engine, self._latches, event):
             out = output_record(output, event.ts)
             pending.append((output_key(out), out))
-        self.scan.record(record, engine.current_round)
+        scan.record(record, engine.current_round)
         return True
 
     def _restore(self, seq: int, state: RecoveryState, *, fresh: Engine) -> int:
@@ -318,8 +301,8 @@ class Restart:
         mismatch = state_mismatch(state, fresh)
         if mismatch is not None:
             raise CheckpointIgnoredError(mismatch)
-        self._table.engine = state.engine
-        self.scan = state.scan
+        self._state.engine = state.engine
+        self._state.scan = state.scan
         self._latches.restore(state.latched)
         return seq
 
@@ -327,10 +310,10 @@ class Restart:
         """Read the restored state as :meth:`power_on` and the runner will, so that a state
         which loads but cannot be used fails here, where :meth:`recover` can still replay in
         full, and not in ``power_on``."""
-        engine = self._table.engine
+        engine, scan = self._state.engine, self._state.scan
         snapshot = engine.snapshot()
-        Interrupted.of(snapshot, engine.game, self.scan, self._clock())
-        _ = (engine.current_round, self.scan.previous, self._latches.journaled)
+        Interrupted.of(snapshot, engine.game, scan, self._clock())
+        _ = (engine.current_round, scan.previous, self._latches.journaled)
 
     # --- checkpoints -----------------------------------------------------------------------
 
@@ -347,7 +330,7 @@ class Restart:
         if checkpoints is None or self._journal.last_seq - checkpoints.seq < self._checkpoint_every:
             return
         seq, record_hash = self._journal.last_seq, self._journal.last_hash
-        state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
+        state = RecoveryState(self._state.engine, self._state.scan, self._latches.copy())
         payload = checkpoints.encode(seq, state)
         if payload is None:
             return
@@ -365,15 +348,8 @@ class Restart:
 
     def _save_checkpoint(self, seq: int, record_hash: str) -> None:
         assert self.checkpoints is not None
-        state = RecoveryState(self._table.engine, self.scan, self._latches.copy())
+        state = RecoveryState(self._state.engine, self._state.scan, self._latches.copy())
         self.checkpoints.save(seq, record_hash, state)
-
-    def saw(self, records: Sequence[JournalRecord], current_round: str | None) -> None:
-        """Records journaled in play: keep :attr:`scan` as a replay would leave it, so a
-        checkpoint in play is exact. ``current_round``: the engine's round after the event
-        the records belong to (for the controller's own records, the round now)."""
-        for record in records:
-            self.scan.record(record, current_round)
 
     # --- power records ---------------------------------------------------------------------
 
@@ -392,15 +368,15 @@ class Restart:
             # Before anything is stamped with it: has the clock stepped since the last run?
             step = watch.at_start(watch.restore(self._journal))
             if step is not None:
-                self._table.journal_records([step], raising=True)
+                self._committer.journal_records([step], raising=True)
         now = self._clock()
-        engine = self._table.engine
-        interrupted = Interrupted.of(engine.snapshot(), engine.game, self.scan, now)
+        engine, scan = self._state.engine, self._state.scan
+        interrupted = Interrupted.of(engine.snapshot(), engine.game, scan, now)
         latched = self._latches.journaled
         record: dict[str, Any] = {
             "type": POWER_ON,
             "ts": format_ts(now),
-            "previous": self.scan.previous,
+            "previous": scan.previous,
             "interrupted": None
             if interrupted is None
             else {
@@ -414,8 +390,8 @@ class Restart:
         }
         if watch is not None:
             record["clock"] = watch.reading()
-        stored = self._table.journal_records([record], raising=True)[0]
-        self._table.clock_changed()
+        stored = self._committer.journal_records([record], raising=True)[0]
+        self._views.clock_changed()
         # Retention once the clock is checked (never when the journal opens): a suspect clock
         # holds it (clock_changed set the hold).
         self._journal.prune()
@@ -434,12 +410,12 @@ class Restart:
         answer = self.gate.at_start()
         if answer is not None:
             for event in self._gate_decision(answer):
-                self._table.handle(event)
+                self._committer.handle(event)
         return stored
 
     def power_off(self, reason: str) -> None:
         """Journal ``power_off``: an orderly stop (R21). Never raises (the stop goes on)."""
-        engine = self._table.engine
+        engine = self._state.engine
         snapshot = engine.snapshot()
         record = {
             "type": POWER_OFF,
@@ -453,12 +429,12 @@ class Restart:
             # reading is the next start's reference and must not vouch for a stepped clock.
             step = self._clock_watch.check()
             if step is not None:
-                self._table.journal_records([step], raising=False)
+                self._committer.journal_records([step], raising=False)
             record["clock"] = self._clock_watch.reading()
-        self._table.flush_refusals(force=True)
-        self._table.journal_records([record], raising=False)
+        self._refusals.flush(force=True)
+        self._committer.journal_records([record], raising=False)
         self.checkpoint()
-        log.info("power_off", reason=reason, round=self._table.engine.current_round)
+        log.info("power_off", reason=reason, round=self._state.engine.current_round)
 
     # --- the restart gate ------------------------------------------------------------------
 
@@ -476,7 +452,7 @@ class Restart:
                 "round": it.round,
                 **answer.detail,
             }
-            self._table.journal_records([record], raising=False)
+            self._committer.journal_records([record], raising=False)
             return []
         log.warning("round_not_resumed", round=it.round, **answer.detail)
         return [Void(ts=format_ts(self._clock()), reason=CONTROLLER_RESTART, by="controller")]
@@ -491,13 +467,13 @@ class Restart:
         spin = getattr(device_event, "spin", None)
         answer = gate.on_event(event, spin if isinstance(spin, int) else None, self._clock())
         for decided in self._gate_decision(answer):
-            self._table.enqueue(decided)
+            self._queue.enqueue(decided)
         return answer.forward
 
     def _round_moved_on(self, gate: RestartGate) -> bool:
         """The interrupted round ended without the gate (a supervisor, a fault): stand down."""
         it = gate.interrupted
-        if it is not None and self._table.engine.current_round != it.round:
+        if it is not None and self._state.engine.current_round != it.round:
             gate.round_ended()
             return True
         return False
@@ -513,4 +489,4 @@ class Restart:
             answer = gate.expire(self._clock())
             if answer is not None:
                 for decided in self._gate_decision(answer):
-                    self._table.enqueue(decided)
+                    self._queue.enqueue(decided)

@@ -1,8 +1,8 @@
 """What a table says besides its journal: the retained views, the status, the alarm.
 
-The runner builds these payloads and hands them to its :class:`TableOutputs` (in the service,
-the publisher's :class:`tablectl.controller.mqtt.outbound.Outbound`); the journal's records do
-not pass through here, the publisher drains them from the journal itself.
+:class:`TableViews` builds these payloads and hands them to the table's :class:`TableOutputs`
+(in the service, the publisher's :class:`tablectl.controller.mqtt.outbound.Outbound`), which
+also takes the journal's records as they are committed (:meth:`TableOutputs.committed`).
 
 * ``state`` (retained): the engine's snapshot, the journal's ``seq``, every device's latched
   faults, whether the table is locked (a latched fault, or a journal outage), and the outbox's
@@ -12,23 +12,32 @@ not pass through here, the publisher drains them from the journal itself.
 * the extra fields of the retained ``status``: locked by a journal outage or not;
 * what the betting timer sees: the snapshot, and the lock of an outage.
 
-Pure: the runner passes the time in (as ISO text).
+The builders are pure (the time is passed in as ISO text); :class:`TableViews` reads the
+table's state and clock for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
+import structlog
+
+from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
+from tablectl.controller.journal import Journal
+from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
+from tablectl.controller.service.runner.records import MAX_REASON, clip
+from tablectl.controller.service.runner.state import TableState
 from tablectl.drivers.base import Driver
 
 __all__ = [
     "NO_OUTPUTS",
     "NoOutputs",
     "TableOutputs",
+    "TableViews",
     "device_view",
     "state_view",
     "status_view",
@@ -76,6 +85,143 @@ class NoOutputs:
 
 
 NO_OUTPUTS: TableOutputs = NoOutputs()
+
+log = structlog.get_logger("tablectl.runner")
+
+
+class TableViews:
+    """Says what one table's state is on its outputs: ``state``, ``devices/{id}``, and a
+    journal outage's lock (alarm, ``status``), which it also begins and ends in the state.
+
+    Args:
+        table_id: the table.
+        state: the table's shared state (read; an outage is set and cleared here).
+        journal: its ``seq`` and acknowledged ``seq`` (the outbox's backlog on ``state``).
+        drivers: the devices whose views it publishes.
+        outputs: where the views go.
+        clock: wall-clock seconds (``ts`` of the views).
+        clock_watch: the wall clock's watch, or ``None`` (its suspicion is shown on ``state``).
+    """
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        state: TableState,
+        journal: Journal,
+        drivers: Sequence[Driver],
+        outputs: TableOutputs,
+        clock: Callable[[], float],
+        clock_watch: ClockWatch | None,
+    ) -> None:
+        self.table_id = table_id
+        self._state = state
+        self._journal = journal
+        self._drivers = drivers
+        self._outputs = outputs
+        self._clock = clock
+        self.clock_watch = clock_watch
+        self._state_seq = journal.last_seq
+        """The journal's last ``seq`` when ``state`` was last built (the outbox backlog's edge)."""
+
+    def publish_state(self) -> None:
+        """The retained ``state``; none while a batch's commit is in flight (its conclusions are
+        not durable yet: the end of the commit publishes the state)."""
+        state = self._state
+        if state.committing:
+            return
+        view = state_view(
+            table_id=self.table_id,
+            engine=state.engine,
+            seq=self._journal.last_seq,
+            latched=state.latches.journaled,
+            outage=state.outage,
+            ts=format_ts(self._clock()),
+            outbox_pending=self._outbox_pending(),
+            clock_suspect=self.clock_suspect(),
+        )
+        self._outputs.set_view("state", view)
+
+    def _outbox_pending(self) -> int:
+        """Records journaled before this batch (up to the last ``state``'s ``seq``) that the broker
+        has not acknowledged yet: the outbox's backlog, 0 while the publisher keeps up. The batch
+        just journaled is not counted: it is always unpublished at this point. No query: the
+        journal keeps its acknowledged ``seq`` in memory (none may wait on the loop for a disk).
+        """
+        counted, self._state_seq = self._state_seq, self._journal.last_seq
+        return max(counted - self._journal.acknowledged_seq, 0)
+
+    def publish_devices(self, devices: Collection[str] | None = None) -> None:
+        """The retained ``devices/{id}`` of ``devices`` (every device when ``None``)."""
+        for driver in self._drivers:
+            if devices is None or driver.device_id in devices:
+                self.publish_device(driver)
+
+    def publish_device(self, driver: Driver) -> None:
+        """The retained ``devices/{id}`` of one device."""
+        view = device_view(
+            table_id=self.table_id,
+            driver=driver,
+            latched=self._state.latches.journaled,
+            ts=format_ts(self._clock()),
+        )
+        self._outputs.set_view(f"devices/{driver.device_id}", view)
+
+    # --- the wall clock (tablectl.controller.service.clock) --------------------------------
+
+    def clock_suspect(self) -> str | None:
+        """One line while the clock is suspect (a step not confirmed), else ``None``."""
+        return self.clock_watch.describe() if self.clock_watch is not None else None
+
+    def clock_changed(self) -> None:
+        """A step, a return or a confirmation: retention follows, ``state`` says so."""
+        self._journal.retention_hold = self.clock_suspect()
+        self.publish_state()
+
+    # --- journal outage (tablectl.controller.service.outage) -------------------------------
+
+    def begin_outage(self, exc: BaseException) -> JournalOutage:
+        """The journal refused a write: lock the table and say so everywhere it can be said."""
+        state = self._state
+        if state.outage is not None:
+            return state.outage
+        outage = JournalOutage(
+            started_ts=format_ts(self._clock()),
+            error=clip(str(exc) or type(exc).__name__, MAX_REASON),
+            round=state.engine.current_round,
+        )
+        state.outage = outage
+        state.outages += 1
+        log.error(
+            "journal_outage_started",
+            error=outage.error,
+            round=outage.round,
+            code=JOURNAL_UNAVAILABLE,
+        )
+        self._outputs.alarm(outage.alarm(self.table_id))
+        self.locked()
+        return outage
+
+    def locked(self) -> None:
+        """The outage's counts on ``status`` and ``state`` (the publisher coalesces them)."""
+        self._outputs.set_status(status_view(self._state.outage))
+        self.publish_state()
+
+    def end_outage(self, now_ts: str, *, voided: bool) -> None:
+        """The journal took what the outage owed: unlock the table and say so."""
+        outage, self._state.outage = self._state.outage, None
+        if outage is None:
+            return
+        log.warning(
+            "journal_outage_ended",
+            since=outage.started_ts,
+            until=now_ts,
+            events_not_journaled=outage.not_journaled,
+            dropped=dict(outage.dropped),
+            voided=outage.round if voided else None,
+        )
+        self._outputs.alarm(outage.alarm(self.table_id, cleared_ts=now_ts))
+        self.locked()
 
 
 def state_view(

@@ -14,14 +14,14 @@ import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
 from tablectl.drivers.bigwheel.interpreter import BigWheelInterpreter
-from tablectl.drivers.bigwheel.messages import (
+from tablectl.drivers.bigwheel.protocol import (
     HEARTBEAT_PERIOD,
     MAX_SEGMENTS,
     MIN_SEGMENTS,
     Command,
+    Decoder,
     encode_command,
 )
-from tablectl.drivers.bigwheel.protocol import Decoder
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["BigWheelDriver", "BigWheelSettings"]

@@ -41,10 +41,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tablectl.drivers.bigwheel.messages import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_MEANINGS,
     Ack,
     Command,
+    DecodeError,
     Direction,
     Fault,
     FaultCleared,
@@ -61,7 +62,6 @@ from tablectl.drivers.bigwheel.messages import (
     StoppedOnDivider,
     Version,
 )
-from tablectl.drivers.bigwheel.protocol import DecodeError
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,

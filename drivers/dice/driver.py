@@ -21,17 +21,16 @@ from typing import Any, Literal, TypeVar
 import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.interpreter import DiceInterpreter
+from tablectl.drivers.dice.protocol import (
     COLOR_PATTERN,
     MAX_CODE,
     MAX_DICE,
-)
-from tablectl.drivers.dice.interpreter import DiceInterpreter
-from tablectl.drivers.dice.messages import (
     Ack,
     ClearFault,
     CloseBetting,
     Command,
+    Decoder,
     Identify,
     Identity,
     Message,
@@ -44,7 +43,6 @@ from tablectl.drivers.dice.messages import (
     command_verb,
     encode_command,
 )
-from tablectl.drivers.dice.protocol import Decoder
 from tablectl.drivers.replies import as_a, is_a
 from tablectl.drivers.transports.base import ByteStream
 

@@ -47,17 +47,16 @@ from __future__ import annotations
 from collections import deque
 from typing import Final
 
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.protocol import (
     FAULT_LID,
     FAULT_MEANINGS,
     FAULT_MOTION,
     FAULT_READER,
-)
-from tablectl.drivers.dice.messages import (
     Ack,
     BettingClosed,
     BettingOpen,
     Command,
+    DecodeError,
     Fault,
     FaultClear,
     Identify,
@@ -72,7 +71,6 @@ from tablectl.drivers.dice.messages import (
     Status,
     TestReport,
 )
-from tablectl.drivers.dice.protocol import DecodeError
 from tablectl.drivers.events import (
     BettingOpened,
     DeviceAvailable,

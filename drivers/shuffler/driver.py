@@ -27,14 +27,17 @@ import pydantic
 from tablectl.drivers.base import DriverSettings, StreamDriver
 from tablectl.drivers.replies import as_a, is_a
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
-from tablectl.drivers.shuffler.messages import (
+from tablectl.drivers.shuffler.protocol import (
     MAX_CODE,
     MAX_DECKS,
+    REFERENCE_CODEC,
     Ack,
     ClearFault,
+    Codec,
     Command,
     DeckReport,
     Message,
+    MessageDecoder,
     Nak,
     QueryStatus,
     QueryVersion,
@@ -44,7 +47,6 @@ from tablectl.drivers.shuffler.messages import (
     Version,
     command_verb,
 )
-from tablectl.drivers.shuffler.protocol import REFERENCE_CODEC, Codec, MessageDecoder
 from tablectl.drivers.transports.base import ByteStream
 
 __all__ = ["ShufflerDriver", "ShufflerSettings"]

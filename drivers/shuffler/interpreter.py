@@ -37,12 +37,13 @@ from tablectl.drivers.events import (
     ShuffleCompleted,
     ShuffleStarted,
 )
-from tablectl.drivers.shuffler.messages import (
+from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
     FAULT_MEANINGS,
     Ack,
     Command,
     DeckReport,
+    DecodeError,
     Door,
     Fault,
     FaultClear,
@@ -56,7 +57,6 @@ from tablectl.drivers.shuffler.messages import (
     Status,
     Version,
 )
-from tablectl.drivers.shuffler.protocol import DecodeError
 
 __all__ = [
     "FAULT_DOOR_OPEN",

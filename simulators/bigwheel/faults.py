@@ -10,7 +10,7 @@ import random
 from collections.abc import Sequence
 from typing import Final
 
-from tablectl.drivers.bigwheel.messages import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_MEANINGS,
     MAX_REVOLUTIONS,
     MAX_SEGMENTS,

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tablectl.drivers.bigwheel.messages import (
+from tablectl.drivers.bigwheel.protocol import (
     FAULT_MEANINGS,
     HEARTBEAT_PERIOD,
     MAX_SPIN,
     Ack,
     ClearFault,
     Command,
+    CommandDecoder,
+    DecodeError,
     Direction,
     Fault,
     FaultCleared,
@@ -37,7 +39,6 @@ from tablectl.drivers.bigwheel.messages import (
     WheelState,
     encode_message,
 )
-from tablectl.drivers.bigwheel.protocol import CommandDecoder, DecodeError
 from tablectl.simulators.bigwheel.faults import FaultSpec, check_arguments, garbage_bytes
 from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.faults import faults_at

@@ -16,7 +16,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Sequence
 
-from tablectl.drivers.bigwheel.messages import MAX_SEGMENTS, MIN_SEGMENTS
+from tablectl.drivers.bigwheel.protocol import MAX_SEGMENTS, MIN_SEGMENTS
 from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.errors import SimulatorError

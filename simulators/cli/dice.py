@@ -17,7 +17,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.protocol import (
     COLOR_PATTERN,
     MAX_DICE,
 )

@@ -16,7 +16,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Sequence
 
-from tablectl.drivers.shuffler.messages import MAX_DECKS
+from tablectl.drivers.shuffler.protocol import MAX_DECKS
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.shuffler import FaultSpec, SimShuffler
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.protocol import (
     MAX_DICE,
 )
 from tablectl.drivers.events import RollInvalidCode

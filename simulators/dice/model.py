@@ -13,19 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.protocol import (
     COLOR_PATTERN,
     FAULT_LID,
     FAULT_MOTION,
     FAULT_READER,
     MAX_DICE,
     MAX_NUMBER,
-    ClosedBy,
-    DiceState,
-)
-from tablectl.drivers.dice.messages import (
     BettingClosed,
     BettingOpen,
+    ClosedBy,
+    DiceState,
     Fault,
     FaultClear,
     NoResult,

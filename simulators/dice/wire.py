@@ -4,7 +4,7 @@
 apart from the mechanism (the cycle, faults, the schedule) because it is what a host sees: it
 parses host commands with the production :class:`~tablectl.drivers.dice.protocol.CommandDecoder`,
 answers or refuses them as the reference protocol says, and encodes every frame with
-:func:`~tablectl.drivers.dice.messages.encode_message`, applying the wire faults (silence,
+:func:`~tablectl.drivers.dice.protocol.encode_message`, applying the wire faults (silence,
 disconnect, split, a bad checksum). The state it reads and the schedule it moves are the model's.
 """
 
@@ -14,16 +14,15 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from tablectl.drivers.dice.fields import (
+from tablectl.drivers.dice.protocol import (
     FAULT_LID,
-    GARBAGE,
-    ClosedBy,
-    DiceState,
-)
-from tablectl.drivers.dice.messages import (
     Ack,
     ClearFault,
     CloseBetting,
+    ClosedBy,
+    CommandDecoder,
+    DecodeError,
+    DiceState,
     Identify,
     Identity,
     Message,
@@ -37,7 +36,7 @@ from tablectl.drivers.dice.messages import (
     Status,
     encode_message,
 )
-from tablectl.drivers.dice.protocol import CommandDecoder, DecodeError
+from tablectl.drivers.stx import GARBAGE
 from tablectl.simulators.chunks import Chunk, Outbox
 
 if TYPE_CHECKING:

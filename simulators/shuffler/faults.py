@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tablectl.drivers.shuffler.messages import CARD_PATTERN, MAX_CODE, MAX_NUMBER
+from tablectl.drivers.shuffler.protocol import CARD_PATTERN, MAX_CODE, MAX_NUMBER
 from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 

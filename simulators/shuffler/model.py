@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from tablectl.drivers.shuffler.messages import (
+from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
     FAULT_MEANINGS,
     MAX_DECKS,
     MAX_NUMBER,
     ClearFault,
+    CommandDecoder,
     Door,
     Fault,
     FaultClear,
@@ -33,7 +34,6 @@ from tablectl.drivers.shuffler.messages import (
     Status,
     encode_message,
 )
-from tablectl.drivers.shuffler.protocol import CommandDecoder
 from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at

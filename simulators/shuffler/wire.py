@@ -5,7 +5,7 @@ talks, kept apart from the mechanism (shuffles, door, faults, the schedule) beca
 host sees: it parses host commands with the production
 :class:`~tablectl.drivers.shuffler.protocol.CommandDecoder`, answers or refuses them as the real
 shuffler does, and encodes every frame with
-:func:`~tablectl.drivers.shuffler.messages.encode_message`, applying the wire faults (silence,
+:func:`~tablectl.drivers.shuffler.protocol.encode_message`, applying the wire faults (silence,
 disconnect, split). The state it reads and the schedule it moves are the model's.
 """
 
@@ -15,12 +15,13 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from tablectl.drivers.shuffler.messages import (
+from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
-    GARBAGE,
     Ack,
     ClearFault,
+    CommandDecoder,
     DeckReport,
+    DecodeError,
     Message,
     Nak,
     QueryStatus,
@@ -32,7 +33,7 @@ from tablectl.drivers.shuffler.messages import (
     Version,
     encode_message,
 )
-from tablectl.drivers.shuffler.protocol import CommandDecoder, DecodeError
+from tablectl.drivers.stx import GARBAGE
 from tablectl.simulators.chunks import Chunk, Outbox
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablectl.drivers.dice.protocol import (
-    MAX_PAYLOAD,
     NO_RESULT_WIRE,
     Ack,
     BettingClosed,
@@ -37,12 +36,12 @@ from tablectl.drivers.dice.protocol import (
     Status,
     TestReport,
     command_verb,
-    crc8,
     encode_command,
     encode_message,
     frame,
 )
 from tablectl.drivers.errors import EncodeError
+from tablectl.drivers.stx import MAX_PAYLOAD, crc8
 
 
 def wire(payload: bytes) -> bytes:

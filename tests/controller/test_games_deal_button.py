@@ -300,6 +300,15 @@ def test_l2879_l2903_what_each_pick_does_against_a_zone_card(
     assert zone == {"card": card, "symbol": symbol, "wins": wins, "draws": symbol, "loses": loses}
 
 
+def test_a_burn_on_a_symbol_deck_burns_nothing_and_never_raises() -> None:
+    """A symbol card has no nominal value to burn by (seed-000 BAC-E6 counts pips): shown first
+    of a shoe it burns nothing, as a joker does; the engine once raised ValueError here."""
+    eng = engine("rock_paper_scissors", burn=True)
+    assert codes(feed(eng, {"type": "shuffle_completed", "cards": 54}, *cards("RK"))) == []
+    result = settled(feed(eng, *OPEN, *cards("PA", "SC")))
+    assert (result["silver"]["card"], result["gold"]["card"]) == ("PA", "SC")
+
+
 def test_l2871_silver_then_gold() -> None:
     eng = engine("rock_paper_scissors")
     result = settled(feed(eng, *OPEN, *cards("PA", "rk")))  # any case on the wire

@@ -432,12 +432,13 @@ class Burn:
     def take(self, card: Card) -> bool:
         """Feed the next card of the shoe; ``True`` once the burn is complete.
 
-        A joker as the shown card burns nothing (it has no nominal value); the shoe's composition
-        check reports the joker itself.
+        A joker or a symbol card (``RK``, ``PA``, ``SC``) as the shown card burns nothing: it has
+        no nominal value (seed-000 BAC-E6 counts pips); the shoe's composition check reports a
+        joker itself.
         """
         if self._expected is None:
             self._shown = card
-            self._expected = 0 if card.is_joker else burn_count(card)
+            self._expected = 0 if card.is_joker or card.is_symbol else burn_count(card)
         else:
             self._burned += 1
         return self.done

@@ -1,4 +1,4 @@
-"""The figures table (stdout) and the DESIGN §8 verdicts, from one run's results."""
+"""The figures table (stdout) and the contracts §8 verdicts, from one run's results."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _ratio(value: float | None, floor: float | None) -> str:
 
 
 _CURRENT = "issue 16"
-_ORIGINAL = "DESIGN §8 original"
+_ORIGINAL = "contracts §8 original"
 
 SOAK_LIMIT_MB = 1.0
 """Issue 16: RSS may grow by at most 1 MB per 100,000 journal records after warm-up."""
@@ -39,8 +39,8 @@ def _div(value: float, floor: float) -> float:
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 16's targets (DESIGN §8, current goals), each with the measured value (a ratio to
-    the floor of the same run where the target is one) and whether it is met; then DESIGN §8's
+    """Issue 16's targets (contracts §8, current goals), each with the measured value (a ratio to
+    the floor of the same run where the target is one) and whether it is met; then contracts §8's
     original absolute targets."""
     out: list[dict[str, Any]] = []
     if "latency" in results:
@@ -136,7 +136,7 @@ about the spread of p99 between two runs on a quiet machine (docs/performance.md
 
 
 Row = tuple[str, str, str, str]
-"""figure, value, ratio to its floor, DESIGN §8 verdict"""
+"""figure, value, ratio to its floor, contracts §8 verdict"""
 
 
 def _ms(value: float) -> str:

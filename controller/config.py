@@ -1,4 +1,4 @@
-"""Table configuration (DESIGN §4.2): one TOML file per table, loaded strictly.
+"""Table configuration (contracts §4.2): one TOML file per table, loaded strictly.
 
 One explicit path, no search of several locations: a locked-down table PC has exactly one source
 of truth. Unknown keys are errors that name the key and the file. Game- and driver-specific keys
@@ -255,7 +255,7 @@ class SecurityConfig(_Strict):
     ``roles`` maps a role name to the file holding its HMAC key (read at start, never here);
     ``require`` maps an action to the role(s) allowed to sign it. Absent section: every command
     that changes a round or a fault is refused (``commands_disabled``); ``insecure_commands =
-    true`` (and no roles) accepts them unauthenticated, for labs and demos only (DESIGN §7).
+    true`` (and no roles) accepts them unauthenticated, for labs and demos only (contracts §7).
     """
 
     roles: dict[str, Path] = pydantic.Field(default_factory=dict)

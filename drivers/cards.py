@@ -1,4 +1,4 @@
-"""Playing cards in the one notation tablectl emits (DESIGN §4.1), and the spellings it accepts.
+"""Playing cards in the one notation tablectl emits (contracts §4.1), and the spellings it accepts.
 
 Rank then suit: ranks ``A 2 3 4 5 6 7 8 9 T J Q K``, suits ``S H D C`` (``TH`` = ten of hearts);
 jokers ``JK`` (``JK1``/``JK2`` where a deck carries two). Decoders may meet other spellings on

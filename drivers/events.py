@@ -1,6 +1,6 @@
 """What devices report, in device terms (past-tense facts), before any game rule is applied.
 
-Drivers produce these; the controller maps them to normalized table events (DESIGN §4.4) and
+Drivers produce these; the controller maps them to normalized table events (contracts §4.4) and
 journals them. ``at`` is wall-clock seconds (``time.time()``) taken by the driver when the bytes
 arrived, through its injected clock, so codecs and game rules never read a clock themselves.
 """

@@ -1,7 +1,7 @@
 """``python -m bench --quick`` runs end to end and writes every figure (bench/README.md).
 
 A smoke test of the harness, not of performance: the figures are not checked against the
-DESIGN §8 targets here (benchmarks, not timed tests), only for being there and being numbers.
+contracts §8 targets here (benchmarks, not timed tests), only for being there and being numbers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A broker message's JSON object, read bounded: the controller's one reader of what a table
 published (pure).
 
-Nothing on the broker is trusted (DESIGN §7): anyone who can publish there can send ten
+Nothing on the broker is trusted (contracts §7): anyone who can publish there can send ten
 megabytes, JSON nested a hundred thousand deep, an integer of 4,000 digits, ``NaN`` or a lone
 UTF-16 surrogate. The watch view, the dashboard and the archive's admission all read a message
 with :func:`read_object`, which checks, in the order that keeps each step cheap whatever arrives:

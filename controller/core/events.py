@@ -1,4 +1,4 @@
-"""Normalized table events (DESIGN §4.4): the vocabulary of the journal, replay and ``cmd/event``.
+"""Normalized table events (contracts §4.4): the vocabulary of the journal, replay, ``cmd/event``.
 
 Device drivers speak their own protocols; the runner turns what they report into these events,
 journals them, and only then feeds them to the game engine. Replay feeds the same events from a
@@ -179,7 +179,7 @@ class FaultCleared(EventBase):
 
 @dataclass(frozen=True, kw_only=True)
 class Card(EventBase):
-    """A card left the shoe (DESIGN §4.1 notation: ``KH``, ``TS``, ``JK``)."""
+    """A card left the shoe (contracts §4.1 notation: ``KH``, ``TS``, ``JK``)."""
 
     type: Literal["card"] = "card"
     card: str

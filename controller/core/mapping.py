@@ -1,4 +1,4 @@
-"""Device events (driver terms) → normalized table events (DESIGN §4.4).
+"""Device events (driver terms) → normalized table events (contracts §4.4).
 
 The one place where what a device reports becomes the table's vocabulary. Pure: the wall-clock
 ``at`` stamped by the driver becomes the event's ISO ``ts``.

@@ -28,7 +28,7 @@ class Outcome:
     ts: str | None = None
 
     def to_payload(self) -> dict[str, Any]:
-        """The DESIGN §4.3 outcome payload, minus ``seq``/``hash``/``prev_hash`` (the journal's)."""
+        """The outcome payload (contracts §4.3) less ``seq``/``hash``/``prev_hash`` (journal's)."""
         return {
             "schema": SCHEMA,
             "table": self.table,

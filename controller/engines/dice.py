@@ -90,7 +90,7 @@ RESULT_OUTSIDE_ROUND: Final = "result_outside_round"
 ROLL_BEFORE_BETS_CLOSED: Final = "roll_before_bets_closed"
 RNG_MISSING: Final = "rng_missing"
 
-RULE_ORDER: Final = "DESIGN §4.4; R15"
+RULE_ORDER: Final = "contracts §4.4; R15"
 
 _ROLL: Final = (CLOSED, ROLLING)
 """Bets closed, the result due: a roll may be under way."""

@@ -192,7 +192,7 @@ class DrawEngine(RoundEngine):
         phase = self.phase
         if phase == OPEN:
             # Bets close before the first ball (seed-001 L2859 "Once the betting time is over …
-            # balls are drawn"; DESIGN §6; as roulette's seed-000 V-RL-3).
+            # balls are drawn"; contracts §6; as roulette's seed-000 V-RL-3).
             self._machine.fire("void")
             return [self._end("void", BALL_BEFORE_BETS_CLOSED, event, {"ball": event.ball})]
         if phase == DRAWN:
@@ -286,7 +286,7 @@ class DrawEngine(RoundEngine):
                     "duplicate_ball",
                     f"ball {event.ball} is already in the draw of {self._last_round}",
                     event,
-                    "DESIGN §6",
+                    "contracts §6",
                     **data,
                 )
             ]

@@ -1,6 +1,6 @@
 """``tablectl replay``: re-validate a stream of normalized events, offline.
 
-The same engine that ran live runs here over a JSONL file (DESIGN §4.4), so a disputed round is
+The same engine that ran live runs here over a JSONL file (contracts §4.4), so a disputed round is
 judged by the same rules. No broker, no device, no journal. One outcome per line on stdout; bad
 lines and verdicts go to stderr with their line number and never stop the replay.
 """

@@ -143,7 +143,7 @@ DRAW_PRESETS: Final = _frozen(
         },
         # No rule-book source: seed-001 names "Keno" only at L5, among the "random number
         # generation based games", with no rules; seeds 000 and 002-004 have no keno. This is the
-        # industry's classic keno, 20 of 80 (DESIGN §4.2's example "balls = 80, draw = 20").
+        # industry's classic keno, 20 of 80 (contracts §4.2's example "balls = 80, draw = 20").
         "keno": {"balls": 80, "draw": 20},
         # §6.14 L2101: one number 1–100 "drawn from the lottery drum" — but predetermined
         # "minimum 2 rounds in advance" (L2117, C30: RNG). For a table that does draw it.

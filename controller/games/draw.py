@@ -1,7 +1,7 @@
 """Ball draws (lotto, keno, bingo drums) as pure rules: parameters, the draw, the result.
 
 One family, a preset per rule-book game (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`;
-DESIGN §4.2: a rule book's game is a preset of its family's engine; ``[rules]`` overrides its
+contracts §4.2: a rule book's game is a preset of its family's engine; ``[rules]`` overrides its
 parameters). Rule ids point into
 ``../shared/rules/seed-001-live-casino-regulations.md`` (§6 ball drums, §10 parameter table, §12
 contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
@@ -361,7 +361,7 @@ def _face(rules: DrawRules, ball: int) -> int:
 def draw_result(
     rules: DrawRules, balls: Sequence[int], bonus: Sequence[int] = ()
 ) -> dict[str, Any]:
-    """The ``result`` of a settled draw (DESIGN §4.3 ``{"balls": [...]}``, extended).
+    """The ``result`` of a settled draw (contracts §4.3 ``{"balls": [...]}``, extended).
 
     The derived facts are what seed-001's bets settle on: sum, odd/even counts (Lucky 5/7 "more
     odd or more even", "sum odd/even"), first/last ball (Lucky 7 L2321–2465, Lucky 6/48, Super

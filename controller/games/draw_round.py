@@ -2,7 +2,7 @@
 
 A read is trusted only when it cannot contradict the physical drum: in range, not a ball already
 drawn, agreeing with earlier reads of its receiver position, of sufficient reader quality.
-Anything else is held for a re-read or a supervisor (DESIGN §6 "a ball read twice → re-read";
+Anything else is held for a re-read or a supervisor (contracts §6 "a ball read twice → re-read";
 seed-001 §6 [GAP]: "no re-draw, ball-stuck, ball-jump, misread or machine-failure rules"). The
 rules, the presets and the result are :mod:`tablectl.controller.games.draw`. No I/O, no clock: the
 engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls :class:`Draw`.
@@ -32,8 +32,8 @@ DISAGREEMENT: Final = "disagreement"
 OUT_OF_RANGE: Final = "out_of_range"
 REPEATED: Final = "repeated"
 
-RULE_GENERAL: Final = "seed-001 §6 (general), DESIGN §6"
-RULE_REREAD: Final = "DESIGN §6 (a ball read twice → re-read); seed-001 §6 [GAP]"
+RULE_GENERAL: Final = "seed-001 §6 (general), contracts §6"
+RULE_REREAD: Final = "contracts §6 (a ball read twice → re-read); seed-001 §6 [GAP]"
 
 
 @dataclass(slots=True)

@@ -60,7 +60,7 @@ __all__ = [
 
 Variant: TypeAlias = Literal["european", "american", "french"]
 Pocket: TypeAlias = int | Literal["00"]
-"""A pocket as events and results carry it: an int, or the string ``"00"`` (DESIGN §4.3)."""
+"""A pocket as events and results carry it: an int, or the string ``"00"`` (contracts §4.3)."""
 Color: TypeAlias = Literal["red", "black", "green"]
 
 VARIANTS: Final[tuple[Variant, ...]] = ("european", "american", "french")
@@ -107,7 +107,7 @@ RULE_ROTOR: Final = "seed-001 §4.1 L95"
 
 
 class RouletteRules(pydantic.BaseModel):
-    """The ``[rules]`` section of a roulette table (DESIGN §4.2), validated strictly.
+    """The ``[rules]`` section of a roulette table (contracts §4.2), validated strictly.
 
     Load with ``validate_section(RouletteRules, cfg.rules, source=cfg.source, section="rules")``
     so an unknown or mistyped key names the key and the file.
@@ -220,7 +220,7 @@ def spin_result(
     rotor_direction: Direction | None = None,
     spin: int | None = None,
 ) -> dict[str, Any]:
-    """The ``result`` of a settled roulette outcome (DESIGN §4.3, plus derived bet attributes).
+    """The ``result`` of a settled roulette outcome (contracts §4.3, plus derived bet attributes).
 
     The derived fields let a consumer settle outside bets without its own layout table: zero
     (and "00") has no parity, range, dozen or column, so even chances, dozens and columns lose

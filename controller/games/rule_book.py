@@ -1,6 +1,6 @@
 """What the rule books fix about a game's equipment, held against a table's ``[rules]``.
 
-A preset is a rule book's game, and ``[rules]`` may override its parameters (DESIGN §4.2). Most
+A preset is a rule book's game, and ``[rules]`` may override its parameters (contracts §4.2). Most
 parameters are the table's to choose (timings, remedies, the physical order of a wheel), but some
 are facts of the game the book states: the faces and colours of Lucky 6/60's balls, Fruitrace's
 panel, a wheel's sectors, the cards a deck holds. A table whose ``[rules]`` contradicts such a

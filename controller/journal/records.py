@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 SCHEMA = 1
-"""The ``schema`` value the journal stamps on every record (DESIGN §4.3)."""
+"""The ``schema`` value the journal stamps on every record (contracts §4.3)."""
 
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first record."""

@@ -44,7 +44,7 @@ log = structlog.get_logger("tablectl.security")
 
 
 EVENT_ACTIONS: Final[Mapping[str, str]] = {
-    # What a dealer keys in when a reader failed (DESIGN §4.4 manual events).
+    # What a dealer keys in when a reader failed (contracts §4.4 manual events).
     "round_open": "event",
     "bets_closed": "event",
     "ball_launched": "event",
@@ -380,7 +380,7 @@ def authority_for(config: TableConfig) -> CommandAuthority | None:
     """The table's :class:`CommandAuthority`, keys read now; ``None`` without roles.
 
     Without roles the runner refuses every command that changes a round or a fault
-    (``commands_disabled``: safe by default, DESIGN §7) unless ``[security] insecure_commands =
+    (``commands_disabled``: safe by default, contracts §7) unless ``[security] insecure_commands =
     true``, which accepts them unauthenticated and is logged loudly at every start.
 
     Raises:

@@ -1,4 +1,4 @@
-"""The MQTT topic scheme (DESIGN §4.3), written down in exactly one place.
+"""The MQTT topic scheme (contracts §4.3), written down in exactly one place.
 
 Pure: no I/O. The publisher asks :meth:`Topics.routes` where a journal record goes, so adding a
 topic for a record type is a change here and in its test, nowhere else.

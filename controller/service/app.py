@@ -349,7 +349,7 @@ async def open_table(
 
 READY_TIMEOUT = 30.0
 """Seconds a table waits for its devices' first connect attempt and the broker before it reports
-ready anyway. Bounded on purpose: with the broker down the table must still journal (DESIGN §7:
+ready anyway. Bounded on purpose: with the broker down the table must still journal (contracts §7:
 broker down for an hour), and an unbounded wait would let systemd's start timeout kill it in a
 loop. The unit's ``TimeoutStartSec`` is larger than this."""
 

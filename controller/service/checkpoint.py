@@ -1,11 +1,11 @@
 """Recovery checkpoints: a restart replays the journal from the last checkpoint, not from the start.
 
-Why: recovery rebuilds the table by replaying its journal through a fresh engine (DESIGN §3). With
-90 days of journal kept (R19) a busy card table holds millions of records, and replaying them all
-takes minutes — past systemd's ``TimeoutStartSec``, so a table restarted after a few months would
-be killed before it is up, again and again. A checkpoint is what recovery rebuilds — the engine,
-the journal scan and the latched faults — as of one ``seq``, in ``JOURNAL.checkpoint`` beside the
-live journal file. Start-up loads it and replays only the records after that ``seq``.
+Why: recovery rebuilds the table by replaying its journal through a fresh engine (contracts §3).
+With 90 days of journal kept (R19) a busy card table holds millions of records, and replaying them
+all takes minutes — past systemd's ``TimeoutStartSec``, so a table restarted after a few months
+would be killed before it is up, again and again. A checkpoint is what recovery rebuilds — the
+engine, the journal scan and the latched faults — as of one ``seq``, in ``JOURNAL.checkpoint``
+beside the live journal file. Start-up loads it and replays only the records after that ``seq``.
 
 When (see :class:`tablectl.controller.service.runner.TableRunner`): at an orderly stop, every
 :data:`CHECKPOINT_EVERY` records in play (between batches, when every conclusion is journaled),

@@ -1,6 +1,6 @@
 """A journal outage: the table is locked while the journal cannot write (regulatory R14, R18).
 
-Every event is journaled before it is acted on (DESIGN §3), so an event that cannot be journaled
+Every event is journaled before it is acted on (contracts §3), so an event that cannot be journaled
 is not acted on: while the disk is full or failing the wheel goes on spinning and the shoe goes
 on dealing, but the table sees none of it. Without a word about it, the round that was open
 would later settle on whatever result arrived first once the disk had room again — a later

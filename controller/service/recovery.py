@@ -12,7 +12,7 @@ power cut, OOM) is recognisable afterwards because the record before a ``power_o
 ``power_off``; ``power_on`` says so itself in ``previous`` (``"power_off"``, ``"unclean"`` or
 ``"none"`` for a new journal) and names the round that was in play, if any.
 
-An interrupted round (DESIGN §3, R12 "recover to its pre-outage state"). The journal rebuilds the
+An interrupted round (contracts §3, R12 "recover to its pre-outage state"). The journal rebuilds the
 engine exactly, but the devices went on without us; a round in progress is only as good as the
 devices' word that nothing happened meanwhile:
 

@@ -1,4 +1,4 @@
-"""``tablectl``: the command line (DESIGN §4.5).
+"""``tablectl``: the command line (contracts §4.5).
 
 Every subcommand has ``--help``; errors exit non-zero with a one-line reason on stderr. ``replay``
 and ``verify`` never need a broker or a device. ``simulate`` and ``demo`` are the only places the

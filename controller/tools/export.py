@@ -1,6 +1,6 @@
 """``tablectl export``: a round, a time range or everything, as normalized events for a dispute.
 
-The export is the DESIGN §4.4 JSONL that ``tablectl replay`` reads: one event per line with its
+The export is the contracts §4.4 JSONL that ``tablectl replay`` reads: one event per line with its
 ``seq``, ``ts``, ``device`` and ``manual`` flag, and nothing else — the journal's own fields
 (``schema``, ``table``, ``hash``, ``prev_hash``) and the engine's conclusions (``outcome``,
 ``verdict``, ``shoe_end``) are *not* in it, because replay's parser is strict and because the

@@ -9,7 +9,7 @@ message the broker hands out again (on (re)subscribe, or a republish after a rec
 once, and an event once per ``(table, seq, hash)`` (the outbox may deliver one twice,
 docs/mqtt.md; a forged record at a real record's ``seq`` does not hide it).
 
-Nothing read from the broker is trusted (DESIGN §7): every payload is read by the controller's
+Nothing read from the broker is trusted (contracts §7): every payload is read by the controller's
 one bounded reader, :func:`tablectl.controller.core.bounded_json.read_object` (size, UTF-8, JSON
 depth, numbers, an object), a journal record's fields are type-checked (:func:`check_record`),
 and a message that fails is one line saying so (a

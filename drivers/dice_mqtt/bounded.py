@@ -1,6 +1,6 @@
 """A broker message's JSON object, bounded before it is parsed (pure).
 
-Anything on a broker may come from anyone (DESIGN §7: MQTT-bound drivers bound every input), so
+Anything on a broker may come from anyone (contracts §7: MQTT-bound drivers bound every input), so
 a studio service's message is checked in the order that keeps each step cheap whatever arrives:
 
 1. **size**: at most ``max_bytes`` (a camera result is well under 1 KiB);

@@ -326,7 +326,7 @@ class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
         return super()._on_decode_error(error, item, now)
 
     def _on_item_error(self, error: Exception, item: TopicMessage, now: float) -> list[DeviceEvent]:
-        # Whatever one message does, the next is read (DESIGN §7). The codec and the interpreter
+        # Whatever one message does, the next is read (contracts §7). The codec and the interpreter
         # promise not to raise; should one break that promise, the message is counted and logged
         # like any malformed one rather than end the device's loop.
         self.count("decode_errors")

@@ -1,4 +1,4 @@
-"""Card shoe / barcode scanner family (DESIGN §5).
+"""Card shoe / barcode scanner family (contracts §5).
 
 Pure parts: :mod:`tablectl.drivers.shoe.hid` (boot-keyboard reports ↔ text lines) and
 :mod:`tablectl.drivers.shoe.barcodes` (barcode text → card, shoe signal or rejection, per table).

@@ -16,10 +16,9 @@ too long,
 3. the explicit mapping (``barcodes``: barcode → card, e.g. loaded from a TOML table);
 4. the vendor pattern: a regex (full match) with named groups ``rank`` and ``suit`` and optionally
    ``deck``, whose symbols go through ``rank_map``/``suit_map`` (``{"01": "A", "13": "K"}``);
-5. card notation (DESIGN §4.1 and the spellings :func:`tablectl.drivers.cards.parse_card` accepts:
-``KH``,
-   ``10H``, ``H10``, ``HT``), optionally prefixed by a deck serial: ``B7731-KH`` (``-``, ``/`` or
-   ``:`` separate).
+5. card notation (contracts §4.1, and the spellings :func:`tablectl.drivers.cards.parse_card`
+   accepts: ``KH``, ``10H``, ``H10``, ``HT``), optionally prefixed by a deck serial:
+   ``B7731-KH`` (``-``, ``/`` or ``:`` separate).
 
 Deck serials: when the table lists ``deck_serials``, a card whose barcode names another deck —
 or names none — is ``foreign_deck``: the table said every card carries one of its serials.

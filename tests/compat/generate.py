@@ -1,6 +1,6 @@
 """Write the compatibility corpus: journals and checkpoints written by an earlier version.
 
-DESIGN §7: an upgrade or a rollback never takes a table down. A checkpoint is used only by the
+contracts §7: an upgrade or a rollback never takes a table down. A checkpoint is used only by the
 code that wrote it, and a journal of every earlier version stays readable. The corpus under
 ``tests/data/compat/<commit>/`` holds what an earlier version left on a table's disk. For each
 table there is its journal (``ID.sqlite``, with its ``.seal``), the checkpoint written at its

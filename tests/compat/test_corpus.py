@@ -1,6 +1,6 @@
 """The compatibility corpus: the current code starts on what earlier versions left on disk.
 
-DESIGN §7: an upgrade never takes a table down. ``tests/data/compat/<commit>/`` holds the
+contracts §7: an upgrade never takes a table down. ``tests/data/compat/<commit>/`` holds the
 journals and checkpoints of earlier landed versions (written by ``tests/compat/generate.py``; see
 docs/journal.md, "Format versions and the compatibility corpus"). For each journal, the current
 code ignores the old checkpoint (another fingerprint: ``checkpoint_ignored``), replays the journal

@@ -119,7 +119,7 @@ def test_rules_are_strict(game: str, rules: dict[str, Any], message: str) -> Non
 
 
 def test_mid_shoe_stream_starting_with_round_open_validates() -> None:
-    # DESIGN §4.4: composition from a full shoe, no burn expected (even with burn = true).
+    # contracts §4.4: composition from a full shoe, no burn expected (even with burn = true).
     engine = bac(burn=True)
     out = feed(engine, coup(*NATURAL))
     assert summary(out) == [(R1, "settled", "None")]

@@ -522,7 +522,7 @@ def test_any_sequence_never_raises_and_every_result_is_the_games(
     assert engine.craps.point == point
 
 
-# -- replay (DESIGN §4.4): one outcome per roll ----------------------------------------------------
+# -- replay (contracts §4.4): one outcome per roll -------------------------------------------------
 
 
 @pytest.mark.parametrize(

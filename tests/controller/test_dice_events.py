@@ -1,4 +1,4 @@
-"""The dice and RNG events of DESIGN §4.4 (extended): strict parsing, the JSON form, the mapping
+"""The dice and RNG events of contracts §4.4 (extended): strict parsing, the JSON form, the mapping
 from the dice drivers' device events."""
 
 from __future__ import annotations

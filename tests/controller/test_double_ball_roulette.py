@@ -312,7 +312,7 @@ def test_every_settled_spin_has_two_valid_balls_of_its_own_round(
             in_round, closed = [], False
 
 
-# -- replay (DESIGN §4.4) -------------------------------------------------------------------------
+# -- replay (contracts §4.4) -----------------------------------------------------------------------
 
 
 def test_replay_of_the_double_ball_fixture(

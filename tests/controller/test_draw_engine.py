@@ -98,7 +98,7 @@ def test_done_lucky7_eight_balls_in_the_tube_publish_the_first_7_and_flag_the_8t
 
 
 def test_done_a_duplicate_read_never_yields_a_draw_with_a_repeated_ball() -> None:
-    # DESIGN §6: a ball read twice → re-read; the repeat is never put into the draw.
+    # contracts §6: a ball read twice → re-read; the repeat is never put into the draw.
     engine = make("lucky7")
     out = feed(engine, [*start(), *balls(3, 14, 27), BallDrawn(ball=14), BallDrawn(ball=8)])
     assert summary(out) == [("verdict", "duplicate_ball"), ("verdict", "reread_required")]

@@ -236,7 +236,7 @@ def test_fruitrace_stream_replays_to_one_outcome_per_round(
     assert [(r["matches"], r["match_class"]) for r in settled] == [
         (10, "10"), (1, "solo"), (3, None), (4, "4"), (2, None),
     ]  # fmt: skip
-    # A ball read twice is held and re-read, never placed twice (DESIGN §6).
+    # A ball read twice is held and re-read, never placed twice (contracts §6).
     assert settled[4]["balls"] == [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]
     codes = [d["verdict"]["code"] for d in diagnostics if "verdict" in d]
     assert codes == ["duplicate_ball", "reread_required"]

@@ -356,7 +356,7 @@ def test_every_settled_lightning_spin_pays_exactly_its_own_draw(
             accepted = None
 
 
-# -- replay (DESIGN §4.4) -------------------------------------------------------------------------
+# -- replay (contracts §4.4) -----------------------------------------------------------------------
 
 
 def test_replay_of_the_lightning_fixture(

@@ -39,7 +39,7 @@ def test_lucky7_stream_one_outcome_per_round(
     # L2319: the first 7 of the 8 balls in the tube.
     assert results[0]["balls"] == [3, 14, 27, 8, 41, 22, 9]
     assert (results[0]["sum"], results[0]["odd"], results[0]["even"]) == (124, 4, 3)
-    # DESIGN §6: 14 read at a second slot is never drawn twice; the re-read of slot 3 is 30.
+    # contracts §6: 14 read at a second slot is never drawn twice; the re-read of slot 3 is 30.
     assert results[1]["balls"] == [7, 14, 30, 1, 2, 40, 42]
     assert results[2] == {"balls": [11, 12, 13, 15, 16, 17], "expected": 7}
     assert results[4]["balls"] == [19, 20, 21, 22, 23, 24, 25]

@@ -30,7 +30,7 @@ def test_l4345_wheelbet_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ("settled", None),
     ]
     results = [o["result"] for o in outcomes]
-    # DESIGN §4.3: "00" is the string "00"; L4345 green; L4389 neither even nor odd.
+    # contracts §4.3: "00" is the string "00"; L4345 green; L4389 neither even nor odd.
     assert (results[0]["segment"], results[0]["number"], results[0]["color"]) == (
         "00",
         "00",

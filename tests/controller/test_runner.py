@@ -187,7 +187,7 @@ async def test_manual_event_command(tmp_path: Path) -> None:
         try:
             for event in roulette_spin(4)[:3]:
                 runner.committer.handle(event)
-            # The ball sensor failed: the dealer keys the number in (DESIGN §4.4 cmd/event).
+            # The ball sensor failed: the dealer keys the number in (contracts §4.4 cmd/event).
             body = {"id": 7, "event": {"type": "winning_number", "number": 4}}
             reply = await runner.commands.command("event", json.dumps(body).encode())
         finally:

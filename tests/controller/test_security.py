@@ -474,7 +474,7 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
 
 
 async def test_without_security_round_and_fault_commands_are_refused(tmp_path: Path) -> None:
-    """Safe by default (DESIGN §7): no [security] roles, no insecure_commands → refused."""
+    """Safe by default (contracts §7): no [security] roles, no insecure_commands → refused."""
     with Journal(tmp_path / "j.sqlite", "T1") as journal:
         runner = TableRunner(
             table_id="T1",

@@ -1,4 +1,4 @@
-"""The topic scheme (DESIGN §4.3) and where each journal record is routed."""
+"""The topic scheme (contracts §4.3) and where each journal record is routed."""
 
 from __future__ import annotations
 

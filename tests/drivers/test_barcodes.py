@@ -212,7 +212,7 @@ def test_l2871_a_symbol_deck_still_decodes_a_ranked_card_for_the_game_to_refuse(
 
 
 def test_symbol_codes_never_read_as_a_ranked_card() -> None:
-    # DESIGN §4.1 extended: no spelling of a ranked card is RK, PA or SC.
+    # contracts §4.1 extended: no spelling of a ranked card is RK, PA or SC.
     spellings = {
         s
         for card in full_deck()

@@ -11,7 +11,7 @@ The :class:`Collector` is the consumer: one MQTT session on the real broker that
 outage must not cut the collector too, and a real broker restart reconnects the collector before
 the proxies let the controllers back in, so the collector misses nothing it should see.
 
-:func:`check_lane` is the contract (DESIGN §3, §7; issue 5): the journal's ``seq`` is contiguous
+:func:`check_lane` is the contract (contracts §3, §7; issue 5): the journal's ``seq`` is contiguous
 and its hash chain verifies; every journaled record is published; every published payload is byte
 for byte the journal's record for that ``seq`` (so no seq is published with two contents, and
 nothing is published that was never journaled); no round has two outcomes. A journal that rotated

@@ -1,6 +1,6 @@
 """Every device codec, fed garbage: it never raises and returns only its own message values.
 
-DESIGN §7: "garbage on any port never stops the service". The codec tests next to each protocol
+contracts §7: "garbage on any port never stops the service". The codec tests next to each protocol
 check round trips of valid traffic; this suite holds every decoder to the same contract from the
 outside, with bytes biased towards each protocol's framing characters (so the fuzzer reaches the
 field parsers, not just the resynchronisation) and arbitrary read boundaries: a decoder must give

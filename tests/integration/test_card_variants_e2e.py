@@ -9,7 +9,7 @@ real drivers → controller → a real Mosquitto.
   barcode, and the second betting round closed between the player's and the dealer's card.
 
 Each runs a few rounds with no verdict, a gapless ``seq``, and a journal that replays
-(``tablectl replay``) to the same outcomes (DESIGN §4.4).
+(``tablectl replay``) to the same outcomes (contracts §4.4).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ async def test_the_dealer_keys_in_rounds_and_counts_over_mqtt(
     counts = [r for r in records if r["type"] == "beads"]
     assert all(r["manual"] for r in counts)  # keyed in: marked manual in the journal
 
-    # The journal, exported as normalized events, replays to the same outcomes (DESIGN §4.4).
+    # The journal, exported as normalized events, replays to the same outcomes (contracts §4.4).
     exported = tmp_path / "events.jsonl"
     assert main(["export", "--journal", str(journal), "--all", "--out", str(exported)]) == 0
     replay_config = tmp_path / "replay.toml"

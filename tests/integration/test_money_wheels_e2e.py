@@ -2,7 +2,7 @@
 spun by the presenter once bets close (and, for a wheel with an RNG overlay, once the lab's studio
 RNG has drawn) → the real driver, engine, journal and publisher → a real Mosquitto.
 
-Wheelbet's "00" is published as the string "00" (DESIGN §4.3, seed-001 L4345); Spin & Win's 0 and
+Wheelbet's "00" is published as the string "00" (contracts §4.3, seed-001 L4345); Spin & Win's 0 and
 36 carry their colour and bet facts (L3971–3977); Mega Wheel's lucky number (L3959) and Music
 Wheel's bonus sector (L4339) are journaled after bets close and before the wheel is set spinning,
 and each outcome says whether its overlay applies.
@@ -78,7 +78,7 @@ async def test_wheelbet_publishes_00_as_the_string_00(
     )
     assert [o["status"] for o in outcomes] == ["settled", "settled"]
     zero, seventeen = (o["result"] for o in outcomes)
-    # DESIGN §4.3: "00" is the string "00", never 0; green, neither even nor odd (L4345, L4389).
+    # contracts §4.3: "00" is the string "00", never 0; green, neither even nor odd (L4345, L4389).
     assert (zero["segment"], zero["number"], zero["color"]) == ("00", "00", "green")
     assert (zero["parity"], zero["dozen"], zero["row"]) == (None, None, None)
     assert zero["index"] == layout.index("00")

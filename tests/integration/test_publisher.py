@@ -1,6 +1,6 @@
 """The publisher against a real Mosquitto: order, retained topics, Last Will, outages, commands.
 
-The invariant under test (DESIGN §7): every journaled record reaches the broker, in seq order,
+The invariant under test (contracts §7): every journaled record reaches the broker, in seq order,
 and is marked published only after its PUBACKs; outages cost duplicates, never gaps.
 """
 

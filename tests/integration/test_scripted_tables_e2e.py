@@ -8,7 +8,7 @@ the decision windows and reshuffles as the game's script says.
 
 Checked per game: every round settles with no verdict, ``seq`` is gapless, a face-down card is
 published withheld and revealed by its round's outcome, and the journal exported as normalized
-events replays (``tablectl replay``) to the same outcomes (DESIGN §4.4).
+events replays (``tablectl replay``) to the same outcomes (contracts §4.4).
 """
 
 from __future__ import annotations

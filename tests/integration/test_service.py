@@ -109,7 +109,7 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
 async def test_ready_comes_anyway_when_the_broker_stays_down(
     tmp_path: Path, mosquitto: MosquittoProcess, notify: NotifyListener
 ) -> None:
-    # A table must journal with its broker down (DESIGN §7): READY is bounded, with a status.
+    # A table must journal with its broker down (contracts §7): READY is bounded, with a status.
     mosquitto.stop()
     async with sim_wheel(tmp_path / "wheel") as wheel:
         config = roulette_config(TABLE, wheel.link, tmp_path / "j.sqlite", mosquitto.url)

@@ -1,6 +1,6 @@
 """Admission: what the archive stores of a message on a table's topic, and what it quarantines.
 
-Why one function: nothing on the broker is trusted (DESIGN §7). Anyone who can publish on the
+Why one function: nothing on the broker is trusted (contracts §7). Anyone who can publish on the
 floor's broker can send anything on ``{prefix}/{table}/events``: ten megabytes, JSON nested a
 hundred thousand deep, a ``seq`` of 2**63-1 (a gap the archive would ask the table to fill for
 ever), a record dated 9999-12 or one in each of four thousand months (a partition each). Every

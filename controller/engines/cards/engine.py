@@ -16,8 +16,8 @@ listed in :mod:`~tablectl.controller.engines.cards.phases`, which draws the mach
 
 - ``idle`` is the only phase in which a round may open (the betting timer opens rounds there).
   The initial phase is ``idle`` with a shoe of unknown history: a stream that begins mid-shoe
-  (DESIGN §4.4) validates from its first ``round_open``, counting composition from a full shoe and
-  expecting no burn.
+  (contracts §4.4) validates from its first ``round_open``, counting composition from a full shoe
+  and expecting no burn.
 - The engine decides from device events alone when a round is complete: the outcome is published
   right after the last card the rules call for.
 - ``pending_decision`` holds a round for a supervisor (seed-000 GEN-10/11/12, BAC-I4): a device

@@ -13,7 +13,7 @@ the round machines::
     last_coup   unknown, ready, ended   ended      the shoe's last round is over
     burn_done   ready                   ready      the burn of the new shoe is complete
 
-``unknown``: the stream began mid-shoe (DESIGN §4.4: composition is counted from a full shoe, no
+``unknown``: the stream began mid-shoe (contracts §4.4: composition is counted from a full shoe, no
 burn expected). ``ready``: a shuffle the engine saw and accepted (regulatory R6). ``rejected``: the
 shuffler's count or deck check failed (R6: the deck is removed). ``ended``: the shoe's last coup is
 over (the cut card, seed-002-004 BAC 3.2.2 / 3.5.4; a deck shuffled every round) or it reported

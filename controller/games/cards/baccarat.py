@@ -159,7 +159,7 @@ def next_expected(player_cards: Sequence[Card], banker_cards: Sequence[Card]) ->
 def outcome(
     player_cards: Sequence[Card], banker_cards: Sequence[Card], *, commission: bool = True
 ) -> dict[str, Any]:
-    """The DESIGN §4.3 baccarat result of a complete coup.
+    """The contracts §4.3 baccarat result of a complete coup.
 
     ``winner``: the higher total, ``tie`` when equal (seed-000 §4.4, seed-002-004 BAC 3.5.2).
     ``natural``: either hand has 8/9 with two cards. ``player_pair``/``banker_pair``: the hand's

@@ -337,18 +337,18 @@ class BaseGame:
             allowed = ", ".join(sorted(self.decision_actions)) or "none"
             return Finding(
                 DECISION_REFUSED,
-                "DESIGN §4.4",
+                "contracts §4.4",
                 f"{self.name} takes no {decision.action!r} decision (takes: {allowed})",
             )
         if decision.box not in deal.boxes:
-            return Finding(DECISION_REFUSED, "DESIGN §4.4", f"box {decision.box} is not playing")
+            return Finding(DECISION_REFUSED, "contracts §4.4", f"box {decision.box} is not playing")
         return None
 
     def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
         """Apply a decision: the cards it calls for (``[]``: none), or a finding (refused)."""
         del deal
         return Finding(
-            DECISION_REFUSED, "DESIGN §4.4", f"{decision.action!r} does not change this deal"
+            DECISION_REFUSED, "contracts §4.4", f"{decision.action!r} does not change this deal"
         )
 
     def confirm(self, deal: Deal) -> bool:

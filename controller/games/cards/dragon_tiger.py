@@ -1,9 +1,9 @@
 """Dragon Tiger and its one-card-each relatives as pure functions: rank order, deal order, result.
 
-One family, three presets chosen by ``[rules] variant`` (DESIGN §4.2: a rule book's game is a
+One family, three presets chosen by ``[rules] variant`` (contracts §4.2: a rule book's game is a
 preset of its family's engine). Rule-book ids point into ``../shared/rules/seed-001-...md``:
 
-- ``dragon_tiger`` (§3.6): 8 decks (L1803); dragon then tiger (order not stated [GAP]; DESIGN §6
+- ``dragon_tiger`` (§3.6): 8 decks (L1803); dragon then tiger (order not stated [GAP]; contracts §6
   "dragon tiger D,T"); A low … K high (L1807); equal ranks ``tie``, and ``suited_tie`` when the
   suits match too (L1809–1821).
 - ``football_studio`` (§3.7): 8 decks (L1778); home then away (order not stated [GAP]; as
@@ -139,7 +139,7 @@ def outcome(first: Card, second: Card, variant: Variant = "dragon_tiger") -> dic
     """The result of a coup: ``first`` is the card of the first position in deal order.
 
     dragon_tiger: ``{"winner": "dragon"|"tiger"|"tie", "dragon": "KH", "tiger": "2C",
-    "suited_tie": bool}`` (DESIGN §4.3). football_studio: ``{"winner": "home"|"away"|"draw",
+    "suited_tie": bool}`` (contracts §4.3). football_studio: ``{"winner": "home"|"away"|"draw",
     "home": .., "away": ..}``. war_of_bets: ``{"winner": "player"|"dealer"|"war", "player": ..,
     "dealer": ..}``.
     """

@@ -24,7 +24,7 @@ What a shoe is, as the controller sees it (rule-book ids point into ``../shared/
 - **Cut card.** It must leave at least ``cut_card_min_behind`` cards behind it (seed-000 BAC-E3
   ≥ 13, V-BAC-6; seed-002-004 BAC 1.3.1/3.3.4: seven from the end): :data:`CUT_CARD_TOO_DEEP`.
   Which coup is the last is the engines' :data:`LastCoup` rule (see there).
-- **A stream that begins mid-shoe** (DESIGN §4.4): a :class:`Shoe` built with ``known=False``
+- **A stream that begins mid-shoe** (contracts §4.4): a :class:`Shoe` built with ``known=False``
   counts composition from a full shoe and expects no burn; the checks that need to know how many
   cards the shoe held (cut-card depth, ``shoe_empty`` count) are skipped.
 """
@@ -176,11 +176,11 @@ def burn_count(card: Card) -> int:
 def read_card(code: str, *, symbols: bool = False) -> Card | Finding:
     """The card an event names, or a :data:`NOT_A_CARD` finding (the coup waits for a rescan or a
     manual card, like a read error). ``symbols``: the table deals a symbol deck (``RK``, ``PA``,
-    ``SC`` are cards there, DESIGN §4.1 extended; nowhere else)."""
+    ``SC`` are cards there, contracts §4.1 extended; nowhere else)."""
     try:
         return parse_card(code, symbols=symbols)
     except ValueError:
-        return Finding(NOT_A_CARD, "DESIGN §4.1", f"{code!r} is not a card")
+        return Finding(NOT_A_CARD, "contracts §4.1", f"{code!r} is not a card")
 
 
 class Shoe:
@@ -189,7 +189,7 @@ class Shoe:
     Args:
         decks: decks in the shoe (each (rank, suit) may come out this many times).
         jokers_per_deck: jokers each deck carries (0: a joker is refused).
-        known: ``False`` for a stream that begins mid-shoe (DESIGN §4.4): composition is counted
+        known: ``False`` for a stream that begins mid-shoe (contracts §4.4): composition is counted
             from a full shoe, but how many cards came out before is unknown, so depth checks
             (cut card, ``shoe_empty``) are skipped.
         counted: the shuffler's own count of this shoe, when a shuffler loaded it (R6).

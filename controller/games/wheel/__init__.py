@@ -28,7 +28,7 @@ One family, a preset per rule-book game; ``[rules]`` overrides its parameters. M
   7x, and … 5 … (5 to 1) x 2 x 7". Monopoly's Chance (L1875–1887) chains the same way with the
   card's multiplier (the card is not the wheel's: the wheel factor is 1), and a cash card may end
   the round there (C25: ``open_chain``, closed by a supervisor ``confirm``).
-- **Numbers.** Wheelbet's "00" is the string ``"00"`` in every result, never 0 (DESIGN §4.3);
+- **Numbers.** Wheelbet's "00" is the string ``"00"`` in every result, never 0 (contracts §4.3);
   Wheelbet and Spin & Win results carry ``color`` and the facts of their bets (``number_facts``).
 - **RNG overlays** (:mod:`.overlay`): Mega Wheel's lucky number, Music Wheel's bonus sector,
   Crazy Time's Top Slot, each one ``rng_draw`` after bets close and before its deadline.

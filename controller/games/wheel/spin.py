@@ -48,7 +48,7 @@ def kind(rules: WheelRules, label: str) -> Kind:
 
 def number_of(label: str) -> int | str | None:
     """A number label as the outcome's ``number``: an int, except a label with a leading zero,
-    which keeps its spelling — Wheelbet's ``"00"`` is the string ``"00"``, never 0 (DESIGN §4.3,
+    which keeps its spelling — Wheelbet's ``"00"`` is the string ``"00"``, never 0 (contracts §4.3,
     as roulette's 00; seed-001 L4345). ``None`` for a label that is not a number."""
     if not is_number(label):
         return None
@@ -103,7 +103,7 @@ def check_spin(
 def spin_result(
     rules: WheelRules, spins: Sequence[Mapping[str, Any]], *, respins: int = 0
 ) -> dict[str, Any]:
-    """The ``result`` of a settled wheel round (DESIGN §4.3 ``{"segment": "10", "index": n}``,
+    """The ``result`` of a settled wheel round (contracts §4.3 ``{"segment": "10", "index": n}``,
     extended).
 
     ``spins`` are the counted spins in order (``{"segment", "index", ...}``); the last is the

@@ -44,7 +44,7 @@ LATENCY_BUCKETS: tuple[float, ...] = (
     60.0,
 )
 """Upper bounds (s) of the publish-latency histogram: the target is p50 ≤ 1.5 ms, p99 ≤ 5 ms
-(DESIGN §8), and a broker outage shows up in the top buckets."""
+(contracts §8), and a broker outage shows up in the top buckets."""
 
 _MAX_PENDING = 100_000
 """Journaled-but-unacknowledged seqs remembered for latency (a long broker outage drops the

@@ -3,7 +3,7 @@
 Device events and commands are funnelled through one queue, so the table sees a single ordered
 stream. For each batch: the engine decides it → the events and their conclusions are journaled
 in one commit on the journal's thread → the publisher is woken. Nothing leaves the process
-before it is in the journal (DESIGN §3).
+before it is in the journal (contracts §3).
 
     table     TableRunner: composes the parts below, merges the driver streams into one queue,
               runs the batches; a refused write locks the table

@@ -6,7 +6,7 @@ event followed by its own conclusions, as a batch of one writes them — in one 
 where the runner used to need two (events, then conclusions). Nothing leaves the process (no
 publish, no retained view, no device command, no reply) before that transaction is durable, so
 this is no weaker than committing the events first: a crash before the fsync loses the batch
-either way, and a crash after it finds the events *and* their conclusions (DESIGN §3; the
+either way, and a crash after it finds the events *and* their conclusions (contracts §3; the
 restart rules of :mod:`tablectl.controller.service.recovery` are unchanged).
 
 Deciding first means the engine has moved on before the commit; a commit that fails must move

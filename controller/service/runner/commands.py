@@ -54,7 +54,7 @@ COMMAND_VERBS = ("clear_fault", "clock_confirm", "event", "resend", "status", "v
 
 COMMANDS_DISABLED: Final = "commands_disabled"
 """The refusal code of a round- or fault-changing command on a table without ``[security]``
-roles (safe by default, DESIGN §7)."""
+roles (safe by default, contracts §7)."""
 
 FIELD_TOO_LONG: Final = "field_too_long"
 _MALFORMED: Final = frozenset({"payload_too_large", "bad_request", "unknown_command"})

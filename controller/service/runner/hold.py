@@ -1,6 +1,6 @@
 """What reaches the engine: an engine that raised holds the round; a void only for its round.
 
-Engines return irregularities as verdicts and never raise for a bad sequence (DESIGN §6); an
+Engines return irregularities as verdicts and never raise for a bad sequence (contracts §6); an
 exception out of :meth:`Engine.apply` is therefore a defect of the engine or of its rules (a
 configuration the game cannot play, a state an upgrade left behind). It must cost neither the
 event — the device reported it, so the journal keeps it — nor the table process. What it costs is

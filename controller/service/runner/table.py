@@ -5,7 +5,7 @@ stream. Under load this is a group commit: the events that queued up while the l
 being written form the next batch. The engine decides the batch first
 (:mod:`~tablectl.controller.service.runner.batch`); the events and their conclusions are then
 journaled in one transaction on the journal's own thread, and only once that is durable does
-anything about them leave the process (DESIGN §3, docs/architecture.md). A write the journal
+anything about them leave the process (contracts §3, docs/architecture.md). A write the journal
 refuses rolls the engine back and locks the table (:mod:`tablectl.controller.service.outage`)
 until it writes again.
 
@@ -235,7 +235,7 @@ class TableRunner:
     async def _run_batch(self, batch: list[Queued]) -> None:
         outage = self.state.outage
         if outage is not None and not self._resume():
-            # Locked: nothing that cannot be journaled is acted on (DESIGN §3, R14).
+            # Locked: nothing that cannot be journaled is acted on (contracts §3, R14).
             for event, future in batch:
                 outage.drop(event)
                 if future is not None and not future.done():

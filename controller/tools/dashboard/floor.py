@@ -6,7 +6,7 @@ subscriber feeds :meth:`Floor.ingest` each MQTT message, and the pages read :cla
 retained ``status``, ``state``, ``outcome`` and ``devices/{id}``, the live ``events`` and
 ``alarms``. Commands (``cmd/…``) and anything else under the prefix are ignored.
 
-**Nothing on the broker is trusted** (DESIGN §7: anyone who can publish there may have): every
+**Nothing on the broker is trusted** (contracts §7: anyone who can publish there may have): every
 message is read bounded (:func:`~tablectl.controller.core.bounded_json.read_object`: size,
 UTF-8, JSON depth, numbers, an object) and every field the pages use is type-checked before
 anything is kept; what is kept is a typed snapshot with bounded strings and lists, never the

@@ -1,4 +1,4 @@
-"""``tablectl diag``: the technician's commands (DESIGN §4.5, issue 6).
+"""``tablectl diag``: the technician's commands (contracts §4.5, issue 6).
 
 Wiring, from :mod:`tablectl.controller.tools.cli`::
 

@@ -74,7 +74,7 @@ _SUITS: Final[Mapping[str, tuple[str, str]]] = {
     "D": ("♦", "bright_red"),
 }
 _CARD: Final = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA])([SHDC])(?![A-Za-z0-9])")
-"""A card code as published (DESIGN §4.1), standing on its own in a summary."""
+"""A card code as published (contracts §4.1), standing on its own in a summary."""
 
 _FACES: Final = "⚀⚁⚂⚃⚄⚅"
 _BALL_COLOURS: Final[Mapping[str, str]] = {

@@ -11,7 +11,7 @@ beats rock, scissors beat paper, the same symbol is a draw and the bet is return
 (L2879–2903).
 
 A symbol deck: its cards are ``RK`` (the book's stone), ``PA`` and ``SC`` in the card notation
-(:data:`tablectl.drivers.cards.SYMBOLS`, DESIGN §4.1 extended; the shoe decodes them where its
+(:data:`tablectl.drivers.cards.SYMBOLS`, contracts §4.1 extended; the shoe decodes them where its
 ``[[devices]]`` entry says ``symbol_deck = "rock_paper_scissors"``). How many cards of each
 symbol the deck has is not given [GAP]: ``[rules] cards_per_symbol`` (default 18, a deck of 54 like
 a standard deck with its jokers), the shoe's composition check and the shuffle count follow it.

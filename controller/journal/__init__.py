@@ -62,7 +62,7 @@ from tablectl.controller.journal.retention import (
     verify_chain,
 )
 from tablectl.controller.journal.seals import read_seal, seal_path
-from tablectl.controller.journal.store import Journal
+from tablectl.controller.journal.store import Committed, Journal, StoredRow
 from tablectl.controller.journal.verify import (
     FileSummary,
     verify_conn,
@@ -83,12 +83,14 @@ __all__ = [
     "UNKEYED_NOTE",
     "Archive",
     "ChainReport",
+    "Committed",
     "FileSummary",
     "Journal",
     "JournalIntegrityError",
     "JournalRecord",
     "KeyedAnchors",
     "KeyedEvidenceError",
+    "StoredRow",
     "add_verify_arguments",
     "archive_path",
     "canonical_json",

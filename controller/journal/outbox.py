@@ -3,7 +3,9 @@
 There is no separate outbox: every record is written to the journal first, and the MQTT outbox
 is just the ``published`` column. A row is marked only after the broker acknowledged it, so
 unpublished rows are always a suffix of the live file (the ``records_unpublished`` index finds it
-in O(log n)), and a restart publishes whatever is still unmarked.
+in O(log n)), and a restart publishes whatever is still unmarked. A running table's outbox is
+handed each commit's rows (:mod:`tablectl.controller.mqtt.outbound`); it reads them from here
+only for what was not handed (a start's backlog, a long broker outage, a time-based anchor).
 
 These functions run on the live file's connection;
 :class:`tablectl.controller.journal.store.Journal` calls them under its lock.

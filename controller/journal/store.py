@@ -31,12 +31,11 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import structlog
 
@@ -61,16 +60,24 @@ from tablectl.controller.journal.retention import archived_discount, newest_disc
 from tablectl.controller.journal.retention import prune as prune_rotated
 from tablectl.controller.journal.verify import verify_conn
 
-__all__ = ["Journal"]
+__all__ = ["Committed", "Journal", "StoredRow"]
 
 log = structlog.get_logger("tablectl.journal")
 
 T = TypeVar("T")
 
-TAIL_RECORDS = 256
-"""Unpublished records whose payloads the journal keeps in memory for the outbox
-(:meth:`Journal.recent_payloads`): the outbox normally trails the journal by a batch or two, and
-past this (a broker down) it reads the file instead."""
+StoredRow = tuple[int, str, bytes]
+"""A record as stored: ``(seq, type, body)``, the body its canonical JSON (what is published)."""
+
+
+class Committed(NamedTuple):
+    """What one :meth:`Journal.commit` wrote."""
+
+    records: list[JournalRecord]
+    """The records given, as stored (in order)."""
+    rows: list[StoredRow]
+    """Every row the transaction wrote, in ``seq`` order: the records given, then the anchor
+    the journal chained after them, if one was due (the outbox is handed these)."""
 
 
 class Journal(Closing):
@@ -126,12 +133,6 @@ class Journal(Closing):
         self._closed = False
         self._writer: ThreadPoolExecutor | None = None
         """The journal's own thread (:meth:`in_writer`), started on first use."""
-        self._tail: deque[tuple[int, str, bytes]] = deque()
-        """``(seq, type, payload)`` of records appended since the outbox's last mark, at most
-        :data:`TAIL_RECORDS` (the newest); its own small lock, never held for I/O."""
-        self._tail_lock = threading.Lock()
-        self._tail_from = 0
-        """The tail holds every unpublished record from this ``seq`` on."""
         self._last_ts: datetime | None = None
         """The newest record's ``ts`` (across rotations): retention's clock never runs ahead."""
         self._last_ts_text: str | None = None
@@ -159,9 +160,6 @@ class Journal(Closing):
             live.conn.close()
             raise JournalError(f"{self.path}: cannot read the outbox: {exc}") from None
         self.acknowledged_seq = live.last_seq if first is None else first - 1
-        with self._tail_lock:  # what is unpublished in the file now is read from the file
-            self._tail.clear()
-            self._tail_from = live.last_seq + 1
         """Every record up to this ``seq`` is marked published (acknowledged by the broker);
         read without the lock (an int), so the table's ``state`` tells the outbox's backlog
         without a query on the event loop."""
@@ -249,7 +247,15 @@ class Journal(Closing):
     def append(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
     ) -> list[JournalRecord]:
-        """Append a batch in one transaction (one fsync) and return the stored records.
+        """:meth:`commit` ``records``; the stored records."""
+        return self.commit(records, after_seq=after_seq).records
+
+    def commit(
+        self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
+    ) -> Committed:
+        """Append a batch in one transaction (one fsync); the stored records and every row written
+        (:class:`Committed`: its writer hands those to the outbox, which publishes them as
+        stored, without reading them back).
 
         ``after_seq``: the ``seq`` the batch must follow. A caller that decided what the records
         say from the ``seq`` they will get (the runner gives the engine each event's ``seq``
@@ -277,7 +283,7 @@ class Journal(Closing):
                 )
             prepared = [prepare_record(raw, self.table_id) for raw in records]
             if not prepared:
-                return []
+                return Committed([], [])
             if self._rotation_due(prepared[0]):
                 self._rotate_locked()
             seq, prev = self._live.last_seq, self._live.last_hash
@@ -296,19 +302,11 @@ class Journal(Closing):
                 seq, prev = seq + 1, self._anchor_row(rows, seq, prev, stored[-1].ts)
             self._live.insert(rows, f"{len(rows)} record(s)")
             self._advance(seq, prev, stored[0].ts, stored[-1].ts)
-            self._keep_tail(rows)
             if anchored:
                 self._unanchored, self._unanchored_seen = 0, None
             else:
                 self._unanchored += len(rows)
-            return stored
-
-    def _keep_tail(self, rows: list[Row]) -> None:
-        """Just written: the rows' payloads for the outbox (:meth:`recent_payloads`)."""
-        with self._tail_lock:
-            self._tail.extend((row[0], row[2], row[3].encode("utf-8")) for row in rows)
-            while len(self._tail) > TAIL_RECORDS:
-                self._tail_from = self._tail.popleft()[0] + 1
+            return Committed(stored, [(row[0], row[2], row[3].encode("utf-8")) for row in rows])
 
     def _advance(self, seq: int, last_hash: str, first_ts: str, last_ts: str) -> None:
         """After an insert: the newest record, and the live file's first ``ts`` (rotation)."""
@@ -347,7 +345,6 @@ class Journal(Closing):
             new_hash = self._anchor_row(rows, self._live.last_seq, self._live.last_hash, ts)
             self._live.insert(rows, "an anchor")
             self._advance(rows[0][0], new_hash, ts, ts)
-            self._keep_tail(rows)
             self._unanchored, self._unanchored_seen = 0, None
             return read_record(rows[0][3], rows[0][0])
 
@@ -510,22 +507,6 @@ class Journal(Closing):
             self._check_open()
             return outbox.unpublished_payloads(self._live.conn, self.path, limit, after)
 
-    def recent_payloads(
-        self, limit: int = 100, after: int = 0
-    ) -> list[tuple[int, str, bytes]] | None:
-        """:meth:`unpublished_payloads` from memory, without the file or the journal's lock;
-        ``None`` when memory does not hold them all (read the file then).
-
-        Why: the outbox reads what the runner just committed, and a read of the file is a trip
-        to the journal's thread (~0.1 ms here) on every outcome's way out; memory already has
-        the stored bytes. Safe from any thread.
-        """
-        with self._tail_lock:
-            if after + 1 < self._tail_from:
-                return None
-            found = [row for row in self._tail if row[0] > after]
-        return found[:limit]
-
     def mark_published(self, up_to_seq: int) -> None:
         """Mark every record with ``seq <= up_to_seq`` as acknowledged.
 
@@ -548,9 +529,6 @@ class Journal(Closing):
                 self._live.conn.close()
                 raise
             self.acknowledged_seq = max(self.acknowledged_seq, up_to_seq)
-            with self._tail_lock:
-                while self._tail and self._tail[0][0] <= up_to_seq:
-                    self._tail.popleft()
 
     # -- reading ---------------------------------------------------------------------------
 

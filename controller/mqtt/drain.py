@@ -1,17 +1,18 @@
 """The outbox drain: the journal's unpublished records to the broker, in ``seq`` order.
 
-The journal is the queue (DESIGN §4.3): records are read from
-:meth:`Journal.unpublished_payloads` and published with QoS 1, and marked published only after
-every route's PUBACK, so a broker outage, a cut connection or a crash costs at most duplicate
-deliveries (consumers de-duplicate by ``(table, seq)``), never a gap. One :class:`OutboxDrain`
-per :class:`~tablectl.controller.mqtt.publisher.Publisher`; it runs as the connection's outbox
-task.
+The journal is the queue (DESIGN §4.3): records are published with QoS 1 as the runner handed
+them after their commit (:meth:`Outbound.handed`) — or, for what was not handed (the backlog
+of a start or a long broker outage, a time-based anchor), as read from
+:meth:`Journal.unpublished_payloads` — and marked published only after every route's PUBACK, so
+a broker outage, a cut connection or a crash costs at most duplicate deliveries (consumers
+de-duplicate by ``(table, seq)``), never a gap. One :class:`OutboxDrain` per
+:class:`~tablectl.controller.mqtt.publisher.Publisher`; it runs as the connection's outbox task.
 
 At wire speed: a batch goes out on the outbox's own connection in one write
 (:class:`~.wire.Wire`, no task, future or message object per PUBLISH) and its PUBACKs are
 counted by packet id as they arrive; the drain awaits once per batch, for the whole batch. Its
-journal reads and marks run on the journal's own thread (:meth:`Journal.in_writer`), so a
-table's slow disk never stalls the event loop the other tables share.
+file reads and marks run on the journal's own thread (:meth:`Journal.in_writer`), so a table's
+slow disk never stalls the event loop the other tables share.
 """
 
 from __future__ import annotations
@@ -89,10 +90,11 @@ class OutboxDrain:
     each drain).
 
     Args:
-        journal: the outbox; only ``unpublished_payloads``, ``mark_published`` and ``in_writer``
-            are used.
+        journal: the outbox's file; only ``unpublished_payloads``, ``mark_published`` and
+            ``in_writer`` are used.
         topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
-        outbound: the table's :class:`Outbound`, whose ``wakeup`` :meth:`run` waits on.
+        outbound: the table's :class:`Outbound`: the records handed to it, and the ``wakeup``
+            :meth:`run` waits on.
         trace: the publisher's trace hook (``puback``, ``marked``).
         batch_size: records read and pipelined per round; one mark each.
         timeout: seconds to wait for a batch's PUBACKs before the connection is considered
@@ -151,12 +153,12 @@ class OutboxDrain:
         wire.flush()
 
     async def run(self, wire: Wire[_Token], stop: asyncio.Event) -> None:
-        """Drain whenever :meth:`Outbound.notify` wakes it; return after a drain once ``stop``
-        is set."""
+        """Drain whenever the outbound wakes it (a commit handed, a notify); return after a drain
+        once ``stop`` is set."""
         while True:
             self._out.wakeup.clear()
             await self.drain(wire)
-            # A notify() during that drain may be a record it did not read (the final flush
+            # A wakeup during that drain may be a record it did not read (the final flush
             # must publish the power_off appended just before stop).
             if stop.is_set() and not self._out.wakeup.is_set():
                 return
@@ -185,14 +187,18 @@ class OutboxDrain:
         while True:
             self.mark(self._acked)
             # The stored canonical JSON is the payload: no decode and re-encode per record.
-            # What the runner just committed is in the journal's memory; the file only after a
-            # restart or a long broker outage.
-            records = self._journal.recent_payloads(self._batch_size, after=self._acked)
+            # What the runner just committed it handed over; the file only for the rest.
+            records = self._out.handed(self._batch_size, after=self._acked)
             if records is None:
                 read = functools.partial(
                     self._journal.unpublished_payloads, self._batch_size, after=self._acked
                 )
-                records = await self._in_writer(read)
+                try:
+                    records = await self._in_writer(read)
+                except BaseException:
+                    self._out.read_file(exhausted=False)
+                    raise
+                self._out.read_file(exhausted=len(records) < self._batch_size)
             if not records:
                 return
             seqs = [seq for seq, _, _ in records]
@@ -215,8 +221,8 @@ class OutboxDrain:
                     self._acked = max(self._acked, batch.seqs[batch.done - 1])
                     self.mark(self._acked)
             if len(records) < self._batch_size:
-                # The journal had no more. A record committed after that read comes with its own
-                # notify(), which wakes run() again: no thread hop for a read that finds nothing.
+                # No more. A record committed after that read is handed (or notified) with a
+                # wakeup of run(): no thread hop for a read that finds nothing.
                 return
 
     def mark(self, up_to: int) -> None:

@@ -1,13 +1,20 @@
-"""What a table says on MQTT besides its journal: latest-value slots, ``status``, alarms.
+"""What a table hands to MQTT: its committed records, latest-value slots, ``status``, alarms.
 
 The table's runner writes to an :class:`Outbound`; the
 :class:`~tablectl.controller.mqtt.publisher.Publisher` reads and sends it (DESIGN §4.3). Kept apart
 from the publisher so the runner depends on this small surface only, not on the connection.
+
+The outbox in one place: the runner hands each commit's rows here (:meth:`Outbound.committed`),
+the drain (:mod:`~tablectl.controller.mqtt.drain`) publishes them as stored and marks the
+journal once the broker acknowledged them. The journal's file is read only for what was not
+handed: the backlog a start or a long broker outage leaves, and a record written without the
+runner (a time-based anchor: :meth:`Outbound.notify`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -15,10 +22,15 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from tablectl.controller.core.time import format_moment
-from tablectl.controller.journal import SCHEMA, canonical_json
+from tablectl.controller.journal import SCHEMA, StoredRow, canonical_json
 from tablectl.controller.mqtt.topics import Topics
 
-__all__ = ["Outbound", "published_payload", "withheld_form"]
+__all__ = ["HANDED_RECORDS", "Outbound", "published_payload", "withheld_form"]
+
+HANDED_RECORDS: Final = 256
+"""Committed records the outbox keeps as handed, not yet acknowledged: it normally trails the
+journal by a batch or two; past this (a broker down) the oldest are dropped and it reads the
+file instead."""
 
 
 def _utc_now() -> datetime:
@@ -68,9 +80,9 @@ class Outbound:
     The table writes here and the :class:`Publisher` sends it. Built before both and given to
     both, so neither is wired to the other afterwards: the table's runner is built with it (it is
     the runner's ``TableOutputs``), then the publisher with it and the runner's command desk
-    (``on_command=runner.commands.command``).
-    The journal's records do not pass through here (the publisher drains them from the journal);
-    :meth:`notify` only wakes the drain. The attributes are the publisher's to read and reset.
+    (``on_command=runner.commands.command``). The journal's committed rows are handed here
+    (:meth:`committed`) for the publisher's drain (:meth:`handed`). The attributes are the
+    publisher's to read and reset.
 
     Args:
         topics: the table's topic scheme (the publisher's must be the same).
@@ -90,6 +102,10 @@ class Outbound:
         self.transient: list[tuple[str, bytes]] = []
         # cmd/resend's records: sent behind live play, a chunk at a time (Publisher).
         self.resends: deque[tuple[str, bytes]] = deque()
+        # Committed rows not yet acknowledged, in seq order, as handed (HANDED_RECORDS at most).
+        self._handed: deque[StoredRow] = deque()
+        # Something may be in the journal that was not handed: the drain reads the file next.
+        self._unhanded = True
         self.renew()
 
     def renew(self) -> None:
@@ -100,12 +116,44 @@ class Outbound:
         self.connected = asyncio.Event()
         self.resend_waiting = asyncio.Event()
 
-    def notify(self) -> None:
-        """Tell the outbox that the journal has new records (call after each append, cheap).
-
-        Must be called from the event loop's thread.
-        """
+    def committed(self, rows: Sequence[StoredRow]) -> None:
+        """Hand the outbox what a commit wrote (:meth:`Journal.commit`'s rows), in ``seq`` order;
+        the drain publishes them from here. Cheap; from the event loop's thread."""
+        handed = self._handed
+        handed.extend(rows)
+        while len(handed) > HANDED_RECORDS:
+            handed.popleft()  # the drain then reads the file from where it is
         self.wakeup.set()
+
+    def notify(self) -> None:
+        """Tell the outbox that the journal has records it was not handed (a time-based anchor,
+        a tool's append): the drain reads the file for them. From the event loop's thread."""
+        self._unhanded = True
+        self.wakeup.set()
+
+    def handed(self, limit: int, after: int) -> list[StoredRow] | None:
+        """The oldest ``limit`` records past ``after`` (the broker acknowledged up to it), as
+        handed; ``None`` when the journal's file must be read instead (a record not handed, or
+        dropped past :data:`HANDED_RECORDS`). Call :meth:`read_file` with what that read found.
+        """
+        handed = self._handed
+        while handed and handed[0][0] <= after:
+            handed.popleft()
+        if self._unhanded:
+            self._unhanded = False
+            return None
+        if not handed:
+            return []
+        if handed[0][0] != after + 1 or handed[-1][0] - handed[0][0] >= len(handed):
+            return None  # a gap before or among them: a record that was not handed
+        return list(itertools.islice(handed, limit))
+
+    def read_file(self, *, exhausted: bool) -> None:
+        """The drain read the journal's file after :meth:`handed` said so: ``exhausted``, it
+        found all there was; else (more than one read's worth, or the read failed) the file is
+        read again next."""
+        if not exhausted:
+            self._unhanded = True
 
     def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
         """Set a latest-value slot (see :meth:`Publisher.set_retained`).

@@ -4,9 +4,10 @@ With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain, on its own lean c
 :mod:`~tablectl.controller.mqtt.wire`), the only modules of the service that speak MQTT. Why it
 is shaped this way:
 
-* The journal is the queue. Records are published from :meth:`Journal.unpublished_payloads`
-  in ``seq`` order with QoS 1 and marked only after every route's PUBACK, so a broker outage, a
-  cut connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
+* The journal is the queue. Records are published as the runner handed them after their
+  commit (what was not handed: from :meth:`Journal.unpublished_payloads`), in ``seq`` order
+  with QoS 1, and marked only after every route's PUBACK, so a broker outage, a cut
+  connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
   ``(table, seq)``), never a gap. The MQTT session is therefore clean: the broker need not keep
   anything for us, and commands sent while the table is offline are dropped rather than executed
   late.
@@ -229,9 +230,9 @@ class Publisher:
         await self._out.connected.wait()
 
     def notify(self) -> None:
-        """Tell the outbox that the journal has new records (call after each append, cheap).
-
-        Must be called from the event loop's thread.
+        """Tell the outbox that the journal has records it was not handed (an append outside the
+        runner: a time-based anchor, a tool); it reads them from the file. Cheap; from the event
+        loop's thread (the runner hands its commits: :meth:`Outbound.committed`).
         """
         self._out.notify()
 

@@ -33,7 +33,7 @@ from tablectl.controller.engines import load_rules
 from tablectl.controller.engines.cards import BaccaratEngine, CardEngine, DragonTigerEngine
 from tablectl.controller.games.cards.shoe import full_shoe_codes
 from tablectl.controller.games.catalog import CATALOG
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.diag.cli import add_arguments, run_async
 from tablectl.controller.tools.diag.stats.shoes import Shoe, ShoeWindow, read_shoes
@@ -83,15 +83,15 @@ class BufferedJournal:
     def last_seq(self) -> int:
         return len(self.records)
 
-    def append(
+    def commit(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
+    ) -> Committed:
         assert after_seq in (None, self.last_seq)  # one writer: never a conflict
         stored = []
         for record in records:
             self.records.append(dict(record))
             stored.append(journaled(dict(record), seq=len(self.records)))
-        return stored
+        return Committed(stored, [])  # no outbox here: nothing handed
 
     @property
     def acknowledged_seq(self) -> int:

@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
 from tablectl.controller.journal import (
+    ANCHOR,
     GENESIS_HASH,
     Journal,
+    KeyedAnchors,
     canonical_json,
     record_hash,
     verify_file,
 )
-from tablectl.controller.journal.store import TAIL_RECORDS
 
 TABLE = "BAC-01"
 
@@ -324,28 +325,19 @@ def test_a_full_disk_that_is_not_the_journals_is_a_write_error(tmp_path: Path) -
         assert j.verify() == j.last_seq
 
 
-def test_the_outbox_reads_what_was_just_written_from_memory_as_the_file_has_it(
-    path: Path,
-) -> None:
-    with Journal(path, TABLE) as journal:
-        journal.append([rec(n=i) for i in range(5)])
-        assert journal.recent_payloads(100, after=0) == journal.unpublished_payloads(100, after=0)
-        assert journal.recent_payloads(2, after=1) == journal.unpublished_payloads(2, after=1)
-        journal.mark_published(3)  # acknowledged: no longer kept
-        assert [seq for seq, _, _ in journal.recent_payloads(100, after=3) or []] == [4, 5]
-        # More than the memory keeps: the oldest are read from the file again.
-        many = [rec(n=i) for i in range(TAIL_RECORDS + 10)]
-        journal.append(many)
-        assert journal.recent_payloads(100, after=3) is None
-        newest = journal.last_seq - 5
-        assert journal.recent_payloads(100, after=newest) == journal.unpublished_payloads(
-            100, after=newest
-        )
-    with Journal(path, TABLE) as journal:
-        # Reopened: what is unpublished is in the file only, until something new is written.
-        assert journal.recent_payloads(100, after=3) is None
-        journal.mark_published(journal.last_seq)
-        assert journal.recent_payloads(100, after=journal.last_seq) == []
+def test_a_commit_returns_every_row_it_wrote_as_the_file_has_it(path: Path) -> None:
+    """What the outbox is handed after a commit is byte for byte what it would read back."""
+    key = b"k" * 32
+    with Journal(path, TABLE, anchors=KeyedAnchors(key, every=4)) as journal:
+        first = journal.commit([rec(n=i) for i in range(3)])
+        assert [r.seq for r in first.records] == [1, 2, 3]
+        assert first.rows == journal.unpublished_payloads(100, after=0)
+        # The fourth record makes an anchor due: chained after it, in the same transaction.
+        second = journal.commit([rec(n=3)])
+        assert [r.seq for r in second.records] == [4]
+        assert [(seq, kind) for seq, kind, _ in second.rows] == [(4, "card"), (5, ANCHOR)]
+        assert second.rows == journal.unpublished_payloads(100, after=3)
+        assert journal.append([rec(n=4)])[0].seq == 6
 
 
 def test_the_writer_thread_runs_calls_in_order_and_refuses_them_once_closed(path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, StoredRow
 from tablectl.controller.service.runner import TableRunner
 from tests.support.journals import GatedJournal
 
@@ -42,7 +42,7 @@ class Sinks:
         self.status: list[dict[str, Any]] = []
         self.state: list[dict[str, Any]] = []
 
-    def notify(self) -> None:
+    def committed(self, rows: Sequence[StoredRow]) -> None:
         pass
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:

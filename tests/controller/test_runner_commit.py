@@ -16,7 +16,7 @@ import pytest
 
 from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Committed, Journal, StoredRow
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.batch import Before
 from tests.support.events import roulette_spin
@@ -33,14 +33,14 @@ class HeldJournal(Journal):
         self.entered = threading.Event()
         self.appends: list[int] = []
 
-    def append(
+    def commit(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
+    ) -> Committed:
         if threading.current_thread() is not threading.main_thread():
             self.entered.set()
             assert self.release.wait(10), "the test never released the commit"
         self.appends.append(len(records))
-        return super().append(records, after_seq=after_seq)
+        return super().commit(records, after_seq=after_seq)
 
 
 class Views:
@@ -48,10 +48,10 @@ class Views:
 
     def __init__(self) -> None:
         self.states: list[dict[str, Any]] = []
-        self.notified = 0
+        self.handed: list[list[int]] = []
 
-    def notify(self) -> None:
-        self.notified += 1
+    def committed(self, rows: Sequence[StoredRow]) -> None:
+        self.handed.append([seq for seq, _, _ in rows])
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
         if suffix == "state":
@@ -115,10 +115,10 @@ async def test_a_slow_commit_leaves_the_event_loop_free_and_nothing_out_before_i
         assert journal.last_seq == 0
         assert runner.engine.current_round == "T1-000001"  # decided, not yet journaled...
         runner.views.publish_state()
-        assert (views.states, views.notified) == ([], 0)  # ...so nothing about it goes out
+        assert (views.states, views.handed) == ([], [])  # ...so nothing about it goes out
         journal.release.set()
         await step
-        assert views.notified == 1
+        assert views.handed == [[1, 2, 3]]  # the outbox is handed the commit's rows
         assert [s["seq"] for s in views.states] == [3]
 
 
@@ -167,12 +167,12 @@ class FailingJournal(HeldJournal):
 
     failing = False
 
-    def append(
+    def commit(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
+    ) -> Committed:
         if self.failing and threading.current_thread() is not threading.main_thread():
             raise JournalWriteError(f"{self.path}: database or disk is full")
-        return super().append(records, after_seq=after_seq)
+        return super().commit(records, after_seq=after_seq)
 
 
 @pytest.fixture

@@ -288,11 +288,8 @@ async def test_commands_and_slots_go_through_while_a_backlog_drains(
 
 class GatedJournal(Journal):
     """A real journal whose next outbox read, once armed, returns only when released: what it
-    read is then stale (a record committed meanwhile is not in it). It keeps nothing in memory
-    for the outbox, so every read is one of the file, on the journal's thread."""
-
-    def recent_payloads(self, limit: int = 100, after: int = 0) -> None:
-        return None
+    read is then stale (a record committed meanwhile is not in it). Its records are appended
+    here, not handed by a runner, so every read is one of the file, on the journal's thread."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

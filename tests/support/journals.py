@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tablectl.controller.core.errors import JournalWriteError
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Committed, Journal
 
 __all__ = ["GatedJournal"]
 
@@ -21,9 +21,9 @@ class GatedJournal(Journal):
 
     full = False
 
-    def append(
+    def commit(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
+    ) -> Committed:
         if self.full:
             raise JournalWriteError(f"{self.path}: database or disk is full")
-        return super().append(records, after_seq=after_seq)
+        return super().commit(records, after_seq=after_seq)

@@ -24,7 +24,7 @@ from tablectl.controller.core.errors import (
 from tablectl.controller.core.events import TableEvent
 from tablectl.controller.core.time import format_ts, not_before
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Committed, Journal, JournalRecord
 from tablectl.controller.service.clock import CLOCK_STEP, ClockWatch
 from tablectl.controller.service.runner.batch import Batch, Before
 from tablectl.controller.service.runner.hold import ENGINE_ERROR, EngineFailedError
@@ -47,7 +47,7 @@ class Committer:
         journal: where everything is written.
         state: the engine is moved here (and put back when a commit fails).
         views: republished after each batch; a refused write begins an outage there.
-        outputs: woken after each commit (the outbox).
+        outputs: handed each commit's rows (the outbox).
         listeners: called with every record journaled (the list is shared: callers may add).
         clock: wall-clock seconds (``ts`` of events that have none).
         clock_watch: the wall clock's watch (retention is held before a step is journaled).
@@ -80,7 +80,7 @@ class Committer:
     def journal_records(
         self, records: list[dict[str, Any]], *, raising: bool
     ) -> list[JournalRecord]:
-        """Append the controller's own (non-event) records; wake the outbox and listeners.
+        """Append the controller's own (non-event) records; let them out (outbox, listeners).
 
         A refused write is logged; then, with ``raising``, raised; without, the journal's
         failure begins an outage and ``[]`` is returned.
@@ -96,7 +96,7 @@ class Committer:
             # Held before the step's own append, which may rotate: no prune by the stepped clock.
             journal.retention_hold = self._clock_watch.describe()
         try:
-            stored = journal.append(records)
+            committed = journal.commit(records)
         except JournalError as exc:
             log.error("journal_write_failed", error=str(exc), record_type=records[0]["type"])
             if raising:
@@ -104,9 +104,9 @@ class Committer:
             if not isinstance(exc, JournalRecordError):  # a refused record is no outage
                 self._views.begin_outage(exc)
             return []
-        self._state.saw(stored, self._state.engine.current_round)
-        self._let_out(stored)
-        return stored
+        self._state.saw(committed.records, self._state.engine.current_round)
+        self._let_out(committed)
+        return committed.records
 
     # --- events ----------------------------------------------------------------------------
 
@@ -123,11 +123,11 @@ class Committer:
         """
         batch = self._decide(events)
         try:
-            stored = self._journal.append(batch.records, after_seq=batch.after_seq)
+            committed = self._journal.commit(batch.records, after_seq=batch.after_seq)
         except BaseException:
             self._state.engine = batch.before.restore(self._state.latches)
             raise
-        return self._conclude(batch, stored)
+        return self._conclude(batch, committed)
 
     async def commit_batch(self, events: Sequence[TableEvent]) -> list[list[JournalRecord]]:
         """:meth:`handle_batch` with the commit on the journal's writer thread, so that this
@@ -141,11 +141,11 @@ class Committer:
             batch = self._decide(events)
             state.committing = True
             append = functools.partial(
-                self._journal.append, batch.records, after_seq=batch.after_seq
+                self._journal.commit, batch.records, after_seq=batch.after_seq
             )
             commit = self._journal.in_writer(append)
             try:
-                stored = await asyncio.wrap_future(commit)
+                committed = await asyncio.wrap_future(commit)
             except JournalConflictError:
                 state.engine = batch.before.restore(state.latches)
                 continue
@@ -154,18 +154,18 @@ class Committer:
                 # its thread whatever happens here: wait for it, so the engine and the scan
                 # match the journal for power_off's checkpoint.
                 try:
-                    stored = commit.result()
+                    committed = commit.result()
                 except BaseException:
                     state.engine = batch.before.restore(state.latches)
                 else:
-                    self._conclude(batch, stored)
+                    self._conclude(batch, committed)
                 raise
             except BaseException:
                 state.engine = batch.before.restore(state.latches)
                 raise
             finally:
                 state.committing = False
-            return self._conclude(batch, stored)
+            return self._conclude(batch, committed)
 
     def _decide(self, events: Sequence[TableEvent]) -> Batch:
         """Apply ``events`` to the engine (:meth:`Batch.decide`); on any error the engine and
@@ -210,15 +210,15 @@ class Committer:
                 state.engine = before.restore(state.latches)
                 raise
 
-    def _conclude(self, batch: Batch, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
-        """A batch is durable: let it out. The outbox first (woken here, it reads and publishes
-        the stored bytes); the logs and the retained views only after it has been given its turn
+    def _conclude(self, batch: Batch, committed: Committed) -> list[list[JournalRecord]]:
+        """A batch is durable: let it out. The outbox first (handed the stored bytes here, it
+        publishes them); the logs and the retained views only after it has been given its turn
         of the event loop (:meth:`_after_outbox`), so an outcome never waits behind them."""
-        per_event = batch.split(stored)
+        per_event = batch.split(committed.records)
         for records, round_in_play in zip(per_event, batch.rounds, strict=True):
             self._state.saw(records, round_in_play)
         results = batch.by_given(per_event)
-        self._let_out(stored)
+        self._let_out(committed)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called without a loop (recovery before start, tools): now
@@ -228,10 +228,10 @@ class Committer:
             loop.call_soon(self._take_undo)
         return results
 
-    def _let_out(self, stored: list[JournalRecord]) -> None:
-        self._outputs.notify()
+    def _let_out(self, committed: Committed) -> None:
+        self._outputs.committed(committed.rows)
         for listener in self._listeners:
-            for record in stored:
+            for record in committed.records:
                 listener(record)
 
     def _after_outbox(self, batch: Batch) -> None:

@@ -84,7 +84,7 @@ class Restart:
         views: told when the clock was checked (retention, ``state``).
         refusals: flushed by ``power_off``.
         devices: the table's device ids (the gate waits for them).
-        outputs: woken after recovery journaled what a crash left out.
+        outputs: handed what recovery journals that a crash left out.
         clock: wall-clock seconds.
         checkpoints: where recovery starts from and the state is saved (``None``: never).
         checkpoint_every: records between two checkpoints.
@@ -187,9 +187,9 @@ class Restart:
         if pending:
             # The crash came after the events were journaled and before their outcomes were.
             log.warning("recovering_missing_outputs", count=len(pending))
-            stored = self._journal.append([out for _, out in pending])
-            self._state.saw(stored, self._state.engine.current_round)
-            self._outputs.notify()
+            committed = self._journal.commit([out for _, out in pending])
+            self._state.saw(committed.records, self._state.engine.current_round)
+            self._outputs.committed(committed.rows)
         if replayed or discarded:
             self.checkpoint()
         return replayed

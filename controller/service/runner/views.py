@@ -25,7 +25,7 @@ import structlog
 
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal
+from tablectl.controller.journal import Journal, StoredRow
 from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
@@ -48,8 +48,8 @@ __all__ = [
 class TableOutputs(Protocol):
     """Where a runner says what is not a journal record (the publisher's side of a table)."""
 
-    def notify(self) -> None:
-        """Records were journaled: wake the outbox drain (cheap, called after each append)."""
+    def committed(self, rows: Sequence[StoredRow]) -> None:
+        """Hand the outbox what a commit wrote, in ``seq`` order (cheap, after each commit)."""
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
         """Set a retained latest-value topic under the table (``state``, ``devices/{id}``)."""
@@ -68,7 +68,7 @@ class TableOutputs(Protocol):
 class NoOutputs:
     """:class:`TableOutputs` that say nothing: a runner without a publisher (tests, tools)."""
 
-    def notify(self) -> None:
+    def committed(self, rows: Sequence[StoredRow]) -> None:
         pass
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:

@@ -10,9 +10,10 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Final, Generic, TypeVar
 
-from tablectl.drivers.codec import Framing, Reasons
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 from tablectl.drivers.errors import EncodeError
 
 __all__ = [
@@ -24,9 +25,13 @@ __all__ = [
     "MAX_PAYLOAD",
     "MAX_RAW",
     "STX",
+    "FieldError",
+    "FrameDecoder",
     "crc8",
     "frame",
 ]
+
+T = TypeVar("T")
 
 STX: Final = 0x02
 ETX: Final = 0x03
@@ -92,3 +97,44 @@ def frame(payload: bytes, device: str) -> bytes:
     if not payload or len(payload) > MAX_PAYLOAD or not all(0x20 <= b <= 0x7E for b in payload):
         raise EncodeError(f"{device} payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
     return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
+
+
+class FieldError(ValueError):
+    """A field failed validation; becomes a :class:`DecodeError` with this message."""
+
+
+class FrameDecoder(Generic[T]):
+    """Frames → parsed items, errors as values; a protocol and a direction differ only in
+    ``parse`` (a payload's ``;``-separated fields → an item, or :class:`FieldError`).
+
+    Frames split anywhere decode the same; garbage, bad checksums and bad fields become
+    :class:`DecodeError` values (counted in :attr:`errors`) and decoding resumes at the next STX.
+    ``DecodeError.raw`` of a frame that had a valid checksum but bad fields starts with the
+    payload (no STX), so a simulator can NAK it by verb; framing errors start with STX.
+    """
+
+    def __init__(self, parse: Callable[[list[str]], T]) -> None:
+        self._parse = parse
+        self._frames = FrameScanner(FRAMING)
+        self.errors = 0
+        """Count of :class:`DecodeError` values produced so far."""
+
+    def feed(self, data: bytes) -> list[T | DecodeError]:
+        out: list[T | DecodeError] = []
+        for scanned in self._frames.feed(data):
+            if isinstance(scanned, DecodeError):
+                out.append(scanned)
+                continue
+            payload, check = scanned[1:-3], scanned[-2:]
+            got, want = int(check, 16), crc8(payload)
+            if got != want:
+                reason = f"checksum mismatch: got {got:02X}, computed {want:02X}"
+                out.append(DecodeError(reason, scanned[:MAX_RAW]))
+                continue
+            try:
+                # Printable ASCII was checked by the scanner, so decoding cannot fail.
+                out.append(self._parse(payload.decode("ascii").split(";")))
+            except FieldError as exc:
+                out.append(DecodeError(str(exc), payload[:MAX_RAW]))
+        self.errors += sum(isinstance(m, DecodeError) for m in out)
+        return out

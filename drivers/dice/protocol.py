@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
 from tablectl.drivers import stx
-from tablectl.drivers.codec import DecodeError, FrameScanner
+from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.errors import EncodeError
 from tablectl.drivers.events import RollInvalidCode
-from tablectl.drivers.stx import MAX_RAW, crc8
+from tablectl.drivers.stx import FieldError, FrameDecoder
 
 __all__ = [
     "CLOSED_BY_TOKEN",
@@ -78,7 +78,6 @@ __all__ = [
     "DiceState",
     "Fault",
     "FaultClear",
-    "FieldError",
     "Identify",
     "Identity",
     "Message",
@@ -180,10 +179,6 @@ def frame(payload: bytes) -> bytes:
 
 
 # --- parsing one field ----------------------------------------------------------------------------
-
-
-class FieldError(ValueError):
-    """A field failed validation; becomes a :class:`DecodeError` with this message."""
 
 
 _T = TypeVar("_T")
@@ -703,63 +698,15 @@ def _parse_command(fields: list[str]) -> Command:
 # --- frames ------------------------------------------------------------------------------------
 
 
-def _cap(raw: bytes | bytearray) -> bytes:
-    return bytes(raw[:MAX_RAW])
-
-
-def _checked(scanned: bytes) -> bytes | DecodeError:
-    """The payload of a ``STX payload ETX CC`` frame from the scanner, or its checksum error."""
-    payload, check = scanned[1:-3], scanned[-2:]
-    got, want = int(check, 16), crc8(payload)
-    if got != want:
-        return DecodeError(f"checksum mismatch: got {got:02X}, computed {want:02X}", _cap(scanned))
-    return payload
-
-
-_Item = TypeVar("_Item")
-
-
-class _FrameDecoder:
-    """Frames → parsed items, errors as values; the two directions differ only in the parser."""
+class Decoder(FrameDecoder[Message]):
+    """The host's side: dice-unit bytes in, :data:`Message` values out (errors included)."""
 
     def __init__(self) -> None:
-        self._frames = FrameScanner(FRAMING)
-        self.errors = 0
-        """Count of :class:`DecodeError` values produced so far."""
-
-    def _feed(self, data: bytes, parse: Callable[[list[str]], _Item]) -> list[_Item | DecodeError]:
-        out: list[_Item | DecodeError] = []
-        for scanned in self._frames.feed(data):
-            item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
-            if isinstance(item, DecodeError):
-                out.append(item)
-                continue
-            try:
-                # Printable ASCII was checked by the scanner, so decoding cannot fail.
-                out.append(parse(item.decode("ascii").split(";")))
-            except FieldError as exc:
-                out.append(DecodeError(str(exc), _cap(item)))
-        self.errors += sum(isinstance(m, DecodeError) for m in out)
-        return out
+        super().__init__(_parse_message)
 
 
-class Decoder(_FrameDecoder):
-    """The host's side: dice-unit bytes in, :data:`Message` values out (errors included).
+class CommandDecoder(FrameDecoder[Command]):
+    """The dice unit's side: host bytes in, :data:`Command` (or :class:`DecodeError`) out."""
 
-    Frames split anywhere decode the same; garbage, bad checksums and bad fields become
-    :class:`DecodeError` values (counted in :attr:`errors`) and decoding resumes at the next STX.
-    """
-
-    def feed(self, data: bytes) -> list[Message]:
-        return self._feed(data, _parse_message)
-
-
-class CommandDecoder(_FrameDecoder):
-    """The dice unit's side: host bytes in, :data:`Command` (or :class:`DecodeError`) out.
-
-    ``DecodeError.raw`` of a frame that had a valid checksum but bad fields starts with the
-    payload (no STX), so the simulator can NAK it by verb; framing errors start with STX.
-    """
-
-    def feed(self, data: bytes) -> list[Command | DecodeError]:
-        return self._feed(data, _parse_command)
+    def __init__(self) -> None:
+        super().__init__(_parse_command)

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from tablectl.drivers import stx
-from tablectl.drivers.codec import DecodeError, FrameScanner
+from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.errors import EncodeError
-from tablectl.drivers.stx import MAX_RAW, crc8
+from tablectl.drivers.stx import FieldError, FrameDecoder
 
 __all__ = [
     "CARD_PATTERN",
@@ -462,16 +462,12 @@ FRAMING: Final = stx.FRAMING
 """The reference protocols' frame (:mod:`tablectl.drivers.stx`)."""
 
 
-class _FieldError(ValueError):
-    """A field failed validation; becomes a :class:`DecodeError` with this message."""
-
-
 def _number(text: str, what: str, low: int = 0, high: int = MAX_NUMBER) -> int:
     if not NUMBER_PATTERN.fullmatch(text):
-        raise _FieldError(f"{what}: {text!r} is not 1-4 decimal digits")
+        raise FieldError(f"{what}: {text!r} is not 1-4 decimal digits")
     value = int(text)
     if not low <= value <= high:
-        raise _FieldError(f"{what}: {value} not in {low}-{high}")
+        raise FieldError(f"{what}: {value} not in {low}-{high}")
     return value
 
 
@@ -480,17 +476,17 @@ def _card_list(text: str, what: str) -> tuple[str, ...]:
         return ()
     cards = text.split(",")
     if len(cards) > MAX_LIST:
-        raise _FieldError(f"{what}: {len(cards)} cards, at most {MAX_LIST}")
+        raise FieldError(f"{what}: {len(cards)} cards, at most {MAX_LIST}")
     for card in cards:
         if not CARD_PATTERN.fullmatch(card):
-            raise _FieldError(f"{what}: {card!r} is not a card code (e.g. QS, TH, JK)")
+            raise FieldError(f"{what}: {card!r} is not a card code (e.g. QS, TH, JK)")
     return tuple(cards)
 
 
 def _check_lists(missing: str, extra: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     if missing == "?" or extra == "?":
         if missing != extra:
-            raise _FieldError("deck check: both lists must be ? (not checked) or neither")
+            raise FieldError("deck check: both lists must be ? (not checked) or neither")
         return (), (), False
     return _card_list(missing, "missing"), _card_list(extra, "extra"), True
 
@@ -500,13 +496,13 @@ def _fault_list(text: str) -> tuple[int, ...]:
         return ()
     codes = tuple(_number(part, "fault code", 1, MAX_CODE) for part in text.split(","))
     if len(set(codes)) != len(codes):
-        raise _FieldError(f"faults: duplicate code in {text!r}")
+        raise FieldError(f"faults: duplicate code in {text!r}")
     return codes
 
 
 def _arity(fields: list[str], count: int) -> None:
     if len(fields) != count:
-        raise _FieldError(f"{fields[0]}: {len(fields) - 1} fields, expected {count - 1}")
+        raise FieldError(f"{fields[0]}: {len(fields) - 1} fields, expected {count - 1}")
 
 
 def _parse_message(fields: list[str]) -> Message:
@@ -516,10 +512,10 @@ def _parse_message(fields: list[str]) -> Message:
             _arity(fields, 6)
             state = STATE_WIRE.get(fields[1])
             if state is None:
-                raise _FieldError(f"STAT: state {fields[1]!r} not IDLE, SHUF, READY or FAULT")
+                raise FieldError(f"STAT: state {fields[1]!r} not IDLE, SHUF, READY or FAULT")
             door = DOOR_WIRE.get(fields[2])
             if door is None:
-                raise _FieldError(f"STAT: door {fields[2]!r} not OPEN or CLSD")
+                raise FieldError(f"STAT: door {fields[2]!r} not OPEN or CLSD")
             return Status(
                 state,
                 door,
@@ -550,12 +546,12 @@ def _parse_message(fields: list[str]) -> Message:
             _arity(fields, 2)
             door = DOOR_WIRE.get(fields[1])
             if door is None:
-                raise _FieldError(f"DOOR: {fields[1]!r} not OPEN or CLSD")
+                raise FieldError(f"DOOR: {fields[1]!r} not OPEN or CLSD")
             return Door(door)
         case "FALT":
             _arity(fields, 3)
             if not DETAIL_PATTERN.fullmatch(fields[2]):
-                raise _FieldError("FALT: detail longer than 64 characters")
+                raise FieldError("FALT: detail longer than 64 characters")
             return Fault(_number(fields[1], "fault code", 1, MAX_CODE), fields[2])
         case "FCLR":
             _arity(fields, 2)
@@ -564,21 +560,21 @@ def _parse_message(fields: list[str]) -> Message:
             _arity(fields, 4)
             for name, text in zip(("model", "firmware", "serial"), fields[1:], strict=True):
                 if not TOKEN_PATTERN.fullmatch(text):
-                    raise _FieldError(f"VERS: {name} {text!r} is not 1-64 printable characters")
+                    raise FieldError(f"VERS: {name} {text!r} is not 1-64 printable characters")
             return Version(fields[1], fields[2], fields[3])
         case "ACK":
             _arity(fields, 2)
             if not VERB_PATTERN.fullmatch(fields[1]):
-                raise _FieldError(f"ACK: {fields[1]!r} is not a verb")
+                raise FieldError(f"ACK: {fields[1]!r} is not a verb")
             return Ack(fields[1])
         case "NAK":
             _arity(fields, 3)
             if not (VERB_PATTERN.fullmatch(fields[1]) or fields[1] == "?"):
-                raise _FieldError(f"NAK: {fields[1]!r} is not a verb or ?")
+                raise FieldError(f"NAK: {fields[1]!r} is not a verb or ?")
             if not REASON_PATTERN.fullmatch(fields[2]):
-                raise _FieldError(f"NAK: reason {fields[2]!r} is not 1-8 capital letters")
+                raise FieldError(f"NAK: reason {fields[2]!r} is not 1-8 capital letters")
             return Nak(fields[1], fields[2])
-    raise _FieldError(f"unknown message verb {verb!r}")
+    raise FieldError(f"unknown message verb {verb!r}")
 
 
 def _parse_command(fields: list[str]) -> Command:
@@ -601,81 +597,24 @@ def _parse_command(fields: list[str]) -> Command:
         case "DCHK":
             _arity(fields, 1)
             return RequestDeckCheck()
-    raise _FieldError(f"unknown command verb {verb!r}")
+    raise FieldError(f"unknown command verb {verb!r}")
 
 
 # --- frames ------------------------------------------------------------------------------------
 
 
-def _cap(raw: bytes | bytearray) -> bytes:
-    return bytes(raw[:MAX_RAW])
-
-
-def _checked(frame: bytes) -> bytes | DecodeError:
-    """The payload of a ``STX payload ETX CC`` frame from the scanner, or its checksum error."""
-    payload, check = frame[1:-3], frame[-2:]
-    got, want = int(check, 16), crc8(payload)
-    if got != want:
-        return DecodeError(f"checksum mismatch: got {got:02X}, computed {want:02X}", _cap(frame))
-    return payload
-
-
-def _split(payload: bytes) -> list[str]:
-    # Printable ASCII was checked by the scanner, so this cannot fail.
-    return payload.decode("ascii").split(";")
-
-
-class Decoder:
-    """The host's side: shuffler bytes in, :data:`Message` values out (errors included).
-
-    Frames split anywhere decode the same; garbage, bad checksums and bad fields become
-    :class:`DecodeError` values (counted in :attr:`errors`) and decoding resumes at the next STX.
-    """
+class Decoder(FrameDecoder[Message]):
+    """The host's side: shuffler bytes in, :data:`Message` values out (errors included)."""
 
     def __init__(self) -> None:
-        self._frames = FrameScanner(FRAMING)
-        self.errors = 0
-        """Count of :class:`DecodeError` values produced so far."""
-
-    def feed(self, data: bytes) -> list[Message]:
-        out: list[Message] = []
-        for scanned in self._frames.feed(data):
-            item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
-            if isinstance(item, DecodeError):
-                out.append(item)
-                continue
-            try:
-                out.append(_parse_message(_split(item)))
-            except _FieldError as exc:
-                out.append(DecodeError(str(exc), _cap(item)))
-        self.errors += sum(isinstance(m, DecodeError) for m in out)
-        return out
+        super().__init__(_parse_message)
 
 
-class CommandDecoder:
-    """The shuffler's side: host bytes in, :data:`Command` (or :class:`DecodeError`) out.
-
-    ``DecodeError.raw`` of a frame that had a valid checksum but bad fields starts with the
-    payload (no STX), so the simulator can NAK it by verb; framing errors start with STX.
-    """
+class CommandDecoder(FrameDecoder[Command]):
+    """The shuffler's side: host bytes in, :data:`Command` (or :class:`DecodeError`) out."""
 
     def __init__(self) -> None:
-        self._frames = FrameScanner(FRAMING)
-        self.errors = 0
-
-    def feed(self, data: bytes) -> list[Command | DecodeError]:
-        out: list[Command | DecodeError] = []
-        for scanned in self._frames.feed(data):
-            item = scanned if isinstance(scanned, DecodeError) else _checked(scanned)
-            if isinstance(item, DecodeError):
-                out.append(item)
-                continue
-            try:
-                out.append(_parse_command(_split(item)))
-            except _FieldError as exc:
-                out.append(DecodeError(str(exc), _cap(item)))
-        self.errors += sum(isinstance(m, DecodeError) for m in out)
-        return out
+        super().__init__(_parse_command)
 
 
 # --- the vendor seam -----------------------------------------------------------------------------

@@ -33,12 +33,11 @@ from tablectl.drivers.shuffler.protocol import (
     Status,
     Version,
     command_verb,
-    crc8,
     encode_command,
     encode_message,
     frame,
 )
-from tablectl.drivers.stx import MAX_GARBAGE, MAX_PAYLOAD
+from tablectl.drivers.stx import MAX_GARBAGE, MAX_PAYLOAD, crc8
 
 
 def wire(payload: bytes) -> bytes:

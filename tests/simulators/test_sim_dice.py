@@ -38,9 +38,9 @@ from tablectl.drivers.dice.protocol import (
     SelfTest,
     Status,
     TestReport,
-    crc8,
     encode_command,
 )
+from tablectl.drivers.stx import crc8
 from tablectl.simulators.dice import FaultSpec, RollOutcome, SimDice
 from tablectl.simulators.errors import SimulatorError
 

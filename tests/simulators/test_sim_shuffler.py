@@ -35,9 +35,9 @@ from tablectl.drivers.shuffler.protocol import (
     StartShuffle,
     Status,
     Version,
-    crc8,
     encode_command,
 )
+from tablectl.drivers.stx import crc8
 from tablectl.simulators.shuffler import USB_PID, USB_VID, FaultSpec, SimShuffler, SimShufflerUsb
 
 pytestmark = pytest.mark.timeout(10)

@@ -27,7 +27,7 @@ import aiomqtt
 import structlog
 
 from tablectl.controller.core.errors import JournalError
-from tablectl.controller.journal import ANCHOR, Journal, canonical_json
+from tablectl.controller.journal import ANCHOR, Journal, StoredRow, canonical_json
 from tablectl.controller.mqtt.outbound import Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.mqtt.wire import Link, Wire
@@ -186,27 +186,18 @@ class OutboxDrain:
     async def _drain(self, wire: Wire[_Token]) -> None:
         while True:
             self.mark(self._acked)
-            # The stored canonical JSON is the payload: no decode and re-encode per record.
-            # What the runner just committed it handed over; the file only for the rest.
+            # What the runner just committed it handed over, as published (the stored canonical
+            # JSON, or a face-down card's withheld form); the file only for the rest.
             records = self._out.handed(self._batch_size, after=self._acked)
             if records is None:
-                read = functools.partial(
-                    self._journal.unpublished_payloads, self._batch_size, after=self._acked
-                )
-                try:
-                    records = await self._in_writer(read)
-                except BaseException:
-                    self._out.read_file(exhausted=False)
-                    raise
-                self._out.read_file(exhausted=len(records) < self._batch_size)
+                records = await self._read_file()
             if not records:
                 return
             seqs = [seq for seq, _, _ in records]
             batch = self._batch = _Batch(seqs, [len(self._routes_of(k)) for _, k, _ in records])
             try:
                 async with _puback_deadline(self._timeout):
-                    for index, (_, kind, stored) in enumerate(records):
-                        payload = published_payload(kind, stored)
+                    for index, (_, kind, payload) in enumerate(records):
                         for topic, retain in self._routes_of(kind):
                             wire.publish(topic, payload, retain=retain, token=(index, topic))
                     wire.flush()
@@ -224,6 +215,20 @@ class OutboxDrain:
                 # No more. A record committed after that read is handed (or notified) with a
                 # wakeup of run(): no thread hop for a read that finds nothing.
                 return
+
+    async def _read_file(self) -> list[StoredRow]:
+        """The oldest unpublished records past :attr:`_acked` from the journal's file, as
+        published (a card dealt face down withheld, by its record's ``face_down``)."""
+        read = functools.partial(
+            self._journal.unpublished_payloads, self._batch_size, after=self._acked
+        )
+        try:
+            rows = await self._in_writer(read)
+        except BaseException:
+            self._out.read_file(exhausted=False)
+            raise
+        self._out.read_file(exhausted=len(rows) < self._batch_size)
+        return [(seq, kind, published_payload(kind, body)) for seq, kind, body in rows]
 
     def mark(self, up_to: int) -> None:
         """Mark the acknowledged prefix in the journal, on its thread, without waiting for it

@@ -17,15 +17,28 @@ import asyncio
 import itertools
 import json
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from tablectl.controller.core.time import format_moment
-from tablectl.controller.journal import SCHEMA, StoredRow, canonical_json
+from tablectl.controller.journal import (
+    SCHEMA,
+    Committed,
+    JournalRecord,
+    StoredRow,
+    canonical_json,
+)
 from tablectl.controller.mqtt.topics import Topics
 
-__all__ = ["HANDED_RECORDS", "Outbound", "published_payload", "withheld_form"]
+__all__ = [
+    "HANDED_RECORDS",
+    "Outbound",
+    "published_form",
+    "published_payload",
+    "withheld_form",
+    "withholds",
+]
 
 HANDED_RECORDS: Final = 256
 """Committed records the outbox keeps as handed, not yet acknowledged: it normally trails the
@@ -37,22 +50,27 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-_FACE_DOWN: Final = b'"face_down":true'
+def withholds(kind: str, record: Mapping[str, Any]) -> bool:
+    """The one withholding rule: a card dealt face down goes out without its face (seed-000 L79:
+    nothing that tells a card before its reveal leaves the table; the outcome reveals it).
+
+    Decided once, where the runner decides the batch the card is in (the record's
+    ``face_down``), and carried with the committed rows to the outbox
+    (:meth:`Outbound.committed`'s ``withheld``); a record read back from the journal carries it
+    in that field. The archive re-checks what it receives with the same rule
+    (:func:`tablectl.controller.archive.chains.is_withheld`), so the two cannot drift apart.
+    """
+    return kind == "card" and record.get("face_down") is True
 
 
 def withheld_form(kind: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The record as the outbox publishes it when it withholds part of it; ``None`` when it
-    publishes the record whole.
+    """The record as the outbox publishes it when it :func:`withholds` part of it —
+    ``"card": null``, no ``barcode``, ``"withheld": true``, while ``hash`` still covers the
+    journaled card; ``None`` when it publishes the record whole."""
+    return _withheld(record) if withholds(kind, record) else None
 
-    The one withholding rule: a card dealt face down goes out without its face (seed-000 L79:
-    nothing that tells a card before its reveal leaves the table; the outcome reveals it) —
-    ``"card": null``, no ``barcode``, ``"withheld": true`` — while ``hash`` still covers the
-    journaled card. The archive re-hashes every record but one the outbox withheld, which it
-    recognises by this same rule (:func:`tablectl.controller.archive.chains.is_withheld`), so the
-    two cannot drift apart.
-    """
-    if kind != "card" or record.get("face_down") is not True:
-        return None
+
+def _withheld(record: Mapping[str, Any]) -> dict[str, Any]:
     published = dict(record)
     published["card"] = None
     published.pop("barcode", None)
@@ -60,15 +78,21 @@ def withheld_form(kind: str, record: Mapping[str, Any]) -> dict[str, Any] | None
     return published
 
 
-def published_payload(kind: str, stored: bytes) -> bytes:
-    """What goes on the wire for a journal record: its stored canonical JSON, or its
-    :func:`withheld_form` (a card dealt face down).
+def published_form(record: JournalRecord) -> bytes:
+    """What goes on the wire for a journal record read back as a record (``cmd/resend``): its
+    canonical JSON, or its :func:`withheld_form` — byte for byte what the outbox sent.
 
-    ``tablectl verify`` / export show the journaled record in full after the round. The outbox
-    and ``cmd/resend`` both publish through here, so a resent record is byte for byte what the
-    outbox sent.
+    ``tablectl verify`` / export show the journaled record in full after the round.
     """
-    if kind != "card" or _FACE_DOWN not in stored:  # nearly every record: not even parsed
+    published = withheld_form(record.type, record.fields)
+    return canonical_json(record.fields if published is None else published).encode("utf-8")
+
+
+def published_payload(kind: str, stored: bytes) -> bytes:
+    """:func:`published_form` of a record read back as its stored body (the file's backlog):
+    the body as is, or its :func:`withheld_form` (the decision is the card's own
+    ``face_down``)."""
+    if kind != "card":
         return stored
     published = withheld_form(kind, json.loads(stored))
     return stored if published is None else canonical_json(published).encode("utf-8")
@@ -116,9 +140,18 @@ class Outbound:
         self.connected = asyncio.Event()
         self.resend_waiting = asyncio.Event()
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
-        """Hand the outbox what a commit wrote (:meth:`Journal.commit`'s rows), in ``seq`` order;
-        the drain publishes them from here. Cheap; from the event loop's thread."""
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
+        """Hand the outbox what a commit wrote (:meth:`Journal.commit`), in ``seq`` order; the
+        drain publishes it from here. ``withheld``: the positions of the records it publishes in
+        their :func:`withheld_form` (the runner decided which, once). Cheap; from the event
+        loop's thread."""
+        rows = committed.rows
+        if withheld:
+            rows = list(rows)
+            for index in withheld:
+                seq, kind, _ = rows[index]
+                published = _withheld(committed.records[index].fields)
+                rows[index] = (seq, kind, canonical_json(published).encode("utf-8"))
         handed = self._handed
         handed.extend(rows)
         while len(handed) > HANDED_RECORDS:
@@ -133,8 +166,9 @@ class Outbound:
 
     def handed(self, limit: int, after: int) -> list[StoredRow] | None:
         """The oldest ``limit`` records past ``after`` (the broker acknowledged up to it), as
-        handed; ``None`` when the journal's file must be read instead (a record not handed, or
-        dropped past :data:`HANDED_RECORDS`). Call :meth:`read_file` with what that read found.
+        handed: ``(seq, type, payload as published)``; ``None`` when the journal's file must be
+        read instead (a record not handed, or dropped past :data:`HANDED_RECORDS`). Call
+        :meth:`read_file` with what that read found.
         """
         handed = self._handed
         while handed and handed[0][0] <= after:
@@ -185,21 +219,21 @@ class Outbound:
         self.transient.append((topic, data))
         self.slots_changed.set()
 
-    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+    def republish(self, payloads: Sequence[bytes]) -> bool:
         """Publish journal records again on ``events`` (``cmd/resend``), in order, behind live
         play: the publisher sends them a chunk at a time while the outbox has nothing of its
         own to send, so a resend never delays an outcome by more than one small chunk.
 
-        ``records`` are ``(type, stored body)`` pairs; each goes out as the outbox sent it
-        (:func:`published_payload`), on ``events`` only: the retained ``outcome`` and ``anchor``
-        must keep the newest record, not a resent older one. Returns ``False`` (nothing queued)
-        when no broker connection is up; like every transient message, what a lost connection
-        did not send is not sent again (the requester asks again).
+        ``payloads`` are the records as the outbox sent them (:func:`published_form`), each
+        published on ``events`` only: the retained ``outcome`` and ``anchor`` must keep the
+        newest record, not a resent older one. Returns ``False`` (nothing queued) when no broker
+        connection is up; like every transient message, what a lost connection did not send is
+        not sent again (the requester asks again).
         """
         if not self.connected.is_set():
             return False
         events = self.topics.events
-        self.resends.extend((events, published_payload(k, body)) for k, body in records)
+        self.resends.extend((events, payload) for payload in payloads)
         self.resend_waiting.set()
         return True
 

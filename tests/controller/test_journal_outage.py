@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 
 from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_event
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Journal, StoredRow
+from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.runner import TableRunner
 from tests.support.journals import GatedJournal
 
@@ -42,7 +42,7 @@ class Sinks:
         self.status: list[dict[str, Any]] = []
         self.state: list[dict[str, Any]] = []
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
         pass
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:

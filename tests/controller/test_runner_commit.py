@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 
 from tablectl.controller.core.errors import JournalWriteError
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import Committed, Journal, StoredRow
+from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.batch import Before
 from tests.support.events import roulette_spin
@@ -50,8 +50,8 @@ class Views:
         self.states: list[dict[str, Any]] = []
         self.handed: list[list[int]] = []
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
-        self.handed.append([seq for seq, _, _ in rows])
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
+        self.handed.append([seq for seq, _, _ in committed.rows])
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
         if suffix == "state":

@@ -3,14 +3,14 @@ retained ``state`` says how far it is behind (``outbox.pending``, docs/mqtt.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tablectl.controller.core.events import BallLaunched, BetsClosed, RoundOpen
+from tablectl.controller.core.events import BallLaunched, BetsClosed, Card, RoundOpen
 from tablectl.controller.engines import build_engine
-from tablectl.controller.journal import ANCHOR, Journal, KeyedAnchors, StoredRow
-from tablectl.controller.mqtt.outbound import HANDED_RECORDS, Outbound
+from tablectl.controller.journal import ANCHOR, Committed, Journal, KeyedAnchors
+from tablectl.controller.mqtt.outbound import HANDED_RECORDS, Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
 
@@ -23,7 +23,7 @@ class _States:
     def __init__(self) -> None:
         self.states: list[dict[str, Any]] = []
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
         pass
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
@@ -36,7 +36,7 @@ class _States:
     def set_status(self, extra: Mapping[str, Any]) -> None:
         pass
 
-    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+    def republish(self, payloads: Sequence[bytes]) -> bool:
         return False
 
 
@@ -95,10 +95,10 @@ def test_the_outbox_reads_the_file_for_what_it_was_not_handed() -> None:
     assert outbound.handed(10, after=0) is None  # fresh: the file first
     outbound.read_file(exhausted=True)
     assert outbound.handed(10, after=0) == []
-    outbound.committed([(1, "a", b"1"), (2, "b", b"2")])
+    outbound.committed(Committed([], [(1, "a", b"1"), (2, "b", b"2")]))
     assert outbound.handed(1, after=0) == [(1, "a", b"1")]
     assert outbound.handed(10, after=1) == [(2, "b", b"2")]  # 1 acknowledged: dropped
-    outbound.committed([(4, "d", b"4")])  # 3 was written without the runner
+    outbound.committed(Committed([], [(4, "d", b"4")]))  # 3 was written without the runner
     assert outbound.handed(10, after=2) is None
     outbound.read_file(exhausted=True)
     assert outbound.handed(10, after=4) == []
@@ -110,7 +110,38 @@ def test_the_outbox_reads_the_file_for_what_it_was_not_handed() -> None:
     outbound.read_file(exhausted=True)
     assert outbound.handed(10, after=4) == []
     # A broker away long: the oldest handed rows are dropped, and read from the file instead.
-    outbound.committed([(seq, "x", b"") for seq in range(5, 6 + HANDED_RECORDS)])
+    outbound.committed(Committed([], [(seq, "x", b"") for seq in range(5, 6 + HANDED_RECORDS)]))
     assert outbound.handed(10, after=4) is None
     outbound.read_file(exhausted=True)
     assert [seq for seq, _, _ in outbound.handed(10, after=5) or []] == list(range(6, 16))
+
+
+def test_a_card_dealt_face_down_is_handed_withheld_as_decided_with_its_batch(
+    tmp_path: Path,
+) -> None:
+    """The runner decides the hole card goes face down once, with the batch; the outbox is
+    handed it withheld, byte for byte what it would publish from the file."""
+    outbound = Outbound(Topics("casino", "BJ-1"))
+    with Journal(tmp_path / "j.sqlite", "BJ-1") as journal:
+        runner = TableRunner(
+            table_id="BJ-1",
+            engine=build_engine(
+                "BJ-1", "blackjack", {"boxes": 1, "hole_card": "scanned"}, source="test"
+            ),
+            journal=journal,
+            outputs=outbound,
+            clock=lambda: 1_764_496_800.0,
+        )
+        outbound.handed(100, after=0)
+        outbound.read_file(exhausted=True)
+        for event in (RoundOpen(), BetsClosed(), *(Card(card=c) for c in ("TS", "6D", "9H"))):
+            runner.committer.handle(event)
+        [hole] = runner.committer.handle(Card(card="QC"))
+        assert (hole["card"], hole["face_down"]) == ("QC", True)  # journaled in full
+        handed = {seq: payload for seq, _, payload in outbound.handed(100, after=0) or []}
+        stored = journal.unpublished_payloads(100, after=0)
+        assert handed == {seq: published_payload(kind, body) for seq, kind, body in stored}
+        assert b"QC" not in handed[hole.seq]
+        assert b'"withheld":true' in handed[hole.seq]
+        changed = [seq for seq, _, body in stored if handed[seq] != body]
+        assert changed == [hole.seq]  # every other record goes out as stored

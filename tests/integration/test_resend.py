@@ -163,10 +163,10 @@ class _Recorder:
     """The runner's outputs for a resender: what it queued."""
 
     def __init__(self) -> None:
-        self.queued: list[tuple[str, bytes]] = []
+        self.queued: list[bytes] = []
 
-    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
-        self.queued.extend(records)
+    def republish(self, payloads: Sequence[bytes]) -> bool:
+        self.queued.extend(payloads)
         return True
 
 

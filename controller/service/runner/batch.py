@@ -25,6 +25,7 @@ from tablectl.controller.core.outcomes import EngineOutput
 from tablectl.controller.core.time import not_before
 from tablectl.controller.engines import Engine
 from tablectl.controller.journal import JournalRecord
+from tablectl.controller.mqtt.outbound import withholds
 from tablectl.controller.service.runner.hold import (
     EngineFailedError,
     apply_held,
@@ -83,6 +84,9 @@ class Batch:
     """What a failed commit restores."""
     owners: list[int]
     """For each journaled event, the index of the given event it was journaled for."""
+    withheld: list[int]
+    """The positions in :attr:`records` of the cards dealt face down: published withheld
+    (decided here, once, and carried to the outbox: :meth:`Outbound.committed`)."""
 
     @classmethod
     def decide(
@@ -102,7 +106,8 @@ class Batch:
         ``ts`` stamps the events that have no time yet; none is stamped before ``floor`` (the
         journal's newest time) or the event before it: journal times never go backwards.
         Whether a card goes face down depends on every event before it, and here the engine has
-        applied those: it is asked per card.
+        applied those: it is asked per card, and the batch says which records the outbox
+        withholds (:attr:`withheld`).
         ``failed`` names the given events the engine raised on in an earlier attempt: each is
         journaled after an ``engine_error`` fault and not applied (:mod:`.hold`). Raises
         :class:`~tablectl.controller.service.runner.hold.EngineFailedError` for a new one, and
@@ -116,6 +121,7 @@ class Batch:
         rounds: list[str | None] = []
         records: list[dict[str, object]] = []
         owners: list[int] = []
+        withheld: list[int] = []
         seq = after_seq
         for index, given in enumerate(events):
             error = failed.get(index)
@@ -130,14 +136,17 @@ class Batch:
                     event = replace(event, face_down=True)
                 latches.track(event)
                 decided = apply_held(engine, latches, event, index)
+                record = event_record(event)
+                if withholds(event.type, record):
+                    withheld.append(len(records))
                 stamped.append(event)
                 outputs.append(decided)
                 rounds.append(engine.current_round)
-                records.append(event_record(event))
+                records.append(record)
                 records.extend(output_record(o, event.ts) for o in decided)
                 owners.append(index)
                 seq += len(decided)
-        return cls(stamped, outputs, rounds, records, after_seq, before, owners)
+        return cls(stamped, outputs, rounds, records, after_seq, before, owners, withheld)
 
     def split(self, stored: list[JournalRecord]) -> list[list[JournalRecord]]:
         """The committed records per journaled event: its own, then its conclusions."""

@@ -218,7 +218,7 @@ class Committer:
         for records, round_in_play in zip(per_event, batch.rounds, strict=True):
             self._state.saw(records, round_in_play)
         results = batch.by_given(per_event)
-        self._let_out(committed)
+        self._let_out(committed, batch.withheld)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called without a loop (recovery before start, tools): now
@@ -228,8 +228,8 @@ class Committer:
             loop.call_soon(self._take_undo)
         return results
 
-    def _let_out(self, committed: Committed) -> None:
-        self._outputs.committed(committed.rows)
+    def _let_out(self, committed: Committed, withheld: Sequence[int] = ()) -> None:
+        self._outputs.committed(committed, withheld)
         for listener in self._listeners:
             for record in committed.records:
                 listener(record)

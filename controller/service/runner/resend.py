@@ -14,7 +14,7 @@ sent (later than ``from_seq`` when the journal no longer holds the start: retent
 when none was; ``published_seq`` the newest record the table has published.
 
 The records go out on ``events`` byte for byte as the outbox sent them (a face-down card still
-withheld: :func:`tablectl.controller.mqtt.outbound.published_payload`), only records the outbox
+withheld: :func:`tablectl.controller.mqtt.outbound.published_form`), only records the outbox
 has already published (``published_seq``: the newest; a later one is the outbox's to send
 first), and never to the retained ``outcome``/``anchor`` (they keep the newest).
 
@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tablectl.controller.core.errors import ControllerError
-from tablectl.controller.journal import Journal, canonical_json
+from tablectl.controller.journal import Journal
+from tablectl.controller.mqtt.outbound import published_form
 from tablectl.controller.service.runner.views import TableOutputs
 
 __all__ = [
@@ -149,19 +150,19 @@ class ResendBudget:
         return max(0.0, (min(wanted, self.burst) - self._tokens) / self.rate)
 
 
-def _read(journal: Journal, first: int, last: int) -> tuple[list[tuple[str, bytes]], int, int]:
-    """``(records, seq of the first, published_seq)`` of ``first..last``, clamped to what the
-    outbox published; runs in a worker thread (the journal is thread-safe)."""
+def _read(journal: Journal, first: int, last: int) -> tuple[list[bytes], int, int]:
+    """``(payloads as published, seq of the first, published_seq)`` of ``first..last``, clamped
+    to what the outbox published; runs in a worker thread (the journal is thread-safe)."""
     pending = journal.unpublished_payloads(1)
     published = pending[0][0] - 1 if pending else journal.last_seq
-    out: list[tuple[str, bytes]] = []
+    out: list[bytes] = []
     start = 0
     if first <= published:
         for record in journal.records(first - 1):
             if record.seq > min(last, published):
                 break
             start = start or record.seq
-            out.append((record.type, canonical_json(record.fields).encode("utf-8")))
+            out.append(published_form(record))
     return out, start, published
 
 

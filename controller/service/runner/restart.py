@@ -189,7 +189,7 @@ class Restart:
             log.warning("recovering_missing_outputs", count=len(pending))
             committed = self._journal.commit([out for _, out in pending])
             self._state.saw(committed.records, self._state.engine.current_round)
-            self._outputs.committed(committed.rows)
+            self._outputs.committed(committed)
         if replayed or discarded:
             self.checkpoint()
         return replayed

@@ -25,7 +25,7 @@ import structlog
 
 from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import Engine
-from tablectl.controller.journal import Journal, StoredRow
+from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.outage import JOURNAL_UNAVAILABLE, JournalOutage
 from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
@@ -48,8 +48,9 @@ __all__ = [
 class TableOutputs(Protocol):
     """Where a runner says what is not a journal record (the publisher's side of a table)."""
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
-        """Hand the outbox what a commit wrote, in ``seq`` order (cheap, after each commit)."""
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
+        """Hand the outbox what a commit wrote (cheap, after each commit); ``withheld``: the
+        positions of the records it publishes withheld (cards dealt face down)."""
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
         """Set a retained latest-value topic under the table (``state``, ``devices/{id}``)."""
@@ -60,15 +61,15 @@ class TableOutputs(Protocol):
     def set_status(self, extra: Mapping[str, Any]) -> None:
         """Merge ``extra`` (:func:`status_view`) into the retained ``status``."""
 
-    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
-        """Publish ``(type, stored body)`` journal records again on ``events`` (``cmd/resend``);
-        ``False`` when nothing can be sent (no broker connection)."""
+    def republish(self, payloads: Sequence[bytes]) -> bool:
+        """Publish journal records again, as published the first time, on ``events``
+        (``cmd/resend``); ``False`` when nothing can be sent (no broker connection)."""
 
 
 class NoOutputs:
     """:class:`TableOutputs` that say nothing: a runner without a publisher (tests, tools)."""
 
-    def committed(self, rows: Sequence[StoredRow]) -> None:
+    def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
         pass
 
     def set_view(self, suffix: str, payload: Mapping[str, Any]) -> None:
@@ -80,7 +81,7 @@ class NoOutputs:
     def set_status(self, extra: Mapping[str, Any]) -> None:
         pass
 
-    def republish(self, records: Sequence[tuple[str, bytes]]) -> bool:
+    def republish(self, payloads: Sequence[bytes]) -> bool:
         return False
 
 

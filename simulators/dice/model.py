@@ -36,15 +36,10 @@ from tablectl.drivers.dice.protocol import (
 from tablectl.drivers.events import RollInvalidCode
 from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.dice.faults import NO_RESULT_KINDS, FaultSpec
-from tablectl.simulators.dice.wire import (
-    READER,
-    SELF_TEST_SECONDS,
-    HostPort,
-    corrupt,
-    line_noise,
-)
+from tablectl.simulators.dice.wire import READER, SELF_TEST_SECONDS, HostPort
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
+from tablectl.simulators.stx_port import corrupt, line_noise
 
 __all__ = ["GamePlan", "RollOutcome", "SimDice"]
 

@@ -38,7 +38,8 @@ from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 from tablectl.simulators.shuffler.faults import FaultSpec
-from tablectl.simulators.shuffler.wire import CommandHandler, HostPort, line_noise
+from tablectl.simulators.shuffler.wire import HostPort
+from tablectl.simulators.stx_port import CommandHandler, line_noise
 
 __all__ = ["ShufflePlan", "ShuffleResult", "SimShuffler"]
 

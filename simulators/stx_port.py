@@ -1,0 +1,118 @@
+"""The simulated serial line of a device on the reference frame (``STX payload ETX CC``, the
+shuffler's and the dice unit's): one wire server, which each of their ``HostPort`` mixes in with
+its own commands.
+
+Host bytes go through the production command decoder (``_decoder``) and each command to the
+model's handler for its type (``_handlers``); a frame that cannot be used is NAKed as the real
+devices do (line noise outside frames is ignored). Every frame out is encoded with the production
+encoder and queued with the wire faults applied: silence, an unplugged link, ``split`` and a
+broken checksum. The state it reads is the model's, set in its ``__init__``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
+
+from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.stx import GARBAGE, FrameDecoder
+from tablectl.simulators.chunks import Chunk, Outbox
+
+__all__ = ["CommandHandler", "StxPort", "corrupt", "line_noise"]
+
+M = TypeVar("M")
+
+CommandHandler = Callable[[Any, float], list[Any]]
+"""A ``_cmd_*`` method: the decoded command and its arrival time → the reply frames."""
+
+_STALE_LIMIT: Final = 1 << 20  # bytes not collected by advance(): drop output beyond this
+
+
+class _Plan(Protocol):
+    def has(self, kind: str) -> bool: ...
+
+
+class StxPort(Generic[M]):
+    """What a host sees of the device; see the module docstring. ``M``: the protocol's message."""
+
+    _rng: random.Random
+    _decoder: FrameDecoder[Any]
+    _outbox: Outbox
+    _wire: _Plan | None
+    """Whose wire faults (``split``) apply to the output now."""
+    _ignored: int
+    _silent_until: float
+    _handlers: dict[type, CommandHandler]
+
+    if TYPE_CHECKING:  # the model's own
+
+        def link_down(self, now: float) -> bool: ...
+        def _run_until(self, now: float) -> None: ...
+
+    def _encode(self, message: M) -> bytes:
+        raise NotImplementedError
+
+    def _nak(self, verb: str, reason: str) -> M:
+        raise NotImplementedError
+
+    def receive(self, data: bytes, now: float) -> bytes:
+        """Handle host bytes arriving at ``now``; return the immediate replies.
+
+        Frames a command causes (a shuffle's start after its ``ACK``, a fault cleared after
+        ``ACK;CLRF``) are queued for the next ``advance``, so they follow the reply.
+        """
+        self._run_until(now)
+        if now < self._silent_until or self.link_down(now):
+            self._ignored += 1
+            return b""
+        replies: list[M] = []
+        for item in self._decoder.feed(data):
+            if isinstance(item, DecodeError):
+                self._ignored += 1
+                nak = self._nak_for(item)
+                if nak is not None:
+                    replies.append(nak)
+                continue
+            replies += self._handlers[type(item)](item, now)
+        return b"".join(self._encode(m) for m in replies)
+
+    def _nak_for(self, error: DecodeError) -> M | None:
+        """The device NAKs a frame it could not use; line noise outside frames it ignores."""
+        raw = error.raw
+        if error.reason == GARBAGE:
+            return None
+        if raw.startswith(b"\x02"):
+            if error.reason.startswith("checksum mismatch"):
+                return self._nak("?", "FRAME")
+            return None  # a broken or truncated frame: nothing to answer
+        verb = raw[:4].decode("ascii", "replace")
+        known = verb if len(verb) == 4 and verb.isalpha() and verb.isupper() else "?"
+        unknown = error.reason.startswith("unknown command verb")
+        return self._nak(known, "VERB" if unknown else "ARG")
+
+    def _emit(self, at: float, message: M, *, broken: bool = False) -> None:
+        """Queue one frame (with a wrong checksum when ``broken``), applying the ``split`` fault
+        of ``_wire``; nothing goes out while the device is silent or unplugged."""
+        if at < self._silent_until or self.link_down(at) or self._outbox.size > _STALE_LIMIT:
+            return
+        data = self._encode(message)
+        if broken:
+            data = corrupt(data)
+        if self._wire is not None and self._wire.has("split"):
+            self._outbox.append_split(at, data, self._rng)
+            return
+        self._outbox.append(Chunk(at, data))
+
+
+def corrupt(data: bytes) -> bytes:
+    """``data`` (one frame) with its checksum's last digit changed."""
+    broken = bytearray(data)
+    broken[-3] = ord("0") if broken[-3] != ord("0") else ord("1")
+    return bytes(broken)
+
+
+def line_noise(rng: random.Random) -> bytes:
+    """Line noise without STX, ETX, CR or LF, so it cannot pass for (part of) a frame."""
+    alphabet = [b for b in range(256) if b not in (0x02, 0x03, 0x0D, 0x0A)]
+    return bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 12))) + b"\r\n"

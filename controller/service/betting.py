@@ -11,8 +11,7 @@ published and replayable like any other.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import structlog
 
@@ -29,21 +28,21 @@ log = structlog.get_logger("tablectl.betting")
 class BettingTimer:
     """Opens a round when the table is idle, closes betting ``open_seconds`` later.
 
-    It reads the engine's snapshot (``phase``, ``faults``) and submits events through the runner,
-    so it never bypasses the journal. A table with latched faults is left alone (R14: play is
-    locked until the fault is cleared).
+    It reads the table's phase and whether play is held (``look``: a latched fault, a journal
+    outage) and submits events to the table's queue, so it never bypasses the journal. A held
+    table is left alone (R14: play is locked until the fault is cleared).
     """
 
     def __init__(
         self,
         config: BettingConfig,
-        snapshot: Callable[[], Mapping[str, Any]],
+        look: Callable[[], tuple[str | None, bool]],
         submit: Callable[[TableEvent], asyncio.Future[list[JournalRecord]]],
         *,
         tick: float = 0.1,
     ) -> None:
         self._config = config
-        self._snapshot = snapshot
+        self._look = look
         self._submit = submit
         self._tick = tick
         self.looks = 0
@@ -58,11 +57,10 @@ class BettingTimer:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self._tick)
-            state = self._snapshot()
+            phase, held = self._look()
             self.looks += 1
-            phase = state.get("phase")
             now = loop.time()
-            if phase == "idle" and not state.get("faults") and not state.get("locked"):
+            if phase == "idle" and not held:
                 open_since = None
                 idle_since = idle_since if idle_since is not None else now
                 if now - idle_since >= self._config.pause_seconds:
@@ -79,7 +77,7 @@ class BettingTimer:
 
     async def _send(self, event: TableEvent) -> None:
         """Submit one event; a journal that refuses it leaves the timer running (the runner
-        locks the table and alarms; the snapshot then says ``locked`` until it writes again)."""
+        locks the table and alarms; the look then says held until it writes again)."""
         try:
             await self._submit(event)
         except JournalError as exc:

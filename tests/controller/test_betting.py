@@ -6,15 +6,18 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import pydantic
 import pytest
 
 from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.events import Fault
-from tablectl.controller.engines import build_engine
+from tablectl.controller.engines import Engine, build_engine
 from tablectl.controller.journal import Journal
+from tablectl.controller.service.outage import JournalOutage
 from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.service.runner.views import betting_view
 from tests.support.waiting import wait_until
 
 
@@ -85,3 +88,37 @@ def test_config_is_strict() -> None:
         BettingConfig.model_validate({"mode": "sometimes"})
     with pytest.raises(pydantic.ValidationError):
         BettingConfig.model_validate({"open_seconds": 0})
+
+
+def test_the_timer_looks_at_the_phase_without_building_a_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ten looks a second: a round engine's ``phase`` and ``faults``, never its snapshot."""
+    engine = build_engine("T1", "roulette", {}, source="test")
+    assert betting_view(engine, None) == (engine.snapshot()["phase"], False)
+
+    def no_snapshot(self: object) -> dict[str, Any]:
+        raise AssertionError("a snapshot was built")
+
+    monkeypatch.setattr(type(engine), "snapshot", no_snapshot)
+    assert betting_view(engine, None) == ("idle", False)
+    outage = JournalOutage(started_ts="2026-11-30T10:00:00Z", error="disk full", round=None)
+    assert betting_view(engine, outage) == ("idle", True)
+    engine.apply(Fault(device="wheel", code="ss2_fault_5", ts="2026-11-30T10:00:00Z"))
+    assert betting_view(engine, None) == ("idle", True)
+
+
+def test_an_engine_without_a_phase_is_looked_at_through_its_snapshot() -> None:
+    class Snapshots:
+        def __init__(self, state: dict[str, Any]) -> None:
+            self.state = state
+
+        def snapshot(self) -> dict[str, Any]:
+            return self.state
+
+    def look(state: dict[str, Any]) -> tuple[str | None, bool]:
+        return betting_view(cast(Engine, Snapshots(state)), None)
+
+    assert look({"phase": "idle", "faults": []}) == ("idle", False)
+    assert look({"phase": "idle", "faults": ["tilt"]}) == ("idle", True)
+    assert look({"phase": "open", "locked": True}) == ("open", True)

@@ -45,7 +45,7 @@ from tablectl.controller.service.runner.views import (
     NO_OUTPUTS,
     TableOutputs,
     TableViews,
-    timer_view,
+    betting_view,
 )
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
@@ -157,7 +157,7 @@ class TableRunner:
         )
         self.timer = BettingTimer(
             betting or BettingConfig(),
-            lambda: timer_view(self.state.engine, self.state.outage),
+            lambda: betting_view(self.state.engine, self.state.outage),
             self.queue.submit,
         )
         """Opens and closes betting when ``[betting] mode = "timer"``."""

@@ -10,7 +10,7 @@ also takes the journal's records as they are committed (:meth:`TableOutputs.comm
   not acknowledged yet; 0 while the publisher keeps up);
 * ``devices/{id}`` (retained): one device's link, faults and counters;
 * the extra fields of the retained ``status``: locked by a journal outage or not;
-* what the betting timer sees: the snapshot, and the lock of an outage.
+* what the betting timer sees: the phase, and whether play is held.
 
 The builders are pure (the time is passed in as ISO text); :class:`TableViews` reads the
 table's state and clock for them.
@@ -38,10 +38,10 @@ __all__ = [
     "NoOutputs",
     "TableOutputs",
     "TableViews",
+    "betting_view",
     "device_view",
     "state_view",
     "status_view",
-    "timer_view",
 ]
 
 
@@ -280,9 +280,16 @@ def status_view(outage: JournalOutage | None) -> dict[str, Any]:
     return {"locked": True, "faults": [JOURNAL_UNAVAILABLE], "journal": outage.view()}
 
 
-def timer_view(engine: Engine, outage: JournalOutage | None) -> Mapping[str, Any]:
-    """What the betting timer sees: the engine's snapshot, and the lock of an outage."""
+def betting_view(engine: Engine, outage: JournalOutage | None) -> tuple[str | None, bool]:
+    """What the betting timer sees, ten times a second: the engine's ``phase``, and whether
+    play is held (a fault the engine latched, a journal outage).
+
+    Read from the engine's ``phase`` and ``faults`` (every round engine has them: no snapshot
+    is built for it); from its snapshot for an engine that has not.
+    """
+    phase, faults = getattr(engine, "phase", None), getattr(engine, "faults", None)
+    if isinstance(phase, str) and faults is not None:
+        return phase, bool(faults) or outage is not None
     snapshot = engine.snapshot()
-    if outage is None:
-        return snapshot
-    return {**snapshot, "locked": True}
+    held = bool(snapshot.get("faults")) or bool(snapshot.get("locked")) or outage is not None
+    return snapshot.get("phase"), held

@@ -365,3 +365,25 @@ async def test_the_throttle_lets_a_few_wait_and_refuses_more() -> None:
             pass
     await asyncio.gather(first, second)
     assert entered == [1, 2]
+
+
+def test_an_outcome_older_than_the_links_kept_is_not_shown() -> None:
+    """Issue 26 (the hostile lane found it): forged outcomes at seqs whose records the dashboard
+    has already forgotten (past LINKS) could not be linked, and were shown beside the table's own
+    in its history, billboard and statistics."""
+    floor = Floor("tablectl")
+    chain = Chain("ROU-01")
+    topic = "tablectl/ROU-01"
+    floor.ingest(f"{topic}/status", b'{"state":"online"}', retained=True)
+    for n in range(350):
+        for body in (chain.record("bets_closed"), chain.spin(n % 36 + 1)):
+            floor.ingest(f"{topic}/events", json.dumps(body).encode())
+    floor.ingest(f"{topic}/state", json.dumps(chain.state()).encode(), retained=True)
+    forged = Chain(chain.table)
+    forged.seq, forged.head = 49, "f" * 64
+    for _ in range(20):
+        assert floor.ingest(f"{topic}/events", json.dumps(forged.spin(0)).encode()) is None
+    seqs = [entry.seq for entry in floor.history("ROU-01")]
+    assert len(seqs) == 350
+    assert len(set(seqs)) == len(seqs)  # the table's own, once each
+    assert floor.refused["unlinked"] >= 20

@@ -270,6 +270,9 @@ class _Table:
     """The records seen, by ``seq`` then ``hash``."""
     linked: int = 0
     """Records in :attr:`links` (at most :data:`LINKS`)."""
+    forgotten: int = 0
+    """The newest ``seq`` whose records :attr:`links` no longer holds (the oldest go first): a
+    record at or before it cannot be linked any more, so it is not shown."""
     rooted: tuple[tuple[int, int], frozenset[tuple[int, str]]] | None = None
     """:meth:`Floor._rooted`'s answer, for the table's version and state ``seq`` it is for."""
     conflict: int | None = None
@@ -474,6 +477,10 @@ class Floor:
         seen = table.links.get(seq) or {}
         if record_hash in seen:
             return kind == "outcome"  # a repeat (the retained copy of an outcome is news)
+        if seq <= table.forgotten:
+            # Older than what the dashboard still links: the table's own record of that seq
+            # came long ago, so this one is a late copy or a forgery, and nothing can tell.
+            raise RefusedError("unlinked", f"seq {seq}: before the records still linked")
         before = table.links.get(seq - 1) or {}
         anchored = any(r.ok and h == prev for h, r in before.items())
         linked_here = any(r.ok and r.anchored for r in seen.values())
@@ -514,6 +521,8 @@ class Floor:
             table.linked -= len(records)
             if ahead:
                 self._drop(table, {(victim, h) for h, r in records.items() if r.ok})
+            else:
+                table.forgotten = max(table.forgotten, victim)
 
     def _set(
         self, table: _Table, seq: int, record_hash: str, *, ok: bool, anchored: bool = False

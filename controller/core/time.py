@@ -20,8 +20,10 @@ from typing import Final, Literal
 from tablectl.controller.core.errors import TimeFormatError
 
 __all__ = [
+    "earlier",
     "format_moment",
     "format_ts",
+    "is_canonical",
     "not_before",
     "parse_moment",
     "parse_ts",
@@ -44,17 +46,27 @@ def format_ts(at: float) -> str:
 def not_before(ts: str, floor: str | None) -> str:
     """``ts``, or ``floor`` when ``ts`` is earlier: journal times never go backwards (a device's
     time taken before a command's, a clock stepped back less than the bound) unless a
-    ``clock_step`` record says why (tablectl.controller.service.clock).
-
-    Both in :func:`format_ts`'s form compare as text (the common case: no parse); otherwise
-    they are parsed, and a time that does not parse is left as it is.
+    ``clock_step`` record says why (tablectl.controller.service.clock). A time that does not
+    parse is left as it is.
     """
-    if floor is None:
-        return ts
-    if len(ts) == len(floor) == _CANONICAL and ts[-1] == floor[-1] == "Z":
-        return floor if ts < floor else ts
-    given, least = parse_ts(ts), parse_ts(floor)
-    return floor if given is not None and least is not None and given < least else ts
+    return floor if floor is not None and earlier(ts, floor) else ts
+
+
+def earlier(ts: str, than: str) -> bool | None:
+    """Whether ``ts`` is before ``than``; ``None`` when either is no time (:func:`parse_ts`).
+
+    Both in :func:`format_ts`'s form (:func:`is_canonical`) compare as text, exactly: the
+    common case, no parse.
+    """
+    if is_canonical(ts) and is_canonical(than):
+        return ts < than
+    given, bound = parse_ts(ts), parse_ts(than)
+    return None if given is None or bound is None else given < bound
+
+
+def is_canonical(ts: str) -> bool:
+    """Whether ``ts`` has :func:`format_ts`'s form, in which times order as text."""
+    return len(ts) == _CANONICAL and ts[-1] == "Z"
 
 
 _CANONICAL: Final = len("2026-11-30T10:00:00.123456Z")

@@ -15,14 +15,12 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from tablectl.controller.core.errors import JournalError, JournalWriteError
-from tablectl.controller.core.time import parse_ts
 from tablectl.controller.journal.db import (
     checkpoint_now,
     count_unanchored,
@@ -68,10 +66,10 @@ class LiveFile:
         self.anchor_hash = GENESIS_HASH
         self.last_seq = 0
         self.last_hash = GENESIS_HASH
-        self.first_ts: datetime | None = None
-        """``ts`` of the file's first record (rotation by age)."""
-        self.newest_ts: datetime | None = None
-        """``ts`` of the newest record found when the file was opened."""
+        self.first_ts: str | None = None
+        """``ts`` of the file's first record, as written (rotation by age)."""
+        self.newest_ts: str | None = None
+        """``ts`` of the newest record found when the file was opened, as written."""
         self.unanchored = 0
         """Records after the newest anchor when the file was opened (all of them without one)."""
         self._page_size: int | None = None
@@ -88,7 +86,8 @@ class LiveFile:
             first, last = file_ends(conn)
             if last is not None:
                 newest = loads_record(last[2], int(last[0]))
-                self.newest_ts = parse_ts(newest.get("ts"))
+                ts = newest.get("ts")
+                self.newest_ts = ts if isinstance(ts, str) else None
                 owner = newest.get("table")
                 if owner != self.table_id:
                     raise JournalError(
@@ -103,7 +102,7 @@ class LiveFile:
             meta = read_meta(conn)
             if first is not None:
                 self.anchor_seq, self.anchor_hash = int(first[0]) - 1, str(first[1])
-                self.first_ts = parse_ts(first[2])
+                self.first_ts = str(first[2])
             elif meta is not None:
                 self.anchor_seq, self.anchor_hash = meta
             else:
@@ -173,7 +172,7 @@ class LiveFile:
     def advance(self, seq: int, last_hash: str, first_ts: str) -> None:
         """After an insert: the newest record, and the file's first ``ts`` when it was empty."""
         if self.empty:
-            self.first_ts = parse_ts(first_ts)
+            self.first_ts = first_ts
         self.last_seq, self.last_hash = seq, last_hash
 
     def size(self) -> int:

@@ -41,7 +41,7 @@ import structlog
 
 from tablectl.controller.core.closing import Closing
 from tablectl.controller.core.errors import JournalConflictError, JournalError
-from tablectl.controller.core.time import format_moment, parse_ts
+from tablectl.controller.core.time import earlier, format_moment, is_canonical, parse_ts
 from tablectl.controller.journal import outbox
 from tablectl.controller.journal.anchors import KeyedAnchors
 from tablectl.controller.journal.db import PAGE, file_records, leave_wal, read_only
@@ -134,9 +134,14 @@ class Journal(Closing):
         self._writer: ThreadPoolExecutor | None = None
         """The journal's own thread (:meth:`in_writer`), started on first use."""
         self._last_ts: datetime | None = None
-        """The newest record's ``ts`` (across rotations): retention's clock never runs ahead."""
+        """The newest time a record's ``ts`` gave, as of the last one not in ``format_ts``'s form
+        (or the open): what :meth:`_newest_time` falls back on."""
         self._last_ts_text: str | None = None
         """The newest record's ``ts`` as written (:attr:`newest_ts`)."""
+        self._age_limits: tuple[str | None, str | None] = (None, None)
+        """When the live file is old enough to rotate (:meth:`_rotation_due`), worked out from
+        its first ``ts`` (:attr:`_age_limits_of`) once per file, not per append."""
+        self._age_limits_of: str | None = None
         self.retention_hold: str | None = None
         """Why retention is suspended (a suspect clock: tablectl.controller.service.clock), or
         ``None``. Nothing is pruned while it is set. The journal does not prune when it opens:
@@ -153,7 +158,7 @@ class Journal(Closing):
         key = self._anchors.key if self._anchors is not None else None
         live = LiveFile(self.path, self.table_id, self._archives, key)
         if not live.empty:
-            self._last_ts = live.newest_ts
+            self._last_ts = parse_ts(live.newest_ts)
         try:
             first = outbox.first_unpublished(live.conn)
         except sqlite3.Error as exc:
@@ -309,10 +314,21 @@ class Journal(Closing):
             return Committed(stored, [(row[0], row[2], row[3].encode("utf-8")) for row in rows])
 
     def _advance(self, seq: int, last_hash: str, first_ts: str, last_ts: str) -> None:
-        """After an insert: the newest record, and the live file's first ``ts`` (rotation)."""
+        """After an insert: the newest record, and the live file's first ``ts`` (rotation).
+
+        No parse for a ``ts`` in ``format_ts``'s form (what the runner writes): it is a time,
+        read when retention needs it (:meth:`_newest_time`). Another form may be no time, so
+        the newest time is settled before it replaces the text.
+        """
         self._live.advance(seq, last_hash, first_ts)
-        self._last_ts = parse_ts(last_ts) or self._last_ts
+        if not is_canonical(last_ts):
+            self._last_ts = parse_ts(last_ts) or self._newest_time()
         self._last_ts_text = last_ts
+
+    def _newest_time(self) -> datetime | None:
+        """The newest record's time (across rotations; retention's clock never runs ahead of
+        it): its ``ts``, or the newest one before it that was a time."""
+        return parse_ts(self._last_ts_text) or self._last_ts
 
     def _anchor_row(self, rows: list[Row], head_seq: int, head_hash: str, ts: str) -> str:
         """Chain an anchor over ``head_seq``/``head_hash`` onto ``rows``; return its hash."""
@@ -383,12 +399,27 @@ class Journal(Closing):
                 return False
             if size >= factor * self.rotate_bytes:
                 return True
-        first_ts = self._live.first_ts
-        if self.rotate_after is not None and first_ts is not None:
-            now = parse_ts(incoming.get("ts"))
-            if now is not None and now - first_ts >= factor * self.rotate_after:
+        if self.rotate_after is not None:
+            limit = self._age_limit(factor)
+            if limit is not None and earlier(incoming["ts"], limit) is False:
                 return True
         return False
+
+    def _age_limit(self, factor: int) -> str | None:
+        """The ``ts`` from which the live file is ``factor`` × ``rotate_days`` old: its first
+        record's plus that, in ``format_ts``'s form so that an append compares texts
+        (:func:`~tablectl.controller.core.time.earlier`); parsed once per file. ``None``: no
+        first time, or past the year 9999 (no ``ts`` reaches it)."""
+        first = self._live.first_ts
+        if first != self._age_limits_of:
+            self._age_limits_of, self._age_limits = first, (None, None)
+            start = parse_ts(first)
+            if start is not None and self.rotate_after is not None:
+                self._age_limits = (
+                    _later(start, self.rotate_after, 1),
+                    _later(start, self.rotate_after, 2),
+                )
+        return self._age_limits[factor - 1]
 
     def rotate(self) -> Path | None:
         """Rotate now: seal the live file, rename it with its ``seq`` range, start a new one.
@@ -470,8 +501,9 @@ class Journal(Closing):
             return []
         if now is None:
             now = datetime.now(UTC)
-            if self._last_ts is not None:
-                now = min(now, self._last_ts)
+            newest = self._newest_time()
+            if newest is not None:
+                now = min(now, newest)
         removed = prune_rotated(
             self.path, retention_days=self.retention_days, now=now, discount_now=self._discount()
         )
@@ -600,3 +632,11 @@ class Journal(Closing):
     def _check_open(self) -> None:
         if self._closed:
             raise JournalError(f"{self.path}: journal is closed")
+
+
+def _later(start: datetime, by: timedelta, times: int) -> str | None:
+    """``start`` + ``times`` × ``by`` in ``format_ts``'s form; ``None`` past the year 9999."""
+    try:
+        return format_moment(start + times * by)
+    except OverflowError:
+        return None

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from tablectl.controller.core.errors import TimeFormatError
 from tablectl.controller.core.time import (
+    earlier,
     format_moment,
     format_ts,
+    not_before,
     parse_moment,
     parse_ts,
     parse_ts_seconds,
@@ -60,3 +62,28 @@ def test_a_person_is_told_why_a_time_is_refused() -> None:
     with pytest.raises(TimeFormatError, match=r"--until: not an ISO date/time: 'soon'"):
         parse_moment("soon", "--until")
     assert issubclass(TimeFormatError, ValueError)
+
+
+@given(st.floats(min_value=0, max_value=4e9), st.floats(min_value=0, max_value=4e9))
+def test_written_times_order_as_text(a: float, b: float) -> None:
+    first, second = format_ts(a), format_ts(b)
+    assert earlier(first, second) is (
+        datetime.fromisoformat(first) < datetime.fromisoformat(second)
+    )
+
+
+@pytest.mark.parametrize(
+    ("ts", "than", "expected"),
+    [
+        ("2026-11-30T10:00:00.000000Z", "2026-11-30T10:00:00.000001Z", True),
+        ("2026-11-30T11:00:00+01:00", "2026-11-30T10:00:00.000001Z", True),
+        ("2026-11-30T10:00:00Z", "2026-11-30T10:00:00.000000Z", False),
+        ("2026-11-30T10:00:00", "2026-11-30T11:00:00.000000Z", None),  # naive: no time
+        ("soon", "2026-11-30T11:00:00.000000Z", None),
+    ],
+)
+def test_earlier_parses_only_what_is_not_written_form(
+    ts: str, than: str, *, expected: bool | None
+) -> None:
+    assert earlier(ts, than) is expected
+    assert not_before(ts, than) == (than if expected else ts)

@@ -28,6 +28,7 @@ __all__ = [
     "parse_moment",
     "parse_ts",
     "parse_ts_seconds",
+    "seconds_between",
 ]
 
 _MAX_ISO: Final = 40
@@ -93,6 +94,14 @@ def parse_ts(text: object) -> datetime | None:
         return moment.astimezone(UTC)
     except (ValueError, OverflowError):  # not ISO 8601, or year 1 with an offset
         return None
+
+
+def seconds_between(start: object, end: object) -> float | None:
+    """Seconds from ``start`` to ``end`` (two event times, :func:`parse_ts`), exact to the
+    microsecond; ``None`` when either is no time. The one way a duration is read from ``ts``.
+    """
+    begun, ended = parse_ts(start), parse_ts(end)
+    return None if begun is None or ended is None else (ended - begun).total_seconds()
 
 
 def parse_ts_seconds(text: object) -> float | None:

@@ -28,12 +28,12 @@ draws").
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Final
 
 from tablectl.controller.core.events import BallDrawn, Fault, Mixing, RoundOpen, TableEvent
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
+from tablectl.controller.core.time import seconds_between
 from tablectl.controller.engines.base import (
     DECISION_PENDING,
     FAULT_LATCHED,
@@ -100,17 +100,6 @@ def _definition() -> MachineDefinition:
 
 
 _MACHINE: Final = _definition()
-
-
-def _seconds_between(start: str | None, end: str | None) -> float | None:
-    """Seconds from ``start`` to ``end`` (ISO 8601 event timestamps), ``None`` if unknown."""
-    if start is None or end is None:
-        return None
-    try:
-        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
-    except (TypeError, ValueError):
-        # Naive against aware, or not a timestamp: the mixing cannot be shown.
-        return None
 
 
 class DrawEngine(RoundEngine):
@@ -308,7 +297,7 @@ class DrawEngine(RoundEngine):
         if self._mixing_since is None:
             return True
         end = self._mixing_until if not self._mixing_on else event.ts
-        seconds = _seconds_between(self._mixing_since, end)
+        seconds = seconds_between(self._mixing_since, end)
         # An unknown duration cannot show the minimum was met: void rather than guess.
         return seconds is None or seconds < minimum
 

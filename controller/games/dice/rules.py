@@ -34,7 +34,7 @@ from typing import Any, Final, Literal, TypeAlias
 import pydantic
 
 from tablectl.controller.core.errors import RuleError
-from tablectl.controller.core.time import parse_ts_seconds
+from tablectl.controller.core.time import seconds_between
 from tablectl.controller.games.dice.craps import CrapsState, craps_result
 from tablectl.controller.games.dice.dice_duel import COLORS, dice_duel_result
 from tablectl.controller.games.dice.lightning_dice import Lightning, lightning_result
@@ -193,10 +193,7 @@ def read_dice(
 
 def tumble_seconds(started: str | None, at_rest: str | None) -> float | None:
     """Seconds from ``roll_started`` to the result (the events' ``ts``); ``None`` if unknown."""
-    start, end = parse_ts_seconds(started), parse_ts_seconds(at_rest)
-    if start is None or end is None:
-        return None
-    return round(end - start, 6)
+    return seconds_between(started, at_rest)
 
 
 def check_tumble(rules: DiceRules, *, rolled: bool, seconds: float | None) -> Finding | None:

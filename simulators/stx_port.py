@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.stx import GARBAGE, FrameDecoder
-from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.timeline import SerialModel
 
 __all__ = ["CommandHandler", "StxPort", "corrupt", "line_noise"]
 
 M = TypeVar("M")
+R = TypeVar("R")
 
 CommandHandler = Callable[[Any, float], list[Any]]
 """A ``_cmd_*`` method: the decoded command and its arrival time → the reply frames."""
@@ -33,22 +35,16 @@ class _Plan(Protocol):
     def has(self, kind: str) -> bool: ...
 
 
-class StxPort(Generic[M]):
-    """What a host sees of the device; see the module docstring. ``M``: the protocol's message."""
+class StxPort(SerialModel[int, R], Generic[M, R]):
+    """What a host sees of the device; see the module docstring. ``M``: the protocol's message,
+    ``R``: the model's result."""
 
     _rng: random.Random
     _decoder: FrameDecoder[Any]
-    _outbox: Outbox
     _wire: _Plan | None
     """Whose wire faults (``split``) apply to the output now."""
-    _ignored: int
     _silent_until: float
     _handlers: dict[type, CommandHandler]
-
-    if TYPE_CHECKING:  # the model's own
-
-        def link_down(self, now: float) -> bool: ...
-        def _run_until(self, now: float) -> None: ...
 
     def _encode(self, message: M) -> bytes:
         raise NotImplementedError

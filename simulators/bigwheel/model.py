@@ -5,7 +5,6 @@ faults; :mod:`tablectl.simulators.serve` puts the model behind a pty or a TCP po
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Sequence
@@ -40,8 +39,9 @@ from tablectl.drivers.bigwheel.protocol import (
     encode_message,
 )
 from tablectl.simulators.bigwheel.faults import FaultSpec, check_arguments, garbage_bytes
-from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.faults import faults_at
+from tablectl.simulators.timeline import SerialModel
 
 __all__ = ["SimBigWheel", "SpinResult"]
 
@@ -83,7 +83,7 @@ class _Plan:
         return kind in self.faults
 
 
-class SimBigWheel:
+class SimBigWheel(SerialModel[tuple[int, int], SpinResult]):
     """The simulated sensor. Feed it time and host bytes; it returns sensor bytes.
 
     Args:
@@ -127,7 +127,7 @@ class SimBigWheel:
         )
         self._rng = random.Random(seed)
         self._seed = seed
-        self._speed = speed
+        self._start_timeline(speed, (0, 0))
         self._segments = segments
         self._script = list(stops or ())
         self._every = every
@@ -137,10 +137,6 @@ class SimBigWheel:
         self._by_hand = by_hand
 
         self._decoder = CommandDecoder()
-        self._t0: float | None = None
-        self._events: list[tuple[float, int, str, tuple[int, int]]] = []  # (at, seq, kind, arg)
-        self._seq = 0
-        self._outbox = Outbox()
 
         self._state: WheelState = "idle"
         self._spin = 0  # wire spin number (wraps MAX_SPIN → 1)
@@ -151,16 +147,9 @@ class SimBigWheel:
         self._last: Rest | None = None
         self._position = self._rng.uniform(0, segments)  # pointer, in segment units
         self._active: dict[str, float] = {}  # wire fault code -> model time it clears
-        self._results: list[SpinResult] = []
         self._quiet: tuple[float, float] | None = None
-        self._down: tuple[float, float] | None = None
-        self._ignored = 0
 
     # --- observation ---------------------------------------------------------------------------
-
-    @property
-    def speed(self) -> float:
-        return self._speed
 
     @property
     def state(self) -> WheelState:
@@ -176,33 +165,10 @@ class SimBigWheel:
         return self._spins
 
     @property
-    def results(self) -> tuple[SpinResult, ...]:
-        """Finished spins, in order."""
-        return tuple(self._results)
-
-    @property
     def active_faults(self) -> tuple[str, ...]:
         return tuple(sorted(self._active))
 
-    @property
-    def ignored_commands(self) -> int:
-        """Host sentences the sensor ignored (garbled or unknown)."""
-        return self._ignored
-
-    def link_down(self, now: float) -> bool:
-        """Whether a ``disconnect`` fault has the port vanished at ``now`` (servers poll this)."""
-        return _inside(self._down, now)
-
     # --- driving -------------------------------------------------------------------------------
-
-    def advance(self, now: float) -> bytes:
-        """Everything the sensor sends up to ``now`` (seconds, any monotonic origin)."""
-        return b"".join(chunk.data for chunk in self.advance_chunks(now))
-
-    def advance_chunks(self, now: float) -> list[Chunk]:
-        """Like :meth:`advance`, with send times and the chunk boundaries of ``split`` faults."""
-        self._run_until(now)
-        return self._outbox.take()
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Handle host bytes arriving at ``now``; return the immediate replies.
@@ -235,19 +201,10 @@ class SimBigWheel:
 
     # --- the schedule --------------------------------------------------------------------------
 
-    def _run_until(self, now: float) -> None:
-        if self._t0 is None:
-            self._t0 = now
-            self._schedule(now, "heartbeat")
-            if not self._by_hand:
-                self._schedule(now + self._every / self._speed, "start")
-        while self._events and self._events[0][0] <= now:
-            at, _, kind, arg = heapq.heappop(self._events)
-            self._on_event(at, kind, arg)
-
-    def _schedule(self, at: float, kind: str, arg: tuple[int, int] = (0, 0)) -> None:
-        self._seq += 1
-        heapq.heappush(self._events, (at, self._seq, kind, arg))
+    def _on_start(self, now: float) -> None:
+        self._schedule(now, "heartbeat")
+        if not self._by_hand:
+            self._schedule(now + self._every / self._speed, "start")
 
     def _on_event(self, at: float, kind: str, arg: tuple[int, int]) -> None:
         match kind:
@@ -310,7 +267,7 @@ class SimBigWheel:
         if "silence" in faults:
             self._quiet = (begin, begin + faults["silence"].number / self._speed)
         if "disconnect" in faults:
-            self._down = (begin, begin + faults["disconnect"].number / self._speed)
+            self._link_down = (begin, begin + faults["disconnect"].number / self._speed)
 
     def _stop(self, t: float) -> None:
         plan = self._plan

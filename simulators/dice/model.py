@@ -6,7 +6,6 @@ it behind a pty or a TCP port, tests and scenarios drive it with any clock."""
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Sequence
@@ -88,7 +87,7 @@ def _optional_seconds(value: float | None, what: str) -> float | None:
     return None if value is None else _seconds(value, what)
 
 
-class SimDice(HostPort):
+class SimDice(HostPort[RollOutcome]):
     """The simulated dice unit (a shaker dome or a tower, and its reader). Feed it time and host
     bytes; it returns unit bytes.
 
@@ -146,7 +145,7 @@ class SimDice(HostPort):
         self._settle = _seconds(settle_seconds, "settle_seconds")
         self._result_hold = _seconds(result_seconds, "result_seconds")
         self._rng = random.Random(seed)
-        self._speed = speed
+        self._start_timeline(speed, 0)
         self._dice = dice
         self._colors = colors
         self._faults = tuple(faults)
@@ -154,9 +153,6 @@ class SimDice(HostPort):
         self._serial = f"SIM{seed % 100000:05d}"
         self._setup_port()
 
-        self._started_at: float | None = None
-        self._events: list[tuple[float, int, str, int]] = []
-        self._seq = 0
         self._state: DiceState = "ready"
         self._game = 0
         self._roll = 0
@@ -167,15 +163,9 @@ class SimDice(HostPort):
         self._resume: DiceState = "ready"
         self._testing = False
         self._last: Result | NoResult | None = None
-        self._results: list[RollOutcome] = []
         self._silent_until = -math.inf
-        self._link_down: tuple[float, float] | None = None
 
     # --- observation ---------------------------------------------------------------------------
-
-    @property
-    def speed(self) -> float:
-        return self._speed
 
     @property
     def state(self) -> DiceState:
@@ -189,16 +179,6 @@ class SimDice(HostPort):
     def active_faults(self) -> frozenset[int]:
         return frozenset(self._active)
 
-    @property
-    def results(self) -> tuple[RollOutcome, ...]:
-        """Every roll that ended with a result or a no-result, in order."""
-        return tuple(self._results)
-
-    @property
-    def ignored_commands(self) -> int:
-        """Host frames that were bad or arrived while the unit was silent or unplugged."""
-        return self._ignored
-
     def silent(self, now: float) -> bool:
         """True while a ``silence`` fault has the unit hung."""
         return now < self._silent_until
@@ -207,20 +187,7 @@ class SimDice(HostPort):
         """The status the unit would report now."""
         return Status(self._state, self._game, self._roll, tuple(sorted(self._active)))
 
-    def link_down(self, now: float) -> bool:
-        """True while a ``disconnect`` fault has the cable pulled."""
-        return self._link_down is not None and self._link_down[0] <= now < self._link_down[1]
-
-    # --- time, bytes and buttons ---------------------------------------------------------------
-
-    def advance(self, now: float) -> bytes:
-        """Everything the unit sends up to ``now`` (seconds, any monotonic origin)."""
-        return b"".join(chunk.data for chunk in self.advance_chunks(now))
-
-    def advance_chunks(self, now: float) -> list[Chunk]:
-        """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
-        self._run_until(now)
-        return self._outbox.take()
+    # --- buttons -------------------------------------------------------------------------------
 
     def press_close(self, now: float) -> bool:
         """The dealer's no-more-bets button."""
@@ -240,32 +207,8 @@ class SimDice(HostPort):
 
     # --- the schedule --------------------------------------------------------------------------
 
-    def _run_until(self, now: float) -> None:
-        if self._started_at is None:
-            self._started_at = now
-            self._schedule(now, "open")
-        while self._events and self._events[0][0] <= now:
-            at, _, kind, arg = heapq.heappop(self._events)
-            self._on_event(at, kind, arg)
-
-    def _schedule(self, at: float, kind: str, arg: int = 0) -> None:
-        self._seq += 1
-        heapq.heappush(self._events, (at, self._seq, kind, arg))
-
-    def _cancel(self, kind: str) -> None:
-        self._events = [e for e in self._events if e[2] != kind]
-        heapq.heapify(self._events)
-
-    def _shift(self, seconds: float, kinds: frozenset[str] | None = None) -> None:
-        """Hold back what is scheduled (``kinds``, or everything) by ``seconds``."""
-        self._events = [
-            (at + seconds, s, k, a) if kinds is None or k in kinds else (at, s, k, a)
-            for at, s, k, a in self._events
-        ]
-        heapq.heapify(self._events)
-
-    def _scaled(self, seconds: float) -> float:
-        return seconds / self._speed
+    def _on_start(self, now: float) -> None:
+        self._schedule(now, "open")
 
     def _jittered(self, seconds: float) -> float:
         return self._scaled(seconds) * self._rng.uniform(0.95, 1.05)
@@ -338,7 +281,7 @@ class SimDice(HostPort):
             self._schedule(at + shake + self._jittered(self._settle), "read")
         if plan.strikes("silence"):
             seconds = self._scaled(plan.faults["silence"].number)
-            self._shift(seconds)
+            self._timeline.shift(seconds)
             self._silent_until = at + seconds
         if plan.strikes("disconnect"):
             self._link_down = (at, at + self._scaled(plan.faults["disconnect"].number))
@@ -386,7 +329,7 @@ class SimDice(HostPort):
     def _start_self_test(self, at: float) -> None:
         seconds = self._scaled(SELF_TEST_SECONDS)
         self._testing = True
-        self._shift(seconds)  # the cycle waits for the test shake
+        self._timeline.shift(seconds)  # the cycle waits for the test shake
         self._schedule(at + seconds, "test_done")
 
     # --- faults --------------------------------------------------------------------------------
@@ -406,7 +349,7 @@ class SimDice(HostPort):
         if plan is None or self._state != "ready" or not plan.strikes("lid_open"):
             return
         seconds = self._scaled(plan.faults["lid_open"].number)
-        self._shift(seconds, _SHIFTED_BY_LID)  # the interlock holds the cycle
+        self._timeline.shift(seconds, _SHIFTED_BY_LID)  # the interlock holds the cycle
         self._raise_fault(at, FAULT_LID, "lid open", resume="ready")
         self._schedule(at + seconds, "clear", FAULT_LID)
 

@@ -9,7 +9,7 @@ schedule it moves are the model's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from tablectl.drivers.dice.protocol import (
     FAULT_LID,
@@ -32,7 +32,6 @@ from tablectl.drivers.dice.protocol import (
     Status,
     encode_message,
 )
-from tablectl.simulators.chunks import Outbox
 from tablectl.simulators.stx_port import StxPort
 
 if TYPE_CHECKING:
@@ -47,8 +46,10 @@ READER: Final = "CAM1"
 SELF_TEST_SECONDS: Final = 2.0
 """Device seconds a self-test takes (one test shake and read); the cycle waits meanwhile."""
 
+R = TypeVar("R")
 
-class HostPort(StxPort[Message]):
+
+class HostPort(StxPort[Message, R]):
     """The dice unit's serial line: what :class:`~tablectl.simulators.dice.model.SimDice` hears
     and says. A mixin: the state below is the model's, set in its ``__init__``."""
 
@@ -64,7 +65,6 @@ class HostPort(StxPort[Message]):
     if TYPE_CHECKING:  # the model's own, which the handlers call
 
         def status(self) -> Status: ...
-        def _schedule(self, at: float, kind: str, arg: int = 0) -> None: ...
         def _close(self, at: float, by: ClosedBy) -> None: ...
         def _start_roll(self, at: float) -> None: ...
         def _start_self_test(self, at: float) -> None: ...
@@ -77,8 +77,6 @@ class HostPort(StxPort[Message]):
 
     def _setup_port(self) -> None:
         self._decoder = CommandDecoder()
-        self._outbox = Outbox()
-        self._ignored = 0
         self._handlers = {
             QueryStatus: self._cmd_status,
             Identify: self._cmd_identify,

@@ -5,7 +5,6 @@ describes the protocol and the faults."""
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from tablectl.drivers.drum.protocol import (
 from tablectl.drivers.transports.frames import CanFrame
 from tablectl.simulators.drum.faults import BALL_KINDS, FaultSpec, check_args, garbage_frames
 from tablectl.simulators.faults import faults_at
+from tablectl.simulators.timeline import Timeline
 
 __all__ = ["BLOWER_DETAIL", "BLOWER_FAULT_AFTER", "TRAVEL_SECONDS", "DrawResult", "SimDrum"]
 
@@ -132,8 +132,7 @@ class SimDrum:
 
         self._origin: float | None = None
         self._clock = 0.0
-        self._queue: list[tuple[float, int, str]] = []
-        self._order = 0
+        self._timeline: Timeline[None] = Timeline(None)
         self._out: list[CanFrame] = []
         self._ignored = 0
         self._commands: list[Command] = []
@@ -207,7 +206,7 @@ class SimDrum:
         """The ``now`` of the next scheduled frame or action (None before the first call)."""
         if self._origin is None:
             return None
-        return self._queue[0][0] if self._queue else None
+        return self._timeline.next_at()
 
     # --- time and frames -----------------------------------------------------------------------
 
@@ -250,14 +249,12 @@ class SimDrum:
             self._push(now + self._idle / self._speed, "auto_mix")
 
     def _push(self, at: float, action: str) -> None:
-        self._order += 1
-        heapq.heappush(self._queue, (at, self._order, action))
+        self._timeline.add(at, action)
 
     def _run_until(self, now: float) -> None:
         if self._origin is None:
             self._start(now)
-        while self._queue and self._queue[0][0] <= now:
-            at, _, action = heapq.heappop(self._queue)
+        for at, action, _ in self._timeline.due(now):
             self._clock = at
             self._act(action, at)
         self._clock = max(self._clock, now)

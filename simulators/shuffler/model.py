@@ -7,7 +7,6 @@ the protocol it speaks). What it hears and says on the line is its
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Sequence
@@ -34,7 +33,7 @@ from tablectl.drivers.shuffler.protocol import (
     Status,
     encode_message,
 )
-from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 from tablectl.simulators.shuffler.faults import FaultSpec
@@ -71,7 +70,7 @@ class ShufflePlan:
         return kind in self.faults
 
 
-class SimShuffler(HostPort):
+class SimShuffler(HostPort[ShuffleResult]):
     """The simulated shuffler. Feed it time and host bytes; it returns shuffler bytes.
 
     Args:
@@ -115,7 +114,7 @@ class SimShuffler(HostPort):
             if spec.kind == "wrong_count" and spec.value == decks * 52:
                 raise SimulatorError(f"wrong_count@{spec.at}: {spec.value} is the right count")
         self._rng = random.Random(seed)
-        self._speed = speed
+        self._start_timeline(speed, 0)
         self._decks = decks
         self._faults = tuple(faults)
         self._shuffle_seconds = shuffle_seconds if shuffle_seconds is not None else 2.0 + decks
@@ -124,10 +123,6 @@ class SimShuffler(HostPort):
         self._serial = f"SIM{seed % 100000:05d}"
 
         self._decoder = CommandDecoder()
-        self._started_at: float | None = None
-        self._events: list[tuple[float, int, str, int]] = []
-        self._seq = 0
-        self._outbox = Outbox()
 
         self._state: ShufflerState = "idle"
         self._door_open = False
@@ -141,10 +136,7 @@ class SimShuffler(HostPort):
         self._current: ShufflePlan | None = None
         self._wire: ShufflePlan | None = None  # whose wire faults (split) apply to output now
         self._paused_until: float | None = None
-        self._results: list[ShuffleResult] = []
-        self._ignored = 0
         self._silent_until = -math.inf
-        self._link_down: tuple[float, float] | None = None
         self._handlers: dict[type, CommandHandler] = {
             StartShuffle: self._cmd_shuffle,
             QueryStatus: self._cmd_status,
@@ -154,10 +146,6 @@ class SimShuffler(HostPort):
         }
 
     # --- observation ---------------------------------------------------------------------------
-
-    @property
-    def speed(self) -> float:
-        return self._speed
 
     @property
     def state(self) -> ShufflerState:
@@ -176,16 +164,6 @@ class SimShuffler(HostPort):
         """Shuffles started since the model was created."""
         return self._shuffles
 
-    @property
-    def results(self) -> tuple[ShuffleResult, ...]:
-        """Every completed shuffle, in order."""
-        return tuple(self._results)
-
-    @property
-    def ignored_commands(self) -> int:
-        """Host frames that were bad or arrived while the shuffler was silent or unplugged."""
-        return self._ignored
-
     def status(self) -> Status:
         """The status the shuffler would report now."""
         return Status(
@@ -196,20 +174,7 @@ class SimShuffler(HostPort):
             self._number,
         )
 
-    def link_down(self, now: float) -> bool:
-        """True while a ``disconnect`` fault has the cable pulled."""
-        return self._link_down is not None and self._link_down[0] <= now < self._link_down[1]
-
-    # --- time and bytes ------------------------------------------------------------------------
-
-    def advance(self, now: float) -> bytes:
-        """Everything the shuffler sends up to ``now`` (seconds, any monotonic origin)."""
-        return b"".join(chunk.data for chunk in self.advance_chunks(now))
-
-    def advance_chunks(self, now: float) -> list[Chunk]:
-        """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
-        self._run_until(now)
-        return self._outbox.take()
+    # --- the start button ----------------------------------------------------------------------
 
     def press_start(self, now: float) -> bool:
         """The dealer's start button: shuffle the loaded decks if the shuffler can."""
@@ -218,24 +183,8 @@ class SimShuffler(HostPort):
 
     # --- the schedule --------------------------------------------------------------------------
 
-    def _run_until(self, now: float) -> None:
-        if self._started_at is None:
-            self._started_at = now
-            self._schedule_auto(now)
-        while self._events and self._events[0][0] <= now:
-            at, _, kind, arg = heapq.heappop(self._events)
-            self._on_event(at, kind, arg)
-
-    def _schedule(self, at: float, kind: str, arg: int = 0) -> None:
-        self._seq += 1
-        heapq.heappush(self._events, (at, self._seq, kind, arg))
-
-    def _cancel(self, kind: str) -> None:
-        self._events = [e for e in self._events if e[2] != kind]
-        heapq.heapify(self._events)
-
-    def _scaled(self, seconds: float) -> float:
-        return seconds / self._speed
+    def _on_start(self, now: float) -> None:
+        self._schedule_auto(now)
 
     def _schedule_auto(self, now: float) -> None:
         if self._auto is not None:
@@ -266,8 +215,7 @@ class SimShuffler(HostPort):
 
     def _stall(self, t: float, seconds: float) -> None:
         """``silence``: the controller hangs; everything still to come moves ``seconds`` later."""
-        self._events = [(at + seconds, seq, k, a) for at, seq, k, a in self._events]
-        heapq.heapify(self._events)
+        self._timeline.shift(seconds)
         self._silent_until = t + seconds
 
     # --- shuffles ------------------------------------------------------------------------------
@@ -334,10 +282,7 @@ class SimShuffler(HostPort):
             return
         seconds = self._scaled(shuffle.faults["door_open"].number)
         # The interlock stops the mechanism: the rest of the shuffle waits for the door.
-        self._events = [
-            (t + seconds, s, k, a) if k == "done" else (t, s, k, a) for t, s, k, a in self._events
-        ]
-        heapq.heapify(self._events)
+        self._timeline.shift(seconds, ("done",))
         self._set_door(at, is_open=True)
         self._schedule(at + seconds, "door_close")
 

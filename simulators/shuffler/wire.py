@@ -9,7 +9,7 @@ reads and the schedule it moves are the model's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
@@ -40,8 +40,10 @@ FIRMWARE: Final = "1.0.0"
 _SERVICE_ONLY: Final = frozenset({7})
 """Fault codes no ``CLRF`` clears (a technician's job)."""
 
+R = TypeVar("R")
 
-class HostPort(StxPort[Message]):
+
+class HostPort(StxPort[Message, R]):
     """The shuffler's serial line: what :class:`~tablectl.simulators.shuffler.model.SimShuffler`
     hears and says. A mixin: the state below is the model's, set in its ``__init__``."""
 
@@ -59,7 +61,6 @@ class HostPort(StxPort[Message]):
     if TYPE_CHECKING:  # the model's own, which the handlers call
 
         def status(self) -> Status: ...
-        def _schedule(self, at: float, kind: str, arg: int = 0) -> None: ...
         def _refusal(self) -> str | None: ...
         def _begin(self, decks: int, now: float) -> bool: ...
 

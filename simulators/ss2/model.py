@@ -7,7 +7,6 @@ What the wheel says and hears on its serial port (host commands, the wire faults
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -23,7 +22,6 @@ from tablectl.drivers.ss2.protocol import (
     Status,
     WarningBit,
 )
-from tablectl.simulators.chunks import Chunk, Outbox
 from tablectl.simulators.faults import faults_at
 from tablectl.simulators.ss2.faults import FaultSpec
 from tablectl.simulators.ss2.phases import (
@@ -103,7 +101,7 @@ class SimSS2(HostPort):
             spin=spin,
         )
         self._rng = random.Random(seed)
-        self._speed = speed
+        self._start_timeline(speed, 0)
         self._period = TICK / speed
         self._mode = mode
         self._pockets = pockets
@@ -114,11 +112,7 @@ class SimSS2(HostPort):
 
         self._decoder = CommandDecoder()
         self._t0: float | None = None  # model time of tick 0; shifted by a `silence` stall
-        self._origin: float | None = None  # model time at start, for the real-time clock
         self._tick = 0
-        self._events: list[tuple[float, int, str, int]] = []  # (at, seq, kind, arg) heap
-        self._seq = 0
-        self._outbox = Outbox()
 
         self._phase = Phase.BOOT
         self._entered = 0
@@ -137,12 +131,9 @@ class SimSS2(HostPort):
         self._sensor_stream = False
         self._status_on = True
         self._fault_code: int | None = None
-        self._results: list[Number] = []
         self._launches = 0
         self._misfires = 0
-        self._ignored = 0
         self._silent_until = -math.inf
-        self._link_down: tuple[float, float] | None = None
         self._clock_offset = timedelta()
         self._params: dict[str, str] = {
             "h": "60",
@@ -189,72 +180,31 @@ class SimSS2(HostPort):
         return self._games
 
     @property
-    def results(self) -> tuple[Number, ...]:
-        """Winning numbers so far, in order."""
-        return tuple(self._results)
-
-    @property
-    def ignored_commands(self) -> int:
-        """Host lines the wheel ignored: garbled, unknown, unsupported or with bad arguments."""
-        return self._ignored
-
-    @property
     def mode(self) -> int:
         return self._mode
-
-    @property
-    def speed(self) -> float:
-        return self._speed
 
     @property
     def status_period(self) -> float:
         """Seconds between automatic status lines (``0.5 / speed``)."""
         return self._period
 
-    def link_down(self, now: float) -> bool:
-        """Whether a ``disconnect`` fault has the port vanished at ``now``.
-
-        Servers poll this after :meth:`advance`: they close the port or connection while it is
-        true. The model itself drops everything it would send in that window.
-        """
-        window = self._link_down
-        return window is not None and window[0] <= now < window[1]
-
-    # --- driving -------------------------------------------------------------------------------
-
-    def advance(self, now: float) -> bytes:
-        """Everything the wheel sends up to ``now`` (seconds, any monotonic origin)."""
-        return b"".join(chunk.data for chunk in self.advance_chunks(now))
-
-    def advance_chunks(self, now: float) -> list[Chunk]:
-        """Like :meth:`advance`, with send times and the chunk boundaries of ``split`` faults."""
-        self._run_until(now)
-        return self._outbox.take()
-
     # --- the schedule --------------------------------------------------------------------------
 
     def _run_until(self, now: float) -> None:
+        """The timeline and the controller's ticks, in time order (an entry before a tick)."""
         if self._t0 is None:
             self._t0 = self._origin = now
         while True:
             t_tick = self._t0 + self._tick * self._period
-            if self._events and self._events[0][0] <= t_tick:
-                if self._events[0][0] > now:
+            due = self._timeline.next_at()
+            if due is not None and due <= t_tick:
+                if due > now:
                     return
-                at, _, kind, arg = heapq.heappop(self._events)
-                self._on_event(at, kind, arg)
+                self._on_event(*self._timeline.pop())
                 continue
             if t_tick > now:
                 return
             self._on_tick(t_tick)
-
-    def _schedule(self, at: float, kind: str, arg: int = 0) -> None:
-        self._seq += 1
-        heapq.heappush(self._events, (at, self._seq, kind, arg))
-
-    def _cancel(self, kind: str) -> None:
-        self._events = [e for e in self._events if e[2] != kind]
-        heapq.heapify(self._events)
 
     def _on_event(self, at: float, kind: str, arg: int) -> None:
         if kind == "sensor":
@@ -297,7 +247,7 @@ class SimSS2(HostPort):
         """``silence``: the controller hangs; everything still to come moves ``seconds`` later."""
         assert self._t0 is not None
         self._t0 += seconds
-        self._events = [(at + seconds, seq, kind, arg) for at, seq, kind, arg in self._events]
+        self._timeline.shift(seconds)
         self._silent_until = t + seconds
 
     # --- phases --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from tablectl.drivers.ss2.protocol import (
     Status,
     encode_message,
 )
-from tablectl.simulators.chunks import Chunk, Outbox
+from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.ss2.phases import (
     IDLE_TICKS,
     MODE_HOST_START,
@@ -37,22 +37,20 @@ from tablectl.simulators.ss2.phases import (
     chi2_cdf,
     line_noise,
 )
+from tablectl.simulators.timeline import SerialModel
 
 __all__ = ["HostPort"]
 
 
-class HostPort:
+class HostPort(SerialModel[int, Number]):
     """The wheel's serial port 1: what :class:`~tablectl.simulators.ss2.model.SimSS2` hears and
     says. A mixin: the state below is the model's, set in its ``__init__``."""
 
     _rng: random.Random
-    _speed: float
     _mode: int
     _pockets: int
     _awaiting_host: bool
     _decoder: CommandDecoder
-    _origin: float | None
-    _outbox: Outbox
     _phase: Phase
     _length: int | None
     _game: GamePlan | None
@@ -60,10 +58,8 @@ class HostPort:
     _sensor_stream: bool
     _status_on: bool
     _fault_code: int | None
-    _results: list[Number]
     _launches: int
     _misfires: int
-    _ignored: int
     _silent_until: float
     _clock_offset: timedelta
     _params: dict[str, str]
@@ -71,10 +67,6 @@ class HostPort:
 
     if TYPE_CHECKING:  # the model's own, which the handlers call
 
-        def link_down(self, now: float) -> bool: ...
-        def _run_until(self, now: float) -> None: ...
-        def _schedule(self, at: float, kind: str, arg: int = 0) -> None: ...
-        def _cancel(self, kind: str) -> None: ...
         def _enter(self, phase: Phase, length: int | None) -> None: ...
         def _abort(self) -> None: ...
         def _start_game(self, t: float) -> None: ...

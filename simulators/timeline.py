@@ -1,0 +1,147 @@
+"""Model time: what a simulated device has scheduled (:class:`Timeline`), and the part of a serial
+model that every device shares (:class:`SerialModel`).
+
+A model is I/O-free: its server (or a test, or a scenario) hands it ``now`` and takes what it sent
+up to then. Between two calls, the model's actions are ``(at, kind, arg)`` entries on its timeline,
+run in time order; entries at the same time run in the order they were scheduled, so a seed, a
+script and the timing of the host's commands always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Container, Iterator
+from typing import Generic, TypeVar
+
+from tablectl.simulators.chunks import Chunk, Outbox
+
+__all__ = ["SerialModel", "Timeline"]
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+
+class Timeline(Generic[A]):
+    """The scheduled actions of one model: ``kind`` names the action, ``arg`` is its detail
+    (``no_arg`` when it has none)."""
+
+    def __init__(self, no_arg: A) -> None:
+        self._no_arg = no_arg
+        self._heap: list[tuple[float, int, str, A]] = []
+        self._seq = 0
+
+    def add(self, at: float, kind: str, arg: A | None = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (at, self._seq, kind, self._no_arg if arg is None else arg))
+
+    def cancel(self, kind: str) -> None:
+        """Drop every entry of ``kind``."""
+        self._heap = [e for e in self._heap if e[2] != kind]
+        heapq.heapify(self._heap)
+
+    def shift(self, seconds: float, kinds: Container[str] | None = None) -> None:
+        """Hold back what is scheduled (of ``kinds``, or everything) by ``seconds``."""
+        self._heap = [
+            (at + seconds, seq, k, a) if kinds is None or k in kinds else (at, seq, k, a)
+            for at, seq, k, a in self._heap
+        ]
+        heapq.heapify(self._heap)
+
+    def next_at(self) -> float | None:
+        """When the next entry is due (``None``: nothing is scheduled)."""
+        return self._heap[0][0] if self._heap else None
+
+    def pop(self) -> tuple[float, str, A]:
+        """The next entry, taken off the timeline."""
+        at, _, kind, arg = heapq.heappop(self._heap)
+        return at, kind, arg
+
+    def due(self, now: float) -> Iterator[tuple[float, str, A]]:
+        """Take the entries due by ``now`` one by one (those added meanwhile included)."""
+        while self._heap and self._heap[0][0] <= now:
+            yield self.pop()
+
+
+class SerialModel(Generic[A, R]):
+    """The part every serial model shares (the wheel, the shuffler, the dice unit, the big
+    wheel): the time-lapse factor, the timeline run up to each ``now``, the output a server takes
+    with :meth:`advance_chunks`, the window of a ``disconnect`` fault, and what the device has
+    done (``R``: a result, what a CLI's ``--games N`` counts) and ignored.
+
+    A subclass calls :meth:`_start_timeline` in its ``__init__``, starts its schedule in
+    :meth:`_on_start` (the first ``now`` it is handed) and acts in :meth:`_on_event`.
+    """
+
+    _speed: float
+    _origin: float | None
+    """Model time of the first call (``None`` before it)."""
+    _timeline: Timeline[A]
+    _outbox: Outbox
+    _link_down: tuple[float, float] | None
+    _results: list[R]
+    _ignored: int
+
+    def _start_timeline(self, speed: float, no_arg: A) -> None:
+        self._speed = speed
+        self._origin = None
+        self._timeline = Timeline(no_arg)
+        self._outbox = Outbox()
+        self._link_down = None
+        self._results = []
+        self._ignored = 0
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def results(self) -> tuple[R, ...]:
+        """Every result so far (a number, a stop, a shuffle, a roll's end), in order."""
+        return tuple(self._results)
+
+    @property
+    def ignored_commands(self) -> int:
+        """Host input the device ignored: garbled, unknown or refused as bad, or sent while it
+        was silent or unplugged."""
+        return self._ignored
+
+    def link_down(self, now: float) -> bool:
+        """Whether a ``disconnect`` fault has the cable pulled at ``now``.
+
+        Servers poll this after :meth:`advance`: they close the port or connection while it is
+        true. The model itself drops everything it would send in that window.
+        """
+        window = self._link_down
+        return window is not None and window[0] <= now < window[1]
+
+    def advance(self, now: float) -> bytes:
+        """Everything the device sends up to ``now`` (seconds, any monotonic origin)."""
+        return b"".join(chunk.data for chunk in self.advance_chunks(now))
+
+    def advance_chunks(self, now: float) -> list[Chunk]:
+        """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
+        self._run_until(now)
+        return self._outbox.take()
+
+    def _run_until(self, now: float) -> None:
+        if self._origin is None:
+            self._origin = now
+            self._on_start(now)
+        for at, kind, arg in self._timeline.due(now):
+            self._on_event(at, kind, arg)
+
+    def _schedule(self, at: float, kind: str, arg: A | None = None) -> None:
+        self._timeline.add(at, kind, arg)
+
+    def _cancel(self, kind: str) -> None:
+        self._timeline.cancel(kind)
+
+    def _scaled(self, seconds: float) -> float:
+        """Device seconds as model seconds."""
+        return seconds / self._speed
+
+    def _on_start(self, now: float) -> None:
+        """Schedule what the device does from its first moment on."""
+
+    def _on_event(self, at: float, kind: str, arg: A) -> None:
+        raise NotImplementedError

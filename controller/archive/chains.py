@@ -43,7 +43,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from tablectl.controller.journal.anchors import ANCHOR, anchor_problem, mac_matches
+from tablectl.controller.journal.anchors import (
+    ANCHOR,
+    anchor_problem,
+    mac_matches,
+    withheld_matches,
+)
 from tablectl.controller.journal.records import AUTH, GENESIS_HASH, record_hash
 from tablectl.controller.mqtt.outbound import withheld_form
 
@@ -211,6 +216,12 @@ def check_record(
             why = (
                 "record auth does not match the record: not written with this key (forged, or"
                 " the key is not this table's)"
+            )
+            return RecordCheck(RecordProblem("auth", why), withheld)
+        if withheld and not withheld_matches(key, record):
+            why = (
+                "withheld record's withheld_auth does not match what was published (a genuine"
+                " seq, hash and auth on another body)"
             )
             return RecordCheck(RecordProblem("auth", why), withheld)
         authenticated = True

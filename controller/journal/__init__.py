@@ -22,8 +22,10 @@ from tablectl.controller.journal.anchors import (
     ANCHOR,
     DEFAULT_EVERY,
     DEFAULT_SECONDS,
+    WITHHELD_AUTH,
     KeyedAnchors,
     head_mac,
+    withheld_mac,
 )
 from tablectl.controller.journal.cli import (
     AUTHORSHIP_UNVERIFIED,
@@ -81,6 +83,7 @@ __all__ = [
     "GENESIS_HASH",
     "SCHEMA",
     "UNKEYED_NOTE",
+    "WITHHELD_AUTH",
     "Archive",
     "ChainReport",
     "Committed",
@@ -116,4 +119,5 @@ __all__ = [
     "verify_conn",
     "verify_file",
     "verify_journal_file",
+    "withheld_mac",
 ]

@@ -53,10 +53,13 @@ __all__ = [
     "ANCHOR",
     "DEFAULT_EVERY",
     "DEFAULT_SECONDS",
+    "WITHHELD_AUTH",
     "KeyedAnchors",
     "anchor_problem",
     "head_mac",
     "mac_matches",
+    "withheld_mac",
+    "withheld_matches",
 ]
 
 ANCHOR: Final = "anchor"
@@ -69,6 +72,13 @@ DEFAULT_SECONDS: Final = 60.0
 """Seconds an unanchored record waits at most for a time-based anchor (``anchor_seconds``)."""
 
 _PURPOSE: Final = "tablectl-journal-head"
+
+WITHHELD_AUTH: Final = "withheld_auth"
+"""The field of a record published withheld (a card dealt face down) that authenticates what was
+published: its ``auth`` covers the journaled record's ``hash``, which covers the face, so the
+published body itself is covered by nothing else (:func:`withheld_mac`)."""
+
+_WITHHELD_PURPOSE: Final = "tablectl-withheld"
 """Domain separation: a MAC made with this key for anything else never equals a head MAC."""
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -87,6 +97,28 @@ def head_mac(key: bytes, table: str, head_seq: int, head_hash: str) -> str:
         ensure_ascii=False,
     )
     return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def withheld_mac(key: bytes, published: Mapping[str, Any]) -> str:
+    """HMAC-SHA256 (hex) of a record as published withheld, :data:`WITHHELD_AUTH` left out: the
+    table's key vouches for the body a keyed archive stores, which it cannot re-hash (issue 26:
+    a genuine record's ``seq``, ``hash`` and ``auth`` replayed on a made-up face-down card).
+    Canonical JSON, as :func:`head_mac`'s, under another purpose."""
+    body = {k: v for k, v in published.items() if k != WITHHELD_AUTH}
+    message = json.dumps(
+        {"purpose": _WITHHELD_PURPOSE, "record": body},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def withheld_matches(key: bytes, published: Mapping[str, Any]) -> bool:
+    """Whether a record published withheld carries :func:`withheld_mac` of itself (constant
+    time)."""
+    mac = published.get(WITHHELD_AUTH)
+    return isinstance(mac, str) and hmac.compare_digest(mac, withheld_mac(key, published))
 
 
 def anchor_problem(record: Mapping[str, Any]) -> str | None:

@@ -228,7 +228,8 @@ class OutboxDrain:
             self._out.read_file(exhausted=False)
             raise
         self._out.read_file(exhausted=len(rows) < self._batch_size)
-        return [(seq, kind, published_payload(kind, body)) for seq, kind, body in rows]
+        key = self._out.key
+        return [(seq, kind, published_payload(kind, body, key)) for seq, kind, body in rows]
 
     def mark(self, up_to: int) -> None:
         """Mark the acknowledged prefix in the journal, on its thread, without waiting for it

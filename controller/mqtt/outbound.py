@@ -24,10 +24,12 @@ from typing import Any, Final
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import (
     SCHEMA,
+    WITHHELD_AUTH,
     Committed,
     JournalRecord,
     StoredRow,
     canonical_json,
+    withheld_mac,
 )
 from tablectl.controller.mqtt.topics import Topics
 
@@ -63,38 +65,44 @@ def withholds(kind: str, record: Mapping[str, Any]) -> bool:
     return kind == "card" and record.get("face_down") is True
 
 
-def withheld_form(kind: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+def withheld_form(
+    kind: str, record: Mapping[str, Any], key: bytes | None = None
+) -> dict[str, Any] | None:
     """The record as the outbox publishes it when it :func:`withholds` part of it —
     ``"card": null``, no ``barcode``, ``"withheld": true``, while ``hash`` still covers the
-    journaled card; ``None`` when it publishes the record whole."""
-    return _withheld(record) if withholds(kind, record) else None
+    journaled card; ``None`` when it publishes the record whole. With the journal's ``key`` it
+    carries :data:`~tablectl.controller.journal.WITHHELD_AUTH`, the MAC of that body (its
+    ``auth`` vouches only for the ``hash``, which covers the face the archive never sees)."""
+    return _withheld(record, key) if withholds(kind, record) else None
 
 
-def _withheld(record: Mapping[str, Any]) -> dict[str, Any]:
+def _withheld(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
     published = dict(record)
     published["card"] = None
     published.pop("barcode", None)
     published["withheld"] = True
+    if key is not None:
+        published[WITHHELD_AUTH] = withheld_mac(key, published)
     return published
 
 
-def published_form(record: JournalRecord) -> bytes:
+def published_form(record: JournalRecord, key: bytes | None = None) -> bytes:
     """What goes on the wire for a journal record read back as a record (``cmd/resend``): its
     canonical JSON, or its :func:`withheld_form` — byte for byte what the outbox sent.
 
     ``tablectl verify`` / export show the journaled record in full after the round.
     """
-    published = withheld_form(record.type, record.fields)
+    published = withheld_form(record.type, record.fields, key)
     return canonical_json(record.fields if published is None else published).encode("utf-8")
 
 
-def published_payload(kind: str, stored: bytes) -> bytes:
+def published_payload(kind: str, stored: bytes, key: bytes | None = None) -> bytes:
     """:func:`published_form` of a record read back as its stored body (the file's backlog):
     the body as is, or its :func:`withheld_form` (the decision is the card's own
     ``face_down``)."""
     if kind != "card":
         return stored
-    published = withheld_form(kind, json.loads(stored))
+    published = withheld_form(kind, json.loads(stored), key)
     return stored if published is None else canonical_json(published).encode("utf-8")
 
 
@@ -111,11 +119,20 @@ class Outbound:
     Args:
         topics: the table's topic scheme (the publisher's must be the same).
         now: the clock for ``ts`` of status payloads (injected for tests).
+        key: the journal's key (``[journal] key_file``): a record published withheld carries
+            the MAC of what is published (:func:`withheld_form`).
     """
 
-    def __init__(self, topics: Topics, *, now: Callable[[], datetime] = _utc_now) -> None:
+    def __init__(
+        self,
+        topics: Topics,
+        *,
+        now: Callable[[], datetime] = _utc_now,
+        key: bytes | None = None,
+    ) -> None:
         self.topics = topics
         self.now = now
+        self.key = key
         # Latest-value slots: topic -> serialized payload; dirty = still to publish (ordered).
         self.slots: dict[str, bytes] = {}
         self.dirty: dict[str, None] = {}
@@ -150,7 +167,7 @@ class Outbound:
             rows = list(rows)
             for index in withheld:
                 seq, kind, _ = rows[index]
-                published = _withheld(committed.records[index].fields)
+                published = _withheld(committed.records[index].fields, self.key)
                 rows[index] = (seq, kind, canonical_json(published).encode("utf-8"))
         handed = self._handed
         handed.extend(rows)

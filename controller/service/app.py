@@ -267,13 +267,15 @@ async def open_table(
     """
     drivers = build_drivers(config, driver_kwargs, broker=broker)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
+    anchors = journal_anchors(config)
+    journal_key = anchors.key if anchors is not None else None
     journal = Journal(
         config.journal.path,
         config.table.id,
         rotate_bytes=config.journal.rotate_bytes,
         rotate_days=config.journal.rotate_days,
         retention_days=config.journal.retention_days,
-        anchors=journal_anchors(config),
+        anchors=anchors,
     )
     if not journal.keyed:
         log.warning(
@@ -297,7 +299,7 @@ async def open_table(
             host, port, _tls = broker_address(config.mqtt.url)
         # What the table says besides its journal: written by the runner, sent by the publisher
         # built below with the same outbound (and the runner's command handler).
-        outbound = Outbound(topics)
+        outbound = Outbound(topics, key=journal_key)
         runner = TableRunner(
             table_id=config.table.id,
             engine=engine,

@@ -62,7 +62,7 @@ def publish_journal(
             table,
             r.seq,
             r.type,
-            published_payload(r.type, canonical_json(r.fields).encode("utf-8")),
+            published_payload(r.type, canonical_json(r.fields).encode("utf-8"), key),
         )
         for r in records
     ]

@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 
 from tablectl.controller.archive.gate.admission import Admitted, Context, Quarantined, admit
-from tablectl.controller.journal import AUTH, Journal, KeyedAnchors, canonical_json, record_hash
+from tablectl.controller.journal import (
+    AUTH,
+    WITHHELD_AUTH,
+    Journal,
+    KeyedAnchors,
+    canonical_json,
+    record_hash,
+)
+from tablectl.controller.mqtt.outbound import published_payload
 
 KEY = b"k" * 32
 NOW = datetime(2026, 11, 30, 10, 5, tzinfo=UTC)
@@ -78,3 +86,45 @@ def test_another_tables_key_is_forged(published: list[dict[str, Any]]) -> None:
     assert isinstance(verdict, Quarantined)
     assert verdict.reason == "forged"
     assert json.loads(verdict.payload)["seq"] == 1
+
+
+def test_a_genuine_auth_replayed_on_a_withheld_card_body_is_refused(
+    published: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The hostile lane's find: a withheld card is not re-hashed (its hash covers the face it
+    does not show), so a genuine record's seq, hash and auth on a made-up face-down card passed,
+    and the conflict it made broke the table's chain in the archive for good. A withheld record
+    must carry withheld_auth, the MAC of the body as published."""
+    genuine = published[-1]
+    dressed = {
+        **{k: genuine[k] for k in ("schema", "table", "seq", "ts", "prev_hash", "hash", AUTH)},
+        "type": "card",
+        "face_down": True,
+        "card": None,
+        "withheld": True,
+    }
+    verdict = _admit(dressed)
+    assert isinstance(verdict, Quarantined)
+    assert (verdict.reason, verdict.detail) == (
+        "unauthenticated",
+        f"seq {genuine['seq']} is withheld without withheld_auth",
+    )
+    # A card the table dealt face down, as its outbox publishes it with the key: admitted; its
+    # body changed (withheld_auth kept, or made with another key): forged.
+    with Journal(tmp_path / "BAC-01.sqlite", "ROU-01", anchors=KeyedAnchors(KEY)) as journal:
+        journal.append([{"type": "card", "ts": TS, "card": "KH", "face_down": True}])
+        (card,) = journal.records()
+    own = json.loads(published_payload("card", canonical_json(card.fields).encode(), KEY))
+    assert own["card"] is None
+    assert own[WITHHELD_AUTH]
+    assert isinstance(_admit(own), Admitted)
+    moved = {**own, "ts": "2026-11-30T10:00:01.000000Z"}
+    assert _forged_reason(moved) == "forged"
+    other = json.loads(published_payload("card", canonical_json(card.fields).encode(), b"x" * 32))
+    assert _forged_reason(other) == "forged"
+
+
+def _forged_reason(record: dict[str, Any]) -> str:
+    verdict = _admit(record)
+    assert isinstance(verdict, Quarantined)
+    return verdict.reason

@@ -123,9 +123,15 @@ def test_an_edited_record_breaks_the_chain_naming_its_seq(rows: list[StoredRow])
 def test_a_withheld_record_is_checked_by_its_links(rows: list[StoredRow]) -> None:
     card = next(r for r in rows if r.type == "card")
     assert json.loads(card.raw)["withheld"] is True  # the outbox withheld its face
-    # Its body cannot be re-hashed (the face is withheld): a changed body passes …
+    # Its body cannot be re-hashed (the face is withheld): without the key a changed body
+    # passes; with it, its withheld_auth names it (a genuine seq, hash and auth on another body).
     quiet = [_edit(r, ts="2026-11-30T10:59:00.000000Z") if r is card else r for r in rows]
-    assert walk("T1", ChainState(), quiet, key=KEY).broke is None
+    assert walk("T1", ChainState(), quiet).broke is None
+    result = walk("T1", ChainState(), quiet, key=KEY)
+    assert result.broke is not None
+    assert result.broke.seq == card.seq
+    assert "withheld_auth does not match" in result.broke.reason
+    assert walk("T1", ChainState(), rows, key=KEY).broke is None  # the table's own passes
     # … but a changed hash does not: its own auth no longer matches (with the key) …
     forged = [_edit(r, hash="f" * 64) if r is card else r for r in rows]
     result = walk("T1", ChainState(), forged, key=KEY)

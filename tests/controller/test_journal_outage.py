@@ -37,6 +37,8 @@ STREAMS = [
 class Sinks:
     """The runner's outputs (``TableOutputs``), recorded: alarms, status extras, ``state``."""
 
+    key: bytes | None = None
+
     def __init__(self) -> None:
         self.alarms: list[dict[str, Any]] = []
         self.status: list[dict[str, Any]] = []

@@ -46,6 +46,8 @@ class HeldJournal(Journal):
 class Views:
     """The runner's outputs, recorded."""
 
+    key: bytes | None = None
+
     def __init__(self) -> None:
         self.states: list[dict[str, Any]] = []
         self.handed: list[list[int]] = []

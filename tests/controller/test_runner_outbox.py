@@ -20,6 +20,8 @@ TS = "2026-11-30T10:00:00.000000Z"
 class _States:
     """The runner's outputs, keeping the ``state`` views."""
 
+    key: bytes | None = None
+
     def __init__(self) -> None:
         self.states: list[dict[str, Any]] = []
 

@@ -826,22 +826,16 @@ def _check_stats(dsn: str, key: Path, journals: dict[str, Path], report: FaultRe
 @pytest.mark.fault
 @pytest.mark.broker
 @pytest.mark.timeout(200)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="defect (issue 26 #3): a keyed archive admits a genuine record's seq, hash and auth "
-    "replayed on a withheld face-down card's body (a body it never re-hashes); the conflict it "
-    "makes breaks the table's chain in the archive for good",
-)
 async def test_a_replayed_auth_on_a_withheld_card_is_refused(
     tmp_path: Path, mosquitto: MosquittoProcess, lane_postgres: PostgresServer
 ) -> None:
     """One message: a record the table published (and the archive stored) with its ``seq``,
     ``prev_hash``, ``hash`` and ``auth`` on a body dressed as a face-down card. It must be
-    quarantined ``forged``, and the archive must go on verifying the table.
+    quarantined (``unauthenticated``: no ``withheld_auth``), and the archive must go on
+    verifying the table.
 
-    Only the checks of the defect raise :class:`AssertionError` (the strict xfail's); a failure
-    to set the floor up is a :class:`RuntimeError`, an error of the test."""
+    A failure to set the floor up is a :class:`RuntimeError`, an error of the test, not of the
+    archive."""
     floor = _Floor(tmp_path, mosquitto, lane_postgres.new_database(), 1)
     (lane,) = floor.lanes
     table = lane.table
@@ -879,7 +873,7 @@ async def test_a_replayed_auth_on_a_withheld_card_is_refused(
                 if time.monotonic() > deadline:
                     raise RuntimeError("the archiver never judged the replay")
                 await asyncio.sleep(0.2)
-            assert where == [("quarantine", "forged")], where
+            assert where == [("quarantine", "unauthenticated")], where  # no withheld_auth
             await wait_played(floor.lanes, 2)
             await lane.stop_ctl()
             await wait_archived(floor.dsn, floor.journals, 30, archivers=[floor.archiver])

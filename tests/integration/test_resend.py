@@ -162,6 +162,8 @@ async def test_each_requester_has_its_own_budget(tmp_path: Path) -> None:
 class _Recorder:
     """The runner's outputs for a resender: what it queued."""
 
+    key: bytes | None = None
+
     def __init__(self) -> None:
         self.queued: list[bytes] = []
 

@@ -123,8 +123,9 @@ class ArchiverProcess:
         return log_tail(self.log, chars)
 
 
-def journal_bodies(journal: Path) -> dict[int, bytes]:
-    """``seq`` → the bytes the table publishes for it (read beside a live writer)."""
+def journal_bodies(journal: Path, key: bytes | None = None) -> dict[int, bytes]:
+    """``seq`` → the bytes the table publishes for it (read beside a live writer); ``key``: the
+    journal's, which a card published withheld carries the MAC of (``withheld_auth``)."""
     import sqlite3  # noqa: PLC0415
 
     if not journal.exists():
@@ -139,7 +140,7 @@ def journal_bodies(journal: Path) -> dict[int, bytes]:
         raise
     finally:
         conn.close()
-    return {int(s): published_payload(str(t), str(b).encode("utf-8")) for s, t, b in rows}
+    return {int(s): published_payload(str(t), str(b).encode("utf-8"), key) for s, t, b in rows}
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from tablectl.controller.archive.schema import Month, month_of
 from tablectl.controller.core.bounded_json import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, read_object
 from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.journal import AUTH, record_hash
-from tablectl.controller.journal.anchors import mac_matches
+from tablectl.controller.journal.anchors import WITHHELD_AUTH, mac_matches, withheld_matches
 
 __all__ = [
     "MALFORMED",
@@ -256,7 +256,14 @@ def authorship_problem(
         return "unauthenticated", "no auth: every record of a keyed journal carries one"
     if not mac_matches(key, auth, record.table_id, record.seq, record.hash):
         return "forged", f"auth of seq {record.seq} does not match under the table's key"
-    if not is_withheld(fields) and record_hash(record.prev_hash, fields) != record.hash:
+    if is_withheld(fields):
+        # Its hash covers the face it does not show: the body is vouched for by its own MAC,
+        # or a genuine seq, hash and auth could be replayed on any made-up card (issue 26).
+        if fields.get(WITHHELD_AUTH) is None:
+            return "unauthenticated", f"seq {record.seq} is withheld without withheld_auth"
+        if not withheld_matches(key, fields):
+            return "forged", f"seq {record.seq}'s withheld body does not match its withheld_auth"
+    elif record_hash(record.prev_hash, fields) != record.hash:
         return "forged", f"seq {record.seq}'s body does not hash to its authenticated hash"
     return None
 

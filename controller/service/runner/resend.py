@@ -150,7 +150,9 @@ class ResendBudget:
         return max(0.0, (min(wanted, self.burst) - self._tokens) / self.rate)
 
 
-def _read(journal: Journal, first: int, last: int) -> tuple[list[bytes], int, int]:
+def _read(
+    journal: Journal, first: int, last: int, key: bytes | None
+) -> tuple[list[bytes], int, int]:
     """``(payloads as published, seq of the first, published_seq)`` of ``first..last``, clamped
     to what the outbox published; runs in a worker thread (the journal is thread-safe)."""
     pending = journal.unpublished_payloads(1)
@@ -162,7 +164,7 @@ def _read(journal: Journal, first: int, last: int) -> tuple[list[bytes], int, in
             if record.seq > min(last, published):
                 break
             start = start or record.seq
-            out.append(published_form(record))
+            out.append(published_form(record, key))
     return out, start, published
 
 
@@ -238,7 +240,7 @@ class Resender:
                 "published_seq": acknowledged,
             }
         records, start, published = await asyncio.to_thread(
-            _read, self._journal, asked.from_seq, last
+            _read, self._journal, asked.from_seq, last, self._outputs.key
         )
         budget.give_back(wanted - len(records))
         if records and not self._outputs.republish(records):

@@ -48,6 +48,9 @@ __all__ = [
 class TableOutputs(Protocol):
     """Where a runner says what is not a journal record (the publisher's side of a table)."""
 
+    key: bytes | None
+    """The journal's key: what is published withheld carries its MAC (``withheld_auth``)."""
+
     def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
         """Hand the outbox what a commit wrote (cheap, after each commit); ``withheld``: the
         positions of the records it publishes withheld (cards dealt face down)."""
@@ -68,6 +71,8 @@ class TableOutputs(Protocol):
 
 class NoOutputs:
     """:class:`TableOutputs` that say nothing: a runner without a publisher (tests, tools)."""
+
+    key: bytes | None = None
 
     def committed(self, committed: Committed, withheld: Collection[int] = ()) -> None:
         pass

@@ -17,7 +17,10 @@ alarmed, the state suspect until a supervisor confirms or the clock returns, jou
 only at a step, nothing retired by retention) and ``test_engine_lane.py`` (a game from an
 installed plugin package whose engine raises: the ``engine_error`` fault, every card the shoe
 dealt journaled, the round held through kill -9 until a supervisor's void with its round and
-``clear_fault``, then play).
+``clear_fault``, then play). ``test_hostile_lane.py`` (issue 26) runs after this count: a
+bounded generator publishes poison, floods and forgeries on every topic of the prefix while
+keyed tables play beside an archiver and a dashboard, which must stay alive, current and
+unfooled.
 
 Counts are ``TABLECTL_FAULT_SCALE`` × the defaults below and in those files: about 300 injections
 in all.

@@ -1,20 +1,15 @@
 """``tablectl simulate bigwheel``: serve a simulated money-wheel sensor on a pty or a TCP port.
 
-Prints exactly one line to stdout once serving — ``READY pty /dev/pts/N`` or
-``READY tcp 127.0.0.1:PORT`` — like ``tablectl simulate ss2``, so scripts, tests and the demo
-know where to connect; everything else goes to logging (stderr). Exits 0 on SIGINT/SIGTERM or
-after ``--spins N`` stops, 2 on bad arguments.
-
-The sensor speaks the reference protocol (``docs/protocols/bigwheel.md``); point a
-``driver = "tablectl-bigwheel"`` device at the pty path or at ``socket://HOST:PORT``.
+Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
+after ``--spins N`` stops, 2 on bad arguments. The sensor speaks the reference protocol
+(``docs/protocols/bigwheel.md``); point a ``driver = "tablectl-bigwheel"`` device at the pty path
+or at ``socket://HOST:PORT``.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from collections.abc import Awaitable, Sequence
 
 from tablectl.drivers.bigwheel.protocol import MAX_SEGMENTS, MIN_SEGMENTS
 from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
@@ -23,18 +18,7 @@ from tablectl.simulators.errors import SimulatorError
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = clikit.EXIT_OK
-EXIT_ERROR = clikit.EXIT_ERROR
-EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate bigwheel"
-
-
-def _segments(text: str) -> int:
-    if not text.isdigit() or not MIN_SEGMENTS <= int(text) <= MAX_SEGMENTS:
-        raise argparse.ArgumentTypeError(
-            f"segments must be {MIN_SEGMENTS}-{MAX_SEGMENTS}, not {text!r}"
-        )
-    return int(text)
 
 
 def _stops(text: str) -> list[int]:
@@ -50,31 +34,29 @@ def _stops(text: str) -> list[int]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``simulate bigwheel`` options to ``parser``."""
     clikit.add_transport_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
+    clikit.add_seed_argument(parser)
     parser.add_argument(
         "--segments",
-        type=_segments,
+        type=clikit.whole_type(MIN_SEGMENTS, MAX_SEGMENTS, "segments"),
         default=54,
         help="segments the sensor starts configured for (default 54; the host's SEG changes it)",
     )
-    parser.add_argument("--speed", type=clikit.speed_type, default=1.0, help=clikit.SPEED_HELP)
+    clikit.add_speed_argument(parser)
     parser.add_argument(
         "--stops",
         type=_stops,
         metavar="I,I,...",
         help="scripted stop segment indices in order (e.g. 3,17,40), seeded random after them",
     )
-    parser.add_argument(
+    clikit.add_seconds_argument(
+        parser,
         "--every",
-        type=clikit.number_type(0.1, 3600, "every"),
-        default=10.0,
-        metavar="S",
-        help="wheel seconds at rest between a stop and the next spin (default 10)",
+        10.0,
+        "wheel seconds at rest between a stop and the next spin (default 10)",
+        low=0.1,
     )
     clikit.add_fault_argument(parser, FaultSpec)
-    parser.add_argument(
-        "--spins", type=int, default=0, metavar="N", help="exit after N stops (0: run on)"
-    )
+    clikit.add_count_argument(parser, "--spins", "stops")
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -93,23 +75,19 @@ async def run(args: argparse.Namespace) -> int:
             spins=args.spins or None,
         )
 
-    def spins_done(model: SimBigWheel, ready: asyncio.Future[None]) -> Awaitable[None]:
-        # Give a heartbeat after the last stop time to go out.
-        return clikit.results_done(model, args.spins, ready, settle=1.5 / model.speed)
-
-    return await clikit.run_served(_NAME, args, build, done=spins_done if args.spins > 0 else None)
+    # Give a heartbeat after the last stop time to go out.
+    done = clikit.until_results(args.spins, settle=1.5 / args.speed)
+    return await clikit.run_served(_NAME, args, build, done=done)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tablectl.simulators.cli.bigwheel``: ``tablectl simulate bigwheel`` without the
-    service."""
-    return clikit.run_main(
-        argv,
-        prog="python -m tablectl.simulators.cli.bigwheel",
-        description="Serve a simulated money-wheel sensor (tablectl reference protocol).",
-        add_arguments=add_arguments,
-        run=run,
-    )
+main = clikit.main_for(
+    "bigwheel",
+    "Serve a simulated money-wheel sensor (tablectl reference protocol).",
+    add_arguments,
+    run,
+)
+"""``python -m tablectl.simulators.cli.bigwheel``: ``tablectl simulate bigwheel`` without the
+service."""
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import sys
 import tomllib
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pydantic
@@ -46,12 +46,6 @@ def _url(text: str) -> str:
     if problem is not None:
         raise argparse.ArgumentTypeError(f"{text!r}: {problem}")
     return text
-
-
-def _dice(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 6:
-        raise argparse.ArgumentTypeError(f"dice must be 1-6, not {text!r}")
-    return int(text)
 
 
 def load_shapes(path: Path | None) -> StudioShape:
@@ -93,16 +87,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", type=Path, metavar="FILE", help="mqtts:// only: CA bundle")
     parser.add_argument("--client-id", help="MQTT client id (default: a random one)")
     parser.add_argument(
-        "--dice", type=_dice, default=3, metavar="N", help="dice in the shaker, 1-6 (default 3)"
+        "--dice",
+        type=clikit.whole_type(1, 6, "dice"),
+        default=3,
+        metavar="N",
+        help="dice in the shaker, 1-6 (default 3)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="RNG seed of the dice (default 0)")
-    parser.add_argument("--speed", type=clikit.speed_type, default=1.0, help=clikit.SPEED_HELP)
-    parser.add_argument(
+    clikit.add_seed_argument(parser, "RNG seed of the dice")
+    clikit.add_speed_argument(parser)
+    clikit.add_seconds_argument(
+        parser,
         "--camera-delay",
-        type=clikit.number_type(0, 60, "camera delay"),
-        default=0.3,
-        metavar="S",
-        help="studio seconds the camera takes to answer a read (default 0.3)",
+        0.3,
+        "studio seconds the camera takes to answer a read (default 0.3)",
+        low=0,
+        high=60,
     )
     parser.add_argument(
         "--shapes",
@@ -112,9 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "camera_keys, detect_args, camera_errors; default: the driver's defaults)",
     )
     clikit.add_fault_argument(parser, FaultSpec)
-    parser.add_argument(
-        "--shakes", type=int, default=0, metavar="N", help="exit after N shakes (0: run on)"
-    )
+    clikit.add_count_argument(parser, "--shakes", "shakes")
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -146,24 +143,21 @@ async def run(args: argparse.Namespace) -> int:
             print(f"READY mqtt {url}", flush=True)
             ready.set_result(None)
 
-    done: Awaitable[None] | None = None
-    if args.shakes > 0:
-        done = clikit.results_done(model, args.shakes, ready, settle=1.0 / model.speed)
+    shaken = clikit.until_results(args.shakes, settle=1.0 / args.speed)
+    done: Awaitable[None] | None = None if shaken is None else shaken(model, ready)
     return await clikit.serve_until_stopped(
         _NAME, service.run(on_ready=report), done=done, task_name="sim:dice-studio"
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tablectl.simulators.cli.dice_studio``: ``tablectl simulate dice-studio``
-    without the service."""
-    return clikit.run_main(
-        argv,
-        prog="python -m tablectl.simulators.cli.dice_studio",
-        description="Serve a simulated studio dice shaker and camera service on an MQTT broker.",
-        add_arguments=add_arguments,
-        run=run,
-    )
+main = clikit.main_for(
+    "dice_studio",
+    "Serve a simulated studio dice shaker and camera service on an MQTT broker.",
+    add_arguments,
+    run,
+)
+"""``python -m tablectl.simulators.cli.dice_studio``: ``tablectl simulate dice-studio`` without
+the service."""
 
 
 if __name__ == "__main__":

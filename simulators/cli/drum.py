@@ -1,9 +1,9 @@
 """``tablectl simulate drum``: run a simulated ball drum on a python-can bus.
 
-Prints exactly one line to stdout once the drum is on the bus — ``READY can INTERFACE CHANNEL``
-(like ``READY pty …`` of the serial simulators) — so scripts, tests and the demo know it is up;
-everything else goes to logging (stderr). Exits 0 on SIGINT/SIGTERM or after ``--draws N``
-completed draws, 1 when the bus cannot be opened, 2 on bad arguments.
+Prints one line to stdout once the drum is on the bus, ``READY can INTERFACE CHANNEL`` (like the
+``READY pty …`` of the serial simulators, :mod:`tablectl.simulators.cli.kit`). Exits 0 on
+SIGINT/SIGTERM or after ``--draws N`` completed draws, 1 when the bus cannot be opened, 2 on bad
+arguments.
 
 Which interface: python-can's ``virtual`` bus only connects buses *in the same process*, so
 ``--interface virtual`` is for callers that run :func:`run` inside the process that also runs
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from tablectl.drivers.drum.protocol import MAX_BALL, MAX_READERS
 from tablectl.drivers.errors import DriverError
@@ -28,9 +28,6 @@ from tablectl.simulators.drum import FaultSpec, SimDrum, run_sim_drum
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = clikit.EXIT_OK
-EXIT_ERROR = clikit.EXIT_ERROR
-EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate drum"
 
 
@@ -85,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="extra can.Bus argument (repeatable), e.g. hop_limit=0 for udp_multicast",
     )
-    parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
+    clikit.add_seed_argument(parser)
     parser.add_argument(
         "--balls", type=_int(1, MAX_BALL + 1, "balls"), default=42, help="balls in the drum"
     )
@@ -102,11 +99,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0x10,
         help="controller node id (default 0x10; readers follow it)",
     )
-    parser.add_argument(
-        "--speed",
-        type=clikit.speed_type,
-        default=1.0,
-        help="time-lapse factor for mechanical durations (heartbeats stay at 200 ms)",
+    clikit.add_speed_argument(
+        parser, help="time-lapse factor for mechanical durations (heartbeats stay at 200 ms)"
     )
     parser.add_argument(
         "--mix-seconds",
@@ -126,9 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="no automatic draw cycle: only host commands (start mixing, release) act",
     )
     clikit.add_fault_argument(parser, FaultSpec)
-    parser.add_argument(
-        "--draws", type=int, default=0, metavar="N", help="exit after N completed draws (0: run on)"
-    )
+    clikit.add_count_argument(parser, "--draws", "completed draws")
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -154,37 +146,28 @@ async def run(args: argparse.Namespace) -> int:
         await link.open()
     except DriverError as exc:
         print(f"{_NAME}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return clikit.EXIT_ERROR
     print(f"READY can {args.interface} {args.channel}", flush=True)
+    # Time for the last draw's frames to go out; the drum is on the bus already.
+    done = clikit.until_results(args.draws, settle=0.3)
     try:
         return await clikit.serve_until_stopped(
             _NAME,
             run_sim_drum(model, link),
-            done=_draws_done(model, args.draws) if args.draws > 0 else None,
+            done=None if done is None else done(model, asyncio.sleep(0)),
             task_name="sim:drum",
         )
     finally:
         await link.close()
 
 
-async def _draws_done(model: SimDrum, draws: int) -> None:
-    """Return once ``draws`` draws completed and their last frames had time to go out."""
-    # The model is I/O-free and has no event to await: polling its result count is the seam.
-    while len(model.results) < draws:  # noqa: ASYNC110
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.3)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tablectl.simulators.cli.drum``: ``tablectl simulate drum`` without the
-    service."""
-    return clikit.run_main(
-        argv,
-        prog="python -m tablectl.simulators.cli.drum",
-        description="Run a simulated ball drum on a CAN bus (tablectl reference protocol).",
-        add_arguments=add_arguments,
-        run=run,
-    )
+main = clikit.main_for(
+    "drum",
+    "Run a simulated ball drum on a CAN bus (tablectl reference protocol).",
+    add_arguments,
+    run,
+)
+"""``python -m tablectl.simulators.cli.drum``: ``tablectl simulate drum`` without the service."""
 
 
 if __name__ == "__main__":

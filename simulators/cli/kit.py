@@ -1,17 +1,23 @@
-"""What the simulator CLIs share: argument types, the transport options and the serve loop.
+"""What the simulator CLIs share: argument types, the common options, the serve loop and stop.
 
-Each ``tablectl simulate DEVICE`` (``simulators/*cli.py``) only declares its device's options and
-builds its model; this module supplies the rest, the same for all of them:
+Each ``tablectl simulate DEVICE`` (``simulators/cli/DEVICE.py``) only declares its device's options
+and builds its model; this module supplies the rest, the same for all of them:
 
 - argparse types that report bad values verbatim (:func:`argument_type`, :func:`number_type`,
-  :func:`tcp_type`, :data:`speed_type`), ``--pty | --tcp HOST:PORT`` plus ``--link``
-  (:func:`add_transport_arguments`), and ``--fault`` from the device's fault table
-  (:func:`add_fault_argument`);
-- :func:`run_served`: serve a model on a pty or TCP port, print exactly one ``READY pty …`` /
-  ``READY tcp …`` line, stop when cancelled or once ``done`` returns; :func:`serve_until_stopped`
-  is its transport-free core (the CAN drum uses it directly);
-- the exit codes: :data:`EXIT_OK` (0), :data:`EXIT_ERROR` (1, serving failed), :data:`EXIT_USAGE`
-  (2, bad arguments), and :func:`run_main` for ``python -m tablectl.simulators.X``.
+  :func:`whole_type`, :func:`tcp_type`, :data:`speed_type`), ``--pty | --tcp HOST:PORT`` plus
+  ``--link`` (:func:`add_transport_arguments`), ``--seed`` and ``--speed``
+  (:func:`add_seed_argument`, :func:`add_speed_argument`), device seconds
+  (:func:`add_seconds_argument`), ``--fault`` from the device's fault table
+  (:func:`add_fault_argument`) and ``--games N``-like counts (:func:`add_count_argument`);
+- :func:`run_served`: serve a model on a pty or TCP port, print exactly one line to stdout once
+  serving, ``READY pty /dev/pts/N`` or ``READY tcp 127.0.0.1:PORT`` (so scripts, tests and the
+  demo know where to connect; everything else goes to logging, on stderr), and stop when
+  cancelled, after ``count`` results or once ``done`` returns; :func:`serve_until_stopped` is its
+  transport-free core (the CAN drum and the MQTT dice studio use it directly, with READY lines
+  of their own);
+- the exit codes: :data:`EXIT_OK` (0: stopped, or the count reached), :data:`EXIT_ERROR` (1,
+  serving failed), :data:`EXIT_USAGE` (2, bad arguments), and :func:`main_for` for ``python -m
+  tablectl.simulators.cli.DEVICE``.
 
 Serving ends when cancelled: ``tablectl simulate`` runs a simulator under the one stop mechanism of
 every command (``tablectl.controller.service.stopping``: SIGINT and SIGTERM cancel it, it stops
@@ -40,9 +46,15 @@ __all__ = [
     "EXIT_USAGE",
     "LINK_HELP",
     "SPEED_HELP",
+    "Main",
+    "add_count_argument",
     "add_fault_argument",
+    "add_seconds_argument",
+    "add_seed_argument",
+    "add_speed_argument",
     "add_transport_arguments",
     "argument_type",
+    "main_for",
     "number_type",
     "results_done",
     "run_main",
@@ -50,7 +62,9 @@ __all__ = [
     "serve_until_stopped",
     "speed_type",
     "tcp_type",
+    "until_results",
     "usage_error",
+    "whole_type",
 ]
 
 EXIT_OK = 0
@@ -106,6 +120,18 @@ def number_type(
     return parse
 
 
+def whole_type(low: int, high: int, what: str) -> Callable[[str], int]:
+    """A whole number (digits only) in ``low``..``high``; the error reads
+    ``"{what} must be LOW-HIGH, not 'TEXT'"``."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low}-{high}, not {text!r}")
+        return int(text)
+
+    return parse
+
+
 speed_type = number_type(0.01, 1000, "speed")
 """``--speed``: a time-lapse factor, 0.01-1000."""
 
@@ -129,6 +155,45 @@ def add_transport_arguments(parser: argparse.ArgumentParser, *, link_help: str =
         help="serve on TCP for pyserial socket://HOST:PORT (port 0: pick a free one)",
     )
     parser.add_argument("--link", metavar="PATH", help=link_help)
+
+
+def add_seed_argument(parser: argparse.ArgumentParser, what: str = "RNG seed") -> None:
+    """Add ``--seed N`` (default 0)."""
+    parser.add_argument("--seed", type=int, default=0, help=f"{what} (default 0)")
+
+
+def add_speed_argument(
+    parser: argparse.ArgumentParser,
+    *,
+    kind: Callable[[str], float] = speed_type,
+    help: str = SPEED_HELP,
+) -> None:
+    """Add ``--speed X``, the time-lapse factor (default 1)."""
+    parser.add_argument("--speed", type=kind, default=1.0, help=help)
+
+
+def add_seconds_argument(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    default: float | None,
+    help: str,
+    *,
+    low: float = 0.01,
+    high: float = 3600,
+) -> None:
+    """Add ``flag S``: device seconds in ``low``..``high``, named after the flag in errors
+    (``--roll-delay``: "roll delay must be 0.01-3600, not 0")."""
+    what = flag.removeprefix("--").replace("-", " ")
+    parser.add_argument(
+        flag, type=number_type(low, high, what), default=default, metavar="S", help=help
+    )
+
+
+def add_count_argument(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
+    """Add ``flag N``: exit after N ``what`` (0, the default: run on)."""
+    parser.add_argument(
+        flag, type=int, default=0, metavar="N", help=f"exit after N {what} (0: run on)"
+    )
 
 
 def add_fault_argument(
@@ -168,7 +233,7 @@ async def run_served(
 
     Prints ``READY pty PATH`` or ``READY tcp HOST:PORT`` once serving. Stops when cancelled (the
     command's SIGINT/SIGTERM), or when ``done(model, ready)`` returns (``ready`` resolves at the
-    READY line).
+    READY line; :func:`until_results` makes the usual ``done``).
     ``while_serving(model)`` is entered around the serving (e.g. to watch stdin).
 
     Returns:
@@ -250,6 +315,44 @@ async def results_done(
     while len(model.results) < count:  # noqa: ASYNC110
         await asyncio.sleep(poll)
     await asyncio.sleep(settle)
+
+
+def until_results(
+    count: int, *, settle: float
+) -> Callable[[_Counting, Awaitable[object]], Awaitable[None]] | None:
+    """The ``done`` of :func:`run_served` for a ``--games N``-like count: ``settle`` seconds after
+    the model's ``count``-th result (time for its last lines to reach the host); ``None`` (run
+    on) for 0."""
+    if count <= 0:
+        return None
+    return lambda model, ready: results_done(model, count, ready, settle=settle)
+
+
+class Main(Protocol):
+    """``main(argv=None)``: parse ``argv`` (default: the process's) and run; the exit code."""
+
+    def __call__(self, argv: Sequence[str] | None = None) -> int: ...
+
+
+def main_for(
+    device: str,
+    description: str,
+    add_arguments: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+) -> Main:
+    """The ``main(argv)`` of ``python -m tablectl.simulators.cli.DEVICE``: ``tablectl simulate``'s
+    command for the device, without the service (:func:`run_main`)."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_main(
+            argv,
+            prog=f"python -m tablectl.simulators.cli.{device}",
+            description=description,
+            add_arguments=add_arguments,
+            run=run,
+        )
+
+    return main
 
 
 def run_main(

@@ -1,10 +1,8 @@
 """``tablectl simulate shoe``: serve a simulated serial barcode shoe on a pty or a TCP port.
 
-Prints exactly one line to stdout once serving — ``READY pty /dev/pts/N`` or ``READY tcp
-127.0.0.1:PORT`` — like ``simulate ss2``; everything else goes to logging (stderr). Point a
-``serial-shoe`` device at the path (or ``socket://HOST:PORT``). The HID wiring needs the simulated
-pyusb backend in the same process, so it is not served here (see
-:func:`tablectl.simulators.shoe.serve_usb`).
+Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`. Point a ``serial-shoe``
+device at the path (or ``socket://HOST:PORT``). The HID wiring needs the simulated pyusb backend in
+the same process, so it is not served here (see :func:`tablectl.simulators.shoe.serve_usb`).
 
 Dealing: ``--rate R`` lines per second (times ``--speed``); ``--rate 0`` deals on request: each
 line on stdin deals one card, or N cards if the line is a number. Exits 0 on SIGINT/SIGTERM, or
@@ -18,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Literal
 
 from tablectl.drivers.cards import parse_card
@@ -27,9 +25,6 @@ from tablectl.simulators.shoe import ShoeFault, SimShoe
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = clikit.EXIT_OK
-EXIT_ERROR = clikit.EXIT_ERROR
-EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate shoe"
 
 _log = logging.getLogger(__name__)
@@ -49,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clikit.add_transport_arguments(
         parser, link_help="with --pty: keep a symlink at PATH to the slave"
     )
-    parser.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
+    clikit.add_seed_argument(parser, "shuffle seed")
     parser.add_argument(
         "--decks", type=int, choices=range(1, 9), default=8, metavar="1-8", help="default 8"
     )
@@ -78,11 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="cards per second (default 1); 0: deal one per stdin line",
     )
-    parser.add_argument(
-        "--speed",
-        type=clikit.number_type(0.01, 1000),
-        default=1.0,
-        help="time-lapse factor (default 1)",
+    clikit.add_speed_argument(
+        parser, kind=clikit.number_type(0.01, 1000), help="time-lapse factor (default 1)"
     )
     clikit.add_fault_argument(parser, ShoeFault)
     parser.add_argument(
@@ -154,15 +146,8 @@ async def _shoe_done(model: SimShoe) -> None:
     await asyncio.sleep(0.2)  # let the writer put the last line on the port
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tablectl.simulators.cli.shoe``: the same as ``tablectl simulate shoe``."""
-    return clikit.run_main(
-        argv,
-        prog="python -m tablectl.simulators.cli.shoe",
-        description="Serve a simulated barcode shoe.",
-        add_arguments=add_arguments,
-        run=run,
-    )
+main = clikit.main_for("shoe", "Serve a simulated barcode shoe.", add_arguments, run)
+"""``python -m tablectl.simulators.cli.shoe``: the same as ``tablectl simulate shoe``."""
 
 
 if __name__ == "__main__":

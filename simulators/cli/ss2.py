@@ -1,26 +1,19 @@
 """``tablectl simulate ss2``: serve a simulated Slingshot 2 wheel on a pty or a TCP port.
 
-Prints exactly one line to stdout once serving — ``READY pty /dev/pts/N`` or
-``READY tcp 127.0.0.1:PORT`` — so scripts, tests and the demo know where to connect without
-parsing logs; everything else goes to logging (stderr). Exits 0 on SIGINT/SIGTERM or after
-``--games N`` results, 2 on bad arguments.
+Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
+after ``--games N`` results, 2 on bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from collections.abc import Awaitable, Sequence
 
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.ss2 import DEFAULT_MODE, FAULTS, FaultSpec, SimSS2
 
 __all__ = ["add_arguments", "main", "run"]
 
-EXIT_OK = clikit.EXIT_OK
-EXIT_ERROR = clikit.EXIT_ERROR
-EXIT_USAGE = clikit.EXIT_USAGE
 _NAME = "tablectl simulate ss2"
 
 EPILOG = f"""\
@@ -57,14 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     clikit.add_transport_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="RNG seed (default 0)")
-    parser.add_argument(
-        "--speed",
-        # The rejected value is shown as str() shows it ("5000.0"), as it always was here.
-        type=clikit.number_type(0.01, 1000, "speed", value_format=""),
-        default=1.0,
-        help=clikit.SPEED_HELP,
-    )
+    clikit.add_seed_argument(parser)
+    # The rejected value is shown as str() shows it ("5000.0"), as it always was here.
+    clikit.add_speed_argument(parser, kind=clikit.number_type(0.01, 1000, "speed", value_format=""))
     parser.add_argument(
         "--mode",
         type=int,
@@ -84,9 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="hold in state 1 until the host's first command (tests that count from game 1)",
     )
-    parser.add_argument(
-        "--games", type=int, default=0, metavar="N", help="exit after N results (0: run on)"
-    )
+    clikit.add_count_argument(parser, "--games", "results")
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -103,23 +89,14 @@ async def run(args: argparse.Namespace) -> int:
             wait_for_host=args.wait_for_host,
         )
 
-    def games_done(model: SimSS2, ready: asyncio.Future[None]) -> Awaitable[None]:
-        # Let the state-5 lines of the last game reach the host (state 5 lasts 2 wheel seconds).
-        return clikit.results_done(model, args.games, ready, settle=2.5 / model.speed)
-
-    return await clikit.run_served(_NAME, args, build, done=games_done if args.games > 0 else None)
+    # Let the state-5 lines of the last game reach the host (state 5 lasts 2 wheel seconds).
+    done = clikit.until_results(args.games, settle=2.5 / args.speed)
+    return await clikit.run_served(_NAME, args, build, done=done)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tablectl.simulators.cli.ss2``: the same as ``tablectl simulate ss2`` without the
-    service."""
-    return clikit.run_main(
-        argv,
-        prog="python -m tablectl.simulators.cli.ss2",
-        description="Serve a simulated Cammegh SS2 wheel.",
-        add_arguments=add_arguments,
-        run=run,
-    )
+main = clikit.main_for("ss2", "Serve a simulated Cammegh SS2 wheel.", add_arguments, run)
+"""``python -m tablectl.simulators.cli.ss2``: the same as ``tablectl simulate ss2`` without the
+service."""
 
 
 if __name__ == "__main__":

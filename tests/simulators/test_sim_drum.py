@@ -32,6 +32,7 @@ from tablectl.drivers.drum.protocol import (
 from tablectl.drivers.events import BallRead, DeviceEvent, DeviceFaultRaised, TubeFull
 from tablectl.drivers.transports.frames import CanFrame
 from tablectl.simulators.cli import drum as drum_cli
+from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.drum import DrawResult, FaultSpec, SimDrum
 
 N = 0x10
@@ -435,19 +436,19 @@ def test_cli_defaults_and_flags() -> None:
 
 async def test_cli_run_until_draws(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse("--channel", "tablectl-cli-test", "--speed", "50", "--draws", "1", "--draw", "3")
-    assert await asyncio.wait_for(drum_cli.run(args), 5) == drum_cli.EXIT_OK
+    assert await asyncio.wait_for(drum_cli.run(args), 5) == clikit.EXIT_OK
     assert capsys.readouterr().out == "READY can virtual tablectl-cli-test\n"
 
 
 async def test_cli_bad_combination_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse("--balls", "5", "--draw", "7")
-    assert await drum_cli.run(args) == drum_cli.EXIT_USAGE
+    assert await drum_cli.run(args) == clikit.EXIT_USAGE
     assert "draw must be" in capsys.readouterr().err
 
 
 async def test_cli_absent_bus_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     args = parse("--interface", "socketcan", "--channel", "tablectl-no-such-can9")
-    assert await drum_cli.run(args) == drum_cli.EXIT_ERROR
+    assert await drum_cli.run(args) == clikit.EXIT_ERROR
     assert "tablectl-no-such-can9" in capsys.readouterr().err
 
 

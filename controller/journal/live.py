@@ -15,6 +15,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -197,8 +198,9 @@ class LiveFile:
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot read journal: {exc}") from None
 
-    def close(self, mac: str | None) -> None:
-        """Checkpoint the WAL, close, and seal (``mac``: a keyed journal's seal mac).
+    def close(self, mac: str | None, sealed_at: datetime) -> None:
+        """Checkpoint the WAL, close, and seal (``mac``: a keyed journal's seal mac;
+        ``sealed_at``: the caller's wall clock).
 
         No seal is written when the WAL could not be emptied (another connection still reads
         it): the file is then checked structurally only, as a live one is.
@@ -210,11 +212,11 @@ class LiveFile:
         wal = wal_path(self.path)
         if checkpointed and (not wal.exists() or wal.stat().st_size == 0):
             try:
-                self._seal(None, mac)
+                self._seal(None, mac, sealed_at)
             except OSError as exc:  # a full disk must not stop a shutdown
                 log.warning("journal_seal_failed", path=str(self.path), error=str(exc))
 
-    def move_to(self, target: Path, mac: str | None) -> None:
+    def move_to(self, target: Path, mac: str | None, sealed_at: datetime) -> None:
         """Close the file (out of WAL mode already), seal it for ``target``, rename it there.
 
         Seal first, then rename: a crash between the two leaves a stray seal (removed by
@@ -228,7 +230,7 @@ class LiveFile:
         try:
             if target.exists():
                 raise JournalError(f"{target}: a rotated file of that name already exists")
-            self._seal(target.name, mac)
+            self._seal(target.name, mac, sealed_at)
             os.rename(self.path, target)
             fsync_dir(self.path.parent)
         except (OSError, JournalError) as exc:
@@ -238,7 +240,7 @@ class LiveFile:
                 raise
             raise JournalError(f"{self.path}: cannot rotate: {exc}") from None
 
-    def _seal(self, name: str | None, mac: str | None) -> None:
+    def _seal(self, name: str | None, mac: str | None, sealed_at: datetime) -> None:
         write_seal(
             self.path,
             table=self.table_id,
@@ -246,6 +248,7 @@ class LiveFile:
             anchor_hash=self.anchor_hash,
             last_seq=self.last_seq,
             last_hash=self.last_hash,
+            sealed_at=sealed_at,
             name=name,
             mac=mac,
         )

@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tablectl.controller.core.errors import JournalError
+from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal.anchors import mac_matches
 from tablectl.controller.journal.errors import JournalIntegrityError, KeyedEvidenceError
 from tablectl.controller.journal.files import file_digest, fsync_dir
@@ -49,14 +50,16 @@ def write_seal(
     anchor_hash: str,
     last_seq: int,
     last_hash: str,
+    sealed_at: datetime,
     name: str | None = None,
     mac: str | None = None,
 ) -> Path:
     """Seal journal file ``path`` (closed, no WAL): sha256 + size + chain ends, fsync'd.
 
-    ``name`` is the file name the seal is for when the file is about to be renamed to it. ``mac`` (a
-    keyed journal, :func:`tablectl.controller.journal.anchors.head_mac` over ``last_seq``/
-    ``last_hash``) makes the seal keyed evidence.
+    ``sealed_at``: the caller's wall clock (written to the second). ``name`` is the file name
+    the seal is for when the file is about to be renamed to it. ``mac`` (a keyed journal,
+    :func:`tablectl.controller.journal.anchors.head_mac` over ``last_seq``/``last_hash``) makes
+    the seal keyed evidence.
     """
     size, sha = file_digest(path)
     seal: dict[str, Any] = {
@@ -68,7 +71,7 @@ def write_seal(
         "anchor_hash": anchor_hash,
         "last_seq": last_seq,
         "last_hash": last_hash,
-        "sealed_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "sealed_at": format_moment(sealed_at, "seconds"),
     }
     if mac is not None:
         seal["mac"] = mac

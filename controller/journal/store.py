@@ -59,6 +59,7 @@ from tablectl.controller.journal.records import (
 from tablectl.controller.journal.retention import archived_discount, newest_discount
 from tablectl.controller.journal.retention import prune as prune_rotated
 from tablectl.controller.journal.verify import verify_conn
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["Committed", "Journal", "StoredRow"]
 
@@ -105,6 +106,8 @@ class Journal(Closing):
             an ``anchor`` record every ``anchors.every`` records (inside :meth:`append`, same
             transaction) and on :meth:`anchor_if_due`, and a ``mac`` in every seal. ``None``:
             the chain proves order only.
+        clock: the wall clock of a seal's ``sealed_at`` and of retention's "now" (never ahead
+            of the newest record's ``ts``); records carry the caller's ``ts``.
     """
 
     def __init__(
@@ -116,8 +119,10 @@ class Journal(Closing):
         rotate_days: float | None = None,
         retention_days: float | None = None,
         anchors: KeyedAnchors | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.path = Path(path)
+        self._clock = clock
         self.table_id = table_id
         self.rotate_bytes = rotate_bytes
         self.rotate_after = timedelta(days=rotate_days) if rotate_days is not None else None
@@ -191,7 +196,7 @@ class Journal(Closing):
             if self._closed:
                 return
             self._closed = True
-            self._live.close(self._head_mac())
+            self._live.close(self._head_mac(), self._wall())
 
     def in_writer(self, call: Callable[[], T]) -> Future[T]:
         """Run ``call`` (this journal's method with its arguments bound) on the journal's own
@@ -215,6 +220,9 @@ class Journal(Closing):
             return self._writer.submit(call)
         except RuntimeError:  # closed (and its thread shut down) since the check above
             raise JournalError(f"{self.path}: journal is closed") from None
+
+    def _wall(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.now(), UTC)
 
     def _head_mac(self) -> str | None:
         """The seal's ``mac`` over the live file's last record, ``None`` for an unkeyed journal."""
@@ -451,7 +459,7 @@ class Journal(Closing):
             return None
         target = archive_path(self.path, first, last)
         try:
-            live.move_to(target, self._head_mac())
+            live.move_to(target, self._head_mac(), self._wall())
         except JournalError:
             self._live = self._reopen_or_close()
             raise
@@ -500,7 +508,7 @@ class Journal(Closing):
             log.warning("retention_suspended", path=str(self.path), why=why)
             return []
         if now is None:
-            now = datetime.now(UTC)
+            now = self._wall()
             newest = self._newest_time()
             if newest is not None:
                 now = min(now, newest)

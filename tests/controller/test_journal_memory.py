@@ -8,6 +8,7 @@ each kind of connection for its settings, not by measuring memory.
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tablectl.controller.journal.db import CACHE_KIB, connect_read_only
@@ -38,7 +39,7 @@ def test_the_live_file_and_read_only_connections_have_a_bounded_cache_and_no_map
         finally:
             reader.close()
     finally:
-        live.close(None)
+        live.close(None, datetime.now(UTC))
     reader = connect_read_only(path)  # closed and checkpointed: immutable=1
     try:
         assert _settings(reader) == (-CACHE_KIB, 0)

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import deque
 from collections.abc import Callable
 
 from tablectl.controller.config import DeviceConfig
-from tablectl.controller.tools.diag.devices.generic import StreamDriverDiagnostics, describe_event
+from tablectl.controller.tools.diag.devices.generic import StreamDriverDiagnostics
 from tablectl.controller.tools.diag.devices.plugins import (
     Decoded,
     Identity,
@@ -28,6 +27,14 @@ from tablectl.controller.tools.diag.devices.plugins import (
     SelfTestCode,
     SelfTestOptions,
     SelfTestReport,
+)
+from tablectl.controller.tools.diag.devices.talk import (
+    REPLY_TIMEOUT,
+    Conversation,
+    InterpretedDecoder,
+    framed_command,
+    is_a,
+    undecodable,
 )
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.link import Link
@@ -38,7 +45,6 @@ from tablectl.drivers.dice.protocol import (
     FAULT_MEANINGS,
     NAK_REASONS,
     Ack,
-    Command,
     CommandDecoder,
     DecodeError,
     Decoder,
@@ -56,9 +62,6 @@ from tablectl.drivers.dice.protocol import Identity as UnitIdentity
 
 __all__ = ["DiceDiagnostics", "DiceLiveDecoder", "describe"]
 
-_REPLY_TIMEOUT = 2.0
-"""Seconds to wait for ``IDNT``/``STAT``/``ACK`` replies."""
-
 
 def fault_meaning(code: int) -> str:
     """The reference meaning of a ``FALT`` code (vendor codes 10–99 have none)."""
@@ -73,11 +76,7 @@ def _status_text(status: Status) -> str:
 def describe(message: Message) -> Decoded:
     """A decoded dice message as a technician reads it, with its JSON form."""
     if isinstance(message, DecodeError):
-        return Decoded(
-            "error",
-            f"undecodable: {message.reason}: {message.raw!r}",
-            {"type": "decode_error", "reason": message.reason, "raw": message.raw.hex()},
-        )
+        return undecodable(message)
     data = {"type": type(message).__name__, **dataclasses.asdict(message)}
     fields = ", ".join(f"{k} {v}" for k, v in dataclasses.asdict(message).items() if v != ())
     text = f"{type(message).__name__}: {fields}"
@@ -88,73 +87,23 @@ def describe(message: Message) -> Decoded:
     return Decoded("message", text, data)
 
 
-class DiceLiveDecoder:
-    """Bytes → decoded messages and the events the driver would report.
-
-    No timers: the service polls ``STAT`` and calls the unit silent when no frame comes, but
-    diag sends no polls, so that verdict would be wrong here.
-    """
+class DiceLiveDecoder(InterpretedDecoder[Message]):
+    """Bytes → decoded messages and the events the driver would report (no timers; the ``LAST``
+    the service would send is not sent)."""
 
     def __init__(self, device_id: str, settings: DiceSettings) -> None:
-        self._decoder = Decoder()
-        self._interpreter = DiceInterpreter(
+        interpreter = DiceInterpreter(
             device_id,
             dice=settings.dice,
             colors=settings.colors,
             poll_interval=settings.poll_interval,
             silence_timeout=settings.silence_timeout,
         )
-
-    def feed(self, data: bytes, now: float) -> list[Decoded]:
-        out: list[Decoded] = []
-        for message in self._decoder.feed(data):
-            out.append(describe(message))
-            out += [describe_event(e) for e in self._interpreter.feed(message, now)]
-        self._interpreter.take_commands()  # LAST the service would send; diag does not
-        return out
-
-    def tick(self, now: float) -> list[Decoded]:
-        del now
-        return []
+        super().__init__(Decoder(), interpreter, describe)
 
 
-class _Conversation:
-    """Send a command, read decoded messages until one matches or time runs out."""
-
-    def __init__(self, link: Link) -> None:
-        self.link = link
-        self._decoder = Decoder()
-        self._pending: deque[Message] = deque()
-        self.seen: list[Message] = []
-
-    async def send(self, command: Command) -> None:
-        await self.link.send(encode_command(command))
-
-    async def wait(
-        self, want: Callable[[Message], bool], within: float, step: float | None = None
-    ) -> Message | None:
-        """The first message ``want`` accepts within ``within`` seconds (``None`` if none);
-        returns ``None`` early after ``step`` seconds, when given, so a caller can show progress
-        and call again."""
-        deadline = time.monotonic() + (within if step is None else min(within, step))
-        while True:
-            while self._pending:
-                message = self._pending.popleft()
-                self.seen.append(message)
-                if want(message):
-                    return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self._pending.extend(self._decoder.feed(await self.link.read(left)))
-
-    async def ask(self, command: Command, want: Callable[[Message], bool]) -> Message | None:
-        await self.send(command)
-        return await self.wait(want, _REPLY_TIMEOUT)
-
-
-def _is(kind: type) -> Callable[[Message], bool]:
-    return lambda m: isinstance(m, kind)
+def _talk(link: Link) -> Conversation[Message]:
+    return Conversation(link, Decoder(), encode_command)
 
 
 def _reply(verb: str) -> Callable[[Message], bool]:
@@ -179,21 +128,18 @@ class DiceDiagnostics(StreamDriverDiagnostics):
         return DiceLiveDecoder(self.device.id, self.dice_settings)
 
     def encode_send(self, text: str) -> bytes:
-        try:
-            items = CommandDecoder().feed(frame(text.strip().upper().encode("ascii")))
-        except (UnicodeEncodeError, ValueError):
-            items = []
-        if len(items) != 1 or isinstance(items[0], DecodeError):
+        command = framed_command(text, CommandDecoder(), frame)
+        if command is None:
             raise DiagError(
                 f"not a dice command: {text!r} (e.g. 'STAT', 'IDNT', 'TEST', 'CLOS', 'ROLL', "
                 "'LAST', 'CLRF' or 'CLRF;1')"
             )
-        return encode_command(items[0])
+        return encode_command(command)
 
     async def identify(self, link: Link) -> Identity:
-        talk = _Conversation(link)
-        unit = await talk.ask(Identify(), _is(UnitIdentity))
-        status = await talk.ask(QueryStatus(), _is(Status))
+        talk = _talk(link)
+        unit = await talk.ask(Identify(), is_a(UnitIdentity))
+        status = await talk.ask(QueryStatus(), is_a(Status))
         facts = {"device": self.family, "port": self.port}
         warnings: list[str] = []
         if isinstance(unit, UnitIdentity):
@@ -210,12 +156,12 @@ class DiceDiagnostics(StreamDriverDiagnostics):
             if configured.colors is not None and sorted(unit.colors) != sorted(configured.colors):
                 warnings.append(f"the table's colours are {','.join(configured.colors)}")
         else:
-            facts["identity"] = f"no reply to IDNT within {_REPLY_TIMEOUT:g} s"
+            facts["identity"] = f"no reply to IDNT within {REPLY_TIMEOUT:g} s"
         if isinstance(status, Status):
             facts["status"] = _status_text(status)
             warnings += [f"fault {c} active: {fault_meaning(c)}" for c in status.faults]
         else:
-            facts["status"] = f"no reply to STAT within {_REPLY_TIMEOUT:g} s"
+            facts["status"] = f"no reply to STAT within {REPLY_TIMEOUT:g} s"
         naks = [m for m in talk.seen if isinstance(m, Nak)]
         warnings += [f"the unit answered NAK {m.verb} {m.reason}" for m in naks]
         return Identity(isinstance(unit, UnitIdentity), facts, tuple(warnings))
@@ -223,13 +169,13 @@ class DiceDiagnostics(StreamDriverDiagnostics):
     async def selftest(
         self, link: Link, options: SelfTestOptions, progress: Progress
     ) -> SelfTestReport:
-        talk = _Conversation(link)
+        talk = _talk(link)
         notes: list[str] = []
         if options.prepare:
             notes.append("--power-down is for the SS2 wheel; the dice unit needs no preparation")
-        status = await talk.ask(QueryStatus(), _is(Status))
+        status = await talk.ask(QueryStatus(), is_a(Status))
         if not isinstance(status, Status):
-            raise DiagError(f"{self.port}: no reply to STAT within {_REPLY_TIMEOUT:g} s")
+            raise DiagError(f"{self.port}: no reply to STAT within {REPLY_TIMEOUT:g} s")
         if status.faults:
             notes.append("active faults refuse the self-test: clear them first (--send CLRF)")
             codes = tuple(SelfTestCode(c, fault_meaning(c), ok=False) for c in status.faults)
@@ -240,15 +186,11 @@ class DiceDiagnostics(StreamDriverDiagnostics):
             meaning = NAK_REASONS.get(reply.reason, "vendor reason")
             raise DiagError(f"the unit refused the self-test: NAK {reply.reason} ({meaning})")
         if reply is None:
-            raise DiagError(f"{self.port}: no reply to TEST within {_REPLY_TIMEOUT:g} s")
-        report: Message | None = None
-        while report is None:
+            raise DiagError(f"{self.port}: no reply to TEST within {REPLY_TIMEOUT:g} s")
+        report = await talk.wait_long(is_a(TestReport), start, options.timeout, progress)
+        if report is None:
             elapsed = time.monotonic() - start
-            if elapsed >= options.timeout:
-                return SelfTestReport((), elapsed, timed_out=True, notes=tuple(notes))
-            report = await talk.wait(_is(TestReport), options.timeout - elapsed, step=1.0)
-            if report is None:
-                progress(time.monotonic() - start)
+            return SelfTestReport((), elapsed, timed_out=True, notes=tuple(notes))
         assert isinstance(report, TestReport)
         codes = tuple(SelfTestCode(c, fault_meaning(c), ok=False) for c in report.failed)
         if not codes:

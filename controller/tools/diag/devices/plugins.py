@@ -11,7 +11,8 @@ out any capability it does not have (the base raises the same error).
 To add a device family: subclass :class:`DeviceDiagnostics` in ``controller/diag/<family>.py``,
 implement :meth:`~DeviceDiagnostics.open_stream` and :meth:`~DeviceDiagnostics.decoder` (enough
 for ``probe`` and ``sniff``), add ``identify``/``selftest``/``statistics`` where the device has
-them, and add a line to :data:`DIAGNOSTICS`.
+them (:mod:`tablectl.controller.tools.diag.devices.talk` has the conversation and the live decoder
+they share), and add a line to :data:`DIAGNOSTICS`.
 """
 
 from __future__ import annotations

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import deque
 from collections.abc import Callable
 
 from tablectl.controller.config import DeviceConfig
-from tablectl.controller.tools.diag.devices.generic import StreamDriverDiagnostics, describe_event
+from tablectl.controller.tools.diag.devices.generic import StreamDriverDiagnostics
 from tablectl.controller.tools.diag.devices.plugins import (
     Decoded,
     Identity,
@@ -31,9 +30,18 @@ from tablectl.controller.tools.diag.devices.plugins import (
     SelfTestOptions,
     SelfTestReport,
 )
+from tablectl.controller.tools.diag.devices.talk import (
+    REPLY_TIMEOUT,
+    Conversation,
+    InterpretedDecoder,
+    framed_command,
+    is_a,
+    undecodable,
+)
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.link import Link
 from tablectl.drivers.base import DriverSettings
+from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.shuffler.driver import ShufflerDriver, ShufflerSettings
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
 from tablectl.drivers.shuffler.protocol import (
@@ -41,7 +49,6 @@ from tablectl.drivers.shuffler.protocol import (
     NAK_REASONS,
     Ack,
     Codec,
-    Command,
     CommandDecoder,
     DeckReport,
     DecodeError,
@@ -49,7 +56,6 @@ from tablectl.drivers.shuffler.protocol import (
     Fault,
     FaultClear,
     Message,
-    MessageDecoder,
     Nak,
     QueryStatus,
     QueryVersion,
@@ -77,9 +83,6 @@ DECK_WRONG_COUNT = 100
 DECK_MISSING = 101
 DECK_EXTRA = 102
 DECK_NOT_CHECKED = 103
-
-_REPLY_TIMEOUT = 2.0
-"""Seconds to wait for ``VERS``/``STAT`` replies."""
 
 
 def fault_meaning(code: int) -> str:
@@ -130,88 +133,34 @@ def describe(message: Message) -> Decoded:
             text = f"ACK {verb}"
         case Nak(verb, reason):
             text = f"NAK {verb} {reason}: {NAK_REASONS.get(reason, 'vendor reason')}"
-        case DecodeError(reason, raw):
-            return Decoded(
-                "error",
-                f"undecodable: {reason}: {raw!r}",
-                {"type": "decode_error", "reason": reason, "raw": raw.hex()},
-            )
+        case DecodeError():
+            return undecodable(message)
         case _:  # pragma: no cover - exhaustive
             raise TypeError(f"not a shuffler message: {message!r}")
     return Decoded("message", text, data)
 
 
-class ShufflerLiveDecoder:
-    """Bytes → decoded messages and the events the driver would report.
-
-    No timers: the service polls ``STAT`` and calls the shuffler silent when polls go
-    unanswered, but diag sends no polls, so that verdict would be wrong here.
-    """
+class ShufflerLiveDecoder(InterpretedDecoder[Message]):
+    """Bytes → decoded messages and the events the driver would report (no timers; the polls
+    the service would send are not sent). Connected at the first bytes."""
 
     def __init__(self, device_id: str, settings: ShufflerSettings, codec: Codec) -> None:
-        self._decoder = codec.new_decoder()
-        self._interpreter = ShufflerInterpreter(
+        self._shuffler = ShufflerInterpreter(
             device_id,
             status_interval=settings.status_interval,
             missed_polls=settings.missed_polls,
         )
         self._started = False
+        super().__init__(codec.new_decoder(), self._shuffler, describe)
 
     def feed(self, data: bytes, now: float) -> list[Decoded]:
         if not self._started:
-            self._interpreter.connected(now)
+            self._shuffler.connected(now)
             self._started = True
-        out: list[Decoded] = []
-        for message in self._decoder.feed(data):
-            out.append(describe(message))
-            if not isinstance(message, DecodeError):
-                out += [describe_event(e) for e in self._interpreter.feed(message, now)]
-        self._interpreter.take_commands()  # polls the service would send; diag does not
-        return out
+        return super().feed(data, now)
 
-    def tick(self, now: float) -> list[Decoded]:
-        del now
-        return []
-
-
-class _Conversation:
-    """Send a command, read decoded messages until one matches or time runs out."""
-
-    def __init__(self, link: Link, decoder: MessageDecoder, codec: Codec) -> None:
-        self.link = link
-        self._decoder = decoder
-        self._codec = codec
-        self._pending: deque[Message] = deque()
-        self.seen: list[Message] = []
-
-    async def send(self, command: Command) -> None:
-        await self.link.send(self._codec.encode_command(command))
-
-    async def wait(
-        self, want: Callable[[Message], bool], within: float, step: float | None = None
-    ) -> Message | None:
-        """The first message ``want`` accepts within ``within`` seconds (``None`` if none);
-        returns ``None`` early after ``step`` seconds, when given, so a caller can show
-        progress and call again."""
-        deadline = time.monotonic() + (within if step is None else min(within, step))
-        while True:
-            while self._pending:
-                message = self._pending.popleft()
-                self.seen.append(message)
-                if want(message):
-                    return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self._pending.extend(self._decoder.feed(await self.link.read(left)))
-
-    async def ask(self, command: Command, want: Callable[[Message], bool]) -> Message | None:
-        await self.send(command)
-        return await self.wait(want, _REPLY_TIMEOUT)
-
-
-def _is(kind: type[Message]) -> Callable[[Message], bool]:
-    return lambda m: isinstance(m, kind)
+    def _interpret(self, message: Message, now: float) -> list[DeviceEvent]:
+        return [] if isinstance(message, DecodeError) else self._shuffler.feed(message, now)
 
 
 def _reply_or_nak(kind: type[Message], verb: str) -> Callable[[Message], bool]:
@@ -236,22 +185,21 @@ class ShufflerDiagnostics(StreamDriverDiagnostics):
         return ShufflerLiveDecoder(self.device.id, self.shuffler_settings, self.codec)
 
     def encode_send(self, text: str) -> bytes:
-        payload = text.strip().upper()
-        try:
-            items = CommandDecoder().feed(frame(payload.encode("ascii")))
-        except (UnicodeEncodeError, ValueError):
-            items = []
-        if len(items) != 1 or isinstance(items[0], DecodeError):
+        command = framed_command(text, CommandDecoder(), frame)
+        if command is None:
             raise DiagError(
                 f"not a shuffler command: {text!r} (e.g. 'STAT', 'VERS', 'DCHK', 'SHUF;8', "
                 "'CLRF' or 'CLRF;1')"
             )
-        return self.codec.encode_command(items[0])
+        return self.codec.encode_command(command)
+
+    def _talk(self, link: Link) -> Conversation[Message]:
+        return Conversation(link, self.codec.new_decoder(), self.codec.encode_command)
 
     async def identify(self, link: Link) -> Identity:
-        talk = _Conversation(link, self.codec.new_decoder(), self.codec)
-        version = await talk.ask(QueryVersion(), _is(Version))
-        status = await talk.ask(QueryStatus(), _is(Status))
+        talk = self._talk(link)
+        version = await talk.ask(QueryVersion(), is_a(Version))
+        status = await talk.ask(QueryStatus(), is_a(Status))
         warnings: list[str] = []
         facts = {"device": self.family, "port": self.port}
         if isinstance(version, Version):
@@ -261,14 +209,14 @@ class ShufflerDiagnostics(StreamDriverDiagnostics):
                 "serial": version.serial,
             }
         else:
-            facts["version"] = f"no reply to VERS within {_REPLY_TIMEOUT:g} s"
+            facts["version"] = f"no reply to VERS within {REPLY_TIMEOUT:g} s"
         if isinstance(status, Status):
             facts["status"] = _status_text(status)
             warnings += [f"fault {c} active: {fault_meaning(c)}" for c in status.faults]
             if status.door_open:
                 warnings.append("the door is open")
         else:
-            facts["status"] = f"no reply to STAT within {_REPLY_TIMEOUT:g} s"
+            facts["status"] = f"no reply to STAT within {REPLY_TIMEOUT:g} s"
         naks = [m for m in talk.seen if isinstance(m, Nak)]
         warnings += [f"the shuffler answered NAK {m.verb} {m.reason}" for m in naks]
         return Identity(isinstance(version, Version), facts, tuple(warnings))
@@ -276,13 +224,13 @@ class ShufflerDiagnostics(StreamDriverDiagnostics):
     async def selftest(
         self, link: Link, options: SelfTestOptions, progress: Progress
     ) -> SelfTestReport:
-        talk = _Conversation(link, self.codec.new_decoder(), self.codec)
+        talk = self._talk(link)
         notes: list[str] = []
         if options.prepare:
             notes.append("--power-down is for the SS2 wheel; the shuffler needs no preparation")
-        status = await talk.ask(QueryStatus(), _is(Status))
+        status = await talk.ask(QueryStatus(), is_a(Status))
         if not isinstance(status, Status):
-            raise DiagError(f"{self.port}: no reply to STAT within {_REPLY_TIMEOUT:g} s")
+            raise DiagError(f"{self.port}: no reply to STAT within {REPLY_TIMEOUT:g} s")
         if status.state == "shuffling":
             raise DiagError(
                 "the shuffler is shuffling; run the deck check when it is READY or IDLE"
@@ -296,16 +244,11 @@ class ShufflerDiagnostics(StreamDriverDiagnostics):
             return SelfTestReport(tuple(codes), 0.0, notes=tuple(notes))
         start = time.monotonic()
         await talk.send(RequestDeckCheck())
-        reply: Message | None = None
-        while reply is None:
+        want = _reply_or_nak(DeckReport, "DCHK")
+        reply = await talk.wait_long(want, start, options.timeout, progress)
+        if reply is None:
             elapsed = time.monotonic() - start
-            if elapsed >= options.timeout:
-                return SelfTestReport(tuple(codes), elapsed, timed_out=True, notes=tuple(notes))
-            reply = await talk.wait(
-                _reply_or_nak(DeckReport, "DCHK"), options.timeout - elapsed, step=1.0
-            )
-            if reply is None:
-                progress(time.monotonic() - start)
+            return SelfTestReport(tuple(codes), elapsed, timed_out=True, notes=tuple(notes))
         if isinstance(reply, Nak):
             meaning = NAK_REASONS.get(reply.reason, "vendor reason")
             raise DiagError(f"the shuffler refused the deck check: NAK {reply.reason} ({meaning})")

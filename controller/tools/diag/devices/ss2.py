@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import deque
 from collections.abc import Callable
 
 from tablectl.controller.tools.diag.devices.generic import describe_event
@@ -30,6 +29,13 @@ from tablectl.controller.tools.diag.devices.plugins import (
     SelfTestCode,
     SelfTestOptions,
     SelfTestReport,
+)
+from tablectl.controller.tools.diag.devices.talk import (
+    REPLY_TIMEOUT,
+    Conversation,
+    InterpretedDecoder,
+    is_a,
+    undecodable,
 )
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.link import Link
@@ -72,9 +78,6 @@ _WARNINGS = (
     (WarningBit.SENSOR_FAULT, "sensor/motor/encoder fault"),
     (WarningBit.LAUNCH_FAILED, "launch failed, retrying"),
 )
-
-_REPLY_TIMEOUT = 2.0
-"""Seconds to wait for a reply to a command. The wheel answers within a status period or two."""
 
 _TABLE_IDLE = 1.0
 """``*W``: the table is complete when this long passes without another line."""
@@ -141,121 +144,83 @@ def describe(message: Message) -> Decoded:
             return Decoded(
                 "message", f"ball in pocket {number}", {"type": "pocket", "number": number}
             )
-        case DecodeError(reason, raw):
-            return Decoded(
-                "error",
-                f"undecodable: {reason}: {raw!r}",
-                {"type": "decode_error", "reason": reason, "raw": raw.hex()},
-            )
+        case DecodeError():
+            return undecodable(message)
     raise TypeError(f"not an SS2 message: {message!r}")  # pragma: no cover - exhaustive
 
 
-class SS2LiveDecoder:
-    """Bytes → decoded messages and the events the driver would report.
+class SS2LiveDecoder(InterpretedDecoder[Message]):
+    """Bytes → decoded messages, the events the driver would report and the commands it would
+    send (shown, not sent); the interpreter's timers run.
 
     Status lines repeat every 500 ms; one is shown only when something other than the (noisy)
     rotor speed changed, the way the interpreter acts on changes.
     """
 
     def __init__(self, device_id: str, settings: SS2Settings, *, mid_stream: bool = True) -> None:
-        self._decoder = Decoder()
-        self._interpreter = SS2Interpreter(device_id, settings)
+        self._wheel = SS2Interpreter(device_id, settings)
+        super().__init__(Decoder(), self._wheel, describe)
         self._last_status: tuple[int, int, object, int, int] | None = None
         self._syncing = mid_stream
         """Joining a stream that is already flowing (after ``identify`` read part of it): drop
         everything up to the first terminator rather than report half a line as garbage."""
 
     def feed(self, data: bytes, now: float) -> list[Decoded]:
-        out: list[Decoded] = []
         if self._syncing:
             cut = max(data.find(b"\n"), data.find(b"\r"))
             if cut < 0:
-                return out
+                return []
             self._syncing = False
             data = data[cut + 1 :]
-        for message in self._decoder.feed(data):
-            if isinstance(message, Status):
-                key = (
-                    message.state,
-                    message.spin,
-                    message.last_number,
-                    message.warnings,
-                    message.rotor_direction,
-                )
-                if key != self._last_status:
-                    self._last_status = key
-                    out.append(describe(message))
-            else:
-                out.append(describe(message))
-            out += [describe_event(e) for e in self._interpreter.feed(message, now)]
-        return out + self._notes()
+        return super().feed(data, now)
 
     def tick(self, now: float) -> list[Decoded]:
-        return [describe_event(e) for e in self._interpreter.tick(now)] + self._notes()
+        return [describe_event(e) for e in self._wheel.tick(now)] + self._commands()
 
-    def _notes(self) -> list[Decoded]:
+    def _show(self, message: Message) -> Decoded | None:
+        if isinstance(message, Status):
+            key = (
+                message.state,
+                message.spin,
+                message.last_number,
+                message.warnings,
+                message.rotor_direction,
+            )
+            if key == self._last_status:
+                return None
+            self._last_status = key
+        return describe(message)
+
+    def _commands(self) -> list[Decoded]:
         return [
             Decoded(
                 "note",
                 f"the service would send {encode_command(c).decode().strip()} (diag does not)",
                 {"type": "would_send", "command": encode_command(c).decode().strip()},
             )
-            for c in self._interpreter.take_commands()
+            for c in self._wheel.take_commands()
         ]
 
 
-class _Conversation:
-    """Send a command, read decoded messages until one matches or time runs out.
-
-    Messages that do not match are skipped (the last status line is remembered).
-    """
+class _Conversation(Conversation[Message]):
+    """The wheel's conversation: a fresh status line, a command's ``*<letter>`` reply."""
 
     def __init__(self, link: Link) -> None:
-        self.link = link
-        self.decoder = Decoder()
-        self.last_status: Status | None = None
-        self._pending: deque[Message] = deque()
-        """Decoded but not yet examined: one chunk often carries several replies (``*W``)."""
+        super().__init__(link, Decoder(), encode_command)
 
-    async def ask(
-        self, command: Command | None, want: Callable[[Message], bool], within: float
-    ) -> Message | None:
-        if command is not None:
-            await self.link.send(encode_command(command))
-        deadline = time.monotonic() + within
-        while True:
-            while self._pending:
-                message = self._pending.popleft()
-                if isinstance(message, Status):
-                    self.last_status = message
-                if want(message):
-                    return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            self._pending.extend(self.decoder.feed(await self.link.read(left)))
+    @property
+    def last_status(self) -> Status | None:
+        return self.last(Status)
 
-    async def next_messages(self, within: float) -> list[Message]:
-        """What is already decoded, or else what arrives within ``within`` seconds."""
-        if not self._pending:
-            self._pending.extend(self.decoder.feed(await self.link.read(within)))
-        out = list(self._pending)
-        self._pending.clear()
-        return out
-
-    async def status(self, within: float = _REPLY_TIMEOUT) -> Status | None:
+    async def status(self, within: float = REPLY_TIMEOUT) -> Status | None:
         """A fresh status line (polled with ``*X``; the automatic ones count too)."""
-        found = await self.ask(Command.poll(), _is(Status), within)
+        found = await self.ask(Command.poll(), is_a(Status), within)
         return found if isinstance(found, Status) else None
 
-    async def reply(self, command: Command, within: float = _REPLY_TIMEOUT) -> Reply | None:
+    async def reply(self, command: Command, within: float = REPLY_TIMEOUT) -> Reply | None:
         """The ``*<letter> …`` reply to ``command``."""
         found = await self.ask(command, _reply_to(command.letter), within)
         return found if isinstance(found, Reply) else None
-
-
-def _is(kind: type[Message]) -> Callable[[Message], bool]:
-    return lambda m: isinstance(m, kind)
 
 
 def _reply_to(letter: str) -> Callable[[Message], bool]:
@@ -319,7 +284,7 @@ class SS2Diagnostics(DeviceDiagnostics):
         notes: list[str] = []
         status = await talk.status()
         if status is None:
-            raise DiagError(f"{self.port}: no status from the wheel within {_REPLY_TIMEOUT:g} s")
+            raise DiagError(f"{self.port}: no status from the wheel within {REPLY_TIMEOUT:g} s")
         if status.state != 6:
             if not options.prepare:
                 raise DiagError(
@@ -350,7 +315,7 @@ class SS2Diagnostics(DeviceDiagnostics):
         progress: Progress,
         notes: list[str],
     ) -> SelfTestReport:
-        await talk.link.send(encode_command(Command.self_test()))
+        await talk.send(Command.self_test())
         start = time.monotonic()
         codes: list[SelfTestCode] = []
         settle_until: float | None = None
@@ -387,7 +352,6 @@ class SS2Diagnostics(DeviceDiagnostics):
         chi = await talk.ask(
             Command("w"),
             lambda m: isinstance(m, ChiSquare) or (isinstance(m, Reply) and m.letter == "w"),
-            _REPLY_TIMEOUT,
         )
         value = percent = None
         if isinstance(chi, ChiSquare):

@@ -47,33 +47,37 @@ class BettingTimer:
         self._tick = tick
         self.looks = 0
         """Times the timer looked at the table (a test waits for some instead of sleeping)."""
+        self._idle_since: float | None = None
+        self._open_since: float | None = None
 
-    async def run(self) -> None:
-        """Until cancelled."""
-        if self._config.mode != "timer":
-            return
-        idle_since: float | None = None
-        open_since: float | None = None
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self._tick)
-            phase, held = self._look()
-            self.looks += 1
-            now = loop.time()
-            if phase == "idle" and not held:
-                open_since = None
-                idle_since = idle_since if idle_since is not None else now
-                if now - idle_since >= self._config.pause_seconds:
-                    await self._send(RoundOpen())
-                    idle_since = None
-            elif phase == "open":
-                idle_since = None
-                open_since = open_since if open_since is not None else now
-                if now - open_since >= self._config.open_seconds:
-                    await self._send(BetsClosed())
-                    open_since = None
-            else:
-                idle_since = open_since = None
+    def start(self) -> float | None:
+        """Start afresh (the table's scheduler): seconds before the first look; ``None``: off
+        (not ``timer`` mode)."""
+        self._idle_since = self._open_since = None
+        return self._tick if self._config.mode == "timer" else None
+
+    async def tick(self) -> float:
+        """One look at the table; the seconds until the next."""
+        phase, held = self._look()
+        self.looks += 1
+        now = asyncio.get_running_loop().time()
+        if phase == "idle" and not held:
+            self._open_since = None
+            if self._idle_since is None:
+                self._idle_since = now
+            if now - self._idle_since >= self._config.pause_seconds:
+                await self._send(RoundOpen())
+                self._idle_since = None
+        elif phase == "open":
+            self._idle_since = None
+            if self._open_since is None:
+                self._open_since = now
+            if now - self._open_since >= self._config.open_seconds:
+                await self._send(BetsClosed())
+                self._open_since = None
+        else:
+            self._idle_since = self._open_since = None
+        return self._tick
 
     async def _send(self, event: TableEvent) -> None:
         """Submit one event; a journal that refuses it leaves the timer running (the runner

@@ -197,7 +197,7 @@ async def test_the_watch_ends_the_outage_without_an_event(tmp_path: Path) -> Non
         await _feed(runner, [RoundOpen(device="wheel")])
         assert runner.state.outage is not None
         journal.full = False
-        watch = asyncio.create_task(runner._outage_watch(interval=0.01))
+        watch = asyncio.create_task(runner.ticks().run())  # the probe: every 0.5 s
         try:
             async with asyncio.timeout(2):
                 while runner.state.outage is not None:  # noqa: ASYNC110

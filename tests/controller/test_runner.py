@@ -5,6 +5,7 @@ In-process with a real SQLite journal; no broker (the publisher is exercised in 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal
+from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.service.runner.ticks import Ticks
 from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
@@ -211,3 +214,39 @@ def test_recovery_after_a_batch_whose_conclusions_were_not_journaled(tmp_path: P
             ("T1-000001", 5),
             ("T1-000002", 6),
         ]
+
+
+async def test_a_tables_periodic_work_is_one_scheduler_each_job_when_due() -> None:
+    seen: list[str] = []
+
+    async def every_50ms() -> float | None:
+        seen.append("fast")
+        return 0.05 if seen.count("fast") < 3 else None  # then done
+
+    async def once() -> None:
+        seen.append("once")
+
+    async def never() -> None:
+        raise AssertionError("not scheduled")
+
+    ticks = Ticks()
+    ticks.add("fast", 0.05, every_50ms)
+    ticks.add("once", 0.075, once)
+    ticks.add("off", None, never)
+    assert ticks.names == ["fast", "once"]
+    await asyncio.wait_for(ticks.run(), timeout=5)  # returns once every job is done
+    assert sorted(seen) == ["fast", "fast", "fast", "once"]
+    assert seen[0] == "fast"
+
+
+def test_the_runner_schedules_what_its_table_needs(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite", "T1") as journal:
+        runner = TableRunner(
+            table_id="T1",
+            engine=build_engine("T1", "roulette", {}, source="test"),
+            journal=journal,
+            clock=lambda: 1_764_496_800.0,
+            clock_watch=ClockWatch(max_step=5.0),
+        )
+        # No gate before power_on, no betting timer for a wheel (mode "device").
+        assert runner.ticks().names == ["outage", "refusals", "clock"]

@@ -15,6 +15,8 @@ before it is in the journal (contracts §3).
     restart   replay from the last checkpoint, power_on / power_off, the restart gate
               (the rules: tablectl.controller.service.recovery, .checkpoint)
     commands  cmd/{verb}: caps, the authority's verdict, refusal codes, the verbs, the reply
+    ticks     one scheduler for the table's periodic work (betting timer, restart deadline,
+              outage probe, refusal window, clock)
     views     what is published retained (state, devices/{id}, status), an outage's lock, and
               where it goes (TableOutputs: the publisher's Outbound)
     latches   the faults latched per device

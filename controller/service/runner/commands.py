@@ -110,12 +110,16 @@ class Refusals:
         if record is not None and not self._committer.journal_records([record], raising=False):
             self.log.put_back(record, now)
 
-    async def run(self) -> None:
-        """Close each refusal window when it has run its time, even if no command follows."""
-        while True:
-            await asyncio.sleep(min(1.0, self.log.window / 2))
-            if self.log.pending:
-                self.flush()
+    @property
+    def every(self) -> float:
+        """Seconds between two looks at the window (the table's scheduler)."""
+        return min(1.0, self.log.window / 2)
+
+    async def look(self) -> float:
+        """Close the window when it has run its time, even if no command follows."""
+        if self.log.pending:
+            self.flush()
+        return self.every
 
 
 class CommandDesk:

@@ -478,15 +478,21 @@ class Restart:
             return True
         return False
 
-    async def deadline(self) -> None:
+    def next_look(self) -> float | None:
+        """Seconds until :meth:`look` (the table's scheduler); ``None`` once nothing waits for
+        the gate. Short steps: the deadline is on the injected (wall) clock."""
+        gate = self.gate
+        if gate is None or not gate.pending:
+            return None
+        return min(0.25, max(0.0, gate.deadline - self._clock()) + 0.01)
+
+    async def look(self) -> float | None:
         """Void the interrupted round when no device confirmed it within the window."""
         gate = self.gate
-        while gate is not None and gate.pending:
-            # Polled in short steps: the deadline is on the injected (wall) clock.
-            await asyncio.sleep(min(0.25, max(0.0, gate.deadline - self._clock()) + 0.01))
-            if not gate.pending or self._round_moved_on(gate):
-                return
-            answer = gate.expire(self._clock())
-            if answer is not None:
-                for decided in self._gate_decision(answer):
-                    self._queue.enqueue(decided)
+        if gate is None or not gate.pending or self._round_moved_on(gate):
+            return None
+        answer = gate.expire(self._clock())
+        if answer is not None:
+            for decided in self._gate_decision(answer):
+                self._queue.enqueue(decided)
+        return self.next_look()

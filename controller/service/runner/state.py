@@ -73,11 +73,3 @@ class EventQueue:
     def idle(self) -> bool:
         """No event waits to be decided, and no commit is in flight."""
         return not self._state.committing and self.queue.empty()
-
-    async def drained(self, limit: float = 5.0) -> None:
-        """Until :attr:`idle` (``limit`` seconds at most)."""
-        deadline = asyncio.get_running_loop().time() + limit
-        while not self.idle:
-            if asyncio.get_running_loop().time() > deadline:
-                return
-            await asyncio.sleep(0.005)

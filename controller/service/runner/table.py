@@ -41,6 +41,7 @@ from tablectl.controller.service.runner.commit import Committer, Listener
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.restart import Restart
 from tablectl.controller.service.runner.state import EventQueue, Queued, TableState
+from tablectl.controller.service.runner.ticks import Ticks
 from tablectl.controller.service.runner.views import (
     NO_OUTPUTS,
     TableOutputs,
@@ -56,6 +57,15 @@ log = structlog.get_logger("tablectl.runner")
 
 _MAX_BATCH = 256
 """Events per group commit at most (bounds how long one batch holds the event loop)."""
+
+OUTAGE_PROBE = 0.5
+"""Seconds between two probes of a journal that is out."""
+
+CLOCK_LOOK = 1.0
+"""Seconds between two looks at the wall clock."""
+
+_DRAIN_POLL, _DRAIN_LIMIT = 0.005, 5.0
+"""The clock's look waits for the queue to drain: looked again this soon, this long at most."""
 
 
 class TableRunner:
@@ -102,6 +112,7 @@ class TableRunner:
             # A rotation in the second before the watch looks must not prune by a stepped clock.
             journal.retention_guard = clock_watch.off_course
         self._clock = clock
+        self._clock_waits = 0.0
         self.device_seen: set[str] = set()
         self.latches = Latches(d.device_id for d in self.drivers)
         self.state = TableState(engine, self.latches)
@@ -170,34 +181,47 @@ class TableRunner:
     # --- running ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Process events until cancelled; one task per driver feeds the queue."""
+        """Process events until cancelled; one task per driver feeds the queue, one runs the
+        table's periodic work (:meth:`ticks`)."""
         self.views.publish_state()
         self.views.publish_devices()
         async with asyncio.TaskGroup() as group:
             for driver in self.drivers:
                 group.create_task(self._pump_driver(driver), name=f"driver:{driver.device_id}")
             group.create_task(self._process(), name="table:process")
-            group.create_task(self.restart.deadline(), name="table:restart")
-            group.create_task(self.timer.run(), name="table:betting")
-            group.create_task(self._outage_watch(), name="table:outage")
-            group.create_task(self.refusals.run(), name="table:refusals")
-            if self.clock_watch is not None:
-                group.create_task(self._watch_clock(), name="table:clock")
+            group.create_task(self.ticks().run(), name="table:ticks")
 
-    async def _watch_clock(self, interval: float = 1.0) -> None:
+    def ticks(self) -> Ticks:
+        """The table's periodic work, as it stands now, in one scheduler: the restart gate's
+        deadline, the betting timer, the journal outage's probe, the refusal window, the clock."""
+        ticks = Ticks()
+        ticks.add("restart", self.restart.next_look(), self.restart.look)
+        ticks.add("betting", self.timer.start(), self.timer.tick)
+        ticks.add("outage", OUTAGE_PROBE, self._outage_look)
+        ticks.add("refusals", self.refusals.every, self.refusals.look)
+        if self.clock_watch is not None:
+            ticks.add("clock", CLOCK_LOOK, self._clock_look)
+        return ticks
+
+    async def _clock_look(self) -> float:
         """Look for a step of the wall clock about once a second (two clock reads)."""
         watch = self.clock_watch
         assert watch is not None
-        while True:
-            await asyncio.sleep(interval)
-            # Between batches: a step's record comes after every event read before the look
-            # (stamped by the clock as it was, seconds ago under load), never before one: after
-            # a step back, such a time would hold every later one (not_before).
-            await self.queue.drained()
-            record = watch.check()
-            if record is not None:
-                self.committer.journal_records([record], raising=False)
-                self.views.clock_changed()
+        # Between batches: a step's record comes after every event read before the look
+        # (stamped by the clock as it was, seconds ago under load), never before one: after a
+        # step back, such a time would hold every later one (not_before). Not waited for here
+        # (the other periodic work goes on): looked again soon, for 5 s at most.
+        now = asyncio.get_running_loop().time()
+        if not self.queue.idle:
+            self._clock_waits = self._clock_waits or now
+            if now - self._clock_waits <= _DRAIN_LIMIT:
+                return _DRAIN_POLL
+        self._clock_waits = 0.0
+        record = watch.check()
+        if record is not None:
+            self.committer.journal_records([record], raising=False)
+            self.views.clock_changed()
+        return CLOCK_LOOK
 
     async def _pump_driver(self, driver: Driver) -> None:
         # Each pump is its own task: the binding stays scoped to this device's log lines.
@@ -307,13 +331,12 @@ class TableRunner:
         self.views.end_outage(now_ts, voided=closing[0].type == "void")
         return True
 
-    async def _outage_watch(self, interval: float = 0.5) -> None:
+    async def _outage_look(self) -> float:
         """Probe the journal while it is out, so the outage ends with no device event to wait for.
 
-        Runs only between batches (``_resume`` has no await, and a batch whose commit is in
-        flight is waited for), so it never interleaves with one.
+        Only between batches (``_resume`` has no await, and none while a commit is in flight),
+        so it never interleaves with one.
         """
-        while True:
-            await asyncio.sleep(interval)
-            if self.state.outage is not None and self.queue.idle:
-                self._resume()
+        if self.state.outage is not None and self.queue.idle:
+            self._resume()
+        return OUTAGE_PROBE

@@ -45,6 +45,12 @@ class StxPort(SerialModel[int, R], Generic[M, R]):
     """Whose wire faults (``split``) apply to the output now."""
     _silent_until: float
     _handlers: dict[type, CommandHandler]
+    _active: dict[int, str]
+    """The fault codes (``FALT``) raised and not yet cleared, with their detail."""
+
+    @property
+    def active_faults(self) -> frozenset[int]:
+        return frozenset(self._active)
 
     def _encode(self, message: M) -> bytes:
         raise NotImplementedError

@@ -175,10 +175,6 @@ class SimDice(HostPort[RollOutcome]):
     def game(self) -> int:
         return self._game
 
-    @property
-    def active_faults(self) -> frozenset[int]:
-        return frozenset(self._active)
-
     def silent(self, now: float) -> bool:
         """True while a ``silence`` fault has the unit hung."""
         return now < self._silent_until

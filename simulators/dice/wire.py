@@ -57,7 +57,6 @@ class HostPort(StxPort[Message, R]):
     _dice: int
     _colors: tuple[str, ...]
     _serial: str
-    _active: dict[int, str]
     _testing: bool
     _last: Result | NoResult | None
     _wire: GamePlan | None

@@ -156,10 +156,6 @@ class SimShuffler(HostPort[ShuffleResult]):
         return self._door_open
 
     @property
-    def active_faults(self) -> frozenset[int]:
-        return frozenset(self._active)
-
-    @property
     def shuffles_started(self) -> int:
         """Shuffles started since the model was created."""
         return self._shuffles

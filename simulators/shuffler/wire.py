@@ -52,7 +52,6 @@ class HostPort(StxPort[Message, R]):
     _cards: int
     _missing: tuple[str, ...]
     _extra: tuple[str, ...]
-    _active: dict[int, str]
     _jam_door_cycled: bool
     _reads_faces: bool
     _serial: str

@@ -1,9 +1,16 @@
-"""The time a driver lives by: one injected :class:`Clock` for timestamps, timers and waits.
+"""The time tablectl lives by: one injected :class:`Clock` for timestamps, durations and waits.
 
 A driver's loop reads the time (event timestamps, the ``now`` its hooks get) and waits for it
-(the tick between timer checks, the reconnect backoff, a command's reply timeout). Both go through
-the same clock object, so a test that injects :class:`ManualClock` decides when a tick or a retry
-happens instead of guessing with sleeps, and a timing assertion becomes an exact one.
+(the tick between timer checks, the reconnect backoff, a command's reply timeout); the journal
+stamps its seals and judges retention by it; the MQTT side measures how long a connection lasted.
+All of it goes through the same clock object, so a test that injects :class:`ManualClock` decides
+when a tick or a retry happens instead of guessing with sleeps, and a timing assertion becomes an
+exact one.
+
+Two kinds of time, never mixed: the **wall** clock (:meth:`Clock.now` seconds since the epoch,
+:meth:`Clock.wall` the same as an aware UTC ``datetime``) is what events and records carry, and can
+be stepped (NTP, an operator); the **monotonic** clock (:meth:`Clock.monotonic`, the event loop's
+own time) only measures durations and deadlines, and ``sleep`` waits on it.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable
+from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
 __all__ = ["SYSTEM_CLOCK", "Clock", "ManualClock", "SystemClock", "within"]
@@ -19,18 +27,30 @@ T = TypeVar("T")
 
 
 class Clock(Protocol):
-    """``now()`` in seconds (wall clock: events carry it as their ``at``) and ``sleep(delay)``."""
+    """Wall time (``now()`` seconds, events carry it as their ``at``; ``wall()`` as a UTC
+    ``datetime``), monotonic time (``monotonic()``: durations) and ``sleep(delay)``."""
 
     def now(self) -> float: ...
+
+    def wall(self) -> datetime: ...
+
+    def monotonic(self) -> float: ...
 
     async def sleep(self, delay: float) -> None: ...
 
 
 class SystemClock:
-    """The real thing: ``time.time`` and the event loop's ``asyncio.sleep``."""
+    """The real thing: ``time.time``, ``time.monotonic`` (what asyncio's default loop reads) and
+    the event loop's ``asyncio.sleep``."""
 
     def now(self) -> float:
         return time.time()
+
+    def wall(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
 
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -44,18 +64,32 @@ SYSTEM_CLOCK = SystemClock()
 
 
 class ManualClock:
-    """A clock that moves only when a test tells it to (:meth:`advance`).
+    """A clock that moves only when a test tells it to (:meth:`advance`, :meth:`step_wall`).
 
-    ``sleep`` waits until the clock has been advanced past its deadline; :attr:`pending` lists what
-    is waiting, so a test can first wait until a driver is parked on the clock and then move it.
+    ``start`` is both the wall time (seconds since the epoch) and the monotonic time; passing time
+    moves both alike, and :meth:`step_wall` moves the wall clock alone. ``sleep`` waits until the
+    clock has been advanced past its deadline; :attr:`pending` lists what is waiting, so a test
+    can first wait until a driver is parked on the clock and then move it.
     """
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start
+        self._wall_offset = 0.0
         self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
 
     def now(self) -> float:
+        return self._now + self._wall_offset
+
+    def wall(self) -> datetime:
+        return datetime.fromtimestamp(self.now(), UTC)
+
+    def monotonic(self) -> float:
         return self._now
+
+    def step_wall(self, seconds: float) -> None:
+        """Step the wall clock (either way, as NTP or an operator does); monotonic time, and
+        what sleeps on it, do not move."""
+        self._wall_offset += seconds
 
     async def sleep(self, delay: float) -> None:
         if delay <= 0:

@@ -34,9 +34,8 @@ import asyncio
 import contextlib
 import math
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 import aiomqtt
@@ -67,6 +66,7 @@ from tablectl.controller.archive.upkeep import Cadence, ResendSigner, Upkeep
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
 from tablectl.controller.mqtt.security import ClientSecurity
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.connection import Backoff
 
 __all__ = ["PACKET_SLACK", "Archiver", "ArchiverConfig"]
@@ -156,14 +156,6 @@ class _Inbox(asyncio.Queue[aiomqtt.Message]):
         return taken
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _monotonic() -> float:
-    return asyncio.get_running_loop().time()
-
-
 _LOST: Final = lost_errors()
 
 
@@ -172,10 +164,11 @@ class Archiver:
 
     Args:
         config: the settings.
-        clock: wall clock for gap ages and alarm times (injected for tests).
+        clock: wall time for gap ages and alarm times, monotonic time for rates (injected for
+            tests).
     """
 
-    def __init__(self, config: ArchiverConfig, *, clock: Callable[[], datetime] = _now) -> None:
+    def __init__(self, config: ArchiverConfig, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
         self._clock = clock
         self.status = ArchiveStatus(config.prefix, config.name, config.share, config.keys)
@@ -325,7 +318,7 @@ class Archiver:
             for topic_filter in self._filters():
                 await client.subscribe(topic_filter, qos=1)
             await client.subscribe(f"{self.config.prefix}/+/cmd/resend/reply", qos=1)
-            self.send(self.status.status_topic, self.status.status(self._clock()), retain=True)
+            self.send(self.status.status_topic, self.status.status(self._clock.wall()), retain=True)
             log.info(
                 "archive_connected",
                 host=self.config.host,
@@ -350,7 +343,7 @@ class Archiver:
                         task.cancel()
             finally:
                 self._current = None
-            offline = canonical_json(self.status.offline(self._clock())).encode("utf-8")
+            offline = canonical_json(self.status.offline(self._clock.wall())).encode("utf-8")
             with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
                 async with asyncio.timeout(1):
                     await client.publish(self.status.status_topic, offline, qos=1, retain=True)
@@ -408,7 +401,7 @@ class Archiver:
     async def _handle(self, batch: list[_Received]) -> None:
         """Store a batch's admitted records (retrying until the database takes them), quarantine
         the rest, count replies. Each message is judged in its own ``try``: none is fatal."""
-        now = self._clock()
+        now = self._clock.wall()
         records: list[Incoming] = []
         refused: list[Quarantined] = []
         for item in batch:
@@ -443,7 +436,7 @@ class Archiver:
             if record.seq > newest.get(record.table_id, 0):
                 newest[record.table_id] = record.seq
         self._upkeep.stored(newest, result.tables)
-        self.status.received(newest, self._clock())
+        self.status.received(newest, self._clock.wall())
 
     def _judge(self, item: _Received, now: datetime) -> Admitted | Quarantined | None:
         """A record admitted or quarantined; ``None`` for a reply (or a topic not ours)."""
@@ -456,7 +449,7 @@ class Archiver:
             if bad is not None:
                 reason, detail = bad
                 alarm = self.status.malformed(
-                    item.topic, reason, detail, now, monotonic=_monotonic()
+                    item.topic, reason, detail, now, monotonic=self._clock.monotonic()
                 )
                 if alarm is not None:  # logged as alarmed: a flood is not a flood of lines
                     log.warning("archive_malformed", topic=item.topic[:200], reason=reason)
@@ -499,7 +492,7 @@ class Archiver:
     async def _keep(self, refused: list[Quarantined]) -> None:
         """Count and alarm the refused messages; write what the quarantine's rate allows
         (retrying while the database is away, like the records: then acknowledged)."""
-        now, monotonic = self._clock(), _monotonic()
+        now, monotonic = self._clock.wall(), self._clock.monotonic()
         for item in refused:
             alarm = self.status.quarantine(item, now, monotonic=monotonic)
             if alarm is not None:
@@ -530,7 +523,7 @@ class Archiver:
     # -- the database and sending -----------------------------------------------------------
 
     def _db_changed(self, available: bool, detail: str) -> None:
-        self._alarm(self.status.database(available, detail, self._clock()))
+        self._alarm(self.status.database(available, detail, self._clock.wall()))
 
     def _alarm(self, alarm: dict[str, Any] | None) -> None:
         if alarm is not None:

@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
@@ -49,6 +48,7 @@ from tablectl.controller.core.bounded_json import read_object
 from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
+from tablectl.drivers.clock import Clock
 
 if TYPE_CHECKING:
     import psycopg
@@ -111,7 +111,8 @@ class Upkeep:
         cadence: how often.
         connections: the archiver's; this uses its ``verify`` connection.
         send: queues ``(topic, payload, retain)`` for the broker.
-        clock: wall clock for gap ages and alarm times.
+        clock: wall time for gap ages and alarm times, monotonic time for quiet tables and the
+            cadence.
         signer: signs the resend requests (a table with ``[security]`` answers only those).
     """
 
@@ -123,7 +124,7 @@ class Upkeep:
         connections: Connections,
         *,
         send: Callable[[str, dict[str, Any], bool], None],
-        clock: Callable[[], datetime],
+        clock: Clock,
         limits: Limits | None = None,
         signer: ResendSigner | None = None,
     ) -> None:
@@ -149,7 +150,7 @@ class Upkeep:
     def stored(self, newest: Mapping[str, int], tables: frozenset[str]) -> None:
         """A batch was committed: ``newest`` ``seq`` per table received, ``tables`` stored into
         (walked soon); the tables are not quiet."""
-        now = asyncio.get_running_loop().time()
+        now = self._clock.monotonic()
         for table, seq in newest.items():
             quiet = self._quiet.get(table)
             if quiet is None:
@@ -212,7 +213,6 @@ class Upkeep:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Verify, resend, probe and say the status until ``stop`` (see the module doc)."""
-        loop = asyncio.get_running_loop()
         cadence = self.cadence
         last_sweep = last_retry = last_status = -1e9
         retry_every = max(0.5, cadence.gap_timeout / 2)
@@ -223,7 +223,7 @@ class Upkeep:
                 # Let batches gather: one pass walks what several committed.
                 await asyncio.sleep(cadence.verify_after)
             self._dirty_event.clear()
-            now = loop.time()
+            now = self._clock.monotonic()
             try:
                 conn = await self._db.get("verify")
                 tables = set(self._dirty)
@@ -244,7 +244,7 @@ class Upkeep:
             for alarm in self.status.held_alarms(now):  # what a flood's alarms held back
                 self._send(self.status.alarms_topic, alarm, False)
             if now - last_status >= cadence.status_every:
-                self._send(self.status.status_topic, self.status.status(self._clock()), True)
+                self._send(self.status.status_topic, self.status.status(self._clock.wall()), True)
                 last_status = now
 
     async def _verify(self, conn: psycopg.AsyncConnection[tuple[Any, ...]], table: str) -> None:
@@ -254,7 +254,7 @@ class Upkeep:
 
         resends = max(0, min(self.cadence.resend_per_table, self._budget))
         try:
-            result = await self._verifier.verify(conn, table, self._clock(), resends=resends)
+            result = await self._verifier.verify(conn, table, self._clock.wall(), resends=resends)
         except _LOST:
             raise
         except psycopg.Error as exc:  # a bug or bad data: this table, not the floor
@@ -275,7 +275,7 @@ class Upkeep:
         head = result.head
         if head is not None:
             self._heads[table] = head
-        for alarm in self.status.passed(result, self._clock()):
+        for alarm in self.status.passed(result, self._clock.wall()):
             log.warning("archive_alarm", **{k: v for k, v in alarm.items() if k != "schema"})
             self._send(self.status.alarms_topic, alarm, False)
         for first, last in result.requests:  # bounded: the verifier's plan (plan_resends)

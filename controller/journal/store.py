@@ -33,7 +33,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -196,7 +196,7 @@ class Journal(Closing):
             if self._closed:
                 return
             self._closed = True
-            self._live.close(self._head_mac(), self._wall())
+            self._live.close(self._head_mac(), self._clock.wall())
 
     def in_writer(self, call: Callable[[], T]) -> Future[T]:
         """Run ``call`` (this journal's method with its arguments bound) on the journal's own
@@ -220,9 +220,6 @@ class Journal(Closing):
             return self._writer.submit(call)
         except RuntimeError:  # closed (and its thread shut down) since the check above
             raise JournalError(f"{self.path}: journal is closed") from None
-
-    def _wall(self) -> datetime:
-        return datetime.fromtimestamp(self._clock.now(), UTC)
 
     def _head_mac(self) -> str | None:
         """The seal's ``mac`` over the live file's last record, ``None`` for an unkeyed journal."""
@@ -459,7 +456,7 @@ class Journal(Closing):
             return None
         target = archive_path(self.path, first, last)
         try:
-            live.move_to(target, self._head_mac(), self._wall())
+            live.move_to(target, self._head_mac(), self._clock.wall())
         except JournalError:
             self._live = self._reopen_or_close()
             raise
@@ -508,7 +505,7 @@ class Journal(Closing):
             log.warning("retention_suspended", path=str(self.path), why=why)
             return []
         if now is None:
-            now = self._wall()
+            now = self._clock.wall()
             newest = self._newest_time()
             if newest is not None:
                 now = min(now, newest)

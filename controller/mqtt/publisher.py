@@ -45,6 +45,7 @@ from tablectl.controller.mqtt.outbound import Outbound
 from tablectl.controller.mqtt.security import ClientSecurity, client_security, connect_failure_hint
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.mqtt.wire import Link, Wire
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.connection import Backoff
 from tablectl.drivers.transports.pubsub import broker_url_problem, split_broker_url
 
@@ -153,6 +154,8 @@ class Publisher:
         timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is
             considered dead and rebuilt.
         flush_timeout: how long a graceful exit may spend publishing the remaining outbox.
+        clock: how long a connection lasted and how often a refusal is logged (monotonic), and
+            the fresh ``outbound``'s wall clock.
     """
 
     def __init__(
@@ -169,8 +172,10 @@ class Publisher:
         batch_size: int = 100,
         timeout: float = 10.0,
         flush_timeout: float = 2.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._config = config
+        self._clock = clock
         self._topics = topics
         self._journal = journal
         self._host = host
@@ -178,7 +183,7 @@ class Publisher:
         self._on_command = on_command
         if outbound is not None and outbound.topics != topics:
             raise ValueError(f"outbound topics {outbound.topics} are not {topics}")
-        self._out = outbound if outbound is not None else Outbound(topics)
+        self._out = outbound if outbound is not None else Outbound(topics, now=clock.wall)
         self._trace = trace
         self._batch_size = batch_size
         self._timeout = timeout
@@ -322,7 +327,6 @@ class Publisher:
         return client
 
     async def _reconnect_loop(self) -> None:
-        loop = asyncio.get_running_loop()
         # Jittered, so a fleet of tables does not reconnect in lockstep after a broker restart.
         backoff = Backoff(_INITIAL_DELAY, self._config.reconnect_max_delay)
         while not self._stop.is_set():
@@ -349,7 +353,7 @@ class Publisher:
             connected_at = self._connected_at
             if (
                 connected_at is not None
-                and loop.time() - connected_at >= self._config.reconnect_max_delay
+                and self._clock.monotonic() - connected_at >= self._config.reconnect_max_delay
             ):
                 backoff.reset()
             with contextlib.suppress(TimeoutError):
@@ -372,7 +376,7 @@ class Publisher:
             log.debug("mqtt connect failed", table=self._topics.table_id, error=error)
 
     def _should_warn(self, error: str) -> bool:
-        now = asyncio.get_running_loop().time()
+        now = self._clock.monotonic()
         last = self._refusal
         if last is not None and last[0] == error and now - last[1] < _REFUSAL_LOG_INTERVAL:
             return False
@@ -387,7 +391,7 @@ class Publisher:
         """
         out = self._out
         async with await self._drain.connect(self._link) as wire:
-            self._connected_at = asyncio.get_running_loop().time()
+            self._connected_at = self._clock.monotonic()
             birth = canonical_json(out.birth()).encode("utf-8")
             out.slots.pop(self._topics.status, None)  # the birth is the newest status
             await client.publish(self._topics.status, birth, qos=1, retain=True)

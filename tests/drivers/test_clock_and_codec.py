@@ -8,6 +8,8 @@ else, and a Framing that could not work is refused when it is declared.
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 
 from tablectl.drivers import stx
 from tablectl.drivers.bigwheel import protocol as bigwheel_protocol
-from tablectl.drivers.clock import ManualClock, within
+from tablectl.drivers.clock import SYSTEM_CLOCK, ManualClock, within
 from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
 from tablectl.drivers.shoe.driver import LINE_FRAMINGS
 from tablectl.drivers.ss2 import protocol as ss2_protocol
@@ -38,6 +40,27 @@ async def test_manual_clock_wakes_what_is_due() -> None:
     assert clock.pending == []
     with pytest.raises(ValueError, match="back"):
         clock.advance(-1)
+
+
+async def test_wall_time_steps_alone_and_sleeps_on_monotonic_time() -> None:
+    clock = ManualClock(1_764_496_800.0)
+    assert clock.wall() == datetime(2025, 11, 30, 10, tzinfo=UTC)
+    nap = asyncio.ensure_future(clock.sleep(5.0))
+    await wait_until(lambda: clock.pending == [5.0])
+    clock.step_wall(-3600.0)  # NTP steps the wall clock back: nothing that waits moves
+    assert (clock.now(), clock.monotonic()) == (1_764_493_200.0, 1_764_496_800.0)
+    assert clock.pending == [5.0]
+    clock.advance(5.0)
+    await nap
+    assert (clock.now(), clock.monotonic()) == (1_764_493_205.0, 1_764_496_805.0)
+    assert clock.wall() == datetime.fromtimestamp(1_764_493_205.0, UTC)
+
+
+def test_the_system_clock_reads_the_system() -> None:
+    before, wall, after = time.time(), SYSTEM_CLOCK.wall(), time.time()
+    assert before <= wall.timestamp() <= after
+    assert wall.tzinfo is UTC
+    assert time.monotonic() <= SYSTEM_CLOCK.monotonic() <= time.monotonic()
 
 
 async def test_within_times_out_on_its_clock_only() -> None:

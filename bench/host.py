@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tablectl.controller.config import load_config
-from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.app import TableApp, open_table
 from tablectl.controller.service.logs import configure_logging
 from tablectl.controller.service.process import run_until_signal
@@ -35,18 +35,18 @@ async def _run_all(apps: list[TableApp]) -> None:
 
 
 def inject_slow_journal(journal: Journal, delay: float) -> None:
-    """BENCH FAULT INJECTION: every ``journal.append`` of this one journal sleeps ``delay``
-    seconds first (blocking the thread it runs on, as an fsync on a slow disk blocks), then
-    writes as usual."""
-    append = journal.append
+    """BENCH FAULT INJECTION: every ``journal.commit`` (``append`` too: it commits) of this one
+    journal sleeps ``delay`` seconds first (blocking the thread it runs on, as an fsync on a
+    slow disk blocks), then writes as usual."""
+    commit = journal.commit
 
-    def slow_append(
+    def slow_commit(
         records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
-    ) -> list[JournalRecord]:
+    ) -> Committed:
         time.sleep(delay)
-        return append(records, after_seq=after_seq)
+        return commit(records, after_seq=after_seq)
 
-    journal.append = slow_append  # type: ignore[method-assign]
+    journal.commit = slow_commit  # type: ignore[method-assign]
 
 
 async def main(paths: list[Path], slow: dict[str, float]) -> None:

@@ -313,7 +313,7 @@ async def test_a_flood_of_refusals_is_one_record_per_window_and_counted(tmp_path
             "field_too_long",
             "'event.card' has 300 characters",
         ),
-        ("void", {"reason": "\ud800"}, "bad_request", "not UTF-8"),
+        ("void", {"reason": "\ud800"}, "bad_request", "a lone UTF-16 surrogate"),
     ],
 )
 async def test_string_fields_over_their_caps_are_refused_before_parsing(

@@ -18,14 +18,14 @@ journal. Every reply says ``ok``; a refusal also has a stable ``code`` and a one
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
 import structlog
 
-from tablectl.controller.core.errors import EventFormatError, JournalError
+from tablectl.controller.core.bounded_json import read_object
+from tablectl.controller.core.errors import EventFormatError, JournalError, MalformedError
 from tablectl.controller.core.events import FaultCleared, TableEvent, Void, parse_event
 from tablectl.controller.core.time import format_ts, parse_ts
 from tablectl.controller.journal import Journal, JournalRecord
@@ -489,18 +489,18 @@ def _safe_id(value: object) -> str | int | None:
 
 
 def _decode_request(payload: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
-    """``(request, None)`` or ``(None, why not)`` for a command payload; never raises."""
-    if len(payload) > MAX_COMMAND_BYTES:
-        return None, f"payload too large: {len(payload)} bytes (at most {MAX_COMMAND_BYTES})"
+    """``(request, None)`` or ``(None, why not)`` for a command payload; never raises. Read by
+    the controller's one bounded reader (size, UTF-8, depth counted before parsing, numbers)."""
+    if not payload:
+        return {}, None
     try:
-        request = json.loads(payload) if payload else {}
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"payload is not JSON: {clip(str(exc), MAX_REASON)}"
-    except RecursionError:
-        return None, "payload is not JSON: nested too deeply"
-    if not isinstance(request, dict):
-        return None, "payload must be a JSON object"
-    return request, None
+        return read_object(payload, max_bytes=MAX_COMMAND_BYTES), None
+    except MalformedError as exc:
+        if exc.reason == "too_large":
+            return None, f"payload too large: {len(payload)} bytes (at most {MAX_COMMAND_BYTES})"
+        if exc.reason == "not_object":
+            return None, "payload must be a JSON object"
+        return None, f"payload is not JSON: {clip(exc.detail, MAX_REASON)}"
 
 
 def _reply(

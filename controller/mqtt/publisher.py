@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -37,7 +36,8 @@ import aiomqtt
 import structlog
 
 from tablectl.controller.config import MqttConfig
-from tablectl.controller.core.errors import ConfigError, JournalError
+from tablectl.controller.core.bounded_json import read_object
+from tablectl.controller.core.errors import ConfigError, JournalError, MalformedError
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA, Journal, canonical_json
 from tablectl.controller.mqtt.drain import OutboxDrain
@@ -111,10 +111,10 @@ def _as_bytes(payload: object) -> bytes:
 def _request_id(payload: bytes) -> Any:
     # Echo a correlation id on error replies even when the handler never saw the request.
     try:
-        obj = json.loads(payload)
-    except (ValueError, RecursionError):
+        obj = read_object(payload)
+    except MalformedError:
         return None
-    request_id = obj.get("id") if isinstance(obj, dict) else None
+    request_id = obj.get("id")
     # Only plain ids are echoed: NaN or a lone surrogate would make the reply itself unencodable.
     if isinstance(request_id, int) and not isinstance(request_id, bool):
         return request_id

@@ -1,4 +1,4 @@
-"""The journal: an append-only, fsync'd, hash-chained SQLite file per table (DESIGN §3, §7).
+"""The journal: an append-only, fsync'd, hash-chained SQLite file per table (contracts §3, §7).
 
 Every table event is written here *before* it is acted on or published, so the journal is the
 source of truth and the MQTT outbox is just the ``published`` column

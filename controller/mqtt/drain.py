@@ -1,6 +1,6 @@
 """The outbox drain: the journal's unpublished records to the broker, in ``seq`` order.
 
-The journal is the queue (DESIGN §4.3): records are published with QoS 1 as the runner handed
+The journal is the queue (contracts §4.3): records are published with QoS 1 as the runner handed
 them after their commit (:meth:`Outbound.handed`) — or, for what was not handed (the backlog
 of a start or a long broker outage, a time-based anchor), as read from
 :meth:`Journal.unpublished_payloads` — and marked published only after every route's PUBACK, so

@@ -1,8 +1,8 @@
 """What a table hands to MQTT: its committed records, latest-value slots, ``status``, alarms.
 
 The table's runner writes to an :class:`Outbound`; the
-:class:`~tablectl.controller.mqtt.publisher.Publisher` reads and sends it (DESIGN §4.3). Kept apart
-from the publisher so the runner depends on this small surface only, not on the connection.
+:class:`~tablectl.controller.mqtt.publisher.Publisher` reads and sends it (contracts §4.3). Kept
+apart from the publisher so the runner depends on this small surface only, not on the connection.
 
 The outbox in one place: the runner hands each commit's rows here (:meth:`Outbound.committed`),
 the drain (:mod:`~tablectl.controller.mqtt.drain`) publishes them as stored and marks the

@@ -1,4 +1,4 @@
-"""The MQTT side of a table: outbox drain, retained snapshots, status and commands (DESIGN §4.3).
+"""The MQTT side of a table: outbox drain, retained snapshots, status and commands (contracts §4.3).
 
 With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain, on its own lean connection,
 :mod:`~tablectl.controller.mqtt.wire`), the only modules of the service that speak MQTT. Why it

@@ -104,7 +104,7 @@ MAX_TEXT: Final = 64
 
 
 CARD_PATTERN: Final = re.compile(r"[A2-9TJQK][SHDC]|JK[12]?")
-"""Cards on the wire: DESIGN §4.1 canonical codes only; vendor spellings belong in their codec."""
+"""Cards on the wire: contracts §4.1's codes only; vendor spellings belong in their codec."""
 
 FAULT_JAM: Final = 1
 

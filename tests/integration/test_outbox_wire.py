@@ -2,7 +2,7 @@
 (controller/mqtt/drain.py), against a real Mosquitto and, for what a real broker never sends, a
 fake one.
 
-The invariant is the publisher's (DESIGN §7): a record is marked only once every route's PUBACK
+The invariant is the publisher's (contracts §7): a record is marked only once every route's PUBACK
 is in and every earlier record's is; a lost connection costs duplicates, never a gap. Here the
 PUBACKs are reordered or withheld on purpose (:class:`HeldWire`, through the wire's one seam,
 ``_acknowledge``), which a broker on loopback never does by itself. The wire's own promises are

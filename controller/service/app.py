@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.service.metrics.tables import TableMetrics
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers.base import Driver, MessageDriver
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.errors import DriverConfigError, DriverError
 from tablectl.drivers.registry import get_driver_class
 from tablectl.drivers.transports.pubsub import BrokerEndpoint
@@ -214,11 +214,11 @@ async def anchor_timer(
     on_journaled: Callable[[], None],
     *,
     tick: float = ANCHOR_TICK,
-    clock: Callable[[], float] = time.monotonic,
-    wall: Callable[[], float] = time.time,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> None:
     """Journal the time-based anchors of a keyed journal until cancelled (a quiet table's
     records would otherwise wait for ``anchor_every`` more). ``on_journaled`` wakes the outbox.
+    ``clock`` paces the looks and measures the wait (monotonic) and stamps the anchor (wall).
 
     A failed write is logged once per outage and retried at the next tick: the runner's own
     appends are what report and alarm a journal outage. The write runs on the journal's own
@@ -226,8 +226,8 @@ async def anchor_timer(
     """
     failing = False
     while True:
-        await asyncio.sleep(tick)
-        due = functools.partial(journal.anchor_if_due, clock(), format_ts(wall()))
+        await clock.sleep(tick)
+        due = functools.partial(journal.anchor_if_due, clock.monotonic(), format_ts(clock.now()))
         try:
             stored = await asyncio.wrap_future(journal.in_writer(due))
         except JournalError as exc:
@@ -258,12 +258,15 @@ async def open_table(
     listeners: Sequence[Callable[[JournalRecord], None]] = (),
     trace: TraceHook | None = None,
     driver_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> AsyncIterator[TableApp]:
     """Open the journal, recover, connect the publisher; yield the app (not yet running).
 
     ``listeners`` get every record the runner journals (metrics, readiness); ``trace`` is the
     publisher's observation hook (metrics). Both must be cheap and must not raise.
     ``driver_kwargs`` are extra constructor keywords per device id (see :func:`build_drivers`).
+    ``clock`` is the table's one clock: the journal's, the outbound's, the publisher's, the
+    runner's.
     """
     drivers = build_drivers(config, driver_kwargs, broker=broker)
     config.journal.path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,6 +279,7 @@ async def open_table(
         rotate_days=config.journal.rotate_days,
         retention_days=config.journal.retention_days,
         anchors=anchors,
+        clock=clock,
     )
     if not journal.keyed:
         log.warning(
@@ -299,14 +303,14 @@ async def open_table(
             host, port, _tls = broker_address(config.mqtt.url)
         # What the table says besides its journal: written by the runner, sent by the publisher
         # built below with the same outbound (and the runner's command handler).
-        outbound = Outbound(topics, key=journal_key)
+        outbound = Outbound(topics, key=journal_key, now=clock.wall)
         runner = TableRunner(
             table_id=config.table.id,
             engine=engine,
             journal=journal,
             drivers=drivers,
             outputs=outbound,
-            clock=time.time,
+            clock=clock.now,
             betting=config.betting,
             listeners=listeners,
             checkpoints=checkpoints,
@@ -329,6 +333,7 @@ async def open_table(
             on_command=runner.commands.command,
             outbound=outbound,
             trace=trace,
+            clock=clock,
         )
         async with publisher:
             reason = "error"
@@ -414,6 +419,7 @@ async def serve_table(
     on_ready: TableReady | None = None,
     on_closed: Callable[[], None] | None = None,
     ready_timeout: float = READY_TIMEOUT,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> None:
     """Run one table until cancelled or until it fails; no signals, no systemd.
 
@@ -439,6 +445,7 @@ async def serve_table(
                     broker=broker,
                     listeners=listeners,
                     trace=metrics.on_publisher if metrics is not None else None,
+                    clock=clock,
                 )
             )
             if on_closed is not None:
@@ -459,6 +466,7 @@ async def serve_table(
                             app.journal,
                             app.publisher.notify,
                             tick=min(ANCHOR_TICK, config.journal.anchor_seconds / 4),
+                            clock=clock,
                         ),
                         name=f"anchors:{config.table.id}",
                     )

@@ -47,7 +47,9 @@ from tablectl.controller.service.recovery import POWER_OFF, JournalScan
 from tablectl.controller.tools.cli import main
 from tablectl.controller.tools.export import export_all
 from tablectl.controller.tools.journal_reader import JournalReader
+from tablectl.drivers.clock import ManualClock
 from tests.support.records import journaled
+from tests.support.waiting import wait_until
 
 TABLE = "ROU-01"
 KEY = b"5f0c3a9e1b7d4c2a8e6f0b1d3c5a7e9f"
@@ -411,32 +413,24 @@ def test_an_anchor_is_journaled_after_t_seconds(tmp_path: Path) -> None:
 
 
 async def test_the_anchor_timer_journals_and_wakes_the_outbox(tmp_path: Path) -> None:
-    now = [0.0]
-
-    def clock() -> float:
-        now[0] += 30.0  # each look is 30 s later than the one before: no real waiting
-        return now[0]
-
+    # Each look is 30 s later than the one before: no real waiting.
+    clock = ManualClock(1_800_000_000.0 - 90.0)
     woken: list[int] = []
     with Journal(tmp_path / "j.sqlite", TABLE, anchors=_anchors(every=1000)) as journal:
         journal.append([_spin(1)])
         timer = asyncio.create_task(
-            anchor_timer(
-                journal,
-                lambda: woken.append(journal.last_seq),
-                tick=0.001,
-                clock=clock,
-                wall=lambda: 1_800_000_000.0,
-            )
+            anchor_timer(journal, lambda: woken.append(journal.last_seq), tick=30.0, clock=clock)
         )
         try:
             async with asyncio.timeout(5):
-                while not woken:  # noqa: ASYNC110 - a condition with a deadline
-                    await asyncio.sleep(0.001)
+                while not woken:
+                    await wait_until(lambda: clock.pending or woken)
+                    if not woken:
+                        clock.advance_to_next()
         finally:
             timer.cancel()
         assert woken == [2]
-        assert now[0] >= 90.0  # first seen at 30 s, anchored once 60 s had passed
+        assert clock.monotonic() == 1_800_000_000.0  # first seen at 30 s, anchored at 90 s
         anchor = journal.last_record_of_type(ANCHOR)
         assert anchor is not None
         assert anchor["ts"] == "2027-01-15T08:00:00.000000Z"

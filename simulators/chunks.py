@@ -2,7 +2,8 @@
 
 Neutral ground for the models (:mod:`tablectl.simulators.ss2`, :mod:`tablectl.simulators.shuffler`,
 …) and the servers (:mod:`tablectl.simulators.serve`), so that none of them imports another device's
-model for it. :class:`Outbox` is the output buffer the serial models share.
+model for it. :class:`Outbox` is the output buffer the serial models share, :func:`noise_burst` the
+line noise of a ``garbage`` fault on a line protocol.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-__all__ = ["Chunk", "Outbox"]
+__all__ = ["Chunk", "Outbox", "noise_burst"]
 
 
 class Chunk(NamedTuple):
@@ -51,3 +52,12 @@ class Outbox:
         """Everything queued, oldest first; the outbox is empty afterwards."""
         out, self._chunks, self.size = self._chunks, [], 0
         return out
+
+
+def noise_burst(rng: random.Random, start: bytes, *, avoid: bytes = b"") -> bytes:
+    """Line noise: binary bytes with a NUL or 0xFF, then a lone ``start`` (a false start of a
+    line, which the next real one restarts). CR, LF, ``start`` and ``avoid`` are left out, so
+    each burst costs the host exactly two decode errors (the run, and the false start)."""
+    alphabet = [b for b in range(256) if b not in b"\r\n" + start + avoid]
+    body = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
+    return bytes([rng.choice((0x00, 0xFF))]) + body + start

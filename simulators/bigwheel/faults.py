@@ -6,7 +6,6 @@ the CLI and scenarios can parse faults without building a wheel."""
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 from typing import Final
 
@@ -20,7 +19,7 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "check_arguments", "from_spec", "garbage_bytes"]
+__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "check_arguments", "from_spec"]
 
 FAULTS: Final = FaultKinds(
     "spin",
@@ -95,12 +94,3 @@ def check_arguments(
     if spins is not None and spins < 0:
         raise SimulatorError(f"spins must be >= 0, not {spins}")
     check_unique(faults)
-
-
-def garbage_bytes(rng: random.Random) -> bytes:
-    """Line noise: binary bytes with a NUL or 0xFF, and a lone ``$`` (a false sentence start)
-    that the next real ``$`` restarts. CR and LF are left out, so each burst costs the host
-    exactly two decode errors (the run, and the false start)."""
-    alphabet = [b for b in range(256) if b not in b"\r\n$"]
-    body = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
-    return bytes([rng.choice((0x00, 0xFF))]) + body + b"$"

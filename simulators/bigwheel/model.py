@@ -38,8 +38,8 @@ from tablectl.drivers.bigwheel.protocol import (
     WheelState,
     encode_message,
 )
-from tablectl.simulators.bigwheel.faults import FaultSpec, check_arguments, garbage_bytes
-from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.bigwheel.faults import FaultSpec, check_arguments
+from tablectl.simulators.chunks import Chunk, noise_burst
 from tablectl.simulators.faults import faults_at
 from tablectl.simulators.timeline import SerialModel
 
@@ -356,7 +356,7 @@ class SimBigWheel(SerialModel[tuple[int, int], SpinResult]):
         garbage = plan is not None and plan.has("garbage")
         if plan is not None and garbage and (not plan.garbage_sent or rng.random() < 0.25):
             plan.garbage_sent = True
-            self._outbox.append(Chunk(at, garbage_bytes(rng), partial=split))
+            self._outbox.append(Chunk(at, noise_burst(rng, b"$"), partial=split))
         if split:
             self._outbox.append_split(at, data, rng)
             return

@@ -5,7 +5,6 @@ line noise, the chi-square percentile)."""
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -136,16 +135,6 @@ def to_number(value: int | str, pockets: int) -> Number:
 def next_pocket(number: Number) -> int:
     """The default wrong number of a ``result_mismatch``: the next pocket up, 36 → 0."""
     return 1 if number == "00" else (number + 1) % 37
-
-
-def line_noise(rng: random.Random) -> bytes:
-    """Line noise: binary bytes with a NUL or 0xFF, then a lone ``*`` (a false packet start).
-
-    Digits, CR and LF are left out so that no piece of noise can pass for a bare number.
-    """
-    alphabet = [b for b in range(256) if b not in b"\r\n*0123456789"]
-    body = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10)))
-    return bytes([rng.choice((0x00, 0xFF))]) + body + b"*"
 
 
 def chi2_cdf(x: float, dof: int) -> float:

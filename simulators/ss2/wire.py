@@ -25,7 +25,7 @@ from tablectl.drivers.ss2.protocol import (
     Status,
     encode_message,
 )
-from tablectl.simulators.chunks import Chunk
+from tablectl.simulators.chunks import Chunk, noise_burst
 from tablectl.simulators.ss2.phases import (
     IDLE_TICKS,
     MODE_HOST_START,
@@ -35,7 +35,6 @@ from tablectl.simulators.ss2.phases import (
     HandlerReply,
     Phase,
     chi2_cdf,
-    line_noise,
 )
 from tablectl.simulators.timeline import SerialModel
 
@@ -114,7 +113,9 @@ class HostPort(SerialModel[int, Number]):
             and (not game.garbage_sent or rng.random() < 0.25)
         ):
             game.garbage_sent = True
-            self._outbox.append(Chunk(at, line_noise(rng), partial=game.has("split")))
+            # No digits: no piece of noise can pass for a bare number.
+            noise = noise_burst(rng, b"*", avoid=b"0123456789")
+            self._outbox.append(Chunk(at, noise, partial=game.has("split")))
         if game is not None and game.has("split"):
             self._outbox.append_split(at, data, rng)
             return

@@ -145,22 +145,22 @@ class ShufflerLiveDecoder(InterpretedDecoder[Message]):
     the service would send are not sent). Connected at the first bytes."""
 
     def __init__(self, device_id: str, settings: ShufflerSettings, codec: Codec) -> None:
-        self._shuffler = ShufflerInterpreter(
+        interpreter = ShufflerInterpreter(
             device_id,
             status_interval=settings.status_interval,
             missed_polls=settings.missed_polls,
         )
+        super().__init__(codec.new_decoder(), interpreter, describe)
         self._started = False
-        super().__init__(codec.new_decoder(), self._shuffler, describe)
 
     def feed(self, data: bytes, now: float) -> list[Decoded]:
         if not self._started:
-            self._shuffler.connected(now)
+            self._interpreter.connected(now)
             self._started = True
         return super().feed(data, now)
 
     def _interpret(self, message: Message, now: float) -> list[DeviceEvent]:
-        return [] if isinstance(message, DecodeError) else self._shuffler.feed(message, now)
+        return [] if isinstance(message, DecodeError) else super()._interpret(message, now)
 
 
 def _reply_or_nak(kind: type[Message], verb: str) -> Callable[[Message], bool]:

@@ -158,8 +158,7 @@ class SS2LiveDecoder(InterpretedDecoder[Message]):
     """
 
     def __init__(self, device_id: str, settings: SS2Settings, *, mid_stream: bool = True) -> None:
-        self._wheel = SS2Interpreter(device_id, settings)
-        super().__init__(Decoder(), self._wheel, describe)
+        super().__init__(Decoder(), SS2Interpreter(device_id, settings), describe)
         self._last_status: tuple[int, int, object, int, int] | None = None
         self._syncing = mid_stream
         """Joining a stream that is already flowing (after ``identify`` read part of it): drop
@@ -175,7 +174,7 @@ class SS2LiveDecoder(InterpretedDecoder[Message]):
         return super().feed(data, now)
 
     def tick(self, now: float) -> list[Decoded]:
-        return [describe_event(e) for e in self._wheel.tick(now)] + self._commands()
+        return [describe_event(e) for e in self._interpreter.tick(now)] + self._commands()
 
     def _show(self, message: Message) -> Decoded | None:
         if isinstance(message, Status):
@@ -198,7 +197,7 @@ class SS2LiveDecoder(InterpretedDecoder[Message]):
                 f"the service would send {encode_command(c).decode().strip()} (diag does not)",
                 {"type": "would_send", "command": encode_command(c).decode().strip()},
             )
-            for c in self._wheel.take_commands()
+            for c in self._interpreter.take_commands()
         ]
 
 

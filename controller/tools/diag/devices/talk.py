@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 from tablectl.controller.tools.diag.devices.generic import describe_event
 from tablectl.controller.tools.diag.devices.plugins import Decoded, Progress
 from tablectl.controller.tools.diag.link import Link
+from tablectl.drivers.base import Interpreter
 from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.stx import FrameDecoder
@@ -40,12 +41,6 @@ REPLY_TIMEOUT = 2.0
 
 class _Decoder(Protocol[K_co]):
     def feed(self, data: bytes, /) -> Iterable[K_co]: ...
-
-
-class _Interpreter(Protocol):
-    def feed(self, message: Any, now: float) -> list[DeviceEvent]: ...
-
-    def take_commands(self) -> Sequence[Any]: ...
 
 
 def is_a(kind: type) -> Callable[[object], bool]:
@@ -159,7 +154,7 @@ class InterpretedDecoder(Generic[M]):
     def __init__(
         self,
         decoder: _Decoder[M],
-        interpreter: _Interpreter,
+        interpreter: Interpreter,
         describe: Callable[[M], Decoded],
     ) -> None:
         self._decoder = decoder

@@ -310,7 +310,7 @@ async def open_table(
             journal=journal,
             drivers=drivers,
             outputs=outbound,
-            clock=clock.now,
+            clock=clock,
             betting=config.betting,
             listeners=listeners,
             checkpoints=checkpoints,

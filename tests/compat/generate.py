@@ -32,6 +32,7 @@ its module names to :data:`MODULES`, newest first.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import datetime as dt
 import hashlib
@@ -98,13 +99,26 @@ def _outcomes(records: Any) -> int:
 
 class _Clock:
     """The runner's wall clock, set by the script (power_on before the first event, power_off
-    after the last one played)."""
+    after the last one played): a Clock (``now()``; since issue 27) and a callable (before).
+    """
 
     def __init__(self, now: float) -> None:
-        self.now = now
+        self.at = now
 
     def __call__(self) -> float:
-        return self.now
+        return self.at
+
+    def now(self) -> float:
+        return self.at
+
+    def wall(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.at, dt.UTC)
+
+    def monotonic(self) -> float:
+        return self.at
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(delay)
 
 
 def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
@@ -137,9 +151,9 @@ def _play(tree: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
         outcomes = 0
         for line in lines[:played]:
             event = events.parse_event(json.loads(line))
-            clock.now = _ts(event.ts)
+            clock.at = _ts(event.ts)
             outcomes += _outcomes(handle(event))
-        clock.now += 0.5
+        clock.at += 0.5
         restart.power_off("shutdown")
         records = journal.last_seq
     if not _checkpoint_path(path).exists():
@@ -177,10 +191,10 @@ def _life_records(
     anchors: dict[str, Any] = {}
     if "clock_watch" in inspect.signature(runner_mod.TableRunner).parameters:
         clocks = importlib.import_module("tablectl.controller.service.clock")
-        start = clock.now
+        start = clock.at
 
         def read() -> Any:
-            return clocks.ClockReading(wall=clock.now, boot=clock.now - start, boot_id="compat")
+            return clocks.ClockReading(wall=clock.at, boot=clock.at - start, boot_id="compat")
 
         extra["clock_watch"] = clocks.ClockWatch(max_step=120, read=read)
     if hasattr(journal_mod, "AUTH") and hasattr(journal_mod, "KeyedAnchors"):

@@ -12,10 +12,12 @@ The corpus is copied to ``tmp_path`` first: the committed files are never opened
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +70,19 @@ def logs(monkeypatch: pytest.MonkeyPatch) -> LogRecorder:
 
 class _Clock:
     def __init__(self, now: float) -> None:
-        self.now = now
+        self.at = now
 
-    def __call__(self) -> float:
-        return self.now
+    def now(self) -> float:
+        return self.at
+
+    def wall(self) -> datetime:
+        return datetime.fromtimestamp(self.at, UTC)
+
+    def monotonic(self) -> float:
+        return self.at
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(delay)
 
 
 def _copy(tmp_path: Path, commit: str) -> Path:
@@ -132,9 +143,9 @@ def _start_and_play(
         runner.restart.power_on()
         played: list[JournalRecord] = []
         for event in rest:
-            clock.now = max(clock.now, parse_ts_seconds(event.ts) or clock.now)
+            clock.at = max(clock.at, parse_ts_seconds(event.ts) or clock.at)
             played.extend(runner.committer.handle(event))
-        clock.now += 1
+        clock.at += 1
         runner.restart.power_off("shutdown")
     return runner, replayed, played
 

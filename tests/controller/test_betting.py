@@ -18,6 +18,7 @@ from tablectl.controller.journal import Journal
 from tablectl.controller.service.outage import JournalOutage
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.views import betting_view
+from tests.support.clocks import WallClock
 from tests.support.waiting import wait_until
 
 
@@ -26,7 +27,7 @@ def _runner(journal: Journal, betting: BettingConfig) -> TableRunner:
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=lambda: 1_764_496_800.0,
+        clock=WallClock(lambda: 1_764_496_800.0),
         betting=betting,
     )
 

@@ -29,6 +29,7 @@ from tablectl.controller.service.checkpoint import (
 )
 from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 CLOCK = 1_764_496_800.0
@@ -71,7 +72,7 @@ def _runner(
         table_id="T1",
         engine=build_engine("T1", game, rules, source="test"),
         journal=journal,
-        clock=lambda: CLOCK,
+        clock=ManualClock(CLOCK),
         checkpoints=checkpoints,
         checkpoint_every=every,
     )

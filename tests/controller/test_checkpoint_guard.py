@@ -35,6 +35,7 @@ from tablectl.controller.service.checkpoint import (
 )
 from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 from tests.support.checkpoints import LogRecorder, record_checkpoint_logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
@@ -65,7 +66,7 @@ def _runner(journal: Journal) -> TableRunner:
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=lambda: CLOCK,
+        clock=ManualClock(CLOCK),
         checkpoints=Checkpoints(
             journal.path, "T1", fingerprint(table="T1", game="roulette", rules={})
         ),
@@ -111,7 +112,7 @@ def _full_replay(path: Path) -> tuple[Any, ...]:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: CLOCK,
+            clock=ManualClock(CLOCK),
         )
         runner.restart.recover()
         return _state(runner)

@@ -31,6 +31,7 @@ from tablectl.controller.service.clock import (
     ClockWatch,
 )
 from tablectl.controller.service.runner import TableRunner
+from tests.support.clocks import WallClock
 from tests.support.events import roulette_spin
 
 DAY = 86_400.0
@@ -77,7 +78,7 @@ def _runner(journal: Journal, clocks: Clocks, **extra: Any) -> TableRunner:
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=clocks.now,
+        clock=WallClock(clocks.now),
         clock_watch=ClockWatch(max_step=120, read=clocks.read),
         **extra,
     )

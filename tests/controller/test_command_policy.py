@@ -27,6 +27,7 @@ from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.metrics import MetricsRegistry
 from tablectl.controller.service.runner import TableRunner
+from tests.support.clocks import WallClock
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 TS = "2026-11-30T10:00:00.000000Z"
@@ -159,7 +160,7 @@ async def secured(tmp_path: Path) -> AsyncIterator[TableRunner]:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=NOW.timestamp,
+            clock=WallClock(NOW.timestamp),
             authority=_authority(),
         )
         task = asyncio.create_task(runner.run())
@@ -206,7 +207,7 @@ async def _bare(tmp_path: Path, *, insecure: bool) -> tuple[Journal, TableRunner
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=NOW.timestamp,
+        clock=WallClock(NOW.timestamp),
         insecure_commands=insecure,
     )
     return journal, runner
@@ -267,7 +268,7 @@ async def test_a_flood_of_refusals_is_one_record_per_window_and_counted(tmp_path
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: clock[0],
+            clock=WallClock(lambda: clock[0]),
         )
         registry = MetricsRegistry()
         metrics = registry.table("T1")

@@ -44,6 +44,7 @@ from tablectl.controller.tools.diag.stats.shuffle import (
     shuffle_report,
 )
 from tablectl.drivers.cards import RANKS
+from tablectl.drivers.clock import ManualClock
 from tests.support.records import journaled
 
 pytestmark = pytest.mark.timeout(60)
@@ -138,7 +139,7 @@ def play(
         table_id=table,
         engine=engine,
         journal=buffer,  # type: ignore[arg-type]  # duck-typed: append and last_seq
-        clock=lambda: 1_800_000_000.0,
+        clock=ManualClock(1_800_000_000.0),
     )
     for order in orders:
         deal(runner, engine, order)
@@ -322,7 +323,7 @@ async def test_a_journal_written_by_the_runner_counts_burns_and_skips_the_shoe_i
     path = tmp_path / "journal.sqlite"
     with Journal(path, TABLE) as journal:
         runner = TableRunner(
-            table_id=TABLE, engine=engine, journal=journal, clock=lambda: 1_800_000_000.0
+            table_id=TABLE, engine=engine, journal=journal, clock=ManualClock(1_800_000_000.0)
         )
         dealt = [deal(runner, engine, shuffled(rng)) for _ in range(2)]
         runner.committer.handle(ShuffleStarted())

@@ -11,6 +11,7 @@ from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.diag.stats.command import StatsRequest, fit_lines, run_stats
+from tablectl.drivers.clock import ManualClock
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -27,7 +28,7 @@ def _journal(path: Path, numbers: list[int]) -> Path:
             table_id="ROU-WIDTH",
             engine=build_engine("ROU-WIDTH", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         for number in numbers:
             for event in (

@@ -45,6 +45,7 @@ from tablectl.controller.service.checkpoint import (
 )
 from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 from tests.support.replay import DATA, replay, table_config
 
 TABLE = "DT-01"
@@ -407,7 +408,7 @@ def _runner(journal: Journal, game: str, *, every: int = 10_000, store: bool = T
         table_id="T1",
         engine=build_engine("T1", game, {}, source="test"),
         journal=journal,
-        clock=lambda: T0,
+        clock=ManualClock(T0),
         checkpoints=checkpoints,
         checkpoint_every=every,
     )

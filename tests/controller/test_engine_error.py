@@ -31,6 +31,7 @@ from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.journal import Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
+from tests.support.clocks import WallClock
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -68,7 +69,7 @@ def _runner(journal: Journal, engine: Any, **extra: Any) -> TableRunner:
         table_id="T1",
         engine=engine,
         journal=journal,
-        clock=lambda: 1_764_496_800.0,
+        clock=WallClock(lambda: 1_764_496_800.0),
         insecure_commands=True,
         **extra,
     )

@@ -28,6 +28,7 @@ from tablectl.controller.tools.export import (
     run,
 )
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
+from tablectl.drivers.clock import ManualClock
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
 JOURNAL_ONLY = ("type", "seq", "hash", "prev_hash")
@@ -47,7 +48,7 @@ def _journal(
             table_id=table,
             engine=build_engine(table, game, {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         for batch in batches:
             runner.committer.handle_batch(batch)
@@ -156,7 +157,7 @@ def test_export_reads_across_rotated_files(tmp_path: Path) -> None:
             table_id="ROU-01",
             engine=build_engine("ROU-01", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         for batch in batches:
             runner.committer.handle_batch(batch)
@@ -209,7 +210,7 @@ def test_export_of_a_live_journal_works_on_a_snapshot(tmp_path: Path) -> None:
             table_id="ROU-01",
             engine=build_engine("ROU-01", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         for event in events[:4]:
             runner.committer.handle(event)

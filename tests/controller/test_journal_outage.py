@@ -20,6 +20,7 @@ from tablectl.controller.core.events import Fault, RoundOpen, TableEvent, parse_
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.runner import TableRunner
+from tests.support.clocks import WallClock
 from tests.support.journals import GatedJournal
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
@@ -64,7 +65,7 @@ def _runner(journal: Journal, game: str, rules: dict[str, Any], sinks: Sinks) ->
         table_id="T1",
         engine=build_engine("T1", game, rules, source="test"),
         journal=journal,
-        clock=lambda: next(clock),
+        clock=WallClock(lambda: next(clock)),
         outputs=sinks,
         insecure_commands=True,
     )

@@ -17,6 +17,7 @@ from tablectl.controller.journal import Journal
 from tablectl.controller.service.checkpoint import Checkpoints, fingerprint
 from tablectl.controller.service.metrics import MetricsRegistry
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 from tests.support.tables import sample
 
 RAISED = "2026-11-30T10:00:00.000000Z"
@@ -32,7 +33,7 @@ def _runner(journal: Journal, *, game: str = "roulette", checkpoints: bool = Fal
         table_id="T1",
         engine=build_engine("T1", game, {}, source="test"),
         journal=journal,
-        clock=lambda: 1_764_496_800.0,
+        clock=ManualClock(1_764_496_800.0),
         checkpoints=store,
         insecure_commands=True,
     )

@@ -58,6 +58,7 @@ from tablectl.controller.service.checkpoint import (
 )
 from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 from tests.support.replay import DATA, replay, table_config
 
 DICE_BONUS = {"dice_bonus": True}
@@ -588,7 +589,7 @@ def _runner(journal: Journal, *, every: int = 10_000, store: bool = True) -> Tab
         table_id="T1",
         engine=build_engine("T1", "monopoly", DICE_BONUS, source="test"),
         journal=journal,
-        clock=lambda: CLOCK,
+        clock=ManualClock(CLOCK),
         checkpoints=checkpoints,
         checkpoint_every=every,
     )

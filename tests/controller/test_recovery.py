@@ -38,6 +38,7 @@ from tablectl.controller.service.recovery import (
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
+from tests.support.clocks import WallClock
 from tests.support.records import journaled
 from tests.support.waiting import wait_until
 
@@ -235,7 +236,7 @@ def _runner(journal: Journal, drivers: Sequence[Driver] = (), **kwargs: Any) -> 
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
         drivers=drivers,
-        clock=lambda: T0 + 2,
+        clock=WallClock(lambda: T0 + 2),
         **kwargs,
     )
 
@@ -387,7 +388,7 @@ async def test_no_confirmation_within_the_window_voids(tmp_path: Path) -> None:
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
             drivers=[_ScriptedWheel([])],
-            clock=lambda: clock[0],
+            clock=WallClock(lambda: clock[0]),
             restart_window=5.0,
         )
         runner.restart.recover()
@@ -422,7 +423,7 @@ def test_a_coup_interrupted_by_a_long_outage_is_voided_at_start(tmp_path: Path) 
             table_id="B1",
             engine=build_engine(*engine_args, source="test"),
             journal=journal,
-            clock=lambda: T0,
+            clock=WallClock(lambda: T0),
         )
         for event in (
             RoundOpen(ts=TS),
@@ -441,7 +442,7 @@ def test_a_coup_interrupted_by_a_long_outage_is_voided_at_start(tmp_path: Path) 
             engine=build_engine(*engine_args, source="test"),
             journal=journal,
             drivers=[_Shoe([])],
-            clock=lambda: T0 + 60,  # a minute later
+            clock=WallClock(lambda: T0 + 60),  # a minute later
         )
         runner.restart.recover()
         runner.restart.power_on()

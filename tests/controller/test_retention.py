@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import os
 import sqlite3
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from tablectl.controller.journal import (
 )
 from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import SYSTEM_CLOCK, ManualClock
 
 TABLE = "ROU-01"
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -218,7 +218,7 @@ def test_runner_recovery_sees_records_of_rotated_files(live: Path) -> None:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 0.0,
+            clock=ManualClock(0.0),
         )
         for event in [
             RoundOpen(ts=t, device="wheel"),
@@ -235,7 +235,7 @@ def test_runner_recovery_sees_records_of_rotated_files(live: Path) -> None:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 0.0,
+            clock=ManualClock(0.0),
         )
         assert runner.restart.recover() == 5
         assert runner.latches.journaled.get("wheel") == {"ball_sensor"}
@@ -439,7 +439,7 @@ def test_an_open_journal_keeps_one_descriptor_of_its_live_file(live: Path) -> No
                 table_id=TABLE,
                 engine=build_engine(TABLE, "roulette", {}, source="test"),
                 journal=journal,
-                clock=time.time,
+                clock=SYSTEM_CLOCK,
                 clock_watch=ClockWatch(max_step=120),
             )
             runner.restart.recover()

@@ -22,6 +22,7 @@ from tablectl.controller.journal import Journal
 from tablectl.controller.service.clock import ClockWatch
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.ticks import Ticks
+from tests.support.clocks import WallClock
 from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
@@ -32,7 +33,7 @@ def _runner(journal: Journal) -> TableRunner:
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=lambda: 1_764_496_800.0,
+        clock=WallClock(lambda: 1_764_496_800.0),
         insecure_commands=True,  # a lab table: these tests send unsigned commands
     )
 
@@ -245,7 +246,7 @@ def test_the_runner_schedules_what_its_table_needs(tmp_path: Path) -> None:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=WallClock(lambda: 1_764_496_800.0),
             clock_watch=ClockWatch(max_step=5.0),
         )
         # No gate before power_on, no betting timer for a wheel (mode "device").

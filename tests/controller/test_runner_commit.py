@@ -19,6 +19,7 @@ from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Committed, Journal
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.service.runner.batch import Before
+from tablectl.drivers.clock import ManualClock
 from tests.support.events import roulette_spin
 
 TS = "2026-11-30T10:00:00.000000Z"
@@ -71,7 +72,7 @@ def _runner(journal: Journal, views: Views | None = None) -> TableRunner:
         table_id="T1",
         engine=build_engine("T1", "roulette", {}, source="test"),
         journal=journal,
-        clock=lambda: 1_764_496_800.0,
+        clock=ManualClock(1_764_496_800.0),
         outputs=views or Views(),
         insecure_commands=True,
     )

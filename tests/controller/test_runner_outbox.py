@@ -13,6 +13,7 @@ from tablectl.controller.journal import ANCHOR, Committed, Journal, KeyedAnchors
 from tablectl.controller.mqtt.outbound import HANDED_RECORDS, Outbound, published_payload
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
+from tablectl.drivers.clock import ManualClock
 
 TS = "2026-11-30T10:00:00.000000Z"
 
@@ -50,7 +51,7 @@ def test_the_backlog_counts_what_earlier_batches_left_unacknowledged(tmp_path: P
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
             outputs=outputs,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         # The batch just journaled is not a backlog: it is always unpublished at this point.
@@ -73,7 +74,7 @@ def test_the_runner_hands_every_row_of_each_commit_to_the_outbox_as_the_file_has
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
             outputs=outbound,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         runner.committer.handle(RoundOpen(ts=TS, device="wheel"))
         runner.committer.handle(BallLaunched(ts=TS, device="wheel", rotor_direction="cw"))
@@ -132,7 +133,7 @@ def test_a_card_dealt_face_down_is_handed_withheld_as_decided_with_its_batch(
             ),
             journal=journal,
             outputs=outbound,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         outbound.handed(100, after=0)
         outbound.read_file(exhausted=True)

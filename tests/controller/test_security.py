@@ -31,6 +31,7 @@ from tablectl.controller.mqtt.authority import (
 from tablectl.controller.mqtt.security import client_security, connect_failure_hint, sign_command
 from tablectl.controller.secrets import read_key_file, read_password_file
 from tablectl.controller.service.runner import TableRunner
+from tests.support.clocks import WallClock
 from tests.support.records import journaled
 from tests.support.tls import Pki, find_openssl, make_pki
 
@@ -332,7 +333,7 @@ async def table(tmp_path: Path) -> AsyncIterator[TableRunner]:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=NOW.timestamp,
+            clock=WallClock(NOW.timestamp),
             authority=_authority(),
         )
         task = asyncio.create_task(runner.run())
@@ -456,7 +457,7 @@ async def test_after_a_restart_a_command_accepted_before_it_cannot_be_replayed(
                 table_id="T1",
                 engine=build_engine("T1", "roulette", {}, source="test"),
                 journal=journal,
-                clock=lambda: NOW.timestamp() + 5,
+                clock=WallClock(lambda: NOW.timestamp() + 5),
                 authority=_authority(),
             )
             runner.restart.recover()
@@ -480,7 +481,7 @@ async def test_without_security_round_and_fault_commands_are_refused(tmp_path: P
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=NOW.timestamp,
+            clock=WallClock(NOW.timestamp),
         )
         task = asyncio.create_task(runner.run())
         try:
@@ -512,7 +513,7 @@ async def test_insecure_commands_run_unverified_and_are_still_journaled(tmp_path
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=NOW.timestamp,
+            clock=WallClock(NOW.timestamp),
             insecure_commands=True,
         )
         task = asyncio.create_task(runner.run())

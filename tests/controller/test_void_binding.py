@@ -23,6 +23,7 @@ from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt.authority import CommandAuthority
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.service.runner import TableRunner
+from tests.support.clocks import WallClock
 from tests.support.journals import GatedJournal
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
@@ -55,7 +56,7 @@ async def table(tmp_path: Path) -> AsyncIterator[TableRunner]:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="test"),
             journal=journal,
-            clock=lambda: clock[0],
+            clock=WallClock(lambda: clock[0]),
             authority=CommandAuthority({"supervisor": KEY}, REQUIRED, table="T1"),
         )
         task = asyncio.create_task(runner.run())
@@ -116,7 +117,7 @@ async def test_a_refused_signed_nonce_survives_a_restart(tmp_path: Path) -> None
                 table_id="T1",
                 engine=build_engine("T1", "roulette", {}, source="test"),
                 journal=journal,
-                clock=lambda: NOW.timestamp() + 1,
+                clock=WallClock(lambda: NOW.timestamp() + 1),
                 authority=CommandAuthority({"supervisor": KEY}, REQUIRED, table="T1"),
             )
             runner.restart.recover()

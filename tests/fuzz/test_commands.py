@@ -29,6 +29,7 @@ from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import MAX_COMMAND_BYTES, TableRunner
 from tests.fuzz.common import fuzz, json_values
+from tests.support.clocks import WallClock
 
 NOW = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 KEY = b"k" * 32
@@ -56,7 +57,7 @@ class LiveTable:
             table_id="T1",
             engine=build_engine("T1", "roulette", {}, source="fuzz"),
             journal=self.journal,
-            clock=NOW.timestamp,
+            clock=WallClock(NOW.timestamp),
             authority=authority,
             insecure_commands=not secured,
         )

@@ -42,6 +42,7 @@ from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.cli import main
 from tablectl.controller.tools.export import export_round, export_time_range
 from tablectl.controller.tools.journal_reader import JournalReader
+from tablectl.drivers.clock import ManualClock
 from tests.support.mosquitto import free_port
 
 pytestmark = pytest.mark.slow  # a PostgreSQL server (one per worker) and real journals
@@ -75,7 +76,7 @@ def _journal(
             table_id=table,
             engine=build_engine(table, game, {}, source="test"),
             journal=journal,
-            clock=lambda: 1_764_496_800.0,
+            clock=ManualClock(1_764_496_800.0),
         )
         for batch in batches:
             runner.committer.handle_batch(list(batch))

@@ -31,6 +31,7 @@ from tablectl.controller.service.runner.resend import (
     Resender,
     ResendRefusedError,
 )
+from tablectl.drivers.clock import ManualClock
 from tests.support.events import roulette_spin
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber
@@ -149,7 +150,9 @@ async def test_each_requester_has_its_own_budget(tmp_path: Path) -> None:
     with journal:
         journal.append([{"type": "round_open", "ts": "2026-11-30T10:00:00Z"}] * 50)
         journal.mark_published(journal.last_seq)
-        resender = Resender(journal, _Recorder(), lambda: 0.0, ResendBudget(rate=1.0, burst=60))
+        resender = Resender(
+            journal, _Recorder(), ManualClock(0.0), ResendBudget(rate=1.0, burst=60)
+        )
         body = {"from_seq": 1, "to_seq": 50}
         assert (await resender.resend(body))["count"] == 50
         with pytest.raises(ResendRefusedError) as refused:

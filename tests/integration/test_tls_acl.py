@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import ssl
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools import commander
+from tablectl.drivers.clock import SYSTEM_CLOCK
 from tests.support.mqtt import Subscriber
 from tests.support.tls import Pki, TlsMosquitto, pki_or_skip, tls_mosquitto
 
@@ -230,7 +230,7 @@ async def secured_table(
         table_id=TABLE,
         engine=build_engine(TABLE, "roulette", {}, source="test"),
         journal=journal,
-        clock=time.time,
+        clock=SYSTEM_CLOCK,
         authority=CommandAuthority(
             {"supervisor": SUPERVISOR_KEY},
             {

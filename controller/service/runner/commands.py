@@ -18,7 +18,7 @@ journal. Every reply says ``ok``; a refusal also has a stable ``code`` and a one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
@@ -38,6 +38,7 @@ from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES,
 from tablectl.controller.service.runner.resend import ANONYMOUS, Resender, ResendRefusedError
 from tablectl.controller.service.runner.state import EventQueue, TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews, status_view
+from tablectl.drivers.clock import Clock
 
 __all__ = [
     "COMMANDS_DISABLED",
@@ -85,7 +86,7 @@ class Refusals:
         log: the current window's refusals.
         committer: journals a window's record.
         state: none is journaled while the journal is out (the window is kept).
-        clock: wall-clock seconds.
+        clock: the table's clock (its wall time).
     """
 
     def __init__(
@@ -94,7 +95,7 @@ class Refusals:
         *,
         committer: Committer,
         state: TableState,
-        clock: Callable[[], float],
+        clock: Clock,
     ) -> None:
         self.log = log
         self._committer = committer
@@ -103,7 +104,7 @@ class Refusals:
 
     def flush(self, *, force: bool = False) -> None:
         """Journal the current window's refusals as one record (when due, or ``force``)."""
-        now = self._clock()
+        now = self._clock.now()
         if self._state.outage is not None or not (force or self.log.due(now)):
             return
         record = self.log.take(format_ts(now))
@@ -134,7 +135,7 @@ class CommandDesk:
         views: the clock's suspicion, and told when a supervisor confirms the clock.
         refusals: refused commands (journaled as one record per window).
         outputs: where ``resend`` publishes (the publisher's Outbound).
-        clock: wall-clock seconds (``ts`` of records, freshness of signatures).
+        clock: the table's clock (its wall time: ``ts`` of records, freshness of signatures).
         authority: verifies signed commands (``[security] roles``); ``None``: see ``insecure``.
         insecure: without an authority, accept unsigned commands (labs) instead of refusing them.
     """
@@ -149,7 +150,7 @@ class CommandDesk:
         views: TableViews,
         refusals: Refusals,
         outputs: TableOutputs,
-        clock: Callable[[], float],
+        clock: Clock,
         authority: CommandAuthority | None,
         insecure: bool,
     ) -> None:
@@ -302,7 +303,7 @@ class CommandDesk:
                 "(insecure_commands = true for a lab)",
                 by=claimed,
             ), COMMANDS_DISABLED
-        now = self._clock()
+        now = self._clock.now()
         if not authority.seeded and action_for(verb, request) is not None:
             # After a restart: the nonces accepted just before it must stay spent.
             since = max(0, self._journal.last_seq - _NONCE_SEED_RECORDS)
@@ -321,7 +322,7 @@ class CommandDesk:
         size: int | None = None,
     ) -> dict[str, Any]:
         """Count a refusal (journaled once per window) and build its reply."""
-        now = self._clock()
+        now = self._clock.now()
         details = self._command_fields(verb, request, verdict)
         del details["ts"], details["accepted"]
         if size is not None:
@@ -341,7 +342,7 @@ class CommandDesk:
     ) -> dict[str, Any]:
         """What the journal says about a command: verb, id, verdict and who; never a secret."""
         fields: dict[str, Any] = {
-            "ts": format_ts(self._clock()),
+            "ts": format_ts(self._clock.now()),
             "verb": clip(verb),
             "id": _safe_id(request.get("id")) if request is not None else None,
             "accepted": verdict.accepted,
@@ -380,7 +381,7 @@ class CommandDesk:
         return stored[0]
 
     def _command_event(self, verb: str, request: Mapping[str, Any]) -> TableEvent:
-        ts = format_ts(self._clock())
+        ts = format_ts(self._clock.now())
         if verb == "void":
             reason = request.get("reason")
             by = request.get("by")

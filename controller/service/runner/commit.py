@@ -31,6 +31,7 @@ from tablectl.controller.service.runner.hold import ENGINE_ERROR, EngineFailedEr
 from tablectl.controller.service.runner.records import MAX_REASON, clip, log_conclusions
 from tablectl.controller.service.runner.state import TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews
+from tablectl.drivers.clock import Clock
 
 __all__ = ["Committer", "Listener"]
 
@@ -49,7 +50,7 @@ class Committer:
         views: republished after each batch; a refused write begins an outage there.
         outputs: handed each commit's rows (the outbox).
         listeners: called with every record journaled (the list is shared: callers may add).
-        clock: wall-clock seconds (``ts`` of events that have none).
+        clock: the table's clock (its wall time: ``ts`` of events that have none).
         clock_watch: the wall clock's watch (retention is held before a step is journaled).
     """
 
@@ -61,7 +62,7 @@ class Committer:
         views: TableViews,
         outputs: TableOutputs,
         listeners: list[Listener],
-        clock: Callable[[], float],
+        clock: Clock,
         clock_watch: ClockWatch | None,
     ) -> None:
         self._journal = journal
@@ -186,7 +187,7 @@ class Committer:
                     latches=state.latches,
                     before=before,
                     after_seq=self._journal.last_seq,
-                    ts=lambda: format_ts(self._clock()),
+                    ts=lambda: format_ts(self._clock.now()),
                     failed=failed,
                     floor=self._journal.newest_ts,
                 )

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -44,6 +44,7 @@ from tablectl.controller.core.errors import ControllerError
 from tablectl.controller.journal import Journal
 from tablectl.controller.mqtt.outbound import published_form
 from tablectl.controller.service.runner.views import TableOutputs
+from tablectl.drivers.clock import Clock
 
 __all__ = [
     "ANONYMOUS",
@@ -174,7 +175,7 @@ class Resender:
     Args:
         journal: the table's journal (read in a worker thread).
         outputs: where the records are published (the publisher's Outbound).
-        clock: seconds for the rate budget (the command desk's clock).
+        clock: the rate budget's time (the command desk's clock, wall seconds).
         budget: the table's rate budget (a fresh default one when unset).
     """
 
@@ -182,7 +183,7 @@ class Resender:
         self,
         journal: Journal,
         outputs: TableOutputs,
-        clock: Callable[[], float],
+        clock: Clock,
         budget: ResendBudget | None = None,
     ) -> None:
         self._journal = journal
@@ -224,7 +225,7 @@ class Resender:
         last = min(asked.to_seq, asked.from_seq + MAX_RESEND - 1, acknowledged)
         wanted = max(0, last - asked.from_seq + 1)
         budget = self.budget_of(requester)
-        if wanted and not budget.take_all(wanted, self._clock()):
+        if wanted and not budget.take_all(wanted, self._clock.now()):
             wait = budget.retry_after(wanted)
             why = (
                 f"resend budget of {requester} spent ({RESEND_RATE:g} records/s): "

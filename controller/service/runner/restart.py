@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import functools
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -66,6 +66,7 @@ from tablectl.controller.service.runner.records import (
 from tablectl.controller.service.runner.state import EventQueue, TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews
 from tablectl.drivers import events as dev
+from tablectl.drivers.clock import Clock
 
 __all__ = ["Restart"]
 
@@ -85,7 +86,7 @@ class Restart:
         refusals: flushed by ``power_off``.
         devices: the table's device ids (the gate waits for them).
         outputs: handed what recovery journals that a crash left out.
-        clock: wall-clock seconds.
+        clock: the table's clock (its wall time).
         checkpoints: where recovery starts from and the state is saved (``None``: never).
         checkpoint_every: records between two checkpoints.
         restart_window: seconds the devices have to confirm an interrupted round.
@@ -104,7 +105,7 @@ class Restart:
         refusals: Refusals,
         devices: Sequence[str],
         outputs: TableOutputs,
-        clock: Callable[[], float],
+        clock: Clock,
         checkpoints: Checkpoints | None,
         checkpoint_every: int,
         restart_window: float,
@@ -229,7 +230,7 @@ class Restart:
             return replayed  # a supervisor already cleared it (journaled): nothing owed
         if holds and not self._hold_journaled(min(holds)):
             seq, error = min(holds.items())
-            fault = engine_fault(error, f"seq {seq}", format_ts(self._clock()))
+            fault = engine_fault(error, f"seq {seq}", format_ts(self._clock.now()))
             self._committer.journal_records([event_record(fault)], raising=True)
         return replayed
 
@@ -312,7 +313,7 @@ class Restart:
         full, and not in ``power_on``."""
         engine, scan = self._state.engine, self._state.scan
         snapshot = engine.snapshot()
-        Interrupted.of(snapshot, engine.game, scan, self._clock())
+        Interrupted.of(snapshot, engine.game, scan, self._clock.now())
         _ = (engine.current_round, scan.previous, self._latches.journaled)
 
     # --- checkpoints -----------------------------------------------------------------------
@@ -369,7 +370,7 @@ class Restart:
             step = watch.at_start(watch.restore(self._journal))
             if step is not None:
                 self._committer.journal_records([step], raising=True)
-        now = self._clock()
+        now = self._clock.now()
         engine, scan = self._state.engine, self._state.scan
         interrupted = Interrupted.of(engine.snapshot(), engine.game, scan, now)
         latched = self._latches.journaled
@@ -419,7 +420,7 @@ class Restart:
         snapshot = engine.snapshot()
         record = {
             "type": POWER_OFF,
-            "ts": format_ts(self._clock()),
+            "ts": format_ts(self._clock.now()),
             "reason": reason,
             "round": engine.current_round,
             "phase": snapshot.get("phase"),
@@ -448,14 +449,14 @@ class Restart:
             log.info("round_resumed", round=it.round, **answer.detail)
             record = {
                 "type": ROUND_RESUMED,
-                "ts": format_ts(self._clock()),
+                "ts": format_ts(self._clock.now()),
                 "round": it.round,
                 **answer.detail,
             }
             self._committer.journal_records([record], raising=False)
             return []
         log.warning("round_not_resumed", round=it.round, **answer.detail)
-        return [Void(ts=format_ts(self._clock()), reason=CONTROLLER_RESTART, by="controller")]
+        return [Void(ts=format_ts(self._clock.now()), reason=CONTROLLER_RESTART, by="controller")]
 
     def admits(self, device_event: dev.DeviceEvent, event: TableEvent) -> bool:
         """Feed the restart gate one device event; queue its void first if it decided one."""
@@ -465,7 +466,7 @@ class Restart:
         if gate.pending and self._round_moved_on(gate):
             return True
         spin = getattr(device_event, "spin", None)
-        answer = gate.on_event(event, spin if isinstance(spin, int) else None, self._clock())
+        answer = gate.on_event(event, spin if isinstance(spin, int) else None, self._clock.now())
         for decided in self._gate_decision(answer):
             self._queue.enqueue(decided)
         return answer.forward
@@ -484,14 +485,14 @@ class Restart:
         gate = self.gate
         if gate is None or not gate.pending:
             return None
-        return min(0.25, max(0.0, gate.deadline - self._clock()) + 0.01)
+        return min(0.25, max(0.0, gate.deadline - self._clock.now()) + 0.01)
 
     async def look(self) -> float | None:
         """Void the interrupted round when no device confirmed it within the window."""
         gate = self.gate
         if gate is None or not gate.pending or self._round_moved_on(gate):
             return None
-        answer = gate.expire(self._clock())
+        answer = gate.expire(self._clock.now())
         if answer is not None:
             for decided in self._gate_decision(answer):
                 self._queue.enqueue(decided)

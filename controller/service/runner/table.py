@@ -18,7 +18,7 @@ and the betting timer. What is left here is the loop: the drivers' pumps, the ba
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import structlog
 
@@ -50,6 +50,7 @@ from tablectl.controller.service.runner.views import (
 )
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
+from tablectl.drivers.clock import Clock
 
 __all__ = ["Listener", "TableRunner"]
 
@@ -75,6 +76,8 @@ class TableRunner:
     record (the publisher's :class:`~tablectl.controller.mqtt.outbound.Outbound`; nothing by
     default), ``checkpoints`` where it saves its state (``None``: never); ``authority`` and
     ``insecure_commands`` decide on commands (:mod:`tablectl.controller.service.runner.commands`).
+    ``clock`` is the table's one clock: its wall time stamps what the table journals and says,
+    its monotonic time paces the periodic work (:meth:`ticks`).
 
     Its parts are public: :attr:`restart` (``recover``, ``power_on``, ``power_off``,
     ``checkpoint``), :attr:`commands` (``command``: the publisher's command handler),
@@ -90,7 +93,7 @@ class TableRunner:
         journal: Journal,
         drivers: Sequence[Driver] = (),
         outputs: TableOutputs = NO_OUTPUTS,
-        clock: Callable[[], float],
+        clock: Clock,
         betting: BettingConfig | None = None,
         listeners: Sequence[Listener] = (),
         restart_window: float = CONFIRM_SECONDS,
@@ -194,7 +197,7 @@ class TableRunner:
     def ticks(self) -> Ticks:
         """The table's periodic work, as it stands now, in one scheduler: the restart gate's
         deadline, the betting timer, the journal outage's probe, the refusal window, the clock."""
-        ticks = Ticks()
+        ticks = Ticks(self._clock)
         ticks.add("restart", self.restart.next_look(), self.restart.look)
         ticks.add("betting", self.timer.start(), self.timer.tick)
         ticks.add("outage", OUTAGE_PROBE, self._outage_look)
@@ -211,7 +214,7 @@ class TableRunner:
         # (stamped by the clock as it was, seconds ago under load), never before one: after a
         # step back, such a time would hold every later one (not_before). Not waited for here
         # (the other periodic work goes on): looked again soon, for 5 s at most.
-        now = asyncio.get_running_loop().time()
+        now = self._clock.monotonic()
         if not self.queue.idle:
             self._clock_waits = self._clock_waits or now
             if now - self._clock_waits <= _DRAIN_LIMIT:
@@ -312,7 +315,7 @@ class TableRunner:
         outage = self.state.outage
         if outage is None:
             return True
-        now_ts = format_ts(self._clock())
+        now_ts = format_ts(self._clock.now())
         void_round = self.state.engine.current_round is not None
         closing = outage.closing_events(now_ts, void_round=void_round)
         for event in outage.kept:

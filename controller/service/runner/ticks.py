@@ -11,9 +11,10 @@ that long, so a job that would wait longer returns and looks again soon instead.
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 from collections.abc import Awaitable, Callable
+
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["Tick", "Ticks"]
 
@@ -22,9 +23,11 @@ Tick = Callable[[], Awaitable[float | None]]
 
 
 class Ticks:
-    """A table's periodic jobs, run by :meth:`run` in one task."""
+    """A table's periodic jobs, run by :meth:`run` in one task, timed and paced on ``clock``'s
+    monotonic time."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock
         self._jobs: list[tuple[float, str, Tick]] = []
 
     def add(self, name: str, first: float | None, tick: Tick) -> None:
@@ -39,13 +42,13 @@ class Ticks:
 
     async def run(self) -> None:
         """Until every job is done (or cancelled)."""
-        loop = asyncio.get_running_loop()
-        start = loop.time()
+        clock = self._clock
+        start = clock.monotonic()
         due = [(start + first, index, tick) for index, (first, _, tick) in enumerate(self._jobs)]
         heapq.heapify(due)
         while due:
             at, index, tick = heapq.heappop(due)
-            await asyncio.sleep(max(0.0, at - loop.time()))
+            await clock.sleep(max(0.0, at - clock.monotonic()))
             after = await tick()
             if after is not None:
-                heapq.heappush(due, (loop.time() + after, index, tick))
+                heapq.heappush(due, (clock.monotonic() + after, index, tick))

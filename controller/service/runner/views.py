@@ -18,7 +18,7 @@ table's state and clock for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 import structlog
@@ -32,6 +32,7 @@ from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
 from tablectl.controller.service.runner.records import MAX_REASON, clip
 from tablectl.controller.service.runner.state import TableState
 from tablectl.drivers.base import Driver
+from tablectl.drivers.clock import Clock
 
 __all__ = [
     "NO_OUTPUTS",
@@ -105,7 +106,7 @@ class TableViews:
         journal: its ``seq`` and acknowledged ``seq`` (the outbox's backlog on ``state``).
         drivers: the devices whose views it publishes.
         outputs: where the views go.
-        clock: wall-clock seconds (``ts`` of the views).
+        clock: the table's clock (its wall time: ``ts`` of the views).
         clock_watch: the wall clock's watch, or ``None`` (its suspicion is shown on ``state``).
     """
 
@@ -117,7 +118,7 @@ class TableViews:
         journal: Journal,
         drivers: Sequence[Driver],
         outputs: TableOutputs,
-        clock: Callable[[], float],
+        clock: Clock,
         clock_watch: ClockWatch | None,
     ) -> None:
         self.table_id = table_id
@@ -142,7 +143,7 @@ class TableViews:
             seq=self._journal.last_seq,
             latched=state.latches.journaled,
             outage=state.outage,
-            ts=format_ts(self._clock()),
+            ts=format_ts(self._clock.now()),
             outbox_pending=self._outbox_pending(),
             clock_suspect=self.clock_suspect(),
         )
@@ -169,7 +170,7 @@ class TableViews:
             table_id=self.table_id,
             driver=driver,
             latched=self._state.latches.journaled,
-            ts=format_ts(self._clock()),
+            ts=format_ts(self._clock.now()),
         )
         self._outputs.set_view(f"devices/{driver.device_id}", view)
 
@@ -192,7 +193,7 @@ class TableViews:
         if state.outage is not None:
             return state.outage
         outage = JournalOutage(
-            started_ts=format_ts(self._clock()),
+            started_ts=format_ts(self._clock.now()),
             error=clip(str(exc) or type(exc).__name__, MAX_REASON),
             round=state.engine.current_round,
         )

@@ -6,13 +6,16 @@ Host bytes go through the production command decoder (``_decoder``) and each com
 model's handler for its type (``_handlers``); a frame that cannot be used is NAKed as the real
 devices do (line noise outside frames is ignored). Every frame out is encoded with the production
 encoder and queued with the wire faults applied: silence, an unplugged link, ``split`` and a
-broken checksum. The state it reads is the model's, set in its ``__init__``.
+broken checksum. A fault code is raised (``FALT``) once and cleared (``FCLR``) once. The protocol's
+own messages come from its :class:`StxMessages`; the state it reads is the model's, set in its
+``__init__``.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from tablectl.drivers.codec import DecodeError
@@ -20,7 +23,7 @@ from tablectl.drivers.stx import GARBAGE, FrameDecoder
 from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.timeline import SerialModel
 
-__all__ = ["CommandHandler", "StxPort", "corrupt", "line_noise"]
+__all__ = ["CommandHandler", "StxMessages", "StxPort", "corrupt", "line_noise"]
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -35,10 +38,24 @@ class _Plan(Protocol):
     def has(self, kind: str) -> bool: ...
 
 
+@dataclass(frozen=True)
+class StxMessages(Generic[M]):
+    """The protocol's side of the port: its encoder and the messages the port sends itself."""
+
+    encode: Callable[[M], bytes]
+    nak: Callable[[str, str], M]
+    """``NAK;VERB;REASON``."""
+    fault: Callable[[int, str], M]
+    """``FALT;CODE;DETAIL``."""
+    fault_clear: Callable[[int], M]
+    """``FCLR;CODE``."""
+
+
 class StxPort(SerialModel[int, R], Generic[M, R]):
     """What a host sees of the device; see the module docstring. ``M``: the protocol's message,
     ``R``: the model's result."""
 
+    _messages: StxMessages[M]
     _rng: random.Random
     _decoder: FrameDecoder[Any]
     _wire: _Plan | None
@@ -51,12 +68,6 @@ class StxPort(SerialModel[int, R], Generic[M, R]):
     @property
     def active_faults(self) -> frozenset[int]:
         return frozenset(self._active)
-
-    def _encode(self, message: M) -> bytes:
-        raise NotImplementedError
-
-    def _nak(self, verb: str, reason: str) -> M:
-        raise NotImplementedError
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Handle host bytes arriving at ``now``; return the immediate replies.
@@ -77,7 +88,7 @@ class StxPort(SerialModel[int, R], Generic[M, R]):
                     replies.append(nak)
                 continue
             replies += self._handlers[type(item)](item, now)
-        return b"".join(self._encode(m) for m in replies)
+        return b"".join(self._messages.encode(m) for m in replies)
 
     def _nak_for(self, error: DecodeError) -> M | None:
         """The device NAKs a frame it could not use; line noise outside frames it ignores."""
@@ -86,25 +97,41 @@ class StxPort(SerialModel[int, R], Generic[M, R]):
             return None
         if raw.startswith(b"\x02"):
             if error.reason.startswith("checksum mismatch"):
-                return self._nak("?", "FRAME")
+                return self._messages.nak("?", "FRAME")
             return None  # a broken or truncated frame: nothing to answer
         verb = raw[:4].decode("ascii", "replace")
         known = verb if len(verb) == 4 and verb.isalpha() and verb.isupper() else "?"
         unknown = error.reason.startswith("unknown command verb")
-        return self._nak(known, "VERB" if unknown else "ARG")
+        return self._messages.nak(known, "VERB" if unknown else "ARG")
 
     def _emit(self, at: float, message: M, *, broken: bool = False) -> None:
         """Queue one frame (with a wrong checksum when ``broken``), applying the ``split`` fault
         of ``_wire``; nothing goes out while the device is silent or unplugged."""
         if at < self._silent_until or self.link_down(at) or self._outbox.size > _STALE_LIMIT:
             return
-        data = self._encode(message)
+        data = self._messages.encode(message)
         if broken:
             data = corrupt(data)
         if self._wire is not None and self._wire.has("split"):
             self._outbox.append_split(at, data, self._rng)
             return
         self._outbox.append(Chunk(at, data))
+
+    def _raise_code(self, at: float, code: int, detail: str) -> bool:
+        """Raise fault ``code`` unless it is active; whether it was raised."""
+        if code in self._active:
+            return False
+        self._active[code] = detail
+        self._emit(at, self._messages.fault(code, detail))
+        return True
+
+    def _clear_code(self, at: float, code: int) -> bool:
+        """Clear fault ``code`` if it is active; whether it was."""
+        if code not in self._active:
+            return False
+        del self._active[code]
+        self._emit(at, self._messages.fault_clear(code))
+        return True
 
 
 def corrupt(data: bytes) -> bytes:

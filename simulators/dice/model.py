@@ -23,8 +23,6 @@ from tablectl.drivers.dice.protocol import (
     BettingOpen,
     ClosedBy,
     DiceState,
-    Fault,
-    FaultClear,
     NoResult,
     Result,
     Rolling,
@@ -350,20 +348,13 @@ class SimDice(HostPort[RollOutcome]):
         self._schedule(at + seconds, "clear", FAULT_LID)
 
     def _raise_fault(self, at: float, code: int, detail: str, *, resume: DiceState) -> None:
-        if code in self._active:
-            return
         if not self._active:
             self._resume = resume
-        self._active[code] = detail
-        self._state = "fault"
-        self._emit(at, Fault(code, detail))
+        if self._raise_code(at, code, detail):
+            self._state = "fault"
 
     def _clear_fault(self, at: float, code: int) -> None:
-        if code not in self._active:
-            return
-        del self._active[code]
-        self._emit(at, FaultClear(code))
-        if not self._active:
+        if self._clear_code(at, code) and not self._active:
             self._state = self._resume
             if self._state == "closed":
                 self._schedule_roll(at)

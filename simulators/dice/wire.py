@@ -19,6 +19,8 @@ from tablectl.drivers.dice.protocol import (
     ClosedBy,
     CommandDecoder,
     DiceState,
+    Fault,
+    FaultClear,
     Identify,
     Identity,
     Message,
@@ -32,7 +34,7 @@ from tablectl.drivers.dice.protocol import (
     Status,
     encode_message,
 )
-from tablectl.simulators.stx_port import StxPort
+from tablectl.simulators.stx_port import StxMessages, StxPort
 
 if TYPE_CHECKING:
     from tablectl.simulators.dice.model import GamePlan
@@ -68,11 +70,7 @@ class HostPort(StxPort[Message, R]):
         def _start_roll(self, at: float) -> None: ...
         def _start_self_test(self, at: float) -> None: ...
 
-    def _encode(self, message: Message) -> bytes:
-        return encode_message(message)
-
-    def _nak(self, verb: str, reason: str) -> Message:
-        return Nak(verb, reason)
+    _messages = StxMessages(encode_message, Nak, Fault, FaultClear)
 
     def _setup_port(self) -> None:
         self._decoder = CommandDecoder()

@@ -21,8 +21,6 @@ from tablectl.drivers.shuffler.protocol import (
     ClearFault,
     CommandDecoder,
     Door,
-    Fault,
-    FaultClear,
     QueryStatus,
     QueryVersion,
     RequestDeckCheck,
@@ -262,13 +260,13 @@ class SimShuffler(HostPort[ShuffleResult]):
         self._state = "fault"
         if shuffle.has("jam"):
             self._jam_door_cycled = False
-            self._raise_fault(at, FAULT_JAM, "card jam in the mixing elevator")
+            self._raise_code(at, FAULT_JAM, "card jam in the mixing elevator")
             opens = at + self._scaled(shuffle.faults["jam"].number)
             self._schedule(opens, "door_open")
             self._schedule(opens + self._scaled(_DOOR_CLOSE_AFTER_JAM), "door_close")
         if shuffle.has("fault"):
             code = int(shuffle.faults["fault"].number)
-            self._raise_fault(at, code, FAULT_MEANINGS.get(code, "simulated fault"))
+            self._raise_code(at, code, FAULT_MEANINGS.get(code, "simulated fault"))
             if code in _SELF_CLEARING:
                 self._schedule(at + self._scaled(_SELF_CLEAR_SECONDS), "self_clear", code)
 
@@ -325,17 +323,7 @@ class SimShuffler(HostPort[ShuffleResult]):
         self._door_open = is_open
         self._emit(at, Door(is_open))
 
-    def _raise_fault(self, at: float, code: int, detail: str) -> None:
-        if code in self._active:
-            return
-        self._active[code] = detail
-        self._emit(at, Fault(code, detail))
-
     def _clear_fault(self, at: float, code: int) -> None:
-        if code not in self._active:
-            return
-        del self._active[code]
-        self._emit(at, FaultClear(code))
-        if not self._active and self._state == "fault":
+        if self._clear_code(at, code) and not self._active and self._state == "fault":
             self._state = "idle"
             self._schedule_auto(at)

@@ -16,6 +16,8 @@ from tablectl.drivers.shuffler.protocol import (
     Ack,
     ClearFault,
     DeckReport,
+    Fault,
+    FaultClear,
     Message,
     Nak,
     QueryStatus,
@@ -27,7 +29,7 @@ from tablectl.drivers.shuffler.protocol import (
     Version,
     encode_message,
 )
-from tablectl.simulators.stx_port import StxPort
+from tablectl.simulators.stx_port import StxMessages, StxPort
 
 if TYPE_CHECKING:
     from tablectl.simulators.shuffler.model import ShufflePlan
@@ -63,11 +65,7 @@ class HostPort(StxPort[Message, R]):
         def _refusal(self) -> str | None: ...
         def _begin(self, decks: int, now: float) -> bool: ...
 
-    def _encode(self, message: Message) -> bytes:
-        return encode_message(message)
-
-    def _nak(self, verb: str, reason: str) -> Message:
-        return Nak(verb, reason)
+    _messages = StxMessages(encode_message, Nak, Fault, FaultClear)
 
     # --- commands ------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.errors import JournalError
 from tablectl.controller.core.events import BetsClosed, RoundOpen, TableEvent
 from tablectl.controller.journal import JournalRecord
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["BettingConfig", "BettingTimer"]
 
@@ -30,7 +31,8 @@ class BettingTimer:
 
     It reads the table's phase and whether play is held (``look``: a latched fault, a journal
     outage) and submits events to the table's queue, so it never bypasses the journal. A held
-    table is left alone (R14: play is locked until the fault is cleared).
+    table is left alone (R14: play is locked until the fault is cleared). It measures the pause
+    and the open time on ``clock``'s monotonic time (the runner's clock).
     """
 
     def __init__(
@@ -40,8 +42,10 @@ class BettingTimer:
         submit: Callable[[TableEvent], asyncio.Future[list[JournalRecord]]],
         *,
         tick: float = 0.1,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._config = config
+        self._clock = clock
         self._look = look
         self._submit = submit
         self._tick = tick
@@ -60,7 +64,7 @@ class BettingTimer:
         """One look at the table; the seconds until the next."""
         phase, held = self._look()
         self.looks += 1
-        now = asyncio.get_running_loop().time()
+        now = self._clock.monotonic()
         if phase == "idle" and not held:
             self._open_since = None
             if self._idle_since is None:

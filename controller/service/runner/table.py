@@ -173,6 +173,7 @@ class TableRunner:
             betting or BettingConfig(),
             lambda: betting_view(self.state.engine, self.state.outage),
             self.queue.submit,
+            clock=clock,
         )
         """Opens and closes betting when ``[betting] mode = "timer"``."""
 

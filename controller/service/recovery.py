@@ -61,7 +61,7 @@ from tablectl.controller.core.events import (
 )
 from tablectl.controller.core.mapping import SHOE_REMOVED
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine, Transition
-from tablectl.controller.core.time import parse_ts_seconds
+from tablectl.controller.core.time import is_canonical, parse_ts, parse_ts_seconds
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.journal import ANCHOR, JournalRecord
 
@@ -137,8 +137,11 @@ class JournalScan:
 
     last_type: str | None = None
     """Type of the newest record (``power_off`` after an orderly stop)."""
-    last_ts: float | None = None
-    """Epoch seconds of the newest record with a readable ``ts``."""
+    newest_ts: str | None = None
+    """The ``ts`` of the newest record with a readable one, as written: read as a time only
+    where the outage is measured (:meth:`Interrupted.of`), not for every record replayed. A
+    text in :func:`~tablectl.controller.core.time.format_ts`'s form is taken as read (the
+    journal's own records); any other is parsed at once, and kept only if it is a time."""
     power_ons: int = 0
     spin: int | None = None
     """Wheel spin number of the round in play, when a journaled record told it."""
@@ -156,13 +159,13 @@ class JournalScan:
         if kind == ANCHOR:
             return
         self.last_type = kind
-        ts = parse_ts_seconds(record.ts)
-        if ts is not None:
-            self.last_ts = ts
+        text = record.ts
+        if is_canonical(text) or parse_ts(text) is not None:
+            self.newest_ts = text
         if kind == POWER_ON:
             self.power_ons += 1
         if kind in _LATCH_TYPES:
-            self._latch(record, ts)
+            self._latch(record, parse_ts_seconds(text))
         if current_round != self._round:
             self._round = current_round
             self.spin = None
@@ -221,7 +224,8 @@ class Interrupted:
         in_play = _IN_PLAY.get(entry.family, frozenset()) if entry is not None else frozenset()
         if phase not in in_play:
             return None
-        outage = None if scan.last_ts is None else max(0.0, now - scan.last_ts)
+        newest = parse_ts(scan.newest_ts)
+        outage = None if newest is None else max(0.0, now - newest.timestamp())
         return cls(round=round_id, game=game, phase=phase, spin=scan.spin, outage=outage)
 
 

@@ -25,6 +25,7 @@ from tablectl.controller.core.events import (
     TableEvent,
     WinningNumber,
 )
+from tablectl.controller.core.time import format_ts
 from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal
 from tablectl.controller.service.recovery import (
@@ -60,7 +61,19 @@ def test_scan_tells_a_clean_stop_from_an_unclean_one() -> None:
     assert scan.previous == "unclean"
     scan.record(journaled({"type": "power_off", "ts": TS}), "T1-000001")
     assert scan.previous == "power_off"
-    assert scan.last_ts == T0
+    assert scan.newest_ts == TS
+
+
+def test_scan_keeps_the_newest_time_as_written_and_skips_what_is_no_time() -> None:
+    scan = JournalScan()
+    scan.record(journaled({"type": "round_open", "ts": TS}), "T1-000001")
+    scan.record(journaled({"type": "bets_closed", "ts": "not a time"}), "T1-000001")
+    assert scan.newest_ts == TS  # the newest readable one
+    scan.record(journaled({"type": "bets_closed", "ts": "2026-11-30T11:00:02+01:00"}), None)
+    assert scan.newest_ts == "2026-11-30T11:00:02+01:00"
+    found = Interrupted.of({"round": "T-000001", "phase": "open"}, "lucky7", scan, T0 + 5)
+    assert found is not None
+    assert found.outage == 3.0
 
 
 def test_scan_keeps_the_spin_of_the_round_in_play_only() -> None:
@@ -165,7 +178,7 @@ def test_card_tables_decide_at_start_when_no_device_can_change_the_answer(
 def test_which_phases_are_in_play_follows_the_engine_family(
     game: str, phase: str, in_play: bool
 ) -> None:
-    scan = JournalScan(last_ts=T0 - 2)
+    scan = JournalScan(newest_ts=format_ts(T0 - 2))
     found = Interrupted.of({"round": "T-000001", "phase": phase}, game, scan, T0)
     assert (found is not None) is in_play
     if found is not None:

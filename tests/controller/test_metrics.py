@@ -16,18 +16,11 @@ from tablectl.controller.service.metrics import (
     MetricsServer,
     parse_listen,
 )
+from tablectl.drivers.clock import ManualClock
 from tests.support.records import journaled
 from tests.support.tables import sample, scrape
 
 TS = "2026-11-30T10:00:00.000000Z"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _journal(tmp_path: Path, records: int) -> Journal:
@@ -38,7 +31,7 @@ def _journal(tmp_path: Path, records: int) -> Journal:
 
 
 def test_records_and_trace_become_counters_histogram_and_outbox_depth(tmp_path: Path) -> None:
-    clock = Clock()  # a fixed clock makes the latency exact
+    clock = ManualClock(100.0)  # a fixed clock makes the latency exact
     registry = MetricsRegistry(clock=clock)
     table = registry.table("T1")
     with _journal(tmp_path, 3) as journal:
@@ -54,10 +47,10 @@ def test_records_and_trace_become_counters_histogram_and_outbox_depth(tmp_path: 
         )
         for record in stored:
             table.on_record(record)
-        clock.now += 0.002
+        clock.advance(0.002)
         table.on_publisher("puback", {"seq": 4, "topic": "it/T1/events"})
         table.on_publisher("puback", {"seq": 4, "topic": "it/T1/alarms"})  # second route
-        clock.now += 0.1
+        clock.advance(0.1)
         table.on_publisher("puback", {"seq": 5, "topic": "it/T1/events"})
         table.on_publisher("marked", {"up_to": 5})
         table.on_publisher("disconnected", {"error": "gone"})

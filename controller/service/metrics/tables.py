@@ -9,14 +9,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.service.metrics.exposition import Counts, Exposition, Histogram
 from tablectl.controller.service.runner.hold import ENGINE_DEVICE, ENGINE_ERROR
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
     from tablectl.controller.journal import Journal
@@ -65,10 +65,11 @@ class TableMetrics:
 
     Args:
         table_id: the ``table`` label.
-        clock: monotonic seconds (injected for tests).
+        clock: the latency's monotonic time and a late-found fault's wall time (injected for
+            tests).
     """
 
-    def __init__(self, table_id: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, table_id: str, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.table_id = table_id
         self._clock = clock
         self.verdicts = Counts(1)
@@ -111,7 +112,7 @@ class TableMetrics:
             self.device_events.inc((device,))
         if len(self._journaled_at) >= _MAX_PENDING:
             del self._journaled_at[next(iter(self._journaled_at))]
-        self._journaled_at[record.seq] = self._clock()
+        self._journaled_at[record.seq] = self._clock.monotonic()
 
     def on_publisher(self, what: str, details: Mapping[str, Any]) -> None:
         """Publisher trace hook: PUBACK timing, outbox marks, disconnects, commands."""
@@ -120,7 +121,7 @@ class TableMetrics:
             # The first PUBACK of a record times it (a record may go to several topics).
             started = self._journaled_at.pop(seq, None) if isinstance(seq, int) else None
             if started is not None:
-                self.latency.observe(max(self._clock() - started, 0.0))
+                self.latency.observe(max(self._clock.monotonic() - started, 0.0))
         elif what == "marked":
             up_to = details.get("up_to")
             if isinstance(up_to, int):
@@ -298,7 +299,7 @@ class TableMetrics:
             for code in sorted(codes):
                 latched_at = since.get((device, code))
                 if latched_at is None:  # not expected: then since it was first scraped
-                    latched_at = seen.setdefault((device, code), time.time())
+                    latched_at = seen.setdefault((device, code), self._clock.now())
                 out.add(
                     "tablectl_fault_latched_since_seconds",
                     "gauge",
@@ -402,7 +403,7 @@ def _journal_size(path: Path) -> int:
 class MetricsRegistry:
     """All tables of this process; :meth:`render` is one scrape."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self._tables: dict[str, TableMetrics] = {}
         self._clock = clock
 

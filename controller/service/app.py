@@ -34,7 +34,7 @@ from tablectl.controller.mqtt.security import ClientSecurity, client_security
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.secrets import read_journal_key
 from tablectl.controller.service.checkpoint import Checkpoints, fingerprint
-from tablectl.controller.service.clock import ClockWatch
+from tablectl.controller.service.clock import ClockWatch, read_clock
 from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.service.metrics.tables import TableMetrics
 from tablectl.controller.service.runner import TableRunner
@@ -317,7 +317,9 @@ async def open_table(
             checkpoint_every=config.journal.checkpoint_every,
             authority=authority_for(config),
             insecure_commands=insecure_commands(config),
-            clock_watch=ClockWatch(max_step=config.clock.max_step_seconds),
+            clock_watch=ClockWatch(
+                max_step=config.clock.max_step_seconds, read=functools.partial(read_clock, clock)
+            ),
         )
         replayed = runner.restart.recover()
         # Power-on is journaled before anything else happens (R21); it also decides what to do with

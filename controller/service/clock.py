@@ -44,6 +44,7 @@ import structlog
 
 from tablectl.controller.core.time import format_ts, parse_ts_seconds
 from tablectl.controller.journal import Journal, JournalRecord
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = [
     "CLOCK_CONFIRMED",
@@ -95,10 +96,11 @@ def _boot_id() -> str:
         return _UNKNOWN
 
 
-def read_clock() -> ClockReading:
-    """The machine's clocks now (``CLOCK_BOOTTIME`` keeps counting through a suspend)."""
+def read_clock(clock: Clock = SYSTEM_CLOCK) -> ClockReading:
+    """The machine's clocks now: ``clock``'s wall time and ``CLOCK_BOOTTIME`` (which keeps
+    counting through a suspend; no :class:`Clock` has it)."""
     boot = time.clock_gettime(time.CLOCK_BOOTTIME)
-    return ClockReading(wall=time.time(), boot=boot, boot_id=_boot_id())
+    return ClockReading(wall=clock.now(), boot=boot, boot_id=_boot_id())
 
 
 @dataclass(frozen=True, slots=True)

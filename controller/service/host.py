@@ -39,6 +39,7 @@ from tablectl.controller.service.app import READY_TIMEOUT, check_config, serve_t
 from tablectl.controller.service.process import Service, run_until_signal, service_scope
 from tablectl.controller.service.systemd import Notifier
 from tablectl.drivers.base import Backoff
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["RESTART_MAX_DELAY", "RESTART_MIN_DELAY", "check_host", "run_tables", "supervise_table"]
 
@@ -82,15 +83,16 @@ async def supervise_table(
     ready_timeout: float = READY_TIMEOUT,
     min_delay: float = RESTART_MIN_DELAY,
     max_delay: float = RESTART_MAX_DELAY,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> None:
-    """Run one table until cancelled, restarting it with backoff whenever it fails."""
+    """Run one table until cancelled, restarting it with backoff whenever it fails; ``clock``
+    is the table's and times the restarts (monotonic)."""
     table_id = config.table.id
     metrics = service.table_metrics(table_id)
     backoff = Backoff(min_delay, max_delay)
-    loop = asyncio.get_running_loop()
     with structlog.contextvars.bound_contextvars(table=table_id):
         while True:
-            started = loop.time()
+            started = clock.monotonic()
             try:
                 await serve_table(
                     config,
@@ -99,17 +101,18 @@ async def supervise_table(
                     on_ready=service.table_ready,
                     on_closed=lambda: service.table_closed(table_id),
                     ready_timeout=ready_timeout,
+                    clock=clock,
                 )
                 log.error("table_stopped_unexpectedly")
             except Exception as exc:  # isolation: whatever one table raises, the others go on
                 log.exception("table_failed", error=f"{type(exc).__name__}: {exc}")
             if metrics is not None:
                 metrics.restarts += 1
-            if loop.time() - started > max_delay:
+            if clock.monotonic() - started > max_delay:
                 backoff.reset()
             delay = backoff.next()
             log.warning("table_restarting", delay=round(delay, 3))
-            await asyncio.sleep(delay)
+            await clock.sleep(delay)
 
 
 async def run_tables(

@@ -16,13 +16,14 @@ service must not stall or die because the manager is slow or gone.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import socket
 from collections.abc import Callable, Mapping
 
 import structlog
+
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["Notifier", "watchdog_interval", "watchdog_pings"]
 
@@ -136,8 +137,10 @@ async def watchdog_pings(
     *,
     status: Callable[[], str] | None = None,
     status_interval: float = 2.0,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> None:
     """Until cancelled: ``WATCHDOG=1`` every ``interval`` s, and ``STATUS=`` when it changes.
+    ``clock``'s monotonic time paces it (the loop's own time, with the system clock).
 
     Runs as a task on the loop it guards (see the module docstring). With no watchdog
     (``interval`` is ``None``) only the status is kept fresh, every ``status_interval`` s.
@@ -146,11 +149,10 @@ async def watchdog_pings(
     if not notifier.enabled:
         return
     last_status: str | None = None
-    loop = asyncio.get_running_loop()
-    next_ping = loop.time()
+    next_ping = clock.monotonic()
     while True:
         messages: list[str] = []
-        now = loop.time()
+        now = clock.monotonic()
         if interval is not None and now >= next_ping:
             messages.append("WATCHDOG=1")
             next_ping = now + interval
@@ -163,7 +165,7 @@ async def watchdog_pings(
             notifier.notify(*messages)
         pause = status_interval if status is not None else math.inf
         if interval is not None:
-            pause = min(pause, max(next_ping - loop.time(), 0.0))
+            pause = min(pause, max(next_ping - clock.monotonic(), 0.0))
         if math.isinf(pause):
             return  # neither a watchdog nor a status to keep: nothing to do
-        await asyncio.sleep(pause)
+        await clock.sleep(pause)

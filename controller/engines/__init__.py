@@ -48,6 +48,16 @@ class Engine(Protocol):
         """The round in progress, ``None`` between rounds."""
         ...
 
+    @property
+    def phase(self) -> str:
+        """The round machine's state (the betting timer looks at it ten times a second)."""
+        ...
+
+    @property
+    def faults(self) -> frozenset[str]:
+        """The latched fault codes (a table with any is held, R14)."""
+        ...
+
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event; never raises for a bad sequence (those are verdicts)."""
         ...

@@ -6,14 +6,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pydantic
 import pytest
 
 from tablectl.controller.config import BettingConfig
 from tablectl.controller.core.events import Fault
-from tablectl.controller.engines import Engine, build_engine
+from tablectl.controller.engines import build_engine
 from tablectl.controller.journal import Journal
 from tablectl.controller.service.outage import JournalOutage
 from tablectl.controller.service.runner import TableRunner
@@ -110,19 +110,3 @@ def test_the_timer_looks_at_the_phase_without_building_a_snapshot(
     assert betting_view(engine, outage) == ("idle", True)
     engine.apply(Fault(device="wheel", code="ss2_fault_5", ts="2026-11-30T10:00:00Z"))
     assert betting_view(engine, None) == ("idle", True)
-
-
-def test_an_engine_without_a_phase_is_looked_at_through_its_snapshot() -> None:
-    class Snapshots:
-        def __init__(self, state: dict[str, Any]) -> None:
-            self.state = state
-
-        def snapshot(self) -> dict[str, Any]:
-            return self.state
-
-    def look(state: dict[str, Any]) -> tuple[str | None, bool]:
-        return betting_view(cast(Engine, Snapshots(state)), None)
-
-    assert look({"phase": "idle", "faults": []}) == ("idle", False)
-    assert look({"phase": "idle", "faults": ["tilt"]}) == ("idle", True)
-    assert look({"phase": "open", "locked": True}) == ("open", True)

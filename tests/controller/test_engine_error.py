@@ -52,6 +52,14 @@ class Brittle:
     def current_round(self) -> str | None:
         return self.inner.current_round
 
+    @property
+    def phase(self) -> str:
+        return self.inner.phase
+
+    @property
+    def faults(self) -> frozenset[str]:
+        return self.inner.faults
+
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         if isinstance(event, Card) and event.card == self.card:
             raise self.error(f"cannot play {event.card}")

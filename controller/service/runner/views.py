@@ -288,14 +288,6 @@ def status_view(outage: JournalOutage | None) -> dict[str, Any]:
 
 def betting_view(engine: Engine, outage: JournalOutage | None) -> tuple[str | None, bool]:
     """What the betting timer sees, ten times a second: the engine's ``phase``, and whether
-    play is held (a fault the engine latched, a journal outage).
-
-    Read from the engine's ``phase`` and ``faults`` (every round engine has them: no snapshot
-    is built for it); from its snapshot for an engine that has not.
+    play is held (a fault the engine latched, a journal outage). No snapshot is built for it.
     """
-    phase, faults = getattr(engine, "phase", None), getattr(engine, "faults", None)
-    if isinstance(phase, str) and faults is not None:
-        return phase, bool(faults) or outage is not None
-    snapshot = engine.snapshot()
-    held = bool(snapshot.get("faults")) or bool(snapshot.get("locked")) or outage is not None
-    return snapshot.get("phase"), held
+    return engine.phase, bool(engine.faults) or outage is not None

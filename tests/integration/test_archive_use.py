@@ -105,10 +105,15 @@ def _spins(start: str, numbers: Iterable[int], every: timedelta) -> list[list[Ta
 def _store(dsn: str, records: Iterable[JournalRecord]) -> None:
     """Store the records as the archiver does: each as the outbox publishes it (a face-down
     card withheld), parsed and inserted by the archive's own ingest (one batch)."""
-    batch = [
-        parse_published(r["table"], published_payload(r.type, canonical_json(r).encode("utf-8")))
-        for r in records
-    ]
+    _ingest(
+        dsn,
+        [published_payload(r.type, canonical_json(r).encode("utf-8")) for r in records],
+    )
+
+
+def _ingest(dsn: str, payloads: Iterable[bytes]) -> None:
+    """Parse and insert published payloads by the archive's own ingest (one batch)."""
+    batch = [parse_published(json.loads(p)["table"], p) for p in payloads]
 
     async def store() -> None:
         conn = await psycopg.AsyncConnection.connect(dsn)
@@ -693,16 +698,7 @@ def test_diag_stats_counts_only_verified_and_authenticated_records(
         }
         fields["hash"] = prev = record_hash(prev, fields)
         forged.append(fields)
-    batch = [parse_published("ROU-01", canonical_json(f).encode()) for f in forged]
-
-    async def store() -> None:
-        conn = await psycopg.AsyncConnection.connect(archive_dsn)
-        try:
-            await Ingest().store(conn, batch)
-        finally:
-            await conn.close()
-
-    asyncio.run(store())
+    _ingest(archive_dsn, [canonical_json(f).encode() for f in forged])
     spins = len(numbers)
 
     def stats(*flags: str) -> tuple[dict[str, Any], str]:

@@ -1,5 +1,5 @@
-"""Model time: what a simulated device has scheduled (:class:`Timeline`), and the part of a serial
-model that every device shares (:class:`SerialModel`).
+"""Model time: what a simulated device has scheduled (:class:`Timeline`), the part of a model that
+every device shares (:class:`TimedModel`), and what every serial one adds (:class:`SerialModel`).
 
 A model is I/O-free: its server (or a test, or a scenario) hands it ``now`` and takes what it sent
 up to then. Between two calls, the model's actions are ``(at, kind, arg)`` entries on its timeline,
@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 from tablectl.simulators.chunks import Chunk, Outbox
 
-__all__ = ["SerialModel", "Timeline"]
+__all__ = ["SerialModel", "TimedModel", "Timeline"]
 
 A = TypeVar("A")
 R = TypeVar("R")
@@ -62,11 +62,9 @@ class Timeline(Generic[A]):
             yield self.pop()
 
 
-class SerialModel(Generic[A, R]):
-    """The part every serial model shares (the wheel, the shuffler, the dice unit, the big
-    wheel): the time-lapse factor, the timeline run up to each ``now``, the output a server takes
-    with :meth:`advance_chunks`, the window of a ``disconnect`` fault, and what the device has
-    done (``R``: a result, what a CLI's ``--games N`` counts) and ignored.
+class TimedModel(Generic[A, R]):
+    """The part every model shares: the time-lapse factor, the timeline run up to each ``now``,
+    and what the device has done (``R``: a result, what a CLI's ``--games N`` counts).
 
     A subclass calls :meth:`_start_timeline` in its ``__init__``, starts its schedule in
     :meth:`_on_start` (the first ``now`` it is handed) and acts in :meth:`_on_event`.
@@ -76,19 +74,13 @@ class SerialModel(Generic[A, R]):
     _origin: float | None
     """Model time of the first call (``None`` before it)."""
     _timeline: Timeline[A]
-    _outbox: Outbox
-    _link_down: tuple[float, float] | None
     _results: list[R]
-    _ignored: int
 
     def _start_timeline(self, speed: float, no_arg: A) -> None:
         self._speed = speed
         self._origin = None
         self._timeline = Timeline(no_arg)
-        self._outbox = Outbox()
-        self._link_down = None
         self._results = []
-        self._ignored = 0
 
     @property
     def speed(self) -> float:
@@ -96,8 +88,48 @@ class SerialModel(Generic[A, R]):
 
     @property
     def results(self) -> tuple[R, ...]:
-        """Every result so far (a number, a stop, a shuffle, a roll's end), in order."""
+        """Every result so far (a number, a stop, a shuffle, a roll's end, a draw), in order."""
         return tuple(self._results)
+
+    def _run_until(self, now: float) -> None:
+        if self._origin is None:
+            self._origin = now
+            self._on_start(now)
+        for at, kind, arg in self._timeline.due(now):
+            self._on_event(at, kind, arg)
+
+    def _schedule(self, at: float, kind: str, arg: A | None = None) -> None:
+        self._timeline.add(at, kind, arg)
+
+    def _cancel(self, kind: str) -> None:
+        self._timeline.cancel(kind)
+
+    def _scaled(self, seconds: float) -> float:
+        """Device seconds as model seconds."""
+        return seconds / self._speed
+
+    def _on_start(self, now: float) -> None:
+        """Schedule what the device does from its first moment on."""
+
+    def _on_event(self, at: float, kind: str, arg: A) -> None:
+        raise NotImplementedError
+
+
+class SerialModel(TimedModel[A, R]):
+    """What a serial model adds (the wheel, the shuffler, the dice unit, the big wheel): the
+    output a server takes with :meth:`advance_chunks`, the window of a ``disconnect`` fault, and
+    the host input it ignored.
+    """
+
+    _outbox: Outbox
+    _link_down: tuple[float, float] | None
+    _ignored: int
+
+    def _start_timeline(self, speed: float, no_arg: A) -> None:
+        super()._start_timeline(speed, no_arg)
+        self._outbox = Outbox()
+        self._link_down = None
+        self._ignored = 0
 
     @property
     def ignored_commands(self) -> int:
@@ -122,26 +154,3 @@ class SerialModel(Generic[A, R]):
         """Like :meth:`advance`, with send times and the fragments of ``split`` faults."""
         self._run_until(now)
         return self._outbox.take()
-
-    def _run_until(self, now: float) -> None:
-        if self._origin is None:
-            self._origin = now
-            self._on_start(now)
-        for at, kind, arg in self._timeline.due(now):
-            self._on_event(at, kind, arg)
-
-    def _schedule(self, at: float, kind: str, arg: A | None = None) -> None:
-        self._timeline.add(at, kind, arg)
-
-    def _cancel(self, kind: str) -> None:
-        self._timeline.cancel(kind)
-
-    def _scaled(self, seconds: float) -> float:
-        """Device seconds as model seconds."""
-        return seconds / self._speed
-
-    def _on_start(self, now: float) -> None:
-        """Schedule what the device does from its first moment on."""
-
-    def _on_event(self, at: float, kind: str, arg: A) -> None:
-        raise NotImplementedError

@@ -33,7 +33,7 @@ from tablectl.drivers.drum.protocol import (
 from tablectl.drivers.transports.frames import CanFrame
 from tablectl.simulators.drum.faults import BALL_KINDS, FaultSpec, check_args, garbage_frames
 from tablectl.simulators.faults import faults_at
-from tablectl.simulators.timeline import Timeline
+from tablectl.simulators.timeline import TimedModel
 
 __all__ = ["BLOWER_DETAIL", "BLOWER_FAULT_AFTER", "TRAVEL_SECONDS", "DrawResult", "SimDrum"]
 
@@ -65,7 +65,7 @@ class _Draw:
     finished: bool = False
 
 
-class SimDrum:
+class SimDrum(TimedModel[None, DrawResult]):
     """The simulated drum. Feed it time and host frames; it returns drum frames.
 
     Args:
@@ -117,7 +117,7 @@ class SimDrum:
             },
         )
         self._rng = random.Random(seed)
-        self._speed = speed
+        self._start_timeline(speed, None)
         self._balls = balls
         self._first = first_ball
         self._draw_size = draw
@@ -130,9 +130,7 @@ class SimDrum:
         self._hold = hold_seconds
         self._idle = idle_seconds
 
-        self._origin: float | None = None
         self._clock = 0.0
-        self._timeline: Timeline[None] = Timeline(None)
         self._out: list[CanFrame] = []
         self._ignored = 0
         self._commands: list[Command] = []
@@ -143,7 +141,6 @@ class SimDrum:
         self._remaining: list[int] = []
         self._draw: _Draw | None = None
         self._draws = 0
-        self._results: list[DrawResult] = []
         self._seq = dict.fromkeys(range(1, readers + 1), 0)
         self._blower_until: float | None = None
         self._want_mixing = False
@@ -154,17 +151,8 @@ class SimDrum:
     # --- observation ---------------------------------------------------------------------------
 
     @property
-    def speed(self) -> float:
-        return self._speed
-
-    @property
     def node_id(self) -> int:
         return self._node
-
-    @property
-    def results(self) -> tuple[DrawResult, ...]:
-        """Every draw whose receiver filled, in order."""
-        return tuple(self._results)
 
     @property
     def draws_started(self) -> int:
@@ -240,33 +228,29 @@ class SimDrum:
 
     # --- scheduling ----------------------------------------------------------------------------
 
-    def _start(self, now: float) -> None:
-        self._origin = now
+    def _on_start(self, now: float) -> None:
         self._clock = now
-        self._push(now, "heartbeat")
-        self._push(now, "state")
+        self._schedule(now, "heartbeat")
+        self._schedule(now, "state")
         if self._auto:
-            self._push(now + self._idle / self._speed, "auto_mix")
-
-    def _push(self, at: float, action: str) -> None:
-        self._timeline.add(at, action)
+            self._schedule(now + self._idle / self._speed, "auto_mix")
 
     def _run_until(self, now: float) -> None:
-        if self._origin is None:
-            self._start(now)
-        for at, action, _ in self._timeline.due(now):
-            self._clock = at
-            self._act(action, at)
+        super()._run_until(now)
         self._clock = max(self._clock, now)
+
+    def _on_event(self, at: float, kind: str, arg: None) -> None:
+        self._clock = at
+        self._act(kind, at)
 
     def _act(self, action: str, at: float) -> None:
         match action:
             case "heartbeat":
                 self._heartbeats(at)
-                self._push(at + HEARTBEAT_PERIOD, "heartbeat")
+                self._schedule(at + HEARTBEAT_PERIOD, "heartbeat")
             case "state":
                 self._emit_state(at)
-                self._push(at + STATE_PERIOD, "state")
+                self._schedule(at + STATE_PERIOD, "state")
             case "ball":
                 self._ball_arrives(at)
             case "extra_ball":
@@ -285,12 +269,12 @@ class SimDrum:
             case "auto_return":
                 self._set_mixing(False, at)
                 self._return_balls(at)
-                self._push(at + self._idle / self._speed, "auto_mix")
+                self._schedule(at + self._idle / self._speed, "auto_mix")
             case _:  # pragma: no cover - every action is pushed from this module
                 raise AssertionError(action)
 
     def _later(self, at: float, drum_seconds: float, action: str) -> None:
-        self._push(at + drum_seconds / self._speed, action)
+        self._schedule(at + drum_seconds / self._speed, action)
 
     # --- output --------------------------------------------------------------------------------
 
@@ -463,7 +447,7 @@ class SimDrum:
         self._mixing = False
         self._emit_state(at)
         self._emit(FaultReport(self._node, FaultKind.BLOWER, 0, BLOWER_DETAIL, True))
-        self._push(self._blower_until, "blower_clear")
+        self._schedule(self._blower_until, "blower_clear")
 
     def _blower_clear(self, at: float) -> None:
         self._blower_until = None

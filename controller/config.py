@@ -20,22 +20,6 @@ from pydantic_core import ErrorDetails
 
 from tablectl.controller.core.errors import ConfigError
 
-__all__ = [
-    "DeviceConfig",
-    "JournalConfig",
-    "MetricsConfig",
-    "MqttConfig",
-    "SecurityConfig",
-    "TableConfig",
-    "TableSection",
-    "device_error",
-    "device_label",
-    "load_config",
-    "parse_config",
-    "validate_device",
-    "validate_section",
-]
-
 _ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 

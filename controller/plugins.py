@@ -19,8 +19,6 @@ from __future__ import annotations
 from tablectl.controller.games.catalog import CATALOG, GameEntry
 from tablectl.drivers.plugins import RegistryEntry, entry_point_entries
 
-__all__ = ["GAME_GROUP", "plugin_entry", "plugin_games"]
-
 GAME_GROUP = "tablectl.games"
 """The entry-point group third-party packages register their games under."""
 

@@ -16,15 +16,6 @@ from tablectl.controller.core.errors import ConfigError
 from tablectl.drivers.errors import DriverInitError
 from tablectl.drivers.transports import secrets as secret_files
 
-__all__ = [
-    "MIN_KEY_BYTES",
-    "read_journal_key",
-    "read_key",
-    "read_key_file",
-    "read_password_file",
-    "read_secret",
-]
-
 MIN_KEY_BYTES: Final = 16
 """Shortest role key accepted (128 bits); ``openssl rand -hex 32`` gives 64."""
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-__all__ = ["Chunk", "Outbox", "noise_burst"]
-
 
 class Chunk(NamedTuple):
     """Bytes the wheel sent at model time ``at`` (the timeline of the ``now`` arguments).

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from tablectl.drivers.errors import TablectlError
 
-__all__ = ["SimulatorError"]
-
 
 class SimulatorError(TablectlError, ValueError):
     """A simulator setting or fault spec that cannot be played (``--fault bogus@1``, a count out

@@ -30,16 +30,6 @@ from typing import ClassVar, Literal, Self, TypeVar
 
 from tablectl.simulators.errors import SimulatorError
 
-__all__ = [
-    "MAX_SECONDS",
-    "FaultKinds",
-    "FaultSpec",
-    "FaultValue",
-    "ValueRule",
-    "check_unique",
-    "faults_at",
-]
-
 FaultValue = int | float | str | tuple[str, ...] | None
 """A fault's value: a number, a code (``"ENC"``), codes (``("QS", "KH")``) or nothing."""
 

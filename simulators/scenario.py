@@ -35,18 +35,6 @@ from tablectl.drivers.registry import get_driver_class
 from tablectl.simulators import bigwheel, dice, drum, shoe, shuffler, ss2
 from tablectl.simulators.faults import FaultSpec
 
-__all__ = [
-    "EVENT_TYPES",
-    "FAMILIES",
-    "SPEC_VERSION",
-    "ExpectedEvent",
-    "Family",
-    "Scenario",
-    "ScenarioError",
-    "describe",
-    "load_scenario",
-]
-
 SPEC_VERSION: Final = 1
 """The scenario format this module reads (``spec = 1``)."""
 

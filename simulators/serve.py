@@ -38,8 +38,6 @@ from typing import Protocol
 
 from tablectl.simulators.chunks import Chunk
 
-__all__ = ["SimDevice", "serve_pty", "serve_tcp"]
-
 _log = logging.getLogger(__name__)
 
 _SPLIT_PAUSE = 0.002

@@ -49,22 +49,6 @@ from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 from tablectl.simulators.usb_device import SimUsbDevice
 
-__all__ = [
-    "DEFAULT_CUT_FROM_END",
-    "FAULTS",
-    "FAULT_KINDS",
-    "FOREIGN_DECK",
-    "HID_ENDPOINT",
-    "SIM_PID",
-    "SIM_VID",
-    "ShoeFault",
-    "SimShoe",
-    "encode_serial_line",
-    "make_usb_device",
-    "push_lines",
-    "serve_usb",
-]
-
 FAULTS: Final = FaultKinds(
     "card",
     {

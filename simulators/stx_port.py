@@ -23,8 +23,6 @@ from tablectl.drivers.stx import GARBAGE, FrameDecoder
 from tablectl.simulators.chunks import Chunk
 from tablectl.simulators.timeline import SerialModel
 
-__all__ = ["CommandHandler", "StxMessages", "StxPort", "corrupt", "line_noise"]
-
 M = TypeVar("M")
 R = TypeVar("R")
 

@@ -71,8 +71,6 @@ from tablectl.simulators.usb_device import (
     usb_error,
 )
 
-__all__ = ["SimUsbBackend"]
-
 
 class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]  # pyusb is untyped
     """A pyusb backend hosting :class:`SimUsbDevice` objects; pass it as ``backend=``."""

@@ -18,34 +18,6 @@ import usb.core
 
 from tablectl.simulators.errors import SimulatorError
 
-__all__ = [
-    "DESC_CONFIG",
-    "DESC_DEVICE",
-    "DESC_STRING",
-    "ENDPOINT_TYPE_BITS",
-    "ERROR_BUSY",
-    "ERROR_INVALID",
-    "ERROR_IO",
-    "ERROR_NOT_FOUND",
-    "ERROR_NO_DEVICE",
-    "ERROR_PIPE",
-    "ERROR_TIMEOUT",
-    "GET_DESCRIPTOR",
-    "LANGID_EN_US",
-    "STRING_MANUFACTURER",
-    "STRING_PRODUCT",
-    "STRING_SERIAL",
-    "Descriptor",
-    "DeviceHandle",
-    "DeviceId",
-    "EndpointType",
-    "OutCallback",
-    "SimEndpoint",
-    "SimInterface",
-    "SimUsbDevice",
-    "usb_error",
-]
-
 EndpointType = Literal["bulk", "interrupt"]
 OutCallback = Callable[[int, bytes], None]
 

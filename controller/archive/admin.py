@@ -23,14 +23,6 @@ if TYPE_CHECKING:  # the walks import psycopg: only when a command runs, not to 
     from tablectl.controller.archive.audit import MonthFolder, TableChain
     from tablectl.controller.archive.reader import Archive
 
-__all__ = [
-    "add_admin_arguments",
-    "add_verify_arguments",
-    "run_admin",
-    "run_verify",
-    "wants_archive",
-]
-
 MANIFEST: Final = "manifest.json"
 """A detached month's manifest (:data:`tablectl.controller.archive.partitions.MANIFEST`)."""
 

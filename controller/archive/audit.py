@@ -41,8 +41,6 @@ from tablectl.controller.archive.schema import Month
 from tablectl.controller.core.errors import ChainBrokenError, JournalError
 from tablectl.controller.journal import GENESIS_HASH, JournalRecord, KeyedEvidenceError
 
-__all__ = ["PENDING_LIMIT", "MonthFolder", "TableChain", "find_months", "verify_archive"]
-
 PENDING_LIMIT: Final = 20_000
 """Records of one table held back waiting for a missing predecessor before its gap is declared."""
 

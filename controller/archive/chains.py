@@ -52,27 +52,6 @@ from tablectl.controller.journal.anchors import (
 from tablectl.controller.journal.records import AUTH, GENESIS_HASH, record_hash
 from tablectl.controller.mqtt.outbound import withheld_form
 
-__all__ = [
-    "BACKOFF_CAP",
-    "MAX_RESEND",
-    "ChainBreak",
-    "ChainState",
-    "Gap",
-    "GapChange",
-    "RecordCheck",
-    "RecordProblem",
-    "StoredRow",
-    "Walk",
-    "auth_stripped",
-    "check_record",
-    "find_gaps",
-    "is_withheld",
-    "plan_resends",
-    "reconcile_gaps",
-    "resends_due",
-    "walk",
-]
-
 MAX_RESEND: Final = 10_000
 """Records asked per ``cmd/resend`` (the table's cap: it answers at most this many)."""
 

@@ -69,8 +69,6 @@ from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.connection import Backoff
 
-__all__ = ["PACKET_SLACK", "Archiver", "ArchiverConfig"]
-
 log = structlog.get_logger("tablectl.archive")
 
 

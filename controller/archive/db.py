@@ -31,22 +31,6 @@ from tablectl.drivers.connection import Backoff
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = [
-    "ArchiveConfigError",
-    "ArchiveError",
-    "ArchiveUnavailableError",
-    "Connections",
-    "check_dsn",
-    "connect",
-    "connect_async",
-    "describe_dsn",
-    "lost_errors",
-    "one_line",
-    "psycopg_module",
-    "redact_dsn",
-    "scrub",
-]
-
 log = structlog.get_logger("tablectl.archive")
 
 CONNECT_TIMEOUT: Final = 10

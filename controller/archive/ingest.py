@@ -40,15 +40,6 @@ from tablectl.controller.journal.records import HEX64
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = [
-    "Incoming",
-    "Ingest",
-    "MalformedRecordError",
-    "StoreResult",
-    "incoming_of",
-    "parse_published",
-]
-
 log = structlog.get_logger("tablectl.archive")
 
 _COLUMNS: Final = "table_id, seq, ts, type, round, hash, prev_hash, record, raw"

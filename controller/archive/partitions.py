@@ -47,22 +47,6 @@ from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import JournalRecord, canonical_json, fsync_dir
 from tablectl.controller.journal.records import loads_record, stored_record
 
-__all__ = [
-    "CATALOG",
-    "MANIFEST",
-    "MIN_AGE_DAYS",
-    "Partition",
-    "detach_months",
-    "detached_catalog",
-    "ensure_partitions",
-    "list_partitions",
-    "month_of_name",
-    "month_text",
-    "parse_month",
-    "read_manifest",
-    "read_month_file",
-]
-
 MANIFEST: Final = "manifest.json"
 CATALOG: Final = "archive_detached"
 """The archive's record of detached months (a table of the schema: migration 2)."""

@@ -44,16 +44,6 @@ from tablectl.controller.journal import JournalRecord, canonical_json
 from tablectl.controller.journal.anchors import mac_matches
 from tablectl.controller.journal.records import AUTH, loads_record, stored_record
 
-__all__ = [
-    "COLUMNS",
-    "Archive",
-    "ArchiveReader",
-    "open_archive",
-    "row_record",
-    "table_ids",
-    "verified_head",
-]
-
 COLUMNS: Final = "table_id, seq, ts, type, round, hash, prev_hash, record, raw"
 """The columns :func:`row_record` reads, in its order."""
 

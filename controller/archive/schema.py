@@ -39,18 +39,6 @@ import structlog
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = [
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "Migration",
-    "Month",
-    "applied_versions",
-    "migrate",
-    "month_of",
-    "partition_name",
-    "partition_sql",
-]
-
 log = structlog.get_logger("tablectl.archive")
 
 

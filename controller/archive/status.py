@@ -43,15 +43,6 @@ from tablectl.controller.archive.verifier import KeyRing, TablePass
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import SCHEMA
 
-__all__ = [
-    "ALARMS_PER_WINDOW",
-    "ALARM_WINDOW",
-    "ARCHIVE_LEVEL",
-    "ArchiveStatus",
-    "Counters",
-    "TableView",
-]
-
 ARCHIVE_LEVEL: Final = "_archive"
 """The topic level under the prefix that holds archivers' own topics."""
 

@@ -53,8 +53,6 @@ from tablectl.drivers.clock import Clock
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["MAX_RESEND", "Cadence", "ResendSigner", "Upkeep"]
-
 log = structlog.get_logger("tablectl.archive")
 
 

@@ -43,8 +43,6 @@ from tablectl.controller.archive.gate.admission import Head, Limits, seq_horizon
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PAGE", "RESENDS_PER_TABLE", "WINDOW", "KeyRing", "TablePass", "Verifier"]
-
 log = structlog.get_logger("tablectl.archive")
 
 PAGE: Final = 2_000

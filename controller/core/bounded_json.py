@@ -39,15 +39,6 @@ from typing import Any, Final, NoReturn
 
 from tablectl.controller.core.errors import MalformedError
 
-__all__ = [
-    "MAX_BYTES",
-    "MAX_DEPTH",
-    "MAX_INT_DIGITS",
-    "REASONS",
-    "nesting",
-    "read_object",
-]
-
 MAX_BYTES: Final = 65_536
 """Bytes a message may have by default: a table's largest payload (a card table's ``state``, a
 poker outcome) is a few kB."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Self
 
-__all__ = ["Closing"]
-
 
 class Closing:
     """``with resource:`` gives the resource and calls its :meth:`close` on the way out."""

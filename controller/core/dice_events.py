@@ -21,18 +21,6 @@ import pydantic
 from tablectl.controller.core.event_base import STRICT, EventBase
 from tablectl.drivers.events import RollInvalidCode
 
-__all__ = [
-    "DIE_FACES",
-    "ROLL_INVALID_CODES",
-    "Beads",
-    "Dice",
-    "RngDraw",
-    "RngPick",
-    "RollInvalid",
-    "RollInvalidCode",
-    "RollStarted",
-]
-
 DIE_FACES: Final = range(1, 7)
 """The upper face of a six-sided die."""
 

@@ -25,22 +25,6 @@ from __future__ import annotations
 
 from tablectl.drivers.errors import TablectlError
 
-__all__ = [
-    "ChainBrokenError",
-    "ConfigError",
-    "ControllerError",
-    "EventFormatError",
-    "InvalidDefinitionError",
-    "JournalConflictError",
-    "JournalError",
-    "JournalRecordError",
-    "JournalWriteError",
-    "MalformedError",
-    "RuleError",
-    "TimeFormatError",
-    "TransitionNotAllowedError",
-]
-
 
 class ControllerError(TablectlError):
     """Something the controller cannot do."""

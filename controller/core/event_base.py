@@ -12,8 +12,6 @@ from typing import ClassVar, Literal
 
 import pydantic
 
-__all__ = ["STRICT", "Direction", "EventBase"]
-
 Direction = Literal["cw", "ccw"]
 """Rotation seen from above the wheel: clockwise or counter-clockwise."""
 

@@ -9,15 +9,6 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = [
-    "EXIT_CONFIG",
-    "EXIT_ERROR",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_UNAVAILABLE",
-    "EXIT_USAGE",
-]
-
 EXIT_OK: Final = 0
 """Done — also after SIGINT or SIGTERM stopped a long-running command in order (``run``, ``demo``,
 ``watch``, ``dashboard``, ``archive``, ``simulate``; docs/operations.md, "Stopping")."""

@@ -34,8 +34,6 @@ from tablectl.controller.core.events import (
 from tablectl.controller.core.time import format_ts
 from tablectl.drivers import events as dev
 
-__all__ = ["SHOE_REMOVED", "UNAVAILABLE", "to_table_event"]
-
 UNAVAILABLE = "device_unavailable"
 """Fault code latched while a device's link is down or it is silent."""
 SHOE_REMOVED = "shoe_removed"

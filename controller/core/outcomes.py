@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["EngineOutput", "Outcome", "ShoeReport", "Verdict"]
-
 SCHEMA = 1
 
 

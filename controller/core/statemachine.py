@@ -21,8 +21,6 @@ from typing import Any
 
 from tablectl.controller.core.errors import InvalidDefinitionError, TransitionNotAllowedError
 
-__all__ = ["InvalidDefinitionError", "MachineDefinition", "StateMachine", "Transition"]
-
 
 @dataclass(frozen=True, slots=True)
 class Transition:

@@ -19,18 +19,6 @@ from typing import Final, Literal
 
 from tablectl.controller.core.errors import TimeFormatError
 
-__all__ = [
-    "earlier",
-    "format_moment",
-    "format_ts",
-    "is_canonical",
-    "not_before",
-    "parse_moment",
-    "parse_ts",
-    "parse_ts_seconds",
-    "seconds_between",
-]
-
 _MAX_ISO: Final = 40
 """Longer than any ISO 8601 time: refused unread (a signed command's field is attacker-sized)."""
 

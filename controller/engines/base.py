@@ -35,26 +35,6 @@ from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, StateMachine
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "DECISION_PENDING",
-    "DEVICE_FAULT",
-    "DUPLICATE_ROUND",
-    "FAULT_LATCHED",
-    "IDLE",
-    "NOT_FOR_THIS_GAME",
-    "OPEN",
-    "RECENT_ROUNDS",
-    "SHARED_EVENTS",
-    "UNEXPECTED_EVENT",
-    "VOID_ROUND_ABANDONED",
-    "VOID_SUPERVISOR_DEFAULT",
-    "FaultAnswer",
-    "Handler",
-    "RoundEngine",
-    "RoundIds",
-    "foreign_events",
-]
-
 # Verdict codes every engine uses: the event was refused, the round (if any) goes on unchanged.
 UNEXPECTED_EVENT: Final = "unexpected_event"
 NOT_FOR_THIS_GAME: Final = "not_for_this_game"

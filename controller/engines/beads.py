@@ -35,8 +35,6 @@ from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import IDLE, OPEN, RoundEngine
 from tablectl.controller.games.fan_tan import FanTanRules, check_count, fan_tan_result
 
-__all__ = ["VOID_RESULT_BEFORE_BETS_CLOSED", "BeadEngine"]
-
 CLOSED: Final = "closed"
 
 VOID_RESULT_BEFORE_BETS_CLOSED: Final = "result_before_bets_closed"

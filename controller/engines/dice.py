@@ -39,7 +39,6 @@ from tablectl.controller.core.events import Dice, Fault, RngDraw, RollInvalid, T
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import (
-    DECISION_PENDING,
     DEVICE_FAULT,
     IDLE,
     OPEN,
@@ -65,17 +64,6 @@ from tablectl.controller.games.dice.lightning_dice import (
 )
 from tablectl.controller.games.dice.rules import RULE_AT_REST
 from tablectl.controller.games.findings import Finding
-
-__all__ = [
-    "DECISION_PENDING",
-    "DEVICE_FAULT",
-    "DUPLICATE_RESULT",
-    "RESULT_OUTSIDE_ROUND",
-    "RNG_MISSING",
-    "ROLL_BEFORE_BETS_CLOSED",
-    "VOID_RESULT_BEFORE_BETS_CLOSED",
-    "DiceEngine",
-]
 
 CLOSED: Final = "closed"
 ROLLING: Final = "rolling"

@@ -35,8 +35,6 @@ from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.core.time import seconds_between
 from tablectl.controller.engines.base import (
-    DECISION_PENDING,
-    FAULT_LATCHED,
     IDLE,
     OPEN,
     FaultAnswer,
@@ -44,16 +42,6 @@ from tablectl.controller.engines.base import (
 )
 from tablectl.controller.games.draw import DrawRules
 from tablectl.controller.games.draw_round import Draw
-
-__all__ = [
-    "BALL_BEFORE_BETS_CLOSED",
-    "DECISION_PENDING",
-    "DRAW_NOT_TAKEN_PLACE",
-    "EXTRA_BALL",
-    "FAULT_LATCHED",
-    "MIXING_TOO_SHORT",
-    "DrawEngine",
-]
 
 CLOSED: Final = "closed"
 DRAWING: Final = "drawing"

@@ -17,8 +17,6 @@ from tablectl.controller.core.events import event_from_json
 from tablectl.controller.core.outcomes import Outcome, ShoeReport, Verdict
 from tablectl.controller.engines import Engine
 
-__all__ = ["ReplayReport", "replay_lines", "run_replay"]
-
 
 @dataclass
 class ReplayReport:

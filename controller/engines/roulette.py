@@ -54,10 +54,6 @@ from tablectl.controller.core.outcomes import EngineOutput, Outcome, Verdict
 from tablectl.controller.engines.base import (
     DECISION_PENDING,
     DEVICE_FAULT,
-    FAULT_LATCHED,
-    NOT_FOR_THIS_GAME,
-    UNEXPECTED_EVENT,
-    VOID_ROUND_ABANDONED,
     FaultAnswer,
     RoundEngine,
 )
@@ -78,19 +74,6 @@ from tablectl.controller.games.roulette import (
     check_spin,
     spin_result,
 )
-
-__all__ = [
-    "DECISION_PENDING",
-    "DEVICE_FAULT",
-    "FAULT_LATCHED",
-    "HELD",
-    "NOT_FOR_THIS_GAME",
-    "UNEXPECTED_EVENT",
-    "VOID_RESULT_BEFORE_BETS_CLOSED",
-    "VOID_ROUND_ABANDONED",
-    "RouletteEngine",
-]
-
 
 # Void reasons produced by the engine itself (the spin checks are in
 # tablectl.controller.games.roulette).

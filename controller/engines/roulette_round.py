@@ -21,8 +21,6 @@ from tablectl.controller.games.lightning_roulette import (
 from tablectl.controller.games.rng import RNG_AFTER_RESULT, Stage, rng_order
 from tablectl.controller.games.roulette import Pocket, RouletteRules
 
-__all__ = ["RoundExtras"]
-
 
 class RoundExtras:
     """One round's lightning numbers (once drawn) and balls (each ball's spin result, by ball).

@@ -25,18 +25,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
-__all__ = [
-    "CATALOG",
-    "DICE_PRESETS",
-    "DRAW_PRESETS",
-    "ENGINE_FAMILIES",
-    "GAMES",
-    "WHEEL_PRESETS",
-    "Family",
-    "GameEntry",
-    "spread",
-]
-
 Family: TypeAlias = Literal["roulette", "cards", "draw", "wheel", "dice", "beads"]
 
 ENGINE_FAMILIES: Final[Mapping[Family, tuple[str, str]]] = MappingProxyType(

@@ -37,15 +37,6 @@ from typing import Any, Final
 
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "BALLS",
-    "BALL_ALREADY_REPORTED",
-    "NO_SUCH_BALL",
-    "RULE",
-    "pair_result",
-    "place_ball",
-]
-
 BALLS: Final = 2
 """L119: "two balls are used at the same time"."""
 RULE: Final = "seed-001 L117-177"

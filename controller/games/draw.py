@@ -35,15 +35,6 @@ import pydantic
 
 from tablectl.controller.core.errors import RuleError
 
-__all__ = [
-    "DrawRules",
-    "DrawVariant",
-    "color_of",
-    "draw_result",
-    "in_range",
-    "ladder_end",
-]
-
 DrawVariant: TypeAlias = Literal[
     "lucky5",
     "lucky7",

@@ -17,8 +17,6 @@ from tablectl.controller.core.events import BallDrawn
 from tablectl.controller.games.draw import DrawRules, draw_result, in_range, ladder_end
 from tablectl.controller.games.findings import Finding
 
-__all__ = ["BALL_OUT_OF_RANGE", "DUPLICATE_BALL", "REREAD_REQUIRED", "Draw"]
-
 # Finding codes (docs/verdicts.md, "Ball draws"). Strings: they travel in JSON as they are.
 BALL_OUT_OF_RANGE: Final = "ball_out_of_range"
 DUPLICATE_BALL: Final = "duplicate_ball"

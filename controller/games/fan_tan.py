@@ -32,16 +32,6 @@ import pydantic
 
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "BEADS_OUT_OF_RANGE",
-    "LINE",
-    "NO_BEADS",
-    "FanTanRules",
-    "check_count",
-    "fan_tan_result",
-    "last_line",
-]
-
 LINE: Final = 4
 """Beads per line as the dealer sorts them: "four beads in each lines" (L3985)."""
 

@@ -11,8 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["Finding", "Severity"]
-
 Severity: TypeAlias = Literal["verdict", "hold", "carry"]
 """What the engine does with a finding inside a round: a ``verdict`` (the event is refused, the
 round goes on), ``hold`` (the round waits for a supervisor: seed-000 GEN-11) or ``carry`` (a

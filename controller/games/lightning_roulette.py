@@ -35,15 +35,6 @@ from tablectl.controller.games import rng
 from tablectl.controller.games.findings import Finding
 from tablectl.controller.games.roulette import Pocket, Variant, validate_number
 
-__all__ = [
-    "DEFAULT_MULTIPLIERS",
-    "RULE",
-    "LightningNumbers",
-    "check_lightning",
-    "lightning_data",
-    "with_lightning",
-]
-
 RULE: Final = "seed-001 L113-115, §2.2 (d); seed-000 L255-265"
 
 DEFAULT_MULTIPLIERS: Final[tuple[int, ...]] = (50, 100, 150, 200, 250, 300, 350, 400, 500)

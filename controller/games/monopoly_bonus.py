@@ -38,20 +38,6 @@ from tablectl.controller.core.dice_events import DIE_FACES
 from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "DICE_PER_ROLL",
-    "WRONG_DICE_COUNT",
-    "Board",
-    "DiceBonus",
-    "JailStep",
-    "Roll",
-    "bonus_result",
-    "check_roll",
-    "reroll",
-    "roll",
-    "start_bonus",
-]
-
 DICE_PER_ROLL: Final = 2
 """L1897: "2 dice, each marked with 1 to 6 dots"."""
 

@@ -24,23 +24,6 @@ from typing import Any, Final, Literal, TypeAlias, TypeGuard, TypeVar
 from tablectl.controller.core.dice_events import RngPick
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "RNG_AFTER_FIRST_CARD",
-    "RNG_AFTER_RESULT",
-    "RNG_AFTER_ROLL",
-    "RNG_AFTER_SPIN",
-    "RNG_BEFORE_BETS_CLOSED",
-    "RNG_DUPLICATE",
-    "RNG_MISSING",
-    "RNG_NOT_EXPECTED",
-    "RNG_PICK_INVALID",
-    "RNG_VALUE_OUT_OF_RANGE",
-    "Stage",
-    "check_picks",
-    "picks_data",
-    "rng_order",
-]
-
 # Verdict codes: the draw is refused, the round goes on.
 RNG_NOT_EXPECTED: Final = "rng_not_expected"
 RNG_BEFORE_BETS_CLOSED: Final = "rng_before_bets_closed"

@@ -29,35 +29,6 @@ from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import BallLaunched, Direction, WinningNumber
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "AMERICAN_ORDER",
-    "BLACK",
-    "EUROPEAN_ORDER",
-    "RED",
-    "VARIANTS",
-    "VOID_LAUNCH_NOT_SEEN",
-    "VOID_MIN_REVOLUTIONS",
-    "VOID_NUMBER_OUT_OF_RANGE",
-    "VOID_RESULT_MISMATCH",
-    "VOID_REVOLUTIONS_UNKNOWN",
-    "VOID_ROTOR_DIRECTION_CHANGED",
-    "VOID_SAME_DIRECTION",
-    "VOID_SPIN_MISMATCH",
-    "Color",
-    "Pocket",
-    "RouletteRules",
-    "Variant",
-    "check_provenance",
-    "check_result_lines",
-    "check_rotor",
-    "check_spin",
-    "color",
-    "pockets",
-    "spin_result",
-    "validate_number",
-    "wheel_order",
-]
-
 Variant: TypeAlias = Literal["european", "american", "french"]
 Pocket: TypeAlias = int | Literal["00"]
 """A pocket as events and results carry it: an int, or the string ``"00"`` (contracts §4.3)."""

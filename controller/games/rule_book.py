@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from tablectl.controller.games.roulette import RouletteRules
     from tablectl.controller.games.wheel.rules import WheelRules
 
-__all__ = ["Contradiction", "contradiction", "deck_contradiction"]
-
 _RANKS: Final = "A23456789TJQK"
 
 

@@ -49,19 +49,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = [
-    "ANCHOR",
-    "DEFAULT_EVERY",
-    "DEFAULT_SECONDS",
-    "WITHHELD_AUTH",
-    "KeyedAnchors",
-    "anchor_problem",
-    "head_mac",
-    "mac_matches",
-    "withheld_mac",
-    "withheld_matches",
-]
-
 ANCHOR: Final = "anchor"
 """The record type of a keyed anchor (written by the journal only)."""
 

@@ -24,14 +24,6 @@ from tablectl.controller.journal.records import record_hash
 from tablectl.controller.journal.retention import verify_chain
 from tablectl.controller.journal.verify import FileSummary, verify_journal_file
 
-__all__ = [
-    "AUTHORSHIP_UNVERIFIED",
-    "UNKEYED_NOTE",
-    "add_verify_arguments",
-    "check_published_anchor",
-    "run_verify",
-]
-
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     """``tablectl verify [--key FILE [--anchor FILE]] JOURNAL…``."""

@@ -23,30 +23,6 @@ from tablectl.controller.journal.errors import JournalIntegrityError
 from tablectl.controller.journal.files import wal_path
 from tablectl.controller.journal.records import HEX64, JournalRecord, read_record
 
-__all__ = [
-    "APPLICATION_ID",
-    "CACHE_KIB",
-    "DDL",
-    "PAGE",
-    "READ_ERRORS",
-    "as_str",
-    "bound_memory",
-    "checkpoint_now",
-    "connect_read_only",
-    "count_unanchored",
-    "create_schema",
-    "describe_read_error",
-    "expected_schema",
-    "file_ends",
-    "file_records",
-    "leave_wal",
-    "read_meta",
-    "read_only",
-    "rollback",
-    "use_wal",
-    "write_meta",
-]
-
 _WAL_PAGES: Final = 256
 """Pages in the write-ahead log before SQLite checkpoints it (its default is 1000)."""
 _WAL_BYTES: Final = 1024 * 1024

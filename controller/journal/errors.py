@@ -13,8 +13,6 @@ from pathlib import Path
 
 from tablectl.controller.core.errors import JournalError
 
-__all__ = ["JournalIntegrityError", "KeyedEvidenceError"]
-
 
 class JournalIntegrityError(JournalError):
     """The journal file is damaged or altered outside the hash chain's links (SQLite structure,

@@ -18,18 +18,6 @@ from pathlib import Path
 
 from tablectl.controller.core.errors import JournalError
 
-__all__ = [
-    "Archive",
-    "archive_path",
-    "file_digest",
-    "fsync_dir",
-    "journal_sets",
-    "list_archives",
-    "live_of",
-    "looks_rotated",
-    "wal_path",
-]
-
 _ROTATED = re.compile(r"^(?P<stem>.+)\.(?P<first>\d{6,})-(?P<last>\d{6,})(?P<suffix>\.[^.]*)?$")
 _NOT_JOURNALS = ("-wal", "-shm", ".seal", ".tmp", ".jsonl")
 _SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -37,8 +37,6 @@ from tablectl.controller.journal.files import Archive, fsync_dir, wal_path
 from tablectl.controller.journal.records import GENESIS_HASH, Row, loads_record
 from tablectl.controller.journal.seals import seal_path, unkeyed_tail, unseal, write_seal
 
-__all__ = ["LiveFile"]
-
 log = structlog.get_logger("tablectl.journal")
 
 

@@ -20,14 +20,6 @@ from tablectl.controller.core.errors import JournalError
 from tablectl.controller.journal.db import rollback
 from tablectl.controller.journal.records import JournalRecord, read_record
 
-__all__ = [
-    "FullSyncLostError",
-    "has_unpublished",
-    "mark_published",
-    "unpublished",
-    "unpublished_payloads",
-]
-
 
 class FullSyncLostError(JournalError):
     """``synchronous=FULL`` could not be restored after a mark: the connection must not append

@@ -21,24 +21,6 @@ from typing import Any, Final
 from tablectl.controller.core.errors import ChainBrokenError, JournalRecordError
 from tablectl.controller.journal.anchors import ANCHOR, head_mac
 
-__all__ = [
-    "ASSIGNED",
-    "AUTH",
-    "ENVELOPE",
-    "GENESIS_HASH",
-    "HEX64",
-    "SCHEMA",
-    "JournalRecord",
-    "Row",
-    "canonical_json",
-    "chain_record",
-    "loads_record",
-    "prepare_record",
-    "read_record",
-    "record_hash",
-    "stored_record",
-]
-
 SCHEMA = 1
 """The ``schema`` value the journal stamps on every record (contracts §4.3)."""
 

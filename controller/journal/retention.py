@@ -47,18 +47,6 @@ from tablectl.controller.journal.records import GENESIS_HASH, canonical_json
 from tablectl.controller.journal.seals import read_seal, seal_path
 from tablectl.controller.journal.verify import FileSummary, verify_journal_file
 
-__all__ = [
-    "CLOCK_TYPES",
-    "ChainReport",
-    "archived_discount",
-    "newest_discount",
-    "prune",
-    "read_retired",
-    "retired_log_path",
-    "trusted_age",
-    "verify_chain",
-]
-
 log = structlog.get_logger("tablectl.retention")
 
 

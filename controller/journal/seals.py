@@ -27,15 +27,6 @@ from tablectl.controller.journal.errors import JournalIntegrityError, KeyedEvide
 from tablectl.controller.journal.files import file_digest, fsync_dir
 from tablectl.controller.journal.records import HEX64, canonical_json
 
-__all__ = [
-    "check_seal_mac",
-    "read_seal",
-    "seal_path",
-    "unkeyed_tail",
-    "unseal",
-    "write_seal",
-]
-
 
 def seal_path(path: Path) -> Path:
     """Where the seal of journal file ``path`` lives: ``path`` + ``.seal``."""

@@ -61,8 +61,6 @@ from tablectl.controller.journal.retention import prune as prune_rotated
 from tablectl.controller.journal.verify import verify_conn
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["Committed", "Journal", "StoredRow"]
-
 log = structlog.get_logger("tablectl.journal")
 
 T = TypeVar("T")

@@ -51,8 +51,6 @@ from tablectl.controller.journal.records import (
 )
 from tablectl.controller.journal.seals import check_seal_mac, read_seal
 
-__all__ = ["FileSummary", "verify_conn", "verify_file", "verify_journal_file"]
-
 
 @dataclass(frozen=True)
 class FileSummary:

@@ -20,8 +20,6 @@ from tablectl.controller.lab.rng import SimulatedRng
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers.cards import full_deck
 
-__all__ = ["DECK_CARDS", "SHOE_VARIANTS", "card_rng", "start_card_rng"]
-
 SHOE_VARIANTS: Final = ("blackjack_turbo", "golden_wealth_baccarat", "lightning_baccarat")
 """The shoe games' variants a lab table runs besides the dealer-screen games
 (``tablectl demo --tables lightning_baccarat``)."""

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from tablectl.controller.core.events import BetsClosed, Confirm, RoundOpen
 from tablectl.controller.service.runner import TableRunner
 
-__all__ = ["DealerPace", "SimulatedDealer", "SimulatedPresenter"]
-
 
 @dataclass(frozen=True)
 class DealerPace:

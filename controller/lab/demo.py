@@ -34,8 +34,6 @@ from tablectl.controller.tools.panels.logsink import LogSink, redirect_stderr
 from tablectl.controller.tools.panels.report import tally_lines
 from tablectl.controller.tools.watch import watch
 
-__all__ = ["JOURNALS", "TABLES", "run_demo"]
-
 TABLES = ("roulette", "baccarat", "lucky7", "dream_catcher", "ultimate_texas_holdem")
 """The default tables; any other of :func:`tablectl.controller.lab.floor.lab_tables` (card games
 with a dealer screen or a shoe variant, dice games, roulette games) may be named too."""

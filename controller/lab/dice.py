@@ -23,8 +23,6 @@ from tablectl.controller.service.runner import TableRunner
 from tablectl.simulators.dice import FaultSpec, SimDice
 from tablectl.simulators.serve import serve_tcp
 
-__all__ = ["DICE_TABLES", "DiceTableSim", "SimulatedRng", "start_dice_table"]
-
 DICE_TABLES: Final = ("sic_bo", "craps", "dice_duel", "lightning_dice")
 """The dice games a lab table can run (``tablectl demo --tables sic_bo,craps``)."""
 

@@ -35,8 +35,6 @@ from tablectl.controller.lab.tables import (
 )
 from tablectl.controller.service.app import TableApp, open_table
 
-__all__ = ["LAB_TABLES", "LabFloor", "lab_tables"]
-
 LAB_TABLES: Final = ("roulette", "baccarat", "lucky7", "dream_catcher")
 """The named lab tables; besides them, any game of the catalog with a dealer screen or a shoe
 variant, the dice games and the roulette games (:func:`lab_tables`)."""

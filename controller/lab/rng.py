@@ -18,8 +18,6 @@ from tablectl.controller.core.events import RngDraw, RngPick
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.service.runner import TableRunner
 
-__all__ = ["RngPicker", "SimulatedRng"]
-
 
 class RngPicker:
     """A studio RNG's seeded picks: ``count`` distinct ``values`` (a number of picks drawn in that

@@ -33,16 +33,6 @@ from tablectl.controller.tools.commander import send_command
 from tablectl.simulators.serve import serve_tcp
 from tablectl.simulators.ss2 import FaultSpec, SimSS2
 
-__all__ = [
-    "ROULETTE_TABLES",
-    "RouletteTableSim",
-    "SecondBallReader",
-    "command_sender",
-    "lightning_picker",
-    "lightning_rng",
-    "start_roulette_game",
-]
-
 ROULETTE_TABLES: Final = ("lightning_roulette", "double_ball_roulette")
 """The roulette games a lab table runs besides plain roulette (``tablectl demo --tables``)."""
 _DEMO_IDS: Final = {"lightning_roulette": "LR-DEMO", "double_ball_roulette": "DB-DEMO"}

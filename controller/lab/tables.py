@@ -37,17 +37,6 @@ from tablectl.simulators.ss2 import FaultSpec, SimSS2
 from tablectl.simulators.usb_backend import SimUsbBackend
 from tablectl.simulators.usb_device import SimUsbDevice
 
-__all__ = [
-    "CardTableSim",
-    "DrawTableSim",
-    "ScriptedTableSim",
-    "start_card_table",
-    "start_draw_table",
-    "start_roulette_table",
-    "start_scripted_table",
-    "start_wheel_table",
-]
-
 (SYMBOL_DECK,) = SYMBOL_DECKS  # the one symbol deck a lab shoe deals (Rock, Paper, Scissors)
 
 

@@ -28,8 +28,6 @@ from tablectl.drivers.bigwheel.driver import BigWheelDriver
 from tablectl.simulators.bigwheel import SimBigWheel
 from tablectl.simulators.serve import serve_tcp
 
-__all__ = ["WheelTableSim", "start_money_wheel_table"]
-
 _MULTIPLIERS: Final = {
     # Mega Wheel L3963: "a Mega Win with odds up to x500".
     "lucky_number": (10, 20, 50, 100, 250, 500),

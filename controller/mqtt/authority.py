@@ -28,18 +28,6 @@ from tablectl.controller.journal import JournalRecord
 from tablectl.controller.mqtt.security import client_security, signing_bytes
 from tablectl.controller.secrets import read_key_file
 
-__all__ = [
-    "EVENT_ACTIONS",
-    "READ_VERBS",
-    "WHILE_CLOCK_SUSPECT",
-    "CommandAuthority",
-    "CommandVerdict",
-    "action_for",
-    "authority_for",
-    "describe_security",
-    "insecure_commands",
-]
-
 log = structlog.get_logger("tablectl.security")
 
 

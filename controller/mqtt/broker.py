@@ -26,8 +26,6 @@ from typing import Any, Literal, Self
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.mqtt.children import die_with_parent
 
-__all__ = ["EmbeddedBroker", "find_mosquitto", "free_port"]
-
 _QUIET = ("amqtt", "transitions")
 _MOSQUITTO_FALLBACK = Path("/usr/sbin/mosquitto")  # Debian installs it outside a user's PATH
 _READY_SECONDS = 5.0

@@ -28,8 +28,6 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["die_with_parent"]
-
 _PR_SET_PDEATHSIG: Final = 1
 """``<linux/prctl.h>``."""
 

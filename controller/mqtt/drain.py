@@ -35,8 +35,6 @@ from tablectl.controller.mqtt.wire import Link, Wire
 if TYPE_CHECKING:
     from tablectl.controller.mqtt.publisher import TraceHook
 
-__all__ = ["OutboxDrain"]
-
 log = structlog.get_logger("tablectl.controller.mqtt.publisher")
 """The publisher's logger: the drain is part of the publisher and logs as it."""
 

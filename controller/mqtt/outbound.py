@@ -33,15 +33,6 @@ from tablectl.controller.journal import (
 )
 from tablectl.controller.mqtt.topics import Topics
 
-__all__ = [
-    "HANDED_RECORDS",
-    "Outbound",
-    "published_form",
-    "published_payload",
-    "withheld_form",
-    "withholds",
-]
-
 HANDED_RECORDS: Final = 256
 """Committed records the outbox keeps as handed, not yet acknowledged: it normally trails the
 journal by a batch or two; past this (a broker down) the oldest are dropped and it reads the

@@ -17,23 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "CONNACK",
-    "CONNACK_REFUSALS",
-    "DISCONNECT",
-    "MAX_REMAINING",
-    "PINGREQ",
-    "PINGRESP",
-    "PUBACK",
-    "Packet",
-    "PacketError",
-    "PacketReader",
-    "connect_packet",
-    "publish_header",
-    "publish_packet",
-    "remaining_length",
-]
-
 CONNACK = 0x20
 PUBACK = 0x40
 PINGRESP = 0xD0

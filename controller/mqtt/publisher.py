@@ -49,8 +49,6 @@ from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.connection import Backoff
 from tablectl.drivers.transports.pubsub import broker_url_problem, split_broker_url
 
-__all__ = ["OUTBOX_CLIENT_SUFFIX", "CommandHandler", "Publisher", "TraceHook", "broker_address"]
-
 CommandHandler = Callable[[str, bytes], Awaitable[Mapping[str, Any]]]
 """``on_command(verb, payload) -> reply``: called for each message on ``cmd/{verb}``."""
 

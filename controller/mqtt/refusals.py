@@ -26,8 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["MAX_CODES", "MAX_NONCES", "REFUSAL_WINDOW", "RefusalLog"]
-
 REFUSAL_WINDOW: Final = 10.0
 """Seconds of refusals folded into one ``commands_refused`` record."""
 

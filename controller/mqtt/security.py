@@ -53,16 +53,6 @@ from tablectl.controller.secrets import read_password_file
 from tablectl.drivers.errors import DriverInitError
 from tablectl.drivers.transports.tls import client_tls_context
 
-__all__ = [
-    "SIGNED_FIELDS",
-    "ClientSecurity",
-    "client_security",
-    "connect_failure_hint",
-    "sign_command",
-    "signing_bytes",
-]
-
-
 SIGNED_FIELDS: Final = ("role", "by", "table", "verb", "ts", "nonce")
 """Fields :func:`sign_command` adds (with ``sig``); a request must not set them itself."""
 

@@ -23,8 +23,6 @@ from typing import Any
 
 from tablectl.controller.journal.anchors import ANCHOR
 
-__all__ = ["ALARM_TYPES", "Topics"]
-
 ALARM_TYPES = frozenset({"fault", "fault_cleared", "clock_step", "clock_confirmed"})
 """Record types that also go to ``alarms``."""
 

@@ -36,8 +36,6 @@ import aiomqtt
 from tablectl.controller.mqtt import packets
 from tablectl.controller.mqtt.packets import Packet, PacketError, PacketReader
 
-__all__ = ["Link", "Wire"]
-
 Token = TypeVar("Token")
 
 _MAX_PACKET_ID = 0xFFFF

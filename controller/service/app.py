@@ -44,21 +44,6 @@ from tablectl.drivers.errors import DriverConfigError, DriverError
 from tablectl.drivers.registry import get_driver_class
 from tablectl.drivers.transports.pubsub import BrokerEndpoint
 
-__all__ = [
-    "ANCHOR_TICK",
-    "READY_TIMEOUT",
-    "TableApp",
-    "TableReady",
-    "anchor_timer",
-    "build_drivers",
-    "build_engine_for",
-    "check_config",
-    "journal_anchors",
-    "open_table",
-    "serve_table",
-    "table_broker",
-]
-
 log = structlog.get_logger("tablectl.app")
 
 

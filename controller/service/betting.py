@@ -21,8 +21,6 @@ from tablectl.controller.core.events import BetsClosed, RoundOpen, TableEvent
 from tablectl.controller.journal import JournalRecord
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["BettingConfig", "BettingTimer"]
-
 log = structlog.get_logger("tablectl.betting")
 
 

@@ -59,20 +59,6 @@ from tablectl.controller.core.errors import ControllerError
 from tablectl.controller.journal import Journal, canonical_json, fsync_dir
 from tablectl.controller.service.recovery import JournalScan
 
-__all__ = [
-    "CHECKPOINT_EVERY",
-    "SCHEMA",
-    "SOURCE_PACKAGES",
-    "Checkpoints",
-    "RecoveryState",
-    "SourcesNotFoundError",
-    "checkpoint_path",
-    "fingerprint",
-    "source_digest",
-    "source_roots",
-    "state_mismatch",
-]
-
 log = structlog.get_logger("tablectl.checkpoint")
 
 CHECKPOINT_EVERY: Final = 10_000

@@ -46,16 +46,6 @@ from tablectl.controller.core.time import format_ts, parse_ts_seconds
 from tablectl.controller.journal import Journal, JournalRecord
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = [
-    "CLOCK_CONFIRMED",
-    "CLOCK_RECORD_TYPES",
-    "CLOCK_STEP",
-    "CLOCK_SUSPECT",
-    "ClockReading",
-    "ClockWatch",
-    "read_clock",
-]
-
 log = structlog.get_logger("tablectl.clock")
 
 CLOCK_STEP: Final = "clock_step"

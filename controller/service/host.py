@@ -41,8 +41,6 @@ from tablectl.controller.service.systemd import Notifier
 from tablectl.drivers.base import Backoff
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["RESTART_MAX_DELAY", "RESTART_MIN_DELAY", "check_host", "run_tables", "supervise_table"]
-
 log = structlog.get_logger("tablectl.host")
 
 RESTART_MIN_DELAY = 1.0

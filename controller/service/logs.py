@@ -26,8 +26,6 @@ from typing import Any, Literal, TextIO
 
 import structlog
 
-__all__ = ["configure_logging", "journald_stream"]
-
 _PRIORITY = {
     "critical": 2,
     "exception": 3,

@@ -31,13 +31,6 @@ from typing import Any, Final
 from tablectl.controller.core.events import Fault, FaultCleared, ShoeRemoved, TableEvent, Void
 from tablectl.controller.core.time import parse_ts
 
-__all__ = [
-    "JOURNAL_DEVICE",
-    "JOURNAL_OUTAGE",
-    "JOURNAL_UNAVAILABLE",
-    "JournalOutage",
-]
-
 JOURNAL_UNAVAILABLE: Final = "journal_unavailable"
 """The fault code: the journal cannot write (disk full, I/O error); the table is locked."""
 

@@ -28,8 +28,6 @@ from tablectl.controller.service.metrics.tables import MetricsRegistry, TableMet
 from tablectl.controller.service.stopping import until_signal
 from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
 
-__all__ = ["Service", "run_table", "run_until_signal", "service_scope"]
-
 log = structlog.get_logger("tablectl.app")
 
 

@@ -65,20 +65,6 @@ from tablectl.controller.core.time import is_canonical, parse_ts, parse_ts_secon
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.journal import ANCHOR, JournalRecord
 
-__all__ = [
-    "CARD_OUTAGE_LIMIT",
-    "CONFIRM_SECONDS",
-    "CONTROLLER_RESTART",
-    "POWER_OFF",
-    "POWER_ON",
-    "POWER_RECORDS",
-    "ROUND_RESUMED",
-    "GateAnswer",
-    "Interrupted",
-    "JournalScan",
-    "RestartGate",
-]
-
 POWER_ON: Final = "power_on"
 POWER_OFF: Final = "power_off"
 ROUND_RESUMED: Final = "round_resumed"

@@ -36,15 +36,6 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Final, TypeVar
 
-__all__ = [
-    "STOP_SIGNALS",
-    "defer_signals",
-    "ignore_signals",
-    "run",
-    "stop_deferring",
-    "until_signal",
-]
-
 log = logging.getLogger("tablectl.stopping")
 
 T = TypeVar("T")

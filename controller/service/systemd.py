@@ -25,8 +25,6 @@ import structlog
 
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["Notifier", "watchdog_interval", "watchdog_pings"]
-
 log = structlog.get_logger("tablectl.systemd")
 
 

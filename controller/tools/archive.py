@@ -32,8 +32,6 @@ from tablectl.controller.service import stopping
 from tablectl.controller.tools.broker_login import add_login_arguments, broker_login
 from tablectl.controller.tools.floor_metrics import ArchiveMetrics, check_listen, serving
 
-__all__ = ["EXIT_CONFIG", "EXIT_UNAVAILABLE", "add_arguments", "run"]
-
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EXAMPLE: Final = (
     "example: tablectl archive --url mqtt://broker.floor:1883 "

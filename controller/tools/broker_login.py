@@ -18,8 +18,6 @@ from tablectl.controller.config import MqttConfig
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.mqtt.security import ClientSecurity, client_security
 
-__all__ = ["add_login_arguments", "broker_login"]
-
 
 def add_login_arguments(parser: argparse.ArgumentParser) -> None:
     """The five login options (none by default: an anonymous plain connection)."""

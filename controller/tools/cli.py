@@ -19,8 +19,6 @@ from typing import Any
 from tablectl.controller.core.exits import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from tablectl.controller.service import stopping
 
-__all__ = ["main"]
-
 _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 """Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
 _LONG_RUNNING = frozenset({"run", "demo", "watch", "dashboard", "archive", "simulate", "diag"})

@@ -17,8 +17,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["EXAMPLES", "SHELLS", "HelpFormatter", "completion_script", "polish", "subparsers"]
-
 SHELLS: Final = ("bash", "zsh", "tcsh")
 
 EXAMPLES: Final[Mapping[str, str]] = {

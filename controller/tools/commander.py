@@ -29,8 +29,6 @@ from tablectl.controller.mqtt.security import client_security, sign_command
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.secrets import read_key_file
 
-__all__ = ["add_arguments", "run", "send_command"]
-
 EXIT_REFUSED = EXIT_ERROR
 """The table refused the command (its reply says why)."""
 

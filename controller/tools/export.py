@@ -57,17 +57,6 @@ from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 if TYPE_CHECKING:
     from tablectl.controller.config import TableConfig
 
-__all__ = [
-    "ExportedRange",
-    "RecordSource",
-    "add_arguments",
-    "export_all",
-    "export_round",
-    "export_time_range",
-    "run",
-    "to_event_line",
-]
-
 
 class RecordSource(Protocol):
     """Where an export reads a table's records by ``seq``: its journal files

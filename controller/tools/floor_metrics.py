@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from tablectl.controller.archive.consumer import Archiver
     from tablectl.controller.tools.dashboard.subscriber import FloorFeed
 
-__all__ = ["ArchiveMetrics", "DashboardMetrics", "check_listen", "serving"]
-
 _ARCHIVE_COUNTERS: Final = {
     "received": "Messages received on the tables' events/anchor topics",
     "stored": "Records stored (new rows)",

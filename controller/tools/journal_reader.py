@@ -30,8 +30,6 @@ from tablectl.controller.journal import (
     verify_journal_file,
 )
 
-__all__ = ["ExportError", "JournalReader"]
-
 
 class ExportError(ControllerError):
     """What was asked for is not in the journal (an unknown round, an empty range)."""

@@ -20,8 +20,6 @@ from typing import Any, Final
 
 from tablectl.controller.games.catalog import CATALOG
 
-__all__ = ["MAX_LENGTH", "clock_summary", "facts", "printable", "summarize"]
-
 MAX_LENGTH: Final = 100
 """No summary line is longer (a wider result is cut with ``…``)."""
 

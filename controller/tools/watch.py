@@ -35,16 +35,6 @@ from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.mqtt.security import ClientSecurity
 from tablectl.controller.tools.summary import clock_summary, facts, printable, summarize
 
-__all__ = [
-    "MAX_SEQ",
-    "Kind",
-    "Line",
-    "MessageFilter",
-    "check_record",
-    "format_message",
-    "watch",
-]
-
 log = structlog.get_logger("tablectl.watch")
 
 Kind = Literal["outcome", "event", "alarm", "status", "other"]

@@ -24,8 +24,6 @@ from tablectl.drivers.bigwheel.protocol import (
 )
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["BigWheelDriver", "BigWheelSettings"]
-
 
 class BigWheelSettings(DriverSettings):
     """The ``[[devices]]`` options of a big-wheel sensor (unknown keys are rejected).

@@ -71,14 +71,6 @@ from tablectl.drivers.events import (
     WheelStopped,
 )
 
-__all__ = [
-    "FAULT_RESULT_MISMATCH",
-    "FAULT_SEGMENT_COUNT",
-    "SEGMENT_RETRY",
-    "BigWheelInterpreter",
-    "fault_code",
-]
-
 FAULT_SEGMENT_COUNT = "bigwheel_segment_count"
 """Latched while the wheel's configured segment count differs from the table's."""
 FAULT_RESULT_MISMATCH = "bigwheel_result_mismatch"

@@ -46,8 +46,6 @@ from tablectl.drivers.dice.protocol import (
 from tablectl.drivers.replies import as_a, is_a
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["DiceDriver", "DiceSettings"]
-
 T = TypeVar("T")
 
 

@@ -83,8 +83,6 @@ from tablectl.drivers.events import (
     NoMoreBets,
 )
 
-__all__ = ["FAULT_CONFIG_MISMATCH", "DiceInterpreter", "fault_code"]
-
 FAULT_CONFIG_MISMATCH: Final = "dice_config_mismatch"
 """Latched while the unit's ``IDNT`` disagrees with the table's dice count or colours."""
 

@@ -28,19 +28,6 @@ from typing import Any, Final, NoReturn
 
 from tablectl.drivers.codec import DecodeError
 
-__all__ = [
-    "MAX_DEPTH",
-    "MAX_INT_DIGITS",
-    "NOT_AN_OBJECT",
-    "NOT_JSON",
-    "NOT_UTF8",
-    "REASONS",
-    "TOO_DEEP",
-    "TOO_LONG",
-    "nesting",
-    "read_object",
-]
-
 MAX_DEPTH: Final = 32
 """Deepest nesting of arrays and objects taken (a camera result has 3 levels)."""
 MAX_INT_DIGITS: Final = 32

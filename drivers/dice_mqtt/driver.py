@@ -52,8 +52,6 @@ from tablectl.drivers.transports.pubsub import (
     broker_url_problem,
 )
 
-__all__ = ["LOG_EVERY", "CameraKeySettings", "DiceMqttDriver", "DiceMqttSettings", "Malformed"]
-
 log = structlog.get_logger("tablectl.drivers.dice_mqtt")
 
 LOG_EVERY: Final = 60.0

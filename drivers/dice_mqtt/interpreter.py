@@ -74,14 +74,6 @@ from tablectl.drivers.events import (
     RollInvalidCode,
 )
 
-__all__ = [
-    "FAULT_MOTION",
-    "FAULT_READER_INVALID",
-    "FAULT_READER_SILENT",
-    "DiceStudioInterpreter",
-    "Phase",
-]
-
 FAULT_MOTION: Final = "dice_motion_fault"
 """The shaker said its motion fault word (S90); cleared by its next idle word (S0). The same code
 as the serial unit's (``drivers/dice``): one alarm per kind of trouble, whatever the wiring."""

@@ -47,30 +47,6 @@ from tablectl.drivers.dice_mqtt.bounded import MAX_DEPTH, RAW_BYTES, read_object
 from tablectl.drivers.errors import EncodeError
 from tablectl.drivers.events import RollInvalidCode
 
-__all__ = [
-    "DEFAULT_CAMERA_ERRORS",
-    "DEFAULT_SHAKE_COMMAND",
-    "DEFAULT_STATUS_WORDS",
-    "MAX_DURATION",
-    "MAX_PATTERN",
-    "MAX_PAYLOAD",
-    "MAX_ROUND_ID",
-    "CameraKeys",
-    "CameraShape",
-    "Command",
-    "DetectRequest",
-    "DetectResult",
-    "Message",
-    "Shake",
-    "ShakerShape",
-    "ShakerState",
-    "ShakerStatus",
-    "StateQuery",
-    "StudioCodec",
-    "StudioShape",
-    "format_duration",
-]
-
 ShakerState = Literal["idle", "shaking", "accepted", "motion_fault"]
 """What a status word means: at rest, shaking, a shake command received, a motion fault."""
 

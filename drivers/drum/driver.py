@@ -44,8 +44,6 @@ from tablectl.drivers.drum.protocol import (
 from tablectl.drivers.errors import DeviceTimeoutError, DriverConfigError
 from tablectl.drivers.transports.frames import CanFrame, FrameLink
 
-__all__ = ["DEFAULT_CHANNEL", "DrumDriver", "DrumSettings"]
-
 DEFAULT_CHANNEL = "can0"
 
 

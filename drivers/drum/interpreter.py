@@ -78,17 +78,6 @@ from tablectl.drivers.events import (
     TubeFull,
 )
 
-__all__ = [
-    "FAULT_BLOWER",
-    "FAULT_GATE",
-    "FAULT_NOT_OPERATIONAL",
-    "FAULT_SENSOR",
-    "DrumInterpreter",
-    "InterpreterSettings",
-    "fault_code",
-    "reader_silent_code",
-]
-
 FAULT_BLOWER = "drum_blower_fault"
 FAULT_GATE = "drum_gate_fault"
 FAULT_SENSOR = "drum_sensor_fault"

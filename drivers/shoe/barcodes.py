@@ -42,22 +42,6 @@ from typing import Final, Literal, get_args
 from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS, parse_card
 from tablectl.drivers.errors import EncodeError
 
-__all__ = [
-    "DEFAULT_CUT_CARD_BARCODES",
-    "DEFAULT_NO_READ_BARCODES",
-    "DEFAULT_SIGNAL_BARCODES",
-    "SIGNAL_KINDS",
-    "SYMBOL_DECKS",
-    "BarcodeCodec",
-    "BarcodeResult",
-    "Decoded",
-    "RejectReason",
-    "Rejected",
-    "Signal",
-    "SignalKind",
-    "SymbolDeck",
-]
-
 SignalKind = Literal["cut_card", "shoe_empty", "shoe_removed", "shoe_inserted"]
 SIGNAL_KINDS: Final[tuple[SignalKind, ...]] = get_args(SignalKind)
 RejectReason = Literal["unreadable", "unknown_barcode", "foreign_deck"]

@@ -45,15 +45,6 @@ from tablectl.drivers.shoe.barcodes import (
 from tablectl.drivers.shoe.hid import REPORT_SIZE, UNMAPPED, HidLineDecoder
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = [
-    "LINE_FRAMINGS",
-    "HidShoeDriver",
-    "SerialLines",
-    "SerialShoeDriver",
-    "ShoeInterpreter",
-    "ShoeSettings",
-]
-
 LineEnding = Literal["any", "cr", "lf", "crlf"]
 MAX_LINE: Final = 256
 """Bytes per serial line; more without a line ending is noise (or a wrong baud rate)."""

@@ -29,14 +29,6 @@ from typing import Final
 
 from tablectl.drivers.errors import EncodeError
 
-__all__ = [
-    "ENTER",
-    "REPORT_SIZE",
-    "UNMAPPED",
-    "HidLineDecoder",
-    "encode_line",
-]
-
 REPORT_SIZE: Final = 8
 ENTER: Final = 0x28
 KEYPAD_ENTER: Final = 0x58

@@ -49,8 +49,6 @@ from tablectl.drivers.shuffler.protocol import (
 )
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["ShufflerDriver", "ShufflerSettings"]
-
 _BAUDRATES = frozenset({1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200})
 
 T = TypeVar("T")

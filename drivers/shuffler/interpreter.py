@@ -58,13 +58,6 @@ from tablectl.drivers.shuffler.protocol import (
     Version,
 )
 
-__all__ = [
-    "FAULT_DOOR_OPEN",
-    "FAULT_JAM_CODE",
-    "ShufflerInterpreter",
-    "fault_code",
-]
-
 FAULT_JAM_CODE = "shuffler_jam"
 FAULT_DOOR_OPEN = "shuffler_door_open"
 _FAULT_PREFIX = "shuffler_fault_"

@@ -20,8 +20,6 @@ from tablectl.drivers.ss2.interpreter import SS2Interpreter
 from tablectl.drivers.ss2.protocol import Command, Decoder, encode_command
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["SS2Driver", "SS2Settings"]
-
 MIN_POLL_INTERVAL = 0.1
 """The guide: poll ``*X`` no faster than every 100 ms."""
 

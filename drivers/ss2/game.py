@@ -10,23 +10,6 @@ from typing import Protocol
 from tablectl.drivers.events import Direction
 from tablectl.drivers.ss2.protocol import Number
 
-__all__ = [
-    "FAULT_POWERED_DOWN",
-    "FAULT_PREFIX",
-    "FAULT_SENSOR",
-    "IN_GAME_STATES",
-    "STATE_CLOSED",
-    "STATE_IDLE",
-    "STATE_LAUNCHED",
-    "STATE_NO_MORE_BETS",
-    "STATE_READY",
-    "STATE_RESULT",
-    "Game",
-    "InterpreterSettings",
-    "direction_from_bit",
-    "fault_code",
-]
-
 FAULT_SENSOR = "ss2_sensor_fault"
 """Latched while status warn bit 4 (sensor stuck, motor or encoder fault) is set."""
 FAULT_POWERED_DOWN = "ss2_powered_down"

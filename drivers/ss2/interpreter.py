@@ -106,14 +106,6 @@ from tablectl.drivers.ss2.protocol import (
     WarningBit,
 )
 
-__all__ = [
-    "FAULT_POWERED_DOWN",
-    "FAULT_SENSOR",
-    "InterpreterSettings",
-    "SS2Interpreter",
-    "fault_code",
-]
-
 
 class SS2Interpreter:
     """Turns decoded SS2 messages into :mod:`tablectl.drivers.events` facts; see the module

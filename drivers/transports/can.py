@@ -46,8 +46,6 @@ from tablectl.drivers.transports.frames import MAX_DLC, CanFrame, FrameTraceHook
 if TYPE_CHECKING:
     import can
 
-__all__ = ["CanLink", "open_can_link"]
-
 log = logging.getLogger(__name__)
 
 

@@ -14,15 +14,6 @@ from typing import Literal, Protocol
 
 from tablectl.drivers.errors import EncodeError
 
-__all__ = [
-    "MAX_DLC",
-    "MAX_EXTENDED_ID",
-    "MAX_STANDARD_ID",
-    "CanFrame",
-    "FrameLink",
-    "FrameTraceHook",
-]
-
 MAX_STANDARD_ID = 0x7FF
 """CAN 2.0A: 11-bit identifiers."""
 MAX_EXTENDED_ID = 0x1FFF_FFFF

@@ -25,8 +25,6 @@ from collections.abc import Callable
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 
-__all__ = ["Mangle", "MemoryStream", "memory_pair"]
-
 Mangle = Callable[[bytes], list[bytes]]
 """Turns one write into the chunks the peer reads: ``[data]`` is a clean line, ``[]`` drops it."""
 

@@ -37,8 +37,6 @@ from tablectl.drivers.transports.pubsub import BrokerEndpoint, TopicMessage, spl
 from tablectl.drivers.transports.secrets import read_password_file
 from tablectl.drivers.transports.tls import client_tls_context
 
-__all__ = ["MqttLink", "endpoint_from_url"]
-
 _CLOSE_TIMEOUT = 1.0
 """Bound on the goodbye (DISCONNECT) of :meth:`MqttLink.close`: a dead broker must not hold up a
 reconnect or a shutdown."""

@@ -22,15 +22,6 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     import ssl
 
-__all__ = [
-    "BrokerEndpoint",
-    "MessageLink",
-    "MessageTraceHook",
-    "TopicMessage",
-    "broker_url_problem",
-    "split_broker_url",
-]
-
 
 @dataclass(frozen=True)
 class TopicMessage:

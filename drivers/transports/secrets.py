@@ -17,8 +17,6 @@ from typing import Final
 
 from tablectl.drivers.errors import DriverInitError
 
-__all__ = ["MAX_SECRET_BYTES", "read_password_file", "read_secret"]
-
 MAX_SECRET_BYTES: Final = 64 * 1024
 """A secret file larger than this is not a secret file (a path mix-up): refuse it."""
 

@@ -13,8 +13,6 @@ from pathlib import Path
 
 from tablectl.drivers.errors import DriverInitError
 
-__all__ = ["client_tls_context"]
-
 
 def _refuse_key_password() -> bytes:
     # An encrypted private key would otherwise make OpenSSL prompt on the terminal, which a

@@ -43,8 +43,6 @@ from tablectl.drivers.errors import (
     TransportClosedError,
 )
 
-__all__ = ["UsbEndpointStream"]
-
 _WRITE_TIMEOUT_MS = 1000
 """A device that does not take an OUT transfer within a second is treated as gone."""
 

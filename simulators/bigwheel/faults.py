@@ -19,8 +19,6 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec", "check_arguments", "from_spec"]
-
 FAULTS: Final = FaultKinds(
     "spin",
     {

@@ -43,8 +43,6 @@ from tablectl.simulators.chunks import Chunk, noise_burst
 from tablectl.simulators.faults import faults_at
 from tablectl.simulators.timeline import SerialModel
 
-__all__ = ["SimBigWheel", "SpinResult"]
-
 _OMEGA: Final = (0.45, 0.6)
 """Initial wheel speed, revolutions per wheel second (a hand-spun big wheel)."""
 _INSIDE: Final = (0.15, 0.85)

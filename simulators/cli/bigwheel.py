@@ -16,8 +16,6 @@ from tablectl.simulators.bigwheel import FaultSpec, SimBigWheel
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.errors import SimulatorError
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate bigwheel"
 
 

@@ -19,8 +19,6 @@ from tablectl.drivers.dice.protocol import (
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.dice import FaultSpec, SimDice
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate dice"
 
 EPILOG = """\

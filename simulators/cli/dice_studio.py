@@ -28,8 +28,6 @@ from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.dice_studio import FaultSpec, SimDiceStudio, StudioService
 from tablectl.simulators.errors import SimulatorError
 
-__all__ = ["add_arguments", "load_shapes", "main", "run"]
-
 _NAME = "tablectl simulate dice-studio"
 _EXAMPLE = """example:
   tablectl simulate dice-studio --url mqtt://127.0.0.1:1883 --speed 5 --fault unreadable@2

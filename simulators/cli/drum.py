@@ -26,8 +26,6 @@ from tablectl.drivers.transports.can import CanLink
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.drum import FaultSpec, SimDrum, run_sim_drum
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate drum"
 
 

@@ -40,33 +40,6 @@ from typing import Any, Protocol, TypeVar
 from tablectl.simulators.faults import FaultSpec
 from tablectl.simulators.serve import SimDevice, serve_pty, serve_tcp
 
-__all__ = [
-    "EXIT_ERROR",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "LINK_HELP",
-    "SPEED_HELP",
-    "Main",
-    "add_count_argument",
-    "add_fault_argument",
-    "add_seconds_argument",
-    "add_seed_argument",
-    "add_speed_argument",
-    "add_transport_arguments",
-    "argument_type",
-    "main_for",
-    "number_type",
-    "results_done",
-    "run_main",
-    "run_served",
-    "serve_until_stopped",
-    "speed_type",
-    "tcp_type",
-    "until_results",
-    "usage_error",
-    "whole_type",
-]
-
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2

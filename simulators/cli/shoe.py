@@ -23,8 +23,6 @@ from tablectl.drivers.cards import parse_card
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.shoe import ShoeFault, SimShoe
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate shoe"
 
 _log = logging.getLogger(__name__)

@@ -15,8 +15,6 @@ from tablectl.drivers.shuffler.protocol import MAX_DECKS
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.shuffler import FaultSpec, SimShuffler
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate shuffler"
 
 

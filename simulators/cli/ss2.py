@@ -12,8 +12,6 @@ import sys
 from tablectl.simulators.cli import kit as clikit
 from tablectl.simulators.ss2 import DEFAULT_MODE, FAULTS, FaultSpec, SimSS2
 
-__all__ = ["add_arguments", "main", "run"]
-
 _NAME = "tablectl simulate ss2"
 
 EPILOG = f"""\

@@ -12,8 +12,6 @@ from tablectl.drivers.events import RollInvalidCode
 from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_KINDS", "NO_RESULT_KINDS", "FaultSpec"]
-
 
 def _die(note: str) -> ValueRule:
     return ValueRule.whole("die", low=1, high=MAX_DICE, default=1, metavar="DIE", note=note)

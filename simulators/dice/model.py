@@ -38,8 +38,6 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 from tablectl.simulators.stx_port import corrupt, line_noise
 
-__all__ = ["GamePlan", "RollOutcome", "SimDice"]
-
 _SHIFTED_BY_LID: Final = frozenset({"close", "roll", "open"})
 """What the lid interlock holds back: the betting timer and the next steps of the cycle."""
 
@@ -275,7 +273,7 @@ class SimDice(HostPort[RollOutcome]):
             self._schedule(at + shake + self._jittered(self._settle), "read")
         if plan.strikes("silence"):
             seconds = self._scaled(plan.faults["silence"].number)
-            self._timeline.shift(seconds)
+            self._shift(seconds)
             self._silent_until = at + seconds
         if plan.strikes("disconnect"):
             self._link_down = (at, at + self._scaled(plan.faults["disconnect"].number))
@@ -323,7 +321,7 @@ class SimDice(HostPort[RollOutcome]):
     def _start_self_test(self, at: float) -> None:
         seconds = self._scaled(SELF_TEST_SECONDS)
         self._testing = True
-        self._timeline.shift(seconds)  # the cycle waits for the test shake
+        self._shift(seconds)  # the cycle waits for the test shake
         self._schedule(at + seconds, "test_done")
 
     # --- faults --------------------------------------------------------------------------------
@@ -343,7 +341,7 @@ class SimDice(HostPort[RollOutcome]):
         if plan is None or self._state != "ready" or not plan.strikes("lid_open"):
             return
         seconds = self._scaled(plan.faults["lid_open"].number)
-        self._timeline.shift(seconds, _SHIFTED_BY_LID)  # the interlock holds the cycle
+        self._shift(seconds, _SHIFTED_BY_LID)  # the interlock holds the cycle
         self._raise_fault(at, FAULT_LID, "lid open", resume="ready")
         self._schedule(at + seconds, "clear", FAULT_LID)
 

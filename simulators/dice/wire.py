@@ -39,8 +39,6 @@ from tablectl.simulators.stx_port import StxMessages, StxPort
 if TYPE_CHECKING:
     from tablectl.simulators.dice.model import GamePlan
 
-__all__ = ["FIRMWARE", "MODEL", "READER", "SELF_TEST_SECONDS", "HostPort"]
-
 MODEL: Final = "TDS-1"
 FIRMWARE: Final = "1.0.0"
 READER: Final = "CAM1"

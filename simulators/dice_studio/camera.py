@@ -16,10 +16,9 @@ from tablectl.drivers.dice_mqtt.messages import DetectRequest, DetectResult, Stu
 from tablectl.drivers.transports.pubsub import TopicMessage
 from tablectl.simulators.dice_studio.faults import FAULT_CODES, FaultSpec, camera_error
 from tablectl.simulators.dice_studio.shaker import SimShaker
-from tablectl.simulators.dice_studio.timeline import Said, Timeline
+from tablectl.simulators.dice_studio.timeline import Said
 from tablectl.simulators.faults import faults_at
-
-__all__ = ["DEFAULT_DELAY", "DUPLICATE_GAP", "GARBAGE_RESULT", "SimCamera"]
+from tablectl.simulators.timeline import Timeline
 
 DEFAULT_DELAY: Final = 0.3
 """Studio seconds from a request to its answer."""
@@ -68,7 +67,7 @@ class SimCamera:
 
     @property
     def next_due(self) -> float | None:
-        return self._timeline.next_due
+        return self._timeline.next_at()
 
     def receive(self, request: DetectRequest, now: float) -> list[Said]:
         """A read request: nothing is said at once; the answer is planned."""
@@ -89,7 +88,7 @@ class SimCamera:
             answer = DetectResult(request.round_id, None, number)
         due = now + self.delay / self.speed
         if "garbage" in faults:
-            self._timeline.at(
+            self._timeline.add(
                 due, TopicMessage(self.codec.shape.camera.result_topic, GARBAGE_RESULT)
             )
         self._plan(answer, due)
@@ -104,4 +103,4 @@ class SimCamera:
     def _plan(self, answer: DetectResult, due: float) -> None:
         topic, payload = self.codec.encode_message(answer)
         self.answers.append(answer)
-        self._timeline.at(due, TopicMessage(topic, payload))
+        self._timeline.add(due, TopicMessage(topic, payload))

@@ -14,8 +14,6 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_CODES", "FAULT_KINDS", "FaultSpec", "camera_error"]
-
 FAULTS: Final = FaultKinds(
     "shake",
     {

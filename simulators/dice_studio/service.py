@@ -20,8 +20,6 @@ from tablectl.drivers.transports.mqtt import MqttLink
 from tablectl.drivers.transports.pubsub import BrokerEndpoint, TopicMessage
 from tablectl.simulators.dice_studio.studio import SimDiceStudio
 
-__all__ = ["StudioService"]
-
 
 class StudioService:
     """One studio model on one broker until cancelled.

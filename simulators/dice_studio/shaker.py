@@ -24,10 +24,9 @@ from tablectl.drivers.dice_mqtt.messages import (
 )
 from tablectl.drivers.transports.pubsub import TopicMessage
 from tablectl.simulators.dice_studio.faults import FaultSpec
-from tablectl.simulators.dice_studio.timeline import Said, Timeline
+from tablectl.simulators.dice_studio.timeline import Said
 from tablectl.simulators.faults import faults_at
-
-__all__ = ["GARBAGE_STATUS", "START_DELAY", "SimShaker"]
+from tablectl.simulators.timeline import Timeline
 
 START_DELAY: Final = 0.2
 """Studio seconds from "command received" (S2) to "shaking" (S1)."""
@@ -80,7 +79,7 @@ class SimShaker:
 
     @property
     def next_due(self) -> float | None:
-        return self._timeline.next_due
+        return self._timeline.next_at()
 
     def receive(self, command: StateQuery | Shake, now: float) -> list[Said]:
         """A command from the host: the words said at once."""
@@ -108,15 +107,15 @@ class SimShaker:
             garbage = TopicMessage(self.codec.shape.shaker.status_topic, GARBAGE_STATUS)
             out.append(Said(now, garbage))
         started = now + START_DELAY / self.speed
-        self._timeline.at(started, _Step("shaking"))
+        self._timeline.add(started, _Step("shaking"))
         duration = command.duration / self.speed
         fault = faults.get("motion_fault")
         if fault is None:
-            self._timeline.at(started + duration, _Step("idle", roll=True))
+            self._timeline.add(started + duration, _Step("idle", roll=True))
         else:
             halfway = started + duration / 2
-            self._timeline.at(halfway, _Step("motion_fault"))
-            self._timeline.at(halfway + fault.number / self.speed, _Step("idle"))
+            self._timeline.add(halfway, _Step("motion_fault"))
+            self._timeline.add(halfway + fault.number / self.speed, _Step("idle"))
         return out
 
     def _say(self, state: ShakerState, at: float) -> Said:

@@ -28,8 +28,6 @@ from tablectl.simulators.dice_studio.timeline import Said
 from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import check_unique, faults_at
 
-__all__ = ["SimDiceStudio"]
-
 
 class SimDiceStudio:
     """A shaker and a camera service speaking ``shape`` (see the package docstring).

@@ -13,8 +13,6 @@ from tablectl.simulators.errors import SimulatorError
 from tablectl.simulators.faults import FaultKinds, ValueRule, check_unique
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["BALL_KINDS", "FAULTS", "FAULT_KINDS", "FaultSpec", "check_args", "garbage_frames"]
-
 BALL_KINDS: Final = ("not_read", "double_read", "repeat_frame", "out_of_range")
 _BALL: Final = ValueRule.whole("ball index", low=1, default=1, metavar="K")
 

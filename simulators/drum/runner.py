@@ -11,8 +11,6 @@ from tablectl.drivers.errors import TransportClosedError
 from tablectl.drivers.transports.frames import CanFrame, FrameLink
 from tablectl.simulators.drum.model import SimDrum
 
-__all__ = ["run_sim_drum"]
-
 
 async def run_sim_drum(
     model: SimDrum,

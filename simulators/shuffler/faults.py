@@ -9,8 +9,6 @@ from tablectl.drivers.shuffler.protocol import CARD_PATTERN, MAX_CODE, MAX_NUMBE
 from tablectl.simulators.faults import FaultKinds, ValueRule
 from tablectl.simulators.faults import FaultSpec as BaseFaultSpec
 
-__all__ = ["FAULTS", "FAULT_KINDS", "FaultSpec"]
-
 FAULTS: Final = FaultKinds(
     "shuffle",
     {

@@ -38,8 +38,6 @@ from tablectl.simulators.shuffler.faults import FaultSpec
 from tablectl.simulators.shuffler.wire import HostPort
 from tablectl.simulators.stx_port import CommandHandler, line_noise
 
-__all__ = ["ShufflePlan", "ShuffleResult", "SimShuffler"]
-
 _SELF_CLEARING: Final = frozenset({4, 5, 8})
 _SELF_CLEAR_SECONDS: Final = 2.0
 _DOOR_CLOSE_AFTER_JAM: Final = 1.0
@@ -209,7 +207,7 @@ class SimShuffler(HostPort[ShuffleResult]):
 
     def _stall(self, t: float, seconds: float) -> None:
         """``silence``: the controller hangs; everything still to come moves ``seconds`` later."""
-        self._timeline.shift(seconds)
+        self._shift(seconds)
         self._silent_until = t + seconds
 
     # --- shuffles ------------------------------------------------------------------------------
@@ -276,7 +274,7 @@ class SimShuffler(HostPort[ShuffleResult]):
             return
         seconds = self._scaled(shuffle.faults["door_open"].number)
         # The interlock stops the mechanism: the rest of the shuffle waits for the door.
-        self._timeline.shift(seconds, ("done",))
+        self._shift(seconds, ("done",))
         self._set_door(at, is_open=True)
         self._schedule(at + seconds, "door_close")
 

@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from tablectl.simulators.usb_backend import SimUsbBackend
     from tablectl.simulators.usb_device import SimUsbDevice
 
-__all__ = ["USB_PID", "USB_VID", "SimShufflerUsb"]
-
 USB_VID: Final = 0x1209
 """pid.codes' vendor id for open-source hardware; the simulated shuffler's default."""
 USB_PID: Final = 0x5346

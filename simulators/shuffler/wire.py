@@ -34,8 +34,6 @@ from tablectl.simulators.stx_port import StxMessages, StxPort
 if TYPE_CHECKING:
     from tablectl.simulators.shuffler.model import ShufflePlan
 
-__all__ = ["FIRMWARE", "MODEL", "HostPort"]
-
 MODEL: Final = "TS-1"
 FIRMWARE: Final = "1.0.0"
 

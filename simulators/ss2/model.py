@@ -54,8 +54,6 @@ from tablectl.simulators.ss2.phases import (
 )
 from tablectl.simulators.ss2.wire import HostPort
 
-__all__ = ["SimSS2"]
-
 
 class SimSS2(HostPort):
     """The simulated wheel (serial port 1). Feed it time and host bytes; it returns wheel bytes.
@@ -200,7 +198,8 @@ class SimSS2(HostPort):
             if due is not None and due <= t_tick:
                 if due > now:
                     return
-                self._on_event(*self._timeline.pop())
+                at, (kind, arg) = self._timeline.pop()
+                self._on_event(at, kind, arg)
                 continue
             if t_tick > now:
                 return
@@ -247,7 +246,7 @@ class SimSS2(HostPort):
         """``silence``: the controller hangs; everything still to come moves ``seconds`` later."""
         assert self._t0 is not None
         self._t0 += seconds
-        self._timeline.shift(seconds)
+        self._shift(seconds)
         self._silent_until = t + seconds
 
     # --- phases --------------------------------------------------------------------------------

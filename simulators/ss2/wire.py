@@ -38,8 +38,6 @@ from tablectl.simulators.ss2.phases import (
 )
 from tablectl.simulators.timeline import SerialModel
 
-__all__ = ["HostPort"]
-
 
 class HostPort(SerialModel[int, Number]):
     """The wheel's serial port 1: what :class:`~tablectl.simulators.ss2.model.SimSS2` hears and

@@ -57,22 +57,6 @@ from tablectl.controller.core.errors import MalformedError
 from tablectl.controller.journal import AUTH, record_hash
 from tablectl.controller.journal.anchors import WITHHELD_AUTH, mac_matches, withheld_matches
 
-__all__ = [
-    "MALFORMED",
-    "MAX_SEQ",
-    "REASONS",
-    "Admitted",
-    "Context",
-    "Head",
-    "Limits",
-    "Quarantined",
-    "admit",
-    "authorship_problem",
-    "refusal_of",
-    "seq_horizon",
-    "ts_window",
-]
-
 MAX_SEQ: Final = 2**63 - 1
 """The largest ``seq`` (PostgreSQL's ``bigint``)."""
 

@@ -16,8 +16,6 @@ from tablectl.controller.archive.gate.admission import Limits
 from tablectl.controller.archive.upkeep import Cadence
 from tablectl.controller.core.errors import ConfigError
 
-__all__ = ["add_bound_arguments", "bounds_of"]
-
 _DEFAULT = Limits()
 _CADENCE = Cadence()
 

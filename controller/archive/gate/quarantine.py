@@ -27,8 +27,6 @@ from tablectl.controller.archive.gate.admission import Quarantined
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PER_MINUTE", "QuarantineWriter"]
-
 PER_MINUTE: Final = 1_000
 """Rows written a minute at most (and in one burst)."""
 

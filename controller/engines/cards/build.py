@@ -18,8 +18,6 @@ from tablectl.controller.games.cards.blackjack_rules import BlackjackRules
 from tablectl.controller.games.cards.deal import BaseGame
 from tablectl.controller.games.cards.dragon_tiger import DragonTiger, DragonTigerRules
 
-__all__ = ["BaccaratEngine", "BlackjackEngine", "DragonTigerEngine", "load_game"]
-
 
 def load_game(game: str, rules: Mapping[str, Any], *, source: str) -> BaseGame:
     """The card game ``game`` of the catalog, with its ``[rules]`` validated (preset first).

@@ -77,8 +77,6 @@ from tablectl.controller.games.rng import (
 )
 from tablectl.drivers.cards import Card as PlayingCard
 
-__all__ = ["CardEngine"]
-
 
 class CardEngine(CardTable):
     """One card table's shoes and rounds (see the module docstring), built as

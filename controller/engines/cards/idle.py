@@ -21,8 +21,6 @@ from tablectl.controller.games.cards.deal import BaseGame
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["IdleCards"]
-
 
 class IdleCards:
     """The carried cards and the coup without bets of one table (see the module docstring)."""

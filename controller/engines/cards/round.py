@@ -26,8 +26,6 @@ from tablectl.controller.games.cards.deal import (
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["ScriptRound"]
-
 
 class ScriptRound:
     """One round of ``game`` (see the module docstring)."""

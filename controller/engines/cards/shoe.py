@@ -33,8 +33,6 @@ from tablectl.controller.games.cards.shoe import Burn, Shoe, ShoeRules, check_cu
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["SHOE_MACHINE", "ShoeLife"]
-
 UNKNOWN: Final = "unknown"
 READY: Final = "ready"
 REJECTED: Final = "rejected"

@@ -52,8 +52,6 @@ from tablectl.controller.games.cards.shoe import Shoe, ShoeRules, check_shuffle
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card as PlayingCard
 
-__all__ = ["CardTable"]
-
 
 class CardTable(RoundEngine):
     """One card table's shoe, devices and round ends (see the module docstring); its arguments

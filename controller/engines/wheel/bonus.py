@@ -29,8 +29,6 @@ from tablectl.controller.games.monopoly_bonus import (
 )
 from tablectl.controller.games.wheel import WheelRules
 
-__all__ = ["BonusRounds"]
-
 
 class BonusRounds(RoundEngine):
     """A wheel engine's handlers of the dice bonus: ``dice``, ``roll_started``, ``roll_invalid``."""

@@ -76,8 +76,6 @@ from tablectl.controller.games.wheel import (
 )
 from tablectl.controller.games.wheel.overlay import NAMES, RULES
 
-__all__ = ["WheelEngine"]
-
 
 class WheelEngine(BonusRounds):
     """One money-wheel table's rounds, built as :class:`~tablectl.controller.engines.EngineClass`

@@ -25,25 +25,6 @@ from typing import Final
 from tablectl.controller.core.statemachine import MachineDefinition, Transition
 from tablectl.controller.engines.base import IDLE, OPEN
 
-__all__ = [
-    "AFTER_BETS",
-    "BONUS",
-    "BONUS_HELD",
-    "CHAINED",
-    "CLOSED",
-    "DICE_WITHOUT_BONUS",
-    "HELD",
-    "IN_PLAY",
-    "MACHINE",
-    "RESPIN",
-    "RULE_BONUS",
-    "RULE_DIVIDER",
-    "RULE_SPIN",
-    "SEGMENT_OUT_OF_RANGE",
-    "SPINNING",
-    "VOID_RESULT_BEFORE_BETS_CLOSED",
-]
-
 CLOSED: Final = "closed"
 SPINNING: Final = "spinning"
 CHAINED: Final = "chained"

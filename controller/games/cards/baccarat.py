@@ -25,18 +25,6 @@ from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Slo
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "Baccarat",
-    "BaccaratRules",
-    "Hand",
-    "banker_draws",
-    "is_natural",
-    "next_expected",
-    "outcome",
-    "point",
-    "total",
-]
-
 Hand: TypeAlias = Literal["player", "banker"]
 
 MAX_CARDS: Final = 6

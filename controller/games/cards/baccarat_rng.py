@@ -47,16 +47,6 @@ from tablectl.controller.games.cards.shoe import COMPOSITION_RULE, LastCoup, OnF
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card, parse_card
 
-__all__ = [
-    "GoldenWealthBaccarat",
-    "GoldenWealthRules",
-    "LightningBaccarat",
-    "LightningRules",
-    "OverlayRules",
-    "is_deck_card",
-    "overlay",
-]
-
 Repeats = Literal["each", "once"]
 
 _MAIN_BETS: Final = ("player", "banker", "tie")

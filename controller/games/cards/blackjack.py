@@ -54,8 +54,6 @@ from tablectl.controller.games.cards.shoe import ShoeRules
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["DEALER", "Blackjack", "BlackjackRound"]
-
 DEALER = "dealer"
 
 

@@ -26,27 +26,6 @@ from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "DECISION_NOT_BLACKJACK",
-    "DECISION_OUT_OF_TURN",
-    "DOUBLE_NOT_ALLOWED",
-    "EVEN_MONEY_NOT_ALLOWED",
-    "EXTRA_CARD",
-    "INSURANCE_NOT_ALLOWED",
-    "SPLIT_NOT_ALLOWED",
-    "SURRENDER_NOT_ALLOWED",
-    "UNKNOWN_BOX",
-    "Action",
-    "BlackjackRules",
-    "HandValue",
-    "card_value",
-    "dealer_draws",
-    "hand_value",
-    "initial_deal_order",
-    "is_blackjack",
-    "settle_hand",
-]
-
 Action: TypeAlias = Literal[
     "hit", "stand", "double", "split", "insurance", "even_money", "surrender"
 ]

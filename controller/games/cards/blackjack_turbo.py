@@ -23,8 +23,6 @@ from tablectl.controller.games.cards.blackjack_rules import BlackjackRules, Hole
 from tablectl.controller.games.cards.deal import DealScript, Reshuffle
 from tablectl.controller.games.cards.shoe import COMPOSITION_RULE, OnFault, ShoeRules
 
-__all__ = ["BlackjackTurbo", "BlackjackTurboRules"]
-
 
 class BlackjackTurboRules(BlackjackRules):
     """The ``[rules]`` of a Blackjack Turbo table; defaults are seed-001 §3.5's reading.

@@ -47,31 +47,6 @@ from tablectl.controller.games.cards.shoe import COMPOSITION_RULE, LastCoup, OnF
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "BOXES",
-    "CARD_BEFORE_DECISIONS",
-    "DECISION_REFUSED",
-    "MISDEAL",
-    "REFUND",
-    "REFUND_PLUS_HALF_ANTE",
-    "RESHUFFLE_BETS_STAND",
-    "WRONG_CARD_COUNT",
-    "BaseGame",
-    "Deal",
-    "DealScript",
-    "Face",
-    "GameRules",
-    "Procedure",
-    "Remedy",
-    "Reshuffle",
-    "RngMissing",
-    "RngOverlay",
-    "Slot",
-    "Step",
-    "box_name",
-    "hand_codes",
-]
-
 Face: TypeAlias = Literal["up", "down"]
 Reshuffle: TypeAlias = Literal["every_round", "shoe"]
 RngOverlay: TypeAlias = tuple[tuple[str, int], ...]

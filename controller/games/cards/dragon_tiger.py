@@ -36,17 +36,6 @@ from tablectl.controller.games.cards.deal import BaseGame, Deal, DealScript, Ste
 from tablectl.controller.games.cards.shoe import LastCoup, OnFault, ShoeRules
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "PRESETS",
-    "DragonTiger",
-    "DragonTigerRules",
-    "Preset",
-    "Variant",
-    "next_expected",
-    "outcome",
-    "rank_value",
-]
-
 Variant: TypeAlias = Literal["dragon_tiger", "football_studio", "war_of_bets"]
 
 

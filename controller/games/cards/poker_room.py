@@ -68,15 +68,6 @@ from tablectl.controller.games.cards.shoe import OnFault, ShoeRules
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "CARD_EXPOSED",
-    "EXTRA_CARD",
-    "FOUR_CARD_FLOP",
-    "MISSING_BURN",
-    "PokerRoom",
-    "PokerRoomRules",
-]
-
 # Verdict codes (docs/games/poker_room.md); the others are the card engine's.
 FOUR_CARD_FLOP: Final = "four_card_flop"
 MISSING_BURN: Final = "missing_burn"

@@ -56,36 +56,6 @@ from tablectl.controller.games.cards.poker import (
 )
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "ANDAR",
-    "BAHAR",
-    "BLACK",
-    "BOARD",
-    "CARDS",
-    "JOKER",
-    "MAX_AFTER_JOKER",
-    "RED",
-    "RULE_BOOK_BRACKETS",
-    "SIDES",
-    "SPEEDY_CARDS",
-    "SUIT_NAMES",
-    "AndarBahar",
-    "AndarBaharRules",
-    "Colour",
-    "Side",
-    "SideBetCity",
-    "SideBetCityRules",
-    "Speedy7",
-    "Speedy7Rules",
-    "bracket_label",
-    "colour",
-    "compare_rank",
-    "five_card_line",
-    "runs",
-    "seven_card_line",
-    "three_card_line",
-]
-
 Side: TypeAlias = Literal["andar", "bahar"]
 Colour: TypeAlias = Literal["red", "black"]
 AceRank: TypeAlias = Literal["high", "low"]

@@ -41,30 +41,6 @@ from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import RANKS, SUITS, SYMBOLS, Card, parse_card
 
-__all__ = [
-    "COMPOSITION_EXCEEDED",
-    "COMPOSITION_RULE",
-    "CUT_CARD_TOO_DEEP",
-    "DUPLICATE_BARCODE",
-    "JOKER_NOT_ALLOWED",
-    "NOT_A_CARD",
-    "RANK_NOT_IN_DECK",
-    "SHOE_COUNT_MISMATCH",
-    "SHUFFLER_COUNT_MISMATCH",
-    "SHUFFLER_DECK_CHECK",
-    "Burn",
-    "LastCoup",
-    "OnFault",
-    "Shoe",
-    "ShoeRules",
-    "burn_count",
-    "check_cut_card",
-    "check_shuffle",
-    "full_shoe_codes",
-    "read_card",
-    "shoe_size",
-]
-
 # Stable codes (docs/verdicts.md, "Card games").
 COMPOSITION_EXCEEDED: Final = "composition_exceeded"
 JOKER_NOT_ALLOWED: Final = "joker_not_allowed"

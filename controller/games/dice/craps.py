@@ -31,20 +31,6 @@ from typing import Any, Final, Literal, TypeAlias
 
 from tablectl.controller.core.errors import RuleError
 
-__all__ = [
-    "CRAPS",
-    "DICE",
-    "FIELD",
-    "HARDWAYS",
-    "NATURALS",
-    "POINTS",
-    "CrapsPhase",
-    "CrapsState",
-    "Decision",
-    "craps_result",
-    "decide",
-]
-
 DICE: Final = 2
 POINTS: Final = frozenset({4, 5, 6, 8, 9, 10})
 """Come-out totals that become the point (L2757)."""

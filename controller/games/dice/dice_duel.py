@@ -24,8 +24,6 @@ from typing import Any, Final, Literal
 
 from tablectl.controller.core.errors import RuleError
 
-__all__ = ["BLUE", "COLORS", "RED", "dice_duel_result"]
-
 RED: Final = "red"
 BLUE: Final = "blue"
 COLORS: Final = (RED, BLUE)

@@ -41,22 +41,6 @@ from tablectl.controller.games.dice.lightning_dice import Lightning, lightning_r
 from tablectl.controller.games.dice.sic_bo import sic_bo_result
 from tablectl.controller.games.findings import Finding
 
-__all__ = [
-    "GAME_DICE",
-    "LOW_CONFIDENCE",
-    "ROLL_NOT_SEEN",
-    "RULE_AT_REST",
-    "SHORT_TUMBLE",
-    "WRONG_COLORS",
-    "WRONG_DICE_COUNT",
-    "DiceRules",
-    "DiceVariant",
-    "check_tumble",
-    "read_dice",
-    "roll_result",
-    "tumble_seconds",
-]
-
 DiceVariant: TypeAlias = Literal["sic_bo", "craps", "dice_duel", "lightning_dice"]
 
 GAME_DICE: Final[Mapping[str, int]] = {

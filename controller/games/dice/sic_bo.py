@@ -27,8 +27,6 @@ from typing import Any, Final
 
 from tablectl.controller.core.errors import RuleError
 
-__all__ = ["BIG", "DICE", "SMALL", "sic_bo_result"]
-
 DICE: Final = 3
 SMALL: Final = range(4, 11)
 """Totals a Small bet covers (a triple loses whatever the total)."""

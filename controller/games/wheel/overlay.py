@@ -51,15 +51,6 @@ from tablectl.controller.games.rng import (
 )
 from tablectl.controller.games.wheel.rules import WheelRules
 
-__all__ = [
-    "NAMES",
-    "RULES",
-    "Overlay",
-    "check_overlay",
-    "draw_order",
-    "overlay_data",
-]
-
 RULES: Final = {
     "none": "seed-001 §2.2 (d)",
     "lucky_number": "seed-001 §5.5 L3959-3963, §2.2 (d)",

@@ -17,8 +17,6 @@ from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import Direction
 from tablectl.controller.games.monopoly_bonus import Board
 
-__all__ = ["OverlayKind", "WheelRules", "WheelVariant", "is_number"]
-
 WheelVariant: TypeAlias = Literal[
     "dream_catcher",
     "wheel_of_fortune",

@@ -13,20 +13,6 @@ from tablectl.controller.core.errors import RuleError
 from tablectl.controller.core.events import Direction, Segment
 from tablectl.controller.games.wheel.rules import WheelRules, is_number
 
-__all__ = [
-    "RESPIN_DIRECTION_UNKNOWN",
-    "RESPIN_MIN_REVOLUTIONS",
-    "RESPIN_ON_DIVIDER",
-    "RESPIN_REVOLUTIONS_UNKNOWN",
-    "RESPIN_WRONG_DIRECTION",
-    "Kind",
-    "check_spin",
-    "kind",
-    "number_facts",
-    "number_of",
-    "spin_result",
-]
-
 Kind: TypeAlias = Literal["number", "symbol", "multiplier", "bonus"]
 
 # Re-spin reasons (``data.reason`` of a ``respin`` verdict; docs/games/wheels.md).

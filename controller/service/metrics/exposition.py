@@ -10,8 +10,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["CONTENT_TYPE", "MAX_SERIES", "Counts", "Exposition", "Histogram"]
-
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""
 

@@ -16,8 +16,6 @@ import structlog
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.service.metrics.exposition import CONTENT_TYPE
 
-__all__ = ["MetricsServer", "Scraped", "parse_listen"]
-
 log = structlog.get_logger("tablectl.metrics")
 
 _HEAD_LIMIT = 8192

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from tablectl.controller.service.runner import TableRunner
     from tablectl.drivers.base import Driver
 
-__all__ = ["LATENCY_BUCKETS", "MetricsRegistry", "TableMetrics"]
-
 LATENCY_BUCKETS: tuple[float, ...] = (
     0.0005,
     0.001,

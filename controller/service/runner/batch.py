@@ -35,8 +35,6 @@ from tablectl.controller.service.runner.hold import (
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import event_record, output_record
 
-__all__ = ["Batch", "Before"]
-
 
 @dataclass(frozen=True, slots=True)
 class Before:

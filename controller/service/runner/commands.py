@@ -40,15 +40,6 @@ from tablectl.controller.service.runner.state import EventQueue, TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews, status_view
 from tablectl.drivers.clock import Clock
 
-__all__ = [
-    "COMMANDS_DISABLED",
-    "FIELD_TOO_LONG",
-    "MAX_COMMAND_BYTES",
-    "MAX_FIELD_CHARS",
-    "CommandDesk",
-    "Refusals",
-]
-
 log = structlog.get_logger("tablectl.runner")
 
 COMMAND_VERBS = ("clear_fault", "clock_confirm", "event", "resend", "status", "void")

@@ -33,8 +33,6 @@ from tablectl.controller.service.runner.state import TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews
 from tablectl.drivers.clock import Clock
 
-__all__ = ["Committer", "Listener"]
-
 log = structlog.get_logger("tablectl.runner")
 
 Listener = Callable[[JournalRecord], None]

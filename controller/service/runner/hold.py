@@ -28,16 +28,6 @@ from tablectl.controller.engines import Engine
 from tablectl.controller.service.runner.latches import Latches
 from tablectl.controller.service.runner.records import MAX_REASON, clip
 
-__all__ = [
-    "ENGINE_DEVICE",
-    "ENGINE_ERROR",
-    "WRONG_ROUND",
-    "EngineFailedError",
-    "apply_held",
-    "engine_fault",
-    "is_held",
-]
-
 ENGINE_DEVICE: Final = "engine"
 """The pseudo-device whose latched fault holds the table (not a driver: no ``devices/`` view)."""
 

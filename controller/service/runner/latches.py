@@ -13,8 +13,6 @@ from collections.abc import Iterable, Mapping
 from tablectl.controller.core.events import Fault, FaultCleared, ShoeRemoved, TableEvent
 from tablectl.controller.core.mapping import SHOE_REMOVED
 
-__all__ = ["Latches"]
-
 
 class Latches:
     """Latched fault codes per device; ``devices`` start with none."""

@@ -11,17 +11,6 @@ from tablectl.controller.core.events import TableEvent, event_to_dict
 from tablectl.controller.core.outcomes import EngineOutput, Outcome, ShoeReport, Verdict
 from tablectl.controller.journal import ENVELOPE, canonical_json
 
-__all__ = [
-    "JOURNAL_FIELDS",
-    "MAX_REASON",
-    "OUTPUT_TYPES",
-    "clip",
-    "event_record",
-    "log_conclusions",
-    "output_key",
-    "output_record",
-]
-
 OUTPUT_TYPES: Final = frozenset({"outcome", "verdict", "shoe_end"})
 """The record types of engine conclusions."""
 

@@ -46,18 +46,6 @@ from tablectl.controller.mqtt.outbound import published_form
 from tablectl.controller.service.runner.views import TableOutputs
 from tablectl.drivers.clock import Clock
 
-__all__ = [
-    "ANONYMOUS",
-    "MAX_REQUESTERS",
-    "MAX_RESEND",
-    "RATE_LIMITED",
-    "RESEND_RATE",
-    "ResendBudget",
-    "ResendRefusedError",
-    "ResendRequest",
-    "Resender",
-]
-
 MAX_RESEND: Final = 10_000
 """Records one ``cmd/resend`` publishes at most (and the budget's burst)."""
 

@@ -68,8 +68,6 @@ from tablectl.controller.service.runner.views import TableOutputs, TableViews
 from tablectl.drivers import events as dev
 from tablectl.drivers.clock import Clock
 
-__all__ = ["Restart"]
-
 log = structlog.get_logger("tablectl.runner")
 
 

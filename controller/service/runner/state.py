@@ -19,8 +19,6 @@ from tablectl.controller.service.outage import JournalOutage
 from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner.latches import Latches
 
-__all__ = ["EventQueue", "Queued", "TableState"]
-
 Queued = tuple[TableEvent, asyncio.Future[list[JournalRecord]] | None]
 """An event in the queue, with the future of whoever waits for its records (or ``None``)."""
 

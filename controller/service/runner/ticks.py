@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable
 
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
-__all__ = ["Tick", "Ticks"]
-
 Tick = Callable[[], Awaitable[float | None]]
 """One look; the seconds until the next one, or ``None`` when the job is done."""
 

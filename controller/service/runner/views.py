@@ -34,17 +34,6 @@ from tablectl.controller.service.runner.state import TableState
 from tablectl.drivers.base import Driver
 from tablectl.drivers.clock import Clock
 
-__all__ = [
-    "NO_OUTPUTS",
-    "NoOutputs",
-    "TableOutputs",
-    "TableViews",
-    "betting_view",
-    "device_view",
-    "state_view",
-    "status_view",
-]
-
 
 class TableOutputs(Protocol):
     """Where a runner says what is not a journal record (the publisher's side of a table)."""

@@ -54,8 +54,6 @@ from tablectl.controller.tools.dashboard.pages import (
 from tablectl.controller.tools.dashboard.subscriber import Broker, FloorFeed, keep_following
 from tablectl.controller.tools.summary import printable
 
-__all__ = ["Guard", "create_app"]
-
 log = structlog.get_logger("tablectl.dashboard")
 
 STATIC: Final = Path(__file__).resolve().parent / "static"

@@ -43,20 +43,6 @@ from typing import Final
 from tablectl.controller.core.errors import ConfigError, ControllerError
 from tablectl.controller.secrets import read_secret
 
-__all__ = [
-    "BasicLogin",
-    "BusyError",
-    "DashboardError",
-    "Throttle",
-    "Users",
-    "add_user",
-    "check_exposure",
-    "hash_password",
-    "is_loopback",
-    "load_users",
-    "verify_password",
-]
-
 SCRYPT_N: Final = 2**14
 SCRYPT_R: Final = 8
 SCRYPT_P: Final = 1

@@ -19,8 +19,6 @@ from typing import Final
 
 from tablectl.controller.games.roulette import Pocket, Variant, color, pockets
 
-__all__ = ["LAST", "WINDOW", "Ball", "Billboard", "Share", "billboard"]
-
 WINDOW: Final = 500
 """Spins the hot/cold numbers and the shares are counted over."""
 LAST: Final = 20

@@ -25,8 +25,6 @@ from tablectl.controller.tools.diag.stats.shuffle import MIN_SHOES, shuffle_repo
 from tablectl.controller.tools.diag.stats.wheel import numbers_report
 from tablectl.controller.tools.summary import printable
 
-__all__ = ["SECTOR", "Figures", "as_variant", "shuffle_figures", "wheel_figures"]
-
 SECTOR: Final = 5
 """Pockets per sector in the wheel's sector chart (``diag stats --sector``' default)."""
 

@@ -49,8 +49,6 @@ if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
 
     from tablectl.controller.tools.dashboard.subscriber import FloorFeed
 
-__all__ = ["EXIT_UNAVAILABLE", "add_arguments", "run"]
-
 DEFAULT_LISTEN: Final = "127.0.0.1:8080"
 _EXAMPLE: Final = (
     "example: tablectl dashboard --url mqtt://10.0.0.5:1883 (then open http://127.0.0.1:8080/)"

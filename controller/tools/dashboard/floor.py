@@ -58,19 +58,6 @@ from tablectl.controller.games.roulette import Pocket
 from tablectl.controller.tools.summary import clock_summary, summarize
 from tablectl.controller.tools.watch import check_record, format_message
 
-__all__ = [
-    "Alarm",
-    "DeviceHealth",
-    "Floor",
-    "Level",
-    "Link",
-    "LinkState",
-    "OutcomeEntry",
-    "Pocket",
-    "RefusedError",
-    "Tile",
-]
-
 Level = Literal["ok", "warn", "fault"]
 LinkState = Literal["connecting", "connected", "lost", "unreachable", "down"]
 """The broker link as the pages say it; ``down``: the feed itself failed and is restarting."""

@@ -34,8 +34,6 @@ from tablectl.controller.tools.dashboard.charts import (
 from tablectl.controller.tools.dashboard.floor import Floor, OutcomeEntry, Tile
 from tablectl.controller.tools.summary import printable
 
-__all__ = ["Fragment", "View", "element_id", "fragments", "not_found_page", "page"]
-
 View = Literal["floor", "table", "billboard", "stats"]
 
 

@@ -24,8 +24,6 @@ from typing import Final
 from tablectl.controller.lab.floor import LabFloor
 from tablectl.controller.service.logs import configure_logging
 
-__all__ = ["CHROMIUM", "start_lab_tables", "take_screenshots"]
-
 CHROMIUM: Final = "/usr/bin/chromium"
 """Debian's Chromium (``apt-get install chromium``): playwright drives it, downloads nothing."""
 VIEWPORT: Final = {"width": 1280, "height": 800}

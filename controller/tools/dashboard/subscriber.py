@@ -35,8 +35,6 @@ from tablectl.controller.tools.dashboard.floor import Floor, Link, LinkState
 from tablectl.controller.tools.summary import printable
 from tablectl.drivers.connection import Backoff
 
-__all__ = ["LEAVES", "LOG_EVERY", "RESTART", "Broker", "FloorFeed", "follow", "keep_following"]
-
 log = structlog.get_logger("tablectl.dashboard")
 
 LEAVES: Final = ("status", "state", "outcome", "devices/+", "events", "alarms")

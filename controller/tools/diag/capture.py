@@ -28,8 +28,6 @@ from typing import Literal, TextIO
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.link import Direction
 
-__all__ = ["CAPTURE_HEADER", "CaptureRecord", "CaptureWriter", "load_capture", "rx_bytes"]
-
 CAPTURE_HEADER = "# tablectl capture 1"
 
 

@@ -26,8 +26,6 @@ from tablectl.controller.core.exits import EXIT_ERROR, EXIT_INTERRUPTED
 from tablectl.controller.service import stopping
 from tablectl.drivers.errors import TablectlError
 
-__all__ = ["add_arguments", "run", "run_async"]
-
 
 def _positive(text: str) -> float:
     try:

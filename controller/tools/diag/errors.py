@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from tablectl.controller.core.errors import ControllerError
 
-__all__ = ["DiagError", "PortHeldError", "UnsupportedError"]
-
 
 class DiagError(ControllerError):
     """A diagnostic could not run or could not finish."""

@@ -22,8 +22,6 @@ from tablectl.controller.tools.diag.errors import DiagError, PortHeldError
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["Direction", "Link", "Tap", "is_lock_error"]
-
 Direction = Literal["rx", "tx"]
 Tap = Callable[[Direction, bytes, float], None]
 """Called with the direction, the bytes and the monotonic time they were read or written."""

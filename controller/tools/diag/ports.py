@@ -32,18 +32,6 @@ from tablectl.drivers.discovery import (
 from tablectl.drivers.plugins import RegistryEntry
 from tablectl.drivers.registry import available_drivers
 
-__all__ = [
-    "CanInterface",
-    "ConfiguredPort",
-    "PortsReport",
-    "SerialPort",
-    "UsbDevice",
-    "list_can",
-    "list_ports_report",
-    "list_serial",
-    "list_usb",
-]
-
 
 @dataclass
 class ConfiguredPort:

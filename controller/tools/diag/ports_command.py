@@ -10,8 +10,6 @@ from tablectl.controller.config import load_config
 from tablectl.controller.tools.diag.ports import PortsReport, list_ports_report
 from tablectl.controller.tools.diag.render import emit_json, table
 
-__all__ = ["render_ports", "run_ports"]
-
 
 def _state(refused: str | None) -> str:
     return f"REFUSED: {refused}" if refused else "ok"

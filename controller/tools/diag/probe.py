@@ -19,8 +19,6 @@ from tablectl.controller.tools.diag.render import emit_json
 from tablectl.controller.tools.diag.session import Deadline, clock_text
 from tablectl.controller.tools.diag.target import Target
 
-__all__ = ["render_identity", "run_probe"]
-
 _TICK = 0.25
 """How often the decoder's timers run (silence detection) when nothing arrives."""
 

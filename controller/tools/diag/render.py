@@ -6,8 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-__all__ = ["emit_json", "hexdump", "table", "too_few_text"]
-
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: str = "") -> str:
     """Columns padded to their widest cell; column letters in ``right`` are right-aligned

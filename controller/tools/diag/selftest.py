@@ -15,8 +15,6 @@ from tablectl.controller.tools.diag.link import Link
 from tablectl.controller.tools.diag.render import emit_json, table
 from tablectl.controller.tools.diag.target import Target
 
-__all__ = ["Progress", "render_report", "report_json", "run_selftest"]
-
 
 class Progress:
     """``self-test running: 12 s ............`` on one line of stderr (rewritten on a tty)."""

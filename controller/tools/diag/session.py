@@ -8,8 +8,6 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import TypeVar
 
-__all__ = ["Deadline", "clock_text", "until_stopped"]
-
 T = TypeVar("T")
 
 

@@ -27,8 +27,6 @@ from tablectl.controller.tools.diag.render import emit_json, hexdump
 from tablectl.controller.tools.diag.session import Deadline
 from tablectl.controller.tools.diag.target import Target
 
-__all__ = ["SniffTotals", "run_sniff"]
-
 
 @dataclass
 class SniffTotals:

@@ -11,8 +11,6 @@ from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.drivers.base import DriverSettings
 from tablectl.drivers.registry import get_driver_class
 
-__all__ = ["Target", "pick_device", "resolve_target"]
-
 
 @dataclass(frozen=True)
 class Target:

@@ -23,8 +23,6 @@ from rich.text import Text
 from tablectl.controller.tools.panels.model import Floor, StampedLine, TableView
 from tablectl.controller.tools.panels.results import card_text, live_line, result_lines
 
-__all__ = ["PANEL_WIDTH", "FloorScreen", "floor_list", "footer_line", "table_panel"]
-
 PANEL_WIDTH: Final = 38
 """The narrowest a panel gets before the grid drops a column."""
 MIN_FOOTER: Final = 3

@@ -27,8 +27,6 @@ from tablectl.controller.tools.panels.logsink import LogSink, redirect_stderr
 from tablectl.controller.tools.panels.model import Floor
 from tablectl.controller.tools.watch import Line, watch
 
-__all__ = ["RECORD_SIZE", "PanelView", "record_svg", "watch_panels"]
-
 REFRESH: Final = 0.5
 """Seconds between redraws (only when something changed, or the clock's second did)."""
 RECORD_SIZE: Final = (120, 44)

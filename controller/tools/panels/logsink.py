@@ -18,8 +18,6 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Final, TextIO
 
-__all__ = ["LogSink", "readable", "redirect_stderr"]
-
 _ANSI: Final = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PRIORITY: Final = re.compile(r"^<\d>")
 

@@ -23,17 +23,6 @@ from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.tools.summary import summarize
 from tablectl.controller.tools.watch import Line, format_message
 
-__all__ = [
-    "HISTORY",
-    "DeviceHealth",
-    "Floor",
-    "ResultMark",
-    "StampedLine",
-    "TableTally",
-    "TableView",
-    "clean",
-]
-
 HISTORY: Final = 72
 """Outcomes kept per table: a bead road of 6 rows × 12 columns, or a long roulette strip."""
 FOOTER: Final = 200

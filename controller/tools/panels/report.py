@@ -12,8 +12,6 @@ from pathlib import Path
 
 from tablectl.controller.tools.panels.model import TableTally
 
-__all__ = ["tally_line", "tally_lines"]
-
 
 def tally_line(tally: TableTally, journal: Path | None = None) -> str:
     """One table's line: rounds, voids with their codes, faults raised, its journal."""

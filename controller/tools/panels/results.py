@@ -22,19 +22,6 @@ from rich.text import Text
 
 from tablectl.controller.tools.panels.model import ResultMark, TableView, clean
 
-__all__ = [
-    "BEAD_KINDS",
-    "bead_road",
-    "card_text",
-    "dice_lines",
-    "draw_lines",
-    "live_line",
-    "result_lines",
-    "roulette_strip",
-    "summary_lines",
-    "wheel_strip",
-]
-
 RED: Final = Style(color="bright_white", bgcolor="red", bold=True)
 BLACK: Final = Style(color="bright_white", bgcolor="black", bold=True)
 GREEN: Final = Style(color="bright_white", bgcolor="green", bold=True)

@@ -43,8 +43,6 @@ from tablectl.controller.games.cards.shoe import OnFault
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["BombayPoker", "BombayRules"]
-
 
 class BombayRules(GameRules):
     """The ``[rules]`` of a Bombay Poker table; defaults are seed-000's reading.

@@ -31,28 +31,6 @@ from tablectl.controller.games.cards.poker import (
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card, parse_card
 
-__all__ = [
-    "DEALER",
-    "DEALER_NO_GAME",
-    "FACE_UP_ANYWAY",
-    "FOLD",
-    "LOSE",
-    "NO_GAME_AFTER_BUY",
-    "PUSH",
-    "TIE",
-    "VOID",
-    "WIN",
-    "DealerPoker",
-    "bombay_combinations",
-    "box_of",
-    "combination_cards",
-    "combination_class",
-    "combination_summary",
-    "rank_value",
-    "refuse",
-    "settle",
-]
-
 DEALER: Final = "dealer"
 
 # Per-box results (``boxes.<box>.result``).

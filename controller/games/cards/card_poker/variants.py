@@ -40,8 +40,6 @@ from tablectl.controller.games.cards.poker import (
 )
 from tablectl.controller.games.findings import Finding
 
-__all__ = ["CardPoker", "CardPokerRules", "Irregularities", "Variant"]
-
 Variant: TypeAlias = Literal[
     "card_poker", "card_poker_exchange", "six_card_poker", "poker_with_joker"
 ]

@@ -29,8 +29,6 @@ from tablectl.controller.games.cards.poker import HandValue, best_of, qualifies
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import RANKS, Card
 
-__all__ = ["HoldemGame", "HoldemRules"]
-
 _WINNER: Final[dict[str, str]] = {"win": "player", "lose": "dealer", "tie": "tie"}
 
 

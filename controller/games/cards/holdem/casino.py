@@ -19,8 +19,6 @@ from tablectl.controller.games.cards.holdem.settle import (
 )
 from tablectl.controller.games.cards.poker import HandValue, evaluate5, qualifies
 
-__all__ = ["CasinoHoldem", "CasinoHoldemRules"]
-
 
 class CasinoHoldemRules(HoldemRules):
     """Casino Hold'em (seed-001 §3.14): one player hand (``boxes`` is 1).

@@ -16,16 +16,6 @@ from tablectl.controller.games.cards.deal import hand_codes
 from tablectl.controller.games.cards.poker import HandValue, qualifies, summary
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "PUSH_IF_TIE",
-    "Versus",
-    "compare_hands",
-    "duplicate_codes",
-    "hand_facts",
-    "paytable_hand",
-    "versus_bets",
-]
-
 Versus: TypeAlias = Literal["win", "lose", "tie"]
 """A player hand against the dealer's: higher, lower, or the same five-card value (UTH-H1)."""
 

@@ -13,8 +13,6 @@ import pydantic
 from tablectl.controller.games.cards.deal import DealScript, GameRules, Step
 from tablectl.controller.games.cards.holdem.base import HoldemGame, HoldemRules
 
-__all__ = ["TexasHoldemRules", "TexasHoldemVsDealer"]
-
 
 class TexasHoldemRules(HoldemRules):
     """Texas Hold'em against the dealer (seed-001 §3.15): one player hand (``boxes`` is 1)."""

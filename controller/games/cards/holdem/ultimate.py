@@ -24,8 +24,6 @@ from tablectl.controller.games.cards.deal import (
 from tablectl.controller.games.cards.holdem.base import HoldemGame, HoldemRules
 from tablectl.controller.games.cards.shoe import OnFault
 
-__all__ = ["UltimateTexasHoldem", "UltimateTexasHoldemRules"]
-
 
 class UltimateTexasHoldemRules(HoldemRules):
     """Ultimate Texas Hold'em (seed-000 §6).

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from tablectl.controller.games.cards.poker.value import HandValue
 
-__all__ = ["describe", "summary"]
-
 _NAMES: Final = {
     2: ("two", "twos"),
     3: ("three", "threes"),

@@ -42,8 +42,6 @@ from tablectl.controller.games.cards.poker.value import (
 )
 from tablectl.drivers.cards import RANKS, SUITS, Card
 
-__all__ = ["best_of", "evaluate3", "evaluate5"]
-
 _WHEEL: Final = (14, 5, 4, 3, 2)
 _LOW_TRIPLE: Final = (14, 3, 2)
 

@@ -10,8 +10,6 @@ from typing import Final, Literal
 from tablectl.controller.core.errors import RuleError
 from tablectl.controller.games.cards.poker.value import HandCategory, HandValue, ThreeCardCategory
 
-__all__ = ["MINIMUMS", "Minimum", "qualifies"]
-
 Minimum = Literal[
     "ace_king",
     "queen_high",

@@ -34,16 +34,6 @@ from typing import Final, Literal
 from tablectl.controller.games.cards.poker.describe import describe
 from tablectl.drivers.cards import RANKS, Card
 
-__all__ = [
-    "ACE",
-    "RANK_VALUES",
-    "HandCategory",
-    "HandValue",
-    "JokerMode",
-    "ThreeCardCategory",
-    "ThreeCardRanking",
-]
-
 JokerMode = Literal["forbid", "wild"]
 ThreeCardRanking = Literal["three_card_poker", "teen_patti"]
 

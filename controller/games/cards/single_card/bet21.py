@@ -32,15 +32,6 @@ from tablectl.controller.games.cards.single_card.irregularities import (
 )
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "BET21_POSITIONS",
-    "Bet21",
-    "Bet21Rules",
-    "bet21_next",
-    "bet21_points",
-    "golden_point",
-]
-
 BET21_POSITIONS: Final = ("player1", "player2")
 """The two conditional players "to the right and left of the dealer", dealt in this order
 (L3497: "first deals two cards to Player 1 and two cards to Player 2")."""

@@ -49,8 +49,6 @@ from tablectl.controller.games.cards.single_card.irregularities import DEAL_ERRO
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["DrawHiLo", "DrawHiLoRules", "hi_lo_direction", "hi_lo_value"]
-
 _RANKS: Final = "A23456789TJQK"
 """L1595: "The highest card is K, the lowest – A"; suits do not rank."""
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DEAL_ERROR_RULE", "FOREIGN_CARD", "JOKER_UNIDENTIFIED"]
-
 # Result flags (``result["irregular"]``), stable like verdict codes (docs/games/single_card.md).
 FOREIGN_CARD: Final = "foreign_card"
 """21 Bet: a 2, 3, 4 or 5 was dealt, which a 36-card deck does not hold (L3499). The shoe holds

@@ -22,8 +22,6 @@ from tablectl.controller.games.cards.single_card.irregularities import (
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["Jokerbet", "JokerbetRules", "jokerbet_facts"]
-
 _RED_SUITS: Final = frozenset("HD")
 """Items 73–74: "black card (♠, ♣, black joker)", "red card (♦, ♥, red joker)" (L3161–3311)."""
 _JOKER_COLOURS: Final = {"1": "red", "2": "black"}

@@ -49,8 +49,6 @@ from tablectl.controller.games.cards.single_card.irregularities import DEAL_ERRO
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["RED_DOG_ORDER", "RedDog", "RedDogRules", "red_dog_kind", "red_dog_value"]
-
 _RANKS: Final = "23456789TJQKA"
 """L1591: "The highest card is A, the lowest – 2"; suits do not rank."""
 

@@ -34,8 +34,6 @@ from tablectl.controller.games.cards.shoe import LastCoup, OnFault
 from tablectl.controller.games.cards.single_card.irregularities import DEAL_ERROR_RULE
 from tablectl.drivers.cards import SYMBOL_NAMES, Card
 
-__all__ = ["BEATS", "RPS_ZONES", "RockPaperScissors", "RockPaperScissorsRules", "rps_zone"]
-
 RPS_ZONES: Final = ("silver", "gold")
 """The zones in deal order: "the first card … for the Silver zone … the second card … for the
 Golden zone" (L2871)."""

@@ -30,8 +30,6 @@ from tablectl.controller.games.cards.single_card.irregularities import DEAL_ERRO
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = ["TOP_CARD_ORDER", "TopCard", "TopCardRules", "top_card_value"]
-
 _TOP_CARD_RANKS: Final = "23456789TJQKA"
 """L1599: "A is highest, 2 lowest"; suits do not rank [GAP: not stated; as War of Bets, L2619]."""
 

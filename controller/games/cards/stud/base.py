@@ -32,20 +32,6 @@ from tablectl.controller.games.cards.poker import HandValue, qualifies, summary
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
-__all__ = [
-    "DEALER",
-    "BetResult",
-    "BonusOnFold",
-    "NotQualified",
-    "Result",
-    "Showdown",
-    "StudGame",
-    "StudRules",
-    "Undecided",
-    "paytable_line",
-    "showdown",
-]
-
 Result: TypeAlias = Literal["win", "lose", "tie"]
 """A box's hand against the dealer's (the hands alone, whatever the qualification)."""
 BetResult: TypeAlias = Literal["win", "lose", "push"]

@@ -26,8 +26,6 @@ from tablectl.controller.games.cards.poker import (
 from tablectl.controller.games.cards.stud.base import DEALER, StudGame, StudRules, paytable_line
 from tablectl.drivers.cards import Card
 
-__all__ = ["CaribbeanStud", "CaribbeanStudRules"]
-
 
 class CaribbeanStudRules(StudRules):
     """Caribbean Stud ``[rules]``: one box by default (the online single hand, L718 "each of those

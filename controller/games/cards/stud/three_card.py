@@ -47,8 +47,6 @@ from tablectl.controller.games.cards.stud.base import (
 )
 from tablectl.drivers.cards import Card
 
-__all__ = ["Form", "TeenPatti", "ThreeCardPoker", "ThreeCardPokerRules"]
-
 Form: TypeAlias = Literal["table", "live"]
 """Three Card Poker's rule book: ``table`` = seed 000 §7 (multi-box, PKH-21), ``live`` = seed 001
 §3.13 (one hand, L561)."""

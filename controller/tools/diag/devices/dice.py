@@ -60,8 +60,6 @@ from tablectl.drivers.dice.protocol import (
 )
 from tablectl.drivers.dice.protocol import Identity as UnitIdentity
 
-__all__ = ["DiceDiagnostics", "DiceLiveDecoder", "describe"]
-
 
 def fault_meaning(code: int) -> str:
     """The reference meaning of a ``FALT`` code (vendor codes 10–99 have none)."""

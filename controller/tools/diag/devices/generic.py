@@ -29,8 +29,6 @@ from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.registry import get_driver_class
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["ShoeDiagnostics", "StreamDriverDiagnostics", "describe_event"]
-
 
 def describe_event(event: DeviceEvent) -> Decoded:
     """A device event as a technician reads it (fields other than device and time)."""

@@ -28,20 +28,6 @@ from tablectl.controller.tools.diag.link import Link
 from tablectl.drivers.base import DriverSettings
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = [
-    "DIAGNOSTICS",
-    "Decoded",
-    "DeviceDiagnostics",
-    "DeviceStatistics",
-    "Identity",
-    "LiveDecoder",
-    "Progress",
-    "SelfTestCode",
-    "SelfTestOptions",
-    "SelfTestReport",
-    "get_diagnostics",
-]
-
 DIAGNOSTICS: dict[str, tuple[str, str]] = {
     "cammegh-ss2": ("tablectl.controller.tools.diag.devices.ss2", "SS2Diagnostics"),
     "tablectl-shuffler": ("tablectl.controller.tools.diag.devices.shuffler", "ShufflerDiagnostics"),

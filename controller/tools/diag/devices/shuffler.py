@@ -67,17 +67,6 @@ from tablectl.drivers.shuffler.protocol import (
     frame,
 )
 
-__all__ = [
-    "DECK_COMPLETE",
-    "DECK_EXTRA",
-    "DECK_MISSING",
-    "DECK_NOT_CHECKED",
-    "DECK_WRONG_COUNT",
-    "ShufflerDiagnostics",
-    "ShufflerLiveDecoder",
-    "describe",
-]
-
 DECK_COMPLETE = 0
 DECK_WRONG_COUNT = 100
 DECK_MISSING = 101

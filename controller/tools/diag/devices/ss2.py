@@ -61,8 +61,6 @@ from tablectl.drivers.ss2.protocol import (
 )
 from tablectl.drivers.transports.base import ByteStream
 
-__all__ = ["STATE_NAMES", "SS2Diagnostics", "SS2LiveDecoder", "describe", "fault_meaning"]
-
 STATE_NAMES: dict[int, str] = {
     1: "before game",
     2: "place bets",

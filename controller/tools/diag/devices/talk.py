@@ -22,15 +22,6 @@ from tablectl.drivers.codec import DecodeError
 from tablectl.drivers.events import DeviceEvent
 from tablectl.drivers.stx import FrameDecoder
 
-__all__ = [
-    "REPLY_TIMEOUT",
-    "Conversation",
-    "InterpretedDecoder",
-    "framed_command",
-    "is_a",
-    "undecodable",
-]
-
 M = TypeVar("M")
 K = TypeVar("K")
 K_co = TypeVar("K_co", covariant=True)

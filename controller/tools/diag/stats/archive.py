@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from tablectl.controller.archive.reader import ArchiveReader
     from tablectl.controller.tools.diag.stats.command import StatsRequest
 
-__all__ = ["month_windows", "run_archive_stats"]
-
 RunOne = Callable[..., Awaitable[int]]
 """``run_stats`` itself, for one table's window (passed in: no import cycle with the command)."""
 

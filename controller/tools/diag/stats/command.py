@@ -46,8 +46,6 @@ from tablectl.controller.tools.diag.stats.wheel import (
 )
 from tablectl.controller.tools.diag.target import resolve_target
 
-__all__ = ["StatsRequest", "run_stats"]
-
 
 @dataclass(frozen=True)
 class StatsRequest:

@@ -51,30 +51,6 @@ from typing import Final, Literal, TypeVar
 
 from tablectl.controller.core.errors import RuleError
 
-__all__ = [
-    "MIN_EXPECTED_PER_CELL",
-    "BiasReport",
-    "FrequencyTest",
-    "NumberFrequency",
-    "PositionOutlier",
-    "PositionTest",
-    "RepetitionTest",
-    "SerialCorrelation",
-    "Verdict",
-    "analyse_counts",
-    "analyse_spins",
-    "chi2_sf",
-    "frequency_test",
-    "gamma_q",
-    "max_cell_p",
-    "more_needed",
-    "pooled_serial_correlation",
-    "position_test",
-    "repetition_test",
-    "serial_correlation",
-    "verdict",
-]
-
 Pocket = int | str
 Category = TypeVar("Category", bound=int | str)
 

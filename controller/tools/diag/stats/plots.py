@@ -21,16 +21,6 @@ from xml.sax.saxutils import escape, quoteattr
 
 from tablectl.controller.tools.diag.stats.maths import BiasReport, PositionTest
 
-__all__ = [
-    "Bar",
-    "Chart",
-    "position_chart",
-    "sector_chart",
-    "svg_document",
-    "text_lines",
-    "wheel_charts",
-]
-
 Pocket = int | str
 
 _EIGHTHS: Final = " ▏▎▍▌▋▊▉"

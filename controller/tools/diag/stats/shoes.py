@@ -25,8 +25,6 @@ from typing import Any, Final
 
 from tablectl.controller.tools.diag.stats.wheel import RowSource, row_source
 
-__all__ = ["Shoe", "ShoeWindow", "journal_game", "read_shoes", "shoes_from_records"]
-
 _TYPES: Final = ("card", "shuffle_started", "shuffle_completed", "shoe_end", "outcome")
 
 

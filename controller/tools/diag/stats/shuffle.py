@@ -57,17 +57,6 @@ from tablectl.controller.tools.diag.stats.maths import (
 from tablectl.controller.tools.diag.stats.shoes import Shoe, ShoeWindow
 from tablectl.drivers.cards import RANKS, SUITS, parse_card
 
-__all__ = [
-    "BACCARAT_PROBABILITIES",
-    "CARD_GAMES",
-    "MIN_SHOES",
-    "SHORT_DECK_GAMES",
-    "ResultModel",
-    "ShuffleReport",
-    "result_model",
-    "shuffle_report",
-]
-
 SHORT_DECK_GAMES: Final = frozenset({"bet21"})
 """Card games whose decks lack ranks (21 Bet: 36 cards, six to ace), left out of
 :data:`CARD_GAMES`: every rank and first-card test here expects each of the 13 ranks at

@@ -22,8 +22,6 @@ from tablectl.controller.tools.diag.stats.shoes import ShoeWindow
 from tablectl.controller.tools.diag.stats.shuffle import ShuffleReport
 from tablectl.controller.tools.diag.stats.wheel import RowSource
 
-__all__ = ["ShuffleView", "render_shuffle", "shuffle_json"]
-
 _SHOWN_OUTLIERS = 10
 
 

@@ -27,21 +27,6 @@ from tablectl.controller.games.roulette import VARIANTS, Variant, pockets, wheel
 from tablectl.controller.tools.diag.errors import DiagError
 from tablectl.controller.tools.diag.stats.maths import BiasReport, analyse_counts, analyse_spins
 
-__all__ = [
-    "JournalRows",
-    "RowSource",
-    "Spin",
-    "Window",
-    "check_variant",
-    "connect_read_only",
-    "device_report",
-    "numbers_report",
-    "ordered_pockets",
-    "read_spins",
-    "row_source",
-    "wheel_report",
-]
-
 Pocket = int | str
 
 

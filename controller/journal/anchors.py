@@ -1,42 +1,22 @@
 """Keyed anchors: an HMAC over the journal's chain head, journaled and published off the machine.
 
-Why (regulatory R13 "secure transaction file", R15 audit trail): the journal's sha256 chain proves
-*order* — an edit breaks a link — but anyone who can write the file can also recompute every
-hash after an edit, delete the seal and hand over a journal that verifies. What the chain cannot
-prove is *authorship*: that these records are the ones this controller wrote. A keyed MAC can,
-as long as the key is not where the journal is (``[journal] key_file`` outside the journal's
-directory, readable by the service only).
-
-What is keyed, all with the same function (:func:`head_mac`) over the *chain head* — the ``seq``
-and ``hash`` of a record, and the table id::
+Why (R13 "secure transaction file", R15 audit trail): the sha256 chain proves *order*, but whoever
+can write the file can recompute every hash and delete the seal; a keyed MAC proves *authorship*
+as long as the key is not where the journal is (``[journal] key_file``, readable by the service
+only). Everything keyed uses :func:`head_mac` over a chain head (``seq``, ``hash``, table)::
 
     mac = hex(HMAC-SHA256(key, canonical_json({"head_hash": h, "head_seq": n,
                                                 "purpose": "tablectl-journal-head", "table": t})))
 
-* **anchor records**, written by the journal itself every ``anchor_every`` records (in the same
-  transaction as the batch that crossed the count: no extra fsync) and, for a quiet table, after
-  ``anchor_seconds`` (a timer in :mod:`tablectl.controller.service.app`)::
-
-      {"type": "anchor", "ts": …, "head_seq": n, "head_hash": h, "mac": …}
-
-  An anchor covers the record right before it (``head_seq == seq - 1``, ``head_hash ==
-  prev_hash``) and is itself an ordinary chained record, so later anchors cover it in turn. It is
-  published like every record on ``events`` and retained on ``{prefix}/{table}/anchor``: the
-  newest keyed head lives off the machine, where whoever edits the journal cannot reach it.
+* **anchor records** ``{"type": "anchor", "head_seq": n, "head_hash": h, "mac": …}``: every
+  ``anchor_every`` records (same transaction as the batch that crossed the count: no extra fsync)
+  and after ``anchor_seconds`` on a quiet table. An anchor covers the record right before it and
+  is itself chained; it is published on ``events`` and retained on ``{prefix}/{table}/anchor``.
 * **the seal** of a closed or rotated file carries ``mac`` over its ``last_seq``/``last_hash``.
 
-What ``tablectl verify --key`` can then prove, and what it cannot:
-
-* a recomputed chain: every record up to the newest anchor (or a keyed seal) has the content the
-  controller wrote, else the first anchor whose mac does not match its head is named;
-* a cut tail of a *closed* file: a closed (or rotated) file must have a keyed seal;
-* records after the newest anchor of a *live* (or crashed) journal are covered by nothing keyed
-  yet — at most ``anchor_every`` records or ``anchor_seconds`` — which verify reports as a
-  warning. A tail cut exactly at an anchor, with the seal deleted and the file made to look live,
-  is visible only against the published anchor (``verify --anchor``).
-
-Pure: no I/O, no clock. The record fields above are stamped by the journal like any record
-(``schema``, ``table``, ``seq``, ``prev_hash``, ``hash``).
+What ``verify --key`` proves, and its limits (records after the newest anchor of a live file; a tail
+cut exactly at an anchor, caught only by ``verify --anchor``): docs/journal.md. Pure: no I/O, no
+clock.
 """
 
 from __future__ import annotations

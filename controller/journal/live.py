@@ -43,13 +43,9 @@ log = structlog.get_logger("tablectl.journal")
 class LiveFile:
     """One journal's live SQLite file, opened (created if missing) for appending.
 
-    Args:
-        path: the file; created (with its directory's existing permissions) if missing.
-        table_id: the table whose journal it must be.
-        archives: the journal's rotated files, oldest first: an empty file continues the chain of
-            the newest one.
-        key: the journal's HMAC key (keyed journals only): a tail after the newest anchor that
-            the last close's seal does not vouch for is logged (``journal_tail_not_keyed``).
+    ``archives`` (rotated files, oldest first) lets an empty file continue the newest one's chain;
+    with ``key``, a tail after the newest anchor that the last seal does not vouch for is logged
+    (``journal_tail_not_keyed``).
 
     Raises:
         JournalError: the file cannot be opened, is not a journal, or is another table's.

@@ -1,27 +1,16 @@
 """Journal retention and rotated-file sets: what may be deleted, and verifying many files as one.
 
-Regulatory R19 wants logs kept at least 90 days, R13 enough to recreate play. A table PC cannot keep
-everything forever, so the journal rotates
-(:meth:`tablectl.controller.journal.store.Journal.rotate`) and this module deletes the *oldest*
-rotated files once every record in them is
+R19 wants logs kept at least 90 days, R13 enough to recreate play. The oldest rotated files are
+deleted once every record in them is
 
-* published — the broker acknowledged it, so the back end has it (the journal is the outbox: an
-  unpublished record is never deleted, however old), and
-* older than the retention period, by both the wall clock and the newest journaled ``ts``, so a
-  clock that jumps ahead alone deletes nothing early; and by elapsed time a clock step cannot
-  forge: the wall-clock age less the clock steps and unverified gaps journaled since the file
-  (``clock.discount_s`` of the clock records, :func:`trusted_age`), so a step that was journaled
-  deletes nothing early either.
+* published (the journal is the outbox: an unpublished record is never deleted), and
+* older than the retention period by the wall clock, by the newest journaled ``ts``, and by an
+  age a clock step cannot forge (:func:`trusted_age`: wall-clock age less journaled clock steps
+  and unverified gaps).
 
-Only a prefix of the chain is ever deleted (never a file between two kept ones), and each
-deletion is first appended to ``STEM.retired.jsonl`` with the file's ``seq`` range and chain
-ends. That log is what lets :func:`verify_chain` tell "retired by policy" from "files removed":
-the oldest kept file's anchor must be the last retired file's end, and the log's own entries
-must link up from the genesis hash.
-
-Several files (rotated files, a folder) are verified as one chain here too
-(:func:`verify_chain`), because that needs the retirement log; the command line around it is
-:mod:`tablectl.controller.journal.cli`.
+Only a prefix of the chain is deleted, and each deletion is first appended to ``STEM.retired.jsonl``
+with the file's ``seq`` range and chain ends, so :func:`verify_chain` can tell "retired by policy"
+from "files removed" (the log links up from the genesis hash).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Seals: ``FILE.seal``, the sha256 and size of a whole closed journal file and its chain ends.
 
-Why: a SQLite file also has bytes that no query reads (free space inside pages, free pages, a few
-header fields such as the change counter). No structural check can see a flip there, so a journal
-closed cleanly — and every rotated file — gets a seal next to it. With a seal, any flipped byte of
-the file (or of the seal) is detected; without one (a journal open right now, or left by a crash),
-what the structural checks cannot see is only bytes that change no record.
-
-A keyed journal's seal also carries ``mac``
-(:func:`tablectl.controller.journal.anchors.head_mac` over ``last_seq``/``last_hash``): without
-the key nobody can write a seal that ``verify --key`` accepts for a recomputed chain or a cut tail.
+Why: a SQLite file has bytes no query reads (free space in pages, free pages, header counters), so
+no structural check sees a flip there. Every cleanly closed or rotated file gets a seal; a keyed
+journal's seal also carries ``mac`` (:func:`tablectl.controller.journal.anchors.head_mac`).
 """
 
 from __future__ import annotations

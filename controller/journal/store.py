@@ -1,29 +1,14 @@
 """The journal: an append-only, fsync'd, hash-chained SQLite file per table (contracts §3, §7).
 
-Every table event is written here *before* it is acted on or published, so the journal is the
-source of truth and the MQTT outbox is just the ``published`` column
-(:mod:`tablectl.controller.journal.outbox`): a row is marked only after the broker acknowledged
-it, and a restart publishes whatever is still unmarked.
+Every table event is written here *before* it is acted on or published; the MQTT outbox is the
+``published`` column (:mod:`tablectl.controller.journal.outbox`). This module is the
+:class:`Journal` that puts the package's parts together behind one lock.
 
-The parts, one job each (the package's ``__init__`` lists them): ``records`` (canonical JSON,
-the hash chain), ``db`` (the SQLite file: schema, WAL, read-only access), ``live`` (the live file:
-its connection, chain ends and seal), ``files`` (rotated-file names), ``seals`` (every byte of a
-closed file), ``anchors`` (keyed evidence: R13, R15), ``outbox`` (the unpublished tail),
-``verify`` (one file, ``tablectl verify``) and ``retention`` (deleting old files, verifying sets).
-This module is the :class:`Journal` that puts them together behind one lock.
-
-With ``[journal] key_file`` the journal also writes keyed evidence: an ``anchor`` record with an
-HMAC over the chain head every ``anchor_every`` records (inside :meth:`Journal.append`, same
-transaction: the per-record cost is a counter check) and on :meth:`Journal.anchor_if_due`, and a
-``mac`` in every seal; ``verify --key`` checks them.
-
-Why rotation lives here: the chain must continue across files. :meth:`Journal.rotate` (called by
-:meth:`Journal.append` itself once ``rotate_bytes``/``rotate_days`` is passed) closes the file,
-seals it, renames it with its ``seq`` range (``ROU-01.000001-004711.sqlite``) and starts a new file
-whose ``meta`` table holds the *anchor* (the last ``seq`` and ``hash`` of the old one), so the new
-file's first record carries the old file's last hash and ``seq`` continues. :meth:`Journal.records`
-and :meth:`Journal.last_record_of_type` read across the rotated files, so recovery sees the whole
-retained history. Retention (deleting old files) is :mod:`tablectl.controller.journal.retention`.
+Rotation lives here because the chain must continue across files: :meth:`Journal.rotate` seals the
+file, renames it with its ``seq`` range (``ROU-01.000001-004711.sqlite``) and starts a file whose
+``meta`` holds the old file's last ``seq`` and ``hash``; reads go across the rotated files. Keyed
+anchors are written inside :meth:`Journal.append` (same transaction). Format and guarantees:
+docs/journal.md.
 """
 
 from __future__ import annotations
@@ -82,30 +67,19 @@ class Committed(NamedTuple):
 class Journal(Closing):
     """One table's journal file (plus, after rotations, its rotated files).
 
-    Thread-safe (one lock around the single connection). Not async itself: tests, recovery and
-    the tools call it directly. A running table sends its writes and the outbox's reads to the
-    journal's own writer thread (:meth:`in_writer`), so an fsync on a slow disk stalls that table
-    only, never the event loop that every other table of the process shares (SQLite releases the
-    GIL while it writes and syncs).
+    Thread-safe (one lock around the single connection); not async. A running table sends its calls
+    to the journal's own writer thread (:meth:`in_writer`), so a slow fsync stalls that table only.
 
     Args:
-        path: the live SQLite file; created (with its directory's existing permissions) if
-            missing. Rotated files go next to it.
-        table_id: stamped on every record; opening another table's journal is refused.
         rotate_bytes: rotate (inside :meth:`append`) once the live file is this large.
-        rotate_days: rotate once the live file's first record is this many days older than the
-            batch being appended (the caller's clock, so tests need not wait).
-        retention_days: after a rotation (and at open), delete rotated files whose records are
-            all published and older than this (:func:`tablectl.controller.journal.retention.prune`).
-            ``None`` keeps everything. The floor (R19: 90 days) is the config's job, not this
-            class's.
-        anchors: the key and cadence of keyed evidence (:mod:`tablectl.controller.journal.anchors`,
-        R13/R15):
-            an ``anchor`` record every ``anchors.every`` records (inside :meth:`append`, same
-            transaction) and on :meth:`anchor_if_due`, and a ``mac`` in every seal. ``None``:
-            the chain proves order only.
-        clock: the wall clock of a seal's ``sealed_at`` and of retention's "now" (never ahead
-            of the newest record's ``ts``); records carry the caller's ``ts``.
+        rotate_days: rotate once the file's first record is this many days older than the batch
+            being appended (the caller's clock, so tests need not wait).
+        retention_days: delete rotated files all published and older than this
+            (:func:`tablectl.controller.journal.retention.prune`); ``None`` keeps everything. The
+            R19 floor (90 days) is the config's job.
+        anchors: key and cadence of keyed evidence (R13/R15); ``None``: the chain proves order only.
+        clock: the wall clock of ``sealed_at`` and of retention's "now"; records carry the caller's
+            ``ts``.
     """
 
     def __init__(
@@ -197,17 +171,14 @@ class Journal(Closing):
             self._live.close(self._head_mac(), self._clock.wall())
 
     def in_writer(self, call: Callable[[], T]) -> Future[T]:
-        """Run ``call`` (this journal's method with its arguments bound) on the journal's own
-        thread, one call after another in the order given; the loop awaits the returned future
-        with :func:`asyncio.wrap_future`.
+        """Run ``call`` on the journal's own thread, in order; await the result with
+        :func:`asyncio.wrap_future`.
 
-        Why a thread per journal: a commit waits for the disk. On the event loop, one table's slow
-        fsync (a throttled or failing device) would stall every table of the process; here it
-        stalls only the calls queued behind it on this journal. Calls made directly (not through
-        here) still take the same lock, so both may be mixed.
+        A thread per journal so one table's slow fsync never stalls the shared event loop. Direct
+        calls take the same lock, so both may be mixed.
 
         Raises:
-            JournalError: the journal is closed (its thread is gone), as any call on it raises.
+            JournalError: the journal is closed (its thread is gone).
         """
         # Not under the lock: the writer thread holds it for a whole commit, and the loop must
         # never wait for that (the call is queued behind it instead).

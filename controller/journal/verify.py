@@ -1,19 +1,9 @@
-"""Verifying a journal file without writing to it: the chain, every column, the structure, the
-seal and — with the key — the keyed evidence (``tablectl verify``).
+"""Verifying a journal file without writing to it (``tablectl verify``; R13, R19, R20).
 
-Tamper evidence beyond the chain (regulatory R13, R19, R20; "a single flipped byte anywhere"):
-
-* every column is checked against the hashed body (``seq``, ``ts``, ``type``, ``prev_hash``,
-  ``hash``), the body must be *the* canonical JSON byte for byte (``1e+20`` and ``1E+20`` decode
-  alike, so decoding alone would miss that flip), ``published`` must be 0/1 and a prefix, and
-  SQLite's own ``PRAGMA integrity_check`` covers the b-tree structure and the indexes;
-* the bytes no query reads are covered by the file's seal
-  (:mod:`tablectl.controller.journal.seals`);
-* all of the above proves *order*, not *authorship*: whoever can write the file can recompute
-  every hash after an edit and delete the seal. With the key (``verify --key``) every anchor's mac
-  and the seal's must match the chain head they name (:mod:`tablectl.controller.journal.anchors`).
-
-Sets of files (rotated files, a folder) are verified as one chain by
+Beyond the chain: every column against the hashed body, the body as *the* canonical JSON byte for
+byte (``1e+20`` and ``1E+20`` decode alike), ``published`` as a 0/1 prefix, and SQLite's ``PRAGMA
+integrity_check``; the seal covers bytes no query reads; with the key, every anchor's and seal's mac
+(authorship, not just order). Sets of files:
 :func:`tablectl.controller.journal.retention.verify_chain`.
 """
 
@@ -316,16 +306,10 @@ def verify_journal_file(
 ) -> FileSummary:
     """Verify one journal file without writing to it; see :func:`verify_file`.
 
-    Checks, in order: the hash chain from the file's anchor (naming the first broken link),
-    every column against the hashed body, the ``published`` flags, SQLite's integrity check,
-    the header fields that have a single valid value, and — when the file has a seal — that
-    every byte of the file is the sealed one and the chain ends where the seal says.
-
-    With ``key`` (the journal's ``[journal] key_file``; R13, R15) also who wrote it: every
-    anchor's mac and the seal's must match the chain head they name, and a closed file (no WAL
-    frames: the journal closed it, or someone else's SQLite edit did) or a rotated one must have
-    a keyed seal. Records after the newest anchor of a live file are covered by nothing keyed yet:
-    ``keyed_through`` of the result says where the key's word ends.
+    Checks the chain from the file's anchor, every column, the ``published`` flags, SQLite's
+    integrity check, single-valued header fields and, when sealed, every byte against the seal. With
+    ``key`` (R13, R15) also every mac, and a closed or rotated file must have a keyed seal;
+    ``keyed_through`` of the result says where the key's word ends on a live file.
 
     Raises:
         JournalError: the file is missing or not a journal.

@@ -1,17 +1,8 @@
 """A batch decided before its commit: events and conclusions in one transaction (one fsync).
 
-Why decide first: the engine is pure, so what a batch of events concludes is known before any
-of it is written. The events and their conclusions then go into the journal together — each
-event followed by its own conclusions, as a batch of one writes them — in one transaction,
-where the runner used to need two (events, then conclusions). Nothing leaves the process (no
-publish, no retained view, no device command, no reply) before that transaction is durable, so
-this is no weaker than committing the events first: a crash before the fsync loses the batch
-either way, and a crash after it finds the events *and* their conclusions (contracts §3; the
-restart rules of :mod:`tablectl.controller.service.recovery` are unchanged).
-
-Deciding first means the engine has moved on before the commit; a commit that fails must move
-it back. :class:`Before` does that from a pickle of the engine taken before the batch (tens of
-microseconds, less than the fsync it saves) and the latches' journaled view.
+Why this is no weaker than committing the events first: docs/architecture.md "One commit per batch".
+A commit that fails must move the engine back: :class:`Before` restores it from a pickle taken
+before the batch (cheaper than the fsync it saves) and the latches' journaled view.
 """
 
 from __future__ import annotations

@@ -118,15 +118,9 @@ class CommandDesk:
     """Answers ``cmd/{verb}`` for one table.
 
     Args:
-        state: the engine (``status``, the round a void names), the latches (what
-            ``clear_fault`` may clear) and the outage (commands are refused while it lasts).
-        journal: where nonces used before a restart are looked up.
-        committer: journals the ``command`` records.
-        queue: where the commands' events go (behind the devices' already queued).
         views: the clock's suspicion, and told when a supervisor confirms the clock.
         refusals: refused commands (journaled as one record per window).
         outputs: where ``resend`` publishes (the publisher's Outbound).
-        clock: the table's clock (its wall time: ``ts`` of records, freshness of signatures).
         authority: verifies signed commands (``[security] roles``); ``None``: see ``insecure``.
         insecure: without an authority, accept unsigned commands (labs) instead of refusing them.
     """

@@ -1,20 +1,11 @@
 """What reaches the engine: an engine that raised holds the round; a void only for its round.
 
-Engines return irregularities as verdicts and never raise for a bad sequence (contracts §6); an
-exception out of :meth:`Engine.apply` is therefore a defect of the engine or of its rules (a
-configuration the game cannot play, a state an upgrade left behind). It must cost neither the
-event — the device reported it, so the journal keeps it — nor the table process. What it costs is
-the round: the runner journals a ``fault`` of the pseudo-device :data:`ENGINE_DEVICE` with code
-:data:`ENGINE_ERROR` (the exception's type and message in ``detail``) *before* the event the
-engine could not take, and from then on the table is held: events are journaled but not applied,
-except a supervisor's ``void``, until ``cmd/clear_fault`` clears ``engine_error`` on ``engine``.
-
-The fault comes first so that a replay of the journal (recovery) holds the table before it
-reaches the event, with the same rule (:func:`apply_held`), whatever a later version of the engine
-would make of that event: live play and replay feed the engine exactly the same events.
-
-A supervisor's void names its round (:attr:`Void.round`); one that reaches the engine after that
-round ended is journaled with a ``wrong_round`` verdict and not applied.
+Engines return irregularities as verdicts (contracts §6), so an exception from :meth:`Engine.apply`
+is a defect. It costs neither the event nor the process, only the round: a ``fault`` of
+:data:`ENGINE_DEVICE` / :data:`ENGINE_ERROR` is journaled *before* the event, and the table is held
+(events journaled, not applied, except a supervisor's ``void``) until ``cmd/clear_fault``. Fault
+first, so a replay holds at the same place whatever a later engine would make of the event. A void
+that reaches the engine after its round ended gets a ``wrong_round`` verdict and is not applied.
 """
 
 from __future__ import annotations

@@ -1,34 +1,19 @@
 """``cmd/resend``: publish again, on ``events``, journal records a consumer missed.
 
-Why: a floor's archive (docs/fleet.md) stores every record of every table; what it missed — an
-archiver killed between PUBACK and commit, a bridge cut while the central broker restarted —
-it notices as a gap in a table's ``seq`` and asks the table for it::
+A floor's archive (docs/fleet.md) that sees a gap in a table's ``seq`` asks for it::
 
     cmd/resend {"id": "…", "from_seq": 120, "to_seq": 180}
     → cmd/resend/reply {"ok": true, "count": 61, "from_seq": 120, "to_seq": 180,
                         "first_seq": 120, "published_seq": 4711}
 
-``to_seq`` in the reply is how far the request is answered (a request over the cap or beyond
-the budget is answered in part: ask again from ``to_seq + 1``); ``first_seq`` the first record
-sent (later than ``from_seq`` when the journal no longer holds the start: retention), ``null``
-when none was; ``published_seq`` the newest record the table has published.
+Reply ``to_seq``: how far it is answered (ask again from ``to_seq + 1``); ``first_seq``: the first
+record sent (later after retention; ``null`` if none). Records go out byte for byte as first
+published (face-down cards still withheld), only up to ``published_seq``, never to the retained
+topics, queued behind live play (:meth:`tablectl.controller.mqtt.outbound.Outbound.republish`).
 
-The records go out on ``events`` byte for byte as the outbox sent them (a face-down card still
-withheld: :func:`tablectl.controller.mqtt.outbound.published_form`), only records the outbox
-has already published (``published_seq``: the newest; a later one is the outbox's to send
-first), and never to the retained ``outcome``/``anchor`` (they keep the newest).
-
-It discloses nothing that was not published and changes nothing, but it costs the table's
-outbox, so (docs/security.md): with ``[security]`` it is signed by a role of the ``resend``
-action (the floor's ``archive``); each requester — a verified signer, or "anonymous" for a
-table without roles — has its own budget of :data:`RESEND_RATE` records per second with a burst
-of :data:`MAX_RESEND`, and a request the budget cannot cover whole is refused ``rate_limited``
-(with the seconds to wait), never granted in part: an unsigned flood cannot spend what the
-archive needs. At most :data:`MAX_RESEND` records per request (the reply's ``to_seq`` says where
-it stopped; ask again for the rest). The records are queued *behind* live play: the publisher
-sends them in small chunks when the outbox has nothing of its own to send
-(:meth:`tablectl.controller.mqtt.outbound.Outbound.republish`). Not journaled (like ``status``):
-a resend changes nothing, and a flood of them must not fill the disk.
+Cost control (docs/security.md): signed by a ``resend`` role with ``[security]``; each requester has
+a budget of :data:`RESEND_RATE` records/s, burst :data:`MAX_RESEND`; a request the budget cannot
+cover whole is refused ``rate_limited``, never granted in part. Not journaled.
 """
 
 from __future__ import annotations

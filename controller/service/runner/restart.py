@@ -1,16 +1,10 @@
 """A table's start and stop: replay, checkpoints, the power records and the restart gate.
 
-On start the runner replays the journal through a fresh engine to rebuild the table state (round
-counter, phase, latched faults) — from its last checkpoint on, when it has a valid one
-(:mod:`tablectl.controller.service.checkpoint`; one is saved at an orderly stop and every
-``checkpoint_every`` records) — and journals any conclusion that a crash between "event journaled"
-and "outcome journaled" left out, so nothing the engine decided is lost. Then it journals
-``power_on`` and lets :class:`tablectl.controller.service.recovery.RestartGate` decide, from the
-first device reports, whether a round that was in play resumes or is voided
-(``controller_restart``); an orderly stop journals ``power_off`` (regulatory R12, R21).
-
-The rules are pure (:mod:`tablectl.controller.service.recovery`); this module applies them to the
-runner's journal and engine.
+Start: replay the journal (from the last valid checkpoint) through a fresh engine, journal any
+conclusion a crash left out, journal ``power_on``, and let
+:class:`tablectl.controller.service.recovery.RestartGate` decide whether a round in play resumes or
+is voided; stop: ``power_off`` (R12, R21). The rules are pure, in
+:mod:`tablectl.controller.service.recovery`.
 """
 
 from __future__ import annotations
@@ -75,18 +69,10 @@ class Restart:
     """Recovery from the journal, checkpoints, ``power_on`` / ``power_off`` and the gate.
 
     Args:
-        state: the engine, latches and scan that recovery rebuilds (replaced from a checkpoint)
-            and a checkpoint saves.
-        journal: the table's journal (replayed).
-        committer: journals the power records, and the gate's decision at start.
         queue: where the gate's decision in play goes (behind what is queued).
         views: told when the clock was checked (retention, ``state``).
-        refusals: flushed by ``power_off``.
-        devices: the table's device ids (the gate waits for them).
         outputs: handed what recovery journals that a crash left out.
-        clock: the table's clock (its wall time).
         checkpoints: where recovery starts from and the state is saved (``None``: never).
-        checkpoint_every: records between two checkpoints.
         restart_window: seconds the devices have to confirm an interrupted round.
         card_outage_limit: the longest outage a card round resumes after.
         clock_watch: checks the wall clock against the journal before ``power_on``.
@@ -138,21 +124,13 @@ class Restart:
     def recover(self) -> int:
         """Rebuild engine state from the journal; returns the number of events replayed.
 
-        With a valid checkpoint the state starts as the checkpoint saved it and only the records
-        after its ``seq`` are replayed; a long replay saves checkpoints as it goes, and the end
-        state is saved too, so the next start replays nothing it replayed now.
+        Starts from a valid checkpoint and saves new ones as it goes. Conclusions are matched to the
+        journal by content, in order (a batch stores its events first, conclusions after); what the
+        engine concludes again but the journal lacks after the last match is journaled now.
 
-        Conclusions are matched to the journal by content, in order: a group commit stores a
-        batch's events first and their conclusions after them, so an output record need not
-        follow its own event directly. What the engine concludes again but the journal lacks
-        after the last matched conclusion is journaled now (the crash window).
-
-        A checkpoint's state that cannot be used — it lacks what the current code's fresh engine
-        holds, or it raises while the records after it are replayed or while it is read as
-        :meth:`power_on` will read it — is discarded (``checkpoint_ignored`` with the reason, the
-        file deleted) and the journal is replayed in full through the fresh engine: a table
-        never dies on a checkpoint. An error of the journal itself is not the checkpoint's: it
-        is raised.
+        A checkpoint that cannot be used (missing state, raises on replay or on :meth:`power_on`'s
+        read) is discarded (``checkpoint_ignored``, file deleted) and the journal replayed in full:
+        a table never dies on a checkpoint. An error of the journal itself is raised.
         """
         if self._clock_watch is not None:
             # Nothing is pruned before power_on has checked the clock: a rotation that recovery

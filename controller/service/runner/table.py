@@ -1,18 +1,9 @@
 """TableRunner: the async glue of one table (drivers → engine → journal → publisher).
 
-Device events and commands are funnelled through one queue, so the table sees a single ordered
-stream. Under load this is a group commit: the events that queued up while the last batch was
-being written form the next batch. The engine decides the batch first
-(:mod:`~tablectl.controller.service.runner.batch`); the events and their conclusions are then
-journaled in one transaction on the journal's own thread, and only once that is durable does
-anything about them leave the process (contracts §3, docs/architecture.md). A write the journal
-refuses rolls the engine back and locks the table (:mod:`tablectl.controller.service.outage`)
-until it writes again.
-
-The runner composes parts that do not know it: the :class:`~.state.TableState` they share,
-the :class:`~.state.EventQueue`, the :class:`~.commit.Committer` (every write), the
-:class:`~.views.TableViews`, :class:`~.restart.Restart`, the :class:`~.commands.CommandDesk`
-and the betting timer. What is left here is the loop: the drivers' pumps, the batches, the lock.
+One queue of device events and commands; what queued during the last commit is the next batch
+(docs/architecture.md "One commit per batch"). A write the journal refuses rolls the engine back and
+locks the table (:mod:`tablectl.controller.service.outage`). The parts are composed here (they do
+not know the runner); what remains is the loop: pumps, batches, the lock.
 """
 
 from __future__ import annotations
@@ -72,17 +63,11 @@ _DRAIN_POLL, _DRAIN_LIMIT = 0.005, 5.0
 class TableRunner:
     """Runs one table: drivers → engine → journal → publisher.
 
-    Everything it works with arrives here: ``outputs`` is where it says what is not a journal
-    record (the publisher's :class:`~tablectl.controller.mqtt.outbound.Outbound`; nothing by
-    default), ``checkpoints`` where it saves its state (``None``: never); ``authority`` and
-    ``insecure_commands`` decide on commands (:mod:`tablectl.controller.service.runner.commands`).
-    ``clock`` is the table's one clock: its wall time stamps what the table journals and says,
-    its monotonic time paces the periodic work (:meth:`ticks`).
-
-    Its parts are public: :attr:`restart` (``recover``, ``power_on``, ``power_off``,
-    ``checkpoint``), :attr:`commands` (``command``: the publisher's command handler),
-    :attr:`refusals`, :attr:`committer` (``handle``, ``journal_records``), :attr:`views`,
-    :attr:`state` (the engine, latches and scan), :attr:`queue`.
+    ``outputs`` takes what is not a journal record (the publisher's
+    :class:`~tablectl.controller.mqtt.outbound.Outbound`); ``clock`` is the table's one clock (wall
+    time stamps records, monotonic time paces :meth:`ticks`). Its parts are public attributes:
+    :attr:`restart`, :attr:`commands`, :attr:`refusals`, :attr:`committer`, :attr:`views`,
+    :attr:`state`, :attr:`queue`.
     """
 
     def __init__(

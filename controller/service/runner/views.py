@@ -86,17 +86,8 @@ log = structlog.get_logger("tablectl.runner")
 
 
 class TableViews:
-    """Says what one table's state is on its outputs: ``state``, ``devices/{id}``, and a
-    journal outage's lock (alarm, ``status``), which it also begins and ends in the state.
-
-    Args:
-        table_id: the table.
-        state: the table's shared state (read; an outage is set and cleared here).
-        journal: its ``seq`` and acknowledged ``seq`` (the outbox's backlog on ``state``).
-        drivers: the devices whose views it publishes.
-        outputs: where the views go.
-        clock: the table's clock (its wall time: ``ts`` of the views).
-        clock_watch: the wall clock's watch, or ``None`` (its suspicion is shown on ``state``).
+    """Says what one table's state is on its outputs: ``state``, ``devices/{id}``, and a journal
+    outage's lock (alarm, ``status``), which it also begins and ends in the state.
     """
 
     def __init__(

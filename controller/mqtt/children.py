@@ -1,21 +1,12 @@
 """A child a command starts dies with it, however the command ends: Linux's parent-death signal.
 
-An orderly stop ends its children itself (the embedded broker's ``stop`` terminates Mosquitto);
-this is for the other ends — SIGKILL, the OOM killer, a crash in C — after which a child in its
-own session (as the embedded broker is, so that a Ctrl-C at the terminal reaches the command
-first) would otherwise run on as an orphan. Every place that spawns a process passes
-:func:`die_with_parent` as ``preexec_fn`` (``subprocess.Popen``,
-``asyncio.create_subprocess_exec``); that is the one mechanism. It lives beside the one child
-the controller starts today (the embedded broker): ``controller.core`` must stay pure, and the
-service, the archive, the tools and the lab may all import this layer.
-
-What it does: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` in the child between ``fork`` and ``exec``,
-then a check that the parent did not die before that call (the signal would never come). Limits,
-from ``prctl(2)``: the signal follows the *thread* that forked (spawn from the event loop's
-thread, which lives as long as the command); it is cleared when the child executes a set-user-ID
-binary or changes its user or group — so a child that would drop privileges must be told not to
-(the embedded Mosquitto, started as root, is configured to stay the same user). Elsewhere than
-Linux there is no such signal and :func:`die_with_parent` returns ``None`` (no ``preexec_fn``).
+For the ends an orderly stop does not see (SIGKILL, OOM, a crash in C), after which a child in its
+own session (the embedded broker) would run on as an orphan. Every spawn passes
+:func:`die_with_parent` as ``preexec_fn``: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` between ``fork`` and
+``exec``, then a check that the parent is still there. Limits (``prctl(2)``): the signal follows the
+forking *thread* (spawn from the event loop's thread), and is cleared by a set-user-ID exec or a
+user/group change (the embedded Mosquitto is configured to stay the same user). Not Linux: returns
+``None``. It lives in this layer because ``controller.core`` must stay pure.
 """
 
 from __future__ import annotations

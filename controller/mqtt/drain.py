@@ -1,18 +1,10 @@
 """The outbox drain: the journal's unpublished records to the broker, in ``seq`` order.
 
-The journal is the queue (contracts §4.3): records are published with QoS 1 as the runner handed
-them after their commit (:meth:`Outbound.handed`) — or, for what was not handed (the backlog
-of a start or a long broker outage, a time-based anchor), as read from
-:meth:`Journal.unpublished_payloads` — and marked published only after every route's PUBACK, so
-a broker outage, a cut connection or a crash costs at most duplicate deliveries (consumers
-de-duplicate by ``(table, seq)``), never a gap. One :class:`OutboxDrain` per
-:class:`~tablectl.controller.mqtt.publisher.Publisher`; it runs as the connection's outbox task.
-
-At wire speed: a batch goes out on the outbox's own connection in one write
-(:class:`~.wire.Wire`, no task, future or message object per PUBLISH) and its PUBACKs are
-counted by packet id as they arrive; the drain awaits once per batch, for the whole batch. Its
-file reads and marks run on the journal's own thread (:meth:`Journal.in_writer`), so a table's
-slow disk never stalls the event loop the other tables share.
+The journal is the queue (contracts §4.3; docs/mqtt.md): records go out with QoS 1 as the runner
+handed them after their commit (or, when not handed, from :meth:`Journal.unpublished_payloads`) and
+are marked only after every route's PUBACK: duplicates at worst, never a gap. A batch is one write
+on the outbox's own connection (:class:`~.wire.Wire`) and one await; reads and marks run on the
+journal's thread (:meth:`Journal.in_writer`).
 """
 
 from __future__ import annotations
@@ -83,20 +75,12 @@ class _Batch:
 class OutboxDrain:
     """Publishes the journal's unpublished records and marks each acknowledged prefix.
 
-    Its progress outlives a connection: every record up to :attr:`_acked` was acknowledged by
-    the broker; the journal's marks may lag behind it while the disk refuses writes (retried
-    each drain).
+    Its progress outlives a connection: every record up to :attr:`_acked` was acknowledged; the
+    journal's marks may lag while the disk refuses writes (retried each drain).
 
     Args:
-        journal: the outbox's file; only ``unpublished_payloads``, ``mark_published`` and
-            ``in_writer`` are used.
-        topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
-        outbound: the table's :class:`Outbound`: the records handed to it, and the ``wakeup``
-            :meth:`run` waits on.
-        trace: the publisher's trace hook (``puback``, ``marked``).
         batch_size: records read and pipelined per round; one mark each.
-        timeout: seconds to wait for a batch's PUBACKs before the connection is considered
-            dead.
+        timeout: seconds to wait for a batch's PUBACKs before the connection is considered dead.
     """
 
     def __init__(

@@ -100,16 +100,11 @@ def published_payload(kind: str, stored: bytes, key: bytes | None = None) -> byt
 class Outbound:
     """What a table says on MQTT besides its journal: latest-value slots, ``status``, alarms.
 
-    The table writes here and the :class:`Publisher` sends it. Built before both and given to
-    both, so neither is wired to the other afterwards: the table's runner is built with it (it is
-    the runner's ``TableOutputs``), then the publisher with it and the runner's command desk
-    (``on_command=runner.commands.command``). The journal's committed rows are handed here
-    (:meth:`committed`) for the publisher's drain (:meth:`handed`). The attributes are the
-    publisher's to read and reset.
+    The table writes here and the :class:`Publisher` sends it; built first and given to both, so
+    neither is wired to the other. Committed rows are handed here (:meth:`committed`) for the drain
+    (:meth:`handed`). The attributes are the publisher's to read and reset.
 
     Args:
-        topics: the table's topic scheme (the publisher's must be the same).
-        now: the clock for ``ts`` of status payloads (injected for tests).
         key: the journal's key (``[journal] key_file``): a record published withheld carries
             the MAC of what is published (:func:`withheld_form`).
     """

@@ -1,16 +1,10 @@
 """The MQTT 3.1.1 packets the outbox's own connection sends and reads (OASIS MQTT 3.1.1, §2–3).
 
-Why a codec of our own: the outbox publishes every journal record with QoS 1, thousands a
-second, and paho builds a message object, a ``MQTTMessageInfo`` with a ``threading.Condition``
-and a ``ReasonCode`` plus ``Properties`` per PUBACK, reading each PUBACK with three ``recv``
-calls (~50 µs a message, half of the controller's CPU per event at the knee: docs/performance.md).
-A client that only publishes needs five packet types; a PUBLISH here is one ``bytes.join``, a
-PUBACK two bytes of a buffer. Everything else (subscriptions, commands, the Will) stays with
-aiomqtt on the table's main connection (:mod:`~tablectl.controller.mqtt.publisher`).
-
-Only what a publishing client meets is decoded: CONNACK, PUBACK and PINGRESP. Any other packet
-from a broker, or one that breaks the framing, is a :class:`PacketError`; the connection is then
-rebuilt, never guessed at.
+Why our own codec: paho cost ~50 µs per QoS 1 message, half the controller's CPU per event at the
+knee (docs/performance.md). A publishing client needs five packet types; a PUBLISH here is one
+``bytes.join``, a PUBACK two bytes of a buffer. Only CONNACK, PUBACK and PINGRESP are decoded; any
+other packet or broken framing is a :class:`PacketError` and the connection is rebuilt, never
+guessed at.
 """
 
 from __future__ import annotations

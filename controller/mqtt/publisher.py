@@ -1,26 +1,13 @@
 """The MQTT side of a table: outbox drain, retained snapshots, status and commands (contracts §4.3).
 
-With :mod:`~tablectl.controller.mqtt.drain` (the outbox drain, on its own lean connection,
-:mod:`~tablectl.controller.mqtt.wire`), the only modules of the service that speak MQTT. Why it
-is shaped this way:
-
-* The journal is the queue. Records are published as the runner handed them after their
-  commit (what was not handed: from :meth:`Journal.unpublished_payloads`), in ``seq`` order
-  with QoS 1, and marked only after every route's PUBACK, so a broker outage, a cut
-  connection or a crash costs at most duplicate deliveries (consumers de-duplicate by
-  ``(table, seq)``), never a gap. The MQTT session is therefore clean: the broker need not keep
-  anything for us, and commands sent while the table is offline are dropped rather than executed
-  late.
-* Reconnect is an explicit loop with jittered exponential backoff (aiomqtt 2 does not reconnect by
-  itself): start 0.1 s, double up to ``reconnect_max_delay``, reset after a lasting connection.
-* ``status`` carries a retained birth (online) and the Last Will (offline), so a subscriber can
-  tell a silent table from a dead one. A graceful exit publishes offline itself, since a clean
-  DISCONNECT suppresses the Will.
-* Two connections, rebuilt together: aiomqtt's (``status`` and its Will, commands and their
-  replies) and the outbox's own (:mod:`.wire`: the journal's records, QoS 1, at wire speed, and
-  the retained views and one-off alarms, so a view follows the records it describes). Their
-  loops (outbox, retained slots, commands, the outbox link's watch) run as named tasks in a
-  TaskGroup: if any of them fails, the others stop with it and both are rebuilt.
+With :mod:`~tablectl.controller.mqtt.drain` the only modules of the service that speak MQTT. The
+design (docs/mqtt.md): the journal is the queue, so the session is clean and commands sent while
+offline are dropped, not run late; reconnect is an explicit loop with jittered backoff (aiomqtt 2
+does not reconnect); ``status`` has a retained birth and the Last Will, and a graceful exit
+publishes offline itself (a clean DISCONNECT suppresses the Will). Two connections, rebuilt
+together: aiomqtt's (status, commands, replies) and the outbox's own (:mod:`.wire`: records and
+retained views, so a view follows the records it describes); their loops are named tasks in one
+TaskGroup.
 """
 
 from __future__ import annotations
@@ -128,32 +115,22 @@ def _request_id(payload: bytes) -> Any:
 class Publisher:
     """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
 
-    An async context manager, reusable but not reentrant. Entering starts the background loop
-    (it connects in the background; see :meth:`wait_connected`); leaving flushes the outbox for
-    up to ``flush_timeout`` seconds, publishes ``status`` offline and disconnects.
+    An async context manager, reusable but not reentrant. Entering connects in the background
+    (:meth:`wait_connected`); leaving flushes the outbox for up to ``flush_timeout`` seconds,
+    publishes ``status`` offline and disconnects.
 
     Args:
-        config: ``[mqtt]`` section (client id, keepalive, backoff cap, TLS by ``mqtts://``
-            with ``ca_file``/``cert_file``/``key_file``, ``username`` + ``password_file``).
-            Its files are read here: a missing or unusable one raises :class:`ConfigError`.
-        topics: the table's topic scheme; :meth:`Topics.routes` decides where records go.
-        journal: the outbox; only :meth:`Journal.unpublished_payloads` and ``mark_published``
-            are used.
-        host: broker host (from :func:`broker_address` or an :class:`EmbeddedBroker`).
-        port: broker port.
+        config: ``[mqtt]`` section; its files are read here: a missing or unusable one raises
+            :class:`ConfigError`.
         on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
             Without one, commands get an ``ok: false`` reply.
-        outbound: the table's slots, status and alarms (:class:`Outbound`), shared with its
-            runner; a fresh one when unset.
         trace: called with ``("connected", {...})``, ``("disconnected", {"error": ...})``,
             ``("puback", {"seq", "topic"})``, ``("marked", {"up_to"})``,
             ``("command", {"verb"})``; must be cheap and must not raise.
         batch_size: records read and pipelined per outbox round; one mark (one fsync) each.
-        timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is
-            considered dead and rebuilt.
-        flush_timeout: how long a graceful exit may spend publishing the remaining outbox.
-        clock: how long a connection lasted and how often a refusal is logged (monotonic), and
-            the fresh ``outbound``'s wall clock.
+        timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is rebuilt.
+        clock: connection lifetimes and refusal logging (monotonic), and a fresh ``outbound``'s
+            wall clock.
     """
 
     def __init__(

@@ -1,23 +1,16 @@
-"""Refused commands, counted per window and journaled as one record (issue: journal bloat).
+"""Refused commands, counted per window and journaled as one record.
 
-Anyone who can publish on ``cmd/+`` can send refusals as fast as the broker forwards them:
-journaled one by one (an fsync each, each also published on ``events``), 300 unsigned voids made
-302 records in 4 s. A refusal changes nothing at the table, so what the audit trail needs (R15,
-R19: who tried what, and why it was refused) is how many, of which kind, and who came first.
-Each window's refusals become one ``commands_refused`` record::
+Anyone who can publish on ``cmd/+`` can send refusals as fast as the broker forwards them (300
+unsigned voids once made 302 fsync'd records in 4 s). What the audit trail needs (R15, R19: who
+tried what, why refused) is how many, of which kind, who came first::
 
     {"type": "commands_refused", "ts": "…", "since": "…", "count": 300,
      "codes": {"unauthorised": {"count": 300, "first": {"verb": "void", "id": "c-1",
                "reason": "void needs a command signed by role supervisor", "by": null, …}}}}
 
-A refused command whose signature verified has spent its nonce; the window's record lists those
-nonces (``nonces``, at most :data:`MAX_NONCES`), so a restart remembers them too.
-
-Accepted commands are still journaled one by one, before they act
-(tablectl.controller.service.runner). The metrics count refusals as they happen
-(``tablectl_commands_refused_total`` by code).
-
-Pure: the runner passes the time in.
+Verified signatures spent their nonce: the record lists them (``nonces``, at most
+:data:`MAX_NONCES`) so a restart remembers them. Accepted commands are journaled one by one. Pure:
+the runner passes the time in.
 """
 
 from __future__ import annotations

@@ -1,37 +1,22 @@
 """Who may talk to a table: MQTT transport security and signed, role-checked commands (§7).
 
-Two layers, because each alone is not enough:
-
-* **The broker link** (TLS, client certificates, username + password, broker ACLs) decides who
-  may publish on a table's ``cmd/#`` at all. :func:`client_security` turns ``[mqtt]`` into what
-  the MQTT client needs; secrets are read from files at start (a config file is copied, diffed
-  and attached to tickets, so it never holds one), and a missing or unreadable file is a
-  :class:`ConfigError` naming it.
-* **The controller** decides whether a command that changes a round may run. MQTT 3.1.1 does not
-  tell a subscriber who published a message, and a broker ACL is as coarse as a topic, so a
-  dealer UI allowed on ``cmd/#`` could otherwise void a round. Round-changing commands therefore
-  carry an HMAC-SHA256 signature keyed by the *role's* secret (``[security] roles``), over the
-  canonical JSON of the request, bound to the table and the verb, fresh within ``max_age``
-  seconds, with a nonce that is accepted once (a redelivered or replayed command is refused).
-  :class:`~tablectl.controller.mqtt.authority.CommandAuthority` checks them (roles, freshness,
-  replays); :func:`sign_command` makes them (pit UI, ``tablectl cmd``).
-
-Signed request (the body of ``cmd/{verb}``)::
+Two layers (docs/security.md): the broker link (TLS, client certificates, password, ACLs;
+:func:`client_security`, secrets read from files, a missing one a :class:`ConfigError`) decides
+who may publish on ``cmd/#``; the controller decides whether a round-changing command may run,
+because MQTT 3.1.1 does not say who published and ACLs are per topic. Such commands carry an
+HMAC-SHA256 by the *role's* key, bound to table and verb, fresh within ``max_age``, with a
+once-only nonce (:class:`~tablectl.controller.mqtt.authority.CommandAuthority` checks,
+:func:`sign_command` signs)::
 
     {"id": "c-17", "reason": "foreign_object",            <- the verb's own fields
      "role": "supervisor", "by": "FM-0042", "table": "BAC-01", "verb": "void",
      "ts": "2026-11-30T10:00:00.000000Z", "nonce": "9f2c4e0a7b1d3e5f",
      "sig": hex(HMAC-SHA256(key(role), canonical_json(request without "sig")))}
 
-``canonical_json`` is the journal's: keys sorted, no whitespace, UTF-8 with non-ASCII kept. A
-signer in another language reproduces it exactly when the request holds only strings, integers,
-booleans, null, arrays and objects (avoid floats: their textual form differs between languages).
-
-The key is the key file's content with surrounding whitespace removed, as bytes (``openssl rand
--hex 32 > supervisor.key``; mode 0400, owned by the service user: a key or password file that
-group or others may read or write is a :class:`ConfigError`). A role's key is shared by
-everyone in the role, so ``by`` (who) is attested by the holder of the role's key, not proven
-individually; per-person keys are a config choice (one role per person) when that is needed.
+``canonical_json`` is the journal's (sorted keys, no whitespace, UTF-8); other languages reproduce
+it for strings, integers, booleans, null, arrays and objects (avoid floats). The key is the key
+file's stripped content as bytes; a key or password file group/others may read or write is a
+:class:`ConfigError`. ``by`` is attested by the role's key holder, not proven per person.
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """The MQTT topic scheme (contracts §4.3), written down in exactly one place.
 
-Pure: no I/O. The publisher asks :meth:`Topics.routes` where a journal record goes, so adding a
-topic for a record type is a change here and in its test, nowhere else.
+Pure. The publisher asks :meth:`Topics.routes` where a record goes, so a new topic is a change here
+and in its test only.
 
-    {prefix}/{table}/status            retained  online/offline (birth + Last Will)
-    {prefix}/{table}/state             retained  table phase, round, counters
-    {prefix}/{table}/events                      every journal record, in seq order
-    {prefix}/{table}/outcome           retained  the last round's outcome
-    {prefix}/{table}/alarms                      fault / fault_cleared / clock_step /
-                                                 clock_confirmed records
-    {prefix}/{table}/anchor            retained  the newest keyed anchor
-    (tablectl.controller.journal.anchors) {prefix}/{table}/devices/{id}      retained  one device's
-    availability and faults {prefix}/{table}/cmd/{verb}                  commands in
-    {prefix}/{table}/cmd/{verb}/reply            replies out
+    {prefix}/{table}/status             retained  online/offline (birth + Last Will)
+    {prefix}/{table}/state              retained  table phase, round, counters
+    {prefix}/{table}/events                       every journal record, in seq order
+    {prefix}/{table}/outcome            retained  the last round's outcome
+    {prefix}/{table}/alarms                       fault / fault_cleared / clock_step /
+                                                  clock_confirmed records
+    {prefix}/{table}/anchor             retained  the newest keyed anchor
+    {prefix}/{table}/devices/{id}       retained  one device's availability and faults
+    {prefix}/{table}/cmd/{verb}                   commands in
+    {prefix}/{table}/cmd/{verb}/reply             replies out
 """
 
 from __future__ import annotations

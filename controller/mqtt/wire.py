@@ -1,24 +1,11 @@
 """The outbox's own MQTT connection: QoS 1 PUBLISHes out, PUBACKs counted by packet id.
 
-Why a connection of its own, beside aiomqtt's: the outbox sends every journal record, thousands
-a second at the knee, and through paho each message cost ~50 µs of Python (a message object, a
-``threading.Condition``, a ``send`` per PUBLISH, three ``recv`` calls and a ``ReasonCode`` plus
-``Properties`` per PUBACK): half of the controller's CPU per event (docs/performance.md). Here a
-batch is one ``write`` of packets built with one ``bytes.join`` each, and a read of PUBACKs
-costs a slice per packet (:mod:`.packets`).
-
-What it does not do, on purpose: subscribe, receive PUBLISHes, carry the Will, QoS 0 or 2.
-Those stay on the table's main (aiomqtt) connection, which also tells subscribers whether the
-table is online. The two connections live and die together (the publisher rebuilds both when
-either fails), so "connected" means both.
-
-Order: MQTT keeps one connection's PUBLISHes in order, not two connections'. Everything whose
-order matters to a subscriber goes through this wire: the journal's records in ``seq`` order and,
-before them after each connect, the newest retained record of each retained type (so a newer one
-from the outbox overwrites it at the broker, never the reverse).
-
-Session: clean (§3.1.2.4). The journal is the queue: what was not acknowledged on a lost
-connection is sent again on the next one (consumers de-duplicate by ``(table, seq)``).
+Why beside aiomqtt's: paho cost ~50 µs per message, half the CPU per event (docs/performance.md);
+here a batch is one ``write`` and PUBACKs cost a slice each (:mod:`.packets`). On purpose it does
+not subscribe, receive, carry the Will, or do QoS 0/2; the two connections live and die together.
+Order: MQTT orders one connection only, so everything whose order matters goes here: after each
+connect the newest retained record of each retained type, then the records in ``seq`` order.
+Session: clean (§3.1.2.4); the journal is the queue.
 """
 
 from __future__ import annotations

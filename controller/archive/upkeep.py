@@ -1,32 +1,16 @@
-"""What the archiver does besides storing: verifying what was stored, asking for what is missing,
-and saying how it is.
+"""What the archiver does besides storing: verifying, asking for what is missing, saying how it is.
 
-Why apart from :mod:`tablectl.controller.archive.consumer` (which receives and stores): this side
-reads the *stored* rows back, per table, on its own database connection and its own cadence, so
-several archivers sharing the work verify the same chains whoever stored what
-(:mod:`tablectl.controller.archive.verifier`). Three cadences keep a floor of 2,000 mostly
-healthy tables cheap:
+Apart from :mod:`tablectl.controller.archive.consumer` because it reads the *stored* rows back on
+its own connection and cadence, so archivers sharing a floor verify the same chains. Cadences (for
+2,000 mostly healthy tables): a table stored into is walked :attr:`Cadence.verify_after` s later
+(batches gather); an open gap or a locked table every half gap timeout; every table each
+:attr:`Cadence.sweep_every`. Gaps go to ``cmd/resend`` (at most :data:`MAX_RESEND` a request); a
+quiet table is probed for a lost tail after :attr:`Cadence.probe_after`.
 
-* a table stored into is walked :attr:`Cadence.verify_after` seconds later (the batches
-  committed meanwhile gather: a draining backlog is walked thousands of rows per pass, not a
-  pass per batch);
-* a table with an open gap, or one another archiver held locked, again every half gap timeout;
-* every table once a :attr:`Cadence.sweep_every` (rows another archiver stored and could not
-  verify before it died).
-
-Gaps due for a resend are asked for on the table's ``cmd/resend`` (at most :data:`MAX_RESEND`
-records a request); a table quiet for :attr:`Cadence.probe_after` seconds is asked for anything
-after its newest stored record (a lost *tail*). The retained ``status`` goes out every
-:attr:`Cadence.status_every` seconds.
-
-Bounded work a pass, whatever the floor sends: at most :attr:`Cadence.resend_per_table` requests
-for a table and :attr:`Cadence.resend_per_pass` in all (probes included) — the rest is asked in
-later passes — and every loop here runs over what a pass read, never over a range of ``seq``
-values (a gap may span 2**63 of them). Between two tables the loop awaits the database, so a stop
-(SIGTERM) is taken within one table's pass.
-
-The upkeep also keeps each table's verified head (``seq`` and ``ts``) for admission
-(:meth:`Upkeep.head`): read at start, then from each pass.
+Bounded per pass: :attr:`Cadence.resend_per_table` and :attr:`Cadence.resend_per_pass` requests, and
+loops run over rows read, never over ``seq`` ranges (a gap may span 2**63). It awaits the database
+between tables, so SIGTERM is taken within one pass. It keeps each table's verified head for
+admission (:meth:`Upkeep.head`).
 """
 
 from __future__ import annotations

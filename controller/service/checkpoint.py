@@ -1,39 +1,24 @@
 """Recovery checkpoints: a restart replays the journal from the last checkpoint, not from the start.
 
-Why: recovery rebuilds the table by replaying its journal through a fresh engine (contracts §3).
-With 90 days of journal kept (R19) a busy card table holds millions of records, and replaying them
-all takes minutes — past systemd's ``TimeoutStartSec``, so a table restarted after a few months
-would be killed before it is up, again and again. A checkpoint is what recovery rebuilds — the
-engine, the journal scan and the latched faults — as of one ``seq``, in ``JOURNAL.checkpoint``
-beside the live journal file. Start-up loads it and replays only the records after that ``seq``.
-
-When (see :class:`tablectl.controller.service.runner.TableRunner`): at an orderly stop, every
-:data:`CHECKPOINT_EVERY` records in play (between batches, when every conclusion is journaled),
-every :data:`CHECKPOINT_EVERY` records of a long replay (so a start that is killed still made
-progress) and at the end of a replay.
+Why: 90 days of journal (R19) is millions of records on a busy table; a full replay (contracts §3)
+outlasts systemd's ``TimeoutStartSec`` and the table would never come up. A checkpoint holds the
+engine, journal scan and latches as of one ``seq`` in ``JOURNAL.checkpoint``; it is saved at an
+orderly stop, every :data:`CHECKPOINT_EVERY` records (in play and during a long replay) and at a
+replay's end.
 
 Trust: a checkpoint never says more than the journal does.
 
-* It is used only when the journal's record at its ``seq`` has the hash it names (same chain, same
-  history), and only by the same code and table rules that wrote it: its fingerprint covers every
-  ``.py`` file of the ``tablectl.controller`` and ``tablectl.drivers`` packages, found where they
-  were imported from (a source tree, an editable install or a wheel), and the table's id, game and
-  rules. An upgrade or a rules change replays the journal in full once; the next checkpoint is
-  then current again. Code whose sources cannot be found is never fingerprinted with nothing: its
-  :func:`fingerprint` is ``None`` (logged) and checkpoints are neither written nor used.
-* The state is a pickle read by an unpickler that resolves only classes and functions of the game
-  packages (:data:`_ALLOWED_MODULES`) and a few standard containers, and methods only of those
-  objects: a planted file cannot name ``os.system`` or reach a module's globals.
-* Any doubt — missing, torn, other fingerprint, other chain, a name not allowed — is logged
-  (``checkpoint_ignored`` with the reason) and the journal is replayed in full. So is a state that
-  loads but cannot be used: one that lacks what the current code's fresh engine has
-  (:func:`state_mismatch`), or raises while recovery replays the records after it or reads it as
-  ``power_on`` will (:meth:`tablectl.controller.service.runner.restart.Restart.recover`). Deleting
-  the file is always safe; it is an optimisation, never the record (the journal is).
-* The file's layout is :data:`SCHEMA` (the header and a pickled :class:`RecoveryState`); the
-  versions of both formats and the compatibility corpus of earlier versions' files are in
-  ``docs/journal.md``.
-* Written atomically: temp file, fsync, rename, fsync of the directory.
+* Used only if the journal's record at its ``seq`` has the hash it names, and its fingerprint
+  (every ``.py`` of ``tablectl.controller`` and ``tablectl.drivers`` where imported from, plus
+  table id, game and rules) matches; sources not found: :func:`fingerprint` is ``None`` and
+  checkpoints are off.
+* The pickle is read by an unpickler that resolves only the game packages
+  (:data:`_ALLOWED_MODULES`) and a few containers: a planted file cannot reach ``os.system``.
+* Any doubt (missing, torn, other fingerprint or chain, unusable state: :func:`state_mismatch`)
+  is logged ``checkpoint_ignored`` and the journal is replayed in full. Deleting the file is
+  always safe.
+* Layout :data:`SCHEMA`; versions and compatibility corpus: docs/journal.md. Written atomically
+  (temp file, fsync, rename, fsync of the directory).
 """
 
 from __future__ import annotations

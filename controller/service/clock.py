@@ -1,34 +1,17 @@
 """The table's wall clock, watched: a step is detected, journaled, alarmed, and trusted by no one.
 
-Why: every record's ``ts`` is the wall clock, and two things rely on it. Retention deletes rotated
-files by age (R19), and a signed command is fresh only within ``max_age`` of the table's clock.
-A clock that jumps — a dead RTC battery, a wrong NTP server, someone's ``date -s`` — used to make
-retention delete young files (a +100 d step deleted four days of journal) and made every command
-look stale or fresh at random.
+Why: retention deletes by age (R19) and a signed command is fresh only within ``max_age``; a +100 d
+step once deleted four days of journal. A step is told by ``CLOCK_BOOTTIME``, which it cannot move:
+on one boot ``wall - boottime`` changes only when the wall clock is stepped.
+:meth:`ClockWatch.check` (about once a second) compares against ``[clock] max_step_seconds``;
+:meth:`ClockWatch.at_start` compares with the newest journaled clock reading (after a reboot only a
+clock behind the journal is certainly stepped).
 
-A step is told from time passing by a clock it cannot move: ``CLOCK_BOOTTIME`` (monotonic, also
-across suspend). On one boot the offset ``wall - boottime`` changes only when the wall clock is
-stepped, so:
-
-* **while running** (:meth:`ClockWatch.check`, about once a second) an offset that moved more
-  than ``[clock] max_step_seconds`` from the trusted one is a step;
-* **at start** (:meth:`ClockWatch.at_start`) the newest record that carries a clock reading
-  (``power_on``, ``power_off``, ``clock_step``, ``clock_confirmed``: their ``clock`` field, with
-  the boot id and ``CLOCK_BOOTTIME``) says where the wall clock should be now on the same boot;
-  after a reboot only a clock behind the journal's newest record is certain to have stepped.
-
-A step is journaled as a ``clock_step`` record (``before``: where the clock should be, ``after``:
-where it is, ``step_s``), which goes to ``alarms``; it makes the clock *suspect* until a supervisor
-confirms it (``cmd/clock_confirm``, journaled ``clock_confirmed``) or the clock returns to within
-the bound of its trusted course (a ``clock_step`` with ``suspect: false``). While suspect the
-journal keeps every file (retention is suspended) and signed commands are judged by their nonce,
-not their time (:mod:`tablectl.controller.mqtt.authority`).
-
-Retention's age of a file is not the wall clock's alone either: each clock record carries
-``discount_s``, the running sum of the steps (and of the gaps no clock could vouch for: a restart
-after a reboot, a journal from a version that did not record readings), and
-:mod:`tablectl.controller.journal.retention` takes a file's age as its wall age less the discount
-that accrued after it — never more than the wall age. When in doubt, a file is kept.
+A ``clock_step`` record (``before``, ``after``, ``step_s``; on ``alarms``) makes the clock *suspect*
+until ``cmd/clock_confirm`` or its return to the trusted course; meanwhile retention keeps every
+file and signed commands are judged by nonce, not time. Each clock record carries ``discount_s``
+(summed steps and unvouched gaps) which :mod:`tablectl.controller.journal.retention` subtracts from
+a file's age: when in doubt, keep.
 """
 
 from __future__ import annotations

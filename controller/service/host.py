@@ -1,26 +1,11 @@
 """Several tables in one process: a studio server (``tablectl run --config A --config B …``).
 
-Why one process can hold several tables safely: each table is its own supervised task
-(:func:`supervise_table`) with its own journal, drivers, engine and MQTT session, exactly what
-``run_table`` builds for one, under the same topics (``{prefix}/{table}/…``). Nothing is shared
-but the event loop, the metrics endpoint, the systemd notifications and, for ``"embedded"``
-configs on the same address, the in-process broker.
-
-Isolation, and its limit:
-
-* a device fault is not a failure at all: drivers report it as events and keep reconnecting, so a
-  table whose wheel is unplugged goes on (voids, latched fault) and its neighbours never notice;
-* a table whose task *fails* (a journal on a dead disk, a bug) is logged with its traceback and
-  restarted after a jittered exponential backoff (1 s doubling to 60 s, reset after a run that
-  lasted longer than that), while the other tables go on; the restart re-reads its journal, so
-  nothing acknowledged is lost;
-* what one process cannot isolate is a table that *blocks* the loop (a busy loop, a blocking
-  call): every table stalls, the watchdog pings stop, and systemd restarts the whole host. That is
-  the right outcome for a wedge, and the reason hosts should not be made too large.
-
-Configuration problems (unknown driver, bad ``[rules]``, two configs with the same table id or
-journal) are checked for every table before any starts, so they fail the start, not a restart
-loop.
+Each table is its own supervised task (:func:`supervise_table`) with its own journal, drivers,
+engine and MQTT session; only the loop, metrics, systemd notifications and an embedded broker are
+shared. A device fault is events, not a failure; a table whose task fails is restarted with jittered
+backoff (1 s doubling to 60 s) while the others go on; a table that *blocks* the loop stalls all,
+the watchdog fires and systemd restarts the host (so keep hosts small). Config problems are checked
+for every table before any starts: they fail the start, not a restart loop.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """A journal outage: the table is locked while the journal cannot write (regulatory R14, R18).
 
-Every event is journaled before it is acted on (contracts §3), so an event that cannot be journaled
-is not acted on: while the disk is full or failing the wheel goes on spinning and the shoe goes
-on dealing, but the table sees none of it. Without a word about it, the round that was open
-would later settle on whatever result arrived first once the disk had room again — a later
-spin's number (reproduced: round 6, opened at spin 6, settled with spin 15's number).
-
-So an outage is a state of its own, kept here and run by the runner:
-
-* **raised at once**, though it cannot be journaled: ``journal_unavailable`` on ``alarms``, on
-  the retained ``status`` and ``state`` (``locked``) and in ``/metrics``;
-* **while it lasts** nothing is acted on: device events are counted by type and dropped (a
-  device fault among them is kept and journaled afterwards, R18), commands are refused with
-  ``journal_unavailable``;
-* **when a write succeeds again**, in one transaction: the conclusions the engine reached but
-  could not journal, the void of the round that was in play (``journal_outage``, regulatory R23:
-  a system malfunction before the result voids the bets), then the fault raised and cleared with
-  the outage's start and end, then the device faults the outage swallowed. The next round plays
-  normally.
-
-Pure: the runner passes the time in.
+An event that cannot be journaled is not acted on (contracts §3); unnoticed, the open round once
+settled on a later spin's number when the disk recovered. So an outage is a state: raised at once
+(``journal_unavailable`` on ``alarms``, ``status``, ``state`` and ``/metrics``); while it lasts
+device events are counted and dropped (device faults kept, R18) and commands refused; when a write
+succeeds, one transaction journals the pending conclusions, the void of the round in play
+(``journal_outage``, R23), the outage as a fault raised and cleared, and the swallowed device
+faults. Pure: the runner passes the time in.
 """
 
 from __future__ import annotations

@@ -1,48 +1,27 @@
 """Restart recovery: what a restart records, and whether an interrupted round may resume.
 
-Pure: no asyncio, no I/O, no clock (``now`` is passed in). The runner feeds it the journal at
-start-up (:class:`JournalScan`) and the first device events afterwards (:class:`RestartGate`), and
-acts on what it answers, so the rules below are tested without processes or timers.
+Pure (``now`` is passed in): the runner feeds it the journal (:class:`JournalScan`) and the first
+device events (:class:`RestartGate`).
 
-Power records (regulatory R20, R21: "power-off-during-play and power-on events are recorded").
-``power_on`` is journaled at every start, ``power_off`` at every orderly stop. They are the
-controller's own records, like ``outcome`` and ``verdict``: published on ``events`` in ``seq``
-order, never fed to a game engine (they are not facts about the game). An unclean stop (kill -9,
-power cut, OOM) is recognisable afterwards because the record before a ``power_on`` is not a
-``power_off``; ``power_on`` says so itself in ``previous`` (``"power_off"``, ``"unclean"`` or
-``"none"`` for a new journal) and names the round that was in play, if any.
+Power records (R20, R21): ``power_on`` at every start, ``power_off`` at every orderly stop; the
+controller's own records, never fed to an engine. ``power_on.previous`` is ``"power_off"``,
+``"unclean"`` or ``"none"`` and names the round in play.
 
-An interrupted round (contracts §3, R12 "recover to its pre-outage state"). The journal rebuilds the
-engine exactly, but the devices went on without us; a round in progress is only as good as the
-devices' word that nothing happened meanwhile:
+An interrupted round (contracts §3, R12) is only as good as the devices' word that nothing happened
+meanwhile:
 
-* Roulette (and Lightning, Double Ball: every game on the wheel): the SS2 wheel's status carries
-  the spin number (its catch-up events after a reconnect
-  carry it too). The round resumes when the first spin-carrying report after the restart shows the
-  spin the journal knows for the round (from ``ball_launched``, or ``round_open`` once it carries
-  ``spin``); the catch-up milestones the round already has (``round_open``, a second
-  ``bets_closed``) are dropped, not journaled twice. Any other spin, or a round whose spin the
-  journal never learnt, ends it. A wheel already showing the result of our spin is not a
-  confirmation either: the interpreter opens nothing for a spin it never saw in play, and the next
-  game's spin then ends the round.
-* Card tables: the coup's cards are all in the journal; what cannot be checked is whether the
-  dealer drew one while nobody was reading the shoe. The round resumes when every device of the
-  table is back within the window and the outage was short (``card_outage_limit``); a round that
-  already waits for a supervisor (``pending_decision``) stays with the supervisor.
-* Dice tables: as card tables. Once bets are closed (``closed``, ``rolling``) the shaker and the
-  reader may have rolled and reported while nobody listened, so only a short outage resumes; a
-  round held for a supervisor stays with the supervisor.
-* Money wheels, ball draws and Fan Tan: a round still betting resumes when the devices are back;
-  once under way it is not gated yet (its round goes on with the next report).
+* Wheel games (roulette, Lightning, Double Ball): resume when the first spin-carrying report shows
+  the spin the journal knows for the round; catch-up milestones it already has are dropped. Any
+  other spin, or an unknown spin, ends it (a wheel already showing our result is no confirmation).
+* Card and dice tables: resume when every device is back within the window and the outage was
+  short (``card_outage_limit``; dice after bets closed likewise); a round with a supervisor stays
+  with the supervisor.
+* Money wheels, ball draws, Fan Tan: a round still betting resumes; one under way is not gated.
 * No confirmation within :data:`CONFIRM_SECONDS` → the round ends.
 
-A round that cannot resume ends with a ``void`` event, reason :data:`CONTROLLER_RESTART`, journaled
-before it is applied like every event: seed-001 G1 ("in case of communication failure or other
-technical shortcomings, the bet is calculated with the odds of 1" — a refund) and G3 ("in case of
-any error(s) in the software, the bet is subject to return … valid if the technical error has not
-affected and could not affect the game and/or result"): only a device confirmation shows the error
-could not have affected the result. Latched faults need nothing here: the replay restores them
-(R18), and the outbox publishes whatever is not acknowledged, in ``seq`` order.
+It ends with a journaled ``void``, reason :data:`CONTROLLER_RESTART`: seed-001 G1 (communication
+failure → odds of 1, a refund) and G3 (a software error voids unless it could not have affected the
+result: only a device confirmation shows that). Latched faults are restored by the replay (R18).
 """
 
 from __future__ import annotations

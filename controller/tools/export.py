@@ -1,30 +1,15 @@
 """``tablectl export``: a round, a time range or everything, as normalized events for a dispute.
 
-The export is the contracts §4.4 JSONL that ``tablectl replay`` reads: one event per line with its
-``seq``, ``ts``, ``device`` and ``manual`` flag, and nothing else — the journal's own fields
-(``schema``, ``table``, ``hash``, ``prev_hash``) and the engine's conclusions (``outcome``,
-``verdict``, ``shoe_end``) are *not* in it, because replay's parser is strict and because the
-point of a dispute export is that the rules, run again, conclude the same thing by themselves.
-What the journal concluded, and the hashes that tie each line to the published stream, go to a
-second file on request (``--records``): the stored records verbatim (canonical JSON, as hashed
-and published), from the round's first event to its outcome.
+The output is the contracts §4.4 JSONL that ``tablectl replay`` reads: events only, no journal
+fields and no conclusions, so the rules run again must conclude the same by themselves; the stored
+records verbatim go to a second file on request (``--records``). A round's ``round_open`` carries
+the journal's round id so replay names the same round.
 
-A single round is exported from the end of the round before (usually: its own ``round_open``;
-a card dealt between two coups belongs to the next one) to the event that decided it, and its
-``round_open`` line carries the journal's round id, so replay (which validates a stream that
-begins mid-shoe as if the shoe's earlier cards were unknown) names the same round and must reach
-the same outcome.
-
-Read-only: the live journal is first copied with SQLite's backup API (a consistent snapshot,
-even while the service appends), rotated files are opened immutable, and every file read is
-verified (chain, columns, structure, seal) before anything is exported from it
-(:mod:`tablectl.controller.tools.journal_reader`).
-
-Two sources, one export: a table's own journal (``--journal``), or the floor's archive in
-PostgreSQL (``--dsn … --table T``, :class:`tablectl.controller.archive.reader.ArchiveReader`, which
-checks every column, link and hash of what it reads). Both are a :class:`RecordSource`. The
-archive holds records as published, so a card dealt face down is there withheld (``"card":
-null``): a round with one exports from the table's journal, not the archive.
+Read-only: the live journal is copied with SQLite's backup API, rotated files opened immutable,
+every file verified first (:mod:`tablectl.controller.tools.journal_reader`). Sources: the journal
+(``--journal``) or the archive (``--dsn … --table T``,
+:class:`tablectl.controller.archive.reader.ArchiveReader`); the archive holds face-down cards
+withheld, so such a round exports from the journal.
 """
 
 from __future__ import annotations
@@ -134,19 +119,11 @@ def export_round(
 ) -> ExportedRange:
     """The events of one round: from the end of the round before to the event that decided it.
 
-    The deciding event is the last event before the outcome with the outcome's ``ts`` (an
-    engine stamps its conclusion with the deciding event's time); a group commit may journal
-    the next round's first events before this round's outcome, which this leaves out. The
-    round's ``round_open`` is the last one before the deciding event, and gets the journal's
-    round id.
-
-    Where the export starts: right after the event that decided the round before (usually the
-    round's own ``round_open``; a card dealt between two coups is the first card of the next
-    one, baccarat BAC-I2). What a round inherits can reach further back (that card may survive
-    a misdealt coup), so with ``engine_factory`` (a fresh engine of the table's game and rules)
-    the export *checks itself*: it replays each candidate start, one round further back at a
-    time, and keeps the first that reproduces the journal's outcome (``reproduced`` says which
-    happened).
+    The deciding event is the last event before the outcome with the outcome's ``ts``; next-round
+    events a batch journaled before this outcome are left out. A card dealt between two coups
+    belongs to the next one (baccarat BAC-I2), and what a round inherits can reach further back, so
+    with ``engine_factory`` the export checks itself: it tries earlier starts, one round at a time,
+    until one reproduces the journal's outcome (``reproduced``).
 
     Raises:
         ExportError: no outcome for ``round_id`` (unknown, or still in progress: an open round

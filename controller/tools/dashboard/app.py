@@ -1,24 +1,11 @@
 """The dashboard's web app (Starlette): the pages, the statistics' SVG, the live stream.
 
-Routes (all ``GET``; nothing here changes anything):
-
-* ``/`` the floor: a tile per table; ``/table/{id}`` its results history and alarms;
-  ``/billboard/{id}`` the roulette billboard; ``/stats/{id}`` the statistics;
-* ``/svg/{id}/wheel.svg``, ``/svg/{id}/shuffle.svg`` the plots (404 while there is nothing to
-  draw);
-* ``/stream?view=…&table=…`` server-sent events: the page's fragments (:mod:`.pages`) whenever
-  they change, as ``event: fragment`` with ``{"id", "html", "parent"}``; a comment every 15 s
-  keeps proxies from closing it;
-* ``/static/…`` the page's one script and one stylesheet, served from the package (no build
-  step, nothing from elsewhere).
-
-Every response carries a strict Content-Security-Policy (same origin only, no inline script or
-style) and no caching, and over TLS ``Strict-Transport-Security`` (a browser that once reached
-the dashboard over HTTPS never again sends the password over plain HTTP). :class:`Guard` checks
-the ``Host`` header on a loopback listener (so a web page elsewhere cannot reach it through DNS
-rebinding) and HTTP Basic when there is a users file (:mod:`.auth`), with the login throttled
-per source address and per user name (:class:`~.auth.Throttle`): each failure is logged and
-counted, and waits for it happen on the event loop, never holding up another request.
+Routes, all ``GET``: ``/``, ``/table/{id}``, ``/billboard/{id}``, ``/stats/{id}``,
+``/svg/{id}/wheel.svg`` and ``shuffle.svg`` (404 while empty), ``/stream`` (server-sent ``fragment``
+events from :mod:`.pages`, a comment every 15 s for proxies), ``/static/…`` (one script, one
+stylesheet, no build step). Every response has a strict same-origin CSP and no caching, and over TLS
+``Strict-Transport-Security``. :class:`Guard` checks ``Host`` on loopback (DNS rebinding) and HTTP
+Basic with a users file (:mod:`.auth`), throttled per source and name.
 """
 
 from __future__ import annotations

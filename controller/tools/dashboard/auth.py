@@ -1,23 +1,12 @@
 """Who may see the dashboard: the loopback rule, TLS, and the users file (HTTP Basic).
 
-The rule (docs/dashboard.md): on a loopback address the dashboard needs nothing, since only this
-machine reaches it. On any other address it needs **both** TLS (``--tls-cert``/``--tls-key``)
-and a login (``--users FILE``), or it refuses to start: HTTP Basic sends the password with every
-request, which is only acceptable inside TLS, and a floor's results should not be readable by
-anyone on the network.
-
-The users file has one ``name:scrypt$N$r$p$salt$hash`` line per user (``#`` comments and blank
-lines allowed): a salted :func:`hashlib.scrypt` hash, compared with :func:`hmac.compare_digest`.
-Like every secret file of tablectl it must be readable by its owner only
-(:func:`tablectl.controller.secrets.read_secret`). ``tablectl dashboard --users FILE --add-user
-NAME`` creates or updates an entry (the password from the terminal, or the first line of stdin).
-
-Guessing is slowed (:class:`Throttle`): after a failed login, the next attempt from the same
-source address, and for the same user name, waits an exponentially growing delay (0.5 s, 1 s,
-2 s, … up to 60 s), and one source or name has at most one attempt checked at a time (a few
-more wait, beyond that the answer is 429 at once). A flood from one address therefore costs one
-scrypt at a time and never holds up another person's login, and each failure is logged and
-counted.
+The rule (docs/dashboard.md): loopback needs nothing; any other address needs **both** TLS and
+``--users FILE`` or it refuses to start (Basic sends the password with every request). Users file:
+``name:scrypt$N$r$p$salt$hash`` lines, compared with :func:`hmac.compare_digest`, owner-readable
+only (:func:`tablectl.controller.secrets.read_secret`); ``--add-user NAME`` edits it.
+:class:`Throttle` delays the next attempt per source and per name after a failure (0.5 s doubling to
+60 s), one check at a time per source or name (beyond a few waiting: 429), so a flood costs one
+scrypt at a time; each failure is logged and counted.
 """
 
 from __future__ import annotations

@@ -1,45 +1,24 @@
 """The floor as the dashboard knows it: every table's published messages in, typed views out.
 
-Pure (no I/O, no clock: times arrive in the payloads, and the subscriber passes its own): the
-subscriber feeds :meth:`Floor.ingest` each MQTT message, and the pages read :class:`Tile`,
-:class:`OutcomeEntry` and the spins back. Only what the topics carry is kept (docs/mqtt.md): the
-retained ``status``, ``state``, ``outcome`` and ``devices/{id}``, the live ``events`` and
-``alarms``. Commands (``cmd/…``) and anything else under the prefix are ignored.
+Pure: :meth:`Floor.ingest` takes each MQTT message (retained ``status``, ``state``, ``outcome``,
+``devices/{id}``, live ``events``, ``alarms``; docs/mqtt.md); pages read :class:`Tile`,
+:class:`OutcomeEntry` and the spins.
 
-**Nothing on the broker is trusted** (contracts §7: anyone who can publish there may have): every
-message is read bounded (:func:`~tablectl.controller.core.bounded_json.read_object`: size,
-UTF-8, JSON depth, numbers, an object) and every field the pages use is type-checked before
-anything is kept; what is kept is a typed snapshot with bounded strings and lists, never the
-payload. A message that fails is
-counted in :attr:`Floor.malformed` by reason and changes nothing; a well-formed one that a bound
-or the chain refuses is counted in :attr:`Floor.refused`. Neither is ever an exception out of
-:meth:`Floor.ingest`.
+**Nothing on the broker is trusted** (contracts §7): messages are read bounded
+(:func:`~tablectl.controller.core.bounded_json.read_object`), fields type-checked, and only typed,
+bounded snapshots kept; failures count in :attr:`Floor.malformed` / :attr:`Floor.refused`, never
+raise. Bounded: ``max_tables`` (evicting the longest quiet table without retained topics),
+``max_devices``, ``history``, :data:`SPINS`, :data:`SHOE_RECORDS`, :data:`ALARMS`, :data:`LINKS`; an
+empty retained payload forgets its topic.
 
-**Bounded**: at most ``max_tables`` tables (a new one beyond evicts the longest quiet table that
-holds no retained topic, else is refused), ``max_devices`` devices per table, the last
-``history`` outcomes, :data:`SPINS` winning numbers, :data:`SHOE_RECORDS` shoe records,
-:data:`ALARMS` alarms and the links of the last :data:`LINKS` records per table. **Forgetting**:
-an empty retained payload clears its topic (the MQTT way of deleting a retained message): a
-device disappears with its ``devices/{id}``, a table with the last of its retained topics.
+**The chain**: a record is used only if its ``prev_hash`` links to an accepted record at ``seq − 1``
+(or provisionally, until that record arrives and disagrees); de-duplication is by ``(table, seq,
+hash)``; nothing beyond ``max_ahead`` past the retained ``state`` is shown (at most :data:`HELD`
+held). Two records that both link at one ``seq`` are shown as a fork (only a keyed journal tells
+them apart, docs/fleet.md).
 
-**The chain**: every record on ``events`` (and the retained ``outcome``) carries ``seq``,
-``hash`` and ``prev_hash``. A record is used only if it *links*: its ``prev_hash`` is the
-``hash`` of an accepted record the dashboard saw at ``seq − 1``; lacking one (the dashboard has
-just started, or missed records), it is taken for now, and dropped again with whatever linked to
-it if the record at ``seq − 1`` arrives and does not match. A record that does not link is not
-shown anywhere and displaces nothing. De-duplication is by ``(table, seq, hash)``: a forged
-record at a real record's ``seq`` does not make the real one a "duplicate". And nothing more
-than ``max_ahead`` records past the table's retained ``state`` (its journal's last ``seq``) is
-shown: the table publishes a record before the state that describes it, so the state follows
-within a moment, while a forged ``seq`` of 10¹⁵ stays hidden (and at most :data:`HELD` such
-outcomes are held, waiting). Two different records that both link at one ``seq`` (possible for
-someone who can compute sha256 over what the table published: only a keyed journal tells them
-apart, docs/fleet.md) are shown, and the tile says so.
-
-A tile is **red** (:attr:`Tile.level` ``"fault"``) when the table cannot play: a latched fault
-(a device's or the engine's), a lock (a journal outage), or its status ``offline`` (the Last
-Will). It is amber (``"warn"``) when a device link is down, the table has not said yet whether
-it is online, or its chain forked.
+Tile level ``"fault"``: a latched fault, a lock, or ``offline``; ``"warn"``: a link down, status
+unknown, or a forked chain.
 """
 
 from __future__ import annotations

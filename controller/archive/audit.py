@@ -1,22 +1,16 @@
 """Verifying the archive: each table's chain from its records in PostgreSQL and its detached months.
 
-``tablectl verify --dsn`` (and ``--archive-file DIR``) walks each table's records in ``seq`` order
-— the detached months' files first (oldest first), then the months still in the database — and
-checks what ``tablectl verify`` checks in a journal, where it can from what was published:
+``tablectl verify --dsn`` (and ``--archive-file DIR``) walks each table in ``seq`` order, detached
+files first, then the database, and checks what can be checked from published bytes:
 
 * every column against the published bytes (:func:`~tablectl.controller.archive.reader.row_record`);
-* each record's ``prev_hash`` against the previous record's ``hash``, and its content against its
-  ``hash`` — except cards published face down (withheld), whose hash covers the journaled card:
-  those are linked but not re-hashed, and counted (the archive's one per-record check,
-  :func:`~tablectl.controller.archive.chains.check_record`, which the archiver's own continuous
-  verification uses too);
-* gaps: every missing ``seq`` range is named (the archiver re-requests them from the table,
-  ``cmd/resend``; until filled, the chain cannot be checked across them);
-* with the key (``--key``), every anchor's mac (:mod:`tablectl.controller.journal.anchors`).
+* link and hash by :func:`~tablectl.controller.archive.chains.check_record`; withheld cards are
+  linked but not re-hashed, and counted;
+* gaps: every missing ``seq`` range is named (the archiver asks for a resend);
+* with ``--key``, every anchor's mac (:mod:`tablectl.controller.journal.anchors`).
 
-Walking several sources, a record may come before its predecessor (a record stamped at the end of
-a month can be ``seq``-after one of the next month when a clock stepped back): records that come
-early wait for the missing ones (up to :data:`PENDING_LIMIT` a table) before a gap is declared.
+Across sources a record may come before its predecessor (a clock stepped back at a month's end):
+early records wait, up to :data:`PENDING_LIMIT` a table, before a gap is declared.
 """
 
 from __future__ import annotations

@@ -1,38 +1,27 @@
 """Per-table verification in the archive: links, body hashes, anchors, gaps (pure).
 
-Why per table and over the *stored* rows: several archivers share the work (MQTT shared
-subscriptions), so no archiver sees all of a table's records, nor in order. Storage is
-idempotent; verification reads back what is stored, in ``seq`` order, from where the table's
-chain was last verified (``archive_tables.verified_seq`` / ``verified_hash``), and advances as far
-as the chain is contiguous. Everything here is a pure function of those rows; the SQL is
-:mod:`tablectl.controller.archive.verifier`'s.
+Per table and over the *stored* rows, because archivers share the work (MQTT shared subscriptions)
+and none sees all of a table's records, nor in order. The walk reads rows in ``seq`` order from the
+verified head (``archive_tables.verified_seq`` / ``verified_hash``) and advances while the chain is
+contiguous; the SQL is :mod:`tablectl.controller.archive.verifier`'s.
 
-What is checked for each row after the verified head (the journal's own rules, with its code:
-:func:`~tablectl.controller.journal.records.record_hash`, :data:`GENESIS_HASH`,
-:func:`~tablectl.controller.journal.anchors.anchor_problem` and ``mac_matches``):
+Checked for each row after the head, with the journal's own code (:func:`record_hash`,
+:data:`GENESIS_HASH`, :func:`anchor_problem`, ``mac_matches``):
 
-* **the link**: ``seq`` is the head's + 1 and ``prev_hash`` is the head's ``hash`` (the genesis
-  hash for ``seq`` 1);
-* **the body**: ``hash`` is sha256 over ``prev_hash`` + the canonical JSON of the record as
-  published — except a **withheld** record (a card dealt face down, published ``"card": null,
-  "withheld": true`` while ``hash`` covers the journaled card, docs/mqtt.md): its body cannot be
-  re-hashed here, so only its link is checked (the next record's ``prev_hash`` must still be its
-  ``hash``; a keyed anchor after it authenticates that hash; the table's journal has the body).
-  Which records are withheld is the outbox's own rule (:func:`is_withheld`): anything else that
-  says ``"withheld": true`` is re-hashed like every record;
-* **the envelope**: the record's own ``table``, ``seq``, ``prev_hash``, ``hash`` are the row's;
-* **anchors**: an ``anchor`` names the record before it and, with the table's key
-  (``[journal] key_file``'s copy), carries the HMAC of that head;
+* **the link**: ``seq`` is the head's + 1 and ``prev_hash`` its ``hash`` (genesis for ``seq`` 1);
+* **the body**: ``hash`` is sha256 over ``prev_hash`` + the canonical JSON as published; a
+  **withheld** record (a face-down card, docs/mqtt.md) is only linked, not re-hashed. Which
+  records are withheld is the outbox's rule (:func:`is_withheld`); anything else saying
+  ``"withheld": true`` is re-hashed;
+* **the envelope**: the record's ``table``, ``seq``, ``prev_hash``, ``hash`` are the row's;
+* **anchors**: an ``anchor`` names the record before it and, with the table's key, carries the
+  HMAC of that head;
 * **one record per seq**: a second, different record for a ``seq`` is a break.
 
-A break stops the walk at that ``seq`` (nothing after it is vouched for) and is kept until an
-operator deals with it (docs/fleet.md). A missing ``seq`` stops it too, as a **gap**: a range
-that may still arrive (shared subscriptions reorder; a resend fills it).
-
-The per-record part (table, link, body, anchor: :func:`check_record`) is the one check of a
-record in its chain for the whole archive: the archiver's :func:`walk` here, ``tablectl verify
---dsn`` (:mod:`tablectl.controller.archive.audit`, which also crosses gaps and detached months)
-and the export's reads (:mod:`tablectl.controller.archive.reader`) all call it.
+A break stops the walk (nothing after it is vouched for) and stays until an operator deals with it
+(docs/fleet.md). A missing ``seq`` stops it as a **gap**, which a resend may fill.
+:func:`check_record` is the archive's one per-record check: :func:`walk`, ``tablectl verify --dsn``
+(:mod:`.audit`) and the export's reads (:mod:`.reader`) all call it.
 """
 
 from __future__ import annotations

@@ -1,31 +1,21 @@
-"""The archiver: every table's records from the broker into PostgreSQL (the verification,
-resends and status are :mod:`tablectl.controller.archive.upkeep`'s).
+"""The archiver: every table's records from the broker into PostgreSQL (verification, resends and
+status: :mod:`tablectl.controller.archive.upkeep`).
 
-Why shaped this way:
-
-* **Acknowledged after commit.** The MQTT session is persistent (v5 ``clean_start`` false with a
-  session expiry; v3.1.1 ``clean_session`` false) and QoS 1 messages are acknowledged by hand
-  (paho's manual ack) only once the batch holding them is committed: a kill -9 between receipt
-  and commit costs nothing, the broker redelivers and storage is idempotent. What the broker
-  itself loses shows as a gap in a table's ``seq``, which the table resends (``cmd/resend``).
-* **Backpressure, not memory.** The Receive Maximum bounds the unacknowledged messages the
-  broker sends; while PostgreSQL is down nothing is acknowledged and the broker keeps the rest.
-  (Mosquitto 2.0.11 sends a queued session's backlog past it: our ``status`` then waits for its
-  PUBACK behind tens of thousands of records, without a timeout that would reconnect.)
-* **Little per message.** Received messages are taken from aiomqtt's queue in bulk
-  (:class:`_Inbox`), parsed once, stored a group commit at a time (a batch is what arrived
-  while the previous one was stored), and their tables walked a pass per many batches.
-* **Shared work.** With ``share`` the subscriptions are ``$share/{group}/…``: the broker gives
-  each message to one archiver of the group; verification reads back the stored rows.
-* **Three loops per connection** in a TaskGroup (receive, store, send) and the upkeep's loop
-  across connections; any failure of the connection rebuilds it, as the table's publisher does.
-* **Nothing on the broker is trusted.** Every message on a table's topic goes through
-  :func:`~tablectl.controller.archive.gate.admission.admit` (size, depth, envelope, the table's
-  ``seq`` and time windows), each in its own ``try``: what it refuses is kept in
-  ``archive_quarantine`` (:mod:`~tablectl.controller.archive.gate.quarantine`), counted, alarmed
-  (``malformed``/``quarantined``) and acknowledged like a stored record — never fatal, never
-  redelivered for ever. With MQTT v5 the broker is also told the largest packet the archiver
-  takes (:data:`PACKET_SLACK` over the size cap): a bigger one never reaches it.
+* **Acknowledged after commit.** A persistent session, QoS 1 acknowledged by hand only once the
+  batch is committed: a kill -9 costs nothing (redelivery, idempotent storage); what the broker
+  loses is a ``seq`` gap the table resends (``cmd/resend``).
+* **Backpressure, not memory.** Receive Maximum bounds the unacknowledged messages; while
+  PostgreSQL is down the broker keeps the rest. (Mosquitto 2.0.11 sends a queued backlog past it:
+  our ``status`` then waits behind it for its PUBACK.)
+* **Little per message.** Taken from aiomqtt's queue in bulk (:class:`_Inbox`), parsed once,
+  stored a group commit at a time, tables walked once per many batches.
+* **Shared work.** With ``share`` the subscriptions are ``$share/{group}/…``.
+* **Three loops per connection** (receive, store, send) in a TaskGroup; any failure rebuilds the
+  connection.
+* **Nothing on the broker is trusted.** Every message goes through
+  :func:`~tablectl.controller.archive.gate.admission.admit` in its own ``try``; a refusal is
+  quarantined, counted, alarmed and acknowledged, never fatal, never redelivered for ever. With
+  MQTT v5 the broker is told the largest packet taken (:data:`PACKET_SLACK` over the size cap).
 """
 
 from __future__ import annotations

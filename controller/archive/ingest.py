@@ -1,25 +1,19 @@
 """A published record as a row of ``records``, and batched, idempotent inserts.
 
-Why batches through COPY: a floor of 2,000 tables publishes 1–4k records/s; one INSERT per
-record would make the archive's round trips the limit. A batch (the messages received within a
-few tens of milliseconds, up to a few hundred) is COPY'd into a temporary table and moved with
-one ``INSERT … SELECT … ON CONFLICT DO NOTHING``, in one transaction with the checks below; the
-consumer acknowledges the batch's MQTT messages only after that transaction committed.
+Batches through COPY because 1–4k records/s would make per-record round trips the limit: a batch is
+COPY'd into a temporary table and moved with one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` in one
+transaction with the checks below; the consumer acknowledges only after it commits.
 
-Idempotent: a redelivered record is byte for byte the same row (same ``ts``, the partition key),
-so the insert skips it. What must not be skipped silently is a *different* record for a
-``(table_id, seq)`` already stored (docs/fleet.md, "Schema"):
+A redelivered record is the same row (same ``ts``, the partition key) and is skipped. A *different*
+record for a stored ``(table_id, seq)`` must not be (docs/fleet.md, "Schema"):
 
-* same ``ts``, other content: the primary key refuses it; it is kept in ``archive_conflicts``;
-* another ``ts``: it would land as a second row, possibly in another month. One for a ``seq`` the
-  verifier already vouched for is moved to ``archive_conflicts`` here (under a share lock on the
-  table's ``archive_tables`` row, so the verifier cannot advance past it meanwhile); one for a
-  later ``seq`` is left for the verifier's walk, which refuses two rows for one ``seq``.
+* same ``ts``: the primary key refuses it; it is kept in ``archive_conflicts``;
+* another ``ts``: for a ``seq`` already verified it is moved to ``archive_conflicts`` here (under
+  a share lock on the ``archive_tables`` row, so the verifier cannot pass it meanwhile); for a
+  later ``seq`` the verifier's walk refuses two rows for one ``seq``.
 
-Either way the verifier turns a conflict into the table's chain break, naming the ``seq``.
-
-A record of a month whose partition was detached to files (retention, ``archive_detached``) is
-not re-created: it is counted as late and dropped (the files hold that month).
+Either way the verifier reports the chain break at that ``seq``. A record of a month detached to
+files (``archive_detached``) is counted as late and dropped, not re-created.
 """
 
 from __future__ import annotations

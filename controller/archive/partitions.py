@@ -1,26 +1,21 @@
 """The archive's months: monthly partitions of ``records``, and old ones detached to files.
 
-Why months: ten years of a floor (2,000 tables at 1–4k records/s) is 150–600 TB of JSON. Declarative
-range partitioning on the record's own ``ts`` keeps each month a table of its own: a time window
-reads only the months it touches, and retention is a ``DETACH PARTITION`` plus an export, not a
-``DELETE`` over billions of rows.
+Months because ten years of a floor is 150–600 TB of JSON: a time window reads only its months, and
+retention is ``DETACH PARTITION`` plus an export, not a ``DELETE`` over billions of rows. A month is
+detached only once no table can still send into it (journals kept ≥ 90 days, R19, and resendable):
+by default it must have ended :data:`MIN_AGE_DAYS` ago (docs/fleet.md). Detaching
+(:func:`detach_months`):
 
-Retention (docs/fleet.md): a month is detached only once no table can send a record into it any
-more — tables keep their journals ≥ 90 days (R19) and may resend that far back — so by default a
-month must have ended :data:`MIN_AGE_DAYS` ago. Detaching a month (:func:`detach_months`):
-
-1. ``ALTER TABLE records DETACH PARTITION records_YYYY_MM`` (quick; ingest goes on),
-2. its rows exported, per table, to ``DIR/records_YYYY_MM/TABLE.jsonl.gz`` — the published bytes,
-   one record a line, in ``seq`` order — and ``manifest.json`` (per table: first and last ``seq``,
-   the hash the first links to, the last hash, the count, the file's sha256),
+1. ``ALTER TABLE records DETACH PARTITION records_YYYY_MM`` (ingest goes on),
+2. rows exported per table to ``DIR/records_YYYY_MM/TABLE.jsonl.gz`` (published bytes, ``seq``
+   order) and ``manifest.json`` (per table: first/last ``seq``, linked and last hash, count,
+   file sha256),
 3. the files read back and checked against the manifest and the chain,
-4. the month recorded in ``archive_detached`` (its manifest: ``tablectl verify --dsn`` then knows
-   where each table's chain continues from without the files),
+4. the month recorded in ``archive_detached`` (so ``verify --dsn`` knows where chains continue),
 5. the detached table dropped (``--keep`` keeps it).
 
-Each step is safe to repeat: a run that dies between 1 and 5 is finished by the next one.
-``tablectl verify --archive-file DIR`` checks the files, alone or with ``--dsn`` as one chain with
-the months still attached (:mod:`tablectl.controller.archive.audit`).
+Each step is safe to repeat: a run that dies midway is finished by the next one. ``tablectl verify
+--archive-file DIR`` checks the files (:mod:`tablectl.controller.archive.audit`).
 """
 
 from __future__ import annotations

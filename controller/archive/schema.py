@@ -1,30 +1,24 @@
 """The archive's tables (the contract others query) and their migrations.
 
-Why migrations in the package: an archive lives for ten years and outlives many tablectl
-versions; each version brings the SQL that takes an older archive to its own shape, applied in
-order, each in one transaction, at archiver start (and by :func:`migrate`, which the export,
-verify and stats commands and the tests call). ``archive_migrations`` says which were applied.
+An archive outlives many tablectl versions, so each version ships the SQL that takes an older
+archive to its shape, applied in order, one transaction each, at archiver start and by
+:func:`migrate`; ``archive_migrations`` records them.
 
 The contract (docs/fleet.md, "Schema"; PostgreSQL ≥ 13)::
 
     records          one row per (table_id, seq): the record as published, its hash and link
-                     (PRIMARY KEY (table_id, seq, ts): PostgreSQL requires the partition key in
-                     it; a redelivered record is identical, so ON CONFLICT DO NOTHING; a record
-                     with the same (table_id, seq) and other content is a chain break that the
-                     verifier names — kept in archive_conflicts, or as a second row that the
-                     per-table walk refuses)
+                     (PRIMARY KEY (table_id, seq, ts): the partition key must be in it;
+                     redelivery is ON CONFLICT DO NOTHING; other content for a (table_id, seq)
+                     is a chain break, kept in archive_conflicts or refused by the walk)
     archive_tables   per table: how far its chain is verified, its last seq, where it broke
     archive_gaps     per table: missing seq ranges, since when, how often a resend was asked
     archive_conflicts  a second, different record for a (table_id, seq) already stored
-    archive_detached   the months detached to files (their manifests): the archiver drops a
-                     late record of one, ``verify --dsn`` knows where each chain continues
-    archive_quarantine what the archiver refused to store in records (oversized, not a record,
-                     a seq or ts outside the table's window, …): for forensics, bounded
+    archive_detached   months detached to files (their manifests)
+    archive_quarantine what the archiver refused to store in records, bounded
 
-``records`` is partitioned by month of the record's own ``ts`` (declarative range partitioning,
-``records_YYYY_MM``): the current month and the next are created ahead, an older or later month
-on demand (:func:`partition_sql`); there is no DEFAULT partition, so a record of an unexpected
-month creates its partition instead of landing in a catch-all that cannot be detached.
+``records`` is range-partitioned by month of its own ``ts`` (``records_YYYY_MM``): this month and
+the next are created ahead, others on demand (:func:`partition_sql`). There is no DEFAULT partition,
+so an unexpected month gets its own partition instead of a catch-all that cannot be detached.
 """
 
 from __future__ import annotations

@@ -6,27 +6,20 @@ Topics, beside the tables' own (``_archive`` is no table id a floor uses)::
                                                 open: gaps past the timeout, broken chains
     {prefix}/_archive/{name}/alarms             one message per event, stable codes:
 
-``chain_broken``  a table's chain does not verify in the archive: ``table``, ``seq``, ``reason``
-                  (kept until an operator deals with it; repeated in every status)
-``gap``           ``table``, ``from_seq``..``to_seq`` missing past the timeout: a resend was
-                  asked (again: ``requests``); repeated at each request until filled
-``gap_filled``    that range arrived (only for a gap that was reported)
-``conflict``      a second, different record for ``table``/``seq`` (the chain break follows)
-``malformed``     a message on a table's topic that is no journal record (``topic``,
-                  ``reason``, ``detail``): too large, too deep, not JSON, no envelope
-``quarantined``   a record the archive will not store (``table``, ``seq``, ``reason``,
-                  ``detail``): ``seq`` or ``ts`` outside the table's window, refused by the
-                  database (kept in ``archive_quarantine``)
+``chain_broken``  ``table``, ``seq``, ``reason``; kept until an operator deals with it
+``gap``           ``table``, ``from_seq``..``to_seq`` missing past the timeout; repeated at
+                  each resend request (``requests``) until filled
+``gap_filled``    that range arrived (only for a reported gap)
+``conflict``      a second, different record for ``table``/``seq``
+``malformed``     no journal record (``topic``, ``reason``, ``detail``)
+``quarantined``   refused (``table``, ``seq``, ``reason``, ``detail``), kept in
+                  ``archive_quarantine``
 ``db_unavailable`` / ``db_available``  the archive's PostgreSQL went away / came back
 
-``malformed`` and ``quarantined`` come at most :data:`ALARMS_PER_WINDOW` a
-:data:`ALARM_WINDOW` each (a flood is one hostile publisher, not thousands of news): the next
-one sent says how many were ``suppressed`` meanwhile — or, once the window is over, the last one
-held back is sent saying how many more were (:meth:`ArchiveStatus.held_alarms`); the counters
-count them all.
-
-The counters are monotonic totals since the archiver started (Prometheus-style: a reader takes
-differences), plus gauges of what is open now.
+``malformed`` and ``quarantined`` are limited to :data:`ALARMS_PER_WINDOW` per :data:`ALARM_WINDOW`
+(a flood is one hostile publisher): the next one sent, or the last held back once the window ends
+(:meth:`ArchiveStatus.held_alarms`), says how many were ``suppressed``. Counters are monotonic
+totals since start and count every alarm; gauges say what is open now.
 """
 
 from __future__ import annotations

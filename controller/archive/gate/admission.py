@@ -1,44 +1,32 @@
 """Admission: what the archive stores of a message on a table's topic, and what it quarantines.
 
-Why one function: nothing on the broker is trusted (contracts §7). Anyone who can publish on the
-floor's broker can send anything on ``{prefix}/{table}/events``: ten megabytes, JSON nested a
-hundred thousand deep, a ``seq`` of 2**63-1 (a gap the archive would ask the table to fill for
-ever), a record dated 9999-12 or one in each of four thousand months (a partition each). Every
-message on a table's ``events``/``anchor`` goes through :func:`admit`, which never raises and
-says either :class:`Admitted` (a row for ``records``) or :class:`Quarantined` (a reason code;
-the archiver keeps it in ``archive_quarantine`` for forensics, counts and alarms it). A check
-added later — the per-record keyed MAC that proves a record's author (issue 26) — goes in
-:func:`admit` too, at the place marked there, so nothing reaches ``records`` around it.
+Nothing on the broker is trusted (contracts §7): anyone who can publish there can send ten
+megabytes, JSON nested a hundred thousand deep, a ``seq`` of 2**63-1 or a record in each of four
+thousand months. Every message on a table's ``events``/``anchor`` goes through :func:`admit`, which
+never raises and returns :class:`Admitted` (a row for ``records``) or :class:`Quarantined` (a reason
+code, kept in ``archive_quarantine``, counted and alarmed). A later check (the per-record keyed MAC,
+issue 26) goes in :func:`admit` too, at the place marked there.
 
-The checks, in order (the cheap and the bounding ones first):
+The checks, cheap and bounding ones first:
 
-1. **size**: at most :attr:`Limits.max_bytes` bytes (a journal record is well under 2 KiB);
-2. **the table id** of the topic: what a table's config accepts (``[A-Za-z0-9_-]``, ≤ 64);
-3. **JSON**, bounded, by the controller's one reader of broker messages
-   (:func:`tablectl.controller.core.bounded_json.read_object`): UTF-8, nested at most
-   :attr:`Limits.max_depth` deep (counted before the parser runs), no NaN/Infinity, no integer
-   over 32 digits, no lone UTF-16 surrogate (PostgreSQL's ``jsonb`` would refuse the whole
-   batch), an object; its refusals in this archive's codes (:func:`refusal_of`);
-4. **the envelope**: a journal record of this table (``seq``, ``ts``, ``type``, ``hash``,
-   ``prev_hash``: :func:`~tablectl.controller.archive.ingest.incoming_of`);
-5. authorship, with the table's journal key (``Context.key``): the record's ``auth`` MAC and
-   its body's hash (:func:`authorship_problem`);
-6. **the seq window**: at most :attr:`Limits.seq_window` after the table's verified head, plus
-   what the table could have journaled since the head's time at :attr:`Limits.seq_rate`
-   records a second (an archive that was down a day, or a first start that fills a table's
-   history from its journal, is not refused its table's newest records; 2**63-1 always is);
-7. **the time window**: not after now + :attr:`Limits.ts_ahead`; not before the verified
-   head's ``ts`` − :attr:`Limits.ts_back` (a record after the head continues the table's
-   chain); never before now − :attr:`Limits.max_age` (a table with nothing verified yet — a
-   first start — gets that whole span: its journal's history, ≥ 90 days, is resent on
-   request). So every admitted record's month lies in :meth:`Limits.months`: partitions are
-   created for those months only, and no flood can make thousands.
+1. **size**: at most :attr:`Limits.max_bytes`;
+2. **the table id** of the topic: ``[A-Za-z0-9_-]``, ≤ 64, as a table's config accepts;
+3. **JSON**, by the controller's one bounded reader
+   (:func:`tablectl.controller.core.bounded_json.read_object`): UTF-8, depth ≤
+   :attr:`Limits.max_depth`, no NaN/Infinity, no integer over 32 digits, no lone surrogate
+   (``jsonb`` would refuse the whole batch), an object; refusals mapped by :func:`refusal_of`;
+4. **the envelope**: a journal record of this table (:func:`~.ingest.incoming_of`);
+5. authorship, with the table's journal key: ``auth`` MAC and body hash
+   (:func:`authorship_problem`);
+6. **the seq window**: at most :attr:`Limits.seq_window` after the verified head, plus what the
+   table could have journaled since at :attr:`Limits.seq_rate` a second (2**63-1 always fails);
+7. **the time window**: not after now + :attr:`Limits.ts_ahead`, not before the head's ``ts`` −
+   :attr:`Limits.ts_back`, never before now − :attr:`Limits.max_age` (a first start gets that
+   whole span). So every admitted month lies in :meth:`Limits.months` and no flood creates
+   thousands of partitions.
 
-A record refused for its window is not lost for good: it leaves a gap in its table's chain, which
-the archiver asks the table to resend; once the window admits it (the head moved, or an operator
-widened a limit after a clock was put right) it is stored.
-
-Pure: no database, no clock of its own (``Context.now``).
+A record refused for its window leaves a gap that the archiver asks the table to resend; it is
+stored once the window admits it. Pure: no database, no clock of its own (``Context.now``).
 """
 
 from __future__ import annotations

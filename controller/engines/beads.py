@@ -9,20 +9,16 @@ Phases (the machine's states)::
                         │                    │   fault_latched (waits for a recount or void)
                         └── void; beads: void result_before_bets_closed ──▶ idle
 
-The smallest family that fits: one count, one result, no re-draw. Fan Tan has no device protocol
-yet (the dealer counts by hand, seed-001 L3985–3989): the count arrives as a ``beads`` event,
-keyed in with ``cmd/event`` or, later, from a counter's driver, and is judged the same way.
+Fan Tan has no device protocol yet (the dealer counts by hand, seed-001 L3985–3989): the count is a
+``beads`` event keyed in with ``cmd/event`` or, later, from a driver.
 
 - The count comes after ``bets_closed`` (L3987: bets are placed "during the time when the beads
-  are under the cup"); one while betting is open voids the round ``result_before_bets_closed``.
-- A count that cannot be the result (none, or more beads than the table has) is a verdict; the
-  round stays ``closed`` for the recount.
-- Faults latch beside the phase (regulatory R14): no round opens, bets do not close and no count
-  counts while one is latched (``fault_latched``); a supervisor clears it or voids the round.
-  Fan Tan has no malfunction clause (seed-001 §2.2): nothing voids on its own.
+  are under the cup"); one during betting voids ``result_before_bets_closed``.
+- A count that cannot be the result is a verdict; the round stays ``closed`` for a recount.
+- Faults latch beside the phase (R14): no round opens, bets do not close, no count counts; Fan
+  Tan has no malfunction clause (seed-001 §2.2), so nothing voids on its own.
 
-Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
-round. :meth:`BeadEngine.apply` never raises for an event sequence.
+Pure; :meth:`BeadEngine.apply` never raises.
 """
 
 from __future__ import annotations

@@ -9,25 +9,20 @@ Phases (the machine's states)::
                         │                  └──── re-roll, bets stand ──┘
                         └── void; dice: void result_before_bets_closed ──▶ idle
 
-``open`` is the betting phase (named as in every engine: the betting timer and the restart gate
-read ``idle``/``open``); the result is the ``settle`` transition back to ``idle``. ``held``
-(``on_fault = "decide"``; Lightning Dice with ``on_rng_missing = "hold"``) waits for a
-supervisor's ``confirm`` or ``void``; a ``dice`` read meanwhile is kept and judged on ``confirm``.
+``held`` (``on_fault = "decide"``; Lightning Dice with ``on_rng_missing = "hold"``) waits for
+``confirm`` or ``void``; a ``dice`` read meanwhile is judged on ``confirm``.
 
-- A result is read only at rest, after a real tumble (seed-001 L2683, L2757, L3069): a
-  ``roll_invalid``, a tumble shorter than ``min_tumble_seconds`` or, with
-  ``require_roll_started``, no ``roll_started`` at all → a verdict with that code, and the dice are
-  rolled again with the bets standing (``closed``). Never a result.
-- Lightning Dice (L3069, §2.2 (d)): one ``rng_draw`` after ``bets_closed`` and before the roll
-  gives the lightning numbers; they stand through re-rolls. A result without them is
-  ``rng_missing`` (a verdict, then a void or a hold).
-- Craps (L2751–2757): each roll is a round; the point (and so the phase and the puck) is carried
-  from round to round. It is engine state like any other: rebuilt by replaying the journal, saved
-  in checkpoints. A void roll leaves it as it was.
+- A result is read only at rest after a real tumble (seed-001 L2683, L2757, L3069): a
+  ``roll_invalid``, a tumble under ``min_tumble_seconds`` or (``require_roll_started``) no
+  ``roll_started`` is a verdict and a re-roll with bets standing, never a result.
+- Lightning Dice (L3069, §2.2 (d)): one ``rng_draw`` between ``bets_closed`` and the roll; it
+  stands through re-rolls; a result without it is ``rng_missing`` (verdict, then void or hold).
+- Craps (L2751–2757): each roll is a round; the point is engine state carried between rounds
+  (replayed, checkpointed); a void roll leaves it.
 - Faults latch beside the phase (R14): no round opens, bets do not close and (``on_fault =
-  "reroll"``) no roll or result counts while one is latched.
+  "reroll"``) no roll counts while one is latched.
 
-Pure: no asyncio, no I/O, no clock. :meth:`DiceEngine.apply` never raises for an event sequence.
+Pure; :meth:`DiceEngine.apply` never raises.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno, fruitrace,
-cash or crash): a strict state machine around :class:`tablectl.controller.games.draw_round.Draw`.
+"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno, fruitrace, cash
+or crash): a strict state machine around :class:`tablectl.controller.games.draw_round.Draw`.
 
 Phases (the machine's states)::
 
@@ -9,21 +9,17 @@ Phases (the machine's states)::
                         │                    │     ╲         ▼   │
                         └── void ◀───────────┴────── held ───────┘   (held: confirm / void)
 
-- The draw is complete at its count (``draw`` + ``bonus``), or, for Cash or Crash, at the crash
-  ball no shield took or the top level (seed-001 §6.13 L4407): the outcome comes with that ball.
-- ``drawn``: the outcome is published and the tube still holds the balls; balls read now are past
-  the count (Lucky 7 L2319: "the other balls are ignored") → verdict ``extra_ball``.
-- ``held``: a read waits for a re-read, a manual entry or a supervisor (``confirm`` accepts the
-  read as given, ``void`` voids), or a device fault waits for a supervisor (``on_fault =
-  "decide"``). Reads are still taken while held; the outcome waits until nothing is held.
-- Faults are latched beside the phase; no round opens and bets do not close while one is latched
-  (regulatory R14, R18, R21). Mixing (``mixing`` on/off) is tracked beside the phase too: the
-  minimum mixing before the first ball is timed from the events' ``ts`` (R16).
+- Complete at its count (``draw`` + ``bonus``) or, for Cash or Crash, at the crash ball no shield
+  took or the top level (seed-001 §6.13 L4407).
+- ``drawn``: balls read after the count are verdict ``extra_ball`` (Lucky 7 L2319: "the other
+  balls are ignored").
+- ``held``: a read waits for a re-read, manual entry or supervisor, or a fault for a supervisor
+  (``on_fault = "decide"``); reads are still taken, the outcome waits.
+- Faults latch beside the phase; no round opens and bets do not close while one is latched
+  (regulatory R14, R18, R21). Minimum mixing before the first ball is timed from events' ``ts``
+  (R16).
 
-Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
-round. :meth:`DrawEngine.apply` never raises for an event sequence: whatever the machine refuses
-becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (codes in ``docs/verdicts.md``, "Ball
-draws").
+Pure; :meth:`DrawEngine.apply` never raises (codes: docs/verdicts.md, "Ball draws").
 """
 
 from __future__ import annotations

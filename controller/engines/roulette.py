@@ -1,39 +1,28 @@
-"""The roulette round engine (roulette, lightning_roulette, double_ball_roulette): a strict state
-machine (:mod:`tablectl.controller.engines.roulette_machine`, phases ``idle``, ``open``,
-``closed``, ``held``) around the pure rules of :mod:`tablectl.controller.games.roulette`,
-:mod:`~tablectl.controller.games.lightning_roulette` and
+"""The roulette round engine (roulette, lightning_roulette, double_ball_roulette): the strict
+machine of :mod:`.roulette_machine` around the pure rules of
+:mod:`tablectl.controller.games.roulette`, :mod:`~tablectl.controller.games.lightning_roulette` and
 :mod:`~tablectl.controller.games.double_ball`.
 
 ``ball_launched`` is accepted while ``open`` (the SS2 launches before "no more bets", seed-002-004
-C-A11) and while ``closed``; it only sets ``ball_in_play``. ``round_open`` during a round abandons
-it. Faults are latched in a set outside the phase: a fault is orthogonal to where the round is.
+C-A11) and ``closed``. ``round_open`` during a round abandons it. Faults latch beside the phase.
 
-Whether a result is the round's own (:mod:`tablectl.controller.games.roulette` has the pure checks):
-the round remembers the wheel's spin number it opened at (``round_open.spin``) and its launch
-(``ball_launched``, with ``spin`` and ``rotor_direction``). A ``winning_number`` of another spin is
-void ``spin_mismatch``, one whose spin had no launch in the round ``launch_not_seen`` (events were
-lost between the wheel and the engine; seed-001 G1/G3, R15); one whose two readings disagree
-(``status_number``) is void ``result_mismatch`` or held for a supervisor (R22); one whose rotor
-turned the other way than at the launch is void ``rotor_direction_changed`` (seed-001 §4.1 L95).
-Events without spin numbers or directions are not checked: replays of older journals conclude
-exactly as before.
+A result must be the round's own: the round keeps the spin it opened at and its launch (``spin``,
+``rotor_direction``). Another spin's ``winning_number`` is void ``spin_mismatch``; one with no
+launch in the round ``launch_not_seen`` (seed-001 G1/G3, R15); readings that disagree
+(``status_number``) void ``result_mismatch`` or hold (R22); a rotor reversed since the launch voids
+``rotor_direction_changed`` (seed-001 §4.1 L95). Events without spin or direction are not checked,
+so older journals replay as before.
 
-``held``: the round waits for a supervisor. Only a ``void`` or a ``winning_number`` entered by hand
-(``manual``) ends it; the wheel's own events (the next game's ``round_open``, launch, close, result,
-no-spin) are refused with the verdict ``decision_pending`` and change nothing; a fault only latches
-(the round is already stopped). After a restart the round stays held: the restart gate confirms
-rounds in play only (``tablectl.controller.service.recovery``).
+``held`` waits for a supervisor: only ``void`` or a ``manual`` ``winning_number`` ends it; the
+wheel's own events are refused ``decision_pending``; a fault only latches. A restart keeps it held
+(the restart gate confirms rounds in play only: ``tablectl.controller.service.recovery``).
 
-Lightning Roulette: one ``rng_draw`` after ``bets_closed`` and before the result gives the
-round's lightning numbers (seed-001 L115; its order checked as for Lightning Dice,
-:mod:`tablectl.controller.games.rng`); a result without them is ``rng_missing``, then void or
-held for a ``confirm``. Double Ball: each ball's ``winning_number`` is checked as a spin; the
-first keeps the round ``closed``, the second settles it; one bad ball voids the spin (L119).
+Lightning Roulette: one ``rng_draw`` between ``bets_closed`` and the result (seed-001 L115; order
+checked by :mod:`tablectl.controller.games.rng`); none is ``rng_missing``, then void or held. Double
+Ball: each ball is checked as a spin; the second settles; one bad ball voids (L119).
 
-Pure: no asyncio, no I/O, no clock; an outcome's ``ts`` is the ``ts`` of the event that ended the
-round. :meth:`RouletteEngine.apply` never raises for an event sequence, however wrong: whatever the
-machine refuses becomes a :class:`~tablectl.controller.core.outcomes.Verdict` (codes in
-``docs/verdicts.md``).
+Pure; an outcome's ``ts`` is its last event's; :meth:`RouletteEngine.apply` never raises, refusals
+are :class:`~tablectl.controller.core.outcomes.Verdict` values (docs/verdicts.md).
 """
 
 from __future__ import annotations

@@ -1,38 +1,26 @@
 """The card engine: one engine for every card game, each a deal script with hooks.
 
-:class:`CardEngine` runs any :class:`~tablectl.controller.games.cards.deal.BaseGame` — baccarat,
-dragon tiger (football studio, war of bets), blackjack, the house-banked poker games and the
-single-deck card games alike. It owns what every card table has: the round's life (open, bets
-closed, cards, decisions, supervisor decisions, voids), the shoe's life (shuffle, reconciliation,
-burn, cut card, composition, removal, exhaustion: :class:`~.shoe.ShoeLife`) and the
-irregularities of the card stream (cards between rounds: :class:`~.idle.IdleCards`). The events of
-the shoe and the devices, and the end of a round, are its base's (:class:`~.table.CardTable`);
-this module has the round's events and where each card read goes. Where a round's cards go and
-what they mean is the game's (:class:`~.round.ScriptRound` runs its script and hooks); how the
-dealer works the table is its ``procedure``
-(:data:`~tablectl.controller.games.cards.deal.Procedure`). Pure: no asyncio, no I/O, no clock; an
-outcome's ``ts`` is its last event's. The irregularities of the card stream and their codes are
-listed in :mod:`~tablectl.controller.engines.cards.phases`, which draws the machine. Phases:
+:class:`CardEngine` runs any :class:`~tablectl.controller.games.cards.deal.BaseGame`. It owns what
+every card table has: the round's life, the shoe's (:class:`~.shoe.ShoeLife`) and cards between
+rounds (:class:`~.idle.IdleCards`); shoe and device events and the round's end are its base's
+(:class:`~.table.CardTable`). The game owns where cards go (:class:`~.round.ScriptRound`), its
+``procedure`` how the dealer works (:data:`~tablectl.controller.games.cards.deal.Procedure`). The
+machine and the stream's irregularities: :mod:`~tablectl.controller.engines.cards.phases`. Pure; an
+outcome's ``ts`` is its last event's.
 
-- ``idle`` is the only phase in which a round may open (the betting timer opens rounds there).
-  The initial phase is ``idle`` with a shoe of unknown history: a stream that begins mid-shoe
-  (contracts §4.4) validates from its first ``round_open``, counting composition from a full shoe
-  and expecting no burn.
-- The engine decides from device events alone when a round is complete: the outcome is published
-  right after the last card the rules call for.
-- ``pending_decision`` holds a round for a supervisor (seed-000 GEN-10/11/12, BAC-I4): a device
-  fault once the deal has begun (``[rules] on_fault = "decide"``; during betting a fault only
-  latches and bets cannot close), a card that proves the shoe holds a foreign card, a card of a
-  later stage before its decision window closed, or an empty shoe mid-round. Cards keep being
-  tracked; ``confirm`` settles a complete round (or lets the deal go on) and ``void`` voids it.
-- Faults are latched beside the phase (``fault`` → ``fault_cleared`` with the same code;
-  ``shoe_removed`` latches the code ``shoe_removed``). No round opens while any is latched
-  (regulatory R14, R18, R21).
-- A game with a studio RNG (``rng_draw``: Golden Wealth and Lightning Baccarat) takes one
-  ``rng_draw`` after ``bets_closed`` and before the round's first card (seed-001 §2.2 (d); L4025,
-  L4123: "After the end of the … Round, the dealer deals"); any other draw is refused with the
-  codes of :mod:`tablectl.controller.games.rng`, and a first card with no draw is
-  ``rng_missing`` (the game's ``on_rng_missing``: void, or held for a supervisor).
+- Rounds open only in ``idle``. The engine starts ``idle`` with a shoe of unknown history: a
+  stream that begins mid-shoe (contracts §4.4) counts composition from a full shoe, no burn.
+- The outcome is published right after the last card the rules call for.
+- ``pending_decision`` holds a round for a supervisor (seed-000 GEN-10/11/12, BAC-I4): a fault
+  once the deal has begun (``on_fault = "decide"``; during betting it only latches), a foreign
+  card, a card of a later stage before its decision window closed, or an empty shoe mid-round.
+  Cards keep being tracked; ``confirm`` settles or resumes, ``void`` voids.
+- Faults latch beside the phase (``shoe_removed`` latches its own code); no round opens while any
+  is latched (regulatory R14, R18, R21).
+- A studio RNG game (Golden Wealth, Lightning Baccarat) takes one ``rng_draw`` between
+  ``bets_closed`` and the first card (seed-001 §2.2 (d); L4025, L4123); other draws are refused
+  with :mod:`tablectl.controller.games.rng`'s codes; a first card without one is ``rng_missing``
+  (``on_rng_missing``: void or hold).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""The card table's phases: the strict machine every card table runs, and the codes of the verdicts
-and voids the card engine gives (docs/verdicts.md, "Card games"; the shoe's own codes are in
-:mod:`tablectl.controller.games.cards.shoe`, the deal's in
-:mod:`tablectl.controller.games.cards.deal`).
+"""The card table's phases: the strict machine every card table runs, and the codes of the card
+engine's verdicts and voids (docs/verdicts.md, "Card games"; the shoe's and the deal's codes are in
+:mod:`tablectl.controller.games.cards.shoe` and :mod:`~tablectl.controller.games.cards.deal`).
 
 Phases (the machine's states)::
 
@@ -14,28 +13,25 @@ Phases (the machine's states)::
                                                     (cut card's last coup,    ▼      │ (resume)
                                                      shoe empty)       pending_decision
 
-The machine is fired with internal names where one event has several outcomes (``shoe_ok`` /
-``shoe_burn`` / ``shoe_rejected`` for ``shuffle_completed``, ``settle_last`` / ``void_last`` for
-the shoe's last coup); :func:`accepted` names the events as they come.
+Where one event has several outcomes the machine is fired with internal names (``shoe_ok`` /
+``shoe_burn`` / ``shoe_rejected``, ``settle_last`` / ``void_last``); :func:`accepted` names the
+events as they come.
 
-Irregularities of the card stream (codes in ``docs/verdicts.md``, "Card games"):
+Irregularities of the card stream:
 
-- a card while betting is open → the round is void ``misdeal`` (seed-002-004 BAC 2.1.6 / BJ
-  2.1.3, regulatory R10); the card is burned (R7: cards are burned after a misdeal);
-- a card when no card is due right after a round → verdict ``extra_card``: it becomes the first
-  card of the next round (seed-000 BAC-I1, BAC-I2; blackjack BJ-I1 "all cards are played"); a
-  deck shuffled for every round plays it in no round (seed-001 §3.0 (2));
-- more cards while idle → a game with ``no_bets_deal`` (baccarat, dragon tiger): verdict
-  ``deal_without_bets``, the coup is played to the end without bets and reported as verdict
-  ``no_action_coup`` with its result (BAC-I3; no outcome, since no round was opened and nothing
-  may be settled); the others carry each card too;
+- a card while betting is open → void ``misdeal`` (seed-002-004 BAC 2.1.6 / BJ 2.1.3, regulatory
+  R10); the card is burned (R7);
+- a card when none is due right after a round → verdict ``extra_card``, the first card of the next
+  round (seed-000 BAC-I1, BAC-I2; BJ-I1); a deck shuffled every round plays it in no round
+  (seed-001 §3.0 (2));
+- more cards while idle → in a ``no_bets_deal`` game (baccarat, dragon tiger) verdict
+  ``deal_without_bets``, the coup played out and reported as ``no_action_coup`` with its result,
+  no outcome (BAC-I3); the others carry each card too;
 - a ``read_error`` → verdict ``read_error``; the round waits for a rescan or a manual ``card``.
 
-The dealer-screen procedure adds (issue 8): a ``confirm`` while cards of the stage are due is
+Dealer-screen procedure (issue 8): ``confirm`` while cards of the stage are due is
 ``wrong_card_count`` (PKH-21); a ``deal_error`` gets the game's remedy; a device fault before the
-first card cancels the hand, void ``hand_cancelled`` (seed-000 PKH-22).
-
-Pure data.
+first card voids ``hand_cancelled`` (seed-000 PKH-22). Pure data.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The life of a card table's shoe, as the card engine tracks it beside the round.
 
-:class:`ShoeLife` holds what one shoe (or deck) has been through since its shuffle: the shuffler's
-reconciliation, the burn, the cut card and the coups it has left, the composition of the cards
-read (:class:`~tablectl.controller.games.cards.shoe.Shoe`), the barcodes seen and its end. Its
-``state`` (the ``state`` snapshot's ``shoe.state``) is a strict machine, validated at import like
-the round machines::
+:class:`ShoeLife` holds one shoe's history since its shuffle: reconciliation, burn, cut card,
+composition (:class:`~tablectl.controller.games.cards.shoe.Shoe`), barcodes seen, its end. Its
+``state`` (the snapshot's ``shoe.state``) is a strict machine, validated at import::
 
     event       from                    to
     shuffled    any                     ready      a shuffle the shuffler reconciled (R6)
@@ -13,13 +11,9 @@ the round machines::
     last_coup   unknown, ready, ended   ended      the shoe's last round is over
     burn_done   ready                   ready      the burn of the new shoe is complete
 
-``unknown``: the stream began mid-shoe (contracts §4.4: composition is counted from a full shoe, no
-burn expected). ``ready``: a shuffle the engine saw and accepted (regulatory R6). ``rejected``: the
-shuffler's count or deck check failed (R6: the deck is removed). ``ended``: the shoe's last coup is
-over (the cut card, seed-002-004 BAC 3.2.2 / 3.5.4; a deck shuffled every round) or it reported
-empty. The rules are :mod:`tablectl.controller.games.cards.shoe`; the engine owns the phases.
-
-Pure: no I/O.
+``unknown``: the stream began mid-shoe (contracts §4.4: composition from a full shoe, no burn
+expected). ``rejected``: R6, the deck is removed. ``ended``: the cut card's last coup (seed-002-004
+BAC 3.2.2 / 3.5.4), a deck shuffled every round, or empty. Pure.
 """
 
 from __future__ import annotations

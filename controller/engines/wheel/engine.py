@@ -2,28 +2,24 @@
 wheel, wheelbet, spin & win, music wheel): the strict machine of :mod:`.machine` around the pure
 rules of :mod:`tablectl.controller.games.wheel`.
 
-- A spin that breaks the wheel's rules (pointer on a divider, wrong direction, too few full
-  revolutions) is a ``respin`` verdict: the round stays, bets stand, the next spin decides
-  (seed-001 §5.4 L2471, L2091, C6, C37). It is never a result.
-- A multiplier segment chains the next spin into the same round (Dream Catcher L1754); the round
-  ends on a number or bonus segment with the product of the multipliers.
+- A spin that breaks the wheel's rules (pointer on a divider, wrong direction, too few
+  revolutions) is a ``respin`` verdict, never a result; bets stand (seed-001 §5.4 L2471, L2091,
+  C6, C37).
+- A multiplier segment chains the next spin into the round (Dream Catcher L1754).
 - ``held`` (``on_fault = "decide"``): a fault after bets closed waits for a supervisor; a segment
-  reported meanwhile is kept and judged on ``confirm``; ``void`` voids. With ``on_fault = "void"``
-  (Dream Catcher L1768, Crazy Time L2097) the round is void ``device_fault``, bets returned.
-- A ``segment`` may come without a ``wheel_spin`` (a sensor that reports stops only).
-- An RNG overlay (``[rules] rng``: Mega Wheel's lucky number, Music Wheel's bonus sector, Crazy
-  Time's Top Slot; :mod:`tablectl.controller.games.wheel.overlay`) is one ``rng_draw`` after bets
-  close and before the spin starts or the wheel stops (seed-001 §2.2 (d), L3959, L4339); a draw
-  at another time is refused with the shared RNG codes (:mod:`tablectl.controller.games.rng`),
-  and a result without one is ``rng_missing`` (void, or ``held`` until a supervisor settles it
-  without the overlay). The result carries ``rng``: what was drawn and whether it applies.
+  meanwhile is judged on ``confirm``. ``on_fault = "void"`` voids ``device_fault`` (Dream Catcher
+  L1768, Crazy Time L2097).
+- A ``segment`` may come without a ``wheel_spin`` (sensors that report stops only).
+- An RNG overlay (:mod:`tablectl.controller.games.wheel.overlay`) is one ``rng_draw`` after bets
+  close, before the spin starts or the wheel stops (seed-001 §2.2 (d), L3959, L4339); other draws
+  get :mod:`tablectl.controller.games.rng`'s codes; none is ``rng_missing`` (void, or ``held``
+  until settled without the overlay). The result carries ``rng``.
 - ``bonus`` (Monopoly, ``dice_bonus = true``): the round stays open for the bonus's ``dice``
-  (:mod:`tablectl.controller.games.monopoly_bonus`) and settles on its last roll, the result
-  gaining ``bonus``. A ``roll_invalid`` is a re-roll (its code; nothing counted). A fault voids
-  or holds it as any spin after bets closed (``bonus_held``: a roll read meanwhile is judged on
-  ``confirm``). Dice when no bonus is in play are ``dice_without_bonus``.
+  (:mod:`tablectl.controller.games.monopoly_bonus`) and settles on the last roll. ``roll_invalid``
+  is a re-roll; a fault voids or holds (``bonus_held``); dice with no bonus in play are
+  ``dice_without_bonus``.
 
-Pure: no asyncio, no I/O, no clock. :meth:`WheelEngine.apply` never raises for an event sequence.
+Pure; :meth:`WheelEngine.apply` never raises.
 """
 
 from __future__ import annotations

@@ -1,33 +1,19 @@
-"""Double Ball Roulette as a pure rule: two balls, two winning numbers, and the facts its bets
-are settled on.
+"""Double Ball Roulette as a pure rule: two balls, two winning numbers, and the facts its bets are
+settled on.
 
-Seed-001 §4.3 (L117–177): "the rules of Roulette apply, with one exception: in the draw, two balls
-are used at the same time. Balls always move in one direction, but one ball always follows
-another. Balls can stop at one, as well as at different numbers" (L119). Each ball is judged as
-a roulette spin (pocket, direction, revolutions); one invalid ball voids the spin, the L97 remedy
-for a ball out of the wheel applied to both [GAP: the book says nothing of one bad ball].
+Seed-001 §4.3 (L117–177): roulette with two balls (L119). Each ball is judged as a spin; one bad
+ball voids the spin (L97's remedy applied to both [GAP]). Facts, all in :func:`pair_result`:
 
-What the bets need (the book's list, L121–177), all in :func:`pair_result`:
+- **Internal bets** (L121–133) win once or twice by how many balls hit: ``numbers``.
+- **External bets** (L135–159) win only if both balls share the property: ``both_column`` (L137),
+  ``both_dozen`` (L139), ``both_color`` (L141, L143), ``both_parity`` (L147, L149),
+  ``both_range`` (L151, L153), each ``None`` otherwise (zero has none). "Red or Black" (L145,
+  L171) is one red, one black (``red_and_black``; C5, the industry's reading: the literal one
+  would pay on almost every spin).
+- **Two balls on any / the selected number** (L155, L176; L157, L177): ``same_number``.
 
-- **Internal bets** (L121–133: straight, split, street, corner, six line) win "if at least one of
-  the balls falls on the number", twice "if both balls fall on the internal bet numbers":
-  ``numbers`` (both balls' pockets).
-- **External bets** (L135–159) win "if both balls fall on the numbers corresponding to the
-  external bet": column (L137) ``both_column``, dozen (L139) ``both_dozen``, red (L141) and
-  black (L143) ``both_color``, even (L147) and odd (L149) ``both_parity``, 1-18 (L151) and 19-36
-  (L153) ``both_range`` — each ``None`` unless both balls share it (zero has none of them).
-  "Red or Black" (L145, 2x at L171) is read as one ball red and the other black
-  (``red_and_black``): "both balls on red-or-black numbers" would pay 2x on almost every spin
-  (conflict C5 of the digest; the industry's Double Ball pays "one red, one black" 1:1).
-- **Two balls on any number** (L155, 35x at L176) and **two balls on the selected number** (L157,
-  1300x at L177): ``same_number`` (both balls in one pocket; the selected number is then
-  ``numbers[0]``).
-
-The book names no sum, split or ordered-pair bet: none is derived. Balls are numbered in the order
-their results are reported to the table (``winning_number.ball``, else the next free one); no bet
-depends on which ball is which.
-
-Pure: no I/O, no clock.
+No other bet is derived. Balls are numbered in report order (``winning_number.ball``); no bet
+depends on which is which. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations

@@ -1,31 +1,23 @@
 """Golden Wealth and Lightning Baccarat: baccarat with a studio RNG's multiplier cards.
 
-Seed-001 §3.2 (L4005–4101) and §3.3 (L4103–4191), ``../shared/rules/seed-001-...md``. The deal is
-baccarat's (:class:`~tablectl.controller.games.cards.baccarat.Baccarat`: "Same deck, values and draw
-rules as §3.1"; C12: Lightning Baccarat's incomplete tableau is inherited from Baccarat). What
-they add is an RNG round between the close of bets and the deal:
+Seed-001 §3.2 (L4005–4101) and §3.3 (L4103–4191). The deal is
+:class:`~tablectl.controller.games.cards.baccarat.Baccarat`'s (§3.1; C12: Lightning inherits its
+incomplete tableau); they add an RNG round:
 
-- "After accepting bets, a Golden Round is held. During the round, five random cards are selected
-  from a virtual deck of 52 cards. These cards are then assigned randomly determined Gold
-  multipliers: 2x, 3x, 5x or 8x" (L4021); Lightning: "… Lightning multipliers: 2x, 3x, 4x, 5x or
-  8x" (L4119). "After the end of the Golden [Lightning] Round, the dealer deals" (L4025, L4123).
-  The RNG commits its picks as one ``rng_draw`` (``{"value": "KH", "multiplier": 5}`` each) after
-  ``bets_closed`` and before the first card; the card engine refuses any other timing (seed-001
-  §2.2 (d); codes of :mod:`tablectl.controller.games.rng`), and a first card with no draw is
-  ``rng_missing`` (``[rules] on_rng_missing``).
-- "If the player's bet wins and contains a card(s) that is among the selected Gold Cards, the
-  player's winnings will be multiplied by the Gold Multiplier … two or more Gold Cards … The
-  multipliers of these cards will be multiplied" (L4021–4023, L4119–4121).
+- Five cards from a virtual deck get multipliers (Gold 2x/3x/5x/8x, L4021; Lightning
+  2x/3x/4x/5x/8x, L4119), before the deal (L4025, L4123): one ``rng_draw``
+  (``{"value": "KH", "multiplier": 5}`` each) between ``bets_closed`` and the first card; other
+  timings are refused (seed-001 §2.2 (d); :mod:`tablectl.controller.games.rng`), none is
+  ``rng_missing`` (``on_rng_missing``).
+- A winning bet's hand holding drawn cards multiplies their multipliers (L4021–4023,
+  L4119–4121).
 
-The controller publishes the facts and leaves the money to the back office: the drawn cards, the
-dealt cards that match one (rank and suit: a 52-card virtual deck, [DERIVED]), and the product of
-their multipliers for each main bet (:func:`overlay`). Readings where the book is silent:
+Facts, not money: drawn cards, dealt cards matching one (rank and suit, [DERIVED]), and the product
+per main bet (:func:`overlay`). Where the book is silent:
 
-- **Tie** [GAP]: the book speaks of the winning bet's "hand"; a tie has none of its own. The
-  industry reading (the studios' Lightning Baccarat): a winning Tie bet takes the multipliers of
-  the cards of both hands.
-- **A drawn card dealt twice** in the hand (8 decks) [GAP, digest §3.2]: ``[rules] repeats =
-  "each"`` multiplies once per card dealt (the industry reading), ``"once"`` once per drawn card.
+- **Tie** [GAP]: a winning Tie takes both hands' cards (the industry reading).
+- **A drawn card dealt twice** [GAP, digest §3.2]: ``repeats = "each"`` counts it per card dealt
+  (industry), ``"once"`` per drawn card.
 
 Pure: no I/O.
 """

@@ -1,37 +1,26 @@
 """Deal scripts: which position each card of a round goes to, as data, and the game contract.
 
 The one way to write a card game: a :class:`BaseGame` subclass with a :class:`DealScript` and the
-hooks its rules need, run by the one card engine (:mod:`tablectl.controller.engines.cards`). Every
-card game of the rule books is one: baccarat, dragon tiger (football studio, war of bets) and
-blackjack, the house-banked poker games and the single-deck card games (seed-000 §2–§8, seed-001
-§3.1–§3.23). What the script cannot say statically (baccarat's third-card tableau, blackjack's
-hits and the dealer's draws, exchanges, a sixth card, Andar Bahar's "until a match", 21 Bet's draws,
-Bombay's dealer replacement) the game adds as :class:`Slot` values from its hooks.
+hooks its rules need, run by the one card engine (:mod:`tablectl.controller.engines.cards`), for
+every card game of the books (seed-000 §2–§8, seed-001 §3.1–§3.23). What a script cannot say
+statically (third-card tableau, hits, exchanges, "until a match", …) the game adds as :class:`Slot`
+values from its hooks.
 
-How a round is dealt, as the controller sees it through the card reader:
+- The script expands into a queue of :class:`Slot`; each card read fills the next. ``"boxes"``
+  stands for every playing box, dealt in rotation with the step's other positions (seed-001 L295;
+  seed-000 PKH-09).
+- ``face = "down"`` cards are withheld from the live stream until the outcome reveals them
+  (seed-000 L79, PKH-15).
+- ``stage`` *k*: due only after the dealer closed *k* decision windows (a ``confirm`` each). A
+  card read earlier was exposed early: the round waits for a supervisor (seed-000 §6.5, PR-8.2/8.3
+  by analogy).
+- ``rng_draw``: a studio RNG's overlay (seed-001 L4019–4025, L4117–4123) is one ``rng_draw``
+  between ``bets_closed`` and the first card, checked by :meth:`BaseGame.check_rng`, read in
+  ``Deal.rng``; other timings are refused (:mod:`tablectl.controller.games.rng`).
+- ``reshuffle = "every_round"``: a new ``shuffle_completed`` before each round (L569, L3423,
+  L3543); ``"shoe"``: dealt to the cut card (L1599, L3157).
 
-- The script expands into a queue of :class:`Slot`: each read card goes to the next slot's
-  position. ``"boxes"`` in a step stands for every playing box (``box1``, ``box2`` …, from the
-  ``bets_closed`` event or the table's ``boxes``), dealt in rotation with the other positions of
-  the step ("clockwise … including him", seed-001 L295; seed-000 PKH-09).
-- ``face = "down"`` cards are concealed (withheld from the live event stream) until the round's
-  outcome reveals them (seed-000 L79, PKH-15: the dealer opens his cards first, then the boxes).
-- ``stage``: the decision windows. Stage 0 is the initial deal; a slot of stage *k* is due only
-  after the dealer has closed *k* decision windows (a ``confirm`` each). A card read before its
-  window closed was exposed early: the round waits for a supervisor (seed-000 §6.5 "not covered",
-  seed-000 PR-8.2/8.3 by analogy: "the dealer exposes the flop before betting ends").
-- ``rng_draw``: a studio RNG's overlay (Golden Wealth and Lightning Baccarat's multiplier cards,
-  seed-001 L4019–4025, L4117–4123) arrives as one ``rng_draw`` after ``bets_closed`` and before
-  the first card; the game checks its picks (:meth:`BaseGame.check_rng`) and reads them in
-  ``Deal.rng``. The engine refuses a draw at any other time with the codes of
-  :mod:`tablectl.controller.games.rng`.
-- ``reshuffle = "every_round"``: one or more single decks are shuffled for every round (Casino
-  Hold'em L569 "The cards are mixed up after each round"; Side Bet City L3423 "Only one game is
-  played with one deck"; Andar Bahar L3543): after each round the table needs a new
-  ``shuffle_completed`` before the next round opens. ``"shoe"``: a multi-deck shoe dealt until
-  its cut card (Top Card Trump's 6 decks, L1599; Jokerbet's deck cycle, L3157).
-
-Pure: no I/O. Games return plain data; the engine turns findings into verdicts.
+Pure: games return plain data; the engine turns findings into verdicts.
 """
 
 from __future__ import annotations

@@ -1,41 +1,30 @@
 """The poker room's dealer assist: Texas Hold'em and Omaha ring games between players, as a deal
-script on the one card engine — flags for the misdeals a shoe can see, and no bank.
+script on the one card engine: flags for the misdeals a shoe can see, and no bank.
 
-Sources: seed-002 (the Olympic Voodoo poker room) G 33 "Misdeal" (L81–87, translated in
-``../shared/rules/seed-002-004-poker-room-and-live-casino.md`` B.3, M1–M6) and seed-000 PR-8
-"Deck and Dealing Procedures" (L586–613). Neither seed mentions a device (B.10's checks are
-derived); the burns follow seed-000's derived burn model, one burn before each of flop, turn and
-river (§9.2, from PR-8.2, PR-8.4 and run-it-twice's "3 burn cards").
+Sources: seed-002 G 33 "Misdeal" (L81–87; seed-002-004 B.3, M1–M6) and seed-000 PR-8 (L586–613);
+burns follow seed-000's derived model, one before each of flop, turn and river (§9.2). Readings:
+``docs/games/poker_room.md``.
 
-What the shoe sees is the order of the cards and, from the dealer's ``confirm`` at the end of
-each betting round, which street each card belongs to. Positions: ``box1`` … ``boxN`` are the
-seats dealt in, in the deal's order (``box1`` the first seat dealt, the small blind: the deal
-starts left of the button, B.2 [X]; CG 6 always uses one), then ``burn``, ``flop``, ``turn``,
-``river``:
+The shoe sees the card order and, from the dealer's ``confirm`` after each betting round, each
+card's street. Positions: ``box1`` … ``boxN`` in deal order (``box1`` the small blind, B.2 [X]; CG
+6), then ``burn``, ``flop``, ``turn``, ``river``:
 
-- **Hole cards** (``hole_cards`` each, face down, in rotation). A card after them while the
-  pre-flop betting is still open is one card too many (``wrong_card_count``: G 33 M6 L87,
-  PR-8.5 L596, PR-8.9.5 L609); it is kept as the flop's burn, as G 33 M6 takes the Button's extra
-  card back "as the burn card". A ``confirm`` with hole cards still due is refused by the engine
-  with ``wrong_card_count`` (G 33 M5 L86: fewer cards; the Button may still get its card).
-- **Flop** (burn + 3). A fifth card of the street before its betting ends is a 4-card flop
-  (``four_card_flop``, PR-8.4.1 L593); it stands as the turn's burn, as the floor makes one of the
-  four "the next burn card". The street closed with 3 cards had no burn (``missing_burn``, PR-8.4.2
-  L594: once there was action "play proceeds with the initial 3 cards"): the 3 are the flop.
-- **Turn, river** (burn + 1 each): closed with one card → ``missing_burn`` (the card is the
-  street's); fewer cards than that → ``wrong_card_count`` (PR-8.9.4 L608).
-- A board card before its betting round ended (the flop exposed before pre-flop betting ends,
-  PR-8.2 L590; a premature turn or river, PR-8.3 L591) → ``card_before_decisions``: the card is
-  "reshuffled" into the stub, so its slot is dealt again after the betting. A card after the
-  river while its betting round is open → ``extra_card``.
-- Reported deal errors (``deal_error`` from the dealer or a seat reader) are flags too
-  (``card_exposed``; ``wrong_card_count`` or, with ``wrong_count = "dead_hand"``, that seat out of
-  the hand): G 33 and PR-8.9 say a misdeal "may be declared by poker manager/dealer", and not after
-  "substantial action", which no device sees. The floor declares it with ``void``.
-- The hand ends when the river's betting round is closed, or when a ``decision`` ``fold`` leaves
-  one seat. Its outcome is the hand's record — seats, hole-card counts, board, burns, folds — with
-  no winner: nobody banks the game and the pot is the dealer's to award (G 29–G 32). Hole cards
-  and burns are never revealed (T 35: folded cards "nobody may see"; :attr:`PokerRoom.reveals`).
+- **Hole cards.** One card too many while pre-flop betting is open is ``wrong_card_count`` (G 33
+  M6 L87, PR-8.5 L596, PR-8.9.5 L609), kept as the flop's burn (M6); a ``confirm`` with hole
+  cards due is refused ``wrong_card_count`` (M5 L86).
+- **Flop** (burn + 3). A fifth card before its betting ends is ``four_card_flop`` (PR-8.4.1
+  L593), kept as the turn's burn; closed with 3 cards: ``missing_burn``, the 3 are the flop
+  (PR-8.4.2 L594).
+- **Turn, river** (burn + 1): closed with one card ``missing_burn``; fewer ``wrong_card_count``
+  (PR-8.9.4 L608).
+- A board card before its betting ended (PR-8.2 L590, PR-8.3 L591) is ``card_before_decisions``;
+  its slot is dealt again. A card after the river while betting is open: ``extra_card``.
+- ``deal_error`` reports are flags (``card_exposed``; ``wrong_card_count`` or, with
+  ``wrong_count = "dead_hand"``, the seat out): a misdeal is the manager's call and not after
+  "substantial action" (G 33, PR-8.9), which no device sees; the floor declares it with ``void``.
+- The hand ends when river betting closes or a ``fold`` leaves one seat. The outcome records
+  seats, hole-card counts, board, burns, folds; no winner (the pot is the dealer's to award,
+  G 29–G 32). Hole cards and burns are never revealed (T 35; :attr:`PokerRoom.reveals`).
 
 Pure: no I/O.
 """

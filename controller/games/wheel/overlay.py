@@ -1,33 +1,22 @@
-"""RNG overlays on money wheels: a studio RNG (or a device on the wheel) picks something before
-the wheel decides, and the pick changes what the result pays.
+"""RNG overlays on money wheels: a pick made before the wheel decides changes what the result pays.
 
-Seed-001 §2.2 (d): an RNG component "must be generated and committed **before** the physical
-result is known". Three wheels have one (``[rules] rng``); each arrives as one ``rng_draw`` with
-one pick, after ``bets_closed`` (:func:`draw_order`, on the shared codes and checks of
-:mod:`tablectl.controller.games.rng`):
+Seed-001 §2.2 (d): the RNG part is committed *before* the physical result is known. Each overlay
+(``[rules] rng``) is one ``rng_draw`` with one pick after ``bets_closed`` (:func:`draw_order`, on
+:mod:`tablectl.controller.games.rng`). Book quotes: ``docs/games/wheels.md``.
 
-- **Mega Wheel's Mega Lucky Number** (§5.5 L3959–3963): "In each game, one number is randomly
-  selected as the Mega Lucky Number … before the wheel stops"; the winning number, if it is the
-  lucky number, pays "a Mega Win with odds up to x500". The pick's ``value`` is the number (one of
-  the wheel's labels; with ``rng_scope = "segment"``, the industry's reading, one sector's index)
-  and its ``multiplier`` the Mega Win's odds, at most ``rng_max_multiplier`` (500). The book gives
-  odds "up to" x500, so they vary per draw: the RNG must commit them (no multiplier:
+- **Mega Wheel's Mega Lucky Number** (§5.5 L3959–3963): ``value`` is the number (with
+  ``rng_scope = "segment"`` a sector index), ``multiplier`` its odds, at most
+  ``rng_max_multiplier`` (500). Odds are "up to" x500, so the RNG must commit them (none:
   ``rng_pick_invalid``).
-- **Music Wheel's bonus sector** (§5.7 L4339): "After the betting round and before start of the
-  spin, the electronic device located on wheel determines the bonus sector of the current round
-  (the bonus multiplier will be applied to each of the 2, 4, 6, 12, 24 sectors, and in the case
-  of 16 and 48 - only for one sector)". The device lights one sector: ``value`` is its index. The
-  bonus covers every sector of that number, except the ``rng_single`` labels (16, 48) whose bonus
-  is that one sector (C26: our reading of the sentence; ``rng_single`` holds every label for the
-  other). The odds are the paytable's "bonus option" (L4341), so ``multiplier`` is optional.
-- **Crazy Time's Top Slot** (§5.3 L2051–2057): "a two-reel Top Slot starts simultaneously with
-  the spin"; if the bet spot and the multiplier "align on the horizontal line", that segment's win
-  is multiplied. ``value`` is the left reel's segment label, ``multiplier`` the right reel's, or
-  none when the reels did not align. Opt-in: the slot is shown "on the TV screen" (L2051) and
-  reaches the table only where the studio wires it.
+- **Music Wheel's bonus sector** (§5.7 L4339): the wheel's device lights one sector (``value``,
+  its index). The bonus covers every sector of that number, except the ``rng_single`` labels (16,
+  48): that one sector (C26: our reading). Odds are the paytable's (L4341): ``multiplier``
+  optional.
+- **Crazy Time's Top Slot** (§5.3 L2051–2057): ``value`` the left reel's label, ``multiplier`` the
+  right reel's, none if not aligned. Opt-in: it is shown "on the TV screen" (L2051).
 
-The outcome's ``rng`` (:func:`overlay_data`) says what was drawn and whether it ``applies`` to the
-segment the wheel stopped on. Pure: no I/O, no clock.
+The outcome's ``rng`` (:func:`overlay_data`) says what was drawn and whether it ``applies``. Pure:
+no I/O, no clock.
 """
 
 from __future__ import annotations

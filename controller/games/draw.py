@@ -1,29 +1,22 @@
 """Ball draws (lotto, keno, bingo drums) as pure rules: parameters, the draw, the result.
 
-One family, a preset per rule-book game (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`;
-contracts §4.2: a rule book's game is a preset of its family's engine; ``[rules]`` overrides its
-parameters). Rule ids point into
-``../shared/rules/seed-001-live-casino-regulations.md`` (§6 ball drums, §10 parameter table, §12
-contradictions) and ``regulatory.md`` (R16 mechanical mixing, ball integrity):
+A preset per game (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`; contracts §4.2),
+``[rules]`` on top. Rule ids: seed-001 §6, §10, §12; ``regulatory.md`` R16 (mixing, ball integrity).
 
-- A draw is ``draw`` (k) distinct balls out of ``balls`` (n), numbered ``lowest`` … ``lowest+n-1``,
-  then ``bonus`` further balls drawn from the remaining ones (§6 general: no duplicates within a
-  draw unless the game re-inserts balls; re-insertion happens *between* rounds only, 1 Bet L3323).
-- The order is the read order (tube order: Lucky 7 L2319, Mega Ball L2859 "one after the other")
-  or the receiver position (Lucky 5 L2123 "cylinders from left to right"; Lucky 6/60 L2537 zones).
-- Balls after the count are ignored, flagged by default (Lucky 7 L2319: "the first 7 balls are
-  counted, and the other balls are ignored"). The source has no other extra-ball rule [GAP].
-- "The draw is deemed to have taken place when at least 7 balls have been drawn" (L2319): a draw
-  that ends short has not taken place (C38: no remedy stated; the engine voids it).
-- A read is trusted only when it cannot contradict the physical drum: one round's reads are
+- A draw is ``draw`` (k) distinct balls of ``balls`` (n), numbered from ``lowest``, then ``bonus``
+  more from the rest (§6: no duplicates; re-insertion only between rounds, 1 Bet L3323).
+- Order is the read order (Lucky 7 L2319, Mega Ball L2859) or receiver position (Lucky 5 L2123;
+  Lucky 6/60 L2537).
+- Balls after the count are ignored, flagged by default (Lucky 7 L2319); no other extra-ball rule
+  [GAP].
+- A draw that ends short has not taken place (L2319; C38: no remedy, the engine voids it).
+- Reads are trusted only when they cannot contradict the drum:
   :class:`tablectl.controller.games.draw_round.Draw`.
-- Two drum games settle on something else than the numbers: Fruitrace compares the result tube
-  with a fixed panel, position by position (§6.12 L2907–2927: ``panel``); Cash or Crash draws one
-  ball at a time until a red ball crashes the blimp or it reaches the top level (§6.13
-  L4399–4407: ``crash_color``, ``shield_color``), so its draw has no fixed length.
+- Fruitrace compares the tube with a fixed ``panel`` (§6.12 L2907–2927); Cash or Crash draws until
+  a red ball crashes or the top level (§6.13 L4399–4407: ``crash_color``, ``shield_color``), so
+  no fixed length.
 
-No I/O, no clock: the engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls
-these.
+Pure: the engine (:mod:`tablectl.controller.engines.draw`) owns the round.
 """
 
 from __future__ import annotations

@@ -1,28 +1,21 @@
 """Lightning Roulette as a pure rule: a roulette spin plus the studio RNG's lightning numbers.
 
-Seed-001 §4.2 (L113–115): "the rules of Roulette apply, with one exception: at the end of the time
-of betting randomly selected one or more 'lucky numbers' with a 'lucky win'", paying "not 35:1,
-but … from 29:1 to 499:1 depending on the odds randomly selected for this draw". Seed-000 §4
-(L245–265): straight up pays 29:1; "During each Spin, one to five numbers are drawn" (L255); the
-multipliers are 500, 400, 350, 300, 250, 200, 150, 100 and 50 (L256–265).
+Seed-001 §4.2 (L113–115): roulette, plus one or more lucky numbers drawn at the close of betting,
+paying 29:1 to 499:1 instead of 35:1. Seed-000 §4 (L245–265): straight up 29:1, one to five numbers
+(L255), multipliers 50 to 500 (L256–265). Quotes: ``docs/games/roulette.md``.
 
-Readings (conflict C4 of the seed-001 digest; configurable in ``[rules]``):
+Readings (C4 of the seed-001 digest; configurable in ``[rules]``):
 
-- **How many numbers**: one to five (seed-000 L255, the industry's); seed-001's "one or more"
-  does not contradict it. ``lightning_min`` / ``lightning_max``.
-- **Which multipliers**: seed-000's list (L256–265) by default; seed-001's "29:1 to 499:1" reads
-  the same draw as the whole return less the stake (a 500x pays 499:1) and gives no list.
-  ``lightning_multipliers``; the outcome carries the multiplier as the RNG drew it, and which
-  payout it means (m:1 or m x) is the paytable's, not the table's.
-- **Which pockets**: any pocket of the wheel (0–36; "00" too on an american wheel): the book does
-  not exclude zero.
+- **How many**: one to five (seed-000 L255); ``lightning_min`` / ``lightning_max``.
+- **Which multipliers**: seed-000's list (L256–265); seed-001's "29:1 to 499:1" is the same draw
+  less the stake. ``lightning_multipliers``; the outcome carries the multiplier as drawn, and
+  whether it means m:1 or m x is the paytable's.
+- **Which pockets**: any, zero and "00" included (the book does not exclude them).
 
-The numbers arrive as one ``rng_draw`` after ``bets_closed`` and before the winning number
-(:func:`tablectl.controller.games.rng.rng_order`; seed-001 §2.2 (d)). A result without them is
-``rng_missing`` (``on_rng_missing``: void, the industry's and the dice engine's default, or hold
-for a supervisor, who may settle at the base odds).
-
-Pure: no I/O, no clock.
+The numbers are one ``rng_draw`` between ``bets_closed`` and the winning number
+(:func:`tablectl.controller.games.rng.rng_order`; seed-001 §2.2 (d)); a result without them is
+``rng_missing`` (``on_rng_missing``: void by default, or hold for a supervisor, who may settle at
+the base odds). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations

@@ -1,27 +1,22 @@
 """The ``[rules]`` of a dice table and the checks every dice game shares.
 
-One model for the family (:class:`DiceRules`); a preset per game
-(:data:`tablectl.controller.games.catalog.DICE_PRESETS`), ``[rules]`` on top. Rule ids point into
-``../shared/rules/seed-001-live-casino-regulations.md`` §7 (by source line L…):
+One model (:class:`DiceRules`), a preset per game
+(:data:`tablectl.controller.games.catalog.DICE_PRESETS`), ``[rules]`` on top. Rule ids: seed-001 §7
+(L…):
 
-- **How many dice, which colours.** Sic Bo and Lightning Dice 3 (L5 industry; L3069), Craps and
-  Dice Duel 2 (L2747, L2683); Dice Duel's are red and blue (L2683). ``dice`` must be the game's
-  count; ``colors`` lists the dice's colours in the order the reader reports them. A ``dice``
-  event that names other colours, or another count, is refused (a re-read may follow).
-- **At rest, after a real tumble.** The book reads every result "when the dice are stopped after
-  the roll" (L2683), "in still position" (L2757), "once the dice have stopped tumbling and come to
-  rest" (L3069) and says nothing of cocked dice, dice off the table, no wall hit or a die that did
-  not tumble (§7 [GAP]). The industry remedy, and ours: no result, the dice are rolled again with
-  the bets standing (``on_roll_invalid = "reroll"``). A result sooner than ``min_tumble_seconds``
-  after ``roll_started`` is suspect — dice that did not tumble, or a reader reporting the previous
-  roll — and is re-rolled as ``short_tumble``, as a wheel with too few revolutions is re-spun
-  (seed-001 L2471, R16). With ``require_roll_started`` a result without a ``roll_started`` since
-  bets closed (or since the last re-roll) is re-rolled as ``roll_not_seen``.
-- **Malfunction.** No dice game has a void clause (§2.2): G1 (L59: "communication failure or other
-  technical shortcomings" → odds of 1, the stake back) and G3 (L79) apply → a device fault after
-  bets closed voids the round (``on_fault = "void"``); ``"decide"`` holds it for a supervisor (G4,
-  C42: a fault that did not affect the result lets it stand); ``"reroll"`` rolls again once the
-  fault is cleared (G3: no result was taken).
+- **Dice and colours.** Sic Bo and Lightning Dice 3 (L5 industry; L3069), Craps and Dice Duel 2
+  (L2747, L2683), Dice Duel's red and blue (L2683). ``colors`` is the reader's order; a ``dice``
+  event with another count or colours is refused (a re-read may follow).
+- **At rest, after a real tumble.** Results are read at rest (L2683, L2757, L3069); cocked dice,
+  dice off the table or no tumble are not covered (§7 [GAP]): no result, re-roll with bets
+  standing (``on_roll_invalid = "reroll"``, the industry remedy). A result sooner than
+  ``min_tumble_seconds`` after ``roll_started`` (no tumble, or a stale reading) is re-rolled
+  ``short_tumble``, as a wheel with too few turns is re-spun (seed-001 L2471, R16); with
+  ``require_roll_started``, a result with no ``roll_started`` since bets closed (or the last
+  re-roll) is re-rolled ``roll_not_seen``.
+- **Malfunction.** No dice game has a void clause (§2.2), so G1 (L59: stake back) and G3 (L79)
+  apply: ``on_fault = "void"``; ``"decide"`` holds for a supervisor (G4, C42); ``"reroll"`` rolls
+  again once the fault clears (G3: no result was taken).
 
 Pure: no I/O, no clock (times arrive inside the events).
 """

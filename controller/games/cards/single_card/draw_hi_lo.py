@@ -1,28 +1,17 @@
 """Draw Hi-Lo (seed-001 §3.25, L1593–1595), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
+:mod:`tablectl.controller.games.cards.single_card`; the book's text: ``docs/games/single_card.md``.
 
-"First of all, it is necessary to make an Ante bet and then press the Deal button. 1 deck of
-playing cards is used in the game. It is necessary to guess whether the next card will have a
-value higher or lower than the previous. The highest card is K, the lowest – A. The player is
-given a chance to make a Tie Bet … After making a Tie Bet, it is necessary to make a decision
-whether the next card will be higher or lower. If the guess is right, the winning will be paid
-according to the odd which is on the table for that moment. If the Tie Bet wins, the winning is
-paid with 10:1 odds and it is possible to continue the main game." (L1595)
+One deck, K high, A low: guess whether the next card is higher or lower, with an optional Tie Bet at
+10:1 (L1595). The "Deal button" is the dealer's, as in Top Card (L1599). A round: the ``base`` card
+face up; a decision window (``higher`` or ``lower`` per box; the Tie Bet is the back office's)
+closed by ``confirm``; the ``next`` card. Where the book is silent:
 
-The "Deal button" is the dealer's, as in Top Card (L1599): a game the card reader observes. A
-round, as the card engine runs it: the ``base`` card face up; a decision window (a ``higher`` or
-``lower`` decision per box; the Tie Bet is a bet, the back office's) closed by the dealer's
-``confirm``; then the ``next`` card. Readings where the book is silent:
-
-- **The deck** [GAP: shuffle not stated]: one deck dealt through to its end (``reshuffle =
-  "shoe"``), as the odds "on the table for that moment" suggest odds that follow the cards
-  already out; the shoe reports empty after 52 cards and is reshuffled.
-- **"Continue the main game"**: each guess is a round with its own base card. The book's
-  sequence, where the next guess is against the card just dealt, is the back office's to chain
-  (the outcome gives both cards).
-- **A tie and the Higher/Lower bet** [GAP]: only the Tie Bet's win is stated. The outcome says
-  ``direction = "tie"`` and no guess is ``right``; whether a tie loses or refunds the
-  Higher/Lower bet is the back office's rule.
+- **The deck** [GAP: shuffle not stated]: dealt through (``reshuffle = "shoe"``), as odds "on the
+  table for that moment" suggest odds that follow the cards out; reshuffled after 52.
+- **"Continue the main game"**: each guess is a round with its own base card; chaining guesses
+  is the back office's (the outcome gives both cards).
+- **A tie and the Higher/Lower bet** [GAP]: ``direction = "tie"``, no guess is ``right``;
+  whether it loses or refunds is the back office's rule.
 
 Pure: no I/O.
 """

@@ -1,28 +1,18 @@
 """Red Dog (seed-001 §3.24, L1589–1591), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
+:mod:`tablectl.controller.games.cards.single_card`; the book's text: ``docs/games/single_card.md``.
 
-"First of all, it is necessary to make an Ante bet and then press the Deal button. 8 decks of
-playing cards are used in the game. 2 open cards are dealt leaving some empty space in the middle
-for the third card. It is necessary to guess whether the third card will have a value between the
-other 2. The highest card is A, the lowest – 2. If the player is sure that the next card will be
-between the opened 2, he presses Ride for doubling the bet, otherwise it is necessary to press
-Stand. If the first 2 cards are consecutive or pair, the bet is refunded. If the first 2 cards are
-a pair and make up a 3 of a kind … then the winning is paid with 11:1 odds." (L1591)
+Eight decks, two open cards, and a bet that the third falls between them (L1591). The "Deal button"
+is the dealer's, as in Top Card (L1599): the card reader observes the game (the digest's "probably
+RNG" is a guess the text does not make). ``first`` and ``second`` face up, then by their spread:
 
-The "Deal button" is the dealer's: the same wording as Top Card (L1599), a game the card reader
-observes (the digest's "probably RNG" is a guess the text does not make). The deal, as the card
-engine runs it: ``first`` and ``second`` face up; then, by the spread between them:
-
-- **consecutive** (spread 0): the round ends, the bet is refunded (``push``) — no third card;
-- **a pair**: the third card is dealt at once (no decision: there is nothing to ride on), three of
-  a kind pays 11:1 (``three_of_a_kind``), anything else is refunded (``push``). The book says
-  both "pair → refunded" and "pair … 3 of a kind → 11:1" (C24): only a third card can make three
-  of a kind, so it is dealt (the industry game). ``[rules] pair_third_card = false`` reads the
-  first sentence alone: a pair ends the round, refunded;
-- **a spread** of 1 or more ranks between them: a decision window (``ride`` doubles the bet, or
-  ``stand``; a ``decision`` per box, optional), closed by the dealer's ``confirm``; then the third
-  card: strictly between the two wins (``win``; the spread's payout is not given [GAP], the
-  back office's table), anything else loses (``lose``).
+- **consecutive** (spread 0): refunded (``push``), no third card;
+- **a pair**: the third card at once (nothing to ride on); three of a kind pays 11:1
+  (``three_of_a_kind``), else ``push``. The book says both "pair → refunded" and "pair … 3 of a
+  kind → 11:1" (C24): only a third card makes three of a kind, so it is dealt (the industry
+  game); ``[rules] pair_third_card = false`` ends the round on the pair, refunded;
+- **a spread** of 1 or more: a decision window (``ride`` doubles, or ``stand``; optional, per box)
+  closed by ``confirm``; a third card strictly between wins (``win``; the payout by spread is
+  not given [GAP], the back office's), else ``lose``.
 
 Pure: no I/O.
 """

@@ -11,7 +11,9 @@ events and commands out; pure). :class:`DeviceDriver` does the rest, the same fo
   ``interpreter.connection_lost(now)``, one ``disconnected`` unavailability, backoff, reopen;
 * one item: trace it, decode it, count each ``DecodeError``, hand each message to the interpreter
   and to the commands waiting for a reply (:class:`~tablectl.drivers.replies.Replies`), then send
-  the commands the interpreter queued;
+  the commands the interpreter queued. A link that calls back (a serial port with a descriptor:
+  :class:`~tablectl.drivers.transports.base.CallbackStream`) runs this in its callback, as the
+  bytes arrive, and the loop only yields the events; any other link is read by a task;
 * ticks: ``interpreter.tick(now)`` about every ``tick_interval`` (it may raise
   :class:`TransportClosedError` to have a silent link reopened), then its commands out.
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -42,7 +45,7 @@ from tablectl.drivers.connection import Backoff, Driver, DriverSettings, Setting
 from tablectl.drivers.errors import DriverConfigError, DriverError, TransportClosedError
 from tablectl.drivers.events import DeviceAvailable, DeviceEvent, DeviceUnavailable
 from tablectl.drivers.replies import Replies
-from tablectl.drivers.transports.base import ByteStream
+from tablectl.drivers.transports.base import ByteStream, CallbackStream
 from tablectl.drivers.transports.frames import CanFrame, FrameLink
 from tablectl.drivers.transports.pubsub import BrokerEndpoint, MessageLink, TopicMessage
 from tablectl.drivers.transports.serial import serial_url_problem
@@ -144,6 +147,9 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
         self._announce = False
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
+        # What a link that calls back delivered since the loop last ran (_Receiver).
+        self._delivered: deque[DeviceEvent] = deque()
+        self._failure: Exception | None = None
 
     # --- what a family declares -----------------------------------------------------------------
 
@@ -193,6 +199,12 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
     @abstractmethod
     def _read(self, link: LinkT) -> Awaitable[ItemT]:
         """The next item (raises :class:`TransportClosedError` once the link is gone)."""
+
+    def _deliver_from(self, link: LinkT, receiver: _Receiver[ItemT]) -> bool:
+        """Have ``link`` call ``receiver`` with each item as it arrives; False: the loop reads it
+        with :meth:`_read` (the default)."""
+        del link, receiver
+        return False
 
     @abstractmethod
     async def _write(self, link: LinkT, item: ItemT) -> None:
@@ -293,6 +305,25 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
         self._send_pending()
         return events
 
+    def _deliver(self, item: ItemT) -> None:
+        """An item the link called back with: through :meth:`_receive` now, its events queued for
+        the loop to yield. An exception is the loop's to raise, after what came before it."""
+        if self._failure is not None:
+            return  # the loop is ending; as before, nothing after a failure is read
+        try:
+            events = self._receive(item, self.clock.now())
+        except Exception as exc:  # re-raised by the loop (_pump)
+            self._link_failed(exc)
+            return
+        if events:
+            self._delivered.extend(events)
+        self._wake.set()
+
+    def _link_failed(self, exc: Exception) -> None:
+        if self._failure is None:
+            self._failure = exc
+        self._wake.set()
+
     def _on_connection_lost(self, now: float) -> list[DeviceEvent]:
         self._replies.fail_all(TransportClosedError(f"device {self.device_id!r}: link lost"))
         events = self.interpreter.connection_lost(now)
@@ -365,46 +396,55 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
                 await self._pause(backoff.next())
 
     async def _pump(self, link: LinkT) -> AsyncIterator[DeviceEvent]:
-        # The wake and tick waits outlive a read: a device sends a line every few milliseconds
-        # at a busy table, and two tasks created and cancelled per line were a third of the time
-        # between the pty and the runner (docs/performance.md). The ticker is renewed once it
-        # fires, so the interpreter's tick still runs at least every tick_interval.
+        # One wait per turn on _wake, which everything sets: a delivered item, a read task or
+        # the ticker done, a command queued, aclose. Waiting on the event itself (no task around
+        # it, no asyncio.wait) keeps a delivered line one loop turn from the consumer: each task
+        # or asyncio.wait between them was a turn (docs/performance.md). The ticker is renewed
+        # once it fires, so the interpreter's tick still runs at least every tick_interval.
+        self._delivered.clear()
+        self._failure = None
+        receiver: _Receiver[ItemT] = _Receiver(self)
+        delivering = self._deliver_from(link, receiver)
         reader: asyncio.Future[ItemT] | None = None
-        waker: asyncio.Future[Any] | None = None
         ticker: asyncio.Future[Any] | None = None
         try:
             while not self._closed:
                 while self._out:
                     await self.send(self._out.pop(0))
-                if reader is None:
+                if reader is None and not delivering:
                     reader = asyncio.ensure_future(self._read(link))
-                if waker is None:
-                    waker = asyncio.ensure_future(self._wake.wait())
+                    reader.add_done_callback(self._wake_on)
                 if ticker is None:
                     ticker = asyncio.ensure_future(self.clock.sleep(self.tick_interval))
-                done, _ = await asyncio.wait(
-                    {reader, waker, ticker}, return_when=asyncio.FIRST_COMPLETED
-                )
-                if waker in done:
-                    waker = None
-                if ticker in done:
-                    ticker = None
+                    ticker.add_done_callback(self._wake_on)
+                await self._wake.wait()
                 self._wake.clear()
+                if ticker.done():
+                    ticker = None
                 now = self.clock.now()
-                if reader in done:
+                if reader is not None and reader.done():
                     item = reader.result()  # raises TransportClosedError when the link is gone
                     reader = None
                     for event in self._receive(item, now):
                         yield event
+                while self._delivered:  # may grow while an event is out: a callback ran
+                    yield self._delivered.popleft()
+                if self._failure is not None:
+                    raise self._failure  # the link's TransportClosedError, or a bug
                 for event in self._on_tick(now):
                     yield event
         finally:
-            for pending in (waker, ticker):
+            receiver.detach()
+            for pending in (ticker, reader):
                 if pending is not None:
+                    pending.remove_done_callback(self._wake_on)
                     pending.cancel()
             if reader is not None:
-                reader.cancel()
                 await asyncio.gather(reader, return_exceptions=True)
+
+    def _wake_on(self, done: asyncio.Future[Any]) -> None:
+        del done
+        self._wake.set()
 
     async def _pause(self, delay: float) -> None:
         """``delay`` seconds of the clock, or less if the driver is closed meanwhile."""
@@ -424,11 +464,38 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
         return event
 
 
+class _Receiver(Generic[ItemT]):
+    """A driver's end of a link that calls back, for one connection (asyncio's ``Protocol``):
+    each item goes through the driver's item path as it arrives. Detached when the connection's
+    loop ends, so a callback that still comes before the link is closed finds no one."""
+
+    def __init__(self, driver: DeviceDriver[Any, ItemT, Any]) -> None:
+        self._driver: DeviceDriver[Any, ItemT, Any] | None = driver
+
+    def data_received(self, data: ItemT) -> None:
+        if self._driver is not None:
+            self._driver._deliver(data)
+
+    def connection_lost(self, exc: TransportClosedError) -> None:
+        if self._driver is not None:
+            self._driver._link_failed(exc)
+
+    def detach(self) -> None:
+        self._driver = None
+
+
 class StreamDriver(DeviceDriver[ByteStream, bytes, SettingsT]):
-    """A device on a :class:`ByteStream`: a serial port (any pyserial URL), USB endpoints."""
+    """A device on a :class:`ByteStream`: a serial port (any pyserial URL), USB endpoints.
+
+    A serial port with a descriptor delivers its bytes by callbacks
+    (:meth:`~tablectl.drivers.transports.serial.SerialStream.deliver_to`); ``loop://``,
+    ``rfc2217://`` and USB endpoints are read by a task."""
 
     def _read(self, link: ByteStream) -> Awaitable[bytes]:
         return link.read()
+
+    def _deliver_from(self, link: ByteStream, receiver: _Receiver[bytes]) -> bool:
+        return isinstance(link, CallbackStream) and link.deliver_to(receiver)
 
     async def _write(self, link: ByteStream, item: bytes) -> None:
         await link.write(item)

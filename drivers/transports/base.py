@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["ByteStream", "TraceHook"]
+from tablectl.drivers.errors import TransportClosedError
+
+__all__ = ["ByteReceiver", "ByteStream", "CallbackStream", "TraceHook"]
 
 TraceHook = Callable[[Literal["rx", "tx"], bytes], None]
 """Observation seam at the transport boundary: called with every chunk read or written."""
@@ -26,3 +28,23 @@ class ByteStream(Protocol):
     async def write(self, data: bytes) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class ByteReceiver(Protocol):
+    """Where a :class:`CallbackStream` delivers, from the event loop: asyncio's
+    ``Protocol.data_received`` and ``connection_lost``."""
+
+    def data_received(self, data: bytes) -> None: ...
+
+    def connection_lost(self, exc: TransportClosedError) -> None:
+        """The link failed (called once; nothing is delivered after it)."""
+
+
+@runtime_checkable
+class CallbackStream(ByteStream, Protocol):
+    """A :class:`ByteStream` that can also hand what arrives to a :class:`ByteReceiver` as it
+    arrives (pymodbus ``transport/serialtransport.py``), with no task reading in between."""
+
+    def deliver_to(self, receiver: ByteReceiver | None) -> bool:
+        """Deliver to ``receiver`` from now on (``None``: stop). False when this stream cannot
+        (then ``read`` it)."""

@@ -5,19 +5,33 @@ One class serves a USB serial adapter (``/dev/ttyUSB0``), a pty (a simulator or 
 bridge (``socket://host:7001``) and pyserial's in-process ``loop://``, so a device's config picks
 its medium and the protocol code never knows.
 
-How it waits, and why:
+How bytes arrive, and why:
 
-* Ports with a real file descriptor (ttys, ptys, ``socket://``) are driven by the event loop:
-  ``loop.add_reader``/``add_writer`` tell us when pyserial's non-blocking ``read``/``write``
-  (``timeout=0``, ``write_timeout=0``) will make progress, so an idle port costs no CPU and no
-  thread, and a pending ``read`` can be cancelled at any time.
-* Ports without one (``loop://``, ``rfc2217://``; see STYLE practice 6) fall back to a worker
-  thread doing a short blocking read. The thread cannot be interrupted, so its result is kept
-  across a cancelled ``read`` and handed to the next one: cancelling never loses bytes.
+* A driver has them delivered (:meth:`SerialStream.deliver_to`, pymodbus
+  ``transport/serialtransport.py``): ``loop.add_reader`` on the port's descriptor calls back, the
+  callback reads what is there and hands it to the receiver (the driver's codec) at once. No task
+  sits between the port and the codec: one turn of the loop from "readable" to decoded events.
+* :meth:`SerialStream.read` (simulators, technician tools) waits on the same descriptor and
+  returns what is there; a pending ``read`` can be cancelled at any time.
+* Ports without a descriptor (``loop://``, ``rfc2217://``; see STYLE practice 6) cannot deliver
+  and fall back to a worker thread doing a short blocking read. The thread cannot be interrupted,
+  so its result is kept across a cancelled ``read`` and handed to the next one: cancelling never
+  loses bytes.
+
+Writes go out at once and wait on ``loop.add_writer`` only while the OS buffer is full. An idle
+port costs no CPU and no thread.
+
+pyserial's own port class (a device path: a tty, a pty) delivers with ``os.read`` and is written
+with ``os.write`` on its non-blocking descriptor: the calls its ``read``/``write`` make, without
+the ``select()`` its ``read`` does first. The loop has already waited, and ``select()`` refuses a
+descriptor above 1,023, which a process with a hundred tables reaches (each pyserial port holds
+five). Failures keep pyserial's words. URL handlers (``socket://``, ``spy://``, ``alt://``), and
+:meth:`SerialStream.read` on any port, go through pyserial, which logs (``spy://``) or waits its
+own way there.
 
 pyserial's own exceptions (``SerialException`` subclasses ``OSError``) are mapped at this boundary:
 failure to open becomes :class:`~tablectl.drivers.errors.DriverInitError`, anything after that
-becomes :class:`~tablectl.drivers.errors.TransportClosedError`, which is what makes ``StreamDriver``
+becomes :class:`~tablectl.drivers.errors.TransportClosedError`, which is what makes the driver
 reconnect.
 
 ``pyserial`` itself is imported inside :meth:`SerialStream.open`, so importing :mod:`drivers`
@@ -35,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import os
 import pkgutil
 import re
 import sys
@@ -42,6 +57,7 @@ from typing import Any
 from urllib.parse import SplitResult, parse_qs, parse_qsl, urlencode, urlsplit
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
+from tablectl.drivers.transports.base import ByteReceiver
 
 __all__ = ["SerialStream", "open_serial_stream", "serial_url_problem"]
 
@@ -50,6 +66,12 @@ _CHUNK = 4096
 
 _THREAD_POLL = 0.1
 """pyserial timeout of one fallback thread read: bounds how long a thread outlives ``close``."""
+
+_NO_DATA = (
+    "device reports readiness to read but returned no data "
+    "(device disconnected or multiple access on port?)"
+)
+"""pyserial's words for a port the loop found readable that reads nothing: a hung-up tty."""
 
 
 def serial_url_problem(url: str) -> str | None:
@@ -201,7 +223,8 @@ class SerialStream:
         exclusive: Take an advisory lock (``flock``) on device paths, so a second tablectl (or a
             stray ``screen``) cannot silently share the wheel's port. Ignored for URLs.
 
-    One task reads and one task writes at a time; ``close`` may come from anywhere and wakes both.
+    Bytes go either to a receiver (:meth:`deliver_to`) or to one task in :meth:`read`; one task
+    writes at a time; ``close`` may come from anywhere and wakes both.
     """
 
     def __init__(self, url: str, *, baudrate: int = 9600, exclusive: bool = True) -> None:
@@ -210,6 +233,8 @@ class SerialStream:
         self.exclusive = exclusive
         self._port: Any = None  # serial.SerialBase once open; pyserial ships no type stubs
         self._fd: int | None = None
+        self._direct = False  # pyserial's own port: os.read/os.write on _fd (module docstring)
+        self._receiver: ByteReceiver | None = None
         self._read_waiter: asyncio.Future[None] | None = None
         self._write_waiter: asyncio.Future[None] | None = None
         self._thread_read: asyncio.Future[bytes] | None = None
@@ -258,6 +283,7 @@ class SerialStream:
             raise DriverInitError(f"cannot configure serial port {self.url!r}: {exc}") from exc
         self._port = port
         self._fd = fd
+        self._direct = fd is not None and _is_native(port)
 
     def _open_blocking(self) -> Any:
         try:
@@ -288,6 +314,7 @@ class SerialStream:
             return
         self._port = None
         self._fd = None
+        self._receiver = None  # close ends a delivery without calling it: its owner closed us
         closed = TransportClosedError(f"serial port {self.url!r} closed")
         if fd is not None:
             loop = asyncio.get_running_loop()
@@ -306,6 +333,69 @@ class SerialStream:
         # thread returns at once after cancel_read, or within _THREAD_POLL).
         self._thread_read = None
 
+    # --- delivery ---------------------------------------------------------------------------
+
+    def deliver_to(self, receiver: ByteReceiver | None) -> bool:
+        """Hand what arrives to ``receiver`` from the event loop as it arrives: a callback on
+        the port's descriptor (``loop.add_reader``) reads what is there and calls
+        ``receiver.data_received``; a failed read calls ``receiver.connection_lost`` once and
+        ends the delivery. ``None`` ends it; so does :meth:`close`, which calls nothing. The
+        callbacks run in the context of this call (its contextvars: a log binding, say).
+
+        Returns:
+            False, changing nothing, for a port the loop cannot watch (``loop://``,
+            ``rfc2217://``): :meth:`read` it. While a receiver is set there is no :meth:`read`.
+        """
+        fd = self._fd
+        if fd is None:
+            return False
+        loop = asyncio.get_running_loop()
+        if receiver is None:
+            if self._receiver is not None:
+                self._receiver = None
+                loop.remove_reader(fd)
+            return True
+        if self._read_waiter is not None:
+            raise RuntimeError(f"serial port {self.url!r}: a read() is pending")
+        self._receiver = receiver
+        loop.add_reader(fd, self._read_ready)
+        return True
+
+    def _read_ready(self) -> None:
+        receiver = self._receiver
+        if receiver is None:  # remove_reader cancels this callback; defensive only
+            return
+        try:
+            data = self._read_available()
+        except TransportClosedError as exc:
+            self.deliver_to(None)
+            receiver.connection_lost(exc)
+            return
+        if data:
+            receiver.data_received(data)
+
+    def _read_available(self) -> bytes:
+        """What the port holds now that the loop found it readable (up to ``_CHUNK`` bytes;
+        ``b""`` if a URL handler finds nothing after all)."""
+        port = self._require_port()
+        fd = self._fd
+        if not self._direct or fd is None:
+            try:
+                data: bytes = port.read(_CHUNK)
+            except OSError as exc:  # SerialException is an OSError
+                raise self._lost("read", exc) from exc
+            return data
+        # pyserial's Serial.read after its select(): the same call, the same words on failure.
+        try:
+            data = os.read(fd, _CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError as exc:
+            raise self._lost("read", f"read failed: {exc}") from exc
+        if not data:  # readable, yet nothing: the tty hung up (a USB adapter unplugged)
+            raise self._lost("read", _NO_DATA)
+        return data
+
     # --- read ------------------------------------------------------------------------------
 
     async def read(self) -> bytes:
@@ -316,6 +406,8 @@ class SerialStream:
                 closed → EIO, a ``socket://`` peer closed → pyserial's "socket disconnected",
                 a USB adapter unplugged), or any other I/O error occurred.
         """
+        if self._receiver is not None:
+            raise RuntimeError(f"serial port {self.url!r} delivers to a receiver: no read()")
         if self._fd is None:
             return await self._read_in_thread()
         while True:
@@ -379,16 +471,33 @@ class SerialStream:
             except OSError as exc:
                 raise self._lost("write", exc) from exc
             return
+        # pyserial's own port is written at once. Its URL handlers retry EAGAIN in a tight loop
+        # (write_timeout=0), so those are written only once the selector says they take a byte.
+        ready = self._direct
         while view:
-            # Wait first: with write_timeout=0 pyserial retries EAGAIN in a tight loop, so we
-            # only call write() once the selector says at least one byte will be accepted.
-            await self._wait_ready(writable=True)
-            port = self._require_port()
+            if not ready:
+                await self._wait_ready(writable=True)
+            view = view[self._write_available(view) :]
+            ready = False  # what is left waits until the OS buffer has room
+
+    def _write_available(self, view: memoryview) -> int:
+        """Write what the OS takes now; the number of bytes written (0 when its buffer is
+        full)."""
+        port = self._require_port()
+        fd = self._fd
+        if self._direct and fd is not None:
+            # pyserial's Serial.write with write_timeout=0, minus its spin on EAGAIN.
             try:
-                written: int | None = port.write(view)
+                return os.write(fd, view)
+            except (BlockingIOError, InterruptedError):
+                return 0
             except OSError as exc:
-                raise self._lost("write", exc) from exc
-            view = view[written or 0 :]
+                raise self._lost("write", f"write failed: {exc}") from exc
+        try:
+            written: int | None = port.write(view)
+        except OSError as exc:
+            raise self._lost("write", exc) from exc
+        return written or 0
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -397,7 +506,7 @@ class SerialStream:
             raise TransportClosedError(f"serial port {self.url!r} is not open")
         return self._port
 
-    def _lost(self, what: str, exc: BaseException) -> TransportClosedError:
+    def _lost(self, what: str, exc: BaseException | str) -> TransportClosedError:
         return TransportClosedError(f"serial port {self.url!r}: {what} failed: {exc}")
 
     async def _wait_ready(self, *, writable: bool) -> None:
@@ -439,6 +548,15 @@ def _usable_fileno(port: Any) -> int | None:
     except (AttributeError, OSError, ValueError, NotImplementedError):
         return None
     return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+def _is_native(port: Any) -> bool:
+    """Whether ``port`` is pyserial's own POSIX port class, not a URL handler's built on it
+    (``spy://`` logs in its ``read``, ``alt://`` waits another way): its ``read``/``write`` are
+    ``os.read``/``os.write`` on its non-blocking descriptor."""
+    import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
+
+    return os.name == "posix" and type(port) is serial.Serial
 
 
 def _consume_result(fut: asyncio.Future[Any]) -> None:

@@ -11,15 +11,18 @@ import asyncio
 import contextlib
 import itertools
 import os
+import resource
 import time
 import tty
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports import ByteStream, MemoryStream, SerialStream, memory_pair
+from tablectl.drivers.transports.base import CallbackStream
 from tests.support.mosquitto import free_port
 from tests.support.waiting import until_waiting, wait_until
 
@@ -405,6 +408,185 @@ async def test_socket_close_does_not_block_the_loop(tcp_peer: TcpPeer) -> None:
         await closing
     finally:
         running.cancel()
+
+
+# --- delivery by callbacks (a descriptor on the loop, no read task) ------------------------------
+
+
+class Receiver:
+    """A :class:`ByteReceiver` that records what it is handed, and in which task."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.chunks = 0
+        self.lost: list[TransportClosedError] = []
+        self.tasks: set[asyncio.Task[Any] | None] = set()
+
+    def data_received(self, data: bytes) -> None:
+        self.data += data
+        self.chunks += 1
+        self.tasks.add(asyncio.current_task())
+
+    def connection_lost(self, exc: TransportClosedError) -> None:
+        self.lost.append(exc)
+
+
+async def test_pty_delivers_from_the_loop_without_a_task(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    receiver = Receiver()
+    try:
+        assert isinstance(stream, CallbackStream)
+        assert stream.deliver_to(receiver)
+        message = b"*X;1;123;32;0;345;0\r\n"
+        for i in range(0, len(message), 5):
+            await master_send(pty_pair, message[i : i + 5])
+        await wait_until(lambda: receiver.data == message, what="the delivered line")
+        assert receiver.tasks == {None}, "delivered by a task, not by the loop's callback"
+        with pytest.raises(RuntimeError, match="delivers to a receiver"):
+            await stream.read()
+        await stream.write(b"\x02cmd\x03")  # writing goes on while delivering
+        assert await master_recv(pty_pair, 5) == b"\x02cmd\x03"
+        # None ends the delivery: what comes next is there for read().
+        assert stream.deliver_to(None)
+        await master_send(pty_pair, b"next")
+        assert await read_exactly(stream, 4) == b"next"
+        assert receiver.data == message
+    finally:
+        await stream.close()
+
+
+async def test_pty_delivery_idles_without_reading(pty_pair: Pty) -> None:
+    """Nothing to read: the callback never runs, however often the loop turns."""
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    receiver = Receiver()
+    try:
+        stream.deliver_to(receiver)
+        for _ in range(200):
+            await asyncio.sleep(0)
+        assert receiver.chunks == 0
+        await master_send(pty_pair, b"x")
+        await wait_until(lambda: receiver.data == b"x", what="one byte")
+    finally:
+        await stream.close()
+
+
+async def test_pty_master_closed_is_connection_lost_once(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    receiver = Receiver()
+    try:
+        stream.deliver_to(receiver)
+        await master_send(pty_pair, b"last")
+        await wait_until(lambda: receiver.data == b"last", what="the last bytes")
+        pty_pair.close_master()
+        await wait_until(lambda: receiver.lost, what="connection_lost")
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(receiver.lost) == 1
+        # pyserial's own words, as read() gives them (the driver reports them as the detail).
+        assert str(receiver.lost[0]).startswith(f"serial port {pty_pair.path!r}: read failed: ")
+        with pytest.raises(TransportClosedError):
+            await stream.write(b"x")
+    finally:
+        await stream.close()
+
+
+async def test_close_ends_delivery_without_calling_back(pty_pair: Pty) -> None:
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    receiver = Receiver()
+    stream.deliver_to(receiver)
+    await master_send(pty_pair, b"unread")  # readable when close comes
+    await stream.close()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert receiver.chunks == 0
+    assert receiver.lost == []
+    assert stream.deliver_to(receiver) is False  # closed: nothing to deliver from
+
+
+async def test_pty_write_goes_out_without_a_loop_turn(pty_pair: Pty) -> None:
+    """A write the OS buffer takes completes at once: add_writer only once it is full."""
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    try:
+        writing = stream.write(b"\x02now\x03").__await__()
+        with pytest.raises(StopIteration):
+            writing.send(None)  # finished on its first step: it never waited for the loop
+        assert await master_recv(pty_pair, 5) == b"\x02now\x03"
+    finally:
+        await stream.close()
+
+
+@pytest.fixture
+def fds_above_select_limit() -> Iterator[None]:
+    """Fill descriptors 0-1,023, so the next port opened gets one that select() refuses."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1100:
+        if hard != resource.RLIM_INFINITY and hard < 1100:
+            pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < 1100")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1100, hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1024:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        os.close(held.pop())  # the one above the limit is free again
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_pty_above_select_limit_delivers_and_writes(
+    pty_pair: Pty, fds_above_select_limit: None
+) -> None:
+    """pyserial's read() selects, which refuses a descriptor above 1,023 (a process with a
+    hundred tables reaches that); delivery reads the descriptor the loop (epoll) watched."""
+    del fds_above_select_limit
+    stream = SerialStream(pty_pair.path)
+    await stream.open()
+    receiver = Receiver()
+    try:
+        assert stream._fd is not None
+        assert stream._fd >= 1024
+        stream.deliver_to(receiver)
+        await master_send(pty_pair, b"*X;1;0;17;0\r\n")
+        await wait_until(lambda: receiver.data == b"*X;1;0;17;0\r\n", what="the line")
+        await stream.write(b"ack")
+        assert await master_recv(pty_pair, 3) == b"ack"
+    finally:
+        await stream.close()
+
+
+async def test_socket_delivers_and_peer_close_is_connection_lost(tcp_peer: TcpPeer) -> None:
+    stream = SerialStream(tcp_peer.url)
+    await stream.open()
+    receiver = Receiver()
+    try:
+        _, writer = await asyncio.wait_for(tcp_peer.connected.get(), 2)
+        assert stream.deliver_to(receiver)
+        writer.write(b"ping")
+        await writer.drain()
+        await wait_until(lambda: receiver.data == b"ping", what="the delivered bytes")
+        writer.close()
+        await wait_until(lambda: receiver.lost, what="connection_lost")
+        assert "socket disconnected" in str(receiver.lost[0])
+    finally:
+        await stream.close()
+
+
+async def test_loop_url_cannot_deliver() -> None:
+    stream = SerialStream("loop://")
+    await stream.open()
+    try:
+        assert stream.deliver_to(Receiver()) is False  # read() it: the thread fallback
+        await stream.write(b"abc")
+        assert await read_exactly(stream, 3) == b"abc"
+    finally:
+        await stream.close()
 
 
 # --- loop:// (no fileno: thread fallback) ------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from tablectl.controller.engines.roulette import NOT_FOR_THIS_GAME
+from tablectl.controller.engines.base import NOT_FOR_THIS_GAME
 from tablectl.controller.service.app import TableApp
 from tablectl.controller.service.process import run_table
 from tablectl.controller.service.systemd import Notifier

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +32,7 @@ from tablectl.controller.service.clock import (
 from tablectl.controller.service.runner import TableRunner
 from tests.support.clocks import WallClock
 from tests.support.events import roulette_spin
+from tests.support.waiting import wait_until
 
 DAY = 86_400.0
 START = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC).timestamp()
@@ -214,7 +214,7 @@ def test_a_step_while_running_is_journaled_alarmed_and_shown(tmp_path: Path) -> 
             await runner.step(roulette_spin(7, ts=format_ts(clocks.wall)))
             clocks.pass_(1)
             clocks.step(-2 * DAY)
-            await _until(lambda: CLOCK_STEP in alarms)
+            await wait_until(lambda: CLOCK_STEP in alarms, 5.0, what="the clock-step alarm")
             state = runner.views.clock_suspect()
             assert state is not None
             assert "-172800.0 s" in state
@@ -273,7 +273,11 @@ def test_while_the_clock_is_suspect_commands_are_judged_by_nonce_and_a_superviso
             signer = clocks.wall  # the pit's clock stays right
             clocks.pass_(1)
             clocks.step(100 * DAY)
-            await _until(lambda: runner.views.clock_suspect() is not None)
+            await wait_until(
+                lambda: runner.views.clock_suspect() is not None,
+                5.0,
+                what="the clock to be suspect",
+            )
             runner.committer.handle(RoundOpen(device="wheel"))
             held = runner.engine.current_round
             # A dealer's card or a number: its time cannot be judged.
@@ -341,9 +345,3 @@ def test_retention_keeps_files_younger_than_the_period_by_real_time_across_a_ste
     late = datetime.fromtimestamp(clocks.wall, UTC) + timedelta(days=200)
     assert len(journal.prune(late)) >= 4
     journal.close()
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> None:  # noqa: ASYNC109
-    async with asyncio.timeout(timeout):
-        while not condition():  # noqa: ASYNC110
-            await asyncio.sleep(0.02)

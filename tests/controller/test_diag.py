@@ -16,7 +16,6 @@ import json
 import os
 import random
 import re
-import time
 import tty
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -116,13 +115,6 @@ async def faulty_sim(tmp_path: Path) -> AsyncIterator[Sim]:
         yield running
 
 
-async def wait_until_state(model: SimSS2, state: int, limit: float = 5.0) -> None:
-    deadline = time.monotonic() + limit
-    while model.state != state:
-        assert time.monotonic() < deadline, f"simulator never reached state {state}"
-        await asyncio.sleep(0.01)
-
-
 # --- probe ------------------------------------------------------------------------------------
 
 
@@ -215,7 +207,7 @@ def test_load_capture_names_the_bad_line(tmp_path: Path) -> None:
 
 
 async def test_selftest_refuses_outside_state_6_and_says_how(sim: Sim) -> None:
-    await wait_until_state(sim.model, 2)
+    await wait_until(lambda: sim.model.state == 2, 5.0, what="the simulator to reach state 2")
     result = await diag("selftest", "wheel", "--config", str(sim.config))
 
     assert result.rc == 1
@@ -224,7 +216,7 @@ async def test_selftest_refuses_outside_state_6_and_says_how(sim: Sim) -> None:
 
 
 async def test_selftest_with_power_down_passes_with_code_0(sim: Sim) -> None:
-    await wait_until_state(sim.model, 2)
+    await wait_until(lambda: sim.model.state == 2, 5.0, what="the simulator to reach state 2")
     result = await diag("selftest", "--config", str(sim.config), "--power-down")
 
     assert result.rc == 0, result.err
@@ -235,8 +227,13 @@ async def test_selftest_with_power_down_passes_with_code_0(sim: Sim) -> None:
 
 
 async def test_selftest_reports_fault_codes_with_meanings(faulty_sim: Sim) -> None:
-    await wait_until_state(faulty_sim.model, 2)  # past the power-up silence (also state 6)
-    await wait_until_state(faulty_sim.model, 6)  # the *F 5 fault powered it down
+    # Past the power-up silence (also state 6), then the *F 5 fault powered it down.
+    await wait_until(
+        lambda: faulty_sim.model.state == 2, 5.0, what="the simulator to reach state 2"
+    )
+    await wait_until(
+        lambda: faulty_sim.model.state == 6, 5.0, what="the simulator to reach state 6"
+    )
     result = await diag("selftest", "--config", str(faulty_sim.config), "--settle", "0.3", "--json")
 
     assert result.rc == 1
@@ -392,7 +389,8 @@ async def test_stats_without_a_journal_is_a_one_line_error(table: Path) -> None:
 
 
 async def test_stats_asks_the_wheel_for_its_own_figures(sim: Sim, tmp_path: Path) -> None:
-    await wait_until_state(sim.model, 5)  # one result on the wheel's books
+    # One result on the wheel's books.
+    await wait_until(lambda: sim.model.state == 5, 5.0, what="the simulator to reach state 5")
     # Power it down (state 6) with the sniffer; *w and *W answer only in states 5 and 6.
     sniff = await diag("sniff", "--config", str(sim.config), "--send", "*P 0", "--seconds", "0.2")
     assert sniff.rc == 0, sniff.err

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import io
 import json
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from tablectl.drivers.shuffler.protocol import (
 )
 from tablectl.simulators.serve import serve_pty
 from tablectl.simulators.shuffler import FaultSpec, SimShuffler
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(15)
 
@@ -116,13 +116,6 @@ missing_sim = sim_fixture(auto=2.0, faults=[FaultSpec("missing_card", 1, ("QS",)
 faulted_sim = sim_fixture(auto=2.0, faults=[FaultSpec("fault", 1, 7)])
 
 
-async def wait_for(model: SimShuffler, check: Any, what: str, limit: float = 5.0) -> None:
-    deadline = time.monotonic() + limit
-    while not check(model):
-        assert time.monotonic() < deadline, f"the simulator never got to: {what}"
-        await asyncio.sleep(0.01)
-
-
 # --- probe: VERS + STAT, then live decoding ------------------------------------------------------
 
 
@@ -155,7 +148,9 @@ async def test_probe_json_shows_a_shuffle_decoded_with_its_events(auto_sim: Sim)
 
 
 async def test_probe_reports_active_faults_as_warnings(faulted_sim: Sim) -> None:
-    await wait_for(faulted_sim.model, lambda m: 7 in m.active_faults, "fault 7")
+    await wait_until(
+        lambda: 7 in faulted_sim.model.active_faults, 5.0, what="the simulator to get to: fault 7"
+    )
     result = await diag("probe", "--config", str(faulted_sim.config), "--seconds", "0.2")
 
     assert result.rc == 0, result.err
@@ -205,7 +200,11 @@ async def test_selftest_deck_check_passes_on_a_complete_deck(sim: Sim) -> None:
 
 
 async def test_selftest_reports_missing_cards_and_a_wrong_count(missing_sim: Sim) -> None:
-    await wait_for(missing_sim.model, lambda m: m.state == "ready", "READY after shuffle 1")
+    await wait_until(
+        lambda: missing_sim.model.state == "ready",
+        5.0,
+        what="the simulator to get to: READY after shuffle 1",
+    )
     result = await diag("selftest", "--config", str(missing_sim.config), "--json")
 
     assert result.rc == 1
@@ -218,7 +217,9 @@ async def test_selftest_reports_missing_cards_and_a_wrong_count(missing_sim: Sim
 
 
 async def test_selftest_lists_latched_faults_instead_of_checking(faulted_sim: Sim) -> None:
-    await wait_for(faulted_sim.model, lambda m: 7 in m.active_faults, "fault 7")
+    await wait_until(
+        lambda: 7 in faulted_sim.model.active_faults, 5.0, what="the simulator to get to: fault 7"
+    )
     result = await diag("selftest", "--config", str(faulted_sim.config))
 
     assert result.rc == 1
@@ -227,7 +228,9 @@ async def test_selftest_lists_latched_faults_instead_of_checking(faulted_sim: Si
 
 
 async def test_selftest_refuses_while_shuffling(auto_sim: Sim) -> None:
-    await wait_for(auto_sim.model, lambda m: m.state == "shuffling", "shuffling")
+    await wait_until(
+        lambda: auto_sim.model.state == "shuffling", 5.0, what="the simulator to get to: shuffling"
+    )
     result = await diag("selftest", "--config", str(auto_sim.config))
 
     assert result.rc == 1

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +19,12 @@ from tablectl.controller.service.process import run_table
 from tablectl.controller.tools.cli import main
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.tables import roulette_config, sim_wheel
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(60)]
 
 TABLE = "ROU-ANC"
 TOPIC = f"it/{TABLE}/anchor"
-
-
-async def _until(check: Callable[[], object], what: str, timeout: float = 15.0) -> None:  # noqa: ASYNC109
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def _retained_anchor(mosquitto: MosquittoProcess) -> dict[str, Any]:
@@ -63,9 +54,11 @@ async def test_anchors_are_journaled_retained_and_checked_against_the_journal(
         config = config.model_copy(update={"journal": keyed})
         service = asyncio.create_task(run_table(config, on_ready=apps.append))
         try:
-            await _until(lambda: apps, "the table to be ready")
+            await wait_until(lambda: apps, 15.0, what="the table to be ready")
             app = apps[0]
-            await _until(lambda: app.journal.last_record_of_type(ANCHOR), "a timed anchor")
+            await wait_until(
+                lambda: app.journal.last_record_of_type(ANCHOR), 15.0, what="a timed anchor"
+            )
             first = await _retained_anchor(mosquitto)
             assert first["type"] == ANCHOR
             assert first["head_seq"] == first["seq"] - 1
@@ -73,7 +66,7 @@ async def test_anchors_are_journaled_retained_and_checked_against_the_journal(
             # journal's newest anchor back on reconnect.
             mosquitto.stop()
             mosquitto.start()
-            await _until(lambda: app.publisher.connected, "the reconnect")
+            await wait_until(lambda: app.publisher.connected, 15.0, what="the reconnect")
             again = await _retained_anchor(mosquitto)
             assert again["seq"] >= first["seq"]
         finally:

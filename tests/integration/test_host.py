@@ -9,8 +9,6 @@ backoff while its neighbour goes on.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from tests.controller.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Subscriber
 from tests.support.tables import roulette_config, sample, scrape, sim_wheel
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(30)]
 
@@ -34,14 +33,6 @@ def outcomes(sub: Subscriber, table: str) -> list[dict[str, Any]]:
 
 def settled(sub: Subscriber, table: str) -> int:
     return sum(1 for o in outcomes(sub, table) if o["status"] == "settled")
-
-
-async def until(check: Callable[[], object], timeout: float = 8.0, what: str = "") -> None:  # noqa: ASYNC109
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_unplugged_wheel_on_one_table_never_stalls_the_other(
@@ -61,26 +52,32 @@ async def test_unplugged_wheel_on_one_table_never_stalls_the_other(
             ]
             host = asyncio.create_task(run_tables(configs))
             try:
-                await until(lambda: notify.times("READY=1"), what="READY=1 for the host")
+                await wait_until(
+                    lambda: notify.times("READY=1"), timeout=8.0, what="READY=1 for the host"
+                )
                 ready = next(m for m in notify.messages() if "READY=1" in m)
                 assert "ROU-A devices 1/1 broker up" in ready
                 assert "ROU-B devices 1/1 broker up" in ready
-                await until(
+                await wait_until(
                     lambda: settled(sub, "ROU-A") >= 1 and settled(sub, "ROU-B") >= 1,
+                    timeout=8.0,
                     what="both tables settle",
                 )
                 # Table B's wheel dies mid-run (cable pulled, simulator gone).
                 await wheel_b.unplug()
-                await until(
+                await wait_until(
                     lambda: any(
                         a["code"] == "device_unavailable" for a in sub.payloads("it/ROU-B/alarms")
                     ),
+                    timeout=8.0,
                     what="ROU-B alarm",
                 )
                 a_before = settled(sub, "ROU-A")
                 b_before = len(outcomes(sub, "ROU-B"))
-                await until(
-                    lambda: settled(sub, "ROU-A") >= a_before + 3, what="ROU-A keeps settling"
+                await wait_until(
+                    lambda: settled(sub, "ROU-A") >= a_before + 3,
+                    timeout=8.0,
+                    what="ROU-A keeps settling",
                 )
                 assert not host.done()
             finally:
@@ -127,7 +124,7 @@ async def test_a_failing_table_is_restarted_with_backoff_while_the_other_plays(
             )
         )
         try:
-            await until(lambda: settled(sub, "ROU-A") >= 2, what="ROU-A settles")
+            await wait_until(lambda: settled(sub, "ROU-A") >= 2, timeout=8.0, what="ROU-A settles")
             body = (await scrape(port))[1]
             restarts = sample(body, "tablectl_table_restarts_total", table="ROU-B") or 0
             assert restarts >= 2, body
@@ -135,7 +132,9 @@ async def test_a_failing_table_is_restarted_with_backoff_while_the_other_plays(
             assert sample(body, "tablectl_table_up", table="ROU-A") == 1
             assert not host.done()
             blocker.unlink()  # the disk is back
-            await until(lambda: settled(sub, "ROU-B") >= 1, what="ROU-B up after a restart")
+            await wait_until(
+                lambda: settled(sub, "ROU-B") >= 1, timeout=8.0, what="ROU-B up after a restart"
+            )
             body = (await scrape(port))[1]
             assert sample(body, "tablectl_table_up", table="ROU-B") == 1
         finally:

@@ -7,7 +7,7 @@ and is marked published only after its PUBACKs; outages cost duplicates, never g
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,6 @@ from tests.support.outbox import TABLE, TOPICS, AckLedger, has_seqs, publisher, 
 from tests.support.waiting import wait_until
 
 ALL = f"{TOPICS.base}/#"
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Poll a condition on state that has no event to await (journal marks, ``connected``)."""
-    async with asyncio.timeout(3):
-        while not condition():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -89,7 +82,9 @@ async def test_records_arrive_in_order_on_their_topics(
             journal.append(batch[start : start + 7])
             pub.notify()
         await sub.wait_until(has_seqs(40))
-        await until(lambda: journal.unpublished() == [])
+        await wait_until(
+            lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+        )
 
     assert seqs(sub.messages) == list(range(1, 41))
     assert seqs(sub.messages, TOPICS.outcome) == [11]
@@ -127,7 +122,9 @@ async def test_retained_outcome_and_state_for_late_subscriber(
         pub.set_retained(TOPICS.device("shoe"), {"available": True, "faults": []})
         journal.append([rec("outcome", round="R-1"), rec(), rec("outcome", round="R-2"), rec()])
         pub.notify()
-        await until(lambda: journal.unpublished() == [])
+        await wait_until(
+            lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+        )
         topics = [TOPICS.outcome, TOPICS.state, TOPICS.device("shoe"), TOPICS.status]
         async with Subscriber(mosquitto.host, mosquitto.port, topics) as late:
             await late.wait_until(lambda ms: len({m.topic for m in ms}) == 4)
@@ -159,7 +156,9 @@ async def test_last_will_when_connection_is_cut_then_reconnects(
         assert proxy.connections == 2 * 2
         journal.append([rec()])
         pub.notify()
-        await until(lambda: journal.unpublished() == [])
+        await wait_until(
+            lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+        )
 
 
 @pytest.mark.broker
@@ -189,7 +188,7 @@ async def test_broker_restart_loses_nothing(mosquitto: MosquittoProcess, journal
                 await burst_under_way.wait()
             mosquitto.stop()
             proxy.pause()  # refuse reconnects until our subscriber is back (no race)
-            await until(lambda: not pub.connected)
+            await wait_until(lambda: not pub.connected, 3, what="the publisher to disconnect")
         marked_at_outage = ledger.marked
         assert marked_at_outage < 310, "the outage must interrupt the burst to test anything"
 
@@ -199,7 +198,9 @@ async def test_broker_restart_loses_nothing(mosquitto: MosquittoProcess, journal
         async with Subscriber(mosquitto.host, mosquitto.port, ALL) as after:
             await proxy.resume()
             await after.wait_until(has_seqs(330), timeout=4)
-            await until(lambda: journal.unpublished() == [])
+            await wait_until(
+                lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+            )
 
     seen_before = seqs(before.messages)
     seen_after = seqs(after.messages)
@@ -225,11 +226,13 @@ async def test_a_fresh_broker_gets_the_journals_last_outcome_retained(
     journal.append([rec("outcome", round="R-2", status="void", reason="no_spin"), rec(i=1)])
     last = journal.last_record_of_type("outcome")
     async with publisher(journal, mosquitto.port) as pub:
-        await until(lambda: journal.unpublished() == [])
+        await wait_until(
+            lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+        )
         mosquitto.stop()
-        await until(lambda: not pub.connected)
+        await wait_until(lambda: not pub.connected, 3, what="the publisher to disconnect")
         mosquitto.start()  # same port, nothing retained: the journal is the only copy now
-        await until(lambda: pub.connected)
+        await wait_until(lambda: pub.connected, 3, what="the publisher to reconnect")
         # A subscriber that arrives after the reconnect gets the outcome from the broker alone.
         async with Subscriber(mosquitto.host, mosquitto.port, TOPICS.outcome) as late:
             got = await late.wait_for(lambda m: m.topic == TOPICS.outcome, timeout=3)
@@ -280,7 +283,9 @@ async def test_a_mark_the_disk_refuses_keeps_the_connection_and_sends_nothing_tw
             journal.append([rec(i=3)])
             pub.notify()
             await sub.wait_until(has_seqs(4))
-            await until(lambda: journal.unpublished() == [])
+            await wait_until(
+                lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+            )
         assert seqs(sub.messages) == [1, 2, 3, 4]  # each once: nothing re-sent
         assert "disconnected" not in ledger.events
         assert ledger.violations == []
@@ -315,7 +320,9 @@ async def test_network_cut_mid_burst_duplicates_but_no_gaps(
                 await burst_under_way.wait()
             proxy.cut()  # PUBLISHes and PUBACKs in flight are lost both ways
         await sub.wait_until(has_seqs(600), timeout=30)
-        await until(lambda: journal.unpublished() == [])
+        await wait_until(
+            lambda: journal.unpublished() == [], 3, what="the journal to be all published"
+        )
     seen = seqs(sub.messages)
     first_seen = list(dict.fromkeys(seen))
     assert first_seen == list(range(1, 601))  # every seq, first deliveries in order

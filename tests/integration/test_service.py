@@ -9,7 +9,7 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiomqtt
@@ -22,18 +22,11 @@ from tablectl.controller.service.systemd import Notifier
 from tests.controller.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.tables import SimWheel, roulette_config, sample, scrape, sim_wheel
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(30)]
 
 TABLE = "ROU-SVC"
-
-
-async def until(check: Callable[[], object], timeout: float = 8.0, what: str = "") -> None:  # noqa: ASYNC109
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -66,11 +59,13 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
         service = asyncio.create_task(run_table(config, on_ready=on_ready))
         try:
             # The watchdog is fed during startup (5 pings, WATCHDOG_USEC/2 apart) ...
-            await until(lambda: len(notify.times("WATCHDOG=1")) >= 5, what="5 startup pings")
+            await wait_until(
+                lambda: len(notify.times("WATCHDOG=1")) >= 5, timeout=8.0, what="5 startup pings"
+            )
             # ... and READY waits for the broker session (down all this time).
             assert notify.times("READY=1") == [], "READY before the broker session is up"
             mosquitto.start()
-            await until(lambda: notify.times("READY=1"), what="READY=1")
+            await wait_until(lambda: notify.times("READY=1"), timeout=8.0, what="READY=1")
             ready_at = notify.times("READY=1")[0]
             assert apps, "on_ready runs with READY"
             assert apps[0].publisher.connected
@@ -79,8 +74,9 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
             assert f"STATUS={TABLE} devices 1/1 broker up" in ready_message
 
             # Pings every WATCHDOG_USEC/2 from the loop ...
-            await until(
+            await wait_until(
                 lambda: len([t for t in notify.times("WATCHDOG=1") if t > ready_at]) >= 7,
+                timeout=8.0,
                 what="7 pings after READY",
             )
             recent = [t for t in notify.times("WATCHDOG=1") if t > ready_at]
@@ -92,8 +88,9 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
             # Stays: the stall is what is under test (a blocking call wedges the loop for 0.6 s).
             time.sleep(0.6)  # noqa: ASYNC251 - the wedge under test
             resumed_at = time.monotonic()
-            await until(
+            await wait_until(
                 lambda: [t for t in notify.times("WATCHDOG=1") if t > resumed_at],
+                timeout=8.0,
                 what="a ping after the stall",
             )
             pings = notify.times("WATCHDOG=1")
@@ -102,7 +99,7 @@ async def test_ready_waits_for_devices_and_broker_then_watchdog_catches_a_stall(
         finally:
             service.cancel()
             await asyncio.wait({service})
-    await until(lambda: notify.times("STOPPING=1"), what="STOPPING=1")
+    await wait_until(lambda: notify.times("STOPPING=1"), timeout=8.0, what="STOPPING=1")
     assert not [t for t in notify.times("WATCHDOG=1") if t > notify.times("STOPPING=1")[0]]
 
 
@@ -115,7 +112,7 @@ async def test_ready_comes_anyway_when_the_broker_stays_down(
         config = roulette_config(TABLE, wheel.link, tmp_path / "j.sqlite", mosquitto.url)
         service = asyncio.create_task(run_table(config, ready_timeout=0.5))
         try:
-            await until(lambda: notify.times("READY=1"), what="READY=1")
+            await wait_until(lambda: notify.times("READY=1"), timeout=8.0, what="READY=1")
             message = next(m for m in notify.messages() if "READY=1" in m)
             assert "broker DOWN" in message
         finally:
@@ -141,7 +138,7 @@ async def metered_table(
             )
         )
         try:
-            await until(lambda: apps, what="ready")
+            await wait_until(lambda: apps, timeout=8.0, what="ready")
             metrics = Metrics(port)
             await metrics.refresh()
             yield metrics, apps[0], wheel
@@ -222,17 +219,17 @@ async def test_metrics_show_the_outbox_filling_while_the_broker_is_down_and_an_u
         assert m("tablectl_outbox_depth", **TABLE_LABELS) == 0
         # Broker down: what is journaled now waits in the outbox ...
         mosquitto.stop()
-        await until(lambda: not app.publisher.connected, what="disconnect")
+        await wait_until(lambda: not app.publisher.connected, timeout=8.0, what="disconnect")
         seq = app.journal.last_seq
-        await until(lambda: app.journal.last_seq > seq + 2, what="new records")
+        await wait_until(lambda: app.journal.last_seq > seq + 2, timeout=8.0, what="new records")
         await m.refresh()
         assert m("tablectl_mqtt_connected", **TABLE_LABELS) == 0
         assert m("tablectl_outbox_depth", **TABLE_LABELS) > 0
         assert m("tablectl_mqtt_disconnects_total", **TABLE_LABELS) >= 1
         # ... and drains once it is back.
         mosquitto.start()
-        await until(lambda: app.publisher.connected, what="reconnect")
-        await until(lambda: _outbox(app) == 0, what="outbox drained")
+        await wait_until(lambda: app.publisher.connected, timeout=8.0, what="reconnect")
+        await wait_until(lambda: _outbox(app) == 0, timeout=8.0, what="outbox drained")
         # The wheel plays on, so a record may be in flight at any instant: poll the scrape.
         deadline = time.monotonic() + 5
         while (await m.refresh()) and m("tablectl_outbox_depth", **TABLE_LABELS) != 0:
@@ -241,7 +238,9 @@ async def test_metrics_show_the_outbox_filling_while_the_broker_is_down_and_an_u
 
         # The wheel is unplugged: availability drops, the disconnect is counted.
         await wheel.unplug()
-        await until(lambda: not app.runner.drivers[0].available, what="wheel down")
+        await wait_until(
+            lambda: not app.runner.drivers[0].available, timeout=8.0, what="wheel down"
+        )
         await m.refresh()
         assert m("tablectl_device_available", **WHEEL) == 0
         assert m("tablectl_device_disconnects_total", **WHEEL) >= 1

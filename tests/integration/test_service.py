@@ -216,7 +216,12 @@ async def test_metrics_show_the_outbox_filling_while_the_broker_is_down_and_an_u
     tmp_path: Path, mosquitto: MosquittoProcess
 ) -> None:
     async with metered_table(tmp_path, mosquitto, []) as (m, app, wheel):
-        assert m("tablectl_outbox_depth", **TABLE_LABELS) == 0
+        # Ready does not wait for the power-on record's PUBACK: the outbox empties right after.
+        async def drained() -> bool:
+            await m.refresh()
+            return m("tablectl_outbox_depth", **TABLE_LABELS) == 0
+
+        await wait_until(drained, timeout=8.0, what="the outbox's depth at 0 at start")
         # Broker down: what is journaled now waits in the outbox ...
         mosquitto.stop()
         await wait_until(lambda: not app.publisher.connected, timeout=8.0, what="disconnect")

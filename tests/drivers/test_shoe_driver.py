@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import tty
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 import pytest
@@ -44,6 +42,7 @@ from tablectl.simulators.shoe import (
 )
 from tablectl.simulators.usb_backend import SimUsbBackend
 from tablectl.simulators.usb_device import SimUsbDevice
+from tests.support.pty import Pty, pty_fixture  # noqa: F401 - the `pty` fixture
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(10)
@@ -215,30 +214,6 @@ def test_settings_build_the_codec() -> None:
 
 
 # --- serial ------------------------------------------------------------------------------------
-
-
-class Pty:
-    def __init__(self) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.master)
-        self.path = os.ttyname(self.slave)
-
-    def send(self, data: bytes) -> None:
-        os.write(self.master, data)
-
-    def close(self) -> None:
-        for fd in (self.master, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-@pytest.fixture
-def pty() -> Iterator[Pty]:
-    p = Pty()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 async def test_serial_lines_become_events(pty: Pty) -> None:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import tty
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeVar
 
 import pytest
@@ -21,6 +19,7 @@ from tablectl.drivers.base import ReportsOnly, StreamDriver
 from tablectl.drivers.events import CardScanned, DeviceAvailable, DeviceEvent, DeviceUnavailable
 from tablectl.drivers.transports.base import ByteStream
 from tablectl.drivers.transports.serial import SerialStream
+from tests.support.pty import Pty, pty_fixture  # noqa: F401 - the `pty` fixture
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -64,30 +63,6 @@ class LineDriver(StreamDriver):
 
     def _available_on_open(self) -> str:
         return "lines"
-
-
-class Pty:
-    def __init__(self) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.master)
-        self.path = os.ttyname(self.slave)
-
-    def send(self, data: bytes) -> None:
-        os.write(self.master, data)
-
-    def close(self) -> None:
-        for fd in (self.master, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-@pytest.fixture
-def pty() -> Iterator[Pty]:
-    p = Pty()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 class Host:

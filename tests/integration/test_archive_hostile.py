@@ -39,7 +39,7 @@ from tablectl.controller.archive.ingest import Ingest, parse_published
 from tablectl.controller.archive.schema import migrate
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
-from tests.archive.published import publish_journal
+from tests.controller.archive.published import publish_journal
 from tests.fault.harness import Lane
 from tests.support.archive import ArchiverProcess, wait_archived, wait_played
 from tests.support.mosquitto import MosquittoProcess, free_port

@@ -187,7 +187,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def _roulette_batches() -> list[list[TableEvent]]:
     """Each round's deciding event and the next round_open in one group commit (as in
-    tests/controller/test_export.py), so a round's records interleave with the next one's."""
+    tests/controller/tools/test_export.py), so a round's records interleave with the next one's."""
     batches: list[list[TableEvent]] = []
     for event in _events("roulette-rounds.jsonl"):
         if event.type == "round_open" and batches and batches[-1][-1].type == "winning_number":

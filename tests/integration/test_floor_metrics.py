@@ -19,7 +19,7 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from tests.archive.published import publish_journal
+from tests.controller.archive.published import publish_journal
 from tests.support.archive import ArchiverProcess
 from tests.support.dashboard import dashboard_process
 from tests.support.mosquitto import MosquittoProcess, free_port

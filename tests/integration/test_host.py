@@ -17,7 +17,7 @@ import pytest
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.service.host import check_host, run_tables
 from tablectl.controller.service.systemd import Notifier
-from tests.controller.test_systemd import NotifyListener
+from tests.controller.service.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Subscriber
 from tests.support.tables import roulette_config, sample, scrape, sim_wheel

@@ -19,7 +19,7 @@ from tablectl.controller.engines.base import NOT_FOR_THIS_GAME
 from tablectl.controller.service.app import TableApp
 from tablectl.controller.service.process import run_table
 from tablectl.controller.service.systemd import Notifier
-from tests.controller.test_systemd import NotifyListener
+from tests.controller.service.test_systemd import NotifyListener
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.tables import SimWheel, roulette_config, sample, scrape, sim_wheel
 from tests.support.waiting import wait_until

@@ -599,7 +599,7 @@ def test_every_code_is_documented() -> None:
     } - {"idle", "open", "closed", "rolling", "held"}
     codes |= set(ROLL_INVALID_CODES)
     assert {"short_tumble", "rng_after_result", "duplicate_result"} <= codes
-    root = Path(__file__).resolve().parents[2] / "docs"
+    root = Path(__file__).resolve().parents[3] / "docs"
     for page in ("games/dice.md", "verdicts.md"):
         text = (root / page).read_text(encoding="utf-8")
         assert {c for c in codes if f"`{c}`" not in text} == set(), page

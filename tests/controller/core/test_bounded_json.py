@@ -6,7 +6,8 @@ integer digits, lone surrogates, an object), the depth scan against a plain refe
 and properties: any JSON object within the caps reads back as itself, one level over the depth
 cap is refused, and any bytes are an object or a :class:`MalformedError`, never another error.
 What each caller makes of a refusal (the dashboard's counters, the archive's quarantine codes) is
-tested with the caller: ``test_dashboard_hostile.py``, ``tests/archive/test_admission.py``.
+tested with the caller: ``test_dashboard_hostile.py``,
+``tests/controller/archive/test_admission.py``.
 """
 
 from __future__ import annotations

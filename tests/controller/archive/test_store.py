@@ -1,7 +1,8 @@
 """Storing and verifying in a real PostgreSQL: idempotent inserts, conflicts, gaps, partitions.
 
-The archive's database side without MQTT: batches of real published records (tests/archive/
-published.py) go through :class:`Ingest` and :class:`Verifier` as the archiver drives them.
+The archive's database side without MQTT: batches of real published records
+(tests/controller/archive/published.py) go through :class:`Ingest` and :class:`Verifier` as
+the archiver drives them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from tablectl.controller.archive.ingest import (
 from tablectl.controller.archive.schema import MIGRATIONS, applied_versions, migrate
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.journal import canonical_json
-from tests.archive.published import KEY, Published, publish_journal
+from tests.controller.archive.published import KEY, Published, publish_journal
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

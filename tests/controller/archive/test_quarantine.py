@@ -23,7 +23,7 @@ from tablectl.controller.archive.schema import migrate
 from tablectl.controller.archive.verifier import KeyRing, Verifier
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
-from tests.archive.published import KEY, Published, publish_journal
+from tests.controller.archive.published import KEY, Published, publish_journal
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

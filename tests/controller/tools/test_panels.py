@@ -21,7 +21,7 @@ from tablectl.controller.tools.panels.model import TableTally
 from tablectl.controller.tools.panels.report import tally_lines
 from tablectl.controller.tools.panels.results import bead_road, card_text, roulette_strip
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "summary"
+DATA = Path(__file__).resolve().parents[2] / "data" / "summary"
 PAYLOADS = [json.loads(line) for line in (DATA / "outcomes.jsonl").read_text("utf-8").splitlines()]
 
 

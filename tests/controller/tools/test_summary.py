@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.tools.summary import MAX_LENGTH, clock_summary, facts, summarize
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "summary"
+DATA = Path(__file__).resolve().parents[2] / "data" / "summary"
 PAYLOADS = [json.loads(line) for line in (DATA / "outcomes.jsonl").read_text("utf-8").splitlines()]
 EXPECTED = (DATA / "expected.txt").read_text("utf-8").splitlines()
 

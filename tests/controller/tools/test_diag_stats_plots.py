@@ -35,7 +35,7 @@ from tablectl.controller.tools.diag.stats.plots import (
     svg_document,
     text_lines,
 )
-from tests.controller.test_diag import diag, fill_journal, uniform_spins
+from tests.controller.tools.test_diag import diag, fill_journal, uniform_spins
 
 NS = {"svg": SVG_NS}
 RANKS = "A23456789TJQK"
@@ -217,7 +217,7 @@ def test_svg_has_a_bar_per_value_with_heights_in_proportion_axes_and_labels() ->
 
 
 def _config(tmp_path: Path) -> Path:
-    from tests.controller.test_diag import write_config  # noqa: PLC0415
+    from tests.controller.tools.test_diag import write_config  # noqa: PLC0415
 
     return write_config(tmp_path / "table.toml", "/dev/null-wheel", tmp_path / "journal.sqlite")
 

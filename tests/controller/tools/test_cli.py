@@ -11,8 +11,8 @@ import pytest
 from tablectl.controller.journal import Journal
 from tablectl.controller.tools.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-REPO = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[2] / "data"
+REPO = Path(__file__).resolve().parents[3]
 ROUNDS = DATA / "replay" / "roulette-rounds.jsonl"
 WHEEL = "devices[0] (id 'wheel', driver 'cammegh-ss2')"
 """How every error about the test config's wheel entry names it."""

@@ -20,7 +20,7 @@ from tablectl.controller.archive.chains import (
 )
 from tablectl.controller.journal import canonical_json, record_hash
 from tablectl.controller.mqtt.outbound import published_payload
-from tests.archive.published import KEY, Published, publish_journal
+from tests.controller.archive.published import KEY, Published, publish_journal
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 

@@ -24,7 +24,7 @@ import pytest
 from tablectl.controller.service.systemd import Notifier, watchdog_interval, watchdog_pings
 from tests.support.waiting import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 UNITS = ["tablectl@.service", "tablectl-sim@.service"]
 
 

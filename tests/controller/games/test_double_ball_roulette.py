@@ -32,7 +32,7 @@ from tablectl.controller.games.findings import Finding
 from tablectl.controller.games.roulette import Pocket, spin_result
 from tests.support.replay import replay, table_config
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 
 
 def make(**rules: Any) -> Engine:
@@ -354,7 +354,7 @@ def test_every_code_of_the_two_games_is_documented() -> None:
         rng.RNG_VALUE_OUT_OF_RANGE,
         rng.RNG_PICK_INVALID,
     }
-    docs = Path(__file__).resolve().parents[2] / "docs"
+    docs = Path(__file__).resolve().parents[3] / "docs"
     for page in ("games/roulette.md", "verdicts.md"):
         text = (docs / page).read_text(encoding="utf-8")
         assert {c for c in codes if f"`{c}`" not in text} == set(), page

@@ -21,7 +21,7 @@ from tablectl.controller.tools.dashboard.pages import fragments, page
 from tablectl.controller.tools.diag.stats.shoes import shoes_from_records
 from tablectl.controller.tools.diag.stats.wheel import Spin, Window, numbers_report, wheel_report
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "summary"
+DATA = Path(__file__).resolve().parents[2] / "data" / "summary"
 PREFIX = "tablectl"
 
 

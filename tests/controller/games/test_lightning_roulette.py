@@ -37,7 +37,7 @@ from tablectl.controller.games.lightning_roulette import (
 from tablectl.controller.games.roulette import spin_result
 from tests.support.replay import replay, table_config
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 TS = "2026-11-30T10:00:00.000000Z"
 
 

@@ -31,7 +31,7 @@ from tablectl.controller.service.recovery import JournalScan
 from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers.clock import ManualClock
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 CLOCK = 1_764_496_800.0
 
 # (game, rules, normalized event stream): every engine family with state across rounds.

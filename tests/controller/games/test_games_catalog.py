@@ -21,7 +21,7 @@ from tablectl.controller.games.cards.deal import BaseGame
 from tablectl.controller.games.draw import DrawVariant
 from tablectl.controller.games.wheel import WheelVariant
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_importing_the_catalog_and_the_registry_imports_no_game_and_no_engine() -> None:

@@ -38,7 +38,7 @@ from tablectl.controller.service.runner import TableRunner
 from tablectl.drivers.clock import ManualClock
 from tests.support.checkpoints import LogRecorder, record_checkpoint_logs
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 CLOCK = 1_764_496_800.0
 EMPTY = hashlib.sha256(b"").hexdigest()
 

@@ -869,7 +869,7 @@ def test_the_stack_from_mapped_device_events_carries_spin_and_both_readings() ->
     assert "status_number" not in event_to_dict(dataclasses.replace(result, status_number=None))
 
 
-SPIN_GAP = Path(__file__).resolve().parents[1] / "data" / "replay" / "roulette-spin-gap.jsonl"
+SPIN_GAP = Path(__file__).resolve().parents[2] / "data" / "replay" / "roulette-spin-gap.jsonl"
 
 
 def test_the_stack_replays_the_journal_of_the_outage_as_a_void(

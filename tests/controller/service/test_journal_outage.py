@@ -23,7 +23,7 @@ from tablectl.controller.service.runner import TableRunner
 from tests.support.clocks import WallClock
 from tests.support.journals import GatedJournal
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 CLOCK = 1_764_496_800.0
 
 STREAMS = [

@@ -30,7 +30,7 @@ from tablectl.controller.tools.export import (
 from tablectl.controller.tools.journal_reader import ExportError, JournalReader
 from tablectl.drivers.clock import ManualClock
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "replay"
+DATA = Path(__file__).resolve().parents[2] / "data" / "replay"
 JOURNAL_ONLY = ("type", "seq", "hash", "prev_hash")
 
 

@@ -38,7 +38,7 @@ from tablectl.controller.core import bounded_json
 from tablectl.controller.core.errors import ConfigError, MalformedError
 from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
-from tests.archive.published import publish_journal
+from tests.controller.archive.published import publish_journal
 
 NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 HEX = "ab" * 32
@@ -293,7 +293,7 @@ def test_the_depth_cap_is_the_limit_given() -> None:
 
 
 def test_every_refusal_of_the_bounded_reader_is_a_malformed_reason_here() -> None:
-    # The reader (tests/controller/test_bounded_json.py) is shared with the dashboard, whose
+    # The reader (tests/controller/core/test_bounded_json.py) is shared with the dashboard, whose
     # codes differ in two words; archive_quarantine.reason keeps the archive's.
     for reason in bounded_json.REASONS:
         code, detail = refusal_of(MalformedError(reason, "why"))

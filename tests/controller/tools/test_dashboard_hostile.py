@@ -306,7 +306,7 @@ def test_watch_reads_every_payload_without_raising(topic: str, payload: bytes) -
 def test_a_payload_the_bounded_reader_refuses_is_counted_by_its_reason(
     payload: bytes, reason: str
 ) -> None:
-    # The reader itself: tests/controller/test_bounded_json.py; here, what the dashboard counts.
+    # The reader itself: core/test_bounded_json.py; here, what the dashboard counts.
     floor = Floor(P)
     assert floor.ingest(f"{P}/T/status", payload) is None
     assert floor.malformed == {reason: 1}

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from tablectl.controller.config import TableConfig, parse_config
+from tablectl.controller.config import TableConfig
 from tablectl.controller.lab import rng
+from tablectl.controller.lab.tables import lab_config, serve_sim, socket_device
 from tablectl.controller.service.runner import TableRunner
 from tablectl.simulators.dice import FaultSpec, SimDice
-from tablectl.simulators.serve import serve_tcp
 
 DICE_TABLES: Final = ("sic_bo", "craps", "dice_duel", "lightning_dice")
 """The dice games a lab table can run (``tablectl demo --tables sic_bo,craps``)."""
@@ -70,32 +70,20 @@ async def start_dice_table(
         betting_seconds=betting_seconds,
         roll_delay=None if game == "lightning_dice" else 1.0,
     )
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     name = table_id or game.replace("_", "-").upper() + "-DEMO"
-    group.create_task(
-        serve_tcp(unit, "127.0.0.1", 0, on_ready=ready.set_result), name=f"sim:{name}:dice"
-    )
-    port = int((await ready).rsplit(":", 1)[-1])
-    device: dict[str, object] = {
-        "id": "dice",
-        "driver": "tablectl-dice",
-        "port": f"socket://127.0.0.1:{port}",
-        "dice": _DICE[game],
-    }
+    port = await serve_sim(group, unit, f"sim:{name}:dice")
+    device = socket_device("dice", "tablectl-dice", port, dice=_DICE[game])
     if game in _COLORS:
         device["colors"] = list(_COLORS[game])
-    config = parse_config(
-        {
-            "table": {"id": name, "game": game},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The lab's RNG sends unsigned commands: a lab switch, loud in check-config.
-            "security": {"insecure_commands": True},
-            # The simulated unit runs at ``speed``: its tumble is that much shorter.
-            "rules": {"min_tumble_seconds": round(1.0 / speed, 3)},
-            "devices": [device],
-        },
-        f"<{name}>",
+    config = lab_config(
+        name,
+        game,
+        journal,
+        [device],
+        # The simulated unit runs at ``speed``: its tumble is that much shorter.
+        rules={"min_tumble_seconds": round(1.0 / speed, 3)},
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
     return DiceTableSim(config=config, unit=unit, game=game)
 

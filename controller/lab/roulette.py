@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tablectl.controller.config import MqttConfig, TableConfig, parse_config
+from tablectl.controller.config import MqttConfig, TableConfig
 from tablectl.controller.games.lightning_roulette import DEFAULT_MULTIPLIERS
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.lab.rng import RngPicker, SimulatedRng
+from tablectl.controller.lab.tables import lab_config, serve_sim, socket_device
 from tablectl.controller.mqtt.topics import Topics
 from tablectl.controller.service.runner import TableRunner
 from tablectl.controller.tools.commander import send_command
-from tablectl.simulators.serve import serve_tcp
 from tablectl.simulators.ss2 import FaultSpec, SimSS2
 
 ROULETTE_TABLES: Final = ("lightning_roulette", "double_ball_roulette")
@@ -73,30 +73,15 @@ async def start_roulette_game(
         wait_for_host=True,  # game 1 starts when the driver is there: scripted numbers line up
     )
     name = table_id or _DEMO_IDS.get(game, "ROU-DEMO")
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    group.create_task(
-        serve_tcp(wheel, "127.0.0.1", 0, on_ready=ready.set_result), name=f"sim:{name}:wheel"
-    )
-    port = int((await ready).rsplit(":", 1)[-1])
-    config = parse_config(
-        {
-            "table": {"id": name, "game": game},
-            "rules": {"min_revolutions": 4},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The lab's RNG and ball reader send unsigned commands: a lab switch, loud in
-            # check-config.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {
-                    "id": "wheel",
-                    "driver": "cammegh-ss2",
-                    "port": f"socket://127.0.0.1:{port}",
-                    "sensor_stream": True,
-                }
-            ],
-        },
-        f"<{name}>",
+    port = await serve_sim(group, wheel, f"sim:{name}:wheel")
+    config = lab_config(
+        name,
+        game,
+        journal,
+        [socket_device("wheel", "cammegh-ss2", port, sensor_stream=True)],
+        rules={"min_revolutions": 4},
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
     return RouletteTableSim(config=config, wheel=wheel, game=game)
 

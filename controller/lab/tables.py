@@ -40,10 +40,42 @@ from tablectl.simulators.usb_device import SimUsbDevice
 (SYMBOL_DECK,) = SYMBOL_DECKS  # the one symbol deck a lab shoe deals (Rock, Paper, Scissors)
 
 
-async def _serve(group: asyncio.TaskGroup, model: Any, name: str) -> int:
+async def serve_sim(group: asyncio.TaskGroup, model: Any, name: str) -> int:
+    """Serves a simulated serial device on a free local TCP port; returns the port."""
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     group.create_task(serve_tcp(model, "127.0.0.1", 0, on_ready=ready.set_result), name=name)
     return int((await ready).rsplit(":", 1)[-1])
+
+
+def socket_device(device_id: str, driver: str, port: int, **settings: Any) -> dict[str, Any]:
+    return {"id": device_id, "driver": driver, "port": f"socket://127.0.0.1:{port}", **settings}
+
+
+def lab_config(
+    table_id: str,
+    game: str,
+    journal: Path,
+    devices: list[dict[str, Any]],
+    *,
+    rules: dict[str, Any] | None = None,
+    external_betting: bool = False,
+    mqtt_url: str = "embedded",
+    prefix: str = "tablectl",
+) -> TableConfig:
+    """A lab table's config. Its dealer, game server and RNG send unsigned commands: a lab
+    switch, loud in check-config."""
+    raw: dict[str, Any] = {
+        "table": {"id": table_id, "game": game},
+        "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
+        "journal": {"path": str(journal)},
+        "security": {"insecure_commands": True},
+        "devices": devices,
+    }
+    if rules is not None:
+        raw["rules"] = rules
+    if external_betting:
+        raw["betting"] = {"mode": "external"}
+    return parse_config(raw, f"<{table_id}>")
 
 
 async def start_roulette_table(
@@ -57,25 +89,13 @@ async def start_roulette_table(
 ) -> TableConfig:
     """A simulated SS2 wheel on a local TCP port, and the roulette table's config."""
     model = SimSS2(seed=seed, speed=speed, faults=[FaultSpec.from_spec(f) for f in faults])
-    port = await _serve(group, model, f"sim:{table_id}:wheel")
-    return parse_config(
-        {
-            "table": {"id": table_id, "game": "roulette"},
-            "rules": {"variant": "european", "min_revolutions": 4},
-            "mqtt": {"url": "embedded", "topic_prefix": "tablectl"},
-            "journal": {"path": str(journal)},
-            # The demo is a lab: its dealer and game server send unsigned commands.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {
-                    "id": "wheel",
-                    "driver": "cammegh-ss2",
-                    "port": f"socket://127.0.0.1:{port}",
-                    "sensor_stream": True,
-                }
-            ],
-        },
-        f"<{table_id}>",
+    port = await serve_sim(group, model, f"sim:{table_id}:wheel")
+    return lab_config(
+        table_id,
+        "roulette",
+        journal,
+        [socket_device("wheel", "cammegh-ss2", port, sensor_stream=True)],
+        rules={"variant": "european", "min_revolutions": 4},
     )
 
 
@@ -140,30 +160,22 @@ async def start_card_table(
     """A shuffler on a local TCP port and a barcode shoe as a USB HID keyboard (simulated pyusb
     backend, in-process), and the card table's config."""
     shuffler = SimShuffler(seed=seed, speed=speed, decks=decks)
-    shuffler_port = await _serve(group, shuffler, f"sim:{table_id}:shuffler")
+    shuffler_port = await serve_sim(group, shuffler, f"sim:{table_id}:shuffler")
     shoe = SimShoe(seed=seed, decks=decks, rate=0)
     device = make_usb_device()
     backend = SimUsbBackend(device)
-    config = parse_config(
-        {
-            "table": {"id": table_id, "game": game},
-            "rules": {"decks": decks},
-            "betting": {"mode": "external"},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The demo is a lab: its dealer and game server send unsigned commands.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID},
-                {
-                    "id": "shuffler",
-                    "driver": "tablectl-shuffler",
-                    "port": f"socket://127.0.0.1:{shuffler_port}",
-                    "decks": decks,
-                },
-            ],
-        },
-        f"<{table_id}>",
+    config = lab_config(
+        table_id,
+        game,
+        journal,
+        [
+            {"id": "shoe", "driver": "hid-shoe", "vid": SIM_VID, "pid": SIM_PID},
+            socket_device("shuffler", "tablectl-shuffler", shuffler_port, decks=decks),
+        ],
+        rules={"decks": decks},
+        external_betting=True,
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
     sim = CardTableSim(config, shoe, backend, {"shoe": {"usb_backend": backend}}, seed=seed)
     group.create_task(sim.serve_shoe(device), name=f"sim:{table_id}:shoe")
@@ -281,29 +293,19 @@ async def start_scripted_table(
     if standard:
         decks = loaded.rules.decks
         shuffler = SimShuffler(seed=seed, speed=speed, decks=decks)
-        port = await _serve(group, shuffler, f"sim:{table_id}:shuffler")
-        devices.append(
-            {
-                "id": "shuffler",
-                "driver": "tablectl-shuffler",
-                "port": f"socket://127.0.0.1:{port}",
-                "decks": decks,
-            }
-        )
+        port = await serve_sim(group, shuffler, f"sim:{table_id}:shuffler")
+        devices.append(socket_device("shuffler", "tablectl-shuffler", port, decks=decks))
     device = make_usb_device()
     backend = SimUsbBackend(device)
-    config = parse_config(
-        {
-            "table": {"id": table_id, "game": game},
-            "rules": raw_rules,
-            "betting": {"mode": "external"},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The demo is a lab: its dealer and game server send unsigned commands.
-            "security": {"insecure_commands": True},
-            "devices": devices,
-        },
-        f"<{table_id}>",
+    config = lab_config(
+        table_id,
+        game,
+        journal,
+        devices,
+        rules=raw_rules,
+        external_betting=True,
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
     sim = ScriptedTableSim(
         config,
@@ -338,25 +340,15 @@ async def start_wheel_table(
     betting inside that rest, as a studio host does before setting the wheel going.
     """
     model = SimBigWheel(seed=seed, speed=speed, segments=segments, every=every, stops=stops)
-    port = await _serve(group, model, f"sim:{table_id}:wheel")
-    return parse_config(
-        {
-            "table": {"id": table_id, "game": game},
-            "betting": {"mode": "external"},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The demo is a lab: its dealer and game server send unsigned commands.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {
-                    "id": "wheel",
-                    "driver": "tablectl-bigwheel",
-                    "port": f"socket://127.0.0.1:{port}",
-                    "segments": segments,
-                }
-            ],
-        },
-        f"<{table_id}>",
+    port = await serve_sim(group, model, f"sim:{table_id}:wheel")
+    return lab_config(
+        table_id,
+        game,
+        journal,
+        [socket_device("wheel", "tablectl-bigwheel", port, segments=segments)],
+        external_betting=True,
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
 
 
@@ -448,25 +440,15 @@ async def start_draw_table(
             await link.close()
 
     group.create_task(run_drum(), name=f"sim:{table_id}:drum")
-    config = parse_config(
-        {
-            "table": {"id": table_id, "game": game},
-            "betting": {"mode": "external"},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The demo is a lab: its dealer and game server send unsigned commands.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {
-                    "id": "drum",
-                    "driver": "tablectl-drum",
-                    "interface": "virtual",
-                    "channel": channel,
-                    "balls": balls,
-                    "heartbeat_timeout": heartbeat_timeout,
-                }
-            ],
-        },
-        f"<{table_id}>",
+    drum = {
+        "id": "drum",
+        "driver": "tablectl-drum",
+        "interface": "virtual",
+        "channel": channel,
+        "balls": balls,
+        "heartbeat_timeout": heartbeat_timeout,
+    }
+    config = lab_config(
+        table_id, game, journal, [drum], external_betting=True, mqtt_url=mqtt_url, prefix=prefix
     )
     return DrawTableSim(config, model, draw)

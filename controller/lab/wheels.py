@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from tablectl.controller.config import TableConfig, parse_config
+from tablectl.controller.config import TableConfig
 from tablectl.controller.engines import load_rules
 from tablectl.controller.games.wheel import WheelRules, is_number
 from tablectl.controller.lab.dealer import SimulatedPresenter
 from tablectl.controller.lab.rng import SimulatedRng
+from tablectl.controller.lab.tables import lab_config, serve_sim, socket_device
 from tablectl.controller.service.app import TableApp
 from tablectl.drivers.bigwheel.driver import BigWheelDriver
 from tablectl.simulators.bigwheel import SimBigWheel
-from tablectl.simulators.serve import serve_tcp
 
 _MULTIPLIERS: Final = {
     # Mega Wheel L3963: "a Mega Win with odds up to x500".
@@ -101,29 +101,15 @@ async def start_money_wheel_table(
     loaded: WheelRules = load_rules(game, raw, source=f"<{game}>")
     wheel = SimBigWheel(seed=seed, speed=speed, segments=loaded.size, stops=stops, by_hand=True)
     name = table_id or game.replace("_", "-").upper() + "-DEMO"
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    group.create_task(
-        serve_tcp(wheel, "127.0.0.1", 0, on_ready=ready.set_result), name=f"sim:{name}:wheel"
-    )
-    port = int((await ready).rsplit(":", 1)[-1])
-    config = parse_config(
-        {
-            "table": {"id": name, "game": game},
-            "rules": raw,
-            "betting": {"mode": "external"},
-            "mqtt": {"url": mqtt_url, "topic_prefix": prefix},
-            "journal": {"path": str(journal)},
-            # The lab's RNG sends unsigned commands: a lab switch, loud in check-config.
-            "security": {"insecure_commands": True},
-            "devices": [
-                {
-                    "id": "wheel",
-                    "driver": "tablectl-bigwheel",
-                    "port": f"socket://127.0.0.1:{port}",
-                    "segments": loaded.size,
-                }
-            ],
-        },
-        f"<{name}>",
+    port = await serve_sim(group, wheel, f"sim:{name}:wheel")
+    config = lab_config(
+        name,
+        game,
+        journal,
+        [socket_device("wheel", "tablectl-bigwheel", port, segments=loaded.size)],
+        rules=raw,
+        external_betting=True,
+        mqtt_url=mqtt_url,
+        prefix=prefix,
     )
     return WheelTableSim(config=config, wheel=wheel, rules=loaded)

@@ -1,17 +1,9 @@
 """Round engines: one per game family, chosen by ``[table] game`` through the catalog.
 
-:data:`ENGINES` (``game -> ("module.path", "ClassName")``, python-can's ``BACKENDS`` pattern) is
-derived from :data:`tablectl.controller.games.catalog.CATALOG`, and so is every game's ``[rules]``
-(:func:`load_rules`: the catalog's preset, the table's ``[rules]`` on top, validated strictly).
-Importing this package imports no engine and no game; a broken engine module fails when a table
-that uses it starts, with a :class:`~tablectl.controller.core.errors.ConfigError` naming the game,
-and not at import of the whole service.
-
-An engine is pure: events in (time inside them), :class:`~tablectl.controller.core.outcomes.Outcome`
-and :class:`~tablectl.controller.core.outcomes.Verdict` values out. The runner journals each event
-before calling :meth:`Engine.apply` and publishes :meth:`Engine.snapshot` on the retained ``state``
-topic. Every engine is a :class:`~tablectl.controller.engines.base.RoundEngine`.
-"""
+:data:`ENGINES` (python-can's ``BACKENDS`` pattern) and each game's ``[rules]`` come from
+:data:`tablectl.controller.games.catalog.CATALOG`. Importing this package imports no engine, so a
+broken engine module fails when a table that uses it starts (a ``ConfigError`` naming the game),
+not at import of the whole service. Engines are pure: events in, outcomes and verdicts out."""
 
 from __future__ import annotations
 
@@ -30,8 +22,7 @@ __all__ = ["ENGINES", "Engine", "EngineClass", "build_engine", "load_rules"]
 ENGINES: Mapping[str, tuple[str, str]] = {
     game: catalog.ENGINE_FAMILIES[entry.family] for game, entry in catalog.CATALOG.items()
 }
-"""``game -> (module, class)`` of the catalog's games; the class implements :class:`EngineClass`.
-Games from installed packages (:mod:`tablectl.controller.plugins`) are found by
+"""``game -> (module, class)`` of the catalog's games; installed packages' games are found by
 :func:`build_engine` too, on the card engine."""
 
 
@@ -73,21 +64,15 @@ class Engine(Protocol):
 
 
 class EngineClass(Protocol):
-    """The class-side contract of a registry entry (every engine's constructor): an engine from
-    the table id (round ids are ``f"{table_id}-{n:06d}"``), the validated rules
-    (:func:`load_rules`), the game key (put into every outcome) and ``n`` of the next round id
-    (``ValueError`` below 1)."""
+    """Every engine's constructor: table id, validated rules, game key, ``n`` of the next round
+    id."""
 
     def __call__(self, table_id: str, rules: Any, /, *, game: str, next_round: int) -> Engine: ...
 
 
 def _entry(game: str, source: str) -> catalog.GameEntry:
-    """The catalog's entry for ``game``, else an installed package's
-    (:mod:`tablectl.controller.plugins`).
-
-    Raises:
-        ConfigError: no such game (the message lists the known ones).
-    """
+    """The catalog's entry for ``game``, else an installed package's; ``ConfigError`` lists the
+    known."""
     entry = catalog.CATALOG.get(game)
     if entry is None:
         # Only a key the catalog lacks looks at the installed packages' metadata.
@@ -107,17 +92,9 @@ def _import(module_name: str, name: str) -> Any:
 def load_rules(
     game: str, rules: Mapping[str, Any] | None = None, *, source: str = "<catalog>"
 ) -> Any:
-    """The validated rules of ``game``: its catalog preset (or the family preset ``[rules]
-    variant`` names) with ``rules`` on top. A card game's are returned as the game itself (a
-    :class:`~tablectl.controller.games.cards.deal.BaseGame` on its rules model); the others' as
-    their rules model.
-
-    Raises:
-        ConfigError: an unknown game or preset (naming where it came from), rules that cannot be
-            loaded, ``[rules]`` the model rejects (key and file named), or ``[rules]`` that
-            contradict a fact of the game's rule book
-            (:mod:`tablectl.controller.games.rule_book`: key, file and rule named).
-    """
+    """The validated rules of ``game``: its preset (or the one ``[rules] variant`` names) with
+    ``rules`` on top; a card game's come back as the game itself. Every refusal is a
+    ``ConfigError`` naming key, file and (for a rule-book contradiction) the rule."""
     entry = _entry(game, source)
     try:
         cls = _import(entry.module, entry.name)
@@ -162,19 +139,8 @@ def build_engine(
     source: str,
     next_round: int = 1,
 ) -> Engine:
-    """Build the engine for ``game`` with its ``[rules]`` validated strictly.
-
-    Args:
-        table_id: the ``[table] id``; round ids are ``f"{table_id}-{n:06d}"``.
-        game: the ``[table] game`` key.
-        rules: the raw ``[rules]`` mapping, validated by the game's own model.
-        source: the config file, named in error messages.
-        next_round: ``n`` of the next round id (the runner takes it from the journal).
-
-    Raises:
-        ConfigError: unknown game (the message lists the known ones), an engine that cannot be
-            loaded, or ``[rules]`` that the game rejects.
-    """
+    """The engine for ``game``, its raw ``[rules]`` validated strictly (``source`` is named in
+    errors)."""
     found = ENGINES.get(game)
     module_name, class_name = found or catalog.ENGINE_FAMILIES[_entry(game, source).family]
     try:

@@ -1,19 +1,10 @@
 """The round-engine template: what every engine does the same way.
 
-:class:`RoundEngine` is the abstract base of the round engines, a template method in the way of
-python-can's ``BusABC.recv`` over ``_recv_internal``. :meth:`RoundEngine.apply` routes an event
-(:func:`foreign_events`: another family's is ``not_for_this_game``) and turns a transition the
-engine's strict machine refuses into an ``unexpected_event`` verdict. The template owns the
-events every family shares (``round_open``, ``bets_closed``, ``void``, ``fault``,
-``fault_cleared``), the round ids (:class:`RoundIds`), the fault latches (R14) and the
-void-or-hold policy of a fault in play, the verdicts and the one round ending (:meth:`_end`). An
-engine gives its machine and the handlers of its own events, implements :meth:`snapshot` and
-:meth:`_round_ended`, and fills the hooks it needs (:meth:`_on_fault`, :meth:`_partial`,
-:meth:`_round_opened`, :meth:`_bets_now_closed`, :meth:`_intercept`, :meth:`_refusal`,
-:meth:`conceals`; the class attributes of :class:`RoundEngine`).
-
-Pure: no asyncio, no I/O, no clock.
-"""
+:meth:`RoundEngine.apply` routes an event and turns a transition the strict machine refuses into
+``unexpected_event`` (a template method, like python-can's ``BusABC.recv``). The template owns
+the shared events, the round ids, the fault latches (R14) and the one round ending
+(:meth:`_end`); an engine gives its machine, its handlers, :meth:`snapshot`, :meth:`_round_ended`
+and the hooks it needs. Pure: no asyncio, no I/O, no clock."""
 
 from __future__ import annotations
 
@@ -88,31 +79,23 @@ _REFUSED_NOT_FOREIGN: Final[Mapping[str, frozenset[str]]] = {
         "beads",
     }),
 }  # fmt: skip
-"""Other families' event types a family's machine refuses (``unexpected_event``) instead of
-calling them another game's: each family once kept its own list of the others' events, and these
-came after the list was written. The verdicts in journals and replays keep them so."""
+"""Other families' event types a machine refuses (``unexpected_event``) rather than calling them
+another game's: they came after each family's list was written, and journals and replays keep the
+verdicts so."""
 
 
 def foreign_events(
     family: str, handled: frozenset[str], unplayed: frozenset[str] = frozenset()
 ) -> frozenset[str]:
-    """The event types a ``family`` engine answers ``not_for_this_game``: every known type it has
-    no handler of and the table does not share (a new event type is another game's everywhere
-    but where it is handled), and ``unplayed`` (its family's that this game does not play)."""
+    """The types a ``family`` engine answers ``not_for_this_game``: known types it neither handles
+    nor shares, and ``unplayed``."""
     unhandled = frozenset(EVENT_TYPES) - SHARED_EVENTS - handled
     return unhandled - _REFUSED_NOT_FOREIGN.get(family, frozenset()) | unplayed
 
 
 class RoundIds:
-    """A table's round ids: the next automatic one, and the recently ended ones.
-
-    Args:
-        table_id: round ids are ``f"{table_id}-{n:06d}"``.
-        next_round: ``n`` of the first round id; ``n`` goes up by one per opened round.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """A table's round ids (``f"{table_id}-{n:06d}"``, ``n`` from ``next_round`` ≥ 1) and the recent
+    ones."""
 
     def __init__(self, table_id: str, next_round: int) -> None:
         if next_round < 1:
@@ -141,10 +124,8 @@ class RoundIds:
             del self._recent[next(iter(self._recent))]
 
     def __getstate__(self) -> tuple[str, int, str | list[str]]:
-        """The recent ids as one string: the runner pickles the engine before every batch (to
-        undo a failed commit), and a full table's 1,024 ids pickled one by one cost ~60 µs of
-        the ~90 µs that took; one joined string costs a tenth of that. A list if an id holds a
-        newline (a hand-given id may)."""
+        """The recent ids as one string: the runner pickles the engine before every batch, and 1,024
+        ids one by one cost ~60 µs of ~90; a list if an id holds a newline (a hand-given id may)."""
         recent = list(self._recent)
         joined = "\n".join(recent)
         if joined and joined.count("\n") == len(recent) - 1:
@@ -172,22 +153,8 @@ class RoundIds:
 
 
 class RoundEngine(ABC):
-    """One table's rounds (see the module docstring).
-
-    Args:
-        table_id: round ids are ``f"{table_id}-{n:06d}"``.
-        game: the registry key put into every outcome.
-        machine: the engine's strict round machine (built, and so validated, at import).
-        handlers: event type → the engine's handler of it, over the template's of the shared
-            events; a type without one is refused by the machine (``unexpected_event``) or is
-            another game's (:func:`foreign_events`).
-        family: names the family in ``not_for_this_game`` messages, and keys its routing.
-        unplayed: types the engine handles that this game does not play (``not_for_this_game``).
-        next_round: ``n`` of the first round id.
-
-    Raises:
-        ValueError: ``next_round`` is below 1.
-    """
+    """One table's rounds (see the module docstring). ``handlers`` override the template's for the
+    shared events; a type without one is refused by the machine or is another game's."""
 
     _FAULT_IN_PLAY: ClassVar[tuple[str, ...]] = ()
     """The phases in which a fault touches the round (:meth:`_on_fault` decides); in the others
@@ -312,10 +279,8 @@ class RoundEngine(ABC):
         return []
 
     def _on_fault(self, event: Fault, phase: str) -> FaultAnswer:
-        """A fault in play (``phase`` in :attr:`_FAULT_IN_PLAY`; already latched): ``"void"``
-        (the template voids the round ``device_fault``, seed-001 G1: stakes returned),
-        ``"hold"`` (the engine has put the round before a supervisor, seed-001 G3, G4, C42; the
-        template gives the ``device_fault`` verdict), or the engine's own outputs."""
+        """A latched fault in play: ``"void"`` (``device_fault``, seed-001 G1: stakes returned),
+        ``"hold"`` (before a supervisor, seed-001 G3, G4, C42) or the engine's own outputs."""
         del event, phase
         return []
 
@@ -380,9 +345,8 @@ class RoundEngine(ABC):
     # -- what the template owns -----------------------------------------------------------------
 
     def _open_refused(self, event: RoundOpen) -> Verdict | None:
-        """Why a ``round_open`` may not open a round: a round held for a supervisor, a latched
-        fault (regulatory R14/R18/R21: play stays locked until every fault is cleared) or a
-        reused id."""
+        """A held round, a latched fault (regulatory R14/R18/R21: locked until every fault is
+        cleared) or a reused id."""
         if self.phase in self._HELD:
             return self._decision_pending(
                 event, f"round not opened: {self._WAITING} waits for a supervisor"

@@ -1,23 +1,8 @@
 """Roulette rules as pure functions: wheels, the published result, and whether a spin is valid.
 
-No I/O, no clock, no state: the engine (:mod:`tablectl.controller.engines.roulette`) owns the round
-and calls these. Rule-book ids in comments point into ``../shared/rules/``:
-
-- seed-000 (Bombay Club player's guide) §3: RL-I1 (croupier "no spin"), RL-I2 (fewer than 4 full
-  revolutions is "no spin"), V-RL-1..5 (validators derived from them);
-- seed-001 (live-casino regulations) §4.1 roulette, §4.4 american, §4.5 la partage;
-- seed-002-004 §A.3 (ROU 3.1.1: opposite direction, at least 3 rotations; ROU 2.1.x);
-- regulatory.md R1/R2 (opposite direction, at least 4 revolutions, otherwise "no spin"), R15
-  (sequential inputs must not give invalid results), R22 (no payment on a suspected
-  malfunction).
-
-Besides :func:`check_spin` (is this spin valid?), three checks ask whether a reported result is
-this round's, read consistently, from a spin played by the rules: :func:`check_provenance`
-(the wheel's spin number), :func:`check_result_lines` (the wheel's two readings agree) and
-:func:`check_rotor` (the rotor kept its direction). They give a :class:`Finding` with a stable
-code and a sentence for the record. ``docs/games/roulette.md`` has the order of all checks and
-the ``[rules]`` keys in table form.
-"""
+Rule ids: seed-000 §3 RL-I1, RL-I2, V-RL-1..5; seed-001 §4.1, §4.4, §4.5; seed-002-004 §A.3 (ROU
+3.1.1, ROU 2.1.x); regulatory R1/R2, R15, R22. The order of all checks and the ``[rules]`` keys:
+docs/games/roulette.md."""
 
 from __future__ import annotations
 
@@ -78,11 +63,7 @@ RULE_ROTOR: Final = "seed-001 §4.1 L95"
 
 
 class RouletteRules(pydantic.BaseModel):
-    """The ``[rules]`` section of a roulette table (contracts §4.2), validated strictly.
-
-    Load with ``validate_section(RouletteRules, cfg.rules, source=cfg.source, section="rules")``
-    so an unknown or mistyped key names the key and the file.
-    """
+    """The ``[rules]`` section of a roulette table (contracts §4.2), validated strictly."""
 
     # strict: a TOML ``min_revolutions = "4"`` or ``true`` is a config mistake, not a 4 or a 1.
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -95,30 +76,24 @@ class RouletteRules(pydantic.BaseModel):
     seed-004 ROU 3.1.1. The default is the stricter one."""
 
     require_revolution_count: bool = False
-    """If true, a result without a revolution count is void (``revolutions_unknown``). If false,
-    a wheel that reports no count is trusted to have validated the spin itself (the SS2 only
-    reaches "no more bets"/state 4 after about 3.5 revolutions)."""
+    """Without it, a wheel that reports no count is trusted (the SS2 reaches state 4 after about 3.5
+    revolutions)."""
 
     void_on_fault: bool = True
     """A device fault during a round voids it (seed-001 G1/G3, seed-004 ROU 2.1.6). False keeps
     the round in play until a result comes (regulatory R23: operator terms for wheel problems)."""
 
     on_result_mismatch: Literal["void", "hold"] = "void"
-    """The wheel's two readings of one spin disagree (SS2: the bare number line and the status
-    line; :func:`check_result_lines`). ``"void"``: the round is void ``result_mismatch``.
-    ``"hold"``: the round waits (phase ``held``) for a supervisor's ``void`` or a number entered
-    by hand (``winning_number`` with ``manual``). Regulatory R22: staff refuse to pay when they
-    suspect the equipment malfunctioned, and the dispute goes to an approved procedure (seed-000
-    GEN-11: resolved by the floor or casino manager; seed-001 G4: the organizer reviews)."""
+    """The wheel's two readings disagree (SS2; :func:`check_result_lines`): void, or hold for a
+    supervisor. R22: staff refuse to pay on a suspected malfunction (seed-000 GEN-11; seed-001
+    G4)."""
 
     balls: Literal[1, 2] = 1
     """Balls per spin: 2 is Double Ball Roulette (seed-001 L119: "two balls are used at the same
     time"); the round settles once both are in (:mod:`tablectl.controller.games.double_ball`)."""
 
     lightning: bool = False
-    """Lightning Roulette (seed-001 L115; seed-000 §4): a studio RNG draws lightning numbers
-    after bets close and before the result (an ``rng_draw``;
-    :mod:`tablectl.controller.games.lightning_roulette`)."""
+    """Lightning Roulette (seed-001 L115; seed-000 §4): an ``rng_draw`` after bets close."""
 
     lightning_multipliers: list[int] = pydantic.Field(
         default_factory=lambda: [50, 100, 150, 200, 250, 300, 350, 400, 500], min_length=1
@@ -131,9 +106,8 @@ class RouletteRules(pydantic.BaseModel):
     """How many lightning numbers a draw has: "one to five" (seed-000 L255)."""
 
     on_rng_missing: Literal["void", "hold"] = "void"
-    """Lightning: a result with no lightning numbers drawn (``rng_missing``). ``"void"``: the
-    round is void (a malfunction; as Lightning Dice). ``"hold"``: it waits for a supervisor's
-    ``confirm`` (settled at the base odds, no lightning numbers) or ``void`` (seed-001 G4)."""
+    """No lightning numbers drawn: void (a malfunction, as Lightning Dice) or hold for a supervisor
+    (seed-001 G4)."""
 
     @pydantic.model_validator(mode="after")
     def _one_game(self) -> RouletteRules:
@@ -163,11 +137,8 @@ def wheel_order(variant: Variant) -> tuple[Pocket, ...]:
 
 
 def validate_number(variant: Variant, number: object) -> bool:
-    """Whether ``number`` is a pocket of this wheel (seed-000 V-RL-2, seed-001 §4.1/§4.4).
-
-    Strict about types: ``True`` is not 1, ``"17"`` is not 17, and ``"00"`` exists only on an
-    american wheel. A value from the wire that is none of these is a void, never a guess.
-    """
+    """Whether ``number`` is a pocket of this wheel (seed-000 V-RL-2, seed-001 §4.1/§4.4); strict
+    about types, since a wire value that is none of these is a void, never a guess."""
     if isinstance(number, bool):
         return False
     if isinstance(number, int | str):
@@ -191,20 +162,9 @@ def spin_result(
     rotor_direction: Direction | None = None,
     spin: int | None = None,
 ) -> dict[str, Any]:
-    """The ``result`` of a settled roulette outcome (contracts §4.3, plus derived bet attributes).
-
-    The derived fields let a consumer settle outside bets without its own layout table: zero
-    (and "00") has no parity, range, dozen or column, so even chances, dozens and columns lose
-    (seed-001 §4.1 L99) except that a french wheel returns half of even-chance bets on zero
-    (``la_partage``, seed-001 §4.5).
-
-    The two directions are keyword-only: swapped positionally they would pass any type check
-    and silently publish the wrong one.
-
-    Raises:
-        ValueError: ``number`` is not a pocket of this wheel (check with :func:`check_spin`
-            first; an invalid number is a void, never a result).
-    """
+    """The ``result`` of a settled outcome (contracts §4.3), with derived fields so a consumer needs
+    no layout table: zero loses the outside bets (seed-001 §4.1 L99) save ``la_partage`` (§4.5).
+    The directions are keyword-only: swapped, they would pass any type check."""
     if not validate_number(variant, number):
         raise RuleError(f"{number!r} is not a pocket of a {variant} wheel")
     parity: str | None = None
@@ -233,19 +193,12 @@ def spin_result(
 
 
 def check_spin(rules: RouletteRules, event: WinningNumber) -> str | None:
-    """Why this spin is void, as a stable code, or ``None`` if it stands.
+    """Why this spin is void, or ``None``; the most basic problem first:
 
-    Checked in this order, so the code names the most basic problem:
-
-    1. ``number_out_of_range``: not a pocket of this wheel, e.g. 37, or "00" on a single-zero
-       wheel (seed-000 V-RL-2; seed-001 §4.1/§4.4).
-    2. ``same_direction``: ball and rotor turned the same way, when both are known (seed-002-004
-       ROU 3.1.1; regulatory R1, R2(a); seed-001 §4.1 L95 "in the opposite direction").
-    3. ``min_revolutions``: fewer full revolutions than ``rules.min_revolutions`` (seed-000
-       RL-I2 / V-RL-1; seed-002-004 ROU 3.1.1; regulatory R1, R2(b)).
-    4. ``revolutions_unknown``: no count reported but the table requires one. Without that
-       requirement the wheel's own validation is trusted (the count is then simply absent).
-    """
+    1. ``number_out_of_range`` (seed-000 V-RL-2; seed-001 §4.1/§4.4); 2. ``same_direction``
+    (seed-002-004 ROU 3.1.1; regulatory R1, R2(a); seed-001 §4.1 L95); 3. ``min_revolutions``
+    (seed-000 RL-I2 / V-RL-1; seed-002-004 ROU 3.1.1; regulatory R1, R2(b)); 4.
+    ``revolutions_unknown``: only when the table requires a count."""
     if not validate_number(rules.variant, event.number):
         return VOID_NUMBER_OUT_OF_RANGE
     if (
@@ -264,23 +217,10 @@ def check_spin(rules: RouletteRules, event: WinningNumber) -> str | None:
 def check_provenance(
     event: WinningNumber, *, round_spin: int | None, launch: BallLaunched | None
 ) -> Finding | None:
-    """Whether the result is this round's, by the wheel's spin number, or why not.
-
-    ``round_spin`` is the spin the round was opened at (its ``round_open``), ``launch`` the
-    round's last ``ball_launched``. A result without a spin number is not checked (a wheel that
-    reports none, a number entered by hand, a journal older than the check). Otherwise:
-
-    1. ``spin_mismatch``: its spin is not the round's (the one it opened at, else the one its
-       ball was launched at). Events of the spins in between were lost (a journal outage, a
-       link down): the number belongs to another spin, whatever the bets were on.
-    2. ``launch_not_seen``: the round's own launch was not seen (none, or one of another spin).
-       A wheel that numbers its spins reports the launch before the result, so the gap means
-       lost events again, and the spin cannot be vouched for.
-
-    seed-001 G1 ("in case of communication failure … the bet is calculated with the odds of 1")
-    and G3 (valid only if the error could not affect the result); regulatory R15 (sequential
-    inputs must not give invalid results).
-    """
+    """Whether the result is this round's, by the wheel's spin number. A result without one is not
+    checked. ``spin_mismatch``: another spin's number (events in between were lost);
+    ``launch_not_seen``: the round's own launch is missing, so the spin cannot be vouched for.
+    seed-001 G1, G3; regulatory R15."""
     spin = event.spin
     if spin is None:
         return None
@@ -306,12 +246,8 @@ def check_provenance(
 
 
 def check_result_lines(event: WinningNumber) -> Finding | None:
-    """``result_mismatch`` when the device's two readings of the spin disagree, else ``None``.
-
-    SS2: ``number`` is the bare winning-number line, ``status_number`` the state-5 status line's
-    number; a wheel whose own outputs contradict each other has malfunctioned, and neither
-    number may be paid on (regulatory R22). ``status_number`` ``None``: one reading, no check.
-    """
+    """The wheel's two readings (SS2: the number line and the state-5 status line) disagree: it has
+    malfunctioned and neither may be paid on (regulatory R22)."""
     second = event.status_number
     if second is None or _same_pocket(second, event.number):
         return None
@@ -325,13 +261,7 @@ def check_result_lines(event: WinningNumber) -> Finding | None:
 
 
 def check_rotor(event: WinningNumber, launch: BallLaunched | None) -> Finding | None:
-    """``rotor_direction_changed`` when the rotor turned one way at the launch and the other at
-    the result (both known), else ``None``.
-
-    seed-001 §4.1 L95: "the dealer does not have the right to change the rotation of the wheel
-    and the white ball as long as the player is playing" (conflict C3 reads it as within a spin:
-    directions may alternate between spins, never during one).
-    """
+    """The rotor changed direction within a spin: seed-001 §4.1 L95 (C3: between spins it may)."""
     if launch is None or launch.rotor_direction is None or event.rotor_direction is None:
         return None
     if launch.rotor_direction == event.rotor_direction:

@@ -1,28 +1,10 @@
 """What the rule books fix about a game's equipment, held against a table's ``[rules]``.
 
-A preset is a rule book's game, and ``[rules]`` may override its parameters (contracts §4.2). Most
-parameters are the table's to choose (timings, remedies, the physical order of a wheel), but some
-are facts of the game the book states: the faces and colours of Lucky 6/60's balls, Fruitrace's
-panel, a wheel's sectors, the cards a deck holds. A table whose ``[rules]`` contradicts such a
-fact would run another game under the book's name, and its outcomes would lack (or misstate) the
-facts the bets settle on. :func:`tablectl.controller.engines.load_rules` asks this module once the
-``[rules]`` are merged; a contradiction is a config error naming the key, the file and the rule
-(``docs/verdicts.md``, "Config refused").
-
-- :func:`deck_contradiction`: a card game's deck (jokers, ranks), asked before the game's own
-  model, so every card game refuses a joker with the same line and the rule it breaks (seed-001
-  §3.0 validator (4): jokers only in Poker with Joker and Jokerbet).
-- :func:`contradiction`: the validated rules of a ball draw (balls, numbering, count, bonus
-  balls, colours, faces, panel, ladder; seed-001 §6), a money wheel (sectors, colours, chain and
-  bonus segments, the RNG overlay, the 19-sector wheel's turns; §5; a table that states its own
-  ``counts`` runs its own wheel and is not held to the book's) or a roulette game (its balls and
-  lightning; §4).
-
-Only the book's statements are checked: where it is silent ([GAP]: Lucky 5's and Lucky 7's colour
-maps, Mega Wheel's counts, the cut card, the number of decks where the books disagree) the table
-decides. Rule ids are seed-001's source lines (``L2537``) unless another book is named. Pure: no
-I/O; the families' rule models are imported for types only.
-"""
+Most parameters are the table's, but some are facts the book states (ball faces, panels, sectors,
+a deck's cards); contradicting them would run another game under the book's name, so
+:func:`tablectl.controller.engines.load_rules` refuses it as a config error (docs/verdicts.md,
+"Config refused"; contracts §4.2). Only statements are checked: where the book is silent [GAP]
+the table decides. Rule ids are seed-001's lines (``L2537``) unless another book is named."""
 
 from __future__ import annotations
 
@@ -133,11 +115,9 @@ def _deck_of(game: str, rules: Mapping[str, Any]) -> _Deck | None:
 
 
 def deck_contradiction(game: str, rules: Mapping[str, Any]) -> Contradiction | None:
-    """A card game's ``[rules]`` (the preset with the table's keys on top, not yet validated)
-    against its rule book's deck: the jokers each deck holds (seed-001 §3.0 validator (4): none
-    but in Poker with Joker, L455, and Jokerbet, L3157) and its ranks (52-card decks hold every
-    rank, 21 Bet's 36-card deck six to ace, L3499). Values of the wrong type are left to the
-    game's model. Games the catalog does not hold (installed packages) are not checked."""
+    """A card game's merged, unvalidated ``[rules]`` against its book's deck: jokers only in Poker
+    with Joker (L455) and Jokerbet (L3157), seed-001 §3.0 validator (4); 21 Bet's deck is six to
+    ace (L3499). Wrong types and games outside the catalog are left to others."""
     deck = _deck_of(game, rules)
     if deck is None:
         return None
@@ -172,11 +152,8 @@ def deck_contradiction(game: str, rules: Mapping[str, Any]) -> Contradiction | N
 
 @dataclass(frozen=True, slots=True)
 class _Drum:
-    """A drum by its rule book: ``balls`` balls numbered from ``lowest`` (``None``: the ids are
-    not the book's, Lucky 6/60's balls carry digits), ``draw`` of them make the result
-    (``None``: not given), ``bonus`` the fewest and most bonus balls, the receiver ``order``
-    where stated, and the colours: ``colours`` (colour → how many balls; ``required`` when the
-    bets cannot settle without the map) or ``exact`` (the preset's map is the book's own)."""
+    """A drum by its rule book; ``None`` where the book does not say (Lucky 6/60's balls carry
+    digits)."""
 
     rule: str
     balls: int
@@ -322,9 +299,8 @@ _L6_SUM: Final = 270
 
 
 def _lucky6_60(rules: DrawRules) -> Contradiction | None:
-    """Lucky 6/60's balls (L2537): digits 0 to 9 that sum to 270, the red faces to 138 and the
-    blue to 132; zones A, B and C of two balls each, left to right. Without the colour map the
-    red and blue sums that bets 11–14 settle on (L2561–2567) would be missing (checked above)."""
+    """Lucky 6/60's balls (L2537): digits summing to 270, red 138, blue 132; bets 11–14 settle on
+    the sums (L2561–2567)."""
     rule = "seed-001 L2537"
     if rules.zones != ["A", "B", "C"]:
         text = f"lucky6_60 drops its balls into zones A, B and C (two each), got {rules.zones}"
@@ -360,9 +336,7 @@ def _lucky6(rules: DrawRules) -> Contradiction | None:
 
 
 def _fruitrace(rules: DrawRules) -> Contradiction | None:
-    """Fruitrace's comparison panel (L2907: three plums, three cherries, three lemons, one 7 —
-    the balls' own symbols) and its wins (L2909: "4 or more matches …, or if only '7'-ball
-    aligns")."""
+    """Fruitrace's panel (L2907) and its wins (L2909)."""
     sizes = {"blue": 3, "red": 3, "yellow": 3, "orange": 1}
     panel = dict(Counter(rules.panel or ()))
     if panel != sizes:
@@ -416,9 +390,7 @@ def _draw(rules: DrawRules) -> Contradiction | None:
 
 @dataclass(frozen=True, slots=True)
 class _Wheel:
-    """A wheel by its rule book: every sector's label (``counts``: how many of each) or, where the
-    counts are not given, its size and the labels it shows (``labels``); the colours a sector may
-    have (``palette``) and whether each number has a colour of its own (``own_colour``)."""
+    """A wheel by its rule book: its sectors (``counts``) or, where not given, size and labels."""
 
     rule: str
     counts: Mapping[str, int] | None = None
@@ -630,9 +602,8 @@ _WHEEL_EXTRAS: Final[Mapping[str, Callable[[WheelRules], Contradiction | None]]]
 
 
 def _own_wheel(variant: str, rules: WheelRules) -> bool:
-    """Whether the table states counts of its own (not the preset's): it runs another wheel than
-    the book's — another operator's, or Crazy Time's 64-segment bonus wheel as a table of its own
-    (``docs/games/wheels.md``) — which the book says nothing of."""
+    """A table with counts of its own runs another wheel (docs/games/wheels.md), which the book says
+    nothing of."""
     book = catalog.WHEEL_PRESETS[variant].get("counts") or {}
     mine = {label: n for label, n in (rules.counts or {}).items() if n}
     return rules.counts is not None and mine != dict(book)
@@ -657,9 +628,8 @@ def _wheel(rules: WheelRules) -> Contradiction | None:
 
 
 def _roulette(game: str, rules: RouletteRules) -> Contradiction | None:
-    """The roulette games' balls and lightning numbers: one "small white ball" (L95), two in
-    Double Ball Roulette (L119: "two balls are used at the same time"); lightning numbers are
-    Lightning Roulette's (L113–115; seed-000 §3 L245–265)."""
+    """One ball (L95), two in Double Ball Roulette (L119); lightning is Lightning Roulette's
+    (L113–115; seed-000 §3 L245–265)."""
     if game == "double_ball_roulette" and rules.balls != 2:
         text = f"double_ball_roulette is played with two balls, got balls = {rules.balls}"
         return Contradiction("balls", "seed-001 L119", text)
@@ -677,10 +647,8 @@ def _roulette(game: str, rules: RouletteRules) -> Contradiction | None:
 
 
 def contradiction(family: str, game: str, rules: Any) -> Contradiction | None:
-    """The validated ``[rules]`` of ``game`` (its engine ``family``) against its rule book: the
-    first fact they contradict, ``None`` when they contradict none. Draws and wheels are held to
-    the preset ``[rules] variant`` names (seed-001 C40: a table may run another preset of its
-    family), roulette to the game key. The card games' decks are :func:`deck_contradiction`'s."""
+    """The first fact ``rules`` contradict, or ``None``. Draws and wheels are held to the preset
+    ``[rules] variant`` names (seed-001 C40), roulette to the game key."""
     if family == "draw":
         return _draw(rules)
     if family == "wheel":

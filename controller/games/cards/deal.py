@@ -1,27 +1,10 @@
-"""Deal scripts: which position each card of a round goes to, as data, and the game contract.
+"""Deal scripts and the game contract: every card game is a :class:`BaseGame` with a
+:class:`DealScript`, run by the one card engine (docs/card-games.md).
 
-The one way to write a card game: a :class:`BaseGame` subclass with a :class:`DealScript` and the
-hooks its rules need, run by the one card engine (:mod:`tablectl.controller.engines.cards`), for
-every card game of the books (seed-000 §2–§8, seed-001 §3.1–§3.23). What a script cannot say
-statically (third-card tableau, hits, exchanges, "until a match", …) the game adds as :class:`Slot`
-values from its hooks.
-
-- The script expands into a queue of :class:`Slot`; each card read fills the next. ``"boxes"``
-  stands for every playing box, dealt in rotation with the step's other positions (seed-001 L295;
-  seed-000 PKH-09).
-- ``face = "down"`` cards are withheld from the live stream until the outcome reveals them
-  (seed-000 L79, PKH-15).
-- ``stage`` *k*: due only after the dealer closed *k* decision windows (a ``confirm`` each). A
-  card read earlier was exposed early: the round waits for a supervisor (seed-000 §6.5, PR-8.2/8.3
-  by analogy).
-- ``rng_draw``: a studio RNG's overlay (seed-001 L4019–4025, L4117–4123) is one ``rng_draw``
-  between ``bets_closed`` and the first card, checked by :meth:`BaseGame.check_rng`, read in
-  ``Deal.rng``; other timings are refused (:mod:`tablectl.controller.games.rng`).
-- ``reshuffle = "every_round"``: a new ``shuffle_completed`` before each round (L569, L3423,
-  L3543); ``"shoe"``: dealt to the cut card (L1599, L3157).
-
-Pure: games return plain data; the engine turns findings into verdicts.
-"""
+Rule anchors: boxes dealt in rotation (seed-001 L295; seed-000 PKH-09); ``face = "down"`` cards
+withheld until the outcome (seed-000 L79, PKH-15); a card before its ``stage`` waits for a
+supervisor (seed-000 §6.5, PR-8.2/8.3 by analogy); ``rng_draw`` overlays (seed-001 L4019–4025,
+L4117–4123); ``reshuffle`` every round (L569, L3423, L3543) or at the cut card (L1599, L3157)."""
 
 from __future__ import annotations
 
@@ -41,9 +24,7 @@ Reshuffle: TypeAlias = Literal["every_round", "shoe"]
 RngOverlay: TypeAlias = tuple[tuple[str, int], ...]
 """A round's RNG picks, checked: ``(card code, multiplier)`` in the RNG's order."""
 RngMissing: TypeAlias = Literal["void", "hold"]
-"""What the first card of a round whose RNG draw never came does: the round is void
-(``rng_missing``), or it waits for a supervisor (``confirm``: dealt and settled without the
-overlay; ``void``: void)."""
+"""A round whose RNG draw never came: void (``rng_missing``) or wait for a supervisor."""
 
 BOXES: Final = "boxes"
 """The step position that stands for every playing box, in box order."""
@@ -143,16 +124,10 @@ def hand_codes(cards: Iterable[Card]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Remedy:
-    """What a deal error does, by the game's rule book.
-
-    ``void``: the round ends void with ``reason`` and the result's ``remedy`` (e.g.
-    ``reshuffle_bets_stand`` for PKH-21). ``void_position``: only that position is out of the
-    round, with ``remedy`` (the card-poker family: refund plus half the ante, L335).
-    ``deal_more``: the position takes ``slots`` more cards (the dealer with four cards takes a
-    fifth, L335). ``note``: a verdict only, the round goes on (a card exposed that is dealt face
-    up anyway); ``code`` names it where the game has its own (default ``deal_error_noted``).
-    ``rule`` is the rule-book id the verdict cites.
-    """
+    """What a deal error does, by the game's rule book: ``void`` (e.g. PKH-21's
+    ``reshuffle_bets_stand``), ``void_position`` (refund plus half the ante, L335), ``deal_more``
+    (a dealer with four cards takes a fifth, L335) or ``note`` (a verdict only). ``rule`` is
+    cited."""
 
     action: Literal["void", "void_position", "deal_more", "note"]
     rule: str
@@ -163,14 +138,8 @@ class Remedy:
 
 
 class GameRules(ShoeRules):
-    """``[rules]`` keys every house-banked poker and single-deck game shares (the shoe games have
-    their own models on :class:`~tablectl.controller.games.cards.shoe.ShoeRules`); games subclass
-    it for their own keys.
-
-    Defaults: one 52-card deck shuffled for every round, no burn, no cut card (PKH-01, PKH-03),
-    and a device fault voids the round: "Any technical bug cancels the round … the player gets
-    back his bet" (seed-001 L561, L617, L679, L773).
-    """
+    """Keys of the house-banked poker and single-deck games: one deck shuffled every round, no burn,
+    no cut card (PKH-01, PKH-03); a fault voids (seed-001 L561, L617, L679, L773)."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=16)
     boxes: int = pydantic.Field(default=1, ge=1, le=9)
@@ -180,29 +149,15 @@ class GameRules(ShoeRules):
 
 
 Procedure: TypeAlias = Literal["dealer_screen", "shoe"]
-"""How the dealer works the table, as the engine sees it.
-
-``"dealer_screen"`` (issue 8: the house-banked poker and single-deck card games): the dealer's
-screen reports deal errors (``deal_error``); ``confirm`` closes a decision window and is refused
-with ``wrong_card_count`` while cards of the window are still due (seed-000 PKH-21, seed-001 §3.0
-validator (2)); the ``state`` snapshot shows where the next card goes (``deal``); a device fault
-before the first card cancels the hand (PKH-22). ``"shoe"`` (baccarat, dragon tiger, blackjack):
-no deal-error reports, a ``confirm`` is the supervisor's (or blackjack's insurance window), and a
-fault before the first card only latches (the round's ``[rules] on_fault`` decides once cards are
-out)."""
+"""How the dealer works the table (docs/card-games.md). ``"dealer_screen"``: deal-error reports,
+``confirm`` refused while cards are due (seed-000 PKH-21, seed-001 §3.0 validator (2)), a fault
+before the first card cancels the hand (PKH-22). ``"shoe"``: a fault only latches until ``[rules]
+on_fault`` decides."""
 
 
 class BaseGame:
-    """A card game: a subclass sets ``name``, ``script``, ``rules_model`` (and
-    ``decision_actions``, the ``decision`` actions it takes), writes :meth:`outcome`, and
-    overrides the hooks its rules need.
-
-    Defaults: the playing boxes are ``bets_closed.boxes`` within ``1..rules.boxes`` (all boxes
-    when the event names none); nothing is dealt beyond the script; no decision changes the deal;
-    a reported deal error voids the round with the bets returned — seed-001's rule for its
-    card games: "Any technical bug cancels the round … the player gets back his bet" (L561, L617,
-    L679, L773).
-    """
+    """A card game: ``name``, ``script``, ``rules_model``, :meth:`outcome` and the hooks its rules
+    need. A deal error voids with bets returned by default (seed-001 L561, L617, L679, L773)."""
 
     name: ClassVar[str]
     script: DealScript
@@ -222,9 +177,8 @@ class BaseGame:
     """The game takes a studio RNG's draw between ``bets_closed`` and the first card
     (:meth:`check_rng`)."""
     window_rule: ClassVar[str] = "seed-000 PR-8.2"
-    """The rule a card dealt before its decision window closed breaks (``card_before_decisions``):
-    seed-000 PR-8.2 by analogy (the flop exposed before betting ends), unless the game's book has
-    its own window (war of bets' second betting round, L2625)."""
+    """The rule a card dealt before its window closed breaks: seed-000 PR-8.2 by analogy, unless the
+    game's book has its own (war of bets, L2625)."""
     rng_rule: ClassVar[str] = "seed-001 §2.2 (d)"
     """The rule an RNG draw at the wrong time, or missing, breaks (the verdict's ``rule``)."""
     reveals: ClassVar[bool] = True
@@ -322,17 +276,13 @@ class BaseGame:
         return False
 
     def closed(self, deal: Deal) -> Sequence[Finding]:
-        """Verdicts a decision window's close proves, asked after every ``confirm`` that closed
-        one or that the game took (a poker street dealt short: a missing burn); none by
-        default."""
+        """Verdicts a window's close proves (a poker street dealt short: a missing burn)."""
         del deal
         return ()
 
     def early(self, deal: Deal, slot: Slot) -> Finding | None:
-        """A card just placed in ``slot`` before the dealer closed the window it waits for: the
-        game's finding, and the window stays open (a poker room's 4-card flop). ``None``, the
-        default: the card closes the window and the round waits for a supervisor
-        (``card_before_decisions``)."""
+        """The game's finding for a card placed before its window closed (the window stays open);
+        ``None``: the round waits for a supervisor (``card_before_decisions``)."""
         del deal, slot
         return None
 

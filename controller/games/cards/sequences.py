@@ -1,29 +1,10 @@
-"""Card-sequence games of seed-001: Andar Bahar, Side Bet City and Speedy 7 as deal scripts.
+"""Card-sequence games of seed-001: Andar Bahar (§3.8a), Side Bet City (§3.18), Speedy 7 (§3.19).
 
-Issue 8, Deliver 2. Each game is a :class:`~tablectl.controller.games.cards.deal.BaseGame` run by
-:class:`~tablectl.controller.engines.cards.CardEngine` (catalog keys ``andar_bahar``,
-``side_bet_city``, ``speedy7``). Rule-book ids point into
-``../shared/rules/seed-001-live-casino-regulations.md`` (§ = its sections, ``C…`` = its §12
-contradictions) and ``L…`` into the source it digests (``../shared/seeds/001_*.txt``).
-``docs/games/sequences.md`` has the same readings in table form.
-
-What the three share:
-
-- One 52-card deck, no jokers, shuffled for every round (``reshuffle = "every_round"``): Andar
-  Bahar "shuffles the cards in the deck before each round" (L3543), Side Bet City "Only one game
-  is played with one deck of cards" (L3423); Speedy 7 states no per-game shuffle (§3.19 [GAP]),
-  read the same way (one deck, seven cards, L2515). ``decks`` is pinned to 1 (L3543, L3423,
-  L2515) and the shoe refuses a repeated card (seed-001 §3.0 validator (1)).
-- Every card is dealt face up (all three are watched live; no card is ever hidden).
-- No rule book irregularity rule (§3.8a, §3.18, §3.19 "No irregularity rules in the source"
-  [GAP]) and no void clause (§2.2): a dealer-reported ``deal_error`` voids the round with the
-  bets returned, the general fallback "technical shortcomings → odds of 1" (seed-001 §2 G1, L59;
-  G3, L79). A device fault voids the round likewise (``on_fault = "void"``).
-- Outcomes are facts (sides, colours, counts, hand categories), never money: the paytables are
-  table configuration (seed-000 PKH-17).
-
-Pure: no I/O.
-"""
+All three deal one 52-card deck face up, shuffled every round (L3543, L3423, L2515; Speedy 7's
+shuffle is a §3.19 [GAP]); the shoe refuses a repeated card (§3.0 (1)). No irregularity rule or
+void clause exists (§2.2), so a ``deal_error`` or device fault voids with bets returned (§2 G1
+L59, G3 L79). Outcomes are facts, never money (seed-000 PKH-17). Readings and gaps:
+``docs/games/sequences.md``."""
 
 from __future__ import annotations
 
@@ -94,7 +75,6 @@ def colour(card: Card) -> Colour:
 
 
 def _rank_value(card: Card, ace: AceRank) -> int:
-    """2…10 at face value, J 11, Q 12, K 13, A 14 (``high``) or 1 (``low``)."""
     if card.rank == "A":
         return 14 if ace == "high" else 1
     return _PIP.get(card.rank) or int(card.rank)
@@ -125,7 +105,6 @@ def bracket_label(count: int, brackets: Sequence[int] = RULE_BOOK_BRACKETS) -> s
 
 
 def runs(colours: Sequence[str]) -> list[dict[str, Any]]:
-    """Consecutive cards of one colour: ``[{"colour": "red", "length": 2}, …]`` in deal order."""
     out: list[dict[str, Any]] = []
     for c in colours:
         if out and out[-1]["colour"] == c:
@@ -136,8 +115,8 @@ def runs(colours: Sequence[str]) -> list[dict[str, Any]]:
 
 
 class _SequenceRules(GameRules):
-    """The shared keys: one 52-card deck per round (L3543, L3423, L2515), no jokers; a device
-    fault or a deal error voids the round, bets returned (seed-001 §2 G1 L59, G3 L79)."""
+    """One 52-card deck per round, no jokers (L3543, L3423, L2515); faults void (§2 G1 L59, G3
+    L79)."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     """One deck (L3543, L3423, L2515): more would break the single-deck checks (§3.0 (1))."""
@@ -151,21 +130,12 @@ class _SequenceRules(GameRules):
 
 
 class AndarBaharRules(_SequenceRules):
-    """Andar Bahar's ``[rules]``; defaults are the rule book's reading (seed-001 §3.8a).
+    """Andar Bahar's ``[rules]`` (seed-001 §3.8a); each key's reading is in docs/games/sequences.md.
 
-    ``first_side``: "it is determined randomly who is given the first card" (L3543); who draws it
-    and how the controller learns it is not stated (§3.8a [GAP]; §2.2 (d): an RNG part must be
-    committed before the cards). No event carries it, so it is the table's setting (default
-    ``andar``, the side the rule book names first) and every outcome reports it.
-
-    ``ace``: where the ace stands for the Joker Card's 7/8 side bets (L3585–3595) [GAP]; the deck
-    runs "from 2 to an Ace" (L3543), so ``high``.
-
-    ``count_brackets``: the lower bounds of the "Number of dealt cards" side bets (L3553–3567).
-    The rule book's 16–25 is 10 wide where the others are 5 (C19); the default keeps it, and
-    ``[1, 6, 11, 16, 21, 26, 31, 36, 41]`` is the 5-wide reading. The first must be 1, they must
-    increase, and none may exceed 49 (:data:`MAX_AFTER_JOKER`: such a bet could never win).
-    """
+    ``first_side``: L3543 "determined randomly" [GAP], the fallback when ``bets_closed`` has
+    none. ``ace``: for the 7/8 side bets (L3585–3595) [GAP]; high, as the deck runs "from 2 to an
+    Ace". ``count_brackets``: lower bounds (L3553–3567); the default keeps the 10-wide 16–25
+    (C19)."""
 
     first_side: Side = "andar"
     ace: AceRank = "high"
@@ -191,16 +161,11 @@ class AndarBaharRules(_SequenceRules):
 class AndarBahar(BaseGame):
     """Andar Bahar (seed-001 §3.8a, L3539–3597).
 
-    Deal: the "Joker Card" face up (L3543), then one card to each side in turn, the first to
-    ``rules.first_side`` (L3543 "one card to each side in sequence"), until a card of the joker's
-    rank, "regardless of the suit", comes (L3543): the script holds the joker only and
-    :meth:`more` calls one card at a time. The round is complete on the match; any card after it
-    is ``extra_card`` (§3.8a [DERIVED]; the engine's). The sides alternate by construction (the
-    reader cannot see where a card lands: the controller assigns it); a dealer who dealt to the
-    wrong side reports a ``deal_error`` (void, refund). The match comes within 49 cards after the
-    joker (:data:`MAX_AFTER_JOKER`): a 50th card without one is a repeat of a dealt card, which
-    the shoe already holds as ``composition_exceeded`` (§3.0 (1)).
-    """
+    The script holds the joker only; :meth:`more` calls one card at a time, alternating sides
+    from ``first_side`` (L3543), until the joker's rank comes. The reader cannot see sides, so
+    the controller assigns them; a wrong side is the dealer's ``deal_error``. A card after the
+    match is ``extra_card`` (§3.8a [DERIVED]); a 50th card is a repeat (``composition_exceeded``,
+    §3.0 (1))."""
 
     name: ClassVar[str] = "andar_bahar"
     script = DealScript((Step((JOKER,)),), reshuffle="every_round")
@@ -209,9 +174,8 @@ class AndarBahar(BaseGame):
     rules: AndarBaharRules
 
     def begin(self, deal: Deal, bets_closed: BetsClosed | None) -> None:
-        """The round's first side: the RNG's draw on ``bets_closed`` when the studio sends it
-        (L3543 "determined randomly"; committed before the cards, §2.2 (d)), else the table's
-        ``[rules] first_side``."""
+        """The RNG's draw on ``bets_closed`` (L3543 "determined randomly"; committed before the
+        cards, §2.2 (d)), else ``[rules] first_side``."""
         drawn = bets_closed.first_side if bets_closed is not None else None
         deal.notes["first_side"] = drawn or self.rules.first_side
 
@@ -221,7 +185,6 @@ class AndarBahar(BaseGame):
         return first
 
     def _side(self, deal: Deal, index: int) -> Side:
-        """The side of the ``index``-th card after the joker (0-based): strict alternation."""
         first = self._first_side(deal)
         other: Side = "bahar" if first == "andar" else "andar"
         return first if index % 2 == 0 else other
@@ -231,7 +194,7 @@ class AndarBahar(BaseGame):
         return [(position, card) for position, card, _ in deal.order if position in SIDES]
 
     def more(self, deal: Deal) -> Sequence[Slot]:
-        """The next side's card, until a card of the joker's rank came (L3543)."""
+        """L3543: until a card of the joker's rank."""
         joker = deal.hand(JOKER)
         if not joker:
             return []
@@ -241,10 +204,8 @@ class AndarBahar(BaseGame):
         return [Slot(self._side(deal, len(after)))]
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """``winner`` (the side dealt the match, L3543), the Joker Card's colour, suit and rank
-        against 7 and 8 (L3573–3595), the winning card and its colour (L3569–3571), and the
-        cards dealt after the joker up to and including the match with their side-bet bracket
-        (L3549–3567)."""
+        """Winner L3543; joker side bets L3573–3595; winning card L3569–3571; brackets
+        L3549–3567."""
         rules = self.rules
         joker = deal.hand(JOKER)[0]
         after = self._after_joker(deal)
@@ -290,19 +251,15 @@ _JACK: Final = 11
 
 
 def three_card_line(hand: HandValue) -> str | None:
-    """The 3 Card Hand's paying line (L3445–3457, L3481–3491), ``None``: it does not win.
-
-    ``royal_flush`` is A-K-Q suited (L3447; the evaluator's "mini royal"); a straight ranks above
-    a flush (L3453–3455, 5:1 over 4:1); any pair pays (L3457, L3491); high card does not.
-    """
+    """The 3 Card Hand's paying line (L3445–3457, L3481–3491); a straight beats a flush
+    (L3453–3455)."""
     if hand.is_royal:
         return "royal_flush"
     return _THREE_LINES.get(ThreeCardCategory(int(hand.category)))
 
 
 def five_card_line(hand: HandValue) -> str | None:
-    """The 5 Card Hand's paying line (L3459–3477, L3481–3490): royal flush … two pairs, and a
-    pair only of jacks or better ("Pair JJ-AA (5 Card Hand only)", L3477)."""
+    """The 5 Card Hand's line (L3459–3477, L3481–3490); a pair pays only from jacks (L3477)."""
     if hand.is_royal:
         return "royal_flush"
     category = HandCategory(int(hand.category))
@@ -312,8 +269,8 @@ def five_card_line(hand: HandValue) -> str | None:
 
 
 def seven_card_line(hand: HandValue) -> str | None:
-    """The 7 Card Hand's paying line, best 5 of 7 (L3427, L3459–3473): royal flush down to three
-    of a kind; two pairs and pairs are "5 Card Hand only" (L3475–3477), so they do not win."""
+    """The 7 Card Hand's line, best 5 of 7 (L3427, L3459–3473); pairs are "5 Card Hand only"
+    (L3475–3477)."""
     if hand.is_royal:
         return "royal_flush"
     category = HandCategory(int(hand.category))
@@ -323,9 +280,8 @@ def seven_card_line(hand: HandValue) -> str | None:
 
 
 def _distinct(cards: Sequence[Card]) -> list[Card]:
-    """The cards with repeats told apart, so the evaluator (which refuses a duplicate, PKH-01)
-    can still rank a hand a supervisor chose to settle after a ``composition_exceeded`` hold.
-    A repeat keeps its rank and suit (and code); only its identity differs."""
+    """Repeats told apart, so the evaluator (which refuses a duplicate, PKH-01) can rank a hand a
+    supervisor settles after a ``composition_exceeded`` hold."""
     seen: Counter[Card] = Counter()
     out: list[Card] = []
     for card in cards:
@@ -336,23 +292,15 @@ def _distinct(cards: Sequence[Card]) -> list[Card]:
 
 
 class SideBetCityRules(_SequenceRules):
-    """Side Bet City's ``[rules]``: one fresh deck per game (L3423); nothing else is open."""
+    """One fresh deck per game (L3423)."""
 
 
 class SideBetCity(BaseGame):
     """Side Bet City (seed-001 §3.18, L3419–3493).
 
-    Deal: seven cards face up to ``board`` (L3427), revealed in three stages (L3431–3435):
-    cards 1–3 (stage 0), 4–5 (stage 1), 6–7 (stage 2). Each stage is a window the dealer closes
-    with ``confirm`` after revealing a hand's result ("Dealer deals the next two cards, revealing
-    the result for the 5 Card Hand", L3433); a card of the next stage before that is
-    ``card_before_decisions`` (the engine's). No decision is taken (``not_for_this_game``).
-
-    Outcome: the 3 Card Hand (cards 1–3, 3-card ranking), the 5 Card Hand (cards 1–5) and the 7
-    Card Hand (best 5 of 7) (L3427), each with its poker summary, ``paying_hand`` (the paytable
-    line, L3481–3491; ``None`` when the hand does not win) and ``wins``; ``all_lose`` when none
-    of the three wins (L3437).
-    """
+    Seven cards to ``board`` (L3427) in three stages, 3/2/2 (L3431–3435); the dealer's
+    ``confirm`` closes each stage's window (L3433). Hands of 3, 5 and best 5 of 7 (L3427) with
+    their paying lines (L3481–3491); ``all_lose`` when none wins (L3437)."""
 
     name: ClassVar[str] = "side_bet_city"
     script = DealScript(
@@ -392,26 +340,16 @@ SPEEDY_CARDS: Final = 7
 
 
 class Speedy7Rules(_SequenceRules):
-    """Speedy 7's ``[rules]``: one 52-card deck (L2515). The per-game shuffle is not stated
-    (§3.19 [GAP]); the deal script is fixed per game class, so it is every round, like the other
-    single-deck games (docs/games/sequences.md)."""
+    """One deck (L2515); the per-game shuffle is a §3.19 [GAP], read as every round."""
 
 
 class Speedy7(BaseGame):
     """Speedy 7 (seed-001 §3.19, L2513–2533).
 
-    Deal: seven cards face up to ``cards``, one per betting round (L2515, L2517). The first
-    betting round comes before card 1 and is closed by ``bets_closed`` (L2517); the next round
-    opens once a card is out, and card *k* (k ≥ 2) is due only after the dealer closed window
-    *k*−1 with ``confirm`` (six windows). A card before that is ``card_before_decisions`` (the
-    engine's). The text lists the betting rounds "second (third, fourth, fifth, sixth)" (L2519),
-    six for seven cards (C22); the game has seven (L2515 "7 rounds", §12 C22: one per card).
-    Cash-out and "no action" (L2519–2525) are bets, not deal decisions: none is taken.
-
-    Outcome: the cards and their colours in deal order (red ♦ ♥, black ♠ ♣, L2515), the count of
-    each colour and the runs of one colour: the facts on which each round's colour bet and the
-    4-card and 7-card streak bonuses (L2531–2533) are settled against each player's predictions.
-    """
+    Seven cards to ``cards``, one per betting round (L2515, L2517): card *k* ≥ 2 waits for the
+    dealer's ``confirm`` of window *k*−1. L2519 lists six later rounds (C22); the game has seven.
+    Cash-out and "no action" (L2519–2525) are bets, not deal decisions. The outcome's colours,
+    counts and runs settle the colour bets and streak bonuses (L2531–2533)."""
 
     name: ClassVar[str] = "speedy7"
     script = DealScript(

@@ -1,33 +1,16 @@
-"""Shared rules of the shoe games (baccarat, dragon tiger, blackjack): composition, burn, cut card,
-shuffler reconciliation. Pure: no I/O, no clock, no event loop; the engines own the rounds.
+"""Shared rules of the shoe games: composition, burn, cut card, shuffler reconciliation. Pure.
 
-What a shoe is, as the controller sees it (rule-book ids point into ``../shared/rules/``):
+- Composition: each (rank, suit) at most ``decks`` times (seed-000 BAC-E1, BJ-E1, V-BAC-6,
+  V-BJ-2, PKH-01; seed-001 §3.0 validator (1); seed-002-004 A.4); jokers only where the decks
+  carry them (§3.0 validator (4)); a symbol deck per seed-001 L2871.
+- Shuffler reconciliation (R6): its count is never trusted alone; the cards read are checked
+  against it.
+- Burn (seed-000 BAC-E6, V-BAC-1; the shown card discarded too, BAC-E6 DERIVED): burned faces are
+  never reported.
+- Cut card (seed-000 BAC-E3, V-BAC-6; seed-002-004 BAC 1.3.1/3.3.4).
+- A stream that begins mid-shoe (contracts §4.4): ``known=False`` skips the depth checks.
 
-- **Composition.** A shoe of ``decks`` decks holds each (rank, suit) exactly ``decks`` times
-  (seed-000 BAC-E1, BJ-E1, V-BAC-6, V-BJ-2; seed-001 §3.0 validator (1); seed-002-004 A.4
-  "≤ decks of each"). A card seen once more than that proves a foreign card:
-  :data:`COMPOSITION_EXCEEDED`, citing the rule of the game at the table (``composition_rule``:
-  baccarat's V-BAC-6, blackjack's V-BJ-2, seed-000's poker PKH-01, seed-001 §3.0 (1) for its
-  games). Jokers are refused unless the table's decks carry them (seed-001 §3.0 validator (4)):
-  :data:`JOKER_NOT_ALLOWED`. A symbol deck (Rock, Paper, Scissors, seed-001 L2871) holds
-  ``symbols`` cards of each symbol per deck and no ranked card (:data:`RANK_NOT_IN_DECK`).
-- **Shuffler reconciliation** (regulatory R6: a shuffler that reports an incorrect number of cards
-  → the deck is removed). ``shuffle_completed.cards != decks × 52`` rejects the shoe
-  (:data:`SHUFFLER_COUNT_MISMATCH`); a non-empty missing/extra deck check rejects it too
-  (:data:`SHUFFLER_DECK_CHECK`). The shuffler's count is never trusted alone: the cards actually
-  read are checked against it — more cards read than it counted, or a ``shoe_empty`` with a
-  different number read, is :data:`SHOE_COUNT_MISMATCH`.
-- **Burn** (seed-000 BAC-E6, V-BAC-1): the first card of a new shoe is shown and
-  :func:`burn_count` more cards are burned: A = 1, 2–9 face value, T/J/Q/K = 10. The exposed
-  card itself is discarded too (seed-000 BAC-E6 DERIVED "usual practice"). Burned cards are
-  hidden ("without anyone seeing them"): nothing here ever reports their faces.
-- **Cut card.** It must leave at least ``cut_card_min_behind`` cards behind it (seed-000 BAC-E3
-  ≥ 13, V-BAC-6; seed-002-004 BAC 1.3.1/3.3.4: seven from the end): :data:`CUT_CARD_TOO_DEEP`.
-  Which coup is the last is the engines' :data:`LastCoup` rule (see there).
-- **A stream that begins mid-shoe** (contracts §4.4): a :class:`Shoe` built with ``known=False``
-  counts composition from a full shoe and expects no burn; the checks that need to know how many
-  cards the shoe held (cut-card depth, ``shoe_empty`` count) are skipped.
-"""
+Readings: docs/verdicts.md "Rule-book readings"."""
 
 from __future__ import annotations
 
@@ -53,42 +36,24 @@ CUT_CARD_TOO_DEEP: Final = "cut_card_too_deep"
 DUPLICATE_BARCODE: Final = "duplicate_barcode"
 
 COMPOSITION_RULE: Final = "seed-001 §3.0(1)"
-"""The rule a :data:`COMPOSITION_EXCEEDED` finding cites unless the game names its own
-(``BaseGame.composition_rule``): seed-001's validator (1), "a card identity (rank, suit) may appear
-at most D times", which covers every card game of seed-001."""
+"""What :data:`COMPOSITION_EXCEEDED` cites unless the game names its own: seed-001 validator (1),
+which covers every card game of seed-001."""
 
 LastCoup: TypeAlias = Literal["current", "next"]
-"""Which coup is the last one of a shoe once the cut card is out.
-
-``"current"`` (the default of every card engine): the coup during which the cut card comes out —
-or, when it comes out between coups, the next coup — is the last; then no card is dealt until a
-shuffle. This is the only rule any of our rule books states: seed-002-004 BAC 3.2.2 ("The
-reshuffling of cards must occur after the deal during which the cutting card was reached") and
-BAC 3.5.4 ("The last hand before shuffling"), read as the current hand per C-A3 and the 7-card
-reserve (a coup needs at most 6); blackjack likewise (seed-002-004 BJ 3.2, seed-000 V-BJ-11 and
-§13 gap 4: finish the round, then shuffle). seed-000 has no last-coup rule (§13 gap 5), and
-seed-001 none either (§3.0).
-
-``"next"``: one more coup after that one (common practice elsewhere; seed-000 BAC-E3's 13 cards
-behind the cut card are enough for it: two coups of at most 6 cards).
-"""
+"""Which coup is the last once the cut card is out. ``"current"`` is the only rule a book states:
+seed-002-004 BAC 3.2.2, BAC 3.5.4 (C-A3, the 7-card reserve), BJ 3.2, seed-000 V-BJ-11 and §13
+gap 4; seed-000 (§13 gap 5) and seed-001 (§3.0) have none. ``"next"``: one more coup (BAC-E3's 13
+cards behind the cut card allow it)."""
 
 OnFault: TypeAlias = Literal["decide", "void"]
-"""What a device fault during a round does.
-
-``"decide"``: the round waits in ``pending_decision`` for a supervisor (``confirm`` → it goes on,
-``void`` → void): seed-000 GEN-10/11/12, BAC-I4, BJ-I6 (the hand is completed, by a manager's
-decision). ``"void"``: the round is void at once (``device_fault``): seed-001 L1587 (baccarat),
-L1793 (football studio), L1823 (dragon tiger) "any malfunction voids the game round",
-seed-002-004 BJ 2.1.5.
-"""
+"""A device fault in a round. ``"decide"``: wait for a supervisor (seed-000 GEN-10/11/12, BAC-I4,
+BJ-I6). ``"void"``: void at once, seed-001 L1587, L1793, L1823 "any malfunction voids the game
+round", seed-002-004 BJ 2.1.5."""
 
 
 class ShoeRules(pydantic.BaseModel):
-    """``[rules]`` keys every shoe game shares; each game's model sets its rule book's defaults.
-
-    Strict like every ``[rules]`` model: unknown keys and wrong types are config errors.
-    """
+    """``[rules]`` keys every shoe game shares; strict: unknown keys and wrong types are config
+    errors."""
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -123,23 +88,15 @@ class ShoeRules(pydantic.BaseModel):
 
 
 def shoe_size(decks: int, jokers_per_deck: int = 0, ranks: str = RANKS, symbols: int = 0) -> int:
-    """Cards in a full shoe: ``decks × (4 × len(ranks) + jokers_per_deck)`` (52 a standard
-    deck); a symbol deck (``symbols`` cards of each of its three symbols) ``decks × 3 ×
-    symbols``."""
+    """Cards in a full shoe; a symbol deck has three symbols."""
     if symbols:
         return decks * len(SYMBOLS) * symbols
     return decks * (4 * len(ranks) + jokers_per_deck)
 
 
 def burn_count(card: Card) -> int:
-    """How many cards the shown first card of a shoe burns (seed-000 BAC-E6, V-BAC-1).
-
-    A = 1, 2–9 = face value, T/J/Q/K = 10 (here tens and pictures count 10, unlike their baccarat
-    point value 0).
-
-    Raises:
-        ValueError: a joker (it has no nominal value).
-    """
+    """Cards the shown first card burns (seed-000 BAC-E6, V-BAC-1): tens and pictures count 10 here,
+    unlike their baccarat value 0. A joker has no value (ValueError)."""
     if card.is_joker:
         raise RuleError("a joker has no burn value")
     if card.rank == "A":
@@ -150,9 +107,8 @@ def burn_count(card: Card) -> int:
 
 
 def read_card(code: str, *, symbols: bool = False) -> Card | Finding:
-    """The card an event names, or a :data:`NOT_A_CARD` finding (the coup waits for a rescan or a
-    manual card, like a read error). ``symbols``: the table deals a symbol deck (``RK``, ``PA``,
-    ``SC`` are cards there, contracts §4.1 extended; nowhere else)."""
+    """The card, or a :data:`NOT_A_CARD` finding (the coup waits for a rescan). Symbol codes only on
+    a symbol-deck table (contracts §4.1 extended)."""
     try:
         return parse_card(code, symbols=symbols)
     except ValueError:
@@ -162,20 +118,8 @@ def read_card(code: str, *, symbols: bool = False) -> Card | Finding:
 class Shoe:
     """What has come out of one shoe, by (rank, suit).
 
-    Args:
-        decks: decks in the shoe (each (rank, suit) may come out this many times).
-        jokers_per_deck: jokers each deck carries (0: a joker is refused).
-        known: ``False`` for a stream that begins mid-shoe (contracts §4.4): composition is counted
-            from a full shoe, but how many cards came out before is unknown, so depth checks
-            (cut card, ``shoe_empty``) are skipped.
-        counted: the shuffler's own count of this shoe, when a shuffler loaded it (R6).
-        ranks: the ranks each deck holds (:attr:`ShoeRules.ranks`).
-        symbols: a symbol deck's cards of each symbol per deck (0: a deck of ranked cards).
-        composition_rule: the rule id a :data:`COMPOSITION_EXCEEDED` finding cites (the game's).
-
-    Raises:
-        ValueError: ``decks`` below 1, ``jokers_per_deck`` or ``symbols`` below 0.
-    """
+    ``known=False``: a stream that begins mid-shoe (contracts §4.4); depth checks are skipped.
+    ``counted``: the shuffler's own count (R6)."""
 
     __slots__ = ("_counted", "_counts", "_dealt", "_decks", "_jokers", "_known", "_ranks",
                  "_rule", "_symbols")  # fmt: skip
@@ -241,13 +185,8 @@ class Shoe:
         return self._counts[(card.rank, card.suit)]
 
     def deal(self, card: Card) -> Finding | None:
-        """Record a card that left the shoe; the finding if it proves a foreign card.
-
-        The card is counted either way (it is physically out). A (rank, suit) seen more than
-        ``decks`` times: :data:`COMPOSITION_EXCEEDED`; a joker on a table without jokers:
-        :data:`JOKER_NOT_ALLOWED`; both are ``hold`` findings. More cards read than the shuffler
-        counted: :data:`SHOE_COUNT_MISMATCH` (R6: its count is never trusted alone).
-        """
+        """Count a card that left the shoe (it is physically out either way) and return the finding
+        it proves, if any; R6: the shuffler's count is never trusted alone."""
         self._dealt += 1
         key = (card.rank, card.joker_id) if card.is_joker else (card.rank, card.suit)
         self._counts[key] += 1
@@ -374,11 +313,7 @@ def check_cut_card(shoe: Shoe, min_behind: int) -> Finding | None:
 
 
 class Burn:
-    """The burn procedure of a new shoe (seed-000 BAC-E6, V-BAC-1).
-
-    The first card read is shown; :func:`burn_count` of it more cards are then burned. The shown
-    card is public; burned cards are counted, never named.
-    """
+    """The burn of a new shoe (seed-000 BAC-E6, V-BAC-1): burned cards are counted, never named."""
 
     __slots__ = ("_burned", "_expected", "_shown")
 
@@ -406,12 +341,8 @@ class Burn:
         return self._expected is not None and self._burned >= self._expected
 
     def take(self, card: Card) -> bool:
-        """Feed the next card of the shoe; ``True`` once the burn is complete.
-
-        A joker or a symbol card (``RK``, ``PA``, ``SC``) as the shown card burns nothing: it has
-        no nominal value (seed-000 BAC-E6 counts pips); the shoe's composition check reports a
-        joker itself.
-        """
+        """``True`` once the burn is complete. A joker or symbol card burns nothing: BAC-E6 counts
+        pips."""
         if self._expected is None:
             self._shown = card
             self._expected = 0 if card.is_joker or card.is_symbol else burn_count(card)

@@ -45,16 +45,9 @@ from tablectl.drivers.cards import Card
 
 
 class BombayRules(GameRules):
-    """The ``[rules]`` of a Bombay Poker table; defaults are seed-000's reading.
-
-    ``boxes`` ≤ 3, default 3 (BMP-B1). One 52-card deck, no jokers (PKH-01), shuffled for every
-    round. ``on_fault = "decide"``: a shuffler fault once the deal has begun is cancelled "at the
-    discretion of the Floor Manager" (GEN-12; before the deal the engine cancels the hand,
-    PKH-22). ``bonus_on_sixth_card``: §32 "The bonus Bet is paid out before the sixth card is
-    purchased" against §33 "If the Player buys a sixth card … the bonus Bet is lost" (§14 item
-    18): ``lost`` (default, §33, as for an exchange) or ``paid`` (the bonus on the five dealt
-    cards stands when the sixth card is bought).
-    """
+    """Bombay Poker's ``[rules]`` (seed-000's reading): ``boxes`` ≤ 3 (BMP-B1); one deck (PKH-01);
+    ``on_fault = "decide"`` (GEN-12; before the deal, PKH-22). ``bonus_on_sixth_card``: §32
+    against §33 (§14 item 18), ``lost`` by default as for an exchange."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
@@ -71,37 +64,16 @@ _BUY: Final = 2
 
 
 class BombayPoker(DealerPoker):
-    """Bombay Poker (seed-000 §8).
+    """Bombay Poker (seed-000 §8); the result's shape is in docs/games/card_poker.md.
 
-    Windows (each closed by the dealer's ``confirm``):
+    Windows, each closed by the dealer's ``confirm``:
 
-    1. Draw (§7–9): ``exchange`` (1–5 cards given back, ``cards`` names them), ``sixth_card``,
-       ``fold``; no decision = keep the cards. One draw decision per box. The new cards are
-       dealt once the window is closed, box by box left to right (§9: "Only after all Players
-       have made their decision will the dealer begin to exchange cards from left to right"),
-       face down.
-    2. Play (§10): ``play`` (the BET) or ``fold``; insurance is a money bet (§11–15); the
-       dealer's ``confirm`` is "insurance closed" (§15), then he reveals (PKH-15).
-    3. Buy a game, only if the dealer has no game (§21–24): ``buy_game``. After the ``confirm``,
-       if any box bought, the dealer's highest card goes to the card corner and the next card
-       replaces it, face up; a card of the removed card's rank is put aside and replaced again,
-       without limit, "unless the selected cards form a combination, such as a flush" (§23,
-       V-BMP-4): read as "unless, with that card, the dealer has a game". Only one highest card
-       is replaced (§24: still no game → nothing paid).
-
-    The result::
-
-        {"dealer": {"cards": [...], "up_card": "9S", **summary, "qualifies": false,
-                    "dealt": [...5], "replacement": {"removed": "QS", "discarded": ["QH"],
-                    "bought_by": ["box1"]} | None},
-         "dealer_no_game": true,
-         "boxes": {"box1": {"cards": [...], "given_back": [...], "sixth_card": false,
-                            "folded": false, **summary, "result": "win", "bought_game": true,
-                            "combinations": [{**summary, "class": "pair"},
-                                             {**summary, "class": "ace_king"}],
-                            "second_combination_paid": true, "insurable": false,
-                            "bonus": {"cards": [...5], **summary, "eligible": false}}}}
-    """
+    1. Draw (§7–9): ``exchange``, ``sixth_card`` or ``fold``, one per box; new cards face down,
+    box by box left to right after the window (§9). 2. Play (§10): ``play`` or ``fold``; the
+    ``confirm`` is "insurance closed" (§11–15), then the dealer reveals (PKH-15). 3. Buy a game
+    (§21–24), only if the dealer has none: his highest card is replaced face up, a card of its
+    rank again without limit "unless the selected cards form a combination" (§23, V-BMP-4), read
+    as "unless the dealer then has a game"; only one card is replaced (§24)."""
 
     name: ClassVar[str] = "bombay_poker"
     composition_rule: ClassVar[str] = "PKH-01"  # seed-000 §5 covers Bombay Poker
@@ -231,13 +203,8 @@ class BombayPoker(DealerPoker):
         return []  # the cards come after the window (see :meth:`more`)
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
-        """PKH-21: "If the dealer deals the wrong number of cards or deals any cards face up, all
-        cards will be reshuffled and Bets will remain untouched".
-
-        Once the dealer has revealed ("insurance closed" confirmed, PKH-15: he opens his cards,
-        then the players'), every card lies open and the dealer's replacement cards are dealt
-        face up: a card exposed then is only noted (:data:`FACE_UP_ANYWAY`).
-        """
+        """PKH-21: a wrong card count or a card face up reshuffles, bets stand. After the reveal
+        (PKH-15) every card lies open, so an exposed card is only noted (:data:`FACE_UP_ANYWAY`)."""
         if error.kind == "card_exposed" and deal.windows_closed >= _BUY:
             return Remedy("note", "PKH-15", remedy=FACE_UP_ANYWAY)
         return Remedy("void", "PKH-21", MISDEAL, RESHUFFLE_BETS_STAND)
@@ -305,10 +272,8 @@ class BombayPoker(DealerPoker):
         }
 
     def _bonus(self, deal: Deal, box: int) -> dict[str, Any]:
-        """The Bonus bet "starts from a straight" (§31) on the five cards dealt; "If the Player
-        buys a sixth card or exchanges cards, the bonus Bet is lost" (§33; the sixth card by
-        ``bonus_on_sixth_card``), and the cards are not checked on "the Player's immediate
-        surrender" (§34): a fold in the draw window."""
+        """The Bonus "starts from a straight" (§31) on the five dealt cards; lost on a sixth card or
+        an exchange (§33, ``bonus_on_sixth_card``); not checked on a fold (§34)."""
         first_five = self.dealt(deal, box_name(box))[:5]
         hand = self.value(first_five)
         lost = deal.decided(box, "exchange") or (

@@ -1,23 +1,10 @@
 """Ball draws (lotto, keno, bingo drums) as pure rules: parameters, the draw, the result.
 
-A preset per game (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`; contracts §4.2),
-``[rules]`` on top. Rule ids: seed-001 §6, §10, §12; ``regulatory.md`` R16 (mixing, ball integrity).
-
-- A draw is ``draw`` (k) distinct balls of ``balls`` (n), numbered from ``lowest``, then ``bonus``
-  more from the rest (§6: no duplicates; re-insertion only between rounds, 1 Bet L3323).
-- Order is the read order (Lucky 7 L2319, Mega Ball L2859) or receiver position (Lucky 5 L2123;
-  Lucky 6/60 L2537).
-- Balls after the count are ignored, flagged by default (Lucky 7 L2319); no other extra-ball rule
-  [GAP].
-- A draw that ends short has not taken place (L2319; C38: no remedy, the engine voids it).
-- Reads are trusted only when they cannot contradict the drum:
-  :class:`tablectl.controller.games.draw_round.Draw`.
-- Fruitrace compares the tube with a fixed ``panel`` (§6.12 L2907–2927); Cash or Crash draws until
-  a red ball crashes or the top level (§6.13 L4399–4407: ``crash_color``, ``shield_color``), so
-  no fixed length.
-
-Pure: the engine (:mod:`tablectl.controller.engines.draw`) owns the round.
-"""
+Rule ids: seed-001 §6 (no duplicates; re-insertion only between rounds, 1 Bet L3323), §10, §12;
+regulatory R16. Read order (Lucky 7 L2319, Mega Ball L2859) or receiver position (Lucky 5 L2123;
+Lucky 6/60 L2537); extra balls flagged (L2319); a short draw did not take place (L2319, C38);
+Fruitrace's panel (§6.12 L2907–2927); Cash or Crash's ladder (§6.13 L4399–4407). Readings:
+docs/games/drum_games.md."""
 
 from __future__ import annotations
 
@@ -48,20 +35,15 @@ DrawVariant: TypeAlias = Literal[
 
 
 class DrawRules(pydantic.BaseModel):
-    """The ``[rules]`` of a ball-draw table, validated strictly (unknown keys are errors).
-
-    Built from a game's preset (:data:`tablectl.controller.games.catalog.DRAW_PRESETS`) with the
-    table's overrides on top by :func:`tablectl.controller.engines.load_rules` (errors name the
-    key and the file).
-    """
+    """The ``[rules]`` of a ball-draw table: a preset with the table's keys on top, validated
+    strictly."""
 
     # strict: a TOML ``draw = "7"`` is a config mistake, not a 7.
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, strict=True)
 
     variant: DrawVariant | None = None
-    """The preset these parameters started from (a table may pick another preset than its game
-    key, e.g. ``game = "lucky6"`` with ``variant = "lucky6_60"``; seed-001 C40: two games share
-    the title "LUCKY 6")."""
+    """The preset these started from; a table may pick another (seed-001 C40: two games are "LUCKY
+    6")."""
 
     balls: int = pydantic.Field(ge=1, le=1000)
     """n: balls in the drum."""
@@ -78,9 +60,8 @@ class DrawRules(pydantic.BaseModel):
     the Mega Ball(s), L2863)."""
 
     bonus_min: int | None = pydantic.Field(default=None, ge=0)
-    """When the number of bonus balls varies per round (Mega Ball: "one or two", L2863): the
-    fewest. The draw then ends after ``bonus`` bonus balls, or after at least ``bonus_min`` when
-    the drum reports ``tube_full``. ``None``: always exactly ``bonus``."""
+    """Mega Ball's "one or two" (L2863): the fewest bonus balls, enough once the drum reports
+    ``tube_full``."""
 
     order: Literal["read", "position"] = "read"
     """``read``: the order of reading (tube order); ``position``: by receiver position (each read
@@ -90,44 +71,34 @@ class DrawRules(pydantic.BaseModel):
     """Balls after the count never enter the result; ``flag`` reports each as a verdict."""
 
     min_mixing_seconds: float = pydantic.Field(default=0.0, ge=0)
-    """Mixing (blower on) before the first ball, timed from the events' ``ts``. The source gives
-    no figure (§2.1 lists every timing it has) [GAP]; regulatory R16 requires mechanical mixing.
-    0 disables the check."""
+    """Mixing before the first ball: no figure in the source [GAP], R16 requires mixing; 0
+    disables."""
 
     min_quality: int = pydantic.Field(default=50, ge=0, le=100)
     """A read whose reader ``quality`` (0–100) is below this is held for a re-read. The source
     has no figure [GAP]; reads without a quality, and manual entries, are trusted."""
 
     on_fault: Literal["decide", "void"] = "decide"
-    """A device fault once the draw has begun: ``decide`` holds the round for a supervisor
-    (``confirm`` goes on, ``void`` voids): no ball game has a malfunction clause (seed-001 §2.2,
-    §6), so G3/G4 and C42 apply (a fault that does not affect the result lets it stand, with
-    manual confirmation). ``void`` voids it ``device_fault`` (G1)."""
+    """No ball game has a malfunction clause (seed-001 §2.2, §6), so G3/G4 and C42 apply: ``decide``
+    holds for a supervisor; ``void`` voids ``device_fault`` (G1)."""
 
     colors: dict[str, list[int]] | None = None
     """Colour → its balls; when set, every ball has exactly one colour. Lucky 5 (L2123) and Lucky 7
     (L2319) give the colour sizes but not the map [GAP]: configure the drum's own."""
 
     values: list[int] | None = None
-    """Face value of each ball, ``values[i]`` for ball ``lowest + i``, when the printed face is not
-    the ball's id (Lucky 6/60: 60 physical balls carry digits 0–9, L2537, C39). Sums, parity and
-    zones then use the faces."""
+    """Face values where a ball's face is not its id (Lucky 6/60's digits, L2537, C39)."""
 
     zones: list[str] | None = None
-    """Receiver zones, left to right, splitting the k balls evenly (Lucky 6/60: A, B, C of 2 balls
-    each, L2537); each zone's faces form a number ("the numbers of the balls dropped out in A
-    zone will make the selected number (00,…,99)")."""
+    """Receiver zones, left to right (Lucky 6/60: A, B, C, L2537); each zone's faces form a
+    number."""
 
     prefix_sums: list[int] = pydantic.Field(default_factory=list)
     """Sums of the first N balls the bets need (Lucky 6/48: "sum of the first 5 balls", L3031;
     Super Six C27)."""
 
     panel: list[str] | None = None
-    """Fruitrace's comparison panel: the colour shown beside each tube position, the first ball's
-    position first (§6.12 L2907: "the balls are arranged vertically next to the symbol comparison
-    panel"). The book gives the panel's symbols, not their order [GAP]: configure the studio's.
-    A match is a ball of the panel's colour at its position; every ball counts (``draw`` =
-    ``len(panel)``)."""
+    """Fruitrace's panel colours by tube position (§6.12 L2907); their order is not given [GAP]."""
 
     panel_min_matches: int = pydantic.Field(default=4, ge=1)
     """The fewest matches that win (L2909: "in case of 4 or more matches")."""
@@ -137,14 +108,11 @@ class DrawRules(pydantic.BaseModel):
     aligns … just one pure match of '7'-ball, without any other matches")."""
 
     crash_color: str | None = None
-    """A ball of this colour ends the draw unless a shield stands (§6.13 L4407: "If a red ball
-    falls out, the player loses … and the game ends, except in cases when the blimp is protected
-    by a shield"); every ball of another colour raises the blimp one level (L4401, L4405)."""
+    """A ball of this colour ends the draw unless a shield stands (§6.13 L4407); others climb
+    (L4401, L4405)."""
 
     shield_color: str | None = None
-    """A ball of this colour raises the blimp and gives a shield that takes the next crash ball
-    (§6.13 L4405: "a 'shield', which not only protects the blimp from the next red ball, but also
-    raises it by one level"). One shield at a time: a second one before a crash adds none (the
+    """Raises the blimp and takes the next crash ball (§6.13 L4405); one shield at a time (the
     book's drum has one golden ball)."""
 
     @property
@@ -261,9 +229,7 @@ def color_of(rules: DrawRules, ball: int) -> str | None:
 
 
 def ladder_end(rules: DrawRules, balls: Sequence[int]) -> int | None:
-    """A crash draw (``crash_color``): how many of ``balls`` (in draw order) the round takes —
-    up to the crash ball no shield took, or to the ball that reaches the top level (``draw``);
-    ``None`` while the draw goes on (§6.13 L4401–4407)."""
+    """How many balls a crash draw takes, ``None`` while it goes on (§6.13 L4401–4407)."""
     level, shield = 0, False
     for taken, ball in enumerate(balls, 1):
         colour = color_of(rules, ball)
@@ -280,9 +246,7 @@ def ladder_end(rules: DrawRules, balls: Sequence[int]) -> int | None:
 
 
 def _ladder_facts(rules: DrawRules, balls: Sequence[int]) -> dict[str, Any]:
-    """Cash or Crash's facts: the blimp's level after each ball (the cash-out decisions are
-    taken at those levels, L4403), the level reached, whether it crashed, and the balls a
-    shield took (1-based draw positions)."""
+    """Cash or Crash's levels (the cash-out decisions, L4403), crash and shields."""
     levels: list[int] = []
     shielded: list[int] = []
     level, shield, crashed = 0, False, False
@@ -309,10 +273,7 @@ def _ladder_facts(rules: DrawRules, balls: Sequence[int]) -> dict[str, Any]:
 
 
 def _panel_facts(rules: DrawRules, balls: Sequence[int]) -> dict[str, Any]:
-    """Fruitrace's facts (§6.12 L2909–2927): the matches with the panel (1-based tube
-    positions), their count per colour, and the class the bets pay: ``"solo"`` (only the
-    ``panel_solo`` ball aligns), the number of matches from ``panel_min_matches`` on, else
-    ``None``."""
+    """Fruitrace's matches and the class the bets pay (§6.12 L2909–2927)."""
     panel = rules.panel or []
     matched = [
         position
@@ -345,21 +306,9 @@ def _face(rules: DrawRules, ball: int) -> int:
 def draw_result(
     rules: DrawRules, balls: Sequence[int], bonus: Sequence[int] = ()
 ) -> dict[str, Any]:
-    """The ``result`` of a settled draw (contracts §4.3 ``{"balls": [...]}``, extended).
-
-    The derived facts are what seed-001's bets settle on: sum, odd/even counts (Lucky 5/7 "more
-    odd or more even", "sum odd/even"), first/last ball (Lucky 7 L2321–2465, Lucky 6/48, Super
-    Six), colour counts and sums (Lucky 5 per-colour bets, Lucky 7 "yellow sum", MEGA 6 "white
-    sum"), prefix sums (Lucky 6/48 "first 5 balls") and zones (Lucky 6/60). Sums and parity are
-    over the faces when ``values`` is configured; ``bonus`` balls are reported apart and enter
-    none of the facts. A panel draw adds the panel facts (Fruitrace), a crash draw the ladder
-    facts (Cash or Crash); a crash draw's ``balls`` are as many as the draw took
-    (:func:`ladder_end`).
-
-    Raises:
-        ValueError: a ball out of range, a repeated ball or the wrong count (a draw that broke
-            the rules is never a result).
-    """
+    """The ``result`` of a settled draw (contracts §4.3, extended by the facts seed-001's bets
+    settle on: Lucky 5/7, Lucky 7 L2321–2465, Lucky 6/48, Super Six, MEGA 6, Lucky 6/60). Bonus
+    balls enter no fact. A draw that broke the rules raises: it is never a result."""
     everything = [*balls, *bonus]
     if rules.crash_color is None and len(balls) != rules.draw:
         raise RuleError(f"a result has {rules.draw} balls, got {len(balls)}")

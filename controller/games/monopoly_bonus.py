@@ -1,32 +1,9 @@
 """Monopoly Live's dice bonus as pure rules: how many rolls, where Mr. Monopoly goes, when it ends.
 
-The wheel engine (:mod:`tablectl.controller.engines.wheel`) keeps a Monopoly round open after the
-wheel stops on "2 rolls" or "4 rolls" when the table plays the bonus with physical dice
-(``[rules] dice_bonus = true``), and feeds each roll through :func:`roll`. Rule ids point into
-``../shared/seeds/`` seed-001 (digest: ``../shared/rules/seed-001-live-casino-regulations.md``
-§5.2, §7.4):
-
-- **Dice** (L1897): "2 dice, each marked with 1 to 6 dots"; "2 rolls" rolls them twice, "4 rolls"
-  four times (``bonus_rolls``). A reading of another number of dice is no roll (a verdict).
-- **Doubles** (L1899, L1919): "If a pair of dice … is rolled … it means an additional roll",
-  "except if the pair is used to get out of the Jail". L1919's "option" is taken as automatic: the
-  roll is one for every bonus player, nobody chooses.
-- **Jail** (L1921): after landing on Go to Jail "a pair on the dices is needed after the roll,
-  otherwise the Bonus game ends" (the rolls left are forfeited; prior winnings are kept, which is
-  the back office's business).
-- **The board is not in the rule book.** L1907 names the kinds of field and L1901 says Mr.
-  Monopoly moves by the sum of the dots, but neither the number of squares nor their order is
-  given [GAP]. The jail rule needs to know where Go to Jail is, so the position is tracked on a
-  documented assumption (:class:`Board`): the standard 40-square board numbered from GO = 0, Jail
-  at 10, Go to Jail at 30, every one of them configurable. Also assumed (not stated): each bonus
-  starts on GO; a double out of Jail moves Mr. Monopoly by its sum. The book's Chance and
-  Community Chest fields give cash (L1913), never a move, so the dice alone fix the position.
-- **Money is not ours.** Multipliers, buildings and hotels (L1909–1911, "randomly": RNG), cards,
-  taxes and GO's doubling (L1913–1917) are the back office's: the outcome reports the rolls and the
-  squares, not winnings.
-
-Pure: no I/O, no clock. Values are immutable; :func:`roll` returns the next state.
-"""
+Rule ids: seed-001 §5.2, §7.4: two dice (L1897); a double rolls again (L1899) except out of Jail
+(L1919, taken as automatic); Jail without a double ends the bonus (L1921). The board is not in
+the book (L1901, L1907 [GAP]): :class:`Board` assumes the standard one. Money (L1909–1917) is the
+back office's. Readings: docs/verdicts.md "Monopoly's dice bonus"."""
 
 from __future__ import annotations
 
@@ -59,11 +36,7 @@ End: TypeAlias = Literal["rolls", "jail"]
 
 @dataclass(frozen=True, slots=True)
 class Board:
-    """Where the squares that decide anything are: an assumption, the book gives no board.
-
-    The defaults are the standard 40-square board numbered from GO = 0 (``[rules]
-    board_squares``, ``board_jail``, ``board_go_to_jail``).
-    """
+    """An assumption, the book gives no board: the standard 40 squares from GO = 0, configurable."""
 
     squares: int = 40
     jail: int = 10
@@ -158,10 +131,7 @@ def start_bonus(segment: str, rolls: int, board: Board | None = None) -> DiceBon
 
 
 def check_roll(dice: Sequence[int]) -> Finding | None:
-    """Why a reading is not a roll of this bonus (``wrong_dice_count``), or ``None``.
-
-    Faces are 1–6 already (the ``dice`` event is validated when parsed).
-    """
+    """``wrong_dice_count``, or ``None`` (faces were checked when the event was parsed)."""
     if len(dice) == DICE_PER_ROLL:
         return None
     return Finding(
@@ -178,17 +148,9 @@ def reroll(bonus: DiceBonus) -> DiceBonus:
 
 
 def roll(bonus: DiceBonus, dice: Sequence[int]) -> DiceBonus:
-    """The bonus after one counted roll of two dice.
-
-    Every roll uses one of the rolls due. A double adds one (L1899) unless it is the double that
-    leaves Jail (L1919). In Jail, a roll that is no double ends the bonus (L1921); a double leaves
-    Jail and moves by its sum (assumed). Landing on Go to Jail moves to Jail; with no roll left the
-    bonus simply ends there.
-
-    Raises:
-        RuleError: the bonus has ended, or ``dice`` is not two faces 1–6 (:func:`check_roll`
-            first: a wrong reading is a verdict, not this).
-    """
+    """The bonus after one roll: a double adds a roll (L1899) unless it leaves Jail (L1919); in Jail
+    a non-double ends it (L1921); leaving Jail moves by the sum (assumed). Call
+    :func:`check_roll` first: a wrong reading is a verdict, not this ``RuleError``."""
     if bonus.done:
         raise RuleError("the bonus has ended: no more rolls")
     if len(dice) != DICE_PER_ROLL or not all(d in DIE_FACES for d in dice):
@@ -225,9 +187,7 @@ def roll(bonus: DiceBonus, dice: Sequence[int]) -> DiceBonus:
 
 
 def bonus_result(bonus: DiceBonus) -> dict[str, Any]:
-    """The ``bonus`` of a Monopoly outcome's ``result`` (docs/verdicts.md "Monopoly's dice
-    bonus"): every roll, the extra rolls granted, Jail, and the board assumption the squares are
-    counted on. JSON-ready."""
+    """The outcome's ``bonus`` (docs/verdicts.md "Monopoly's dice bonus"), JSON-ready."""
     return {
         "segment": bonus.segment,
         "rolls_due": bonus.due,

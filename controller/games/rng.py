@@ -1,20 +1,10 @@
-"""A studio RNG's picks as pure rules: when an ``rng_draw`` may come, and whether its picks can be
-the round's lightning numbers. One place for every game with an RNG draw (Lightning Dice,
-Lightning Roulette, …), so each refuses a late, early or repeated draw with the same codes.
+"""A studio RNG's picks as pure rules: when an ``rng_draw`` may come and whether its picks can be
+the round's lightning numbers; one place, so every RNG game refuses a bad draw with the same
+codes.
 
-Seed-001 §2.2 (d): an RNG component "must be generated and committed **before** the physical
-result is known"; the book states the timing for Lightning Dice (L3069: "After betting time has
-expired, the 'lightning strikes' … Then the dealer drops the dice") and Lightning Roulette (L115:
-"at the end of the time of betting randomly selected one or more 'lucky numbers'"). Hence one draw
-a round, after ``bets_closed`` and before the result (:func:`rng_order`), and picks a game can pay
-on (:func:`check_picks`: values of the game's domain, no value twice, every pick with a
-multiplier, and, where the game's book lists them, the multipliers and how many picks there are).
-
-The codes are verdicts (``docs/verdicts.md``): the draw is refused, the round goes on.
-:data:`RNG_MISSING` is the one the engines add when a result comes without a draw.
-
-Pure: no I/O, no clock.
-"""
+seed-001 §2.2 (d): committed before the physical result is known; L3069 (Lightning Dice) and L115
+(Lightning Roulette): after betting time. The codes are verdicts (docs/verdicts.md): the draw is
+refused, the round goes on."""
 
 from __future__ import annotations
 
@@ -43,19 +33,14 @@ RNG_MISSING: Final = "rng_missing"
 Stage: TypeAlias = Literal[
     "betting", "closed", "rolling", "spinning", "dealing", "result", "ended", "none"
 ]
-"""Where a round is when an ``rng_draw`` arrives: betting open; bets closed, the result not yet
-known; (dice) the dice dropped; (a wheel) set spinning; (cards) the first card out; (a held
-round) its result known; the last round ended (no round in play); no round yet."""
+"""Where a round is when an ``rng_draw`` arrives."""
 
 _V = TypeVar("_V")
 
 
 def rng_order(*, expected: bool, stage: Stage, drawn: bool) -> tuple[str, str] | None:
-    """Why an ``rng_draw`` comes at the wrong time (code, message), or ``None``.
-
-    ``expected``: the game has an RNG draw; ``drawn``: this round's picks are already in.
-    Seed-001 §2.2 (d), L115, L3069: one draw, after betting time and before the result.
-    """
+    """Why an ``rng_draw`` comes at the wrong time, or ``None``: one draw, after betting time and
+    before the result (seed-001 §2.2 (d), L115, L3069)."""
     if not expected:
         return RNG_NOT_EXPECTED, "this game has no RNG draw"
     if stage == "betting":
@@ -96,23 +81,10 @@ def check_picks(
     multipliers: Collection[int] | None = None,
     count: tuple[int, int] | None = None,
 ) -> tuple[tuple[_V, int], ...] | Finding:
-    """An ``rng_draw``'s picks as the round's lightning numbers, ``(value, multiplier)`` in the
-    RNG's order, or why they cannot be.
-
-    Args:
-        valid: whether a value is in the game's domain (a dice total, a pocket).
-        span: the domain in words, for the message (``"totals 3-18"``).
-        rule: the rule id the finding cites.
-        multipliers: the multipliers the game's book lists (``None``: any).
-        count: how many picks a draw has, inclusive (``None``: any).
-
-    Findings, in this order:
-
-    - ``rng_value_out_of_range``: a value outside the domain;
-    - ``rng_pick_invalid``: a value picked twice (``reason: "repeated"``), a pick without a
-      multiplier (``"no_multiplier"``), a multiplier the game does not have (``"multiplier"``),
-      or too few or too many picks (``"count"``).
-    """
+    """The picks as ``(value, multiplier)`` in the RNG's order, or the first finding:
+    ``rng_value_out_of_range``, then ``rng_pick_invalid`` (``repeated``, ``no_multiplier``,
+    ``multiplier``, ``count``). ``multipliers`` and ``count`` are the book's, ``None`` where it
+    lists none."""
     numbers = [(p.value, p.multiplier) for p in picks if valid(p.value)]
     if len(numbers) != len(picks):
         bad = [p.value for p in picks if not valid(p.value)]

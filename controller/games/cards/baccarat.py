@@ -1,16 +1,8 @@
-"""Baccarat (Punto Banco) rules as pure functions: points, the deal order with the third-card
-tableau, and the published result; :class:`Baccarat` is the game the card engine
-(:mod:`tablectl.controller.engines.cards`) runs: its deal script P1, B1, P2, B2, then the tableau.
+"""Baccarat (Punto Banco): points, the third-card tableau, the result, and :class:`Baccarat`.
 
-Rule-book ids (``../shared/rules/``):
-
-- seed-000 §4 (Bombay Club): BAC-E1 (8 decks), BAC-E3 (≥ 13 cards behind the cut card), BAC-E6
-  (burn), §4.3 (deal, naturals, the third-card tableau, card values), §4.4 (payouts: commission,
-  no-commission Banker 6, pairs, Bombay Six), V-BAC-1..6;
-- seed-001 §3.1 (L1497–1587: values, mod 10, tableau gaps C7 → standard Punto Banco tableau);
-- seed-002-004 A.1 (BAC 1.3.1 cut card seven from the end, BAC 3.4.3 deal order P1 B1 P2 B2,
-  BAC 3.5.1 drawing rules, BAC 3.2.2 / 3.5.4 last coup).
-"""
+Rule ids: seed-000 §4 (BAC-E1, BAC-E3, BAC-E6, §4.3, §4.4, V-BAC-1..6); seed-001 §3.1
+(L1497–1587, C7 → the standard tableau); seed-002-004 A.1 (BAC 1.3.1, 3.4.3, 3.5.1, 3.2.2 /
+3.5.4)."""
 
 from __future__ import annotations
 
@@ -32,11 +24,8 @@ MAX_CARDS: Final = 6
 
 
 class BaccaratRules(ShoeRules):
-    """The ``[rules]`` section of a baccarat table; defaults are seed-000's reading.
-
-    seed-004 (live studio) tables set ``cut_card_min_behind = 7`` and ``burn = false`` (it has no
-    burn rule, C-A2); seed-001 tables set ``on_fault = "void"`` (L1587).
-    """
+    """Defaults are seed-000's; seed-004 tables set ``cut_card_min_behind = 7`` and ``burn = false``
+    (C-A2), seed-001 tables ``on_fault = "void"`` (L1587)."""
 
     decks: int = pydantic.Field(default=8, ge=1, le=16)
     """seed-000 BAC-E1, seed-001 L1499, seed-002-004 BAC 1.3.1: eight decks."""
@@ -59,12 +48,8 @@ class BaccaratRules(ShoeRules):
 
 
 def point(card: Card) -> int:
-    """A card's baccarat value: A = 1, 2–9 face value, T/J/Q/K = 0 (seed-000 §4.3 §10, seed-001
-    L1501–1505, seed-002-004 BAC 1.3.2).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """A = 1, 2–9 face value, T/J/Q/K = 0 (seed-000 §4.3 §10, seed-001 L1501–1505, seed-002-004 BAC
+    1.3.2)."""
     if card.is_joker:
         raise RuleError("a joker has no baccarat value")
     if card.rank == "A":
@@ -85,12 +70,8 @@ def is_natural(cards: Sequence[Card]) -> bool:
 
 
 def banker_draws(banker_total: int, player_third: Card | None) -> bool:
-    """Whether the Banker draws, after the Player's two-card decision (no natural on either side).
-
-    ``player_third`` is ``None`` when the Player stood (6 or 7): the Banker then draws on 0–5
-    (seed-000 §4.3 §17; seed-002-004 BAC 3.5.1). Otherwise the tableau of seed-000 §4.3 (§16):
-    0–2 always; 3 unless P3 = 8; 4 on P3 2–7; 5 on P3 4–7; 6 on P3 6–7; 7 never.
-    """
+    """The Banker's draw: on 0–5 when the Player stood (seed-000 §4.3 §17; seed-002-004 BAC 3.5.1),
+    else the tableau of seed-000 §4.3 (§16)."""
     if player_third is None:
         return banker_total <= 5
     p3 = point(player_third)
@@ -108,16 +89,9 @@ def banker_draws(banker_total: int, player_third: Card | None) -> bool:
 
 
 def next_expected(player_cards: Sequence[Card], banker_cards: Sequence[Card]) -> Hand | None:
-    """The hand the next card goes to, or ``None`` when the coup is complete.
-
-    Deal order P1, B1, P2, B2 (seed-002-004 BAC 3.4.3; seed-000 §4.3 item 2), then: a natural on
-    either hand stops all drawing (seed-000 §4.3 §11, V-BAC-3; BAC 3.5.1 "no exceptions"); the
-    Player draws on 0–5 and stands on 6–7 (§13–14); then the Banker per :func:`banker_draws`
-    (§12: "First, a card is drawn for the Player, and then for the Banker").
-
-    Raises:
-        ValueError: card counts no legal coup can have (e.g. a Banker card before the Player's).
-    """
+    """The hand the next card goes to, ``None`` when complete: P1 B1 P2 B2 (seed-002-004 BAC 3.4.3;
+    seed-000 §4.3 item 2); a natural stops (§11, V-BAC-3; BAC 3.5.1); Player on 0–5 (§13–14),
+    then Banker (§12)."""
     p, b = len(player_cards), len(banker_cards)
     initial: dict[tuple[int, int], Hand] = {
         (0, 0): "player",
@@ -147,18 +121,9 @@ def next_expected(player_cards: Sequence[Card], banker_cards: Sequence[Card]) ->
 def outcome(
     player_cards: Sequence[Card], banker_cards: Sequence[Card], *, commission: bool = True
 ) -> dict[str, Any]:
-    """The contracts §4.3 baccarat result of a complete coup.
-
-    ``winner``: the higher total, ``tie`` when equal (seed-000 §4.4, seed-002-004 BAC 3.5.2).
-    ``natural``: either hand has 8/9 with two cards. ``player_pair``/``banker_pair``: the hand's
-    first two cards have the same rank (seed-000 §4.4: "pair" is undefined there; same rank is the
-    usual reading). ``banker_six``: 2 or 3 when the Banker wins with a total of 6 using that many
-    cards (no-commission half pay, seed-000 §19; Bombay Six 12:1 / 20:1, §27), else ``None``.
-    ``commission``: the table's variant flag, for the settler.
-
-    Raises:
-        ValueError: the coup is not complete (the tableau still calls for a card).
-    """
+    """The contracts §4.3 result of a complete coup: ``winner`` (seed-000 §4.4, BAC 3.5.2); a pair
+    is the same rank (seed-000 leaves it undefined); ``banker_six`` for the no-commission half
+    pay (§19) and Bombay Six (§27)."""
     if len(player_cards) < 2 or len(banker_cards) < 2:
         raise RuleError("a coup needs two cards per hand")
     if next_expected(player_cards, banker_cards) is not None:

@@ -1,26 +1,10 @@
-"""Golden Wealth and Lightning Baccarat: baccarat with a studio RNG's multiplier cards.
+"""Golden Wealth and Lightning Baccarat (seed-001 §3.2 L4005–4101, §3.3 L4103–4191): baccarat's deal
+(§3.1; C12) with a studio RNG's multiplier cards.
 
-Seed-001 §3.2 (L4005–4101) and §3.3 (L4103–4191). The deal is
-:class:`~tablectl.controller.games.cards.baccarat.Baccarat`'s (§3.1; C12: Lightning inherits its
-incomplete tableau); they add an RNG round:
-
-- Five cards from a virtual deck get multipliers (Gold 2x/3x/5x/8x, L4021; Lightning
-  2x/3x/4x/5x/8x, L4119), before the deal (L4025, L4123): one ``rng_draw``
-  (``{"value": "KH", "multiplier": 5}`` each) between ``bets_closed`` and the first card; other
-  timings are refused (seed-001 §2.2 (d); :mod:`tablectl.controller.games.rng`), none is
-  ``rng_missing`` (``on_rng_missing``).
-- A winning bet's hand holding drawn cards multiplies their multipliers (L4021–4023,
-  L4119–4121).
-
-Facts, not money: drawn cards, dealt cards matching one (rank and suit, [DERIVED]), and the product
-per main bet (:func:`overlay`). Where the book is silent:
-
-- **Tie** [GAP]: a winning Tie takes both hands' cards (the industry reading).
-- **A drawn card dealt twice** [GAP, digest §3.2]: ``repeats = "each"`` counts it per card dealt
-  (industry), ``"once"`` per drawn card.
-
-Pure: no I/O.
-"""
+One ``rng_draw`` of five cards (L4021, L4119) between ``bets_closed`` and the first card (L4025,
+L4123; §2.2 (d)); a winning hand's drawn cards multiply (L4021–4023, L4119–4121). Facts, not
+money; a match is rank and suit [DERIVED]. Gaps: a winning Tie takes both hands' cards; a drawn
+card dealt twice counts per ``repeats`` (digest §3.2)."""
 
 from __future__ import annotations
 
@@ -57,13 +41,9 @@ def is_deck_card(value: object) -> TypeGuard[str]:
 
 
 class OverlayRules(BaccaratRules):
-    """The ``[rules]`` both games share; defaults are seed-001's reading.
-
-    Seed-001 has no burn rule (§3.0) and no cut-card rule: no burn, and 7 cards behind the cut
-    card (a coup takes at most 6: seed-002-004 BAC 1.3.1's studio reading). §3.2 and §3.3 have no
-    malfunction clause; their deal is §3.1's, whose "Any malfunction cancels the round … The bets
-    are refunded" (L1587) is taken for them: ``on_fault = "void"``.
-    """
+    """Defaults are seed-001's: no burn (§3.0), 7 cards behind the cut card (seed-002-004 BAC
+    1.3.1), and §3.1's "Any malfunction cancels the round" (L1587) taken for both: ``on_fault =
+    "void"``."""
 
     burn: bool = False
     cut_card_min_behind: int = pydantic.Field(default=7, ge=0)
@@ -75,9 +55,7 @@ class OverlayRules(BaccaratRules):
     multipliers: list[int] = pydantic.Field(default_factory=list)
     """The multipliers a drawn card may carry (the game's own by default)."""
     on_rng_missing: RngMissing = "void"
-    """The first card with no draw: void (G1 L59 "technical shortcomings": odds of 1, the bets
-    back; as Lightning Dice), or ``"hold"`` for a supervisor (``confirm``: settled without the
-    overlay)."""
+    """No draw by the first card: void (G1 L59, as Lightning Dice), or hold for a supervisor."""
     repeats: Repeats = "each"
     """A drawn card dealt twice in a hand: multiplies each time, or once (see the module)."""
 
@@ -115,13 +93,8 @@ def overlay(
     key: str,
     repeats: Repeats = "each",
 ) -> dict[str, Any]:
-    """The overlay's part of the result (``key``: ``"gold"`` or ``"lightning"``).
-
-    ``{key: [{"card", "multiplier"}…]}`` the drawn cards (``[]`` when a supervisor settled a round
-    whose draw never came, ``rng_missing`` then ``true``); ``{key}_cards``: the dealt cards of
-    each hand that are drawn cards; ``multipliers``: for each main bet, the product of their
-    multipliers (1: none; the Tie bet takes both hands'); ``multiplier``: the winning bet's.
-    """
+    """The overlay's part of the result (``key``: ``"gold"`` or ``"lightning"``); ``multipliers``
+    per main bet, 1 when none."""
     drawn = dict(picks or ())
     hands = {"player": _lit(player, drawn, repeats), "banker": _lit(banker, drawn, repeats)}
     both = _lit([*player, *banker], drawn, repeats)
@@ -155,9 +128,7 @@ class _OverlayBaccarat(Baccarat):
         return self.rules.on_rng_missing
 
     def check_rng(self, picks: Sequence[RngPick]) -> RngOverlay | Finding:
-        """Five distinct cards of a 52-card deck, each with one of the game's multipliers
-        (L4021, L4119); anything else is refused (``rng_value_out_of_range``,
-        ``rng_pick_invalid``)."""
+        """Five distinct cards, each with one of the game's multipliers (L4021, L4119)."""
         count = self.rules.rng_cards
         return rng.check_picks(
             picks,

@@ -1,19 +1,10 @@
-"""Blackjack as the card engine runs it: one round's hands (:class:`BlackjackRound`, a pure model)
-and the game (:class:`Blackjack`: its deal script and hooks). The rule book's values and the
-``[rules]`` are in :mod:`tablectl.controller.games.cards.blackjack_rules`.
+"""Blackjack as the card engine runs it: one round's hands (:class:`BlackjackRound`) and the game
+(:class:`Blackjack`); values and ``[rules]`` are in ``blackjack_rules``.
 
-Which boxes play: the ``bets_closed`` event's ``boxes`` (when the event carries them), else every
-box of ``[rules] boxes`` (seed-000 BJ-B4: only boxes with a bet before the deal take part).
-Decisions arrive as ``decision`` events (box, action, hand) from the dealer's screen; refused ones
-are verdicts (``double_not_allowed``, ``split_not_allowed``, ``insurance_not_allowed``, …). The
-round settles right after the last card the rules call for (dealer to 17, or nothing when no live
-hand is left, seed-002-004 BJ 4.4), or, with an ace up and a scanned hole card, once the insurance
-window is over and the dealer has blackjack (BJ 3.7).
-
-Hole card (``hole_card = "scanned"``): recorded when dealt, never in the snapshot, a verdict or a
-void's result; only the settled outcome carries it (seed-002-004 A.2.5, seed-000 L79). Cards dealt
-with no round are each carried to the next round (seed-000 BJ-I1: "all cards are played").
-"""
+Boxes: ``bets_closed``'s, else all (seed-000 BJ-B4). Settles after the last card the rules call
+for (seed-002-004 BJ 4.4) or on the dealer's blackjack after insurance (BJ 3.7). A scanned hole
+card is only in the settled outcome (seed-002-004 A.2.5, seed-000 L79); cards dealt with no round
+are carried (seed-000 BJ-I1)."""
 
 from __future__ import annotations
 
@@ -94,18 +85,9 @@ class _Box:
 
 
 class BlackjackRound:
-    """One blackjack round, fed cards in dealing order and the players' decisions.
-
-    Cards go where the rules send the next card: the initial deal (:func:`initial_deal_order`),
-    then the first unfinished hand, box by box (a split hand first gets its second card), then the
-    dealer until :func:`dealer_draws` says stop. A hit needs no decision (the scanner is the
-    authority: seed-000 BJ-I1, an opened card "is treated as the next card to be played"); a
-    stand does (seed-002-004 BJ 3.5: without a signal the dealer does not move on).
-
-    Args:
-        rules: the table's rules.
-        boxes: the boxes with a bet, in dealing order (seed-000 BJ-B4).
-    """
+    """One round, fed cards in dealing order and decisions. A hit needs no decision (the scanner is
+    the authority, seed-000 BJ-I1); a stand does (seed-002-004 BJ 3.5: without a signal the
+    dealer does not move on). ``boxes``: those with a bet, in dealing order (BJ-B4)."""
 
     def __init__(self, rules: BlackjackRules, boxes: Sequence[int]) -> None:
         self._rules = rules
@@ -195,9 +177,8 @@ class BlackjackRound:
         return self._scanned() and len(self._queue) == 1
 
     def place(self, card: Card) -> Finding | None:
-        """Put the next card where the deal sends it. With an ace up and a scanned hole card a
-        card also closes the insurance window: if the dealer then has blackjack, the card was not
-        called for and is carried to the next round (``extra_card``, BJ-I1)."""
+        """With an ace up and a scanned hole card, a card after the dealer's blackjack was not
+        called for: carried (``extra_card``, BJ-I1)."""
         if self._queue:
             target = self._queue.pop(0)
             if target is None:
@@ -225,10 +206,8 @@ class BlackjackRound:
     # -- decisions ------------------------------------------------------------------------------
 
     def decide(self, box: int, action: Action, hand: int | None = None) -> Finding | None:
-        """Apply a player's decision; a finding (nothing changes) when the rules refuse it.
-
-        ``hand`` is the 1-based hand of a split box (``None``: the hand in play).
-        """
+        """A finding (nothing changes) when the rules refuse it; ``hand``: 1-based, of a split
+        box."""
         target = self._by_number.get(box)
         if target is None:
             return Finding(UNKNOWN_BOX, "V-BJ-1", f"box {box} has no bet this round")
@@ -358,9 +337,8 @@ class BlackjackRound:
     # -- the end --------------------------------------------------------------------------------
 
     def complete(self) -> bool:
-        """All cards are in. With an ace up and a scanned hole card the round also waits for the
-        insurance window to close (``confirm`` or a box's first other decision; BJ 3.7), so an
-        outcome never reveals the dealer's blackjack while insurance is still offered."""
+        """With an ace up and a scanned hole card it waits for insurance to close (BJ 3.7), so no
+        outcome reveals the dealer's blackjack while insurance is offered."""
         up = self._up()
         if self._scanned() and up is not None and up.rank == "A" and not self._peeked:
             return False
@@ -428,10 +406,8 @@ class BlackjackRound:
 
 
 class Blackjack(BaseGame):
-    """Blackjack (seed-000 §2, seed-001 §3.4, seed-002-004 A.2) as a deal script: the European
-    deal (boxes, the dealer's up card, boxes: seed-000 §2.3 §9, V-BJ-1); every later card — the
-    scanned hole card, the boxes' hits, the dealer's draws — is where :class:`BlackjackRound`
-    sends it (:meth:`next_slot`), kept in ``deal.notes["round"]``."""
+    """Blackjack (seed-000 §2, seed-001 §3.4, seed-002-004 A.2): the European deal (seed-000 §2.3
+    §9, V-BJ-1), then :class:`BlackjackRound` sends every card (:meth:`next_slot`)."""
 
     name: ClassVar[str] = "blackjack"
     script = DealScript((Step((BOXES,)), Step((DEALER,)), Step((BOXES,))), reshuffle="shoe")

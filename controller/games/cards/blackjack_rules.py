@@ -1,18 +1,8 @@
-"""Blackjack's rule book as pure functions: card values, the dealer's rule, the deal order, the
-settlement of a hand, and the ``[rules]`` model. One round's hands are
-:class:`tablectl.controller.games.cards.blackjack.BlackjackRound`. Rule-book ids
-(``../shared/rules/``):
+"""Blackjack's rule book as pure functions: values, the dealer's rule, the deal order, settlement,
+and the ``[rules]`` model.
 
-- seed-000 §2 (Bombay Club): BJ-E1 (6 decks), BJ-E5 (no burn), §2.3 (European no-hole-card deal:
-  boxes, dealer up, boxes), BJ-V1..V8 (values, blackjack, 21 auto-stands, bust, dealer blackjack,
-  payouts), BJ-O1..O4 (split, double, insurance, surrender), BJ-I1 (an exposed card is the next
-  card played), V-BJ-1..11;
-- seed-001 §3.4 (L189–287: S17 on a two-card soft 17, C14; surrender regardless of the up card);
-- seed-002-004 A.2 (BJ 1.2.1 ≤ 7 seats; BJ 3.4 deal with a face-down hole card read by the
-  scanner, kept secret, BJ 3.7; BJ 2.5 insurance on an ace; BJ 2.6 one card on a double; BJ 2.7
-  one split, split aces one card each and A+10 = 21; BJ 4.4 the dealer stands on hard or soft 17
-  and draws nothing when it cannot change an outcome).
-"""
+Rule ids: seed-000 §2 (BJ-E1, BJ-E5, §2.3, BJ-V1..V8, BJ-O1..O4, BJ-I1, V-BJ-1..11); seed-001
+§3.4 (L189–287, C14); seed-002-004 A.2 (BJ 1.2.1, 2.5, 2.6, 2.7, 3.4, 3.7, 4.4)."""
 
 from __future__ import annotations
 
@@ -45,11 +35,8 @@ DECISION_NOT_BLACKJACK: Final = "decision_not_blackjack"
 
 
 class BlackjackRules(ShoeRules):
-    """The ``[rules]`` of a blackjack table; defaults are seed-000's reading (European).
-
-    seed-002-004 (live studio) tables set ``hole_card = "scanned"``, ``max_splits = 1``; seed-001
-    tables ``decks = 8`` and ``surrender_vs_ace = true``.
-    """
+    """Defaults are seed-000's (European); seed-002-004 tables set ``hole_card = "scanned"``,
+    ``max_splits = 1``; seed-001 tables ``decks = 8``, ``surrender_vs_ace = true``."""
 
     decks: int = pydantic.Field(default=6, ge=1, le=16)
     """seed-000 BJ-E1: six decks unless the table says otherwise."""
@@ -66,9 +53,8 @@ class BlackjackRules(ShoeRules):
     boxes: int = pydantic.Field(default=7, ge=1, le=7)
     """Boxes on the layout (seed-002-004 BJ 1.2.1: at most seven seats)."""
     hole_card: HoleCard = "none"
-    """``none``: European, the dealer's second card comes after the boxes (seed-000 §2.3 §9,
-    seed-001 L203). ``scanned``: a face-down hole card in the initial deal, read by the scanner
-    and kept secret (seed-002-004 BJ 3.4, 3.7, A.2.5)."""
+    """``none``: European (seed-000 §2.3 §9, seed-001 L203); ``scanned``: read and kept secret
+    (seed-002-004 BJ 3.4, 3.7, A.2.5)."""
     hit_soft_17: bool = False
     """The dealer stands on every 17 by default (seed-000 BJ §22, seed-001 L209 C14,
     seed-002-004 BJ 4.4)."""
@@ -86,17 +72,12 @@ class BlackjackRules(ShoeRules):
     surrender_vs_ace: bool = False
     """seed-000 §33: not against the dealer's open ace; seed-001 L219: "regardless"."""
     insurance: bool = True
-    """seed-000 BJ-O3: insurance (and even money) against the dealer's ace. ``False``: not
-    offered (Blackjack Turbo, seed-001 L3077–3085, names Hit, Stand, Double and Split only): no
-    insurance window, the dealer checks a scanned hole card at once."""
+    """seed-000 BJ-O3; ``False`` for Blackjack Turbo (seed-001 L3077–3085): no window, a scanned
+    hole card is checked at once."""
 
 
 def card_value(card: Card) -> int:
-    """A = 1 (or 11, see :func:`hand_value`), 2–9 face value, T/J/Q/K = 10 (seed-000 BJ-V1).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """A = 1 (or 11, see :func:`hand_value`), 2–9 face value, T/J/Q/K = 10 (seed-000 BJ-V1)."""
     if card.is_joker:
         raise RuleError("a joker has no blackjack value")
     if card.rank == "A":
@@ -147,13 +128,8 @@ def initial_deal_order(boxes: Sequence[int], hole_card: bool) -> list[int | None
 def settle_hand(
     cards: Sequence[Card], dealer: Sequence[Card], *, from_split: bool = False
 ) -> Literal["win", "lose", "push", "blackjack"]:
-    """One finished hand against the dealer's finished hand (seed-000 BJ-V3..V8).
-
-    Bust loses even if the dealer busts (BJ-V5, seed-002-004 C-A5); blackjack pushes a dealer
-    blackjack and otherwise pays 3:2 (BJ-V6, V7); a dealer blackjack beats every other hand,
-    a split 21 included (BJ-V3, V6); a dealer bust pays every standing hand; equal totals push
-    (BJ-V8).
-    """
+    """One finished hand against the dealer's (seed-000 BJ-V3..V8): bust loses even on a dealer bust
+    (BJ-V5, C-A5); a dealer blackjack beats a split 21 (BJ-V3, V6)."""
     mine = hand_value(cards)
     if mine.total > 21:
         return "lose"

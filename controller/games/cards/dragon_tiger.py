@@ -1,26 +1,14 @@
-"""Dragon Tiger and its one-card-each relatives as pure functions: rank order, deal order, result.
+"""Dragon Tiger and its one-card-each relatives: rank order, deal order, result.
 
-One family, three presets chosen by ``[rules] variant`` (contracts §4.2: a rule book's game is a
-preset of its family's engine). Rule-book ids point into ``../shared/rules/seed-001-...md``:
+Presets by ``[rules] variant`` (contracts §4.2), seed-001:
 
-- ``dragon_tiger`` (§3.6): 8 decks (L1803); dragon then tiger (order not stated [GAP]; contracts §6
-  "dragon tiger D,T"); A low … K high (L1807); equal ranks ``tie``, and ``suited_tie`` when the
-  suits match too (L1809–1821).
-- ``football_studio`` (§3.7): 8 decks (L1778); home then away (order not stated [GAP]; as
-  listed, L1782); 2 low … A high (L1780); equal ranks ``draw``, no suited distinction.
-- ``war_of_bets`` (§3.8): 6 decks (L2619); player then dealer ("The first card is always placed
-  on the 'Player' section", L2621); 2 low … A high (L2619); equal ranks ``war``; every physical
-  card has a unique barcode (L2619), so a barcode read twice in a shoe proves a re-scan or a
-  re-inserted card; and a second betting round between the two cards: "Bets on the second draw
-  can be made when the 'Player' receives the first card, and the odds are updated" (L2625).
-  The deal has a window there, as the dealer-screen games' decision windows: the dealer card is
-  due once a ``confirm`` closes the second betting round (``[rules] second_bets``); a dealer card
-  before it is ``card_before_decisions`` and the round waits for a supervisor.
+- ``dragon_tiger`` (§3.6): 8 decks (L1803), dragon first [GAP; contracts §6], A low (L1807),
+  ``suited_tie`` (L1809–1821).
+- ``football_studio`` (§3.7): 8 decks (L1778), home first [GAP; L1782], A high (L1780).
+- ``war_of_bets`` (§3.8): 6 decks, A high, unique barcodes (L2619), player first (L2621), a
+  second betting round before the dealer's card (L2625, ``[rules] second_bets``).
 
-Suits never rank (L1807). A coup is exactly two cards (seed-001 §10 parameter table):
-:class:`DragonTiger` is the game the card engine runs, its deal script one face-up card to each
-position in deal order ("a single face-up card", L1809, L1782, L2621).
-"""
+Suits never rank (L1807); a coup is two face-up cards (§10; L1809, L1782, L2621)."""
 
 from __future__ import annotations
 
@@ -70,11 +58,8 @@ PRESETS: Final[dict[Variant, Preset]] = {
 
 
 class DragonTigerRules(ShoeRules):
-    """The ``[rules]`` of a dragon tiger family table; defaults are seed-001's reading.
-
-    ``decks`` defaults to the variant's (8, 8, 6). No burn (seed-001 §3.0: no burn rule in any
-    game). ``on_fault = "void"``: "Any malfunction voids the game round" (L1823, L1793).
-    """
+    """Defaults are seed-001's: decks by variant, no burn (§3.0), ``on_fault = "void"`` (L1823,
+    L1793)."""
 
     variant: Variant = "dragon_tiger"
     decks: int = pydantic.Field(default=8, ge=1, le=16)
@@ -108,11 +93,7 @@ class DragonTigerRules(ShoeRules):
 
 
 def rank_value(card: Card, variant: Variant = "dragon_tiger") -> int:
-    """A card's rank in the variant's order, 1 = lowest (suits do not rank, L1807).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """1 = lowest in the variant's order (suits do not rank, L1807)."""
     if card.is_joker:
         raise RuleError("a joker has no rank here")
     return PRESETS[variant].rank_order.index(card.rank) + 1
@@ -125,13 +106,7 @@ def next_expected(cards: Sequence[Card], variant: Variant = "dragon_tiger") -> s
 
 
 def outcome(first: Card, second: Card, variant: Variant = "dragon_tiger") -> dict[str, Any]:
-    """The result of a coup: ``first`` is the card of the first position in deal order.
-
-    dragon_tiger: ``{"winner": "dragon"|"tiger"|"tie", "dragon": "KH", "tiger": "2C",
-    "suited_tie": bool}`` (contracts §4.3). football_studio: ``{"winner": "home"|"away"|"draw",
-    "home": .., "away": ..}``. war_of_bets: ``{"winner": "player"|"dealer"|"war", "player": ..,
-    "dealer": ..}``.
-    """
+    """The coup's result (contracts §4.3), keyed by the variant's positions."""
     preset = PRESETS[variant]
     a, b = preset.positions
     va, vb = rank_value(first, variant), rank_value(second, variant)
@@ -143,13 +118,9 @@ def outcome(first: Card, second: Card, variant: Variant = "dragon_tiger") -> dic
 
 
 class DragonTiger(BaseGame):
-    """The dragon tiger family as the card engine runs it (the variant names the positions).
-
-    Irregularities follow the baccarat remedies by analogy, since seed-001 gives none but "any
-    malfunction voids the game round" (L1823, L1793): an extra card is the first card of the next
-    coup (seed-000 BAC-I1/I2), cards dealt with no round form a coup without bets (BAC-I3). War of
-    bets adds the barcode rule (``duplicate_barcode``, L2619).
-    """
+    """The dragon tiger family. seed-001 gives only "any malfunction voids" (L1823, L1793), so the
+    baccarat remedies apply by analogy (seed-000 BAC-I1/I2, BAC-I3); war of bets adds
+    ``duplicate_barcode`` (L2619)."""
 
     name: ClassVar[str] = "dragon_tiger"
     rules_model: ClassVar[type[ShoeRules]] = DragonTigerRules

@@ -1,33 +1,13 @@
-"""The poker room's dealer assist: Texas Hold'em and Omaha ring games between players, as a deal
-script on the one card engine: flags for the misdeals a shoe can see, and no bank.
+"""The poker room's dealer assist: Hold'em and Omaha ring games as a deal script, flagging the
+misdeals a shoe can see; no bank. Readings: ``docs/games/poker_room.md``.
 
-Sources: seed-002 G 33 "Misdeal" (L81–87; seed-002-004 B.3, M1–M6) and seed-000 PR-8 (L586–613);
-burns follow seed-000's derived model, one before each of flop, turn and river (§9.2). Readings:
-``docs/games/poker_room.md``.
-
-The shoe sees the card order and, from the dealer's ``confirm`` after each betting round, each
-card's street. Positions: ``box1`` … ``boxN`` in deal order (``box1`` the small blind, B.2 [X]; CG
-6), then ``burn``, ``flop``, ``turn``, ``river``:
-
-- **Hole cards.** One card too many while pre-flop betting is open is ``wrong_card_count`` (G 33
-  M6 L87, PR-8.5 L596, PR-8.9.5 L609), kept as the flop's burn (M6); a ``confirm`` with hole
-  cards due is refused ``wrong_card_count`` (M5 L86).
-- **Flop** (burn + 3). A fifth card before its betting ends is ``four_card_flop`` (PR-8.4.1
-  L593), kept as the turn's burn; closed with 3 cards: ``missing_burn``, the 3 are the flop
-  (PR-8.4.2 L594).
-- **Turn, river** (burn + 1): closed with one card ``missing_burn``; fewer ``wrong_card_count``
-  (PR-8.9.4 L608).
-- A board card before its betting ended (PR-8.2 L590, PR-8.3 L591) is ``card_before_decisions``;
-  its slot is dealt again. A card after the river while betting is open: ``extra_card``.
-- ``deal_error`` reports are flags (``card_exposed``; ``wrong_card_count`` or, with
-  ``wrong_count = "dead_hand"``, the seat out): a misdeal is the manager's call and not after
-  "substantial action" (G 33, PR-8.9), which no device sees; the floor declares it with ``void``.
-- The hand ends when river betting closes or a ``fold`` leaves one seat. The outcome records
-  seats, hole-card counts, board, burns, folds; no winner (the pot is the dealer's to award,
-  G 29–G 32). Hole cards and burns are never revealed (T 35; :attr:`PokerRoom.reveals`).
-
-Pure: no I/O.
-"""
+Sources: seed-002 G 33 "Misdeal" (L81–87; seed-002-004 B.3, M1–M6), seed-000 PR-8 (L586–613),
+burns per seed-000 §9.2; ``box1`` is the small blind (B.2 [X]; CG 6). Anchors: an extra hole card
+(G 33 M6 L87, PR-8.5 L596, PR-8.9.5 L609), a ``confirm`` with hole cards due (M5 L86), a
+``four_card_flop`` (PR-8.4.1 L593), ``missing_burn`` (PR-8.4.2 L594), short streets (PR-8.9.4
+L608), early board cards (PR-8.2 L590, PR-8.3 L591). A misdeal is the floor's call (G 33,
+PR-8.9): reports are flags only. No winner (G 29–G 32); hole cards and burns are never revealed
+(T 35)."""
 
 from __future__ import annotations
 
@@ -95,9 +75,8 @@ class PokerRoomRules(HoldemRules):
     hole_cards: int = pydantic.Field(default=2, ge=2, le=6)
     """Hold'em 2, Omaha 4 (5 and 6 Card Omaha: 5, 6; seed-002-004 B.1 [X])."""
     wrong_count: Literal["misdeal", "dead_hand"] = MISDEAL
-    """A seat reported with the wrong number of cards: flag a misdeal for the floor (seed-002 G 33
-    M5/M6) or put the seat out of the hand (seed-000 PR-8.5 L596: "will have their hand
-    voided")."""
+    """Flag a misdeal for the floor (seed-002 G 33 M5/M6) or void the seat's hand (seed-000 PR-8.5
+    L596)."""
     on_fault: OnFault = "decide"
     """A device fault in a hand: a supervisor decides; the cards are on the table, nothing is
     refunded (``"void"``: the hand is void, as a misdeal)."""

@@ -1,27 +1,10 @@
 """Craps as a pure rule: a roll of two dice, thrown in the state the previous rolls left.
 
-Seed-001 §7.2 (L2745–2805) — the only dice game in the book whose state spans rounds:
-
-- **Phases** (L2751–2757): "The game starts with Come Out roll"; "when during Come Out roll a
-  total result of 4, 5, 6, 8, 9 or 10 is rolled, that result is called Point and the game
-  continues in the Point phase", which lasts "until a total result of 7 or with the result of
-  value number [the Point] is rolled". The puck "shows which roll type will be the next": black
-  ``OFF`` for Come Out, white ``ON`` for Point.
-- **Come-out decisions** (Pass Line, L2789): 7 or 11 ``natural``; 2, 3 or 12 ``craps`` ("the game
-  ends and a new roll of Come Out is started"); 4, 5, 6, 8, 9, 10 ``point_set``.
-- **Point-phase decisions** (L2787, L2789): the point again ``point_made``; 7 ``seven_out``; both
-  return the game to Come Out. Any other total decides no multi-roll bet (``None``); one-roll bets
-  (L2767–2783) are settled on every roll from ``total`` alone.
-- **Don't Pass** (L2791) reads "7, 11, or any other number (4, 5, 6, 8, 9 or 10), then the player
-  loses" — conflict C31: in the standard game a point number sets the point and Don't Pass wins
-  on ``seven_out``. The state here is the standard one (the book's own L2757 and Pass Line text);
-  which Don't Pass reading pays is the settling system's (``docs/games/dice.md``).
-
-A roll's ``phase``/``point``/``puck`` are the state it was **thrown in** (what the bets on it were
-placed against); ``next_phase``/``next_point`` the state it leaves for the next roll.
-
-Pure: no I/O, no clock.
-"""
+seed-001 §7.2 (L2745–2805), the only dice game whose state spans rounds: Come Out and Point
+phases and the puck (L2751–2757); Pass Line decisions (L2787, L2789); one-roll bets settle on
+``total`` alone (L2767–2783). Don't Pass (L2791) contradicts the standard game (C31): the state
+here is the standard one, which reading pays is the settler's (docs/games/dice.md). A roll's
+``phase``/``point``/``puck`` are the state it was thrown in, which its bets were placed against."""
 
 from __future__ import annotations
 
@@ -72,11 +55,7 @@ class CrapsState:
 
 
 def decide(state: CrapsState, total: int) -> tuple[Decision | None, CrapsState]:
-    """The roll's decision and the state it leaves (L2757, L2787–2789).
-
-    Raises:
-        ValueError: ``total`` is not 2–12.
-    """
+    """The roll's decision and the state it leaves (L2757, L2787–2789)."""
     if not 2 <= total <= 12:  # two dice
         raise RuleError(f"two dice total 2-12, not {total}")
     if state.point is None:
@@ -93,14 +72,8 @@ def decide(state: CrapsState, total: int) -> tuple[Decision | None, CrapsState]:
 
 
 def craps_result(state: CrapsState, dice: Sequence[int]) -> tuple[dict[str, Any], CrapsState]:
-    """The outcome of one roll thrown in ``state``, and the state for the next roll.
-
-    Besides the decision, the facts the one-roll bets (L2767–2783) and Hardways (L2805) need:
-    ``field``, and ``hardway`` (a pair totalling 4, 6, 8 or 10).
-
-    Raises:
-        ValueError: not two dice of 1–6.
-    """
+    """One roll thrown in ``state`` and the next state, with ``field`` and ``hardway`` for the
+    one-roll bets (L2767–2783) and Hardways (L2805)."""
     if len(dice) != DICE or any(not 1 <= d <= 6 for d in dice):
         raise RuleError(f"craps needs two dice of 1-6, got {list(dice)}")
     total = sum(dice)

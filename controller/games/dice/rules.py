@@ -1,25 +1,10 @@
-"""The ``[rules]`` of a dice table and the checks every dice game shares.
+"""The ``[rules]`` of a dice table and the checks every dice game shares. Pure: times come inside
+the events.
 
-One model (:class:`DiceRules`), a preset per game
-(:data:`tablectl.controller.games.catalog.DICE_PRESETS`), ``[rules]`` on top. Rule ids: seed-001 §7
-(L…):
-
-- **Dice and colours.** Sic Bo and Lightning Dice 3 (L5 industry; L3069), Craps and Dice Duel 2
-  (L2747, L2683), Dice Duel's red and blue (L2683). ``colors`` is the reader's order; a ``dice``
-  event with another count or colours is refused (a re-read may follow).
-- **At rest, after a real tumble.** Results are read at rest (L2683, L2757, L3069); cocked dice,
-  dice off the table or no tumble are not covered (§7 [GAP]): no result, re-roll with bets
-  standing (``on_roll_invalid = "reroll"``, the industry remedy). A result sooner than
-  ``min_tumble_seconds`` after ``roll_started`` (no tumble, or a stale reading) is re-rolled
-  ``short_tumble``, as a wheel with too few turns is re-spun (seed-001 L2471, R16); with
-  ``require_roll_started``, a result with no ``roll_started`` since bets closed (or the last
-  re-roll) is re-rolled ``roll_not_seen``.
-- **Malfunction.** No dice game has a void clause (§2.2), so G1 (L59: stake back) and G3 (L79)
-  apply: ``on_fault = "void"``; ``"decide"`` holds for a supervisor (G4, C42); ``"reroll"`` rolls
-  again once the fault clears (G3: no result was taken).
-
-Pure: no I/O, no clock (times arrive inside the events).
-"""
+Rule ids, seed-001 §7: dice counts and colours (L3069, L2747, L2683); results at rest (L2683,
+L2757, L3069); invalid rolls are a §7 [GAP], re-rolled with bets standing (industry); a short
+tumble re-rolls like a wheel with too few turns (L2471, R16). No dice game has a void clause
+(§2.2): faults per G1 (L59), G3 (L79), G4, C42."""
 
 from __future__ import annotations
 
@@ -84,9 +69,7 @@ class DiceRules(pydantic.BaseModel):
     gives no figure [GAP]: the presets' are assumptions to tune per table. 0: unchecked."""
 
     require_roll_started: bool = False
-    """A result needs a ``roll_started`` since bets closed (or the last re-roll); without one it
-    is re-rolled (``roll_not_seen``). For shakers and towers that report the start; a table whose
-    reader reports results only leaves it off (the tumble is then not timed)."""
+    """For shakers and towers that report the start; without it the tumble is not timed."""
 
     min_confidence: float = pydantic.Field(default=0.0, ge=0, le=1)
     """A read whose reader gives a lower ``confidence`` is refused (``low_confidence``): the
@@ -97,9 +80,8 @@ class DiceRules(pydantic.BaseModel):
     or void the round with its code. The book has no rule (§7 [GAP]); re-roll is the industry's."""
 
     on_fault: Literal["void", "decide", "reroll"] = "void"
-    """A device fault after bets closed: ``void`` (G1, G3: stakes back), hold the round for a
-    supervisor (``decide``: G4, C42), or roll again once the device clears it (``reroll``: G3, no
-    result was taken; for shakers that abandon the roll and re-home after a motion fault)."""
+    """``void`` (G1, G3), ``decide`` (G4, C42), or ``reroll`` once cleared (G3: no result was taken;
+    for shakers that re-home after a motion fault)."""
 
     on_rng_missing: Literal["void", "hold"] = "void"
     """Lightning Dice: a result with no lightning numbers drawn (``rng_missing``): void the round,
@@ -131,13 +113,7 @@ def read_dice(
     colors: Sequence[str] | None,
     confidence: float | None,
 ) -> tuple[int, ...] | Finding:
-    """A reader's dice in the table's order (:attr:`DiceRules.colors`), or why they are refused.
-
-    - ``wrong_dice_count``: not the game's number of dice;
-    - ``wrong_colors``: ``colors`` not one per die, or not the table's colours (a table without
-      ``colors`` takes any, in its fixed order);
-    - ``low_confidence``: the reader is less sure than ``min_confidence``.
-    """
+    """A reader's dice in the table's order, or why they are refused."""
     data: dict[str, Any] = {"dice": list(dice), "colors": list(colors) if colors else None}
     if len(dice) != rules.dice:
         return Finding(
@@ -176,12 +152,8 @@ def tumble_seconds(started: str | None, at_rest: str | None) -> float | None:
 
 
 def check_tumble(rules: DiceRules, *, rolled: bool, seconds: float | None) -> Finding | None:
-    """Why a result must be rolled again, or ``None`` if the roll counts.
-
-    ``rolled``: a ``roll_started`` came since bets closed (or the last re-roll); ``seconds``: the
-    tumble it timed (``None``: an event without a time — only a hand-written stream; the runner
-    stamps every event — which is not timed).
-    """
+    """Why a result must be rolled again, or ``None``. ``seconds`` is ``None`` only in a
+    hand-written stream (the runner stamps every event): not timed."""
     if not rolled:
         if rules.require_roll_started:
             return Finding(
@@ -209,12 +181,7 @@ def roll_result(
     craps: CrapsState,
     lightning: Lightning = (),
 ) -> tuple[dict[str, Any], CrapsState]:
-    """The game's ``result`` of a counted roll (dice in the table's order), and the craps state
-    the next roll is thrown in (unchanged but for craps).
-
-    Raises:
-        ValueError: dice the game is not played with (checked by :func:`read_dice` first).
-    """
+    """The ``result`` of a counted roll and the craps state of the next (only craps changes it)."""
     if rules.variant == "sic_bo":
         return sic_bo_result(dice), craps
     if rules.variant == "craps":

@@ -1,23 +1,9 @@
 """RNG overlays on money wheels: a pick made before the wheel decides changes what the result pays.
 
-Seed-001 §2.2 (d): the RNG part is committed *before* the physical result is known. Each overlay
-(``[rules] rng``) is one ``rng_draw`` with one pick after ``bets_closed`` (:func:`draw_order`, on
-:mod:`tablectl.controller.games.rng`). Book quotes: ``docs/games/wheels.md``.
-
-- **Mega Wheel's Mega Lucky Number** (§5.5 L3959–3963): ``value`` is the number (with
-  ``rng_scope = "segment"`` a sector index), ``multiplier`` its odds, at most
-  ``rng_max_multiplier`` (500). Odds are "up to" x500, so the RNG must commit them (none:
-  ``rng_pick_invalid``).
-- **Music Wheel's bonus sector** (§5.7 L4339): the wheel's device lights one sector (``value``,
-  its index). The bonus covers every sector of that number, except the ``rng_single`` labels (16,
-  48): that one sector (C26: our reading). Odds are the paytable's (L4341): ``multiplier``
-  optional.
-- **Crazy Time's Top Slot** (§5.3 L2051–2057): ``value`` the left reel's label, ``multiplier`` the
-  right reel's, none if not aligned. Opt-in: it is shown "on the TV screen" (L2051).
-
-The outcome's ``rng`` (:func:`overlay_data`) says what was drawn and whether it ``applies``. Pure:
-no I/O, no clock.
-"""
+seed-001 §2.2 (d): committed before the physical result, one ``rng_draw`` with one pick. Mega
+Lucky Number (§5.5 L3959–3963, "up to" x500, so the RNG commits the odds); Music Wheel's bonus
+sector (§5.7 L4339–4341; ``rng_single``: C26, our reading); Crazy Time's Top Slot (§5.3
+L2051–2057, opt-in). Book quotes: ``docs/games/wheels.md``. Pure."""
 
 from __future__ import annotations
 
@@ -73,13 +59,9 @@ class Overlay:
 
 
 def draw_order(rules: WheelRules, stage: Stage, *, drawn: bool) -> tuple[str, str] | None:
-    """Why an ``rng_draw`` comes at the wrong time (code, message), or ``None``.
-
-    The order is the shared one (:func:`tablectl.controller.games.rng.rng_order`), worded for the
-    wheel. The engine gives the ``stage``: ``"spinning"`` once the wheel was set spinning when the
-    draw is due before the spin (Music Wheel L4339), ``"result"`` once it has stopped (Mega Wheel
-    L3959, Top Slot: before the stop).
-    """
+    """Why an ``rng_draw`` comes at the wrong time, or ``None``: the shared order
+    (:func:`tablectl.controller.games.rng.rng_order`), before the spin for Music Wheel (L4339),
+    before the stop for Mega Wheel (L3959) and Top Slot."""
     refused = rng_order(expected=rules.rng != "none", stage=stage, drawn=drawn)
     if refused is None:
         return None
@@ -110,14 +92,8 @@ def _index(value: object, size: int) -> int | None:
 
 
 def check_overlay(rules: WheelRules, picks: Sequence[RngPick]) -> Overlay | Finding:
-    """An ``rng_draw``'s picks as the round's overlay, or why they cannot be.
-
-    Findings, in this order: ``rng_pick_invalid`` ``reason: "count"`` (not exactly one pick: L3959
-    "one number", L4339 "the bonus sector", L2051 one line of the slot); ``rng_value_out_of_range``
-    (not a label of the wheel, or not a sector index, as the overlay names them);
-    ``rng_pick_invalid`` ``"no_multiplier"`` (a lucky number without its odds) or
-    ``"multiplier"`` (above ``rng_max_multiplier``: L3963 "up to x500").
-    """
+    """The round's overlay, or the first finding: one pick (L3959, L4339, L2051), a label or sector
+    of the wheel, odds for a lucky number, at most ``rng_max_multiplier`` (L3963)."""
     assert rules.rng != "none", "only a wheel with an overlay checks picks"
     if len(picks) != 1:
         return _invalid(
@@ -163,10 +139,8 @@ def check_overlay(rules: WheelRules, picks: Sequence[RngPick]) -> Overlay | Find
 
 
 def overlay_data(overlay: Overlay, landed: tuple[str, int] | None = None) -> dict[str, Any]:
-    """The overlay as the outcome (and the ``state`` topic) carries it: ``kind``, ``segment`` (the
-    label named), ``index`` (the one sector named, ``null``: every sector of the label),
-    ``multiplier`` and ``applies`` — whether it pays on ``landed`` (label, index), the segment
-    the wheel stopped on (``null`` before the stop)."""
+    """The overlay as outcome and ``state`` carry it; ``applies`` on ``landed``, ``null`` before the
+    stop."""
     return {
         "kind": overlay.kind,
         "segment": overlay.segment,

@@ -1,7 +1,5 @@
-"""What the "card poker" family and Bombay Poker share: settlement of a box against the dealer,
-the combination classes, and :class:`DealerPoker`, the base of both games (the package's
-docstring has the rule books' readings). Pure: no I/O.
-"""
+"""What the "card poker" family and Bombay Poker share: a box against the dealer, the combination
+classes, and :class:`DealerPoker` (readings: the package docstring). Pure."""
 
 from __future__ import annotations
 
@@ -85,15 +83,9 @@ _VALUES: Final = {r: (14 if r == "A" else "A23456789TJQK".index(r) + 1) for r in
 
 
 def settle(box: HandValue, dealer: HandValue, *, dealer_qualifies: bool, tie: str) -> str:
-    """One box against the dealer, both games (seed-001 L318–320; seed-000 §18–20, BMP-H5).
-
-    A dealer without a qualifying hand has no game (:data:`DEALER_NO_GAME`); otherwise the
-    higher hand wins, combination first, then the cards outside it high to low ("the highest
-    cards that are out of the combinations are compared", L318–320; "by the higher card and then
-    the next", BMP-H5) — the order of :class:`HandValue`, which also ranks a natural hand above
-    an otherwise equal joker-made one (L475). Equal hands give ``tie`` (:data:`TIE` or
-    :data:`PUSH`). Suits never count (PKH-18).
-    """
+    """One box against the dealer (seed-001 L318–320; seed-000 §18–20, BMP-H5): no qualifying hand
+    is no game; else :class:`HandValue` order decides (kickers high to low, natural over
+    joker-made, L475); suits never count (PKH-18)."""
     if not dealer_qualifies:
         return DEALER_NO_GAME
     if box > dealer:
@@ -108,12 +100,8 @@ def _is_ace_king(hand: HandValue) -> bool:
 
 
 def combination_class(hand: HandValue, *, ace_king: str | None, pair: str | None) -> str | None:
-    """The paytable line a 5-card hand is paid on (the back office holds the multipliers,
-    seed-000 PKH-17): ``ace_king`` names the ace-king high class (``None``: it pays nothing),
-    ``pair`` the one-pair class; the rest are ``two_pair`` … ``straight_flush``,
-    ``royal_flush`` (the ace-high straight flush, listed apart in L299–310, L461–473) and
-    ``poker`` (five of a kind with the joker, L461–473). Any other high card: ``None``.
-    """
+    """The paytable line (seed-000 PKH-17: the multipliers are the back office's); royal flush and
+    ``poker`` (five of a kind) per L299–310, L461–473."""
     category = hand.category
     if category == HandCategory.HIGH_CARD:
         return ace_king if _is_ace_king(hand) else None
@@ -130,13 +118,8 @@ def rank_value(card: Card) -> int:
 
 
 def combination_cards(hand: HandValue) -> tuple[Card, ...]:
-    """The cards that form ``hand``'s combination, without its kickers (BMP-H3: "at least one
-    card from the second combination is not included in the first combination").
-
-    A pair, two pair, trips or quads: the grouped cards. Ace-king high: the ace and the king.
-    Any other high card: none (it is no combination). Straights, flushes, full houses and
-    better use all five cards. A joker counts as a card of its hand's combination.
-    """
+    """The cards of ``hand``'s combination without kickers (BMP-H3); a joker counts as one of
+    them."""
     cards = hand.cards
     if hand.category == HandCategory.HIGH_CARD:
         if not _is_ace_king(hand):
@@ -178,16 +161,9 @@ def _combinations_of(five: Sequence[Card]) -> list[HandValue]:
 
 
 def bombay_combinations(cards: Sequence[Card]) -> tuple[HandValue | None, HandValue | None]:
-    """A Bombay box's first and second combination (BMP-H1–H3), from 5 or 6 cards.
-
-    The first is the best 5-card hand, if it is a combination at all (ace-king or better; it is
-    the one compared with the dealer, BMP-H2, BMP-H5). The second is the best other combination
-    of any five of the cards (ace-king beside a pair, two pair, trips or quads, BMP-H1; with six
-    cards any 5-card hand, BMP-H2: Q-Q-Q-Q-8-8 is four queens, then the full house Q-Q-Q-8-8)
-    that has at least one card outside the first combination's cards (BMP-H3; kickers are not
-    part of a combination, which is what lets ace-king play beside a pair). ``(None, None)``:
-    the box has no combination.
-    """
+    """A Bombay box's first and second combination (BMP-H1–H3). The second needs a card outside the
+    first's (BMP-H3); kickers are no part of a combination, so ace-king may play beside a pair.
+    With six cards, Q-Q-Q-Q-8-8 is four queens, then Q-Q-Q-8-8 (BMP-H2)."""
     first = best_of(cards)
     if first.category == HandCategory.HIGH_CARD:
         if not _is_ace_king(first):
@@ -286,10 +262,7 @@ class DealerPoker(BaseGame):
     def cards_given_back(
         self, deal: Deal, decision: Decision, counts: range
     ) -> list[Card] | Finding:
-        """The cards an ``exchange`` gives back: ``counts`` of them, distinct, all in the hand.
-
-        Messages never name a card: the box's hand is face down (seed-000 L79).
-        """
+        """Messages never name a card: the box's hand is face down (seed-000 L79)."""
         position = box_name(decision.box)
         named = decision.cards or ()
         if len(named) not in counts:

@@ -1,7 +1,5 @@
-"""The "card poker" family (seed-001 §3.9–§3.12): card poker, with exchange, six-card poker and
-Poker with Joker — one class, :class:`CardPoker`, the variant set by the catalog's preset (the
-package's docstring has the deal, the windows and the irregularities). Pure: no I/O.
-"""
+"""The "card poker" family (seed-001 §3.9–§3.12) as one class, :class:`CardPoker`, its variant set
+by the preset (readings: the package docstring). Pure."""
 
 from __future__ import annotations
 
@@ -49,19 +47,10 @@ round and returns the bets (seed-001 G3 L79, the fallback where a game states no
 
 
 class CardPokerRules(GameRules):
-    """The ``[rules]`` of a card-poker family table; defaults are seed-001's reading.
-
-    ``variant`` comes from the catalog preset. ``decks`` is 1: "52-card deck" (L291), "53-card
-    deck … and a Joker" (L455). ``jokers_per_deck`` left out is 1 for ``poker_with_joker`` and 0
-    otherwise (seed-001 §3.0 validator (4): jokers only in Poker with Joker); any other value is
-    a config error. ``boxes``: "The number of players is limited to the number of Ante fields"
-    (L333), default 1. ``irregularities`` left out: ``l335`` for the 5-card and exchange games
-    (L335, L391) and for six-card poker (no rule of its own; C21 "Inherit from §3.9"); ``refund``
-    for Poker with Joker, which states no deal or wrong-count rule (§3.12 [GAP]), so the general
-    G3 (L79) applies. ``bonus_minimum``: the lowest hand of the Bonus bet, "Flush, Full House …"
-    (L397–403, L513–515); §3.9 and §3.11 name no bonus hands (L343–347, L447–451 [GAP]), so the
-    same minimum is the default there.
-    """
+    """Defaults are seed-001's reading: one deck (L291, L455); a joker only in Poker with Joker
+    (§3.0 validator (4)); ``boxes`` (L333). ``irregularities``: ``l335`` (L335, L391; six-card by
+    C21) or ``refund`` for Poker with Joker (§3.12 [GAP]: G3, L79). ``bonus_minimum`` (L397–403,
+    L513–515; §3.9, §3.11 name none, L343–347, L447–451 [GAP])."""
 
     variant: Variant = "card_poker"
     decks: int = pydantic.Field(default=1, ge=1, le=1)
@@ -108,26 +97,10 @@ _IRREGULARITY_RULE: Final[dict[str, str]] = {
 
 
 class CardPoker(DealerPoker):
-    """Card poker, with exchange, six-card poker and Poker with Joker (seed-001 §3.9–§3.12).
-
-    See the module docstring for the deal and windows. The result::
-
-        {"variant": "card_poker_exchange",
-         "dealer": {"cards": [...5], "up_card": "7C", **summary, "qualifies": true},
-         "dealer_no_game": false,
-         "boxes": {"box1": {"cards": [...], "given_back": ["3D"], "sixth_card": false,
-                            "folded": false, **summary, "result": "win",
-                            "paytable_class": "two_pair",
-                            "bonus": {"cards": [...5], **summary, "eligible": false}}}}
-
-    ``result``: ``win``/``lose``/``tie`` against a qualifying dealer, ``dealer_no_game``
-    (Ante and Raise back plus 1 × Ante, L318–320), ``fold``, or ``void`` (with ``remedy``, L335).
-    ``paytable_class``: the line of the Raise multiplier tables (§3.9–§3.12; L430–439):
-    ``ak_or_pair`` (Poker with Joker: ``one_pair``; ace-king pays nothing there) … ``poker``;
-    ``None`` below the lowest line. ``bonus``: the five cards first dealt, and whether the Bonus
-    bet pays (at least ``bonus_minimum`` "without having to exchange", L397–403; lost on an
-    exchange, L397–403, L513–515, or a sixth card, L447–451 "no exchange").
-    """
+    """Card poker, with exchange, six-card poker and Poker with Joker (seed-001 §3.9–§3.12); the
+    result's shape is in docs/games/card_poker.md. ``dealer_no_game`` pays per L318–320, ``void``
+    per L335; ``paytable_class`` per §3.9–§3.12, L430–439; the Bonus on the five first dealt,
+    lost on an exchange or sixth card (L397–403, L513–515, L447–451)."""
 
     name: ClassVar[str] = "card_poker"
     rules_model: ClassVar[type[GameRules]] = CardPokerRules
@@ -186,16 +159,11 @@ class CardPoker(DealerPoker):
         return [Slot(position, "down", deal.windows_closed)]
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
-        """seed-001 L335 (L391; six-card poker by C21): a box's wrong count puts that box out;
-        the dealer with four cards takes one more; any other dealer misdeal or an exposed card
-        annuls the round. Each with the bets back plus half the Ante. Poker with Joker (no rule,
-        §3.12 [GAP]) and ``irregularities = "refund"``: void, bets returned (G3, L79).
-
-        "The dealer … takes one more card": his fifth card is the deal's last (the script), so
-        when he holds four the card he takes is that scripted one, already due; no extra slot
-        is added. A report of four while the controller has given him five (or fewer than
-        four) disagrees with the deal as read: that is "any other wrong deal".
-        """
+        """seed-001 L335 (L391; six-card poker by C21): a box's wrong count puts that box out, a
+        dealer with four cards takes one more, any other misdeal annuls; bets back plus half the
+        Ante. Poker with Joker (§3.12 [GAP]) and ``"refund"``: void, bets returned (G3, L79). The
+        dealer's "one more" is his scripted fifth, already due; a report that disagrees with the
+        deal as read is "any other"."""
         if self.rules.irregularities == "refund":
             return Remedy("void", "seed-001 L79", MISDEAL, REFUND)
         rule = _IRREGULARITY_RULE[self.variant]

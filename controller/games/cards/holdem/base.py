@@ -1,11 +1,5 @@
-"""What the three Hold'em games share: the ``[rules]`` of a 52-card deck and :class:`HoldemGame`.
-
-Positions, decision windows, decisions and the outcome's frame are the same in every Hold'em game
-(:mod:`tablectl.controller.games.cards.holdem`); each game's module adds its deal script, its
-dealer's qualifying hand and, where they differ, its bets.
-
-Pure: no I/O.
-"""
+"""What the three Hold'em games share: the ``[rules]`` of a 52-card deck and :class:`HoldemGame`;
+each game's module adds its script, its dealer's qualifier and, where they differ, its bets."""
 
 from __future__ import annotations
 
@@ -33,9 +27,8 @@ _WINNER: Final[dict[str, str]] = {"win": "player", "lose": "dealer", "tie": "tie
 
 
 class HoldemRules(GameRules):
-    """``[rules]`` keys every Hold'em table shares: one standard 52-card deck, shuffled for every
-    round (PKH-01; seed-001 L563, L569 "The cards are mixed up after each round"). A second deck,
-    jokers or a short deck would put impossible hands on the table, so they are config errors."""
+    """One 52-card deck shuffled every round (PKH-01; seed-001 L563, L569); anything else would put
+    impossible hands on the table."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
@@ -49,15 +42,9 @@ class HoldemRules(GameRules):
 
 
 class HoldemGame(BaseGame):
-    """What the three Hold'em games share: positions, decision windows, decisions, evaluation and
-    the outcome's frame. A game sets ``name``, ``script``, ``rules_model``, ``streets`` (the name
-    of each decision window, in order), ``fold_from`` (the first window a fold is taken in),
-    ``multi_box``, and writes :meth:`qualifier` and :meth:`bets`.
-
-    Decision windows: the dealer closes window *k* with a ``confirm``; the community cards of
-    stage *k* are due after it. A window after the river (UTH §9, L631) holds the round open
-    (:meth:`waiting`) until the dealer closes it; then the round settles.
-    """
+    """Positions, windows, decisions, evaluation and the outcome's frame. The community cards of
+    stage *k* are due after the dealer's ``confirm`` of window *k*; a window after the river (UTH
+    §9, L631) holds the round open (:meth:`waiting`)."""
 
     decision_actions: ClassVar[frozenset[str]] = frozenset({"fold", "play"})
     streets: ClassVar[tuple[str, ...]]
@@ -92,16 +79,10 @@ class HoldemGame(BaseGame):
         return sum(1 for slot in self.script.slots(deal.boxes) if slot.stage <= window)
 
     def decide(self, deal: Deal, decision: Decision) -> Finding | list[Slot]:
-        """``fold`` and ``play`` (a PLAY bet, Casino Hold'em's Call), one of them per hand.
-
-        Refused (``decision_refused``, citing :attr:`decision_rule`): before the window's cards
-        are all out (PKH-10: cards are looked at once all are dealt; UTH §5–§9, L571, L625–631:
-        each decision follows its cards); after the last window; a second PLAY (V-UTH-2 "At
-        most one PLAY per box"; L633 "The player may raise once"); a fold after a PLAY (the PLAY
-        is the alternative to checking and folding, UTH §5, §7, §9; L571) or after a fold; a
-        fold before the game's fold window (:attr:`fold_from`: L631 folds "After Turn and
-        River" only).
-        """
+        """``fold`` and ``play``, one each per hand; refused (``decision_refused``) before the
+        window's cards are out (PKH-10; UTH §5–§9, L571, L625–631), after the last window, on a
+        second PLAY (V-UTH-2; L633), a fold after a PLAY or a fold (UTH §5, §7, §9; L571), or
+        before :attr:`fold_from` (L631)."""
         window = deal.windows_closed
         box = decision.box
         where = self.position(box)
@@ -143,9 +124,7 @@ class HoldemGame(BaseGame):
         dealer_qualifies: bool,
         folded: bool,
     ) -> dict[str, Any]:
-        """The facts the hand's bets are settled on (beside ``folded`` and ``play_street``):
-        ANTE, PLAY, BLIND and TRIPS by :func:`versus_bets` (Ultimate Texas Hold'em, Texas
-        Hold'em); Casino Hold'em overrides it."""
+        """The facts the bets settle on, by :func:`versus_bets`; Casino Hold'em overrides it."""
         del deal, position
         return versus_bets(player, dealer, dealer_qualifies=dealer_qualifies, folded=folded)
 
@@ -155,15 +134,8 @@ class HoldemGame(BaseGame):
         return [*deal.hand("flop"), *deal.hand("turn"), *deal.hand("river")]
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The settled round (see ``docs/games/holdem.md`` for every field).
-
-        ``{"dealer": {"cards", "hand", "category", "best", "paytable_hand", "qualifies"},
-        "qualifier": "pair", "board": {"flop", "turn", "river"}, "boxes": {"box1": {...}}}``
-        (Ultimate Texas Hold'em) or ``"player": {...}, "winner": "player"|"dealer"|"tie"``
-        (the seed-001 games). A deal with a card twice (a foul deck, PKH-01, held for the
-        supervisor by the shoe's ``composition_exceeded``) cannot be ranked: its result lists
-        the cards and ``"foul_cards"`` and no settlement facts.
-        """
+        """The settled round (docs/games/holdem.md has every field). A foul deck (PKH-01, held by
+        ``composition_exceeded``) cannot be ranked: only the cards and ``"foul_cards"``."""
         board = self.board(deal)
         frame: dict[str, Any] = {
             "board": {p: hand_codes(deal.hand(p)) for p in ("flop", "turn", "river")}

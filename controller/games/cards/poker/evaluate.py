@@ -1,27 +1,14 @@
 """Cards → :class:`~.value.HandValue`: the 5-card and 3-card evaluators and the best hand of many.
 
-- A straight runs "from ace to ace": A-2-3-4-5 (five high, the lowest straight) and T-J-Q-K-A
-  (ace high); no wrap-around such as Q-K-A-2-3 (PKH-19; Casino Hold'em L565; Side Bet City
-  L3439–3441). In 3 cards, A-2-3 and Q-K-A are both straights (PKH-19); A-2-3 is the lowest
-  (three high), as the 5-card wheel.
-- Teen Patti: seed 001 §3.13 L519 puts "Three Card Poker / Teen Patti" under one rule set
-  ("hereinafter all together 'Game' or 'Three Card Poker'") and states **no** Teen Patti
-  differences (C41), so ``ranking="teen_patti"`` is accepted and ranks exactly as Three Card
-  Poker. The traditional Teen Patti orders (trail above pure sequence, A-2-3 as the second-best
-  sequence) are not in either rule book and are not implemented.
+- Straights run "from ace to ace", no wrap-around (PKH-19; Casino Hold'em L565; Side Bet City
+  L3439–3441); in 3 cards A-2-3 and Q-K-A both count (PKH-19).
+- Teen Patti ranks exactly as Three Card Poker: seed 001 §3.13 L519 states no differences (C41);
+  the traditional orders are in no rule book.
+- Jokers only in Poker with Joker (§3.0 validator (4); §3.12 L455, L461–473): wild, the natural
+  hand winning the last tie-break (L475); elsewhere a foul card (PKH-01).
 
-Jokers: only Poker with Joker uses one in a poker hand (seed 001 §3.0 validator (4); §3.12 L455
-"the Joker can replace any card"). With ``jokers="wild"`` each joker becomes the card that makes
-the best hand: any card not already in the hand, or the fifth card of a rank the hand holds four
-of (five of a kind, L461–473). The rule book's tie-break "the combination which has been
-developed without a Joker is considered the winning one" (L475) is read as the last tie-break
-(after category and every rank): :attr:`~.value.HandValue.natural`. Elsewhere a joker raises
-:class:`ValueError` (a joker in a 52-card game is a foul card, PKH-01).
-
-Speed: a 5-card value depends only on the sorted ranks and whether all suits agree, so values are
-computed once per such key and cached (7,462 distinct values); evaluating all 2,598,960 hands
-takes seconds.
-"""
+Values are cached by sorted ranks and flushness (7,462 distinct), so all 2,598,960 hands take
+seconds."""
 
 from __future__ import annotations
 
@@ -125,14 +112,9 @@ def _value5(cards: Sequence[Card]) -> HandValue:
 
 
 def _wild5(cards: Sequence[Card]) -> HandValue:
-    """Best substitution for the jokers among 5 cards (seed 001 §3.12 L455, L461–475).
-
-    A joker stands for any card not in the hand; only the fifth card of a rank held four times
-    (five of a kind) may repeat a card. Rather than trying all 52 cards, a single joker tries each
-    rank in the flush suit (when the natural cards share one) and in one other free suit: the
-    exact suit matters only for a flush. Several jokers try every free suit (they may need the
-    same rank twice).
-    """
+    """Best substitution for the jokers (seed 001 §3.12 L455, L461–475). The suit matters only for a
+    flush, so one joker tries each rank in the flush suit and one other free suit, not all 52
+    cards; several jokers try every free suit (they may need the same rank twice)."""
     naturals = [c for c in cards if not c.is_joker]
     jokers = len(cards) - len(naturals)
     if jokers == 0:
@@ -166,11 +148,7 @@ def _wild5(cards: Sequence[Card]) -> HandValue:
 
 
 def evaluate5(cards: Sequence[Card], *, jokers: JokerMode = "forbid") -> HandValue:
-    """The value of exactly 5 cards.
-
-    Raises:
-        ValueError: not 5 cards, a duplicate, or a joker without ``jokers="wild"``.
-    """
+    """The value of exactly 5 cards."""
     _check(cards, jokers, (5,))
     if jokers == "wild":
         return _wild5(cards)
@@ -184,16 +162,8 @@ def best_of(
     jokers: JokerMode = "forbid",
     ranking: ThreeCardRanking = "three_card_poker",
 ) -> HandValue:
-    """The best ``k``-card hand among 5–7 cards (Hold'em best 5 of 7, UTH-H1 §11; 6-card poker,
-    seed 001 §3.11 L422–424; the 6 card / 5+1 bonuses, L550–559, L739).
-
-    ``k=3`` picks the best 3-card hand under ``ranking`` (no rule-book game needs it yet, but it
-    keeps the two rankings symmetric). Natural cards win a tie against joker-made ones (L475).
-
-    Raises:
-        ValueError: fewer than ``k`` cards, more than 7, duplicates, jokers not allowed, or a
-            ``k`` other than 3 or 5.
-    """
+    """The best ``k``-card hand among 5–7 cards (UTH-H1 §11; seed 001 §3.11 L422–424; L550–559,
+    L739). ``k=3`` keeps the two rankings symmetric; natural cards win a tie (L475)."""
     if k not in (3, 5):
         raise RuleError(f"k must be 3 or 5, got {k}")
     _check(cards, jokers, range(k, 8))
@@ -212,14 +182,8 @@ def best_of(
 
 
 def evaluate3(cards: Sequence[Card], ranking: ThreeCardRanking = "three_card_poker") -> HandValue:
-    """The value of exactly 3 cards under the 3-card ranking (straight above flush, TCP §17).
-
-    ``"teen_patti"`` ranks exactly as ``"three_card_poker"``: seed 001 §3.13 L519 runs both under
-    one rule set and states no Teen Patti differences (C41).
-
-    Raises:
-        ValueError: not 3 cards, a duplicate, a joker, or an unknown ranking.
-    """
+    """Exactly 3 cards, straight above flush (TCP §17); ``"teen_patti"`` ranks the same (§3.13 L519,
+    C41)."""
     if ranking not in ("three_card_poker", "teen_patti"):
         raise RuleError(f"unknown 3-card ranking: {ranking!r}")
     _check(cards, "forbid", (3,))

@@ -1,29 +1,13 @@
-"""What a poker hand is worth: the categories of the two rankings and :class:`HandValue`.
+"""What a poker hand is worth: the categories of the two rankings and :class:`HandValue`, which
+compares as the rule books rank hands.
 
-A value compares as the rule books rank hands, so the games settle with ``<``, ``==`` and
-``max()``; how cards become a value is :mod:`.evaluate`.
-
-5-card ranking, low to high (PKH-19, seed 000 §9.3 [L895–907]; seed 001 §3.9 L299–310, §3.12
-L461–473): high card, pair, two pair, three of a kind, straight, flush, full house, four of a kind,
-straight flush (the ace-high one is *named* royal flush, :attr:`HandValue.is_royal`; it is not a
-separate category because it is simply the top straight flush), five of a kind (only with a wild
-joker: "Four of a Kind and Joker (Poker)", seed 001 §3.12 L461–473, above the royal flush).
-
-- Suits never rank or break ties (PKH-18).
-- Tie-break ranks are the ranks of the combination first, then the kickers high to low ("compare
-  the highest cards outside the combination", seed 001 §3.9 L318–320; BMP-H5 §30: "by the higher
-  card and then the next"; a full house "is ranked by its three of a kind"). Only the best five
-  count: "the remaining two cards are not taken into account" (UTH-H1 §11).
-- Card Poker lists "One Pair or lower (Ace and King)" as one paying class (L299–300, C32); the
-  evaluator keeps the standard order inside it (any pair beats A-K high), as C32 suggests.
-
-3-card ranking, low to high: high card, pair, flush, straight, three of a kind, straight flush.
-"Straight is a higher combination than a flush" (TCP §17); the full order is not stated in seed 000
-(§14 item 17) and is read from the seed 001 paytables (Ante Bonus L533–538, "Plus a pair"
-L540–548: straight flush 40 > trips 30 > straight 5 > flush 4 > pair 1). A-K-Q suited is the
-"Mini Royal" (L540–548; Side Bet City calls it "Royal Flush", L3445–3455), again a named straight
-flush.
-"""
+- 5-card order: PKH-19, seed 000 §9.3 [L895–907]; seed 001 §3.9 L299–310, §3.12 L461–473 (five of
+  a kind above the royal flush, which is only the top straight flush).
+- Suits never rank (PKH-18); kickers high to low (seed 001 §3.9 L318–320; BMP-H5 §30), best five
+  only (UTH-H1 §11).
+- "One Pair or lower (Ace and King)" (L299–300, C32) keeps the standard order inside it.
+- 3-card order: straight above flush (TCP §17); the rest from seed 001's paytables (§14 item 17;
+  L533–538, L540–548); the "Mini Royal" (L540–548; L3445–3455)."""
 
 from __future__ import annotations
 
@@ -71,14 +55,9 @@ ACE: Final = 14
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HandValue:
-    """A hand's rank: compare with ``<``/``==``/``max`` to settle; equal means a tie.
-
-    The order is (category, ranks, natural). ``ranks`` are 2…14 (ace 14; the five-high straight
-    is ``(5,)``), combination first then kickers. ``cards`` are the cards that make the hand
-    (jokers as themselves), kept for the outcome (UTH §14 highlights them) but never compared:
-    suits do not break ties (PKH-18). Values of different rankings (5-card, 3-card) do not
-    compare: that would be a programming error, so it raises :class:`TypeError`.
-    """
+    """A hand's rank: (category, ranks, natural). ``cards`` are kept for the outcome (UTH §14) but
+    never compared (PKH-18); comparing values of different rankings is a programming error
+    (TypeError)."""
 
     category: HandCategory | ThreeCardCategory
     ranks: tuple[int, ...]

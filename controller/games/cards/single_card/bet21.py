@@ -1,13 +1,6 @@
-"""21 Bet (seed-001 §3.21, L3495–3537), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
-
-Two "conditional players" (``player1``, ``player2``) dealt two cards each from a 36-card deck (6 to
-A, L3499), then one card a round to each player still below 17 (L3497), within the dealing limits
-of C23. The draws are the :meth:`Bet21.more` hook, one card at a time, so that a bust ends the deal
-at once.
-
-Pure: no I/O.
-"""
+"""21 Bet (seed-001 §3.21, L3495–3537): two players, two cards each from a 36-card deck (L3499),
+then one card a round below 17 (L3497) within C23's limits. Draws come one at a time from
+:meth:`Bet21.more`, so a bust ends the deal at once."""
 
 from __future__ import annotations
 
@@ -46,22 +39,16 @@ _STAND: Final = 17
 
 
 def _bet21_value(card: Card) -> int:
-    """A card's value with A = 1; a 2–5 (not in the 36-card deck) at face value, so that a foreign
-    card the supervisor let through still gives a total (the result flags it,
-    :data:`FOREIGN_CARD`)."""
+    """A = 1; a 2–5 (no card of this deck) at face value, so a foreign card the supervisor let
+    through still gives a total (flagged :data:`FOREIGN_CARD`)."""
     if card.is_joker:
         raise RuleError("a joker has no value in 21 Bet")
     return _BET21_VALUES.get(card.rank) or int(card.rank)
 
 
 def bet21_points(cards: Sequence[Card]) -> int:
-    """The points of a 21 Bet hand: the best total, one ace counting 11 when that stays within 21
-    (L3499 "A = 1 or 11"). Two aces count 12 (they are a golden point all the same,
-    :func:`golden_point`).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """The best total, one ace counting 11 within 21 (L3499); two aces are 12 (still a golden
+    point)."""
     total = sum(_bet21_value(c) for c in cards)
     if any(c.rank == "A" for c in cards) and total + 10 <= 21:
         total += 10
@@ -87,19 +74,10 @@ def bet21_next(
     dealing_rounds: int = 4,
     max_extra_cards: int = 3,
 ) -> Literal["player1", "player2"] | None:
-    """The player due the next draw card, or ``None`` when the deal is over (L3497).
-
-    The deal's two cards each are dealing round 1. Then, unless a player has a golden point, each
-    draw round gives one card to player 1 and then one to player 2, each only while below 17 ("the
-    dealer adds a card to both players one by one each possible round … cannot add cards … if
-    they already have 17 or more"). The deal stops at once when a player busts ("until either of
-    them … gets busted": the opponent wins, nothing is left to decide), and after
-    ``dealing_rounds`` rounds or ``max_extra_cards`` draw cards to a player (C23). A card the
-    36-card deck does not hold stops the deal too (:data:`FOREIGN_CARD`).
-
-    The answer depends on the hands alone (replayed from their first draw card), so the
-    :meth:`Bet21.more` hook is a pure function of the deal.
-    """
+    """The player due the next draw card, ``None`` when the deal is over (L3497): each round one
+    card to player 1 then player 2 while below 17; a bust stops at once; so do C23's limits and a
+    foreign card. It depends on the hands alone, so :meth:`Bet21.more` is a pure function of the
+    deal."""
     hands = (list(hand1), list(hand2))
     if len(hands[0]) < 2 or len(hands[1]) < 2:
         return None
@@ -122,15 +100,10 @@ def bet21_next(
 
 
 class Bet21Rules(GameRules):
-    """The ``[rules]`` of a 21 Bet table; defaults are seed-001's reading (§3.21).
-
-    One 36-card deck (L3499) shuffled for every round ("Per-round reshuffle is not stated" [GAP];
-    a round takes at most 10 of its 36 cards, and §10 "no duplicates within a round"). C23: "The
-    maximum game duration is 4 rounds of card dealing. Additionally, no more than three cards can
-    be dealt to each player to determine the winner", while the outcomes include "Win with (4)
-    cards" and "(5) cards" (L3515–3517). Read together: the deal (2 + 2) is round 1, at most three
-    draw rounds follow, and "three cards" are the draw cards, so a hand holds at most 5 cards.
-    """
+    """Defaults are seed-001's reading (§3.21): one 36-card deck (L3499) shuffled every round [GAP].
+    C23 ("4 rounds of card dealing", "no more than three cards") against "Win with (5) cards"
+    (L3515–3517): the deal is round 1, at most three draw rounds follow, so a hand holds at most
+    5."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     ranks: Literal["6789TJQKA"] = "6789TJQKA"
@@ -166,15 +139,9 @@ class Bet21(BaseGame):
         return [] if position is None else [Slot(position)]
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The facts of the 15 outcome items (L3505–3533): the winner (P1 / P2 / draw), the
-        winner's card count (2–5) and points (17–21), bust / no bust, golden point.
-
-        Winner: a golden point on the deal wins (both: draw); else a bust loses ("Bust → the
-        opponent wins"); else the points closest to 21 win, equal points are a draw (L3497). A
-        deal stopped by the limits with a player below 17 is judged the same way
-        (``limit_reached``; the rule book is silent [GAP]). A foreign card leaves no winner:
-        ``irregular = "foreign_card"`` (the bets cannot be settled on a wrong deck).
-        """
+        """The facts of the 15 outcome items (L3505–3533). A golden point on the deal wins, else a
+        bust loses, else the nearer to 21 (L3497); a deal stopped by the limits is judged the
+        same [GAP]; a foreign card leaves no winner (the bets cannot be settled on a wrong deck)."""
         hands = {p: deal.hand(p) for p in BET21_POSITIONS}
         foreign = _foreign(hands["player1"] + hands["player2"])
         points = {p: bet21_points(h) for p, h in hands.items()}

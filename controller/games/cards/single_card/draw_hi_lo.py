@@ -1,20 +1,9 @@
-"""Draw Hi-Lo (seed-001 §3.25, L1593–1595), a game of
-:mod:`tablectl.controller.games.cards.single_card`; the book's text: ``docs/games/single_card.md``.
+"""Draw Hi-Lo (seed-001 §3.25, L1593–1595); the book's text: ``docs/games/single_card.md``.
 
-One deck, K high, A low: guess whether the next card is higher or lower, with an optional Tie Bet at
-10:1 (L1595). The "Deal button" is the dealer's, as in Top Card (L1599). A round: the ``base`` card
-face up; a decision window (``higher`` or ``lower`` per box; the Tie Bet is the back office's)
-closed by ``confirm``; the ``next`` card. Where the book is silent:
-
-- **The deck** [GAP: shuffle not stated]: dealt through (``reshuffle = "shoe"``), as odds "on the
-  table for that moment" suggest odds that follow the cards out; reshuffled after 52.
-- **"Continue the main game"**: each guess is a round with its own base card; chaining guesses
-  is the back office's (the outcome gives both cards).
-- **A tie and the Higher/Lower bet** [GAP]: ``direction = "tie"``, no guess is ``right``;
-  whether it loses or refunds is the back office's rule.
-
-Pure: no I/O.
-"""
+One deck, K high, A low: a ``base`` card, a higher/lower window closed by ``confirm``, the
+``next`` card; the Tie Bet (10:1) is the back office's (L1595). Gaps: the deck is dealt through,
+as odds "on the table for that moment" follow the cards out; each guess is its own round; whether
+a tie loses or refunds a guess is the back office's."""
 
 from __future__ import annotations
 
@@ -45,11 +34,7 @@ Direction = Literal["higher", "lower", "tie"]
 
 
 def hi_lo_value(card: Card) -> int:
-    """A card's rank, A = 1 … K = 13 (L1595).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """A card's rank, A = 1 … K = 13 (L1595)."""
     if card.is_joker:
         raise RuleError("a joker has no rank in Draw Hi-Lo")
     return _RANKS.index(card.rank) + 1
@@ -62,11 +47,7 @@ def hi_lo_direction(base: Card, following: Card) -> Direction:
 
 
 class DrawHiLoRules(GameRules):
-    """The ``[rules]`` of a Draw Hi-Lo table; defaults are seed-001's reading (§3.25).
-
-    "1 deck" (L1595), dealt through: a round takes 2 cards, so the cut card (if the table uses
-    one) must leave 2 behind it.
-    """
+    """ "1 deck" (L1595), dealt through: 2 cards a round, so 2 behind a cut card."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=8)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
@@ -78,12 +59,8 @@ class DrawHiLoRules(GameRules):
 
 
 class DrawHiLo(BaseGame):
-    """Draw Hi-Lo (seed-001 §3.25, L1593–1595); see the module docstring.
-
-    ``decision_actions``: ``higher`` and ``lower``, once per playing box, while the window is
-    open ("it is necessary to make a decision", L1595). The dealer's ``confirm`` closes it; a box
-    that made no guess has none in the outcome.
-    """
+    """Draw Hi-Lo: ``higher``/``lower`` once per box (L1595); a box that made no guess has none in
+    the outcome."""
 
     name: ClassVar[str] = "draw_hi_lo"
     script = DealScript((Step(("base",)), Step(("next",), stage=1)), reshuffle="shoe")
@@ -103,9 +80,8 @@ class DrawHiLo(BaseGame):
         return []
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The two cards, the ``direction`` of the next from the base (``higher`` | ``lower`` |
-        ``tie``: the Tie Bet wins 10:1, L1595) and each box's guess (``right`` when it names the
-        direction)."""
+        """The two cards, the ``direction`` (a tie wins the Tie Bet 10:1, L1595) and each box's
+        guess."""
         (base,) = deal.hand("base")
         (following,) = deal.hand("next")
         direction = hi_lo_direction(base, following)

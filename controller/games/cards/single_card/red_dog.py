@@ -1,21 +1,9 @@
-"""Red Dog (seed-001 §3.24, L1589–1591), a game of
-:mod:`tablectl.controller.games.cards.single_card`; the book's text: ``docs/games/single_card.md``.
+"""Red Dog (seed-001 §3.24, L1589–1591); the book's text: ``docs/games/single_card.md``.
 
-Eight decks, two open cards, and a bet that the third falls between them (L1591). The "Deal button"
-is the dealer's, as in Top Card (L1599): the card reader observes the game (the digest's "probably
-RNG" is a guess the text does not make). ``first`` and ``second`` face up, then by their spread:
-
-- **consecutive** (spread 0): refunded (``push``), no third card;
-- **a pair**: the third card at once (nothing to ride on); three of a kind pays 11:1
-  (``three_of_a_kind``), else ``push``. The book says both "pair → refunded" and "pair … 3 of a
-  kind → 11:1" (C24): only a third card makes three of a kind, so it is dealt (the industry
-  game); ``[rules] pair_third_card = false`` ends the round on the pair, refunded;
-- **a spread** of 1 or more: a decision window (``ride`` doubles, or ``stand``; optional, per box)
-  closed by ``confirm``; a third card strictly between wins (``win``; the payout by spread is
-  not given [GAP], the back office's), else ``lose``.
-
-Pure: no I/O.
-"""
+Eight decks, two open cards, a bet that the third falls between (L1591); the card reader observes
+the dealer's deal (L1599). Consecutive cards push; a pair takes a third card at once, since only
+it can make three of a kind (C24; ``pair_third_card = false`` ends on the pair); a spread opens a
+Ride/Stand window before the third card (its payout by spread is the back office's [GAP])."""
 
 from __future__ import annotations
 
@@ -49,11 +37,7 @@ Kind = Literal["consecutive", "pair", "spread"]
 
 
 def red_dog_value(card: Card) -> int:
-    """A card's rank, 2 = 2 … A = 14 (L1591).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """A card's rank, 2 = 2 … A = 14 (L1591)."""
     if card.is_joker:
         raise RuleError("a joker has no rank in Red Dog")
     return _RANKS.index(card.rank) + 2
@@ -71,11 +55,8 @@ def red_dog_kind(first: Card, second: Card) -> tuple[Kind, int | None]:
 
 
 class RedDogRules(GameRules):
-    """The ``[rules]`` of a Red Dog table; defaults are seed-001's reading (§3.24).
-
-    "8 decks" (L1591) in a shoe dealt to its cut card; a round takes at most 3 cards, so the cut
-    card must leave 3 behind it (derived like Top Card's 7; no cut-card rule in the book).
-    """
+    """ "8 decks" (L1591); a round takes at most 3 cards, so 3 behind the cut card (derived, as Top
+    Card's 7)."""
 
     decks: int = pydantic.Field(default=8, ge=1, le=16)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
@@ -90,12 +71,8 @@ class RedDogRules(GameRules):
 
 
 class RedDog(BaseGame):
-    """Red Dog (seed-001 §3.24, L1589–1591); see the module docstring.
-
-    ``decision_actions``: ``ride`` and ``stand``, once per playing box, only while the window of
-    a spread is open. The dealer's ``confirm`` closes it whether or not every box decided (a box
-    that did not press Ride stands: the Ride doubles the bet and is the player's act).
-    """
+    """Red Dog; the dealer's ``confirm`` closes the window whether or not every box decided: a box
+    that did not press Ride stands (the Ride is the player's act)."""
 
     name: ClassVar[str] = "red_dog"
     script = DealScript((Step(RED_DOG_ORDER),), reshuffle="shoe")
@@ -140,13 +117,8 @@ class RedDog(BaseGame):
         return []
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The open cards, the third card, and what they make (L1591).
-
-        ``kind``: ``consecutive`` | ``pair`` | ``spread``; ``spread``: ranks strictly between the
-        open cards (0 consecutive, ``None`` a pair); ``result``: ``push`` (refunded),
-        ``three_of_a_kind`` (11:1), ``win`` (the third card strictly between) or ``lose``;
-        ``rides``: the boxes that pressed Ride (their bet doubled).
-        """
+        """The open cards, the third, and what they make (L1591); ``rides``: the boxes that
+        doubled."""
         (first,) = deal.hand("first")
         (second,) = deal.hand("second")
         kind, spread = red_dog_kind(first, second)

@@ -1,26 +1,10 @@
-"""Rock, Paper, Scissors (seed-001 §3.22, L2869–2903), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
+"""Rock, Paper, Scissors (seed-001 §3.22, L2869–2903): one open symbol card each to the Silver and
+Gold zones (L2871); each zone's bets play against its card (L2873–2875, L2879–2903).
 
-"The dealer deals one open card each to the Silver and Gold zones. The dealer takes the first card
-from the top of the deck (the deck consists of cards containing the symbols of stone, paper and
-scissors) and puts it open (face up) on the table in a special area for the Silver zone. The
-dealer then takes the second card from the deck and places it open (face up) in a special area
-for the Golden zone." (L2871). Bets are placed before the deal, one per zone: a symbol and an
-amount (L2873–2875); each zone's bet plays against that zone's card: rock beats scissors, paper
-beats rock, scissors beat paper, the same symbol is a draw and the bet is returned
-(L2879–2903).
-
-A symbol deck: its cards are ``RK`` (the book's stone), ``PA`` and ``SC`` in the card notation
-(:data:`tablectl.drivers.cards.SYMBOLS`, contracts §4.1 extended; the shoe decodes them where its
-``[[devices]]`` entry says ``symbol_deck = "rock_paper_scissors"``). How many cards of each
-symbol the deck has is not given [GAP]: ``[rules] cards_per_symbol`` (default 18, a deck of 54 like
-a standard deck with its jokers), the shoe's composition check and the shuffle count follow it.
-The deck is dealt from its top through to its end (``reshuffle = "shoe"``; when it is shuffled
-is not stated [GAP]). The outcome names, for each zone, the pick that wins against its card,
-the pick that draws and the pick that loses: the back office settles each bet on it.
-
-Pure: no I/O.
-"""
+A symbol deck (``RK``, ``PA``, ``SC``; contracts §4.1 extended, decoded where the device says
+``symbol_deck``). Its size [GAP] is ``[rules] cards_per_symbol``; it is dealt through
+(``reshuffle = "shoe"``; the shuffle is not stated [GAP]). The outcome names the winning, drawing
+and losing pick per zone; the back office settles."""
 
 from __future__ import annotations
 
@@ -45,13 +29,8 @@ _BEATEN_BY: Final = {loser: winner for winner, loser in BEATS.items()}
 
 
 def rps_zone(card: Card) -> dict[str, str]:
-    """One zone's card and how each player's pick fares against it (L2879–2903): ``wins`` is
-    the pick that beats the card, ``draws`` the same symbol (the bet is returned), ``loses`` the
-    pick the card beats.
-
-    Raises:
-        ValueError: not a symbol card.
-    """
+    """One zone's card and the pick that wins, draws (bet returned) and loses against it
+    (L2879–2903)."""
     if not card.is_symbol:
         raise RuleError(f"{card.code} is not a rock, paper or scissors card")
     symbol = SYMBOL_NAMES[card.code]
@@ -65,12 +44,8 @@ def rps_zone(card: Card) -> dict[str, str]:
 
 
 class RockPaperScissorsRules(GameRules):
-    """The ``[rules]`` of a Rock, Paper, Scissors table; defaults are seed-001's reading.
-
-    One symbol deck (L2871: "the deck"), ``cards_per_symbol`` of each symbol [GAP]; no jokers, no
-    ranks (``ranks`` is not used by a symbol deck); a round takes 2 cards, so a cut card must
-    leave 2 behind it. One player position: the zones are the bets, not seats (L2873–2875).
-    """
+    """One symbol deck (L2871), ``cards_per_symbol`` [GAP]; a round takes 2 cards. One position: the
+    zones are bets, not seats (L2873–2875)."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=8)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)

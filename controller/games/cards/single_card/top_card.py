@@ -1,11 +1,5 @@
-"""Top Card Trump (seed-001 §3.23, L1597–1599), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
-
-One card to the player and one to the dealer from a 6-deck shoe, A high, 2 low; on a tie the player
-folds or goes to war (:meth:`TopCard.decide`): three cards burned face down, then one card each.
-
-Pure: no I/O.
-"""
+"""Top Card Trump (seed-001 §3.23, L1597–1599): one card each to player and dealer from a 6-deck
+shoe, A high; on a tie the player folds or goes to war (:meth:`TopCard.decide`)."""
 
 from __future__ import annotations
 
@@ -34,31 +28,20 @@ _TOP_CARD_RANKS: Final = "23456789TJQKA"
 """L1599: "A is highest, 2 lowest"; suits do not rank [GAP: not stated; as War of Bets, L2619]."""
 
 TOP_CARD_ORDER: Final = ("player", "dealer")
-"""Who gets the first card, in the deal and in a war. Not stated [GAP]: the player first, as in
-its sibling War of Bets ("The first card is always placed on the 'Player' section", L2621). The
-war sentence "1 card face up to himself and the player" (L1599) lists the dealer first, but it
-names who gets a card, not an order; a deal order does not change the result (two cards, one
-each, both face up)."""
+"""The player first [GAP], as in War of Bets (L2621); L1599's war sentence names who gets a card,
+not an order, and the order does not change the result."""
 
 
 def top_card_value(card: Card) -> int:
-    """A card's rank, 2 = 2 … A = 14 (L1599).
-
-    Raises:
-        ValueError: a joker.
-    """
+    """A card's rank, 2 = 2 … A = 14 (L1599)."""
     if card.is_joker:
         raise RuleError("a joker has no rank in Top Card")
     return _TOP_CARD_RANKS.index(card.rank) + 2
 
 
 class TopCardRules(GameRules):
-    """The ``[rules]`` of a Top Card Trump table; defaults are seed-001's reading (§3.23).
-
-    "6 decks" (L1599) in a shoe dealt to its cut card. A round takes at most 7 cards (2, then 3
-    burned and 2 in a war), so the cut card must leave 7 behind it (derived like dragon tiger's
-    2; the rule book has no cut-card rule). One player position (a "Deal button" game, L1599).
-    """
+    """ "6 decks" (L1599); a round takes at most 7 cards (2, then 3 burned and 2 in a war), so 7
+    behind the cut card (derived; no cut-card rule). One position (a "Deal button" game, L1599)."""
 
     decks: int = pydantic.Field(default=6, ge=1, le=16)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
@@ -72,15 +55,8 @@ class TopCardRules(GameRules):
 
 
 class TopCard(BaseGame):
-    """Top Card Trump (seed-001 §3.23, L1597–1599).
-
-    The deal is one card face up to the player, then one to the dealer (:data:`TOP_CARD_ORDER`).
-    A tie opens the player's decision (:meth:`waiting`): ``war`` (raise = the main bet) deals
-    ``war_burn`` cards face down to ``burn`` and one card each to ``war_player`` and
-    ``war_dealer``; ``fold`` ends the round ("dealer takes the half of the bet"). The dealer's
-    ``confirm`` with no decision closes the window as a fold: the player did not raise, and a war
-    cannot be played without the raise (L1599 "War (raise = main bet)").
-    """
+    """Top Card Trump. The dealer's ``confirm`` with no decision closes a tie's window as a fold: a
+    war cannot be played without the raise (L1599 "War (raise = main bet)")."""
 
     name: ClassVar[str] = "top_card"
     script = DealScript((Step(TOP_CARD_ORDER),), reshuffle="shoe")
@@ -121,15 +97,8 @@ class TopCard(BaseGame):
         return [*burn, *(Slot(f"war_{p}") for p in TOP_CARD_ORDER)]
 
     def outcome(self, deal: Deal) -> dict[str, Any]:
-        """The cards, the winner and, on a tie, the decision and the war (L1599).
-
-        ``winner`` is ``"player"`` / ``"dealer"``, or ``None`` on a fold. ``settlement`` names the
-        rule book's remedy where the tie changes the bets: fold → ``half_bet_to_dealer``; war won
-        (a war tie "passes to the player") → ``raise_even_money_main_refunded`` ("wins even money
-        on the raise only and the main bet is subject to refund"); war lost → ``all_bets_lost``.
-        The war's face-down cards are withheld while the round runs and revealed here, like every
-        face-down card of a scripted game (seed-000 L79), under ``war.burn``.
-        """
+        """The cards, the winner and, on a tie, the decision and the war, with the book's remedy as
+        ``settlement`` (L1599). The war's face-down cards are revealed here (seed-000 L79)."""
         (player,) = deal.hand("player")
         (dealer,) = deal.hand("dealer")
         p, d = top_card_value(player), top_card_value(dealer)

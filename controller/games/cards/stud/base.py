@@ -1,12 +1,5 @@
-"""What both stud games share: the showdown of a box against the dealer, and the base game.
-
-:func:`showdown` settles one box's main bets against the dealer's hand; :class:`StudGame` is the
-rest of the common shape (the one decision after the whole deal, the decision window the dealer
-closes, the per-box outcome). Kept apart from the games so that each game's module is its deal
-script, its dealer minimum and its bonus hands only (:mod:`.three_card`, :mod:`.caribbean`).
-
-Pure: no I/O.
-"""
+"""What both stud games share: :func:`showdown` and :class:`StudGame`, so each game's module is only
+its deal script, its dealer minimum and its bonus hands. Pure."""
 
 from __future__ import annotations
 
@@ -40,9 +33,7 @@ NotQualified: TypeAlias = Literal["ante_wins", "push"]
 """A non-qualifying dealer: ``ante_wins`` = ante 1:1, play/call push (TCP §13; C35's industry
 rule for L527–529 and L741); ``push`` = every main bet pushes."""
 BonusOnFold: TypeAlias = Literal["lost", "settled"]
-"""The dealer-independent bonuses of a folded box: ``lost`` (TCP §7, V-TCP-3: no bonus
-evaluation) or ``settled`` (seed 001 L531: "Plus a pair" wins "even if he chooses the
-Surrender")."""
+"""A folded box's bonuses: ``lost`` (TCP §7, V-TCP-3) or ``settled`` (seed 001 L531)."""
 Undecided: TypeAlias = Literal["play", "fold"]
 """A box with no decision when the dealer closes the decision window."""
 
@@ -57,11 +48,7 @@ seed 001 L521, L735)."""
 
 @dataclass(frozen=True, slots=True)
 class Showdown:
-    """A box against the dealer: the hand comparison and how the two main bets settle.
-
-    ``result`` is ``None`` for a folded box (its hand is not compared); ``raised`` is the play
-    (Three Card Poker) or call (Caribbean Stud) bet, ``None`` when the box folded (never made).
-    """
+    """A box against the dealer; ``result`` and ``raised`` are ``None`` for a folded box."""
 
     result: Result | None
     ante: BetResult
@@ -76,16 +63,12 @@ def showdown(
     folded: bool,
     not_qualified: NotQualified = "ante_wins",
 ) -> Showdown:
-    """Settle one box's main bets against the dealer (both games).
+    """One box's main bets against the dealer.
 
-    - Folded: the ante is lost, no raise was made (TCP §7; seed 001 L521 "Surrender", L735 Fold
-      loses the Ante).
-    - The dealer does not qualify: ``not_qualified`` (TCP §13: ante 1:1, BET "remains untouched";
-      seed 001 states nothing, C35, for Three Card Poker L527–529 and Caribbean Stud L741).
-    - Otherwise the higher hand wins both bets (TCP §10–§11; L529 "'Ante' and 'Play' will be paid
-      1:1"; L745–758, L771); the same combination is decided by the higher card, then the next
-      (TCP §15: :class:`HandValue` ordering); fully equal hands push (TCP §16).
-    """
+    - Folded: the ante is lost (TCP §7; seed 001 L521, L735).
+    - No qualifying dealer: ``not_qualified`` (TCP §13; seed 001 silent, C35, L527–529, L741).
+    - Else the higher hand wins (TCP §10–§11, §15; L529, L745–758, L771); equal hands push (TCP
+      §16)."""
     if folded:
         return Showdown(None, "lose", None)
     result: Result = "win" if hand > dealer else "lose" if hand < dealer else "tie"
@@ -110,19 +93,13 @@ def _foul(deal: Deal) -> list[str]:
 
 
 class StudRules(GameRules):
-    """``[rules]`` keys both stud games share.
-
-    One 52-card deck (PKH-01; seed 001 gives no deck count for Three Card Poker, C41, and a
-    single-deck game ranks no duplicate card), no jokers, shuffled for every round.
-    """
+    """One 52-card deck, no jokers, shuffled every round (PKH-01; seed 001 gives no count, C41)."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)
     undecided: Undecided = "play"
-    """A box with no decision when the window closes. ``play``: a fold is an act the dealer
-    records (TCP §8 "telling the dealer or by hand signal"); blind hands have their BET placed
-    before the deal (TCP-B4) and a Pair-Plus-only box "makes no decision" (V-TCP-2). ``fold``: a
-    live table whose timeout folds (seed 001 states no timeout rule; G13 varies by game)."""
+    """A box with no decision: ``play`` (a fold is an act, TCP §8; TCP-B4; V-TCP-2) or ``fold`` (a
+    timeout table; seed 001 has no rule, G13 varies)."""
     not_qualified: NotQualified = "ante_wins"
     """A non-qualifying dealer (:data:`NotQualified`): TCP §13 states ante 1:1, BET untouched;
     seed 001 is silent for both games (C35), so the same industry rule is the default."""
@@ -231,9 +208,7 @@ class StudGame(BaseGame):
         }
 
     def _foul_outcome(self, deal: Deal, foul: list[str]) -> dict[str, Any]:
-        """A supervisor let a round with a card dealt twice go on (the shoe's hold): its hands
-        cannot be ranked (PKH-01 "a standard deck of 52 cards"), so the outcome gives the cards
-        and ``foul_deck``, no facts to settle on."""
+        """A round with a card dealt twice that a supervisor let go on cannot be ranked (PKH-01)."""
         return {
             DEALER: {"cards": hand_codes(deal.hand(DEALER))},
             BOXES: {box_name(b): {"cards": hand_codes(deal.hand(box_name(b)))} for b in deal.boxes},

@@ -1,9 +1,8 @@
 """Everything that touches hardware, and nothing about games.
 
-The public surface: :func:`open_driver` builds a driver from a config entry, drivers yield the event
-types of :mod:`tablectl.drivers.events`, and every failure is a :class:`DriverError`. Importing this
-package loads no hardware library (pyserial, pyusb, python-can): those are imported when a driver or
-port is actually used, so a missing one fails that device with a clear message.
+:func:`open_driver` builds a driver from a config entry; drivers yield
+:mod:`tablectl.drivers.events` and fail with :class:`DriverError`. No hardware library (pyserial,
+pyusb, python-can) is imported until a driver uses it, so a missing one fails that device only.
 """
 
 from __future__ import annotations

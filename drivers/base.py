@@ -1,35 +1,17 @@
 """The driver base (STYLE practice 4): one connection loop, owned here, behind a few hooks.
 
-A device family declares what differs: its transport (``_open_link``), its codec (``_new_decoder``
-for what arrives, ``_encode`` for its commands) and its ``interpreter`` (messages and time in,
-events and commands out; pure). :class:`DeviceDriver` does the rest, the same for every family:
+A family declares what differs: ``_open_link``, ``_new_decoder``, ``_encode`` and a pure
+``interpreter`` (messages and time in, events and commands out). :class:`DeviceDriver` owns the
+rest: open with :class:`Backoff` retries, handshake, pump (write, wait for an item, a wake-up or
+``tick_interval``), decode, offer each message to the interpreter and to the waiting
+:class:`~tablectl.drivers.replies.Replies`, and reopen on :class:`TransportClosedError`. A link that
+calls back (:class:`~tablectl.drivers.transports.base.CallbackStream`) is decoded in its callback;
+any other is read by a task. Every wait and every ``now`` is the injected clock's, so a
+:class:`~tablectl.drivers.clock.ManualClock` decides when ticks and reconnects happen.
 
-* the loop: open the link (one ``port_error``, then retries with :class:`Backoff`), the handshake
-  (a fresh decoder, ``interpreter.connected(now)``, the commands it queued), then pump: write what
-  is queued, wait for the next item, a wake-up or ``tick_interval``. A
-  :class:`TransportClosedError` (from a read, a write or a tick) drops the link:
-  ``interpreter.connection_lost(now)``, one ``disconnected`` unavailability, backoff, reopen;
-* one item: trace it, decode it, count each ``DecodeError``, hand each message to the interpreter
-  and to the commands waiting for a reply (:class:`~tablectl.drivers.replies.Replies`), then send
-  the commands the interpreter queued. A link that calls back (a serial port with a descriptor:
-  :class:`~tablectl.drivers.transports.base.CallbackStream`) runs this in its callback, as the
-  bytes arrive, and the loop only yields the events; any other link is read by a task;
-* ticks: ``interpreter.tick(now)`` about every ``tick_interval`` (it may raise
-  :class:`TransportClosedError` to have a silent link reopened), then its commands out.
-
-Every wait and every ``now`` is the injected clock's, so a
-:class:`~tablectl.drivers.clock.ManualClock` decides when a tick or a reconnect happens, and the
-family logic is testable without I/O.
-
-Hooks a family overrides only where its protocol truly differs: ``_on_decode_error`` (what an
-undecodable item means besides a count), ``_on_item_error`` (a family whose input may come from
-anyone survives a bug in its codec), ``_available_on_open`` (a device that says nothing until it
-has something to say, a card shoe, is there as soon as its link opens).
-
-Three bindings say how a kind of link is read, written and traced: :class:`StreamDriver` (bytes:
-a serial port, USB endpoints), :class:`FrameDriver` (CAN frames) and :class:`MessageDriver`
-(messages on an MQTT broker). :class:`Driver`, :class:`DriverSettings` and :class:`Backoff` live
-in :mod:`tablectl.drivers.connection` and are re-exported here: this module is the plugins' surface.
+:class:`StreamDriver` (bytes), :class:`FrameDriver` (CAN) and :class:`MessageDriver` (MQTT) bind
+the kinds of link. :class:`Driver`, :class:`DriverSettings` and :class:`Backoff` are re-exported
+from :mod:`tablectl.drivers.connection`: this module is the plugins' surface.
 """
 
 from __future__ import annotations
@@ -125,11 +107,9 @@ class ReportsOnly:
 
 
 class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
-    """One device on one link, with reconnects, availability, ticks and commands; see the module
-    docstring.
+    """One device on one link; see the module docstring.
 
-    Counters: ``decode_errors``, ``open_failures``, ``disconnects`` (and whatever the family's
-    interpreter counts).
+    Counters: ``decode_errors``, ``open_failures``, ``disconnects`` (plus the interpreter's).
     """
 
     tick_interval: float = 0.1
@@ -226,11 +206,7 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
         self._wake.set()
 
     async def send(self, item: ItemT) -> None:
-        """Send ``item`` now.
-
-        Raises:
-            TransportClosedError: not connected, or the link failed.
-        """
+        """Send ``item`` now; :class:`TransportClosedError` when not connected or the link fails."""
         link = self._link
         if link is None:
             raise TransportClosedError(f"device {self.device_id!r} is not connected")
@@ -250,9 +226,7 @@ class DeviceDriver(Driver[SettingsT], Generic[LinkT, ItemT, SettingsT]):
     ) -> Any:
         """Send ``command`` and wait for the message ``match`` takes (the loop must be running).
 
-        Raises:
-            TransportClosedError: not connected, or the link dropped while waiting.
-            DeviceTimeoutError: no reply within ``timeout``.
+        Raises :class:`TransportClosedError` or, after ``timeout``, :class:`DeviceTimeoutError`.
         """
         if self._link is None:
             raise TransportClosedError(f"device {self.device_id!r} is not connected")
@@ -487,9 +461,9 @@ class _Receiver(Generic[ItemT]):
 class StreamDriver(DeviceDriver[ByteStream, bytes, SettingsT]):
     """A device on a :class:`ByteStream`: a serial port (any pyserial URL), USB endpoints.
 
-    A serial port with a descriptor delivers its bytes by callbacks
-    (:meth:`~tablectl.drivers.transports.serial.SerialStream.deliver_to`); ``loop://``,
-    ``rfc2217://`` and USB endpoints are read by a task."""
+    A serial port with a descriptor delivers by callbacks; ``loop://``, ``rfc2217://`` and USB are
+    read by a task.
+    """
 
     def _read(self, link: ByteStream) -> Awaitable[bytes]:
         return link.read()
@@ -507,14 +481,10 @@ class StreamDriver(DeviceDriver[ByteStream, bytes, SettingsT]):
         return item
 
     def _require_serial_port(self, needs: str) -> str:
-        """``port`` checked as a serial port now, when the driver is built (``check-config``).
+        """``port`` checked as a serial port when the driver is built (``check-config``).
 
-        A missing or malformed port is a config error then, not a reconnect loop of
-        ``port_error`` later; an absent device path is fine (the device may be unplugged).
-        ``needs`` says why a port is wanted ("an SS2 wheel needs a serial port").
-
-        Raises:
-            DriverConfigError: no port, or one pyserial cannot take (see ``serial_url_problem``).
+        A malformed port is a config error now rather than a ``port_error`` loop later; an absent
+        device path is fine (it may be unplugged). ``needs`` is the message's reason.
         """
         if self.port is None:
             raise DriverConfigError(self.device_id, f"missing key 'port' ({needs})")
@@ -559,16 +529,10 @@ class FrameDriver(DeviceDriver[FrameLink, CanFrame, SettingsT]):
 class MessageDriver(DeviceDriver[MessageLink, TopicMessage, SettingsT]):
     """A device that is a service on an MQTT broker (whole :class:`TopicMessage` values).
 
-    A broker that drops us, or a PUBACK that never comes, is a :class:`TransportClosedError` like
-    an unplugged port. Whether the *devices behind* the broker are there is the interpreter's to
-    say: a broker that accepts us proves nothing about a shaker. Messages are not traced.
-
-    Args:
-        table_broker: the table's own ``[mqtt]`` broker, which the composition root hands to every
-            message driver it builds (``tablectl.controller.service.app.build_drivers``), so a
-            studio device needs no second copy of the broker's address, CA and password. A family
-            with its own ``url`` key uses that instead; ``None`` when built outside a table
-            (technician tools, tests).
+    A dropped broker or a missing PUBACK is a :class:`TransportClosedError` like an unplugged port;
+    whether the devices behind the broker are there is the interpreter's to say. ``table_broker`` is
+    the table's own ``[mqtt]`` broker (``tablectl.controller.service.app.build_drivers``), used
+    unless the family has its own ``url``; ``None`` outside a table. Messages are not traced.
     """
 
     def __init__(

@@ -1,18 +1,11 @@
 """Playing cards in the one notation tablectl emits (contracts §4.1), and the spellings it accepts.
 
-Rank then suit: ranks ``A 2 3 4 5 6 7 8 9 T J Q K``, suits ``S H D C`` (``TH`` = ten of hearts);
-jokers ``JK`` (``JK1``/``JK2`` where a deck carries two). Decoders may meet other spellings on
-the wire (``10H``, ``H10``, ``HT``, lower case); :func:`parse_card` accepts them and
-:attr:`Card.code` always gives the canonical form. Pure: shared by the shoe codecs (drivers) and
-the card engines (controller).
+Rank then suit (``TH``), jokers ``JK``/``JK1``/``JK2``; :func:`parse_card` also takes ``10H``,
+``H10``, ``HT`` and lower case. Pure: shared by the shoe codecs and the card engines.
 
-Symbol decks (Rock, Paper, Scissors: "the deck consists of cards containing the symbols of stone,
-paper and scissors", seed-001 L2871) have no rank and no suit. Their cards are written in two
-characters too, :data:`SYMBOLS`: ``RK`` (rock, the book's "stone"), ``PA`` (paper), ``SC``
-(scissors). None can be read as a card of a standard deck in any spelling above: ``R`` and ``P``
-are neither ranks nor suits, and ``SC`` would be the suit-first spelling of a rank ``C``, which
-does not exist. They are accepted only where a symbol deck is configured (``symbols=True``), so a
-standard table still refuses them as "not a card".
+Symbol decks (Rock, Paper, Scissors, seed-001 L2871) write their cards ``RK`` (the book's
+"stone"), ``PA``, ``SC``: none reads as a standard card in any spelling (``SC`` would be suit-first
+for a rank ``C``). Accepted only with ``symbols=True``, so a standard table still refuses them.
 """
 
 from __future__ import annotations
@@ -72,11 +65,9 @@ class Card:
 
 
 def parse_card(text: str, *, symbols: bool = False) -> Card:
-    """Parse canonical or lenient notation; with ``symbols``, a symbol card too (``RK``, ``PA``,
-    ``SC``: a table whose deck is a symbol deck).
+    """Parse canonical or lenient notation; with ``symbols``, ``RK``/``PA``/``SC`` too.
 
-    Raises:
-        ValueError: naming the text, for anything that is not a card.
+    ``ValueError`` naming the text for anything that is not a card.
     """
     cleaned = text.strip().upper()
     if symbols and cleaned in SYMBOLS:

@@ -1,16 +1,9 @@
 """The time tablectl lives by: one injected :class:`Clock` for timestamps, durations and waits.
 
-A driver's loop reads the time (event timestamps, the ``now`` its hooks get) and waits for it
-(the tick between timer checks, the reconnect backoff, a command's reply timeout); the journal
-stamps its seals and judges retention by it; the MQTT side measures how long a connection lasted.
-All of it goes through the same clock object, so a test that injects :class:`ManualClock` decides
-when a tick or a retry happens instead of guessing with sleeps, and a timing assertion becomes an
-exact one.
-
-Two kinds of time, never mixed: the **wall** clock (:meth:`Clock.now` seconds since the epoch,
-:meth:`Clock.wall` the same as an aware UTC ``datetime``) is what events and records carry, and can
-be stepped (NTP, an operator); the **monotonic** clock (:meth:`Clock.monotonic`, the event loop's
-own time) only measures durations and deadlines, and ``sleep`` waits on it.
+Drivers, the journal and the MQTT side all use the same object, so a test with
+:class:`ManualClock` decides when a tick or retry happens instead of sleeping. Two kinds of time,
+never mixed: the wall clock (:meth:`Clock.now`, :meth:`Clock.wall`) that events carry and that can
+be stepped, and the monotonic clock (:meth:`Clock.monotonic`) for durations and ``sleep``.
 """
 
 from __future__ import annotations
@@ -64,12 +57,10 @@ SYSTEM_CLOCK = SystemClock()
 
 
 class ManualClock:
-    """A clock that moves only when a test tells it to (:meth:`advance`, :meth:`step_wall`).
+    """A clock that moves only when a test says so (:meth:`advance`, :meth:`step_wall`).
 
-    ``start`` is both the wall time (seconds since the epoch) and the monotonic time; passing time
-    moves both alike, and :meth:`step_wall` moves the wall clock alone. ``sleep`` waits until the
-    clock has been advanced past its deadline; :attr:`pending` lists what is waiting, so a test
-    can first wait until a driver is parked on the clock and then move it.
+    ``start`` is both wall and monotonic time. :attr:`pending` lists the sleepers, so a test can
+    wait until a driver is parked on the clock before moving it.
     """
 
     def __init__(self, start: float = 0.0) -> None:
@@ -142,11 +133,9 @@ async def within(
     awaitable: Awaitable[T],
     timeout: float,  # noqa: ASYNC109 - measured on ``clock``, which asyncio.timeout cannot do
 ) -> T:
-    """``awaitable``'s result, or :class:`TimeoutError` once ``timeout`` seconds of ``clock`` have
-    passed (``asyncio.timeout`` always measures the event loop's own time).
+    """``awaitable``'s result, or :class:`TimeoutError` after ``timeout`` s of ``clock``.
 
-    Like ``asyncio.wait_for``, a timeout or the caller's cancellation cancels ``awaitable``;
-    shield it to keep it running.
+    ``asyncio.timeout`` would measure the loop's time. Like ``wait_for``, cancels ``awaitable``.
     """
     task = asyncio.ensure_future(awaitable)
     timer = asyncio.ensure_future(clock.sleep(timeout))

@@ -1,14 +1,8 @@
 """What every device codec shares: the :class:`DecodeError` value and the one frame scanner.
 
-Pure on purpose (no asyncio, serial or clock), like the protocol modules that import it.
-
-Why one scanner. Every byte-stream protocol we speak has the same problem: a serial read or a USB
-transfer may end anywhere, line noise lands between (and inside) messages, and one bad message must
-cost at most itself. :class:`FrameScanner` owns the receive buffer: a driver feeds it whatever
-arrived and gets back complete frames and :class:`DecodeError` values, in bounded memory whatever
-the line does. What differs between protocols is data, a :class:`Framing` declared at the top of
-each protocol module, not a fourth copy of the same state machine: the families' old scanners
-differed in their delimiters and their error texts, and in one place in their bugs.
+Pure. Every byte-stream protocol has reads that end anywhere and noise inside messages, and one
+bad message must cost only itself; :class:`FrameScanner` solves that once, per a :class:`Framing`
+declared by each protocol (the families' old scanners differed in delimiters, texts and bugs).
 """
 
 from __future__ import annotations
@@ -26,12 +20,11 @@ RawT = TypeVar("RawT", default=bytes)
 
 @dataclass(frozen=True)
 class DecodeError(Generic[RawT]):
-    """Input that is not a valid frame or message: a value the decoder returns, never raises.
+    """Input that is not a valid frame or message: returned, never raised.
 
-    A raising decoder would end the read loop at the first noisy byte; as a value it is counted,
-    logged or answered (the simulators NAK it) and decoding goes on with the next frame. ``raw`` is
-    the offending input as the codec received it, capped by the codec so that it fits a log line:
-    the bytes of a stream, or the whole frame of a frame link (``DecodeError[CanFrame]``).
+    A raising decoder would end the read loop at the first noisy byte. ``raw`` is the offending
+    input, capped to fit a log line (bytes of a stream, or the whole frame:
+    ``DecodeError[CanFrame]``).
     """
 
     reason: str
@@ -40,12 +33,7 @@ class DecodeError(Generic[RawT]):
 
 @dataclass(frozen=True)
 class Reasons:
-    """The :attr:`DecodeError.reason` texts of one protocol's framing errors.
-
-    They are part of the protocol's behaviour (logs, diagnostics and simulators show or match
-    them), so each protocol spells its own; the defaults suit a protocol that calls its units
-    frames.
-    """
+    """One protocol's framing error texts: its behaviour (logs and simulators match them)."""
 
     garbage: str = "garbage between frames"
     """Bytes outside any frame (framings with a required start byte)."""
@@ -65,11 +53,9 @@ _CR_LF: Final = (b"\r", b"\n")
 
 @dataclass(frozen=True)
 class Framing:
-    """How one protocol delimits its frames (see :class:`FrameScanner` for the rules).
+    """How one protocol delimits its frames (rules: :class:`FrameScanner`).
 
-    A frame is returned as received, from its start byte (when the framing has one) to its last
-    byte: an end marker and its trailer (``STX … ETX CC``) belong to the frame, a line
-    terminator (CR, LF, CR LF) does not.
+    An end marker and trailer (``STX … ETX CC``) belong to the frame; CR/LF terminators do not.
     """
 
     max_length: int
@@ -117,16 +103,10 @@ _OUTSIDE, _FRAME, _DISCARD, _TRAILER = range(4)
 class FrameScanner:
     """Frames from a byte stream split or garbled anywhere, per one :class:`Framing`.
 
-    ``feed`` keeps the partial frame between calls and returns each complete frame as ``bytes``
-    and every framing problem as a :class:`DecodeError`: a run of garbage outside frames (one
-    error per run, never for separators or terminators), a start byte inside a frame (the lost
-    end costs that frame only, the start byte opens the next), a non-printable byte, an over-long
-    frame, an empty frame or a bad trailer byte. Whatever arrives, it holds at most one frame and
-    ``max_garbage`` bytes of garbage.
-
-    After an error the rest of the broken frame is dropped quietly up to the next terminator or
-    separator, or the next start byte when one is required (it can then never occur inside a
-    frame). Checksums are the protocol's business: it checks the frames this returns.
+    Holds at most one frame and ``max_garbage`` bytes whatever arrives. Errors: one per garbage run,
+    a start byte inside a frame (the lost end costs that frame only), non-printable, over-long,
+    empty, bad trailer; after one, the rest of the frame is dropped up to the next terminator,
+    separator or required start byte. Checksums are the protocol's to check.
     """
 
     def __init__(self, framing: Framing) -> None:

@@ -1,8 +1,5 @@
-"""A driver's life, whatever its transport: settings, the reconnect backoff and the :class:`Driver`
-interface (a context manager with an idempotent close). The one connection loop is
-:class:`~tablectl.drivers.base.DeviceDriver`.
-
-Plugins import these from :mod:`tablectl.drivers.base`, the stable surface, which re-exports them.
+"""A driver's life whatever its transport: settings, reconnect backoff, the :class:`Driver`
+interface. Plugins import them from :mod:`tablectl.drivers.base`, which re-exports them.
 """
 
 from __future__ import annotations
@@ -60,17 +57,10 @@ SettingsT = TypeVar("SettingsT", bound=DriverSettings, default=DriverSettings)
 class Driver(ABC, Generic[SettingsT]):
     """One device. Use as ``async with driver: async for event in driver.events(): ...``.
 
-    Generic over its settings: a family declares ``class SS2Driver(StreamDriver[SS2Settings])``
-    with ``settings_model = SS2Settings``, and ``self.settings`` is an ``SS2Settings`` everywhere,
-    so it needs no constructor of its own just to narrow the type.
-
-    Args:
-        device_id: The ``[[devices]]`` entry's id (events carry it).
-        port: Its ``port``, when the family uses one.
-        options: Its other keys, validated with :attr:`settings_model` (already validated
-            settings are taken as they are).
-        clock: Timestamps, the hooks' ``now`` and every wait of the driver's loop.
-        trace: Sees every chunk read and written.
+    Generic over its settings (``class SS2Driver(StreamDriver[SS2Settings])``) so ``self.settings``
+    is typed without a constructor of its own. ``options`` are validated with
+    :attr:`settings_model`; ``clock`` drives every wait; ``trace`` sees every chunk read and
+    written.
     """
 
     # mypy cannot see that the default of SettingsT is DriverSettings; subclasses set their own.

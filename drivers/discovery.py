@@ -1,10 +1,8 @@
 """What is plugged into this host: serial ports, USB devices, CAN interfaces.
 
-Hardware enumeration belongs with the drivers: pyserial's ``list_ports`` (vid/pid/serial of USB
-serial adapters, and the ``/dev/serial/by-id`` names udev made), pyusb (HID shoes, USB bulk
-shufflers) and sysfs for CAN (``/sys/class/net/*/type`` 280 = ARPHRD_CAN). Nothing here opens a
-device, so listing is safe while the service runs; pyserial and pyusb are imported lazily and a
-missing one (or a missing libusb) becomes a note, not an error.
+pyserial's ``list_ports``, pyusb, and sysfs for CAN (``/sys/class/net/*/type`` 280 =
+ARPHRD_CAN). Nothing is opened, so listing is safe while the service runs; a missing pyserial,
+pyusb or libusb becomes a note, not an error.
 """
 
 from __future__ import annotations

@@ -67,8 +67,7 @@ class DriverInitError(DriverError):
 class DriverConfigError(DriverInitError, ValueError):
     """A device entry's keys cannot work whatever is plugged in: raised when a driver is built.
 
-    ``problem`` is the message without the device, for callers that name the entry themselves
-    (``tablectl.controller.config.device_error``: file, ``devices[i]``, id and driver).
+    ``problem`` is the message without the device, for callers that name the entry themselves.
     """
 
     def __init__(self, device_id: str, problem: str) -> None:

@@ -30,12 +30,10 @@ class RegistryEntry:
 
 
 def entry_point_entries(group: str, reserved: Collection[str], what: str) -> list[RegistryEntry]:
-    """Every entry point of ``group`` installed, refused ones included; nothing is imported.
+    """Every entry point of ``group``, refused ones included; nothing is imported.
 
-    The one scan both plugin registries use (drivers here, games in
-    :mod:`tablectl.controller.plugins`): a name in ``reserved`` (the built-ins) is refused, and
-    so is a name two packages claim (which one would run is not a guess). ``what`` names the
-    kind in the refusal (``"driver"``, ``"game"``).
+    A name in ``reserved`` (the built-ins) is refused, and so is one two packages claim (which would
+    run is not a guess).
     """
     points = list(metadata.entry_points(group=group))
     entries = []

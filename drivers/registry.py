@@ -2,20 +2,15 @@
 class.
 
 Entries are ``(module path, class name)`` strings imported on first use (STYLE practice 3, after
-python-can's ``BACKENDS``), so that importing :mod:`drivers` never pulls in pyusb or python-can,
-and a missing library fails when a config *uses* that driver, with a message naming the library,
-rather than crashing every tablectl start.
-
-Drivers outside this repository: vendors' shoe, shuffler and drum protocols are under NDA, so an
-integrator ships a codec in a package of their own and registers it under the entry-point group
-``tablectl.drivers`` (python-can's ``can.interface`` way)::
+python-can's ``BACKENDS``), so a missing library fails the config that uses it, not every start.
+Vendors' protocols are under NDA, so integrators register drivers under the entry-point group
+``tablectl.drivers``::
 
     [project.entry-points."tablectl.drivers"]
     acme-shoe = "acme_tablectl.driver:AcmeShoeDriver"
 
-The built-in names win: a plugin that reuses one is refused (listed with the reason), so an
-installed package can never silently replace the driver a certified table was tested with.
-``tablectl diag ports`` and ``check-config`` list every driver found and where it comes from.
+A plugin reusing a built-in name is refused, so no package can silently replace the driver a
+certified table was tested with.
 """
 
 from __future__ import annotations
@@ -53,11 +48,8 @@ DRIVERS: dict[str, tuple[str, str]] = {
 
 
 def available_drivers() -> dict[str, RegistryEntry]:
-    """Every driver by config name: the built-ins, then the plugins' (refused ones included,
-    keyed ``"name (package version)"``).
-
-    Read from the installed distributions' metadata each call (cheap; nothing is imported), so
-    a package installed while a technician's shell is open is seen by the next command.
+    """Every driver by config name: built-ins, then plugins (refused ones keyed
+    ``"name (package version)"``). Read from metadata each call, so a fresh install is seen at once.
     """
     found = {
         name: RegistryEntry(name, module, cls, "built-in")
@@ -71,10 +63,8 @@ def available_drivers() -> dict[str, RegistryEntry]:
 def get_driver_class(name: str) -> type[Driver]:
     """Import and return the driver class registered as ``name``.
 
-    Raises:
-        UnknownDriverError: ``name`` is not a registry key (the message lists the known ones).
-        DriverUnavailableError: The driver's module cannot be imported (typically a missing
-            third-party library or native backend), or does not define the class.
+    ``UnknownDriverError`` lists the known names; ``DriverUnavailableError`` when its module or a
+    library it needs cannot be imported.
     """
     entry = available_drivers().get(name)
     if entry is None or entry.refused is not None:
@@ -113,12 +103,8 @@ def open_driver(
 ) -> Driver:
     """Build (not connect) the driver for one ``[[devices]]`` entry.
 
-    ``kwargs`` (``clock``, ``trace``) go to the driver's constructor unchanged. Connecting
-    happens in ``Driver.events()``, so an absent device is an availability event, not a crash.
-
-    Raises:
-        UnknownDriverError, DriverUnavailableError: see :func:`get_driver_class`.
-        DriverInitError: ``options`` do not validate against the driver's settings model.
+    Connecting happens in ``Driver.events()``, so an absent device is an availability event, not a
+    crash. ``DriverInitError`` when ``options`` do not validate.
     """
     cls = get_driver_class(driver)
     return cls(device_id, port, options, **kwargs)

@@ -1,11 +1,8 @@
 """Commands waiting for their reply on one link: the request/reply half of a driver.
 
-Why one module: a shuffler and a dice unit — any device that answers a host's commands on the
-same link that carries its unsolicited reports — need the same bookkeeping. Each decoded message
-is offered to the waiters, oldest first (replies come back in command order on one link); a wait
-ends with the reply, with :class:`~tablectl.drivers.errors.DeviceTimeoutError` on the driver's
-clock, or with the error that failed every wait when the link was lost or the driver closed. The
-driver base (:class:`~tablectl.drivers.base.DeviceDriver`) offers it every message it decodes.
+Each decoded message is offered to the waiters oldest first (replies come back in command order);
+a wait ends with the reply, a :class:`~tablectl.drivers.errors.DeviceTimeoutError` on the driver's
+clock, or the error that failed every wait when the link was lost.
 """
 
 from __future__ import annotations
@@ -37,12 +34,7 @@ class Waiter(Generic[M]):
 
 
 class Replies(Generic[M]):
-    """The waiters of one driver (see the module docstring).
-
-    Args:
-        device_id: named in a timeout's message.
-        clock: the driver's clock (timeouts are measured on it).
-    """
+    """The waiters of one driver (see the module docstring)."""
 
     def __init__(self, device_id: str, clock: Clock) -> None:
         self._device_id = device_id

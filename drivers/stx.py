@@ -1,11 +1,8 @@
 """The frame the tablectl reference protocols share: ``STX payload ETX CRC CR LF``.
 
-The shuffler's protocol (docs/protocols/shuffler.md) defined it, and the dice unit's
-(docs/protocols/dice.md) took it over unchanged: one frame, one checksum, one scanner set-up,
-tested once. A CRC-8 rather than an XOR: a dice result or a card count is sent once, and an XOR
-misses two flips in the same bit column (``4,1`` → ``6,3``).
-
-Pure: no I/O.
+Defined by the shuffler's protocol (docs/protocols/shuffler.md) and taken over unchanged by the
+dice unit's (docs/protocols/dice.md). CRC-8 rather than XOR: a dice result or card count is sent
+once, and XOR misses two flips in one bit column (``4,1`` → ``6,3``). Pure.
 """
 
 from __future__ import annotations
@@ -89,11 +86,7 @@ def crc8(data: bytes) -> int:
 
 
 def frame(payload: bytes, device: str) -> bytes:
-    """``STX payload ETX CRC CR LF``; ``device`` names the protocol in the error.
-
-    Raises:
-        EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
-    """
+    """``STX payload ETX CRC CR LF``; ``device`` names the protocol in the ``EncodeError``."""
     if not payload or len(payload) > MAX_PAYLOAD or not all(0x20 <= b <= 0x7E for b in payload):
         raise EncodeError(f"{device} payload must be 1-{MAX_PAYLOAD} printable ASCII bytes")
     return b"\x02" + payload + b"\x03" + b"%02X" % crc8(payload) + CRLF
@@ -104,13 +97,10 @@ class FieldError(ValueError):
 
 
 class FrameDecoder(Generic[T]):
-    """Frames → parsed items, errors as values; a protocol and a direction differ only in
-    ``parse`` (a payload's ``;``-separated fields → an item, or :class:`FieldError`).
+    """Frames → parsed items, errors as values; protocols and directions differ only in ``parse``.
 
-    Frames split anywhere decode the same; garbage, bad checksums and bad fields become
-    :class:`DecodeError` values (counted in :attr:`errors`) and decoding resumes at the next STX.
-    ``DecodeError.raw`` of a frame that had a valid checksum but bad fields starts with the
-    payload (no STX), so a simulator can NAK it by verb; framing errors start with STX.
+    ``DecodeError.raw`` of a frame with a good checksum but bad fields starts with the payload (no
+    STX), so a simulator can NAK it by verb; framing errors start with STX.
     """
 
     def __init__(self, parse: Callable[[list[str]], T]) -> None:

@@ -1,9 +1,6 @@
 """The big-wheel sensor on a serial port: :class:`BigWheelDriver` (registry ``tablectl-bigwheel``).
 
-All protocol logic lives in :mod:`tablectl.drivers.bigwheel.protocol` (bytes ↔ messages) and
-:mod:`tablectl.drivers.bigwheel.interpreter` (messages + time → events); this module only declares
-them and the serial port to :class:`~tablectl.drivers.base.StreamDriver`, which owns the loop, so
-it has no logic of its own worth a test double.
+Only declarations: the codec and interpreter do the work, :class:`StreamDriver` owns the loop.
 """
 
 from __future__ import annotations
@@ -28,10 +25,8 @@ from tablectl.drivers.transports.base import ByteStream
 class BigWheelSettings(DriverSettings):
     """The ``[[devices]]`` options of a big-wheel sensor (unknown keys are rejected).
 
-    ``segments``: the table's segment count, written with ``SEG`` on every connect and checked
-    against every heartbeat (a mismatch latches ``bigwheel_segment_count``); unset keeps whatever
-    the sensor has. ``silence_timeout`` must exceed the 1 s heartbeat period, or availability
-    would flap between two heartbeats.
+    ``segments`` is written with ``SEG`` on connect and checked against every heartbeat (unset keeps
+    the sensor's). ``silence_timeout`` must exceed the 1 s heartbeat, or availability would flap.
     """
 
     baudrate: Literal[9600, 19200] = 9600
@@ -40,12 +35,9 @@ class BigWheelSettings(DriverSettings):
 
 
 class BigWheelDriver(StreamDriver[BigWheelSettings]):
-    """One money-wheel sensor on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
+    """One money-wheel sensor on a serial port (any pyserial URL).
 
-    Counters: ``decode_errors`` (sentences that failed; the decoder resynchronises), plus the
-    base's ``open_failures`` and ``disconnects``. :attr:`interpreter` holds the last status,
-    version and reply for technician tools, who send commands with :meth:`send_command` (clear a
-    fault, set the segment count).
+    :attr:`interpreter` keeps the last status, version and reply for technician tools.
     """
 
     settings_model = BigWheelSettings

@@ -1,40 +1,16 @@
 """Big-wheel sensor messages + time in, device events out. Pure (STYLE practice 1).
 
-The sensor sends *facts* (``SPN``, ``REV``, ``STP``/``DIV``, ``FLT``/``FCL``: once, when they
-happen) and a *level* (the ``STA`` heartbeat every second: state, spin number, direction,
-revolutions so far, where the pointer rests, active faults). Facts can be lost to line noise or
-a dropped link; levels repeat. So this module acts on the facts and reconciles against every
-status, the way the SS2 and shuffler interpreters do:
-
-* **Spins.** Each spin number is announced once, ``WheelSpinStarted`` then ``WheelStopped``,
-  and never again. A repeated ``SPN``/``STP`` is ignored. A second ``SPN`` for the spin in
-  progress is a *reversal* (the 19-sector wheel is wound counter-clockwise, then spun clockwise):
-  it updates the direction and restarts the tick count, with no new event. A ``REV`` or ``STP``
-  whose ``SPN`` was lost emits the missing ``WheelSpinStarted`` first (it happened while we were
-  listening). A status ``SPIN`` for a spin never announced emits ``WheelSpinStarted``; a status
-  ``STOP`` for the announced spin whose ``STP`` was lost emits ``WheelStopped`` from the status.
-  A status ``STOP`` for a spin never announced is history (before we connected): nothing.
-* **What WheelStopped carries.** ``index`` (0-based, physical order from the reference mark; on
-  a divider, the segment *before* the pin), ``revolutions`` and ``direction`` exactly as the
-  sensor counted them, ``on_divider``. Nothing is judged here: a short spin, a wrong direction,
-  a divider or an index beyond the configured layout are data for the wheel engine (re-spin,
-  void). The revolution ticks are counted too (:attr:`BigWheelInterpreter.ticks`), for
-  diagnostics; when they disagree with the sensor's own count in ``STP``, the sensor wins (a
-  lost ``REV`` must not turn a good spin into a re-spin) and :attr:`tick_mismatches` counts it.
-* **Cross-check.** Every ``STOP`` heartbeat after a reported stop is compared with it; a
-  difference (a sentence corrupted in a way the XOR checksum missed) latches
-  ``bigwheel_result_mismatch`` until the next spin, so the engine can hold or void the round.
-* **Faults.** Wire codes map to stable alarm codes (:func:`fault_code`), raised once and cleared
-  once, on ``FLT``/``FCL`` or when a status's fault list disagrees with what is latched. Only the
-  wheel clears a fault; the host's ``CLR`` is a request. One more latched code is ours:
-  ``bigwheel_segment_count`` while the wheel reports a segment count other than the configured
-  one (its indices would not match the engine's layout); the ``SEG`` command is re-sent every
-  :data:`SEGMENT_RETRY` seconds while it is at rest.
-* **Silence.** Any valid sentence proves the sensor alive; the heartbeat guarantees one every
-  second. ``silence_timeout`` without one → ``DeviceUnavailable(reason="silent")`` once, and
-  ``DeviceAvailable`` again with the next valid sentence. Garbage proves nothing.
-
-No clock is read here: every entry point takes ``now``.
+The sensor sends facts once (``SPN``, ``REV``, ``STP``/``DIV``, ``FLT``/``FCL``) and a level every
+second (the ``STA`` heartbeat). Facts can be lost, levels repeat, so this acts on the facts and
+reconciles against every status: each spin is announced once (``WheelSpinStarted`` then
+``WheelStopped``), a lost ``SPN``/``STP`` is made up from the next fact or status, a second ``SPN``
+for the spin in progress is a reversal (no event). ``WheelStopped`` carries the sensor's own count
+and direction; nothing is judged here (the wheel engine re-spins or voids). When the ticks disagree
+with ``STP`` the sensor wins (a lost ``REV`` must not turn a good spin into a re-spin;
+:attr:`tick_mismatches`). A ``STOP`` heartbeat that contradicts the reported stop latches
+``bigwheel_result_mismatch`` until the next spin (a corruption the XOR missed). Our own latch
+``bigwheel_segment_count`` holds while the wheel's segment count differs, with ``SEG`` re-sent
+every :data:`SEGMENT_RETRY` s at rest. Rules and tables: ``docs/protocols/bigwheel.md`` §8.
 """
 
 from __future__ import annotations
@@ -108,16 +84,7 @@ class _Spin:
 
 
 class BigWheelInterpreter:
-    """Turns decoded big-wheel messages into :mod:`tablectl.drivers.events` facts; see the module
-    docstring.
-
-    Args:
-        device_id: copied into every event's ``device``.
-        silence_timeout: seconds without a valid sentence before the wheel counts as silent.
-        segments: the table's segment count; sent on connect and checked against every status.
-
-    No entry point raises for any message sequence.
-    """
+    """Turns decoded big-wheel messages into events; see the module docstring. Never raises."""
 
     def __init__(
         self, device_id: str, *, silence_timeout: float, segments: int | None = None

@@ -1,32 +1,19 @@
 """The tablectl reference money-wheel sensor protocol, sans I/O (``docs/protocols/bigwheel.md``).
 
-Bytes in, messages out; commands in, bytes out. No asyncio, serial or clock: the driver owns the
-port and the time, and the simulator reuses this module to speak as the sensor
-(:func:`encode_message`, :class:`CommandDecoder`), so the two cannot drift apart.
-
-Why this framing. Big-wheel sensor vendors keep their protocols closed; this one is ours. It is
-NMEA 0183 sentence framing, the convention of most serial sensors a technician meets (GPS,
-anemometers, encoders), so any NMEA viewer or a terminal at 9600 baud reads a sniff::
+The simulator speaks as the sensor with this module too, so the two cannot drift apart. Vendors
+keep their protocols closed; this one is ours, in NMEA 0183 sentence framing so that any NMEA
+viewer or a 9600-baud terminal reads a sniff::
 
     $BWSTP,17,12,4,CW*67<CR><LF>
     |  |   '--------'  '-- checksum: XOR of every byte between $ and *, two hex digits
     |  '- sentence type  fields, comma separated
     '- talker: BW = the wheel sensor, BH = the host
 
-* ``$`` can never occur inside a sentence, so after any line noise the receiver resynchronises at
-  the next ``$`` and loses at most one sentence.
-* The XOR checksum is NMEA's. It misses two flips in the same bit column, which a CRC would
-  catch; we accept that for tool compatibility because every field is also validated strictly
-  (an index out of range, a wrong arity or a bad token is an error), and because the status
-  heartbeat repeats the last result as a *level* once a second, so a single corrupted fact is
-  contradicted within a second (the interpreter reconciles against it).
-* At most :data:`MAX_SENTENCE` bytes including ``$`` and CR LF (NMEA's 82).
-
-Every field is validated; a sentence that fails becomes a :class:`DecodeError` value (the driver
-counts them), never an exception.
-
-This one module is the codec: the limits and fault codes, the field grammar, the checksum and the
-sentence, the message and command types with their encoders, and the decoders.
+``$`` never occurs inside a sentence, so the receiver resynchronises at the next one. NMEA's XOR
+misses two flips in one bit column; accepted for tool compatibility because every field is
+validated strictly and the heartbeat repeats the last result as a level every second. At most
+:data:`MAX_SENTENCE` bytes including ``$`` and CR LF (NMEA's 82). A bad sentence is a
+:class:`DecodeError` value, never an exception.
 """
 
 from __future__ import annotations
@@ -238,12 +225,7 @@ def _printable(data: bytes) -> bool:
 
 
 def sentence(body: bytes) -> bytes:
-    """``$`` body ``*`` checksum CR LF.
-
-    Raises:
-        ValueError: an empty, over-long body, or one holding non-printable bytes, ``$`` or ``*``
-            (never sent half-formed).
-    """
+    """``$`` body ``*`` checksum CR LF; ``ValueError`` for a body that cannot be framed whole."""
     if not body or len(body) > _MAX_BODY or not _printable(body) or b"$" in body or b"*" in body:
         raise EncodeError(f"sentence body must be 1-{_MAX_BODY} printable bytes without $ or *")
     return b"$" + body + b"*%02X" % checksum(body) + CRLF
@@ -259,11 +241,10 @@ Rest = int | tuple[int, int]
 class Status:
     """``$BWSTA,<state>,<segments>,<spin>,<dir>,<revs>,<last>[,<fault>...]``: the heartbeat.
 
-    A *level*, sent every :data:`HEARTBEAT_PERIOD` and as the reply to ``QRY``. ``spin`` is the
-    current (spinning) or last (stopped) spin number, 0 before the first. ``direction`` and
-    ``revolutions`` are those of that spin so far (``-`` and 0 when idle); ``last`` is where the
-    pointer rests after it (``-`` on the wire when idle or spinning, ``12`` or ``12:13``).
-    ``faults`` are the active fault codes, as trailing fields.
+    A level, every :data:`HEARTBEAT_PERIOD` and in reply to ``QRY``. ``spin``: current or last spin
+    (0 before the first); ``direction``/``revolutions`` of that spin so far (``-`` and 0 when idle);
+    ``last``: where the pointer rests (``-`` idle or spinning, ``12`` or ``12:13``); trailing
+    faults.
     """
 
     state: WheelState
@@ -287,8 +268,7 @@ class SpinStarted:
 class RevolutionTick:
     """``$BWREV,<spin>,<count>,<period_ms>``: the reference mark passed the index sensor.
 
-    ``count`` full revolutions since the start (or the last reversal); ``period_ms`` the time
-    the last one took, in milliseconds.
+    ``count`` revolutions since the start (or last reversal); ``period_ms`` the last one's duration.
     """
 
     spin: int
@@ -298,10 +278,7 @@ class RevolutionTick:
 
 @dataclass(frozen=True)
 class Stopped:
-    """``$BWSTP,<spin>,<index>,<revs>,<dir>``: at rest with the pointer inside segment ``index``.
-
-    ``revolutions``: full turns in ``direction`` (the final direction of the spin).
-    """
+    """``$BWSTP,<spin>,<index>,<revs>,<dir>``: at rest in segment ``index``; ``dir`` is final."""
 
     spin: int
     index: int
@@ -545,20 +522,12 @@ def _body(message: Message) -> str:
 
 
 def encode_message(message: Message) -> bytes:
-    """The sentence the wheel sends for ``message`` (simulator and tests).
-
-    Raises:
-        ValueError: a field out of range or an inconsistent status (nothing invalid is framed).
-    """
+    """The sentence the wheel sends for ``message``; ``ValueError`` rather than a bad frame."""
     return sentence((TALKER_WHEEL + _body(message)).encode("ascii"))
 
 
 def encode_command(command: Command) -> bytes:
-    """The sentence the host sends for ``command``.
-
-    Raises:
-        ValueError: a segment count or fault code out of range.
-    """
+    """The sentence the host sends for ``command``; ``ValueError`` for a field out of range."""
     match command:
         case QueryStatus():
             body = "QRY"
@@ -735,9 +704,7 @@ def _decode(
 class Decoder:
     """The host's side: wheel bytes in, :data:`Message` values out (errors included).
 
-    Sentences split anywhere decode the same; garbage, bad checksums, a wrong talker (``$BH``:
-    the host's own echo) and bad fields become :class:`DecodeError` values (counted in
-    :attr:`errors`) and decoding resumes at the next ``$``.
+    A wrong talker (``$BH``: the host's own echo) is a :class:`DecodeError` like a bad checksum.
     """
 
     def __init__(self) -> None:

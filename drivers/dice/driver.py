@@ -1,16 +1,8 @@
-"""A dice shaker or tower with its result reader on a serial port: :class:`DiceDriver` (registry
-``tablectl-dice``, ``docs/protocols/dice.md``).
+"""A dice shaker or tower with its reader on a serial port: :class:`DiceDriver` (``tablectl-dice``).
 
-All protocol knowledge lives in :mod:`tablectl.drivers.dice.protocol` (bytes ↔ messages) and
-:mod:`tablectl.drivers.dice.interpreter` (messages + time → events, polls, silence, ``LAST``);
-this class declares them and the serial port to :class:`~tablectl.drivers.base.StreamDriver`,
-which owns the link, the reconnects, the write queue and the replies awaited.
-
-Requests for the controller and technicians (:meth:`DiceDriver.close_betting`,
-:meth:`DiceDriver.roll`, :meth:`DiceDriver.self_test`, …) write through the same queue as the polls
-and wait for the unit's reply, which the running :meth:`~tablectl.drivers.base.DeviceDriver.events`
-loop decodes; they therefore need someone iterating ``events()``. The cycle itself is reported as
-events, never as a request's return value.
+Requests (:meth:`DiceDriver.close_betting`, :meth:`DiceDriver.roll`, …) go through the polls'
+queue and wait for a reply that the running ``events()`` loop decodes, so someone must iterate it.
+The cycle itself is reported as events, never as a request's return value.
 """
 
 from __future__ import annotations
@@ -52,10 +44,9 @@ T = TypeVar("T")
 class DiceSettings(DriverSettings):
     """The ``[[devices]]`` options of a dice unit (unknown keys are rejected).
 
-    ``dice``: the table's number of dice; ``colors``: their colours in the table's fixed order
-    (Dice Duel: ``["red", "blue"]``), unset when the dice are not told apart. Both are checked
-    against the unit's identity and every result. ``silence_timeout`` must exceed
-    ``poll_interval``, or availability would flap between two polls.
+    ``dice`` and ``colors`` (the table's fixed order, e.g. Dice Duel ``["red", "blue"]``; unset when
+    not told apart) are checked against the identity and every result. ``silence_timeout`` must
+    exceed ``poll_interval``, or availability would flap.
     """
 
     baudrate: Literal[9600, 19200] = 9600
@@ -85,12 +76,9 @@ class DiceSettings(DriverSettings):
 
 
 class DiceDriver(StreamDriver[DiceSettings]):
-    """One dice unit on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
+    """One dice unit on a serial port (any pyserial URL).
 
-    Counters: ``decode_errors`` (frames that failed; the decoder resynchronises),
-    ``duplicate_results``, ``rejected_results`` and ``stale_results`` (see the interpreter),
-    plus the base's ``open_failures`` and ``disconnects``. :attr:`interpreter` holds the last
-    status, identity and self-test report for technician tools.
+    Counters besides the base's: ``duplicate_results``, ``rejected_results``, ``stale_results``.
     """
 
     settings_model = DiceSettings
@@ -121,60 +109,39 @@ class DiceDriver(StreamDriver[DiceSettings]):
     # --- requests (controller, technicians) ------------------------------------------------------
 
     async def query_status(self) -> Status:
-        """The unit's status now (state, game, last roll, active faults).
-
-        Raises:
-            TransportClosedError: not connected, or the link dropped while waiting.
-            DeviceTimeoutError: no reply within ``reply_timeout``.
+        """The unit's status now (state, game, last roll, faults); transport errors and timeouts
+        raise.
         """
         return await self._request(QueryStatus(), is_a(Status), as_a(Status))
 
     async def identify(self) -> Identity:
-        """Model, firmware, serial number, number of dice and colours (R9: the journal shows
-        them with every ``DeviceAvailable``).
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """Model, firmware, serial, dice and colours (R9: the journal shows them on
+        ``DeviceAvailable``).
         """
         return await self._request(Identify(), is_a(Identity), as_a(Identity))
 
     async def close_betting(self) -> Ack | Nak:
-        """No more bets now. ``Nak("CLOS", "STATE")`` unless betting is open; the closing itself
-        is reported as ``NoMoreBets``.
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """No more bets now (``Nak("CLOS", "STATE")`` unless open); the closing comes as
+        ``NoMoreBets``.
         """
         return await self._request(CloseBetting(), _ack_or_nak("CLOS"), _ack_nak)
 
     async def roll(self) -> Ack | Nak:
-        """Shake (or drop) now, once betting is closed (``Nak("ROLL", "STATE")`` otherwise).
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
-        """
+        """Shake (or drop) now, once betting is closed (``Nak("ROLL", "STATE")`` otherwise)."""
         return await self._request(RollNow(), _ack_or_nak("ROLL"), _ack_nak)
 
     async def clear_fault(self, code: int | None = None) -> Ack | Nak:
-        """Ask the unit to clear fault ``code`` (every clearable fault when ``None``). The
-        ``DeviceFaultCleared`` event follows the unit's own ``FCLR``, not this call.
-
-        Raises:
-            ValueError: ``code`` outside 1–99.
-            TransportClosedError, DeviceTimeoutError: as for :meth:`query_status`.
+        """Ask to clear fault ``code`` (all when ``None``); the event follows the unit's own
+        ``FCLR``.
         """
         if code is not None and not 1 <= code <= MAX_CODE:
             raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
         return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
 
     async def self_test(self) -> TestReport | Nak:
-        """Run the unit's self-test (a test roll between games) and return its report, or the
-        refusal (``STATE`` mid-game, ``FAULT``, ``LID``).
+        """Run the self-test (between games) and return its report, or the refusal.
 
-        Raises:
-            TransportClosedError: as for :meth:`query_status`.
-            DeviceTimeoutError: no ``ACK`` within ``reply_timeout``, or no report within
-                ``self_test_timeout``.
+        The timeout is ``reply_timeout`` for the ``ACK``, then ``self_test_timeout`` for the report.
         """
         # Waiting for the report is registered before the command goes out: the report may
         # follow the ACK in the same read.

@@ -1,45 +1,15 @@
 """Dice-unit messages + time in, device events out. Pure (STYLE practice 1).
 
-The unit runs its table's cycle by itself, like a roulette wheel: ``OPEN`` (betting open) →
-``CLSD`` (no more bets) → ``ROLL`` (shaking, or the tower's gate opened) → ``RSLT`` (dice at rest)
-or ``NRES`` (no result; the game stays closed and the unit rolls again). Those frames are *facts*,
-sent once; the ``STAT`` reply to every poll is a *level* (state, game, last roll, active faults).
-Facts can be lost to line noise or a dropped link, levels repeat, so this module acts on the facts
-and reconciles against every status, the way the SS2 and shuffler interpreters do:
-
-* **Games and rolls.** Each game number is announced once, in order: ``BettingOpened``, then
-  ``NoMoreBets``; each roll number once: ``DiceRollStarted``, then its outcome. A frame or status
-  that skips ahead emits the milestones in between (a ``ROLL`` whose ``OPEN``/``CLSD`` were lost
-  emits all three), so the engine never sees a roll in a game it thinks is open. The first status
-  after start-up is a baseline like any other status: a game shown ``READY``, ``CLOSED`` or
-  ``ROLLING`` is announced (the table is in it now); one shown in ``RESULT`` is history, and
-  nothing of it is ever reported (a round we never opened is not settled).
-* **Outcomes.** ``RSLT`` → ``DiceRead``; ``NRES`` → ``DiceRollInvalid`` with the stable code
-  (``die_cocked``, ``die_off_table``, ``dice_unreadable``, ``dice_not_at_rest``,
-  ``no_wall_hit``). An outcome repeated for the same game and roll (a retransmission, the reply
-  to ``LAST``) is dropped and counted (``duplicate_results``). A result with the wrong number of
-  dice, or whose colours are not the table's, is rejected like a bad frame: counted
-  (``rejected_results``), no event; the codec already refused faces outside 1–6. Where the table
-  has colours, the faces are put in the table's colour order (a reader reports them in the order
-  it sees them). An outcome for a game never announced is counted (``stale_results``) and dropped.
-* **Lost outcomes.** A status that shows ``RESULT`` for the announced game, or ``CLOSED`` after
-  the announced roll, without its outcome having arrived queues ``LAST`` once for that roll: the
-  unit repeats its last ``RSLT``/``NRES`` unchanged. A lost result is asked for, never guessed.
-* **Faults.** Wire codes map to stable alarm codes (:func:`fault_code`: ``dice_motion_fault``,
-  ``dice_lid_open``, ``dice_reader_fault``, ``dice_fault_<n>``), raised once and cleared once, on
-  ``FALT``/``FCLR`` or when a status's fault list disagrees with what is latched. Only the unit
-  clears a fault; the host's ``CLRF`` is a request. One code is ours, ``dice_config_mismatch``:
-  latched while the unit's identity reports another number of dice, or other colours, than the
-  table is configured for (its results would all be rejected).
-* **Availability.** After a (re)connect the host asks ``IDNT`` then ``STAT``; ``DeviceAvailable``
-  comes with the reply, carrying the identity (R9), and whatever the unit said before the reply
-  (it runs its cycle regardless) is reported right behind it, in order. A unit that never answers
-  the handshake but talks is declared available after ``poll_interval``.
-* **Silence.** The host polls ``STAT`` every ``poll_interval``; any valid frame proves the unit
-  alive. No valid frame for ``silence_timeout`` → ``DeviceUnavailable(reason="silent")`` once,
-  ``DeviceAvailable`` again with the next valid frame. Garbage proves nothing.
-
-No clock is read here: every entry point takes ``now``.
+The unit runs its own cycle, ``OPEN`` → ``CLSD`` → ``ROLL`` → ``RSLT``/``NRES``, sent once as
+facts; the ``STAT`` poll reply is a level. This acts on the facts and reconciles against every
+status: each game and roll is announced once and in order (a frame or status that skips ahead
+emits the milestones between, so the engine never sees a roll in a game it thinks open); a game
+first seen in ``RESULT`` is history and never reported. Repeated outcomes are dropped
+(``duplicate_results``); results with the wrong dice or colours are rejected
+(``rejected_results``); outcomes of an unannounced game are ``stale_results``. A lost outcome is
+asked for with ``LAST``, never guessed. ``dice_config_mismatch`` is our own latch while the unit's
+identity differs from the table. ``DeviceAvailable`` comes with the handshake reply and carries
+the identity (R9). Rules: ``docs/protocols/dice.md``.
 """
 
 from __future__ import annotations
@@ -102,19 +72,9 @@ def fault_code(code: int) -> str:
 
 
 class DiceInterpreter:
-    """Turns decoded dice messages into :mod:`tablectl.drivers.events` facts; see the module
-    docstring.
+    """Turns decoded dice messages into events; see the module docstring. Never raises.
 
-    Args:
-        device_id: copied into every event's ``device``.
-        dice: the table's number of dice; results with another count are rejected.
-        colors: the table's dice colours in its fixed order, or ``None`` when the dice are not
-            told apart.
-        poll_interval: seconds between status polls.
-        silence_timeout: seconds without a valid frame before the unit counts as silent.
-        counters: where the counts go (the driver's ``counters``; a fresh dict when unset).
-
-    No entry point raises for any message sequence.
+    ``colors`` is ``None`` when the dice are not told apart; ``counters`` defaults to a fresh dict.
     """
 
     def __init__(

@@ -1,32 +1,16 @@
 """The tablectl reference dice protocol, sans I/O (``docs/protocols/dice.md``).
 
-Bytes in, messages out; commands in, bytes out. No asyncio, serial or clock: the driver owns the
-port and the time, and the simulator reuses this module to speak as the dice unit
-(:func:`encode_message`, :class:`CommandDecoder`), so the two ends cannot drift apart.
-
-Why this framing. Dice shakers and result readers have no public protocol; this one is ours, and
-it is the shuffler's frame, scanned by the project's one :class:`~tablectl.drivers.codec.
-FrameScanner`::
+The simulator speaks as the unit with this module too. Dice units have no public protocol; this
+one uses the shuffler's frame (:mod:`tablectl.drivers.stx`)::
 
     STX  payload                 ETX  C C  CR LF
     0x02 "RSLT;12;57;4,6,1;-;98;CAM1" 0x03 "xx" "\\r\\n"
 
-* ``payload``: printable ASCII, ``;``-separated fields, a four-letter verb first. STX and ETX can
-  never occur inside it, so after any line noise the receiver resynchronises at the next STX and
-  loses at most one frame.
-* ``C C``: CRC-8/SMBUS of the payload as two upper-case hex digits. A CRC rather than the big
-  wheel's NMEA XOR because a dice result is a *fact* that settles bets and is sent once: the
-  status the host polls carries no faces that could contradict a corrupted one, and an XOR
-  misses two flips in one bit column (``4,1`` → ``6,3`` flips bit 1 twice). CRC-8 catches every
-  1-, 2- and 3-bit error in a frame this short.
-* ``CR LF`` after each frame is for people reading a sniff; decoders skip it between frames.
-
-Every field is validated (faces 1–6, at most six dice, a colour per die or none, confidence
-0–100…); a frame that fails becomes a :class:`DecodeError` value (the driver counts them), never an
-exception. Whether a valid result has the *table's* number of dice is the interpreter's check.
-
-This one module is the codec: the field grammar (limits, codes, wire tokens, single-field
-parsers), the message and command types with their encoders, and the decoders.
+``payload``: printable ASCII, ``;``-separated, a four-letter verb first. ``C C``: CRC-8/SMBUS in
+upper-case hex, not the big wheel's XOR: a dice result is a fact sent once that no status repeats,
+and XOR misses two flips in a bit column (``4,1`` → ``6,3``). Every field is validated (faces 1–6,
+at most six dice, confidence 0–100…); whether a result has the table's dice is the interpreter's
+check. A bad frame is a :class:`DecodeError` value.
 """
 
 from __future__ import annotations
@@ -170,10 +154,8 @@ DETAIL_PATTERN: Final = re.compile(r"[\x20-\x3a\x3c-\x7e]{0,64}")
 
 
 def frame(payload: bytes) -> bytes:
-    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`).
-
-    Raises:
-        EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
+    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`); ``EncodeError`` if
+    unframeable.
     """
     return stx.frame(payload, "dice")
 
@@ -244,10 +226,10 @@ def parse_token(table: dict[str, _T], text: str, what: str) -> _T:
 
 @dataclass(frozen=True)
 class Status:
-    """``STAT;<state>;<game>;<roll>;<faults>``: the reply to a status query (a *level*).
+    """``STAT;<state>;<game>;<roll>;<faults>``: the status level.
 
-    ``game`` is the game (betting round) in progress or last played, ``roll`` the last roll
-    started (0 before the first); ``faults`` the active fault codes, ascending.
+    ``game``: in progress or last played; ``roll``: last started (0 before the first); faults
+    ascending.
     """
 
     state: DiceState
@@ -284,9 +266,8 @@ class Rolling:
 class Result:
     """``RSLT;<game>;<roll>;<faces>;<colours>;<confidence>;<reader>``: the dice at rest.
 
-    ``faces`` in the reader's order; ``colors`` name each die where the reader tells them apart
-    (empty: it does not, ``-`` on the wire); ``confidence`` 0–100; ``reader`` the reader's id
-    (``None``: ``-``).
+    Faces in the reader's order; ``colors`` empty (``-``) when not told apart; confidence 0–100;
+    ``reader`` ``None`` is ``-``.
     """
 
     game: int
@@ -545,11 +526,7 @@ def _payload(message: Message) -> str:
 
 
 def encode_message(message: Message) -> bytes:
-    """The frame the dice unit sends for ``message`` (simulator and tests).
-
-    Raises:
-        EncodeError: a field out of range (nothing invalid is ever framed).
-    """
+    """The frame the dice unit sends for ``message``; ``EncodeError`` rather than a bad frame."""
     return frame(_payload(message).encode("ascii"))
 
 
@@ -562,11 +539,7 @@ def command_verb(command: Command) -> str:
 
 
 def encode_command(command: Command) -> bytes:
-    """The frame the host sends for ``command``.
-
-    Raises:
-        EncodeError: a fault code out of range.
-    """
+    """The frame the host sends for ``command``; ``EncodeError`` for a fault code out of range."""
     text = command_verb(command)
     if isinstance(command, ClearFault) and command.code is not None:
         text += f";{_number(command.code, 'fault code', 1, MAX_CODE)}"

@@ -1,11 +1,7 @@
-"""Studio dice tables whose shaker and camera are services on an MQTT broker (registry
-``mqtt-dice``).
+"""Studio dice tables whose shaker and camera are services on an MQTT broker (``mqtt-dice``).
 
-The wiring is documented in ``docs/protocols/dice-mqtt.md``.
-:mod:`tablectl.drivers.dice_mqtt.messages` is the pure codec (both ends, every shape
-configurable), :mod:`tablectl.drivers.dice_mqtt.interpreter` runs the table's cycle over it (pure,
-time passed in), and :mod:`tablectl.drivers.dice_mqtt.driver` binds both to a broker. Importing
-this package loads no MQTT client and no event loop.
+Wiring: ``docs/protocols/dice-mqtt.md``. ``messages`` (pure codec, both ends), ``interpreter``
+(the cycle, pure), ``driver`` (the broker). Importing this package loads no MQTT client.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """A broker message's JSON object, bounded before it is parsed (pure).
 
 Anything on a broker may come from anyone (contracts §7: MQTT-bound drivers bound every input), so
-a studio service's message is checked in the order that keeps each step cheap whatever arrives:
-
-1. **size**: at most ``max_bytes`` (a camera result is well under 1 KiB);
-2. **UTF-8**, strictly (``json.loads`` would also take UTF-16 and UTF-32 from bytes);
-3. **depth**: brackets outside strings nest at most ``max_depth`` levels, counted *before*
-   parsing, so the parser's recursion is never what stops a deep document (it would be a
-   ``RecursionError`` at best, and on a thread with a small stack or under a raised recursion
-   limit, a crash);
-4. **parse**, without the JSON extensions ``json`` accepts (``NaN``, ``Infinity``) and without
-   integers longer than :data:`MAX_INT_DIGITS` digits (their conversion is quadratic);
-5. **an object**.
-
-Each refusal is a :class:`~tablectl.drivers.codec.DecodeError` value with a stable reason (one of
-:data:`REASONS`), never an exception. The controller has its own bounded reader for commands;
-``drivers`` may not import it (the layers), so this is the driver package's.
+checks run in the order that keeps each cheap: size (``max_bytes``); strict UTF-8 (``json.loads``
+would take UTF-16/32); bracket depth counted before parsing (the parser's recursion must never be
+what stops a deep document: a ``RecursionError`` at best, a crash on a small stack); parse without
+``NaN``/``Infinity`` or integers over :data:`MAX_INT_DIGITS` digits (quadratic conversion); an
+object. Each refusal is a :class:`~tablectl.drivers.codec.DecodeError` with one of :data:`REASONS`.
+The controller has its own reader, which ``drivers`` may not import (the layers).
 """
 
 from __future__ import annotations

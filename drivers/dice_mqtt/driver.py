@@ -1,17 +1,11 @@
 """A studio dice table whose shaker and camera are services on an MQTT broker:
 :class:`DiceMqttDriver` (registry ``mqtt-dice``).
 
-All wire logic lives in :mod:`tablectl.drivers.dice_mqtt.messages` (payloads ↔ messages) and
-:mod:`tablectl.drivers.dice_mqtt.interpreter` (messages + time → events and commands); this module
-declares them and a :class:`~tablectl.drivers.transports.mqtt.MqttLink` to
-:class:`~tablectl.drivers.base.MessageDriver`, which owns the loop, and turns the ``[[devices]]``
-keys into a :class:`~tablectl.drivers.dice_mqtt.messages.StudioShape`.
-
-The broker. Without ``url`` the device uses the table's own ``[mqtt]`` broker, with its TLS
-settings and login, which the service hands to every message driver it builds (``table_broker``,
-see ``tablectl.controller.service.app.build_drivers``): the usual studio has one broker for the
-table's results and its devices. With ``url`` (and ``username``/``password_file``/``ca_file``)
-the device has a broker of its own, such as a studio network the table only reads from.
+Declarations only: the codec, the interpreter and an :class:`~tablectl.drivers.transports.mqtt.
+MqttLink` for :class:`~tablectl.drivers.base.MessageDriver`, plus the ``[[devices]]`` keys turned
+into a :class:`~tablectl.drivers.dice_mqtt.messages.StudioShape`. Without ``url`` the device uses
+the table's own ``[mqtt]`` broker (``table_broker``): the usual studio has one broker. With
+``url`` it has its own, such as a studio network the table only reads from.
 """
 
 from __future__ import annotations
@@ -80,18 +74,9 @@ class CameraKeySettings(pydantic.BaseModel):
 class DiceMqttSettings(DriverSettings):
     """The ``[[devices]]`` options of an MQTT dice studio (unknown keys are rejected).
 
-    Broker: ``url`` (``mqtt[s]://host[:port]``; unset: the table's own broker), ``username``,
-    ``password_file``, ``ca_file`` (only with ``url``), ``client_id``, ``keepalive``.
-
-    Shapes (``docs/protocols/dice-mqtt.md``): the four topics, ``status_words`` (word → ``idle``,
-    ``shaking``, ``accepted`` or ``motion_fault``), ``state_query``, ``shake_command`` (with
-    ``{pattern}`` and ``{duration}``), ``camera_keys``, ``detect_args`` (fixed request arguments)
-    and ``camera_errors`` (``err`` → stable ``roll_invalid`` code).
-
-    The cycle: ``dice``, ``colors`` (one per die), ``reader`` (the camera's id in ``DiceRead``),
-    ``betting_seconds``, ``shake_seconds``, ``pattern``, ``result_timeout``, ``result_seconds``,
-    ``ack_timeout``, ``status_poll`` and ``silence_timeout`` (above ``status_poll``, or the
-    device would be called silent between two polls).
+    Broker keys (``url``, ``username``, ``password_file``, ``ca_file`` only with ``url``), the
+    shapes (``docs/protocols/dice-mqtt.md`` §5) and the cycle's timings. ``silence_timeout`` must
+    exceed ``status_poll``, or the device would be called silent between two polls.
     """
 
     url: str | None = None
@@ -161,9 +146,7 @@ class DiceMqttSettings(DriverSettings):
     def shape(self) -> StudioShape:
         """The studio's wiring as the codec takes it.
 
-        Raises:
-            EncodeError: a shape that contradicts itself (a ``ValueError``: pydantic reports it
-                as this model's error).
+        Its ``EncodeError`` is a ``ValueError``, so pydantic reports it as this model's error.
         """
         shaker = ShakerShape(
             command_topic=self.shaker_command_topic,
@@ -186,10 +169,8 @@ class DiceMqttSettings(DriverSettings):
 class Malformed:
     """What the driver could not take from the broker: the newest one, and the log's pacing.
 
-    Every malformed message is counted (``decode_errors``) and logged as ``malformed`` with its
-    topic and reason: the first of a reason at once, then at most once per :data:`LOG_EVERY`
-    seconds with how many came meanwhile (``count``), so a flood costs counting, not a log line
-    each. Reasons are the codec's fixed texts, so the tables below stay small.
+    The first malformed message of a reason is logged at once, then at most once per
+    :data:`LOG_EVERY` s with a ``count``, so a flood costs counting, not a log line each.
     """
 
     last: tuple[str, str] | None = None
@@ -225,16 +206,10 @@ class Malformed:
 class DiceMqttDriver(MessageDriver[DiceMqttSettings]):
     """One studio dice table: its shaker and its camera service on a broker.
 
-    Counters (besides the base's ``open_failures`` and ``disconnects``): ``decode_errors``
-    (payloads the shape does not allow, each also logged as ``malformed`` with its topic and
-    reason, paced by :class:`Malformed`), ``ignored_messages`` (other camera responses),
-    ``stale_results``, ``duplicate_results``, ``rejected_results``, ``rerolls``,
-    ``shake_retries``, ``shakes_aborted``, ``detect_retries``. :attr:`interpreter` holds the
-    phase, the shaker's last state and the latched faults for technician tools.
-
-    Raises:
-        DriverConfigError: a ``port`` (the device is reached through a broker), no ``url`` and no
-            table broker to default to, or a password/CA file that cannot be used.
+    Counters besides the base's: ``decode_errors`` (also logged, paced by :class:`Malformed`),
+    ``ignored_messages``, ``stale_results``, ``duplicate_results``, ``rejected_results``,
+    ``rerolls``, ``shake_retries``, ``shakes_aborted``, ``detect_retries``. ``DriverConfigError``
+    for a ``port`` or no broker to use.
     """
 
     settings_model = DiceMqttSettings

@@ -1,8 +1,7 @@
 """A studio dice table's cycle, run over its shaker and its camera service. Pure (time passed in).
 
-This driver does not only listen: nothing at such a table starts a round by itself, so the
-interpreter *runs* the cycle, the way the studio's own controller does, and reports each step as
-a device event (``docs/protocols/dice-mqtt.md`` has the sequence diagrams)::
+Nothing at such a table starts a round by itself, so this interpreter *runs* the cycle, as the
+studio's own controller does, and reports each step as a device event::
 
     shaker idle ─▶ BettingOpened ─(betting_seconds)─▶ NoMoreBets + shake command
       ─▶ S2 (received), S1 ─▶ DiceRollStarted ─▶ S0 ─▶ detect request "<device>-<session>-<n>"
@@ -10,37 +9,14 @@ a device event (``docs/protocols/dice-mqtt.md`` has the sequence diagrams)::
                         └▶ err / null ─▶ DiceRollInvalid(code) + shake again (a re-roll,
                                          bets standing)
 
-Rules, each a reaction to one fact:
-
-* **Status words are levels; the cycle waits for the right one.** S2 then S1 after our shake
-  starts the roll (``DiceRollStarted``, once per physical shake); S2 then S0 means the S1 was lost
-  (the roll started and ended). An S0 before any S2 is the answer to an earlier query and is not
-  taken for the end of this shake. No S2/S1 within ``ack_timeout`` → the command is sent again
-  (counter ``shake_retries``): shaking dice again before they are read costs nothing.
-* **Motion faults.** S90 raises ``dice_motion_fault`` (latched) and aborts a shake in progress;
-  the next S0 clears it, and the dice are shaken again (bets standing, a new
-  ``DiceRollStarted``). While latched no round opens; bets still close on time, and the shake
-  waits for the clear.
-* **The camera.** Each read has a round id of its own (``<device>-<session>-<n>``: the session
-  changes with each driver start, so a late answer to a previous process cannot match). A valid
-  answer (``err`` 0, ``dice`` faces 1–6) gives ``DiceRead(reader=<camera id>)``. A failed read
-  gives ``DiceRollInvalid`` with the stable code of its ``err`` (``dice_unreadable`` for
-  ``res: null`` and unmapped errors) and a re-shake. An answer for another round id is dropped
-  (``stale_results``), a second answer for one already taken too (``duplicate_results``); a
-  well-formed answer with the wrong number of dice or a face outside 1–6 is rejected
-  (``rejected_results``) and the read goes on waiting.
-* **Retry policy of the read.** No acceptable answer within ``result_timeout`` raises
-  ``dice_reader_silent`` (nothing came) or ``dice_reader_invalid`` (only rejected answers came) and
-  sends the same request again; every further ``result_timeout`` sends it again (counter
-  ``detect_retries``), without limit, since the dice stay at rest until read. The first
-  acceptable answer clears the fault. The engine, which sees the fault, decides whether the round
-  waits or is voided.
-* **Health.** The shaker is asked for its state on every connect and whenever it has said nothing
-  for ``status_poll`` seconds. Its first word makes the device available; ``silence_timeout``
-  without one → ``DeviceUnavailable("silent")``, and available again with the next word.
-* **Connection loss** (the broker, not the devices): a shake in flight becomes uncertain (its S0
-  may be lost), so after reconnecting an S0 means "shake again" and an S1 "still shaking"; a read
-  in flight is asked again at once. Other phases and their timers carry on.
+Status words are levels: S2 then S1 after our shake starts the roll; an S0 before any S2 answers
+an earlier query. A shake not acknowledged within ``ack_timeout`` is sent again (shaking unread
+dice again costs nothing). Each read has its own round id, whose session part changes per driver
+start, so a late answer to a previous process cannot match. A read with no acceptable answer
+within ``result_timeout`` latches ``dice_reader_silent``/``dice_reader_invalid`` and is asked
+again without limit (the dice stay at rest); the engine decides to wait or void. After a broker
+reconnect a shake in flight is uncertain (its S0 may be lost), so S0 means "shake again".
+Sequence diagrams and rules: ``docs/protocols/dice-mqtt.md`` §3.
 """
 
 from __future__ import annotations
@@ -94,26 +70,11 @@ _REMEMBERED_ANSWERS: Final = 64
 
 
 class DiceStudioInterpreter:
-    """Runs one studio dice table's cycle; see the module docstring.
+    """Runs one studio dice table's cycle; see the module docstring. Never raises.
 
-    Args:
-        device_id: copied into every event's ``device``; the round ids start with it.
-        session: a token that differs between driver starts (the driver derives it from its clock).
-        dice: how many dice a valid result has.
-        colors: each die's colour in the table's fixed order, where the dice are told apart.
-        reader: the camera's id, carried by ``DiceRead``.
-        betting_seconds: bets open this long before the shake.
-        shake_seconds: the shake's duration (sent in the command).
-        pattern: the shaker's motion pattern number (sent in the command).
-        result_timeout: seconds to wait for the camera before the fault and a retry.
-        result_seconds: the result stands this long before the next round opens.
-        ack_timeout: seconds to wait for S2/S1 before the shake command is sent again.
-        status_poll: ask for the shaker's state after this many quiet seconds.
-        silence_timeout: seconds without a status word before the device counts as silent.
-        errors: camera ``err`` → stable ``roll_invalid`` code.
-        counters: where the counts go (the driver's ``counters``; a fresh dict when unset).
-
-    No entry point raises for any message sequence.
+    ``session`` differs between driver starts (round ids start with ``device_id`` and it);
+    ``errors`` maps camera ``err`` to a stable ``roll_invalid`` code; ``counters`` defaults to a
+    fresh dict.
     """
 
     def __init__(

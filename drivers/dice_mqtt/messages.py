@@ -1,35 +1,24 @@
 """What a studio dice shaker and its camera service say on the broker, as data (pure).
 
-Two services, four topics (defaults in brackets, every one configurable):
+Two services, four topics (defaults in brackets; every one configurable,
+``docs/protocols/dice-mqtt.md`` §2):
 
-* the **shaker** takes plain-text commands on its command topic [``studio/shaker/listens``]: the
-  status query [``/state``] and the shake, a template with ``{pattern}`` and ``{duration}``
-  [``/cycle/?pattern={pattern}&parameter1=10&parameter2=0&amplitude=0.41&duration={duration}``];
-  it says its state as a status word on its status topic [``studio/shaker/says``], mapped to a
-  state by a table [``S0`` idle, ``S1`` shaking, ``S2`` command received, ``S90`` motion fault];
-* the **camera** (a vision service) takes JSON requests on its command topic
-  [``studio/camera/command``]: ``{"command":"detect","arg":{"round_id":"…"}}``, plus any fixed
-  arguments the studio's service wants (stream URLs), and answers on its result topic
+* the **shaker** takes plain text on [``studio/shaker/listens``]: the query [``/state``] and the
+  shake template
+  [``/cycle/?pattern={pattern}&parameter1=10&parameter2=0&amplitude=0.41&duration={duration}``]; it
+  says a status word on [``studio/shaker/says``]: [``S0`` idle, ``S1`` shaking, ``S2`` command
+  received, ``S90`` motion fault];
+* the **camera** takes JSON on [``studio/camera/command``]:
+  ``{"command":"detect","arg":{"round_id":"…"}}`` plus fixed arguments, and answers on
   [``studio/camera/response``]: ``{"response":"result","arg":{"round_id":"…","res":[4,6,1],
-  "err":0}}``. A failed read is ``"res":null`` with a non-zero ``err``; the error numbers map to
-  the stable codes of ``roll_invalid`` by a table [``-1`` dice_unreadable, ``-2`` die_cocked,
-  ``-4`` die_off_table]. Every JSON key name is configurable too (:class:`CameraKeys`).
+  "err":0}}``; a failed read is ``"res":null`` with ``err`` [``-1`` dice_unreadable, ``-2``
+  die_cocked, ``-4`` die_off_table]. Key names too are configurable (:class:`CameraKeys`).
 
-Another studio's shapes are a :class:`StudioShape` built from its ``[[devices]]`` keys
-(``tablectl.drivers.dice_mqtt.driver``); nothing here hard-codes the defaults' spelling.
-
-:class:`StudioCodec` speaks both directions: the host's (:meth:`~StudioCodec.decode`,
-:meth:`~StudioCodec.encode`) and the services' (:meth:`~StudioCodec.decode_command`,
-:meth:`~StudioCodec.encode_message`), so the simulator (``tablectl.simulators.dice_studio``)
-cannot drift from the driver. A payload that is not what the shape says is a
-:class:`~tablectl.drivers.codec.DecodeError` value, never an exception: a payload over
-:data:`MAX_PAYLOAD`, JSON that is not UTF-8, nested deeper than
-:data:`~tablectl.drivers.dice_mqtt.bounded.MAX_DEPTH` or malformed (all checked by
-:mod:`~tablectl.drivers.dice_mqtt.bounded` before or while parsing, never by the parser's
-recursion), a status word the table does not know, a field of the wrong type (a ``res`` that is
-not a list of whole numbers, an ``err`` that is not a whole number, a round id that is not text
-or a number, or longer than :data:`MAX_ROUND_ID`). Whether a well-formed result makes sense
-(three dice, faces 1–6, the round asked for) is the interpreter's to judge.
+:class:`StudioCodec` speaks both directions, so the simulator cannot drift from the driver. A
+payload the shape does not allow (over :data:`MAX_PAYLOAD`, not UTF-8, deeper than
+:data:`~tablectl.drivers.dice_mqtt.bounded.MAX_DEPTH`, an unknown word, a field of the wrong type,
+a round id over :data:`MAX_ROUND_ID`) is a :class:`~tablectl.drivers.codec.DecodeError` value;
+whether a well-formed result makes sense is the interpreter's to judge.
 """
 
 from __future__ import annotations
@@ -93,9 +82,8 @@ def format_duration(seconds: float) -> str:
 class ShakerShape:
     """The shaker's topics, status words and command texts.
 
-    Raises:
-        EncodeError: a template with a field other than ``{pattern}``/``{duration}``, or one of
-            them twice; a status word that is empty or has surrounding blanks.
+    ``EncodeError``: a template field other than ``{pattern}``/``{duration}`` (or one twice), or a
+    status word that is empty or padded.
     """
 
     command_topic: str = "studio/shaker/listens"
@@ -167,10 +155,8 @@ class CameraKeys:
 
 @dataclass(frozen=True)
 class CameraShape:
-    """The camera service's topics, key names, fixed request arguments and error table.
-
-    Raises:
-        EncodeError: a fixed argument that reuses the round id's key.
+    """The camera's topics, key names, fixed request arguments and error table (a fixed argument
+    may not reuse the round id's key).
     """
 
     command_topic: str = "studio/camera/command"
@@ -263,11 +249,10 @@ def _whole(value: Any) -> bool:
 
 
 class StudioCodec:
-    """Both ends of one studio's wiring (:class:`StudioShape`); see the module docstring.
+    """Both ends of one studio's wiring; see the module docstring.
 
-    Decoding takes a topic and a payload and returns ``None`` for a topic that is not one of the
-    shape's (the caller subscribed to more than it listens to), else a message or a
-    :class:`DecodeError`. Encoding returns ``(topic, payload)``.
+    Decoding returns ``None`` for a topic that is not the shape's (the caller subscribed to more);
+    encoding returns ``(topic, payload)``.
     """
 
     def __init__(self, shape: StudioShape | None = None) -> None:
@@ -284,11 +269,7 @@ class StudioCodec:
         return None
 
     def encode(self, command: Command) -> tuple[str, bytes]:
-        """A command as the shaker or the camera expects it.
-
-        Raises:
-            EncodeError: a shake pattern or duration the template cannot carry.
-        """
+        """A command as the shaker or the camera expects it (``EncodeError``: it cannot)."""
         shaker, camera = self.shape.shaker, self.shape.camera
         match command:
             case StateQuery():
@@ -376,11 +357,7 @@ class StudioCodec:
         return None
 
     def encode_message(self, message: Message) -> tuple[str, bytes]:
-        """A status word or a camera result as the services send them.
-
-        Raises:
-            EncodeError: a state no status word of the shape means.
-        """
+        """A status word or a camera result as the services send them."""
         match message:
             case ShakerStatus(word):
                 if word not in self.shape.shaker.status_words:
@@ -398,11 +375,7 @@ class StudioCodec:
         raise EncodeError(f"not a message: {message!r}")  # pragma: no cover - exhaustive
 
     def status_word(self, state: ShakerState) -> str:
-        """The first status word that means ``state`` (what a simulated shaker says).
-
-        Raises:
-            EncodeError: no word of the shape means ``state``.
-        """
+        """The first status word that means ``state`` (what a simulated shaker says)."""
         for word, meaning in self.shape.shaker.status_words.items():
             if meaning == state:
                 return word

@@ -1,12 +1,7 @@
 """Lotto/keno ball drum driver: a CAN bus (python-can) bound to the pure drum modules.
 
-All the protocol knowledge lives in :mod:`tablectl.drivers.drum.protocol` (frames ↔ messages,
-specified in ``docs/protocols/drum.md``) and :mod:`tablectl.drivers.drum.interpreter` (messages +
-time → events, the status query on connect, the relink of a silent bus); this module declares them
-and the bus to :class:`~tablectl.drivers.base.FrameDriver`, which owns the loop, and matches
-command acknowledgements.
-
-Configuration (``[[devices]]``, unknown keys rejected)::
+Declarations for :class:`~tablectl.drivers.base.FrameDriver`, plus matching command
+acknowledgements. Configuration (``[[devices]]``, unknown keys rejected)::
 
     [[devices]]
     id = "drum"
@@ -50,11 +45,9 @@ DEFAULT_CHANNEL = "can0"
 class DrumSettings(DriverSettings):
     """The ``[[devices]]`` options of a ``tablectl-drum`` (see the module docstring).
 
-    ``channel`` defaults to the entry's ``port``, then to ``can0``. ``can_options`` go to
-    ``can.Bus`` unchanged (e.g. ``{tty_baudrate = 115200}`` for slcan). ``relink_after``: a drum
-    silent this long gets its bus closed and reopened, which is how an unplugged socketcan adapter
-    is noticed (python-can reports nothing on that path; see
-    :mod:`tablectl.drivers.transports.can`).
+    ``can_options`` go to ``can.Bus`` unchanged. ``relink_after``: a drum silent this long gets its
+    bus reopened, which is how an unplugged socketcan adapter is noticed (python-can reports
+    nothing; see :mod:`tablectl.drivers.transports.can`).
     """
 
     interface: str = pydantic.Field(default="socketcan", min_length=1)
@@ -84,14 +77,8 @@ class DrumSettings(DriverSettings):
 class DrumDriver(FrameDriver[DrumSettings]):
     """One ball drum on a CAN bus (tablectl reference protocol).
 
-    Public commands (each waits for the controller's acknowledgement and returns its
-    :class:`AckResult`; a refusal is a value, not an exception): :meth:`start_mixing`,
-    :meth:`stop_mixing`, :meth:`release_ball`, :meth:`query_status`, :meth:`clear_fault`,
-    :meth:`return_balls`.
-
-    Counters: ``decode_errors``, the interpreter's (``rereads``, ``repeated_frames``,
-    ``out_of_range``, ``foreign_frames``, ``reader_mismatch``, ``reboots``), ``relinks``, plus
-    ``open_failures`` and ``disconnects``.
+    Each command waits for the controller's acknowledgement and returns its :class:`AckResult` (a
+    refusal is a value). Counters: the base's, the interpreter's, ``relinks``.
     """
 
     settings_model = DrumSettings
@@ -176,13 +163,7 @@ class DrumDriver(FrameDriver[DrumSettings]):
         return await self.command(Opcode.CLEAR_FAULT, kind=int(kind or 0), reader=reader)
 
     async def command(self, opcode: Opcode, *, kind: int = 0, reader: int = 0) -> AckResult:
-        """Send one command and wait for its acknowledgement.
-
-        Raises:
-            TransportClosedError: not connected, or the link dropped before the answer.
-            DeviceTimeoutError: no acknowledgement within ``command_timeout``.
-            ValueError: arguments the protocol does not allow.
-        """
+        """Send one command and wait for its acknowledgement (``command_timeout``)."""
         # Tokens 1-255: 0 is the driver's own status query on connect, whose answer must never
         # be taken for a command's.
         self._token = self._token % 255 + 1

@@ -1,51 +1,24 @@
 """Ball drum: decoded messages + time in, device events out. Pure (STYLE practice 1).
 
-The drum reports *levels* (a state frame every second, heartbeats every 200 ms) and *edges* that
-may arrive twice (a reader that did not see its frame acknowledged on the bus sends it again);
-the engine wants each fact once. This module owns that translation. It reads no clock: every
-entry point takes ``now``.
+The drum reports levels (state every second, heartbeats every 200 ms) and edges that may arrive
+twice (a reader resends a frame it did not see acknowledged); the engine wants each fact once.
+Rules (``docs/protocols/drum.md`` §6–7):
 
-Rules:
+* a frame with the same reader and sequence counter as its previous read is that frame again;
+* within one draw the same number at the same (or an unknown) position is a re-read
+  (``rereads``); at a different position it is reported, since two balls cannot share a number
+  and the engine must decide;
+* a ball out of range is reported all the same (``out_of_range``): dropping it would hide a
+  foreign ball in the tube;
+* a rebooted reader (uptime went backwards) forgets its last sequence number;
+* :class:`TubeFull` once per fill, re-armed when the receiver empties;
+* faults latch from fault frames (edges) and the state frame's bits (the level, which tells a
+  reconnecting host what cleared); a reader that stops heartbeating latches
+  ``drum_reader_silent_<r>`` while the drum stays available;
+* a drum unavailable for ``relink_after`` makes :meth:`DrumInterpreter.tick` raise
+  :class:`TransportClosedError`: how an unplugged socketcan adapter is noticed.
 
-* **Liveness.** Any valid frame from the controller node (its heartbeat comes every 200 ms) makes
-  the drum available (:class:`DeviceAvailable` on the first one); none for
-  ``heartbeat_timeout`` → :class:`DeviceUnavailable` ``reason="silent"``, and the next frame →
-  available again. A *reader* that stops heartbeating while the controller is alive is a latched
-  fault ``drum_reader_silent_<r>`` (cleared by its next heartbeat): the drum is still there,
-  but balls may pass unread.
-* **Mixing.** :class:`MixingChanged` whenever the state frame's mixing flag differs from the last
-  one reported (the first state frame ever always reports).
-* **Balls.** One :class:`BallRead` per physical read:
-
-  - a frame with the same reader and sequence counter as that reader's previous read is the same
-    frame again (a CAN retransmission or a reader's resend), not a second ball;
-  - within one draw (from an empty receiver to the next empty receiver), the same ball number at
-    the same receiver position again (or where either position is unknown) is the same ball
-    read twice (a second reader, a re-read), not a second ball: counted as ``rereads``.
-    The same number at a *different* position is reported: two physical balls cannot share a
-    number, so the engine must see it and decide (re-read / supervisor);
-  - a ball outside ``first_ball .. first_ball + balls - 1`` is reported all the same (counted
-    as ``out_of_range``): judging it is the draw engine's job, and dropping it would hide that
-    the tube holds a foreign ball.
-
-  A reader that reboots (its heartbeat uptime went backwards) starts its counter again, so its
-  last sequence number is forgotten.
-* **Tube full.** :class:`TubeFull` once per fill, on the tube-full frame or the state frame's
-  flag, whichever comes first; re-armed when the receiver is emptied.
-* **Faults.** Latched by code, raised once and cleared once: from fault frames (the edges, with
-  their detail) and from the state frame's fault bits (the level, which also tells a host that
-  reconnects what cleared meanwhile). Codes: ``drum_blower_fault``, ``drum_gate_fault``,
-  ``drum_sensor_fault``, ``drum_reader_fault_<r>``, ``drum_reader_silent_<r>``,
-  ``drum_not_operational`` (the controller's heartbeat says it is not operational).
-
-* **A silent bus.** Once connected (:meth:`DrumInterpreter.connected`), a drum unavailable for
-  ``relink_after`` makes :meth:`DrumInterpreter.tick` raise :class:`TransportClosedError`, so the
-  driver closes the bus and opens it again: that is how an unplugged socketcan adapter is noticed
-  (python-can reports nothing on that path; see :mod:`tablectl.drivers.transports.can`).
-
-Frames from nodes outside this drum (``node_id .. node_id + readers``), acknowledgements and
-commands (another host on the bus) produce no events. Entry points never raise, but for that
-relink.
+Frames from other nodes, acknowledgements and commands produce no events.
 """
 
 from __future__ import annotations
@@ -133,14 +106,9 @@ class _Reader:
 
 
 class DrumInterpreter:
-    """Turns decoded drum messages into :mod:`tablectl.drivers.events` facts; see the module
-    docstring.
+    """Turns decoded drum messages into events; see the module docstring.
 
-    Args:
-        device_id: copied into every event's ``device``.
-        settings: the driver's validated settings.
-        count: called with a diagnostic counter name (``rereads``, ``repeated_frames``,
-            ``out_of_range``, ``foreign_frames``, ``reader_mismatch``, ``reboots``).
+    ``count`` is called with a diagnostic counter's name.
     """
 
     def __init__(
@@ -225,11 +193,7 @@ class DrumInterpreter:
         return events
 
     def tick(self, now: float) -> list[DeviceEvent]:
-        """Timers: controller silence, reader silence, and a bus silent too long.
-
-        Raises:
-            TransportClosedError: connected, and the drum unavailable for ``relink_after``.
-        """
+        """Timers: controller silence, reader silence, and a silent bus (raises to relink)."""
         events = self._silence(now)
         if not self._connected:
             return events
@@ -272,10 +236,10 @@ class DrumInterpreter:
         return events
 
     def connection_lost(self, now: float) -> list[DeviceEvent]:
-        """The link dropped: forget liveness (the driver reports the unavailability itself).
+        """The link dropped: forget liveness only.
 
-        Latched faults, the mixing level and the draw's reads are kept: the drum did not forget
-        them, and the first state frame after reconnecting settles what changed.
+        Faults, mixing and the draw's reads are kept: the drum did not forget them, and the first
+        state frame after reconnecting settles what changed.
         """
         del now
         self.available = False

@@ -1,18 +1,11 @@
 """tablectl reference ball-drum protocol over classic CAN, sans I/O (STYLE practice 1).
 
-Frames in, messages out; messages in, frames out. No asyncio, no python-can, no clock: the driver
-owns the bus and the time, the simulator reuses :func:`encode_message` to speak as the drum. The
-protocol itself is specified in ``docs/protocols/drum.md``; this module is its executable form and
-the two must agree byte for byte.
-
-Identifiers (CAN 2.0A, 11 bits): ``function code << 7 | node id``, as in CANopen's predefined
-connection set, so that a lower function code wins arbitration (faults before balls before
-heartbeats). A drum occupies node ``N`` (its controller) and ``N + r`` for its readers
-``r = 1..8``. Node 0 is reserved.
-
-Every field is validated; a frame that breaks any rule decodes to a :class:`DecodeError` value
-holding that frame (the driver counts it and goes on), never an exception, so garbage on the bus
-cannot stop a table.
+The executable form of ``docs/protocols/drum.md``; the two agree byte for byte, and the simulator
+speaks as the drum with :func:`encode_message`. Identifiers (CAN 2.0A, 11 bits) are
+``function code << 7 | node id``, as in CANopen's predefined connection set, so a lower function
+code wins arbitration (faults before balls before heartbeats). A drum occupies node ``N`` (its
+controller) and ``N + r`` for readers ``r = 1..8``; node 0 is reserved. A frame that breaks any
+rule decodes to a :class:`DecodeError` holding it, so garbage on the bus cannot stop a table.
 """
 
 from __future__ import annotations
@@ -157,11 +150,10 @@ class Heartbeat:
 
 @dataclass(frozen=True)
 class DrumState:
-    """``0x200 + N``: the controller's state *level* (sent on change and every second).
+    """``0x200 + N``: the controller's state level (on change and every second).
 
-    ``faults`` are the drum-level fault kinds latched now (blower, gate, sensor);
-    ``reader_faults`` the readers (1-based) with a latched reader fault. With the fault frames
-    these let a host that reconnects learn which faults cleared while it was away.
+    ``faults``: drum-level kinds latched now; ``reader_faults``: readers (1-based) with a latched
+    fault. They tell a reconnecting host which faults cleared while it was away.
     """
 
     node: int
@@ -179,9 +171,8 @@ class DrumState:
 class BallReport:
     """``0x180 + N + reader``: a reader read a ball.
 
-    ``position`` is the receiver slot (1-based) or 0 when the drum has none; ``seq`` counts the
-    reader's reads (wrapping 255 → 0), so a frame repeated on the bus is recognisable as the
-    same read.
+    ``position``: receiver slot (1-based), 0 when none; ``seq`` counts the reader's reads (255 → 0),
+    so a frame repeated on the bus is recognisable.
     """
 
     node: int
@@ -244,11 +235,7 @@ DrumMessage = Heartbeat | DrumState | BallReport | TubeFullReport | FaultReport 
 
 
 def arbitration_id(function: FunctionCode, node: int) -> int:
-    """``function << 7 | node``.
-
-    Raises:
-        ValueError: node outside 1–127.
-    """
+    """``function << 7 | node``; ``ValueError`` for a node outside 1–127."""
     if not 1 <= node <= MAX_NODE:
         raise EncodeError(f"node id {node} out of range 1-{MAX_NODE}")
     return int(function) << 7 | node
@@ -405,11 +392,7 @@ def _u8(value: int, what: str, high: int = 0xFF, low: int = 0) -> int:
 
 
 def encode_command(command: Command) -> CanFrame:
-    """The frame for a host command.
-
-    Raises:
-        ValueError: a field out of range (never sent half-formed).
-    """
+    """The frame for a host command; ``ValueError`` rather than a half-formed frame."""
     problem = _command_problem(command.opcode, command.kind, command.reader)
     if problem:
         raise EncodeError(problem)
@@ -427,12 +410,7 @@ def encode_command(command: Command) -> CanFrame:
 
 
 def encode_message(message: DrumMessage) -> CanFrame:
-    """The frame a drum node (or the host, for :class:`Command`) sends for ``message``; the
-    inverse of :func:`decode` (used by the simulator and the tests).
-
-    Raises:
-        ValueError: a field :func:`decode` would reject.
-    """
+    """The frame a drum node (or the host) sends for ``message``: the inverse of :func:`decode`."""
     match message:
         case Command():
             return encode_command(message)

@@ -1,9 +1,7 @@
 """Card shoe / barcode scanner family (contracts §5).
 
-Pure parts: :mod:`tablectl.drivers.shoe.hid` (boot-keyboard reports ↔ text lines) and
-:mod:`tablectl.drivers.shoe.barcodes` (barcode text → card, shoe signal or rejection, per table).
-:mod:`tablectl.drivers.shoe.driver` binds them to a transport: ``hid-shoe`` (pyusb, interrupt IN)
-and ``serial-shoe`` (pyserial, a line per scan); the registry imports it lazily.
+Pure: ``hid`` (boot-keyboard reports ↔ lines) and ``barcodes`` (text → card, signal or
+rejection). ``driver`` binds them to ``hid-shoe`` (pyusb) or ``serial-shoe`` (pyserial).
 """
 
 from __future__ import annotations

@@ -1,35 +1,24 @@
 """Barcode text → card, shoe signal or rejection: the per-table part of reading a shoe.
 
-Card vendors print different barcodes on the same card (their own symbol tables, deck serial
-numbers, one code per card per deck), and shoes add barcodes of their own (the cut card, tray
-sensors reported as pseudo-scans). So the mapping is configuration, not code: one
-:class:`BarcodeCodec` per table, built from the device's settings and checked at startup
-(construction raises ``ValueError``), after which :meth:`BarcodeCodec.decode` is total — any text
-gives a value, never an exception, because a scanner can send anything.
+Vendors print different barcodes on the same card and shoes add their own (cut card, tray
+sensors), so the mapping is configuration: one :class:`BarcodeCodec` per table, checked at start
+(``ValueError``), after which :meth:`BarcodeCodec.decode` is total (a scanner can send anything).
 
-Decoding order (first hit wins; comparisons ignore case and surrounding whitespace):
+Decoding order (first hit wins; case and surrounding whitespace ignored):
 
-1. unreadable: empty, non-ASCII or non-printable (a misread; see :mod:`tablectl.drivers.shoe.hid`),
-too long,
-   or the scanner's own no-read message (``NOREAD``);
-2. the cut card and the shoe-signal barcodes (``CUT``, ``EMPTY``, ``REMOVED``, ``INSERTED``);
-3. the explicit mapping (``barcodes``: barcode → card, e.g. loaded from a TOML table);
-4. the vendor pattern: a regex (full match) with named groups ``rank`` and ``suit`` and optionally
-   ``deck``, whose symbols go through ``rank_map``/``suit_map`` (``{"01": "A", "13": "K"}``);
-5. card notation (contracts §4.1, and the spellings :func:`tablectl.drivers.cards.parse_card`
-   accepts: ``KH``, ``10H``, ``H10``, ``HT``), optionally prefixed by a deck serial:
-   ``B7731-KH`` (``-``, ``/`` or ``:`` separate).
+1. unreadable: empty, non-ASCII, non-printable, too long, or the scanner's ``NOREAD``;
+2. the cut card and shoe-signal barcodes;
+3. the explicit mapping (``barcodes``);
+4. the vendor pattern: a full-match regex with groups ``rank``, ``suit`` (``deck`` optional),
+   mapped through ``rank_map``/``suit_map``;
+5. card notation (contracts §4.1, :func:`tablectl.drivers.cards.parse_card`), optionally after a
+   deck serial: ``B7731-KH`` (``-``, ``/`` or ``:``).
 
-Deck serials: when the table lists ``deck_serials``, a card whose barcode names another deck —
-or names none — is ``foreign_deck``: the table said every card carries one of its serials.
-Explicit-mapping entries are the table's own list, so they are not deck-checked.
-
-Symbol decks (``symbol_deck = "rock_paper_scissors"``, seed-001 L2871): the symbol cards ``RK``,
-``PA`` and ``SC`` (:data:`tablectl.drivers.cards.SYMBOLS`) are cards too — in the explicit mapping
-and in notation (``RK``, ``B7731-PA``); a vendor pattern's ``rank`` group may name a symbol
-(``rank_map = {"03" = "SC"}``), whose ``suit`` group is then ignored. Without a symbol deck they are
-``unknown_barcode``, as before. A standard card read on a symbol-deck table still decodes: the
-game's rules refuse it (``rank_not_in_deck``), where the dealer sees it.
+With ``deck_serials``, a card naming another deck, or none, is ``foreign_deck`` (explicit
+mappings are not deck-checked). Symbol decks (seed-001 L2871): ``RK``, ``PA``, ``SC`` are cards
+in the mapping, in notation and as a pattern's ``rank`` (``suit`` then ignored); without one they
+are ``unknown_barcode``. A standard card on a symbol table still decodes: the game refuses it
+(``rank_not_in_deck``), where the dealer sees it.
 """
 
 from __future__ import annotations
@@ -104,18 +93,7 @@ def _canonical(text: str, where: str, *, symbols: bool = False) -> str:
 class BarcodeCodec:
     """One table's barcode rules; see the module docstring for the decoding order.
 
-    Args:
-        pattern: vendor regex with named groups ``rank`` and ``suit`` (``deck`` optional).
-        rank_map / suit_map: vendor symbol → our rank (``A``…``K``, ``10`` ok) / suit (``SHDC``).
-        barcodes: explicit barcode → card (any accepted spelling).
-        deck_serials: the table's deck serial numbers; empty = no deck check.
-        cut_card_barcodes / signal_barcodes / no_read_barcodes: the special barcodes.
-        accept_notation: whether plain card notation (``KH``, ``B7731-KH``) is accepted.
-        symbol_deck: the table deals a symbol deck (``RK``, ``PA``, ``SC`` are cards); ``None``:
-            a standard deck only.
-
-    Raises:
-        ValueError: a bad pattern or map entry, or one barcode given two meanings.
+    ``ValueError`` for a bad pattern or map entry, or one barcode given two meanings.
     """
 
     def __init__(
@@ -260,11 +238,8 @@ class BarcodeCodec:
     # --- encoding (simulators) ---------------------------------------------------------------
 
     def encode(self, card: str, *, deck: str | None = None) -> str:
-        """A barcode this codec decodes to ``card`` (and ``deck``): the notation form, or the
-        explicit mapping's barcode when notation is off. Vendor patterns are not invertible.
-
-        Raises:
-            ValueError: ``card`` is not a card, or this codec has no barcode for it.
+        """A barcode this codec decodes to ``card`` (and ``deck``): notation, or the explicit
+        mapping's when notation is off. Vendor patterns are not invertible (``ValueError``).
         """
         code = _canonical(card, "encode", symbols=self._symbols)
         if self._accept_notation:
@@ -275,11 +250,7 @@ class BarcodeCodec:
         raise EncodeError(f"this codec has no barcode for {code}")
 
     def signal_barcode(self, kind: SignalKind) -> str:
-        """The first configured barcode for ``kind`` (what a simulated shoe sends).
-
-        Raises:
-            ValueError: no barcode is configured for ``kind``.
-        """
+        """The first configured barcode for ``kind`` (what a simulated shoe sends)."""
         for barcode, configured in sorted(self._signals.items()):
             if configured == kind:
                 return barcode

@@ -1,16 +1,9 @@
 """Barcode-reading card shoes: a HID keyboard-wedge scanner (pyusb) or a serial one (pyserial).
 
-Both wirings deliver the same thing — one line of text per scan — and differ only in how the line
-arrives: key reports decoded by :mod:`tablectl.drivers.shoe.hid`, or bytes up to a line ending. Each
-line then goes through the table's :class:`~tablectl.drivers.shoe.barcodes.BarcodeCodec` and becomes
-one event: :class:`CardScanned`, :class:`ScanRejected` (the dealer rescans or enters the card by
-hand), :class:`CutCardSeen`, :class:`ShoeEmptied`, :class:`ShoeRemoved` or :class:`ShoeInserted`.
-
-A shoe says nothing between coups, so there is no silence detection: the device is available
-from the moment its port or interface opens (``DeviceAvailable`` on every connect) until the link
-fails. Counters: ``decode_errors`` (malformed HID reports, over-long lines), ``rejected_barcodes``
-(scans that are no card of this table), ``blank_lines`` (a bare line ending), plus the base's
-``open_failures`` and ``disconnects``.
+Both deliver one line per scan, decoded by the table's
+:class:`~tablectl.drivers.shoe.barcodes.BarcodeCodec` into one event. A shoe says nothing between
+coups, so there is no silence detection: it is available from the moment its link opens.
+Counters besides the base's: ``decode_errors``, ``rejected_barcodes``, ``blank_lines``.
 """
 
 from __future__ import annotations
@@ -82,14 +75,9 @@ _SIGNAL_EVENTS: Final[Mapping[SignalKind, Callable[..., DeviceEvent]]] = {
 class ShoeSettings(DriverSettings):
     """The ``[[devices]]`` options of a shoe (unknown keys are rejected).
 
-    Barcodes (see :mod:`tablectl.drivers.shoe.barcodes`): ``barcode_pattern`` +
-    ``rank_map``/``suit_map`` for a vendor format, ``barcodes`` for an explicit barcode → card
-    table, ``deck_serials`` for the table's decks, ``cut_card_barcodes``, ``signal_barcodes``
-    (barcode → ``shoe_empty`` | ``shoe_removed`` | ``shoe_inserted``), ``no_read_barcodes``,
-    ``accept_notation``, ``symbol_deck`` (``"rock_paper_scissors"``: the symbol cards ``RK``,
-    ``PA``, ``SC`` are cards of this table). HID (``hid-shoe``): ``vid``, ``pid`` (TOML hex
-    literals: ``vid = 0x0c2e``), optional ``serial``, ``interface``, ``ep_in``. Serial
-    (``serial-shoe``): ``baudrate``, ``line_ending``.
+    Barcode keys: :mod:`tablectl.drivers.shoe.barcodes` (``symbol_deck = "rock_paper_scissors"``
+    makes ``RK``, ``PA``, ``SC`` cards). HID: ``vid``, ``pid`` (TOML hex: ``vid = 0x0c2e``),
+    ``serial``, ``interface``, ``ep_in``. Serial: ``baudrate``, ``line_ending``.
     """
 
     barcode_pattern: str | None = None
@@ -137,16 +125,7 @@ class ShoeSettings(DriverSettings):
 
 
 class ShoeInterpreter(ReportsOnly):
-    """Scanned lines in, events out: one event per scan, through the table's barcode codec.
-
-    A shoe says nothing between coups: no timers, no commands, and no silence to detect (the
-    driver reports the shoe available once its link opens).
-
-    Args:
-        device_id: copied into every event's ``device``.
-        codec: the table's barcodes.
-        count: called with ``rejected_barcodes`` and ``blank_lines``.
-    """
+    """Scanned lines in, one event per scan out; no timers, no commands, no silence to detect."""
 
     def __init__(self, device_id: str, codec: BarcodeCodec, count: Callable[[str], None]) -> None:
         self.device_id = device_id
@@ -187,9 +166,9 @@ class _ShoeDriver(StreamDriver[ShoeSettings]):
 class SerialLines:
     """A serial scanner's bytes in, its lines out (:data:`LINE_FRAMINGS`).
 
-    Bytes are ASCII: anything else decodes to U+FFFD, which the codec rejects as unreadable. A line
-    that failed (over-long) is a :class:`DecodeError`, counted, followed by its text and a U+FFFD
-    (the mark where it was cut): one unreadable scan, so the dealer rescans.
+    Non-ASCII decodes to U+FFFD, which the codec rejects. An over-long line is a
+    :class:`DecodeError` followed by its text and a U+FFFD: one unreadable scan, so the dealer
+    rescans.
     """
 
     def __init__(self, ending: LineEnding) -> None:
@@ -241,12 +220,10 @@ class _HidReports:
 
 
 class HidShoeDriver(_ShoeDriver):
-    """A keyboard-wedge scanner read with pyusb (boot-keyboard reports, interrupt IN endpoint).
+    """A keyboard-wedge scanner read with pyusb (boot-keyboard reports, interrupt IN).
 
-    Found by the ``vid``/``pid`` (and ``serial``) options; ``port`` must be unset. The kernel's
-    keyboard driver is detached while tablectl holds the scanner, so scans never leak into the
-    console, and re-attached on close. ``usb_backend`` is for tests and simulators (a
-    :class:`tablectl.simulators.usb_backend.SimUsbBackend`); None means libusb.
+    The kernel's keyboard driver is detached while we hold it, so scans never leak into the console.
+    ``usb_backend``: a simulated backend for tests; None means libusb.
     """
 
     def __init__(self, *args: Any, usb_backend: object | None = None, **kwargs: Any) -> None:

@@ -1,26 +1,17 @@
 """USB HID boot-keyboard reports ↔ text lines: how a keyboard-wedge barcode scanner "types".
 
-A wedge scanner enumerates as a keyboard and types each barcode followed by Enter. Reading it with
-pyusb (instead of letting the OS turn it into keystrokes for whatever window has focus) gives us
-the raw boot-protocol input reports, 8 bytes each (HID 1.11, appendix B.1)::
+Read with pyusb rather than as OS keystrokes, a scanner sends 8-byte boot reports (HID 1.11,
+appendix B.1)::
 
     byte 0  modifier bits: 0 LCtrl, 1 LShift, 2 LAlt, 3 LGUI, 4 RCtrl, 5 RShift, 6 RAlt, 7 RGUI
     byte 1  reserved
     2..7    up to six usage IDs of the keys held down now (HID Usage Tables, page 0x07)
 
-A report is the *state* of the keyboard, not an event: a key typed once appears in every report
-while it is held, and a character is produced only on the report where its usage first appears.
-That is also why a scanner typing ``TT`` must send a release report between the two presses.
-Usages 0x01–0x03 (ErrorRollOver, POSTFail, ErrorUndefined) mark a phantom state; such a report
-carries no key information and is skipped without disturbing the held-key state.
-
-Characters follow the US layout, which is what scanners emit unless programmed otherwise. A key
-this module cannot turn into a character (F-keys, Tab, arrows, Ctrl/Alt chords, Caps Lock) becomes
-U+FFFD rather than being dropped: dropping it could turn a misread into a *different valid*
-barcode, while U+FFFD makes the barcode codec reject the line as ``unreadable``. Enter (and keypad
-Enter) end a line.
-
-Pure: no I/O, no clock; the simulator uses :func:`encode_line`, the exact inverse.
+A report is the keyboard's state: a character comes only where its usage first appears (so
+``TT`` needs a release between). Usages 0x01–0x03 mark a phantom state and are skipped. US
+layout; an untypable key (F-keys, Tab, chords) becomes U+FFFD rather than being dropped, since
+dropping could turn a misread into a different valid barcode. Enter ends a line. Pure;
+:func:`encode_line` is the exact inverse.
 """
 
 from __future__ import annotations
@@ -84,11 +75,10 @@ _KEYS, _ENCODE = _build_tables()
 
 
 class HidLineDecoder:
-    """Turns a stream of boot-keyboard input reports into the lines the scanner typed.
+    """Boot-keyboard input reports in, the lines the scanner typed out.
 
-    Counters (read them for diagnostics): ``malformed`` (reports that are not 8 bytes, ignored),
-    ``phantom`` (rollover/error reports, ignored), ``unmapped`` (keys decoded as U+FFFD),
-    ``overflows`` (lines cut at 256 characters; such a line ends in U+FFFD).
+    Counters: ``malformed`` (not 8 bytes), ``phantom``, ``unmapped`` (U+FFFD), ``overflows`` (cut at
+    256 characters, ending in U+FFFD).
     """
 
     def __init__(self) -> None:
@@ -149,13 +139,10 @@ class HidLineDecoder:
 
 
 def encode_line(text: str, *, enter: bool = True) -> list[bytes]:
-    """The reports a US-layout scanner sends to type ``text`` (then Enter): press, release, ….
+    """The reports a US-layout scanner sends to type ``text`` then Enter.
 
-    U+FFFD is typed as F1, which :class:`HidLineDecoder` decodes back to U+FFFD, so a simulated
-    misread survives the round trip.
-
-    Raises:
-        ValueError: ``text`` has a character no key types (control characters, non-ASCII).
+    U+FFFD is typed as F1, which decodes back to U+FFFD, so a simulated misread survives the round
+    trip. ``ValueError`` for a character no key types.
     """
     release = bytes(REPORT_SIZE)
     reports: list[bytes] = []

@@ -1,20 +1,10 @@
 """Card shuffler driver: a serial port or USB bulk endpoints bound to a shuffler codec.
 
-All protocol knowledge lives in a :class:`~tablectl.drivers.shuffler.protocol.Codec` (bytes ↔
-reference messages; the reference protocol by default) and
-:mod:`tablectl.drivers.shuffler.interpreter` (messages + time → events, polling, silence); this
-class declares them and the transport to :class:`tablectl.drivers.base.StreamDriver`, which owns
-the link, reconnects, the write queue and the replies awaited (STYLE practices 1, 4, 5). The same
-frames run over either transport, so the transport is one config key (``transport =
-"serial"|"usb"``).
-
-Another vendor's shuffler is one codec module and a registry entry whose class is a two-line
-subclass: ``class AcmeShufflerDriver(ShufflerDriver): codec = ACME_CODEC``.
-
-Technician and controller calls (:meth:`ShufflerDriver.start_shuffle`,
-:meth:`ShufflerDriver.query_status`, …) write through the same queue as the polls and wait for the
-shuffler's reply, which the running :meth:`~tablectl.drivers.base.DeviceDriver.events` loop decodes;
-they therefore need someone iterating ``events()``.
+Declarations for :class:`tablectl.drivers.base.StreamDriver` (STYLE practices 1, 4, 5).
+The same frames run over either transport, so the transport is one key (``transport =
+"serial"|"usb"``). Another vendor's shuffler is a codec module plus a two-line subclass:
+``class AcmeShufflerDriver(ShufflerDriver): codec = ACME_CODEC``. Requests go through the polls'
+queue and wait for a reply that the running ``events()`` loop decodes, so someone must iterate it.
 """
 
 from __future__ import annotations
@@ -57,10 +47,9 @@ T = TypeVar("T")
 class ShufflerSettings(DriverSettings):
     """The ``[[devices]]`` options of a shuffler (unknown keys are rejected).
 
-    Serial: ``port`` is any pyserial URL, ``baudrate`` 9600 (reference default) or 19200.
-    USB: ``vid``/``pid`` (and ``serial`` when two identical shufflers share a host) pick the
-    device; ``interface``/``ep_in``/``ep_out`` default to the interface's first bulk pair.
-    ``decks`` is what :meth:`ShufflerDriver.start_shuffle` asks for when not told otherwise.
+    Serial: any pyserial URL, 9600 (reference default) or 19200 baud. USB: ``vid``/``pid``
+    (``serial`` when two identical shufflers share a host); endpoints default to the first bulk
+    pair.
     """
 
     transport: Literal["serial", "usb"] = "serial"
@@ -95,15 +84,9 @@ class ShufflerSettings(DriverSettings):
 
 
 class ShufflerDriver(StreamDriver[ShufflerSettings]):
-    """One shuffler over serial (any pyserial URL) or USB bulk endpoints.
+    """One shuffler over serial or USB bulk (``port`` only for serial).
 
-    Args:
-        device_id, port, options, clock, trace: as for every driver; ``port`` is required for
-            ``transport = "serial"`` and ignored for USB.
-        usb_backend: a pyusb backend to find the device with (tests pass the simulated one).
-        codec: overrides the class's :attr:`codec` (tests; production uses a subclass).
-
-    Counters: ``decode_errors`` plus the base's ``open_failures`` and ``disconnects``.
+    ``usb_backend``: for tests; ``codec`` overrides the class's (tests; production subclasses).
     """
 
     settings_model = ShufflerSettings
@@ -154,16 +137,10 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
     # --- requests (controller, technicians) ------------------------------------------------------
 
     async def start_shuffle(self, decks: int | None = None) -> Ack | Nak:
-        """Ask for a shuffle of ``decks`` decks (default: the ``decks`` setting).
+        """Ask for a shuffle of ``decks`` decks (default: the setting); the reply, ``Ack`` or
+        ``Nak``.
 
-        Returns the shuffler's :class:`Ack` or :class:`Nak` (a refusal is a value: ``BUSY``,
-        ``DOOR``, ``FAULT``…). The shuffle itself is reported as ``ShuffleStarted`` /
-        ``ShuffleCompleted`` events.
-
-        Raises:
-            ValueError: ``decks`` outside 1–8.
-            TransportClosedError: not connected, or the link dropped while waiting.
-            DeviceTimeoutError: no reply within ``reply_timeout``.
+        The shuffle itself comes as ``ShuffleStarted``/``ShuffleCompleted`` events.
         """
         count = self.settings.decks if decks is None else decks
         if not 1 <= count <= MAX_DECKS:
@@ -171,40 +148,23 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         return await self._request(StartShuffle(count), _ack_or_nak("SHUF"), _ack_nak)
 
     async def query_status(self) -> Status:
-        """The shuffler's current status (state, door, cards, faults, last shuffle number).
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
-        """
+        """The shuffler's current status (state, door, cards, faults, last shuffle number)."""
         return await self._request(QueryStatus(), is_a(Status), as_a(Status))
 
     async def query_version(self) -> Version:
-        """Model, firmware and serial number (R9: identical to the approved prototype).
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
-        """
+        """Model, firmware and serial number (R9: identical to the approved prototype)."""
         return await self._request(QueryVersion(), is_a(Version), as_a(Version))
 
     async def clear_fault(self, code: int | None = None) -> Ack | Nak:
-        """Ask the shuffler to clear fault ``code`` (all clearable faults when ``None``).
-
-        The ``DeviceFaultCleared`` event follows the shuffler's own ``FCLR``, not this call.
-
-        Raises:
-            ValueError: ``code`` outside 1–99.
-            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
+        """Ask to clear fault ``code`` (all when ``None``); the event follows the shuffler's
+        ``FCLR``.
         """
         if code is not None and not 1 <= code <= MAX_CODE:
             raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
         return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
 
     async def deck_check(self) -> DeckReport | Nak:
-        """Count and check the loaded cards (missing/extra by rank and suit), or the refusal.
-
-        Raises:
-            TransportClosedError, DeviceTimeoutError: as for :meth:`start_shuffle`.
-        """
+        """Count and check the loaded cards (missing/extra by rank and suit), or the refusal."""
 
         def match(message: Message) -> bool:
             return isinstance(message, DeckReport) or (

@@ -1,30 +1,13 @@
 """Shuffler messages + time in, device events out. Pure (STYLE practice 1).
 
-The shuffler mixes *facts* (``SHST``, ``SHDN``, ``FALT``, ``DOOR``: sent once, when they happen)
-with *levels* (``STAT``: the current state, door, active faults, last shuffle number, sent on
-every poll). Facts can be lost on a noisy line or while the link is down; levels repeat. So this
-module acts on the facts and reconciles against every status, the way the SS2 interpreter does:
-
-* **Shuffles.** Each is announced once, in order: ``ShuffleStarted`` then ``ShuffleCompleted``,
-  keyed by the shuffle number. A repeated ``SHST``/``SHDN`` is ignored; an ``SHDN`` whose ``SHST``
-  was lost emits both; a status showing ``SHUF`` for a number never announced emits
-  ``ShuffleStarted``; a status showing ``READY`` for a number never completed emits the missing
-  events, ``ShuffleCompleted`` with the status's card count and *no* deck-check lists (the status
-  does not carry them; the count still lets the engine apply R6). The first status after start-up
-  only sets the baseline: a shuffle finished before we connected is history, not an event. A
-  shuffle that ends in a fault (a jam) never completes; the fault events say why. An idle or
-  faulted status with an unexpected number (a power cycle restarts the counter at 0) only moves
-  the baseline.
-* **Faults.** Latched codes (``shuffler_jam`` for fault 1, ``shuffler_fault_<n>`` otherwise,
-  ``shuffler_door_open`` while the door is open) are raised once and cleared once, on ``FALT`` /
-  ``FCLR`` / ``DOOR`` or when a status disagrees with what is latched (a lost ``FCLR`` is healed
-  by the next poll). Only the device clears a fault: the host's ``CLRF`` is a request, and the
-  event follows the shuffler's own ``FCLR`` or status.
-* **Silence.** The host polls ``STAT`` every ``status_interval``. Any valid frame answers; after
-  ``missed_polls`` polls in a row went unanswered, ``DeviceUnavailable(reason="silent")`` (once),
-  and ``DeviceAvailable`` again with the next valid frame. Garbage is not an answer.
-
-No clock is read here: every entry point takes ``now``, so tests script time exactly.
+Facts (``SHST``, ``SHDN``, ``FALT``, ``DOOR``) are sent once and can be lost; the ``STAT`` level
+repeats on every poll. So each shuffle is announced once, in order, keyed by its number, and a
+status fills in what was lost: ``ShuffleCompleted`` from a status has the card count but no
+deck-check lists (the count still lets the engine apply R6). The first status is a baseline (a
+shuffle done before we connected is history); an unexpected number while idle (a power cycle
+restarts at 0) only moves it. Faults latch once and clear once, also healed by a status (a lost
+``FCLR``); the host's ``CLRF`` is only a request. ``missed_polls`` unanswered polls in a row make
+the shuffler silent. Rules: ``docs/protocols/shuffler.md`` §7.
 """
 
 from __future__ import annotations
@@ -69,16 +52,7 @@ def fault_code(code: int) -> str:
 
 
 class ShufflerInterpreter:
-    """Turns decoded shuffler messages into :mod:`tablectl.drivers.events` facts; see the module
-    docstring.
-
-    Args:
-        device_id: copied into every event's ``device``.
-        status_interval: seconds between status polls.
-        missed_polls: unanswered polls in a row before the shuffler counts as silent.
-
-    No entry point raises for any message sequence.
-    """
+    """Turns decoded shuffler messages into events; see the module docstring. Never raises."""
 
     def __init__(self, device_id: str, *, status_interval: float, missed_polls: int = 3) -> None:
         self.device_id = device_id

@@ -1,34 +1,20 @@
 """The tablectl reference shuffler protocol, sans I/O (``docs/protocols/shuffler.md``).
 
-Bytes in, messages out; commands in, bytes out. No asyncio, serial, usb or clock: the driver
-owns the link and the time, and the simulator reuses this module to speak as the shuffler
-(``encode_message``, :class:`CommandDecoder`), so the two cannot drift apart.
-
-Why this framing. Vendor shuffler protocols are closed; this one is ours and vendor codecs map
-onto its message types. It is ASCII so a technician can read a sniff (``tablectl diag`` or a
-terminal at 9600 baud) and binary-safe enough for a noisy RS-232 line::
+The simulator speaks as the shuffler with this module too. Vendor protocols are closed; this one
+is ours (vendor codecs map onto its types), ASCII for a readable sniff and safe on noisy RS-232::
 
     STX  payload  ETX  C C  CR LF
     0x02 "SHDN;12;416;-;-" 0x03 "1D" "\\r\\n"
 
-* ``payload``: 1–:data:`MAX_PAYLOAD` printable ASCII bytes (0x20–0x7E), ``;``-separated fields,
-  the first a four-letter verb. STX/ETX can never occur inside it, so a lost byte costs at most
-  one frame: the next STX always starts a fresh one (resynchronisation).
-* ``C C``: CRC-8 (polynomial 0x07, init 0x00, no reflection, no final XOR; "CRC-8/SMBUS", check
-  value 0xF4) of the payload bytes as two upper-case hex digits. CRC-8 rather than an XOR: XOR
-  misses two flipped bits in the same column and swapped bytes, CRC-8 catches every one-, two-
-  and three-bit error in a frame this short, for no measurable cost.
-* ``CR LF`` after each frame is for people reading a sniff line by line; decoders skip CR/LF
-  between frames, so a device may omit them.
+* ``payload``: 1–:data:`MAX_PAYLOAD` printable bytes, ``;``-separated, a four-letter verb first;
+  STX/ETX never occur inside, so a lost byte costs one frame.
+* ``C C``: CRC-8 (poly 0x07, init 0x00, no reflection, no final XOR; "CRC-8/SMBUS", check 0xF4)
+  in upper-case hex. XOR misses two flips in one column and swapped bytes; CRC-8 catches every
+  1-, 2- and 3-bit error in a frame this short.
+* ``CR LF`` is for people; decoders skip it, so a device may omit it.
 
-The same frames run over USB bulk endpoints as a **byte stream**: a transfer may hold part of a
-frame or several frames, exactly like serial reads, so one decoder serves both transports.
-
-Every field is validated; a frame that fails becomes a :class:`DecodeError` value (the driver
-counts them), never an exception, and the decoder resynchronises at the next STX.
-
-This one module is the codec: the limits and fault codes, the frame, the message and command types
-with their encoders, the decoders and the vendor seam (:class:`Codec`).
+Over USB bulk the same frames are a byte stream (a transfer may hold part of a frame or several),
+so one decoder serves both transports. A bad frame is a :class:`DecodeError` value.
 """
 
 from __future__ import annotations
@@ -159,11 +145,7 @@ DOOR_WIRE: Final[dict[str, bool]] = {"OPEN": True, "CLSD": False}
 
 
 def frame(payload: bytes) -> bytes:
-    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`).
-
-    Raises:
-        EncodeError: an empty, over-long or non-printable payload (never sent half-formed).
-    """
+    """``STX payload ETX CRC CR LF`` (:func:`tablectl.drivers.stx.frame`)."""
     return stx.frame(payload, "shuffler")
 
 
@@ -174,9 +156,8 @@ def frame(payload: bytes) -> bytes:
 class Status:
     """``STAT;<state>;<door>;<cards>;<faults>;<shuffle>``: the reply to a status query.
 
-    ``cards``: the cards the shuffler last counted (input tray when idle, the shuffle's count when
-    ready). ``faults``: active fault codes (``-`` on the wire when none). ``shuffle``: the number
-    of the last shuffle started (0 before the first; wraps 9999 → 1).
+    ``cards``: last counted (input tray when idle, the shuffle's when ready); ``faults`` ``-`` when
+    none; ``shuffle``: last started (0 before the first; wraps 9999 → 1).
     """
 
     state: ShufflerState
@@ -198,8 +179,8 @@ class ShuffleStart:
 class ShuffleDone:
     """``SHDN;<shuffle>;<cards>;<missing>;<extra>``: the shuffle finished, ``cards`` counted.
 
-    ``checked`` is False when the shuffler reads no card faces (both lists ``?`` on the wire);
-    otherwise ``missing``/``extra`` are its deck check (``-`` on the wire when empty).
+    ``checked`` False: no card faces read (both lists ``?``); else the deck check (``-`` when
+    empty).
     """
 
     shuffle: int
@@ -410,20 +391,12 @@ def _payload(message: Message) -> str:
 
 
 def encode_message(message: Message) -> bytes:
-    """The frame the shuffler sends for ``message`` (simulator and tests).
-
-    Raises:
-        ValueError: a field out of range (nothing invalid is ever framed).
-    """
+    """The frame the shuffler sends for ``message``; ``ValueError`` rather than a bad frame."""
     return frame(_payload(message).encode("ascii"))
 
 
 def encode_command(command: Command) -> bytes:
-    """The frame the host sends for ``command``.
-
-    Raises:
-        ValueError: ``decks`` or a fault code out of range.
-    """
+    """The frame the host sends for ``command``; ``ValueError`` for a field out of range."""
     match command:
         case StartShuffle(decks):
             text = f"SHUF;{_enc_number(decks, 'decks', 1, MAX_DECKS)}"
@@ -632,9 +605,8 @@ class MessageDecoder(Protocol):
 class Codec:
     """One shuffler wire protocol, mapped onto this module's message and command types.
 
-    The driver and interpreter only ever see :data:`Message` and :data:`Command` values, so a
-    vendor's protocol is one module that builds a ``Codec`` (a decoder factory and a command
-    encoder) plus a registry entry; see ``docs/protocols/shuffler.md`` ("Other vendors").
+    The driver sees only these types, so a vendor protocol is one module building a ``Codec`` plus a
+    registry entry (``docs/protocols/shuffler.md`` §8).
     """
 
     name: str

@@ -1,12 +1,8 @@
 """Cammegh Slingshot 2 roulette wheel driver: a serial port bound to the pure SS2 modules.
 
-All the protocol knowledge lives in :mod:`tablectl.drivers.ss2.protocol` (bytes ↔ messages) and
-:mod:`tablectl.drivers.ss2.interpreter` (messages + time → events and commands: the vendor's
-exception handling, the options told on connect, polls); this class only declares them and the
-serial port to :class:`tablectl.drivers.base.StreamDriver`, which owns the loop (STYLE practices
-1, 4, 5). Link facts from the vendor's developer
-guide: RS-232 9600 8N1, no flow control; ``*X`` may be polled no faster than every 100 ms;
-operating-mode bit 128 makes the wheel send its status every 500 ms by itself.
+Declarations for :class:`tablectl.drivers.base.StreamDriver` (STYLE practices 1, 4, 5). From the
+vendor's developer guide: RS-232 9600 8N1, no flow control; ``*X`` polled no faster than every
+100 ms; operating-mode bit 128 makes the wheel send its status every 500 ms by itself.
 """
 
 from __future__ import annotations
@@ -30,9 +26,8 @@ AUTO_STATUS_PERIOD = 0.5
 class SS2Settings(DriverSettings):
     """The ``[[devices]]`` options of an SS2 wheel (unknown keys are rejected).
 
-    ``operating_mode`` is written with ``*o`` on every connect when set (it is stored in the
-    wheel's NVRAM, so leaving it unset keeps whatever the wheel has; host-driven tables usually
-    use 1159). ``auto_status`` must match the wheel's mode bit 128: when it is off the driver
+    ``operating_mode`` is written with ``*o`` on connect when set (it lives in the wheel's NVRAM;
+    host-driven tables usually use 1159). ``auto_status`` must match mode bit 128: off, the driver
     polls ``*X`` every ``poll_interval``.
     """
 
@@ -58,12 +53,7 @@ class SS2Settings(DriverSettings):
 
 
 class SS2Driver(StreamDriver[SS2Settings]):
-    """One SS2 wheel on a serial port (any pyserial URL: a tty, a pty, ``socket://``).
-
-    Counters: ``decode_errors`` (lines that are not SS2 messages; the decoder resynchronises),
-    plus the base's ``open_failures`` and ``disconnects``. :attr:`interpreter` (with its
-    ``last_reply``) is there for technician tools.
-    """
+    """One SS2 wheel on a serial port; :attr:`interpreter` (``last_reply``) is for technicians."""
 
     settings_model = SS2Settings
     interpreter: SS2Interpreter

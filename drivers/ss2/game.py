@@ -35,8 +35,7 @@ def direction_from_bit(bit: int) -> Direction:
 class InterpreterSettings(Protocol):
     """What the interpreter reads from :class:`tablectl.drivers.ss2.driver.SS2Settings`.
 
-    A protocol rather than the pydantic model itself so that this module imports nothing that
-    pulls in asyncio (the driver module does); ``SS2Settings`` satisfies it structurally.
+    A protocol, not the pydantic model, so this module imports nothing that pulls in asyncio.
     """
 
     @property

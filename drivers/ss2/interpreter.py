@@ -1,65 +1,33 @@
 """Cammegh Slingshot 2: decoded messages + time in, device events out. Pure (STYLE practice 1).
 
-The wheel reports *levels* — the same ``*X`` status line every 500 ms while a state holds — and
-the engine wants *facts*, once. This module owns that translation and the vendor's exception
-handling, so that neither the driver (I/O) nor the engine (rules) has to. It reads no clock:
-every entry point takes ``now`` (STYLE practice 15, an injected clock), which is what lets the
-tests script "held for 4.9 s" exactly.
+The wheel repeats its ``*X`` status level every 500 ms; the engine wants facts, once. No clock is
+read (STYLE practice 15), so tests script "held for 4.9 s" exactly.
 
-Games. The spin number (1–256, wrapping) is not a round id: after a misspin the host sends ``*R``
-and the wheel respins, possibly with the same number. So a *game* starts whenever the wheel
-enters state 2 from 1/5/6 (or after the current game was voided/settled), or shows a spin number
-we have no open game for while in 2–4. Within a game each milestone — ``WheelReady`` (2),
-``BallLaunched`` (3), ``NoMoreBets`` (4), the result (5 or the bare number) — is emitted at most
-once and always in that order; a status that skips ahead (a reconnect, a lost line) emits the
-milestones in between. After a ``SpinInvalid`` the game is dead: nothing more is emitted for it.
+Games: the spin number (1–256, wrapping) is no round id, since after a misspin ``*R`` respins
+with the same number. A game starts on entering state 2 from 1/5/6 (or after a void/settle), or on
+an unknown spin in 2–4; each milestone is emitted once and in order, a status that skips ahead
+emits those between, and after ``SpinInvalid`` nothing more. A new spin first seen in state 5 is
+not settled: we never announced it.
 
-Results. Port 1 sends the bare winning-number line just before the first state-5 status line,
-which carries the number too. The interpreter holds the bare number until that status line and
-then reports both in one ``WheelSettled``: ``number`` (the bare line) and ``status_number`` (the
-status line). What a disagreement means is the engine's decision (regulatory R22: a suspect
-result is not paid); a driver only reports. Without a bare line (port 2, or mode bit 16) the
-state-5 line alone settles and ``status_number`` is ``None``; a bare line whose state-5 line never
-comes (the next status shows another state or spin: the lines were lost) settles alone, as the
-bare line always did. The bare line and the state-5 line go out together (in the capture and in
-the simulator), so the wait costs one line. ``rotor_direction`` of the result is the rotor's
-direction on the line that completed the game (the launch reports its own), so a rotor that
-reversed between the launch and the result is visible to the engine (seed-001 §4.1 L95).
+Results: port 1 sends the bare number just before the first state-5 line; both go out in one
+``WheelSettled`` (``number`` and ``status_number``), and a disagreement is the engine's decision
+(regulatory R22). Without a bare line the state-5 line settles alone; a bare line whose state-5
+line never comes settles alone. ``rotor_direction`` is that of the completing line, so a rotor
+that reversed since the launch is visible (seed-001 §4.1 L95).
 
-Reconnects. What we knew before the link dropped (state, spin, game) is kept; the first status
-afterwards is compared with it by the same catch-up rule: same spin and the state moved on →
-the missed milestones (3 then 5 → ``NoMoreBets``, ``WheelSettled``); a new spin in 2–4 → a new
-game (its ``WheelReady``, plus ``BallLaunched``/``NoMoreBets`` if the wheel is already past
-them, so the engine never holds bets open on a wheel that has closed them); the engine voids the
-old round as abandoned. A new spin seen already in state 5 opens nothing: we never announced
-that game, so we do not settle it.
+The vendor's exception handling (developer guide V2.07; ``docs/protocols/cammegh-ss2.md``): warn 2
+in state 3 → ``SpinInvalid("same_direction")`` + ``*R``; warn 1 in state 4 held
+``no_ball_timeout`` → ``no_ball`` + ``*R``; warn 8 in state 2 the wheel retries
+(:attr:`SS2Interpreter.misfire_retries`), in state 3 held ``misfire_grace`` from its first line
+there (never earlier than the guide's 3 s) → ``misfire`` + ``*R``; warn 4 latches
+``ss2_sensor_fault``; ``*F <code>`` ≠ 0 latches ``ss2_fault_<code>`` until state 2 or ``*F 0``;
+state 6 straight after 2–4 latches ``ss2_powered_down``. Only
+:meth:`SS2Interpreter._raise`/:meth:`SS2Interpreter._clear` emit fault events.
 
-Vendor's exception handling (developer guide V2.07, "exception handling"):
-
-* warn 2 in state 3 = misspin, "a VOID game; host locks bets and sends ``*R``" →
-  ``SpinInvalid("same_direction")`` + ``*R``.
-* warn 1 in state 4 = no ball: "ignore for at least 5 s (10 status lines); if it persists, void
-  or stop" → ``SpinInvalid("no_ball")`` + ``*R`` once it has been held ``no_ball_timeout``.
-* warn 8 = launch failed, retrying: in state 2 the wheel retries by itself (we count
-  :attr:`SS2Interpreter.misfire_retries`); in state 3 "ignore during the first 3 s; if it
-  persists … the host voids" → ``SpinInvalid("misfire")`` + ``*R`` once held
-  ``misfire_grace``. The hold is timed from the first state-3 line carrying the bit, which is
-  never earlier than the guide's "first 3 s of state 3".
-* warn 4 = sensor / motor / encoder fault → latched ``ss2_sensor_fault`` while the bit is set.
-* ``*F <code>`` (mode bit 256, or a self-test reply) with code ≠ 0 → latched
-  ``ss2_fault_<code>`` until the wheel plays again (enters state 2) or reports ``*F 0``.
-* "without bit 256 the wheel silently drops to state 6": state 6 straight after 2–4 → latched
-  ``ss2_powered_down`` until the wheel leaves 6.
-
-A latched code is raised once and cleared once (:meth:`SS2Interpreter._raise` /
-:meth:`SS2Interpreter._clear` are the only places that emit fault events).
-
-Sensor stream (``*I 4``, port 1 only). ASSUMPTION, not in the vendor's guide: the three in-rim
-sensors are numbered 0 → 1 → 2 in the clockwise direction seen from above, so consecutive passes
-0→1→2→0 mean the ball runs clockwise ("cw") and 0→2→1→0 anticlockwise ("ccw"). Revolutions are
-the passes of sensor 0 after the first sensor event of the game (the first event only fixes the
-starting point). Without the stream, ``revolutions`` and ``ball_direction`` are ``None`` and
-the engine trusts the wheel's own validation.
+Sensor stream (``*I 4``, port 1). ASSUMPTION, not in the vendor's guide: the in-rim sensors are
+numbered 0 → 1 → 2 clockwise seen from above, so 0→1→2→0 is "cw" and 0→2→1→0 "ccw". Revolutions
+are sensor-0 passes after the game's first sensor event. Without the stream, ``revolutions`` and
+``ball_direction`` are ``None`` and the engine trusts the wheel's own validation.
 """
 
 from __future__ import annotations
@@ -108,15 +76,9 @@ from tablectl.drivers.ss2.protocol import (
 
 
 class SS2Interpreter:
-    """Turns decoded SS2 messages into :mod:`tablectl.drivers.events` facts; see the module
-    docstring.
+    """Turns decoded SS2 messages into events; see the module docstring.
 
-    Args:
-        device_id: copied into every event's ``device``.
-        settings: the driver's validated settings (timeouts, sensor stream).
-
-    Entry points never raise for any message sequence: a wheel that says something odd gets
-    ignored or reported, never a crashed driver loop.
+    Never raises: a wheel that says something odd is ignored or reported, never a crashed loop.
     """
 
     def __init__(self, device_id: str, settings: InterpreterSettings) -> None:
@@ -159,10 +121,10 @@ class SS2Interpreter:
         return self._faults.codes
 
     def connected(self, now: float) -> None:
-        """A (re)connect: tell the wheel the configured options (``*o`` when ``operating_mode`` is
-        set, ``*I 4`` with the sensor stream), and poll ``*X`` every ``poll_interval`` from the
-        next tick when the wheel does not send its status by itself (``auto_status`` off; the
-        guide: no faster than every 100 ms). The silence clock starts at the first tick."""
+        """A (re)connect: queue ``*o``/``*I 4`` as configured, and poll ``*X`` every
+        ``poll_interval`` when ``auto_status`` is off (the guide: no faster than 100 ms). Silence is
+        timed from the first tick.
+        """
         del now
         if self.settings.operating_mode is not None:
             self._commands.append(Command.operating_mode(self.settings.operating_mode))
@@ -200,11 +162,10 @@ class SS2Interpreter:
         return events
 
     def tick(self, now: float) -> list[DeviceEvent]:
-        """Timers: silence and the no-ball / misfire holds. Call often (every 100 ms or so).
+        """Timers: silence and the no-ball / misfire holds. Call every 100 ms or so.
 
-        The first tick after a (re)connect starts the silence clock, so a wheel that never
-        says anything is reported too (it is silent for a few seconds after power-up; the
-        default 2 s timeout is four automatic status periods).
+        A wheel that never speaks is reported too (silent a few seconds after power-up; the default
+        2 s is four automatic status periods).
         """
         if self._polling and (
             self._last_poll is None or now - self._last_poll >= self.settings.poll_interval
@@ -245,10 +206,9 @@ class SS2Interpreter:
         return []
 
     def take_commands(self) -> list[Command]:
-        """Commands the host must send now (the connect's options, polls, ``*R`` after a void),
-        oldest first; empties the queue.
-
-        Fire and forget: the wheel's next status lines show whether it obeyed."""
+        """Commands to send now, oldest first; empties the queue. Fire and forget: the wheel's next
+        status lines show whether it obeyed.
+        """
         commands, self._commands = self._commands, []
         return commands
 

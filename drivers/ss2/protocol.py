@@ -1,16 +1,11 @@
 """Cammegh Slingshot 2 (SS2 / Mercury) roulette wheel protocol, sans I/O.
 
-Bytes in, messages out; commands in, bytes out. No asyncio, serial or clock: the driver owns the
-port and the time, the simulator reuses this module to speak as the wheel (``encode_message``,
-:class:`CommandDecoder`). Facts from the vendor's developer guide V2.07/V2.10, summarised in
-``docs/protocols/cammegh-ss2.md``.
-
-Framing (:data:`FRAMING`): a packet starts with ``*`` and ends with CR and/or LF; the wheel always
-sends ``\\r\\n``. Exceptions without ``*``: the bare winning number (two characters, space padded,
-port 1 only) and the ``*I 4`` sensor stream (``bs n``, ``bn nn``), so ``*`` cannot be required; a
-``*`` inside a line means its terminator was lost. Empty lines carry nothing and are skipped.
-Every line is validated field by field; a bad line becomes a :class:`DecodeError` value (counted
-by the driver), never an exception, and the decoder resynchronises on the next terminator.
+The simulator speaks as the wheel with this module too. Facts from the vendor's developer guide
+V2.07/V2.10, summarised in ``docs/protocols/cammegh-ss2.md``. Framing (:data:`FRAMING`): ``*`` to
+CR and/or LF (the wheel sends ``\\r\\n``). The bare winning number (two characters, space padded,
+port 1) and the ``*I 4`` sensor stream (``bs n``, ``bn nn``) have no ``*``, so it cannot be
+required; a ``*`` inside a line means its terminator was lost. Empty lines are skipped. A bad line
+is a :class:`DecodeError` value.
 """
 
 from __future__ import annotations
@@ -85,10 +80,10 @@ class WarningBit:
 
 @dataclass(frozen=True)
 class Status:
-    """``*X;<state>;<spin>;<win>;<warn>;<speed>;<dir>``: a status *level*, repeated every 500 ms.
+    """``*X;<state>;<spin>;<win>;<warn>;<speed>;<dir>``: a status level, repeated every 500 ms.
 
-    ``last_number`` is ``None`` before the first result (two spaces on the wire).
-    ``rotor_rpm_x10`` is the rotor speed in tenths of rpm; ``rotor_direction`` 0 = clockwise.
+    ``last_number`` ``None``: two spaces, before the first result. ``rotor_rpm_x10``: tenths of rpm;
+    ``rotor_direction`` 0 = clockwise.
     """
 
     state: int
@@ -184,9 +179,8 @@ _POCKET = re.compile(rb"bn ([ \d]\d)")
 
 
 def parse_number(field: bytes) -> Number | None:
-    """Two characters, space padded, to a pocket number; ``None`` if it is not one.
-
-    ``"00"`` is the american double zero. Numbers above 38 exist on no SS2 wheel.
+    """Two characters, space padded, to a pocket number, or ``None``; ``"00"`` is the american
+    double zero, and no SS2 wheel has a number above 38.
     """
     if field == b"00":
         return "00"
@@ -240,11 +234,7 @@ def decode_line(line: bytes) -> Message:
 
 
 class Decoder:
-    """Incremental decoder for what the wheel sends: ``feed(bytes) -> list[Message]``.
-
-    Frames split anywhere decode the same; garbage becomes :class:`DecodeError` values and the
-    decoder resynchronises on the next terminator.
-    """
+    """What the wheel sends: ``feed(bytes) -> list[Message]``, resynchronising at a terminator."""
 
     def __init__(self) -> None:
         self._lines = FrameScanner(FRAMING)
@@ -299,10 +289,7 @@ _COMMAND = re.compile(rb"\*([A-Za-z])(?:[ ;]([\x20-\x7e]*))?")
 
 @dataclass(frozen=True)
 class Command:
-    """A host command: the letter and its argument text (``Command("o", "1159")`` → ``*o 1159``).
-
-    Helpers: ``Command.restart()``, ``Command.poll()``, … build the common ones.
-    """
+    """A host command: letter and argument (``Command("o", "1159")`` → ``*o 1159``)."""
 
     letter: str
     argument: str = ""
@@ -353,9 +340,8 @@ class Command:
 def encode_command(command: Command) -> bytes:
     """``*<letter>[ <argument>]\\r\\n``.
 
-    Raises:
-        ValueError: an unknown letter, or an argument that is not printable, contains ``*`` (the
-            wheel would take it for a new packet) or is too long (never sent half-formed).
+    ``ValueError`` for an unknown letter or an argument that is unprintable, too long or holds ``*``
+    (the wheel would take it for a new packet).
     """
     if command.letter not in COMMAND_LETTERS:
         raise EncodeError(f"unknown SS2 command letter {command.letter!r}")
@@ -371,10 +357,7 @@ def encode_command(command: Command) -> bytes:
 
 
 class CommandDecoder:
-    """The wheel's side: host bytes in, :class:`Command` (or :class:`DecodeError`) out.
-
-    Same line discipline as :class:`Decoder`; the simulator uses it to understand the host.
-    """
+    """The wheel's side: host bytes in, :class:`Command` (or :class:`DecodeError`) out."""
 
     def __init__(self) -> None:
         self._lines = FrameScanner(FRAMING)

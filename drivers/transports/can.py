@@ -1,35 +1,16 @@
-"""A :class:`~tablectl.drivers.transports.frames.FrameLink` over python-can (STYLE practices 5 and
-7).
+"""A :class:`~tablectl.drivers.transports.frames.FrameLink` over python-can (STYLE practices 5, 7).
 
-The CAN interface is configuration, not code: ``CanLink("socketcan", "can0")`` on a table PC,
-``CanLink("slcan", "/dev/ttyACM0", bitrate=250_000)`` or ``CanLink("pcan", "PCAN_USBBUS1",
-bitrate=250_000)`` with a USB adapter, and ``CanLink("virtual", "some-name")`` in tests
-(python-can's ``VirtualBus`` used as is: every bus on the same channel name in one process sees
-the others' frames). Any interface name python-can knows works; extra keyword arguments go to
-``can.Bus`` unchanged (``can_filters``, ``tty_baudrate``, …).
+The interface is configuration: ``CanLink("socketcan", "can0")``, ``CanLink("slcan",
+"/dev/ttyACM0", bitrate=250_000)``, ``CanLink("virtual", "some-name")`` in tests; extra keyword
+arguments go to ``can.Bus``. Receiving is python-can's asyncio recipe (``can.Notifier`` with a
+``can.AsyncBufferedReader``). A missing python-can or backend → ``DriverUnavailableError``; a bad
+interface, channel or bitrate → ``DriverInitError``; a failure after opening →
+``TransportClosedError``.
 
-Receiving follows python-can's asyncio recipe: ``can.Notifier(bus, [reader], loop=loop)`` with a
-``can.AsyncBufferedReader``. The notifier watches the bus's file descriptor from the event loop
-when the interface has one (socketcan) and otherwise runs one reader thread that hands frames to
-the loop; either way :meth:`CanLink.recv` just awaits the reader's queue.
-
-Errors:
-
-* python-can not installed, or the interface's backend library missing (``pcan`` without PCAN-Basic)
-  → :class:`~tablectl.drivers.errors.DriverUnavailableError` from :meth:`CanLink.open`;
-* an unknown interface name, a channel that does not exist, a bitrate the adapter refuses
-  → :class:`~tablectl.drivers.errors.DriverInitError` from :meth:`CanLink.open`;
-* the bus failing after opening (the notifier's reader thread dies, a send fails) and any use
-  after :meth:`CanLink.close` → :class:`~tablectl.drivers.errors.TransportClosedError`.
-
-Caveat, read in ``can/notifier.py`` (4.6): when the notifier watches a file descriptor
-(socketcan), an error raised by ``bus.recv`` inside the loop callback goes to the event loop's
-exception handler, not to the listeners, so it cannot reach :meth:`recv`. A socketcan adapter that
-is unplugged therefore looks like a silent bus; the drum driver's silence watchdog closes and
-reopens the link (which then fails with ``DriverInitError`` until the adapter is back).
-
-``import can`` happens in :meth:`CanLink.open` only, so importing this module (and the drivers
-registry) never needs python-can (STYLE practice 3).
+Caveat, read in ``can/notifier.py`` (4.6): when the notifier watches a descriptor (socketcan), an
+error in ``bus.recv`` goes to the loop's exception handler, not to :meth:`recv`, so an unplugged
+socketcan adapter looks like a silent bus; the drum driver's watchdog reopens the link. ``can`` is
+imported in :meth:`CanLink.open` only (STYLE practice 3).
 """
 
 from __future__ import annotations
@@ -82,17 +63,9 @@ class _ErrorListener:
 class CanLink:
     """One CAN bus opened through python-can; see the module docstring.
 
-    Args:
-        interface: a python-can interface name (``socketcan``, ``slcan``, ``pcan``, ``virtual``…).
-        channel: the interface's channel (``can0``, ``/dev/ttyACM0``, ``PCAN_USBBUS1``, a name).
-        bitrate: bit/s, passed to ``can.Bus`` only when given (socketcan takes its bitrate from
-            ``ip link set can0 type can bitrate 250000``, not from the program).
-        receive_own_messages: also receive the frames this link sends.
-        poll_interval: how long the notifier's reader thread blocks in ``bus.recv`` (interfaces
-            without a file descriptor); :meth:`close` waits at most about this long for it.
-        send_timeout: seconds ``bus.send`` may wait for room in the adapter's transmit queue.
-        trace: called with every frame received or sent (technician tools, captures).
-        **kwargs: passed to ``can.Bus`` unchanged.
+    ``bitrate`` goes to ``can.Bus`` only when given (socketcan takes it from ``ip link``).
+    ``poll_interval`` bounds the reader thread's ``bus.recv`` and so how long :meth:`close` waits;
+    ``send_timeout`` how long ``bus.send`` waits for room in the adapter's queue.
     """
 
     def __init__(
@@ -136,13 +109,7 @@ class CanLink:
         return self._bus is not None
 
     async def open(self) -> None:
-        """Create the bus (in a worker thread: some interfaces sleep while opening) and start
-        the notifier. Opening an open link does nothing.
-
-        Raises:
-            DriverUnavailableError: python-can or the interface's backend library is missing.
-            DriverInitError: unknown interface, absent channel, refused settings.
-        """
+        """Create the bus (in a thread: some interfaces sleep in it) and start the notifier."""
         if self._bus is not None:
             return
         can_mod = _import_can()
@@ -190,11 +157,7 @@ class CanLink:
         self._bus, self._notifier, self._reader, self._errors = bus, notifier, reader, errors
 
     async def recv(self) -> CanFrame:
-        """The next classic data frame (error, remote and oversize FD frames are skipped).
-
-        Raises:
-            TransportClosedError: the link is closed or its reader failed.
-        """
+        """The next classic data frame (error, remote and oversize FD frames are skipped)."""
         while True:
             reader, errors = self._reader, self._errors
             if reader is None or errors is None or self._bus is None:
@@ -236,11 +199,7 @@ class CanLink:
         return CanFrame(msg.arbitration_id, bytes(msg.data), msg.is_extended_id)
 
     async def send(self, frame: CanFrame) -> None:
-        """Transmit ``frame`` (frames are sent in call order).
-
-        Raises:
-            TransportClosedError: the link is closed, or the adapter refused or timed out.
-        """
+        """Transmit ``frame`` (in call order)."""
         where = f"CAN {self.interface}:{self.channel}"
         async with self._send_lock:
             bus, can_mod = self._bus, self._can
@@ -262,8 +221,7 @@ class CanLink:
     async def close(self) -> None:
         """Stop the notifier, then shut the bus down. Idempotent.
 
-        The blocking parts run in a worker thread that finishes even if the caller is cancelled,
-        so the bus (a socket, a serial port, a vendor handle) is released in every case.
+        In a thread that finishes even if the caller is cancelled, so the bus is always released.
         """
         bus, notifier, errors = self._bus, self._notifier, self._errors
         self._bus = self._notifier = self._reader = self._errors = None

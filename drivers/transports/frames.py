@@ -1,9 +1,7 @@
 """Frame-based transports: a CAN frame value and the :class:`FrameLink` interface.
 
-Pure on purpose (no ``can``, no asyncio): codecs build and take :class:`CanFrame` values, and a
-protocol module must stay importable and testable without python-can (STYLE practice 1). The
-python-can implementation is :class:`tablectl.drivers.transports.can.CanLink`; tests may substitute
-any object with the same four methods.
+Pure (no ``can``, no asyncio), so protocol modules stay testable without python-can
+(STYLE practice 1); :class:`tablectl.drivers.transports.can.CanLink` implements it.
 """
 
 from __future__ import annotations
@@ -24,14 +22,10 @@ MAX_DLC = 8
 
 @dataclass(frozen=True)
 class CanFrame:
-    """One classic CAN data frame.
+    """One classic CAN data frame, validated at construction.
 
-    Validated at construction so that a frame that could not exist on the wire (a 12-bit
-    standard id, nine data bytes) is a programming error where it is built, not a confusing
-    python-can error where it is sent.
-
-    Raises:
-        ValueError: the id does not fit its format or there are more than 8 data bytes.
+    A frame that could not exist (a 12-bit standard id, nine data bytes) fails where it is built,
+    not as a confusing python-can error where it is sent.
     """
 
     arbitration_id: int
@@ -67,10 +61,8 @@ FrameTraceHook = Callable[[Literal["rx", "tx"], CanFrame], None]
 class FrameLink(Protocol):
     """A link that carries whole frames (a CAN bus, or a test double).
 
-    ``recv`` waits for the next frame; ``recv`` and ``send`` raise
-    :class:`tablectl.drivers.errors.TransportClosedError` once the link is gone; ``open`` raises
-    :class:`tablectl.drivers.errors.DriverInitError` (or ``DriverUnavailableError`` for a missing
-    backend) when it cannot be opened; ``close`` is idempotent.
+    ``open`` raises ``DriverInitError``/``DriverUnavailableError``; ``recv``/``send`` raise
+    ``TransportClosedError`` once the link is gone; ``close`` is idempotent.
     """
 
     async def open(self) -> None: ...

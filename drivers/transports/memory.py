@@ -1,21 +1,12 @@
-"""In-process null-modem :class:`~tablectl.drivers.transports.base.ByteStream` pairs (STYLE practice
-7).
+"""In-process null-modem :class:`~tablectl.drivers.transports.base.ByteStream` pairs
+(STYLE practice 7).
 
-A real implementation of the transport interface, not a mock: driver and simulator tests run the
-production ``StreamDriver`` loop over it, with no pty, socket or thread. Modelled on pymodbus's
-``NullModem`` with its manipulator: a ``mangle`` hook rewrites every write into the chunks the
-peer will read, so tests can split frames at awkward places, garble bytes or drop writes.
-
-Semantics mirror a socket, so tests exercise the same paths as production:
-
-* each chunk is delivered as one ``read`` result (chunk boundaries survive, which is the point of
-  splitting tests); empty chunks are skipped because ``read`` returns at least one byte;
-* ``close`` on one side lets the peer drain what was already sent, then its ``read`` raises
-  :class:`~tablectl.drivers.errors.TransportClosedError`; writing towards a closed peer raises too
-  (like ``EPIPE``);
-* a closed stream stays closed: ``open`` raises :class:`~tablectl.drivers.errors.DriverInitError`,
-which
-  ``StreamDriver`` reports as a port error, as it would for an unplugged adapter.
+A real transport, not a mock: tests run the production loop over it without pty, socket or
+thread. After pymodbus's ``NullModem``: ``mangle`` rewrites every write into the chunks the peer
+reads (split, garble, drop). Like a socket: each chunk is one ``read`` (empty ones skipped); a
+closed side lets the peer drain, then raises ``TransportClosedError``, and so does a write towards
+it (``EPIPE``); a closed stream's ``open`` raises ``DriverInitError`` (a port error, like an
+unplugged adapter).
 """
 
 from __future__ import annotations
@@ -92,9 +83,7 @@ class MemoryStream:
 def memory_pair(mangle: Mangle | None = None) -> tuple[MemoryStream, MemoryStream]:
     """Two connected streams: what ``a`` writes, ``b`` reads, and vice versa.
 
-    Args:
-        mangle: Applied to every write in both directions (set ``stream.mangle`` to fault one
-            direction only).
+    ``mangle`` applies both ways; set ``stream.mangle`` to fault one direction only.
     """
     a = MemoryStream("a", mangle)
     b = MemoryStream("b", mangle)

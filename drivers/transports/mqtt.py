@@ -1,25 +1,12 @@
 """A :class:`~tablectl.drivers.transports.pubsub.MessageLink` over aiomqtt: one broker connection
 that subscribes to a device's topics and publishes its commands.
 
-The link does not reconnect by itself (aiomqtt 2 does not either): the one reconnecting loop,
-:class:`~tablectl.drivers.base.DeviceDriver` through
-:class:`~tablectl.drivers.base.MessageDriver`, builds a fresh link after a drop, with its backoff
-and its availability events, exactly as for a serial port or a CAN bus. So this module only maps
-aiomqtt's errors onto the driver tree:
-
-* the broker cannot be reached, refuses the login or the subscription → ``DriverInitError`` from
-  :meth:`MqttLink.open` (the loop reports ``port_error`` once and retries);
-* the connection drops after that, and any use after :meth:`MqttLink.close` →
-  ``TransportClosedError`` from :meth:`MqttLink.recv` / :meth:`MqttLink.send`.
-
-Sessions are clean: what a device said while we were away is not queued for us by the broker (a
-broker restarted without persistence would lose it anyway), so a device family asks its devices
-for their state after every connect instead of trusting a queue.
-
-:func:`endpoint_from_url` builds a :class:`BrokerEndpoint` from a device entry's own ``url``,
-``username`` and ``password_file``. The password file is read with the one secret-file rule
-(:mod:`tablectl.drivers.transports.secrets`, the table's own too): a file that group or others
-may use is refused before a byte is read.
+The link does not reconnect (aiomqtt 2 does not either): the driver's one loop does, as for any
+port. Unreachable broker, refused login or subscription → ``DriverInitError`` from
+:meth:`MqttLink.open`; a drop later, or use after close → ``TransportClosedError``. Sessions are
+clean (a broker restarted without persistence would lose the queue anyway), so families ask their
+devices for their state after every connect. :func:`endpoint_from_url` reads the password file by
+the one secret-file rule (:mod:`tablectl.drivers.transports.secrets`).
 """
 
 from __future__ import annotations
@@ -51,12 +38,7 @@ def endpoint_from_url(
 ) -> BrokerEndpoint:
     """A broker endpoint from ``mqtt[s]://host[:port]``, reading the secrets now (at start).
 
-    ``mqtts://`` gets a verifying TLS context (the system store, or ``ca_file``; TLS 1.2 at
-    least): :func:`~tablectl.drivers.transports.tls.client_tls_context`, the table's own too.
-
-    Raises:
-        DriverInitError: a password or CA file that cannot be used (named).
-        ValueError: ``url`` is not a broker URL (settings check it first).
+    ``mqtts://`` gets :func:`~tablectl.drivers.transports.tls.client_tls_context`, the table's too.
     """
     host, port, tls = split_broker_url(url)
     context = client_tls_context(ca_file) if tls else None
@@ -65,15 +47,11 @@ def endpoint_from_url(
 
 
 class MqttLink:
-    """One broker connection with ``subscriptions``; see the module docstring.
+    """One broker connection with ``subscriptions`` (QoS 1, on every :meth:`open`).
 
-    Args:
-        endpoint: the broker and the login.
-        subscriptions: topic filters subscribed (QoS 1) on every :meth:`open`.
-        client_id: the MQTT client id (``None``: the client library picks a random one). Two
-            live connections with one id knock each other off, so a fixed id must be unique.
-        keepalive: seconds between PINGREQs; a silently dead broker is noticed after about 1.5×.
-        timeout: seconds to wait for CONNACK, SUBACK or PUBACK before the link counts as dead.
+    Two live connections with one ``client_id`` knock each other off, so a fixed id must be unique.
+    A dead broker is noticed after about 1.5 × ``keepalive``; ``timeout`` bounds CONNACK, SUBACK and
+    PUBACK.
     """
 
     def __init__(
@@ -101,11 +79,7 @@ class MqttLink:
         return self._client is not None
 
     async def open(self) -> None:
-        """Connect and subscribe.
-
-        Raises:
-            DriverInitError: the broker is unreachable, refused us, or refused a subscription.
-        """
+        """Connect and subscribe (``DriverInitError`` if the broker is unreachable or refuses)."""
         if self._client is not None:
             return
         end = self.endpoint
@@ -146,11 +120,7 @@ class MqttLink:
         return client
 
     async def recv(self) -> TopicMessage:
-        """The next message on the subscriptions.
-
-        Raises:
-            TransportClosedError: the connection dropped, or the link is closed.
-        """
+        """The next message on the subscriptions."""
         client = self._current()
         try:
             message = await anext(client.messages)
@@ -167,11 +137,7 @@ class MqttLink:
         return TopicMessage(message.topic.value, data, retain=message.retain)
 
     async def send(self, message: TopicMessage) -> None:
-        """Publish ``message`` with QoS 1 and wait for the broker's PUBACK.
-
-        Raises:
-            TransportClosedError: not connected, or no PUBACK within ``timeout``.
-        """
+        """Publish ``message`` with QoS 1 and wait for the broker's PUBACK."""
         client = self._current()
         try:
             await client.publish(message.topic, message.payload, qos=1, retain=message.retain)

@@ -1,15 +1,9 @@
 """Message transports: a published message value, a broker's address and the :class:`MessageLink`
 interface.
 
-Pure on purpose (no aiomqtt, no asyncio), like :mod:`~tablectl.drivers.transports.frames` for CAN:
-:class:`~tablectl.drivers.base.MessageDriver` and the composition root name these types without
-loading an MQTT client, and a device family's codec can build :class:`TopicMessage` values. The
-aiomqtt implementation is :class:`tablectl.drivers.transports.mqtt.MqttLink`.
-
-Why a device needs this at all: some studio devices are not on a wire of their own but are
-services on the studio's broker (a dice shaker that takes text commands on one topic and says its
-state on another, a camera service that answers JSON requests). Their "frames" are whole MQTT
-messages: a topic and a payload.
+Pure (no aiomqtt, no asyncio), like :mod:`~tablectl.drivers.transports.frames`: some studio
+devices are services on the studio's broker, whose "frames" are whole messages (topic and
+payload), and the composition root names these types without loading an MQTT client.
 """
 
 from __future__ import annotations
@@ -44,10 +38,8 @@ MessageTraceHook = Callable[[Literal["rx", "tx"], TopicMessage], None]
 class MessageLink(Protocol):
     """A link that carries whole messages to and from a broker (or a test double).
 
-    ``open`` connects and subscribes, raising :class:`tablectl.drivers.errors.DriverInitError` when
-    it cannot; ``recv`` waits for the next message of the subscriptions; ``recv`` and ``send``
-    raise :class:`tablectl.drivers.errors.TransportClosedError` once the link is gone; ``close``
-    is idempotent.
+    ``open`` connects and subscribes (``DriverInitError``); ``recv``/``send`` raise
+    ``TransportClosedError`` once the link is gone; ``close`` is idempotent.
     """
 
     async def open(self) -> None: ...
@@ -62,9 +54,7 @@ class MessageLink(Protocol):
 def broker_url_problem(url: str) -> str | None:
     """What is wrong with ``url`` as a broker address, or ``None`` for ``mqtt[s]://host[:port]``.
 
-    The one set of rules for a broker URL: a device entry's and the table's own ``[mqtt] url``
-    (``tablectl.controller.mqtt.publisher.broker_address``, which also knows ``"embedded"``, a
-    broker only the service itself can start), so the two read alike.
+    The one rule set, also for the table's own ``[mqtt] url``, so the two read alike.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts"):
@@ -81,13 +71,7 @@ def broker_url_problem(url: str) -> str | None:
 
 
 def split_broker_url(url: str) -> tuple[str, int, bool]:
-    """``(host, port, tls)`` of a URL :func:`broker_url_problem` accepts (ports default to
-    1883/8883).
-
-    Raises:
-        ValueError: the URL is not ``mqtt[s]://host[:port]`` (a programmer's error: settings
-            check URLs with :func:`broker_url_problem` first).
-    """
+    """``(host, port, tls)`` of a URL :func:`broker_url_problem` accepts (ports 1883/8883)."""
     problem = broker_url_problem(url)
     if problem is not None:
         raise ValueError(f"broker url {url!r}: {problem}")
@@ -99,13 +83,10 @@ def split_broker_url(url: str) -> tuple[str, int, bool]:
 
 @dataclass(frozen=True)
 class BrokerEndpoint:
-    """Where a broker is and how to log in: what an MQTT client needs, built once at start.
+    """Where a broker is and how to log in, built once at start.
 
-    A device family with its own ``url`` key builds one from it
-    (:func:`tablectl.drivers.transports.mqtt.endpoint_from_url`); otherwise the composition root
-    hands over the table's own ``[mqtt]`` broker (``tablectl.controller.service.app``), with the
-    TLS context and the password it already read, so a table and its studio devices share one
-    broker configuration.
+    From a device's own ``url`` (:func:`tablectl.drivers.transports.mqtt.endpoint_from_url`), or the
+    table's ``[mqtt]`` broker handed over by the composition root, so they share one configuration.
     """
 
     host: str

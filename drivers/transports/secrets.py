@@ -1,11 +1,8 @@
 """Secret files (a broker password, a key), read only when their owner alone may use them.
 
-One rule for every secret file of ours, a studio device's ``password_file``
-(:func:`tablectl.drivers.transports.mqtt.endpoint_from_url`) and the controller's
-(:mod:`tablectl.controller.secrets`: the table's broker password, the role keys, the journal
-key): the file's mode is checked on the open descriptor before a byte is read, and a file that
-group or others may touch is an error naming file and mode. It lives in ``drivers`` because the
-controller may import drivers and not the other way round.
+One rule for every secret file, a device's ``password_file`` and the controller's: the mode is
+checked on the open descriptor before a byte is read. In ``drivers`` because the controller may
+import drivers and not the other way round.
 """
 
 from __future__ import annotations
@@ -24,16 +21,9 @@ MAX_SECRET_BYTES: Final = 64 * 1024
 def read_secret(path: Path, what: str) -> bytes:
     """A secret file's bytes, refused unless only its owner may use it (mode 0600 or 0400).
 
-    No escape hatch: a password or key that group or others can read is shared with every
-    account (and every process) on the table PC, which is what signing and passwords are for.
+    No escape hatch: a secret readable by others is shared with every account on the table PC.
     Containers mount secrets with a mode (Docker ``mode: 0400``, Kubernetes ``defaultMode``).
-
-    Args:
-        what: Names the setting in errors (``"mqtt.password_file"``).
-
-    Raises:
-        DriverInitError: naming the file when it is missing, unreadable, open to group/others
-            (and how) or larger than :data:`MAX_SECRET_BYTES`.
+    ``what`` names the setting in errors.
     """
     try:
         with path.open("rb") as handle:
@@ -61,11 +51,8 @@ def read_secret(path: Path, what: str) -> bytes:
 
 
 def read_password_file(path: Path, what: str = "password_file") -> str:
-    """A broker password: the first line of ``path`` (without its line break).
-
-    Raises:
-        DriverInitError: as :func:`read_secret`, or the file is not UTF-8 text or its first line
-            is empty.
+    """A broker password: the first line of ``path`` (UTF-8, not empty), read as
+    :func:`read_secret`.
     """
     data = read_secret(path, what)
     try:

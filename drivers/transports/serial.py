@@ -1,47 +1,21 @@
 """A :class:`~tablectl.drivers.transports.base.ByteStream` over any pyserial URL (STYLE practices 5,
 6).
 
-One class serves a USB serial adapter (``/dev/ttyUSB0``), a pty (a simulator or ``socat``), a TCP
-bridge (``socket://host:7001``) and pyserial's in-process ``loop://``, so a device's config picks
-its medium and the protocol code never knows.
+One class for a USB adapter, a pty, a ``socket://`` bridge and ``loop://``, so config picks the
+medium. A driver has bytes delivered (:meth:`SerialStream.deliver_to`, after pymodbus
+``transport/serialtransport.py``): ``loop.add_reader`` calls back and the codec gets the bytes at
+once, with no task between. :meth:`SerialStream.read` (simulators, tools) waits on the same
+descriptor. Ports without one (``loop://``, ``rfc2217://``; STYLE practice 6) fall back to a worker
+thread whose result survives a cancelled ``read``, so cancelling never loses bytes. Writes wait on
+``add_writer`` only while the OS buffer is full.
 
-How bytes arrive, and why:
-
-* A driver has them delivered (:meth:`SerialStream.deliver_to`, pymodbus
-  ``transport/serialtransport.py``): ``loop.add_reader`` on the port's descriptor calls back, the
-  callback reads what is there and hands it to the receiver (the driver's codec) at once. No task
-  sits between the port and the codec: one turn of the loop from "readable" to decoded events.
-* :meth:`SerialStream.read` (simulators, technician tools) waits on the same descriptor and
-  returns what is there; a pending ``read`` can be cancelled at any time.
-* Ports without a descriptor (``loop://``, ``rfc2217://``; see STYLE practice 6) cannot deliver
-  and fall back to a worker thread doing a short blocking read. The thread cannot be interrupted,
-  so its result is kept across a cancelled ``read`` and handed to the next one: cancelling never
-  loses bytes.
-
-Writes go out at once and wait on ``loop.add_writer`` only while the OS buffer is full. An idle
-port costs no CPU and no thread.
-
-pyserial's own port class (a device path: a tty, a pty) delivers with ``os.read`` and is written
-with ``os.write`` on its non-blocking descriptor: the calls its ``read``/``write`` make, without
-the ``select()`` its ``read`` does first. The loop has already waited, and ``select()`` refuses a
-descriptor above 1,023, which a process with a hundred tables reaches (each pyserial port holds
-five). Failures keep pyserial's words. URL handlers (``socket://``, ``spy://``, ``alt://``), and
-:meth:`SerialStream.read` on any port, go through pyserial, which logs (``spy://``) or waits its
-own way there.
-
-pyserial's own exceptions (``SerialException`` subclasses ``OSError``) are mapped at this boundary:
-failure to open becomes :class:`~tablectl.drivers.errors.DriverInitError`, anything after that
-becomes :class:`~tablectl.drivers.errors.TransportClosedError`, which is what makes the driver
-reconnect.
-
-``pyserial`` itself is imported inside :meth:`SerialStream.open`, so importing :mod:`drivers`
-(and this module) stays cheap and works on a host without pyserial until a port is opened.
-
-:func:`serial_url_problem` checks a port's *form* without opening anything (drivers call it when
-they are built, so ``check-config`` and the start of ``run`` refuse a malformed URL, instead of
-the device reconnecting forever with a ``port_error``). pyserial itself judges the URL: its
-handler lookup and the handler's own URL parser, run on a port it does not open. A device path
-is only checked for its form: an unplugged adapter is a device event, not a config error.
+A device path is read and written with ``os.read``/``os.write`` on its non-blocking descriptor,
+skipping pyserial's ``select()``: the loop has already waited, and ``select()`` refuses
+descriptors above 1,023, which a hundred tables reach (each port holds five). URL handlers go
+through pyserial. Failures to open become ``DriverInitError``, later ones ``TransportClosedError``
+(the driver reconnects). pyserial is imported in :meth:`SerialStream.open` only.
+:func:`serial_url_problem` checks a port's form at build time, so ``check-config`` refuses a bad
+URL instead of a reconnect loop.
 """
 
 from __future__ import annotations
@@ -77,12 +51,9 @@ _NO_DATA = (
 def serial_url_problem(url: str) -> str | None:
     """What makes ``url`` unusable as a pyserial port whatever is plugged in; None if nothing.
 
-    pyserial judges a URL: the handler ``serial.serial_for_url`` finds for its scheme (in
-    ``serial.protocol_handler_packages``) parses it, on a port that is not opened. Checked here
-    first is only what pyserial takes and fails on at open, or crashes on: an empty or padded
-    string, a TCP URL without a host or a port in 1-65535, ``spy://`` or ``alt://`` without a
-    device path, ``hwgrep://`` without a search. A device path is any non-empty path (an
-    unplugged device is reported when it is opened).
+    pyserial's own handler parses the URL on a port not opened; checked first is only what it takes
+    and then fails on at open, or crashes on (empty or padded text, a TCP URL without host or a port
+    in 1-65535, ``spy://``/``alt://`` without a path, ``hwgrep://`` without a search).
     """
     if not url.strip():
         return "empty (a device path such as /dev/ttyUSB0, or a pyserial URL)"
@@ -141,10 +112,8 @@ def _handler_problem(scheme: str) -> str | None:
 def _pyserial_problem(url: str, scheme: str) -> str | None:
     """pyserial's verdict: its handler parses ``url`` (``from_url``) on a port not opened.
 
-    Three options act as they are parsed, which a check must not: ``spy://``'s ``file``
-    (opened for writing), ``hwgrep://``'s ``skip_busy`` (opens each matching port) and
-    ``logging`` (sets up the root logger, which then prints pyserial's debug lines). They are
-    left out; a ``logging`` level is looked up in the handler's own ``LOGGER_LEVELS``.
+    Left out because they act while parsed: ``spy://``'s ``file`` (opened for writing),
+    ``hwgrep://``'s ``skip_busy`` (opens ports) and ``logging`` (configures the root logger).
     """
     import serial  # noqa: PLC0415 - lazy: keep `import drivers` free of pyserial
 
@@ -217,14 +186,9 @@ def _is_device_path(url: str) -> bool:
 class SerialStream:
     """A byte pipe over ``serial.serial_for_url(url)``; see the module docstring.
 
-    Args:
-        url: Anything pyserial accepts: a device path, ``socket://host:port``, ``loop://``, …
-        baudrate: Line speed; ignored by the URL handlers that have none.
-        exclusive: Take an advisory lock (``flock``) on device paths, so a second tablectl (or a
-            stray ``screen``) cannot silently share the wheel's port. Ignored for URLs.
-
-    Bytes go either to a receiver (:meth:`deliver_to`) or to one task in :meth:`read`; one task
-    writes at a time; ``close`` may come from anywhere and wakes both.
+    ``exclusive`` takes an ``flock`` on device paths, so a second tablectl (or a stray ``screen``)
+    cannot silently share the wheel's port. Bytes go to a receiver or to one ``read``; ``close`` may
+    come from anywhere and wakes both.
     """
 
     def __init__(self, url: str, *, baudrate: int = 9600, exclusive: bool = True) -> None:
@@ -255,10 +219,8 @@ class SerialStream:
     # --- open / close ----------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the port (blocking work runs in a thread: a TCP connect can take seconds).
-
-        Raises:
-            DriverInitError: The port does not exist, is busy/locked, or the URL is invalid.
+        """Open the port in a thread (a TCP connect can take seconds); ``DriverInitError`` on
+        failure.
         """
         if self._port is not None:
             return
@@ -304,10 +266,10 @@ class SerialStream:
             raise DriverInitError(f"cannot open serial port {self.url!r}: {exc}") from exc
 
     async def close(self) -> None:
-        """Close the port and wake any pending ``read``/``write`` with TransportClosedError.
+        """Close and wake any pending ``read``/``write``. Idempotent.
 
-        Idempotent. Readers and writers are unregistered *before* the descriptor is closed, so
-        the selector never watches a closed (or reused) fd.
+        Readers and writers are unregistered before the descriptor closes, so the selector never
+        watches a closed (or reused) fd.
         """
         port, fd = self._port, self._fd
         if port is None:
@@ -336,15 +298,10 @@ class SerialStream:
     # --- delivery ---------------------------------------------------------------------------
 
     def deliver_to(self, receiver: ByteReceiver | None) -> bool:
-        """Hand what arrives to ``receiver`` from the event loop as it arrives: a callback on
-        the port's descriptor (``loop.add_reader``) reads what is there and calls
-        ``receiver.data_received``; a failed read calls ``receiver.connection_lost`` once and
-        ends the delivery. ``None`` ends it; so does :meth:`close`, which calls nothing. The
-        callbacks run in the context of this call (its contextvars: a log binding, say).
-
-        Returns:
-            False, changing nothing, for a port the loop cannot watch (``loop://``,
-            ``rfc2217://``): :meth:`read` it. While a receiver is set there is no :meth:`read`.
+        """Hand what arrives to ``receiver`` from the loop: ``data_received`` per read, one
+        ``connection_lost`` on a failed read. ``None`` ends it, as does :meth:`close` (which calls
+        nothing). Callbacks run in this call's context (a log binding). False, changing nothing, for
+        a port the loop cannot watch: :meth:`read` it.
         """
         fd = self._fd
         if fd is None:
@@ -401,10 +358,7 @@ class SerialStream:
     async def read(self) -> bytes:
         """Wait for at least one byte and return everything available (up to 4 KiB).
 
-        Raises:
-            TransportClosedError: The stream is closed, the far side went away (a pty master
-                closed → EIO, a ``socket://`` peer closed → pyserial's "socket disconnected",
-                a USB adapter unplugged), or any other I/O error occurred.
+        ``TransportClosedError`` also for a closed pty master (EIO) or ``socket://`` peer.
         """
         if self._receiver is not None:
             raise RuntimeError(f"serial port {self.url!r} delivers to a receiver: no read()")
@@ -456,11 +410,8 @@ class SerialStream:
     # --- write -----------------------------------------------------------------------------
 
     async def write(self, data: bytes) -> None:
-        """Write all of ``data``, waiting (without blocking the loop) while the port is full.
-
-        Raises:
-            TransportClosedError: The stream is closed or the link failed mid-write. Some of
-                ``data`` may then have been sent.
+        """Write all of ``data``, waiting (not blocking) while the port is full; on failure part may
+        be sent.
         """
         view = memoryview(data)
         if self._fd is None:

@@ -1,9 +1,5 @@
-"""The TLS context of an MQTT client: one policy for every broker link of ours.
-
-A table's own link (``[mqtt]``, :func:`tablectl.controller.mqtt.security.client_security`) and a
-studio device's (:func:`tablectl.drivers.transports.mqtt.endpoint_from_url`) both verify the
-broker the same way. It lives in ``drivers`` because the controller may import drivers and not
-the other way round.
+"""The TLS context of an MQTT client: one policy for every broker link of ours (the table's and a
+studio device's). In ``drivers`` because the controller may import drivers, not the reverse.
 """
 
 from __future__ import annotations
@@ -29,15 +25,9 @@ def client_tls_context(
 ) -> ssl.SSLContext:
     """A verifying client context, its files read now (at start).
 
-    The system store unless ``ca_file``; the broker's host name checked against its certificate;
-    TLS 1.2 at least; with ``cert_file``, a client certificate (its unencrypted key in
-    ``key_file``, or in the same file).
-
-    Args:
-        section: Prefixes the keys named in errors (``"mqtt"``: ``mqtt.ca_file …``).
-
-    Raises:
-        DriverInitError: naming the file that is missing, unreadable or unusable.
+    The system store unless ``ca_file``; host name checked; TLS 1.2 at least; optional client
+    certificate (unencrypted key in ``key_file`` or the same file). ``section`` prefixes key names
+    in errors.
     """
 
     def key(name: str) -> str:

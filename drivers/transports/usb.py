@@ -1,33 +1,15 @@
 """A :class:`~tablectl.drivers.transports.base.ByteStream` over one USB interface's endpoints
-(pyusb).
+(pyusb), for HID wedge shoes (interrupt IN) and bulk shufflers. One ``read()`` is one transfer, so
+HID report boundaries survive.
 
-Used for HID keyboard-wedge shoes (interrupt IN) and shufflers with bulk endpoints. One
-``read()`` returns one transfer, so message boundaries of interrupt endpoints (one HID report per
-read) survive; bulk devices simply look like a byte stream.
-
-Why each step of :meth:`UsbEndpointStream.open` (all in a worker thread: libusb blocks):
-
-* find by vid/pid and, when given, the serial-number string, so two identical shoes on one
-  dealer PC stay apart;
-* keep the active configuration (the kernel already set one; setting it again with other
-  interfaces bound fails on Linux), set the first one only if the device is unconfigured;
-* detach the kernel driver if one is bound: a scanner enumerates as a keyboard and ``usbhid``
-  owns it, and claiming would fail with EBUSY. It is re-attached on :meth:`close`, so the scanner
-  types into the console again once tablectl lets go (useful to a technician);
-* claim the interface and pick the endpoints (first IN and first OUT of type interrupt or bulk
-  unless addresses are given).
-
-Reading: pyusb calls block, so each read is ``asyncio.to_thread(ep.read(read_size, timeout_ms))``;
-a timeout just starts the next read, which blocks in libusb again, so an idle device costs one
-wake-up per ``timeout_ms`` and no spinning. A read cancelled by the caller leaves its thread
-running; its result is kept and returned by the next ``read()``, so cancelling never loses a
-report. ``timeout_ms`` also bounds how long :meth:`close` waits for that thread.
-
-Errors: pyusb's ``USBError`` after opening (ENODEV when unplugged, EPIPE on a stall, EIO…) becomes
-:class:`~tablectl.drivers.errors.TransportClosedError` (the driver reconnects); a device that is not
-there or cannot be claimed is :class:`~tablectl.drivers.errors.DriverInitError`; no pyusb or no
-libusb is :class:`~tablectl.drivers.errors.DriverUnavailableError`. ``usb`` is imported inside
-``open`` only, so importing this module never needs pyusb (STYLE practice 3).
+Why each step of :meth:`UsbEndpointStream.open` (in a thread: libusb blocks): match vid/pid and
+serial, so two identical shoes on one PC stay apart; keep the active configuration (setting it
+again with other interfaces bound fails on Linux); detach a bound kernel driver (``usbhid`` owns
+a scanner; claiming would fail with EBUSY), re-attached on close so the scanner types into the
+console again; claim and pick endpoints. Each read is ``to_thread(ep.read(…, timeout_ms))``; a
+cancelled read's result is kept for the next, so no report is lost. ``USBError`` after opening →
+``TransportClosedError``; absent or unclaimable → ``DriverInitError``; no pyusb or libusb →
+``DriverUnavailableError``. ``usb`` is imported in ``open`` only (STYLE practice 3).
 """
 
 from __future__ import annotations
@@ -67,19 +49,11 @@ def _import_usb() -> tuple[Any, Any]:
 class UsbEndpointStream:
     """Byte pipe to one interface of one USB device; see the module docstring.
 
-    Args:
-        vid, pid: vendor and product id.
-        serial: match the iSerialNumber string too (devices without one never match).
-        interface: bInterfaceNumber to claim.
-        ep_in, ep_out: endpoint addresses (``0x81``, ``0x02``); default: the first of each
-            direction (interrupt or bulk). A device without an OUT endpoint can only be read.
-        backend: a pyusb backend (tests pass ``tablectl.simulators.usb_backend.SimUsbBackend``);
-        None
-            lets pyusb pick libusb.
-        read_size: bytes per read request (≥ the endpoint's largest transfer).
-        timeout_ms: how long one blocking read waits before the next one starts (> 0).
-        hid_boot_protocol: send HID SET_PROTOCOL(boot) and SET_IDLE(0) after claiming, so a
-            keyboard reports in the 8-byte boot format; a device that stalls them is accepted.
+    ``serial`` must match iSerialNumber (devices without one never match). Endpoints default to the
+    first of each direction; without OUT it can only be read. ``timeout_ms`` bounds one blocking
+    read and how long :meth:`close` waits. ``hid_boot_protocol`` sends SET_PROTOCOL(boot) and
+    SET_IDLE(0) so a keyboard reports in the 8-byte boot format (a device that stalls them is
+    accepted).
     """
 
     def __init__(
@@ -139,12 +113,7 @@ class UsbEndpointStream:
     # --- open / close ----------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Find, detach, claim and pick endpoints (in a thread).
-
-        Raises:
-            DriverUnavailableError: pyusb or a libusb backend is missing.
-            DriverInitError: no such device, or it cannot be configured or claimed.
-        """
+        """Find, detach, claim and pick endpoints (in a thread)."""
         if self._dev is not None:
             return
         self._core, self._util = _import_usb()
@@ -263,11 +232,7 @@ class UsbEndpointStream:
     # --- I/O ---------------------------------------------------------------------------------
 
     async def read(self) -> bytes:
-        """One transfer from the IN endpoint (waits as long as it takes).
-
-        Raises:
-            TransportClosedError: the device is gone (or the stream is closed).
-        """
+        """One transfer from the IN endpoint (waits as long as it takes)."""
         while True:
             if self._dev is None:
                 raise TransportClosedError(f"USB device {self.name} is not open")
@@ -295,11 +260,8 @@ class UsbEndpointStream:
             raise TransportClosedError(f"USB device {self.name}: read: {_explain(exc)}") from exc
 
     async def write(self, data: bytes) -> None:
-        """Send ``data`` to the OUT endpoint.
-
-        Raises:
-            TransportClosedError: the device is gone or does not take the data.
-            DriverInitError: the interface has no OUT endpoint (a configuration mistake).
+        """Send ``data`` to the OUT endpoint (``DriverInitError`` when there is none: a config
+        mistake).
         """
         if self._dev is None:
             raise TransportClosedError(f"USB device {self.name} is not open")

@@ -28,7 +28,9 @@ class BettingConfig(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
-    mode: Literal["device", "timer", "external"] = "device"
+    mode: Literal["device", "timer", "external", "dealer"] = "device"
+    """``dealer``: the dealer opens and closes betting at the station (docs/station.md); to the
+    controller it is ``external`` (``cmd/event`` round_open / bets_closed)."""
     open_seconds: float = pydantic.Field(default=15.0, gt=0, le=600)
     """How long betting stays open (timer mode)."""
     pause_seconds: float = pydantic.Field(default=3.0, ge=0, le=600)
@@ -200,6 +202,7 @@ ROLE_ACTIONS = (
     "rng",
     "clock_confirm",
     "resend",
+    "staff",
 )
 """What ``[security] require`` can guard: the commands that change a round or a fault. ``confirm``
 is the supervisor's resolution of a pending round (seed-000 GEN-11) entered via ``cmd/event``; each
@@ -219,6 +222,7 @@ DEFAULT_REQUIRE: Mapping[str, tuple[str, ...]] = {
     "clear_fault": ("supervisor", "technician"),
     "confirm": ("supervisor",),
     "rng": ("rng", "supervisor"),
+    "staff": ("dealer", "supervisor", "technician"),
 }
 """Roles per action when ``require`` leaves one out: voids, clears and confirmations are
 supervisor decisions (FM/CM, seed-000 GEN-11/12); a dealer keys in a card a scanner missed;
@@ -328,6 +332,30 @@ class SecurityConfig(_Strict):
         return self
 
 
+class StaffConfig(_Strict):
+    """``[staff]``: the people at the table (docs/station.md)."""
+
+    roster: Path
+    """The operator's roster (owner-only): ids, names, roles, badge and PIN hashes."""
+    dealer_required: bool = True
+    """A round opens only with a dealer on duty; without one it is void ``no_dealer``."""
+
+
+class StationConfig(_Strict):
+    """``[station]``: the dealer's screen at the table (``tablectl station``, docs/station.md)."""
+
+    listen: str = pydantic.Field(
+        default="127.0.0.1:8090", pattern=r"^(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+):\d{1,5}$"
+    )
+    id: str = pydantic.Field(default="station", pattern=_ID_PATTERN, max_length=64)
+    """Names the station in logs and lockouts (one station per table, usually)."""
+    max_pin_failures: int = pydantic.Field(default=5, ge=1, le=100)
+    failure_window: float = pydantic.Field(default=300.0, gt=0, le=86_400)
+    lockout_seconds: float = pydantic.Field(default=900.0, gt=0, le=86_400)
+
+    _check_listen = pydantic.field_validator("listen")(_port_in_range)
+
+
 class TableConfig(_Strict):
     """A whole table config file."""
 
@@ -339,6 +367,8 @@ class TableConfig(_Strict):
     metrics: MetricsConfig = MetricsConfig()
     clock: ClockConfig = ClockConfig()
     security: SecurityConfig | None = None
+    staff: StaffConfig | None = None
+    station: StationConfig = StationConfig()
     devices: tuple[DeviceConfig, ...] = ()
     source: str = "<memory>"
 

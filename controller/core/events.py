@@ -59,6 +59,8 @@ __all__ = [
     "ShoeRemoved",
     "ShuffleCompleted",
     "ShuffleStarted",
+    "StaffOff",
+    "StaffOn",
     "TableEvent",
     "TubeFull",
     "Void",
@@ -346,6 +348,40 @@ class Segment(EventBase):
     on_divider: bool = False
 
 
+StaffRole = Literal["dealer", "supervisor", "technician"]
+PersonId = Annotated[str, pydantic.StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")]
+"""A roster's person id (controller/staff/roster.py)."""
+SignOn = Literal["badge", "pin", "badge+pin", "supervisor", "command"]
+"""How a person proved who they are: at the station (``badge``, ``pin``, ``badge+pin``), signed on
+by a supervisor (``supervisor``), or claimed in a role-signed command (``command``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaffOn(EventBase):
+    """A person goes on duty at the table (docs/station.md). A dealer replaces the dealer on duty:
+    a dealer change, between rounds unless a ``supervisor`` signs it (R7: burn after it)."""
+
+    type: Literal["staff_on"] = "staff_on"
+    person: PersonId
+    role: StaffRole
+    how: SignOn
+    name: Annotated[str, pydantic.StringConstraints(max_length=64)] | None = None
+    supervisor: PersonId | None = None
+    """The supervisor who signed it off (a change mid-round, someone signed on for another)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaffOff(EventBase):
+    """A person goes off duty (a break, the end of a shift, replaced, or signed off)."""
+
+    type: Literal["staff_off"] = "staff_off"
+    person: PersonId
+    role: StaffRole
+    how: SignOn
+    supervisor: PersonId | None = None
+    reason: Annotated[str, pydantic.StringConstraints(max_length=64)] | None = None
+
+
 TableEvent = (
     RoundOpen
     | BetsClosed
@@ -375,6 +411,8 @@ TableEvent = (
     | RollInvalid
     | RngDraw
     | Beads
+    | StaffOn
+    | StaffOff
 )
 
 EVENT_TYPES: Mapping[str, type[TableEvent]] = {
@@ -408,6 +446,8 @@ EVENT_TYPES: Mapping[str, type[TableEvent]] = {
         RollInvalid,
         RngDraw,
         Beads,
+        StaffOn,
+        StaffOff,
     )
 }
 

@@ -69,6 +69,9 @@ EVENT_ACTIONS: Final[Mapping[str, str]] = {
     "confirm": "confirm",
     # A studio RNG's picks decide what a result pays: the RNG's own role (config.ROLE_ACTIONS).
     "rng_draw": "rng",
+    # Who is on duty (docs/station.md): a person signs on and off at the station.
+    "staff_on": "staff",
+    "staff_off": "staff",
 }
 """The action (``[security] require``) that ``cmd/event`` of each event type needs: every type of
 :data:`tablectl.controller.core.events.EVENT_TYPES` is listed (a test holds it so), so entering an

@@ -69,6 +69,8 @@ ACTION_OF = {
     "fault_cleared": "clear_fault",
     "confirm": "confirm",
     "rng_draw": "rng",
+    "staff_on": "staff",
+    "staff_off": "staff",
 }
 ALLOWED = {
     "event": {"dealer", "supervisor"},
@@ -77,6 +79,7 @@ ALLOWED = {
     "clear_fault": {"supervisor", "technician"},
     "confirm": {"supervisor"},
     "rng": {"supervisor"},  # and the RNG service's own role "rng", not among these keys
+    "staff": {"dealer", "supervisor", "technician"},  # each signs on at the station
 }
 ROLES = ("dealer", "supervisor", "technician", None)  # None: unsigned
 

@@ -1,22 +1,10 @@
 """The catalog: every ``[table] game`` key → its engine family, its rules, its preset.
 
-The one list of games. The engine registry (:data:`tablectl.controller.engines.ENGINES`), the
-presets and the docs' game tables (``docs/card-games.md``, ``docs/games/``; a test holds them to
-it) are derived from :data:`CATALOG`. An entry names its rules as ``"module.path", "Name"`` strings
-(python-can's ``BACKENDS``), so importing the catalog imports no game:
-
-- ``family`` picks the engine (:data:`ENGINE_FAMILIES`): one engine per family, every card game a
-  deal script on the one card engine;
-- ``module``, ``name``: the card game's :class:`~tablectl.controller.games.cards.deal.BaseGame`
-  class, or the family's ``[rules]`` model (roulette, draw, wheel, dice);
-- ``preset``: the ``[rules]`` defaults that make the rule book's game out of its class (a table's
-  ``[rules]`` overrides them); for the draw, wheel and dice families ``variants`` holds every
-  preset of the family, and ``[rules] variant`` may pick another than the game's own (seed-001
-  C40: two games share the title "LUCKY 6").
-
-Rule-book sources per preset are in the comments below, per game in each module's docstring and in
-``docs/card-games.md``. Pure data: no I/O.
-"""
+The one list of games: the engine registry, the presets and the docs' game tables derive from
+:data:`CATALOG` (a test holds the docs to it). Entries name their rules as strings (python-can's
+``BACKENDS``), so importing the catalog imports no game. ``[rules] variant`` may pick another
+preset of the family (seed-001 C40: two games are "LUCKY 6"). Sources per preset are in the
+comments below."""
 
 from __future__ import annotations
 
@@ -167,11 +155,8 @@ DRAW_PRESETS: Final = _frozen(
 
 
 def spread(counts: Sequence[tuple[str, int]]) -> tuple[str, ...]:
-    """A default physical order: each label's segments spread evenly round the wheel.
-
-    Deterministic (ties broken by the order of ``counts``). Not any real wheel's order: the rule
-    book gives none (§5.1 [GAP]), so a real table configures its own ``segments``.
-    """
+    """A default order, each label spread evenly; deterministic. No real wheel's: the book gives
+    none (§5.1 [GAP]), so a real table configures its ``segments``."""
     total = sum(c for _, c in counts)
     # Each label's segments sit one period (total / count) apart; the labels' phases differ, so
     # labels with the same count (Dream Catcher's 40, 2x and 7x) do not land side by side.

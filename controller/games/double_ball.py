@@ -1,20 +1,10 @@
-"""Double Ball Roulette as a pure rule: two balls, two winning numbers, and the facts its bets are
-settled on.
+"""Double Ball Roulette (seed-001 §4.3, L117–177) as a pure rule: two balls (L119), two winning
+numbers, and the facts its bets settle on (:func:`pair_result`).
 
-Seed-001 §4.3 (L117–177): roulette with two balls (L119). Each ball is judged as a spin; one bad
-ball voids the spin (L97's remedy applied to both [GAP]). Facts, all in :func:`pair_result`:
-
-- **Internal bets** (L121–133) win once or twice by how many balls hit: ``numbers``.
-- **External bets** (L135–159) win only if both balls share the property: ``both_column`` (L137),
-  ``both_dozen`` (L139), ``both_color`` (L141, L143), ``both_parity`` (L147, L149),
-  ``both_range`` (L151, L153), each ``None`` otherwise (zero has none). "Red or Black" (L145,
-  L171) is one red, one black (``red_and_black``; C5, the industry's reading: the literal one
-  would pay on almost every spin).
-- **Two balls on any / the selected number** (L155, L176; L157, L177): ``same_number``.
-
-No other bet is derived. Balls are numbered in report order (``winning_number.ball``); no bet
-depends on which is which. Pure: no I/O, no clock.
-"""
+One bad ball voids the spin (L97 applied to both [GAP]). Internal bets L121–133; external bets
+L135–159 win only when both balls share the property (L137–153); "Red or Black" (L145, L171) is
+one of each (C5, the industry's reading); two balls on a number L155–157, L176–177. Balls are
+numbered in report order: no bet depends on which is which."""
 
 from __future__ import annotations
 
@@ -33,12 +23,8 @@ NO_SUCH_BALL: Final = "no_such_ball"
 
 
 def place_ball(reported: Mapping[int, object], ball: int | None, *, balls: int) -> int | Finding:
-    """Which ball a winning number is: its own ``ball``, else the lowest one not yet reported.
-
-    ``no_such_ball``: a ball the wheel does not have (ball 2 on a one-ball wheel);
-    ``ball_already_reported``: that ball's number is in (a second reading of one ball is no
-    second ball: R15, sequential inputs must not give invalid results).
-    """
+    """Its own ``ball``, else the lowest not yet reported. A second reading of one ball is no second
+    ball (R15: sequential inputs must not give invalid results)."""
     if ball is None:
         free = [n for n in range(1, balls + 1) if n not in reported]
         if free:
@@ -68,11 +54,8 @@ def _shared(first: Mapping[str, Any], second: Mapping[str, Any], key: str) -> An
 
 
 def pair_result(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
-    """The Double Ball outcome from the two balls' spin results
-    (:func:`tablectl.controller.games.roulette.spin_result`, ball 1 then ball 2).
-
-    ``balls`` is not used as a key (draw results own it): the per-ball results are ``per_ball``.
-    """
+    """The outcome from the two balls' spin results; ``per_ball``, since draw results own
+    ``balls``."""
     colors = {first["color"], second["color"]}
     both_color = _shared(first, second, "color")
     return {

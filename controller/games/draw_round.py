@@ -1,12 +1,7 @@
 """One round's draw of a ball drum: reads in, findings out, a ball never placed twice.
 
-A read is trusted only when it cannot contradict the physical drum: in range, not a ball already
-drawn, agreeing with earlier reads of its receiver position, of sufficient reader quality.
-Anything else is held for a re-read or a supervisor (contracts §6 "a ball read twice → re-read";
-seed-001 §6 [GAP]: "no re-draw, ball-stuck, ball-jump, misread or machine-failure rules"). The
-rules, the presets and the result are :mod:`tablectl.controller.games.draw`. No I/O, no clock: the
-engine (:mod:`tablectl.controller.engines.draw`) owns the round and calls :class:`Draw`.
-"""
+A read is trusted only when it cannot contradict the drum; anything else waits for a re-read or a
+supervisor (contracts §6; seed-001 §6 [GAP]: no misread or machine-failure rules). Pure."""
 
 from __future__ import annotations
 
@@ -57,12 +52,8 @@ class _Pending:
 
 
 class Draw:
-    """One round's draw: reads in, findings out.
-
-    Invariant: the placed balls are in range and pairwise distinct, whatever reads arrive (a read
-    that would break that is held or refused, never placed). A held slot blocks completion until
-    a re-read, a manual entry or a supervisor ``confirm`` settles it.
-    """
+    """Invariant: the placed balls are in range and distinct, whatever reads arrive; a held slot
+    blocks completion until a re-read, a manual entry or a supervisor settles it."""
 
     def __init__(self, rules: DrawRules) -> None:
         self._rules = rules

@@ -1,9 +1,5 @@
-"""What a game rule says about one event it cannot accept: a :class:`Finding`.
-
-One shape for every game (cards, draws, roulette): the rules are pure functions that return a
-finding or ``None``; the engine turns a finding into a verdict or a void (it knows the round and
-the time, the rule does not).
-"""
+"""What a game rule says about an event it cannot accept: a :class:`Finding`. The engine turns it
+into a verdict or a void, since it knows the round and the time, the rule does not."""
 
 from __future__ import annotations
 

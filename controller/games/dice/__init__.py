@@ -1,10 +1,5 @@
-"""Dice games as pure rules (seed-001 §7): Sic Bo, Craps, Dice Duel, Lightning Dice.
-
-One module per game (the facts its bets are settled on) and :mod:`.rules` (the family's
-``[rules]`` model and the checks every dice game shares). The round engine around them is
-:mod:`tablectl.controller.engines.dice`; the games, their sources and every code are in
-``docs/games/dice.md``.
-"""
+"""Dice games as pure rules (seed-001 §7): Sic Bo, Craps, Dice Duel, Lightning Dice; the engine is
+:mod:`tablectl.controller.engines.dice`, codes and sources ``docs/games/dice.md``."""
 
 from __future__ import annotations
 

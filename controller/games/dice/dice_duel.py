@@ -1,22 +1,8 @@
-"""Dice Duel as a pure rule: a red die against a blue one.
+"""Dice Duel (seed-001 §7.1, L2681–2743) as a pure rule: a red die against a blue one (L2683).
 
-Seed-001 §7.1 (L2681–2743). L2683: "the dealer places two dice of different colors (red and blue)
-in a cup …, shakes them and throws them on the table. The result … is … the number of dots on the
-upper face when the dice are stopped after the roll. The winning dice is the one with the highest
-number of dots …. If the number of dots … is the same, a draw is registered."
-
-The result carries, besides ``red``, ``blue`` and ``winner``, the facts the book's 28 bets
-(L2689–2743) are settled on, so a consumer needs no dice arithmetic of its own:
-
-- bets 1–3, L2689–2693: ``winner``; 4–6, L2695–2699: ``red``, ``blue`` and the pair of them;
-- 7–12, L2701–2711: ``red_odd``, ``blue_odd``, ``total_odd`` ("the number of dots on two dice");
-  even is ``not …_odd`` (no exception here, unlike Sic Bo's triples);
-- 13–16, L2713–2719: ``red_over``, ``blue_over`` (over 3.5, i.e. 4–6; under is ``not …_over``);
-- 17–28, L2721–2743: ``total`` (under/over 4.5 … 9.5: compare it with the line; no total
-  equals a line).
-
-Pure: no I/O, no clock.
-"""
+The result carries the facts of the book's 28 bets (L2689–2743), so a consumer needs no dice
+arithmetic: ``winner`` (1–3), the dice (4–6), ``*_odd`` (7–12), ``*_over`` 3.5 (13–16), ``total``
+(17–28; no total equals a line)."""
 
 from __future__ import annotations
 
@@ -31,11 +17,7 @@ COLORS: Final = (RED, BLUE)
 
 
 def dice_duel_result(red: int, blue: int) -> dict[str, Any]:
-    """The Dice Duel facts of a red and a blue die.
-
-    Raises:
-        ValueError: a value outside 1–6.
-    """
+    """The Dice Duel facts of a red and a blue die."""
     if not (1 <= red <= 6 and 1 <= blue <= 6):
         raise RuleError(f"dice duel dice are 1-6, got red {red}, blue {blue}")
     winner: Literal["red", "blue", "draw"] = (

@@ -1,10 +1,5 @@
-"""The ``[rules]`` of a money-wheel table (:class:`WheelRules`), validated strictly.
-
-One model for the family; a preset per rule-book wheel
-(:data:`tablectl.controller.games.catalog.WHEEL_PRESETS`), ``[rules]`` on top. The readings behind
-each parameter are in the package docstring (:mod:`tablectl.controller.games.wheel`) and in
-``docs/games/wheels.md``. Pure: no I/O.
-"""
+"""The ``[rules]`` of a money-wheel table, validated strictly; readings in the package docstring and
+``docs/games/wheels.md``. Pure."""
 
 from __future__ import annotations
 
@@ -88,20 +83,16 @@ class WheelRules(pydantic.BaseModel):
     """A fault after bets closed: ``void`` (bets returned) or hold for a supervisor."""
 
     rng: OverlayKind = "none"
-    """The studio RNG's overlay on the round, one ``rng_draw`` after bets close
-    (:mod:`tablectl.controller.games.wheel.overlay`): Mega Wheel's ``lucky_number`` (L3959),
-    Music Wheel's ``bonus_sector`` (L4339), Crazy Time's ``top_slot`` (L2051; only where the Top
-    Slot reports to the table). ``"none"``: the wheel has none (an ``rng_draw`` is refused)."""
+    """One ``rng_draw`` after bets close: Mega Wheel (L3959), Music Wheel (L4339), Top Slot (L2051,
+    where it reports to the table)."""
 
     rng_before: Literal["spin", "stop"] = "stop"
     """The draw's deadline: before the spin starts (Music Wheel L4339 "before start of the spin")
     or before the wheel stops (Mega Wheel L3959 "before the wheel stops"; Top Slot L2051)."""
 
     rng_scope: Literal["label", "segment"] = "label"
-    """What a pick names: a number of the wheel (every sector showing it: Mega Wheel L3959 "one
-    number") or one sector by its index (the industry's Mega Wheel, a lit segment). Music Wheel's
-    pick is always a sector index (the device lights one); ``label`` extends its bonus to every
-    sector of that number except the ``rng_single`` labels (C26)."""
+    """A number (Mega Wheel L3959 "one number") or a sector index (the industry's); Music Wheel's
+    pick is always an index, ``label`` widening its bonus except ``rng_single`` (C26)."""
 
     rng_single: list[str] = pydantic.Field(default_factory=list)
     """Music Wheel: labels whose bonus applies to the one lit sector only (L4339: "in the case of

@@ -33,9 +33,8 @@ def kind(rules: WheelRules, label: str) -> Kind:
 
 
 def number_of(label: str) -> int | str | None:
-    """A number label as the outcome's ``number``: an int, except a label with a leading zero,
-    which keeps its spelling — Wheelbet's ``"00"`` is the string ``"00"``, never 0 (contracts §4.3,
-    as roulette's 00; seed-001 L4345). ``None`` for a label that is not a number."""
+    """An int, but ``"00"`` keeps its spelling (contracts §4.3, as roulette's; seed-001 L4345);
+    ``None`` for a label that is no number."""
     if not is_number(label):
         return None
     value = int(label)
@@ -43,11 +42,8 @@ def number_of(label: str) -> int | str | None:
 
 
 def number_facts(number: int | str | None) -> dict[str, Any]:
-    """The facts a roulette-style layout's bets settle on (Wheelbet L4349–4389, Spin & Win
-    L3971–3977): ``parity`` (``"even"``/``"odd"``), ``dozen`` (1–12 → 1, 13–24 → 2, 25–36 → 3:
-    L4363, L3975) and ``row`` (row I 1, 4, 7 … 34 → 1, II → 2, III → 3: L4385). 0 and 00 are
-    none of them: "the numbers 0 and 00 are not considered even or odd numbers" (L4389), and no
-    range or row lists them; Spin & Win's 0 is read the same way (roulette's, industry)."""
+    """Wheelbet (L4349–4389) and Spin & Win (L3971–3977) layout facts: parity, dozen (L4363, L3975),
+    row (L4385); 0 and 00 are none of them (L4389; Spin & Win's 0 read the same)."""
     if not isinstance(number, int) or number == 0:
         return {"parity": None, "dozen": None, "row": None}
     return {
@@ -60,16 +56,11 @@ def number_facts(number: int | str | None) -> dict[str, Any]:
 def check_spin(
     rules: WheelRules, segment: Segment, spin_direction: Direction | None = None
 ) -> str | None:
-    """Why this spin must be repeated (a re-spin reason), or ``None`` if it counts.
+    """Why this spin must be repeated, or ``None``; the index is already known to be on the wheel.
 
-    The index must already be known to be on the wheel. Checked in this order:
-
-    1. ``on_divider``: the pointer rests on a pin (L2091, C6) and ``divider_respin``.
-    2. ``wrong_direction`` / ``direction_unknown``: the wheel's direction (the segment's, else the
-       spin's) is not ``rules.direction`` / not known while one is required (L2471).
-    3. ``min_revolutions`` / ``revolutions_unknown``: fewer full turns than ``min_revolutions``,
-       or no count while one is required (L2471: "at least 3 full spins clockwise").
-    """
+    1. ``on_divider``: on a pin (L2091, C6) with ``divider_respin``. 2. ``wrong_direction`` /
+    ``direction_unknown`` (L2471). 3. ``min_revolutions`` / ``revolutions_unknown`` (L2471: "at
+    least 3 full spins clockwise")."""
     if segment.on_divider and rules.divider_respin:
         return RESPIN_ON_DIVIDER
     if rules.direction is not None:
@@ -89,19 +80,8 @@ def check_spin(
 def spin_result(
     rules: WheelRules, spins: Sequence[Mapping[str, Any]], *, respins: int = 0
 ) -> dict[str, Any]:
-    """The ``result`` of a settled wheel round (contracts §4.3 ``{"segment": "10", "index": n}``,
-    extended).
-
-    ``spins`` are the counted spins in order (``{"segment", "index", ...}``); the last is the
-    result and every one before it a chain segment. ``multiplier`` is the product of their
-    factors (Dream Catcher L1754: 2x, 7x, then 5 → 14); ``number`` is the label as a number
-    (:func:`number_of`: ``"00"`` stays the string ``"00"``); ``color`` with a colour map, and
-    ``parity``, ``dozen``, ``row`` with ``number_facts`` (:func:`number_facts`).
-
-    Raises:
-        ValueError: no spins, an index off the wheel or not matching its label, or a chain that is
-            not made of multiplier segments.
-    """
+    """The ``result`` of a settled round (contracts §4.3, extended): every spin before the last is a
+    chain segment, and ``multiplier`` their product (Dream Catcher L1754)."""
     if not spins:
         raise RuleError("a result needs at least one spin")
     multiplier = 1

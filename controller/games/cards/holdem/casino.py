@@ -1,7 +1,4 @@
-"""Casino Hold'em (seed-001 §3.14), a Hold'em game of :mod:`tablectl.controller.games.cards.holdem`.
-
-Pure: no I/O.
-"""
+"""Casino Hold'em (seed-001 §3.14), a Hold'em game. Pure."""
 
 from __future__ import annotations
 
@@ -21,13 +18,9 @@ from tablectl.controller.games.cards.poker import HandValue, evaluate5, qualifie
 
 
 class CasinoHoldemRules(HoldemRules):
-    """Casino Hold'em (seed-001 §3.14): one player hand (``boxes`` is 1).
-
-    ``unqualified_dealer``: what the Ante does when the dealer has less than a pair of fours. The
-    rule book does not say (L587–589, C35 [GAP]); the Call is a push either way. ``"ante_pays"``
-    (the default, the industry rule): the Ante pays by its paytable (L589–615);
-    ``"ante_push"``: the Ante is returned, as Texas Hold'em's "draw" (L647).
-    """
+    """One player hand. ``unqualified_dealer``: the Ante when the dealer has less than a pair of
+    fours is not stated (L587–589, C35 [GAP]): ``"ante_pays"`` (industry, L589–615) or
+    ``"ante_push"`` (as Texas Hold'em's "draw", L647)."""
 
     boxes: int = pydantic.Field(default=1, ge=1, le=1)
     unqualified_dealer: Literal["ante_pays", "ante_push"] = "ante_pays"
@@ -36,21 +29,11 @@ class CasinoHoldemRules(HoldemRules):
 class CasinoHoldem(HoldemGame):
     """Casino Hold'em (seed-001 §3.14, L563–617).
 
-    Deal (L569–573): "The player is dealt two open cards, after which the dealer is dealt two
-    closed cards. Three common open cards are put on the table." Window 1: Call (2 × Ante,
-    decision ``play``) or Fold (L571). "The dealer deals Turn and River and opens his 2 cards"
-    (L573), then the round settles; a fold does not stop the deal (the Bonus, L571, and every
-    other seat of a live table play on). "The cards are mixed up after each round" (L569). A
-    technical bug voids the round, bets returned (L617).
-
-    Facts: the comparison (best 5 of 7, L579); the dealer qualifies with a pair of fours (L587);
-    ``ante``: ``"paytable"`` (by the player's :func:`paytable_hand`, L589–615) when the player
-    wins, ``"lose"``/``"push"`` on a loss/tie ("In case of winning, both the 'Call' and 'Ante'
-    bets win"; a tie is not stated [GAP]: push), ``[rules] unqualified_dealer`` when the dealer
-    does not qualify (C35 [GAP]); ``call``: ``"win"``/``"lose"``/``"push"``, a push when the
-    dealer does not qualify; a fold loses both. ``bonus``: the first five cards (player 2 + flop,
-    L579) pay from a pair of aces (L589–615), whatever the Call or Fold (L571).
-    """
+    Deal L569–573; one window, Call or Fold (L571); a fold does not stop the deal (the Bonus and
+    other seats play on); a technical bug voids (L617). Facts: best 5 of 7 (L579), a pair of
+    fours qualifies (L587); the Ante pays by its paytable (L589–615), a tie is a push [GAP], an
+    unqualified dealer per C35 [GAP]; the Bonus on the first five cards from a pair of aces
+    (L571, L579, L589–615)."""
 
     name: ClassVar[str] = "casino_holdem"
     script = DealScript(

@@ -1,10 +1,5 @@
-"""The settlement facts of the Hold'em games: pure functions of the hands, no deal, no rules.
-
-Each Hold'em game (:mod:`tablectl.controller.games.cards.holdem`) builds its outcome from these:
-the comparison with the dealer, the paytable line of a hand and the bets of Ultimate Texas
-Hold'em and Texas Hold'em against the dealer, which settle alike (:func:`versus_bets`). Kept apart
-from the games so the facts can be read, and tested, without a deal.
-"""
+"""The settlement facts of the Hold'em games: pure functions of the hands, kept apart from the games
+so they can be read, and tested, without a deal."""
 
 from __future__ import annotations
 
@@ -23,9 +18,8 @@ PUSH_IF_TIE: Final[dict[str, str]] = {"win": "win", "lose": "lose", "tie": "push
 
 
 def paytable_hand(hand: HandValue) -> str:
-    """The paytable line a hand pays on: its category, and ``"royal_flush"`` for the ace-high
-    straight flush, which every Hold'em paytable lists on its own line (UTH §19/§20 per
-    seed-000 §6.4; seed-001 L589–615, L657–677)."""
+    """The category, with the royal flush on its own line as every Hold'em paytable lists it (UTH
+    §19/§20 per seed-000 §6.4; seed-001 L589–615, L657–677)."""
     return "royal_flush" if hand.is_royal else hand.category.name.lower()
 
 
@@ -43,23 +37,18 @@ def versus_bets(
     player: HandValue, dealer: HandValue, *, dealer_qualifies: bool, folded: bool
 ) -> dict[str, str]:
     """ANTE, PLAY, BLIND and TRIPS of Ultimate Texas Hold'em (seed-000 §6.4) and Texas Hold'em
-    against the dealer (seed-001 L645–677), which settle alike.
+    (seed-001 L645–677), which settle alike.
 
-    - ``versus``: the hand against the dealer's (UTH-H1; L579).
-    - ``ante``: ``"push"`` when the dealer does not qualify (UTH §17 "remains untouched"; L647
-      "considered a draw") or on a tie (UTH §11); else the comparison (§15, §16; L645).
-    - ``play``: the comparison whether or not the dealer qualifies (UTH §16, §18.1–18.3; L647
-      "Play pays 1:1 regardless"). UTH §17's "paid out according to the player's combination"
-      (seed-000 §14 item 19) is read with §18: the comparison still decides.
-    - ``blind``: ``"lose"`` when the dealer wins (§19 "the BLIND Bet is lost"), ``"push"`` on a
-      tie, ``"paytable"`` when the hand wins with a straight or better, ``"push"`` when it wins
-      with less (§19 "remains untouched"; L657–666 "bet returned").
-    - ``trips``: the hand's :func:`paytable_hand` when it is three of a kind or better, else
-      ``"lose"``, whatever the dealer holds (UTH §20; L668–677).
-    - A folded hand loses ANTE, BLIND and PLAY (UTH §9–10; GEN-09.2.2 "The Ante and Blind bets
-      are collected"; L631 "Fold loses Ante and Blind"); TRIPS is still settled on the cards
-      (GEN-09.2.2 "collected or paid out according to the outcome of the game").
-    """
+    - ``versus``: UTH-H1; L579.
+    - ``ante``: push if the dealer does not qualify (UTH §17; L647) or on a tie (UTH §11); else
+      §15, §16; L645.
+    - ``play``: the comparison regardless (UTH §16, §18.1–18.3; L647); UTH §17 read with §18
+      (seed-000 §14 item 19).
+    - ``blind``: lost to the dealer (§19), paytable on a straight or better, else push (§19;
+      L657–666).
+    - ``trips``: three of a kind or better, whatever the dealer (UTH §20; L668–677).
+    - A fold loses ANTE, BLIND and PLAY (UTH §9–10; GEN-09.2.2; L631); TRIPS still settles
+      (GEN-09.2.2)."""
     versus = compare_hands(player, dealer)
     trips = paytable_hand(player) if qualifies(player, "three_of_a_kind") else "lose"
     if folded:

@@ -1,8 +1,4 @@
-"""Texas Hold'em against the dealer (seed-001 §3.15), a Hold'em game of
-:mod:`tablectl.controller.games.cards.holdem`.
-
-Pure: no I/O.
-"""
+"""Texas Hold'em against the dealer (seed-001 §3.15), a Hold'em game. Pure."""
 
 from __future__ import annotations
 
@@ -21,16 +17,9 @@ class TexasHoldemRules(HoldemRules):
 
 
 class TexasHoldemVsDealer(HoldemGame):
-    """Texas Hold'em against the dealer (seed-001 §3.15, L619–679).
-
-    "Casino Holdem rules apply except as follows" (L621): so the player's two cards are dealt
-    open, then the dealer's two closed (L571, not changed by §3.15), one deck shuffled for each
-    round (L569). Window 1 after the hole cards (Play 4x / 3x or Check, L627), the flop, window 2
-    (Play 2x or Check, L629), turn and river, window 3 (Play 1x or Fold, L631), then the dealer
-    "opens all his cards and announces the result" (L639). A fold is taken at the last window
-    only (L631). Dealer qualifies with a pair (L645). Bets settle as Ultimate Texas Hold'em's
-    (:func:`~.settle.versus_bets`, L645–677). A technical bug voids the round, bets returned (L679).
-    """
+    """Texas Hold'em against the dealer (seed-001 §3.15, L619–679): Casino Hold'em's rules (L621;
+    L569, L571) with three windows (L627, L629, L631; a fold only at the last), a pair qualifies
+    (L645), bets as UTH's (:func:`~.settle.versus_bets`, L645–677), a technical bug voids (L679)."""
 
     name: ClassVar[str] = "texas_holdem"
     script = DealScript(

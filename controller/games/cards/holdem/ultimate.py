@@ -1,8 +1,4 @@
-"""Ultimate Texas Hold'em (seed-000 §6), a Hold'em game of
-:mod:`tablectl.controller.games.cards.holdem`.
-
-Pure: no I/O.
-"""
+"""Ultimate Texas Hold'em (seed-000 §6), a Hold'em game. Pure."""
 
 from __future__ import annotations
 
@@ -26,16 +22,10 @@ from tablectl.controller.games.cards.shoe import OnFault
 
 
 class UltimateTexasHoldemRules(HoldemRules):
-    """Ultimate Texas Hold'em (seed-000 §6).
-
-    ``boxes``: 5 in the standard game, 6 in a "special game" (UTH-B1 §1–2).
-    ``dealer_qualifies``: UTH-H2 §12 "The dealer's game starts with a pair of twos" (``"pair"``,
-    the default; the §19 example agrees) against §17 "(at least two pairs)" (``"two_pair"``):
-    seed-000 §14 item 1, V-UTH-4.
-    ``on_fault``: a device fault once cards are out waits for the Floor or Casino Manager
-    (GEN-11, GEN-12 "cancelled at the discretion of the Floor Manager"); before the first card
-    the engine cancels the hand (PKH-22).
-    """
+    """``boxes``: 5, or 6 in a "special game" (UTH-B1 §1–2). ``dealer_qualifies``: UTH-H2 §12
+    ``"pair"`` (the §19 example agrees) against §17 ``"two_pair"`` (seed-000 §14 item 1,
+    V-UTH-4). ``on_fault``: after the first card the manager decides (GEN-11, GEN-12); before it,
+    PKH-22."""
 
     boxes: int = pydantic.Field(default=5, ge=1, le=6)
     dealer_qualifies: Literal["pair", "two_pair"] = "pair"
@@ -43,20 +33,11 @@ class UltimateTexasHoldemRules(HoldemRules):
 
 
 class UltimateTexasHoldem(HoldemGame):
-    """Ultimate Texas Hold'em (seed-000 §6, L352–376; house-banked poker rules §5, L326–350).
+    """Ultimate Texas Hold'em (seed-000 §6, L352–376; §5, L326–350).
 
-    Deal (PKH-09 "to all playing Boxes and to himself. All cards are dealt face down"): two hole
-    cards to each playing box and the dealer, one at a time in rotation, face down (withheld
-    until the outcome; PKH-15 the dealer opens his cards, then the boxes'). Window 1: the
-    pre-flop decision (§5, PLAY 3×/4× or check). The flop, 3 cards face up (§6 "the dealer opens
-    the Flop"). Window 2: the flop decision (§7, PLAY 2× or check). Turn and river, face up (§8
-    "reveals the last 2 community cards"). Window 3: the river decision (§9, PLAY 1× or fold).
-    Then the round settles (§11–§20).
-
-    A fold is taken in any window (§9–10 at the river; an absent player's box is folded whenever
-    it is found absent, GEN-09.2.2). A deal error (wrong number of cards, a card face up) voids
-    the round: "all cards will be reshuffled and Bets will remain untouched" (PKH-21).
-    """
+    Hole cards face down in rotation (PKH-09; revealed per PKH-15); windows pre-flop (§5), flop
+    (§6, §7), river (§8, §9); settles per §11–§20. A fold is taken in any window (§9–10;
+    GEN-09.2.2: an absent player's box). A deal error reshuffles, bets stand (PKH-21)."""
 
     name: ClassVar[str] = "ultimate_texas_holdem"
     script = DealScript(

@@ -1,7 +1,4 @@
-"""A hand as the outcomes name it: :func:`describe` (words) and :func:`summary` (the fields).
-
-The description names the combination for people and logs; the value (:mod:`.value`) settles.
-"""
+"""A hand as the outcomes name it: words for people and logs; the value (:mod:`.value`) settles."""
 
 from __future__ import annotations
 
@@ -36,15 +33,8 @@ def _many(rank: int) -> str:
 
 
 def describe(hand: HandValue) -> str:
-    """The canonical English description put in the outcome.
-
-    ``"royal flush"``, ``"mini royal"`` (A-K-Q suited, seed 001 L540–548),
-    ``"straight flush, nine high"``, ``"four of a kind, queens"``,
-    ``"full house, kings over fives"``, ``"flush, ace high"``, ``"straight, five high"``,
-    ``"three of a kind, sevens"``, ``"two pair, kings and fives"``, ``"pair of jacks"``,
-    ``"ace high"``; ``"five of a kind, aces"``. Kickers are left out on purpose: the description
-    names the combination, the value settles.
-    """
+    """E.g. ``"full house, kings over fives"``; ``"mini royal"`` per seed 001 L540–548. Kickers are
+    left out: the description names the combination, the value settles."""
     name = hand.category.name
     r = hand.ranks
     if name == "STRAIGHT_FLUSH":

@@ -1,7 +1,4 @@
-"""Whether a hand qualifies: the dealer's minimum, a bonus or a side bet's lowest paying hand.
-
-The games name a minimum (:data:`Minimum`); :func:`qualifies` reads it in the hand's own ranking.
-"""
+"""Whether a hand qualifies: the dealer's minimum, a bonus or a side bet's lowest paying hand."""
 
 from __future__ import annotations
 
@@ -52,16 +49,8 @@ MINIMUMS: Final[dict[str, tuple[str, tuple[int, ...]]]] = {
 
 
 def qualifies(hand: HandValue, minimum: Minimum | str) -> bool:
-    """Whether ``hand`` is at least ``minimum`` in its own ranking.
-
-    Category names are read in the hand's ranking, so in 3-card play ``"straight"`` excludes a
-    flush (a flush ranks below a straight there, TCP §17). Natural/joker status never matters for
-    qualification.
-
-    Raises:
-        ValueError: an unknown minimum, or one that the hand's ranking has no category for
-            (``two_pair`` for a 3-card hand).
-    """
+    """At least ``minimum`` in the hand's own ranking: in 3-card play ``"straight"`` excludes a
+    flush (TCP §17). Natural or joker-made never matters."""
     try:
         name, prefix = MINIMUMS[minimum]
     except KeyError:

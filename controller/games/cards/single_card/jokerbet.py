@@ -1,12 +1,5 @@
-"""Jokerbet (seed-001 §3.20, L3153–3319), a game of
-:mod:`tablectl.controller.games.cards.single_card`.
-
-One card a round, face up, from a 54-card deck (52 + a red and a black joker, L3155) dealt through
-to its end (reshuffle ``"shoe"``: "When one color-backed deck is finished, it is replaced by a deck
-of the other color", L3157). The result names every outcome item the card wins (L3161–3311).
-
-Pure: no I/O.
-"""
+"""Jokerbet (seed-001 §3.20, L3153–3319): one face-up card a round from 52 + 2 jokers (L3155), dealt
+through (L3157); the result names every item the card wins (L3161–3311)."""
 
 from __future__ import annotations
 
@@ -32,14 +25,8 @@ _DIGITAL: Final = frozenset("23456789T")
 
 
 def jokerbet_facts(card: Card) -> dict[str, Any]:
-    """What one Jokerbet card settles (the 76 items of L3161–3311), as named facts.
-
-    ``winning_items`` names every item the card wins: ``rank:<r>`` (items 1–13, 2…A), ``joker``
-    (14), ``card:<code>`` (15–66), ``joker:red`` / ``joker:black`` (67–68), ``suit:<s>``
-    (69–72), ``colour:black`` / ``colour:red`` (73–74), ``non_digital`` (75), ``digital`` (76).
-    A plain ``JK`` wins ``joker`` and ``non_digital`` only; its colour items are unresolved
-    (:data:`JOKER_UNIDENTIFIED`).
-    """
+    """The 76 items of L3161–3311 the card wins, as ``winning_items``. A plain ``JK`` wins ``joker``
+    and ``non_digital`` only: its colour is unresolved (:data:`JOKER_UNIDENTIFIED`)."""
     if card.is_joker:
         colour = _JOKER_COLOURS.get(card.joker_id)
         items = ["joker", *([f"joker:{colour}", f"colour:{colour}"] if colour else [])]
@@ -76,13 +63,8 @@ def jokerbet_facts(card: Card) -> dict[str, Any]:
 
 
 class JokerbetRules(GameRules):
-    """The ``[rules]`` of a Jokerbet table; defaults are seed-001's reading (§3.20).
-
-    One deck of 54 cards: "52 + two jokers – red and black" (L3155), dealt one card a round to its
-    end, then replaced (L3157): the shoe's composition check refuses a card seen twice in one
-    deck. ``decks``, ``jokers_per_deck`` and ``ranks`` are pinned to that deck. The back colour
-    alternation (L3157) is not visible to the controller [GAP].
-    """
+    """One deck of 54 (L3155), dealt to its end and replaced (L3157), pinned so a card seen twice is
+    refused; the back colour alternation is invisible [GAP]."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=1)
     jokers_per_deck: int = pydantic.Field(default=2, ge=2, le=2)

@@ -1,24 +1,9 @@
 """Three-card and five-card stud against the dealer: Three Card Poker / Teen Patti, Caribbean Stud.
 
-Two games of :mod:`tablectl.controller.games.cards.deal`, run by
-:class:`tablectl.controller.engines.cards.CardEngine`. Rule ids: seed 000 (PKH-, TCP-, §14), seed
-001 (``L…``, ``C…``); readings as tables: ``docs/games/stud.md``.
-
-Stud: every card is dealt before the only decision (play or fold), nothing is drawn, each box is
-settled against a qualifying dealer. The shared part (:func:`showdown`, the base class) is in
-:mod:`.base`; each game (:mod:`.three_card`, :mod:`.caribbean`) adds script, dealer minimum and
-bonus hands.
-
-- **Three Card Poker** (``three_card_poker``; ``teen_patti`` under the same rules, L519, C41):
-  ``form = "table"`` (seed 000 §7: up to six boxes, TCP-B1; PKH-21 misdeals) or ``"live"`` (seed
-  001 §3.13: one hand, L521; L561 "technical bug" refund). Three cards each, face down, in rotation
-  (PKH-09; TCP §6; L521); dealer qualifies with queen high (TCP §10; L527).
-- **Caribbean Stud** (seed 001 §3.17, L714–773): five cards each, boxes up, dealer down but one
-  (L718); dealer qualifies with ace-king (L741).
-
-Boxes are ``box1``…``boxN`` in both forms (live is a one-box table), so one outcome schema serves
-every size: ``{"dealer": {...}, "boxes": {"box1": {...}}}``. Pure: no I/O.
-"""
+Every card before the only decision, each box against a qualifying dealer; :mod:`.base` is the
+shared part, :mod:`.three_card` and :mod:`.caribbean` add script, dealer minimum and bonus hands.
+Rule ids: seed 000 (PKH-, TCP-, §14), seed 001 (``L…``, ``C…``); readings:
+``docs/games/stud.md``. A live table is a one-box table, so one outcome schema serves every size."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Caribbean Stud (seed 001 §3.17, L714–773), a game of :mod:`tablectl.controller.games.cards.stud`.
-
-Five cards to each box, face up, and five to the dealer, face down except one (L718); the dealer
-qualifies with ace-king (L741).
-
-Pure: no I/O.
-"""
+"""Caribbean Stud (seed 001 §3.17, L714–773): five cards each, the dealer's down but one (L718); he
+qualifies with ace-king (L741). Pure."""
 
 from __future__ import annotations
 
@@ -41,10 +36,8 @@ the last one dealt (the usual Caribbean Stud procedure), documented in docs/game
 
 
 def _caribbean_script() -> DealScript:
-    """L718: "the dealer deals 5 cards to each of those sitting clockwise and himself – face up
-    for the players and face down for himself except for one of the dealer's cards which is put
-    face up": five rounds of one card to each box, then one to the dealer (L295's "clockwise …
-    including him"); the dealer's fifth card is the face-up one."""
+    """L718: five rounds of one card to each box, then the dealer (L295's "clockwise … including
+    him"); the dealer's fifth card is the face-up one."""
     steps: list[Step] = []
     for n in range(1, 6):
         steps.append(Step(to=(BOXES,), count=1, face="up"))
@@ -53,14 +46,9 @@ def _caribbean_script() -> DealScript:
 
 
 class CaribbeanStud(StudGame):
-    """Caribbean Stud (seed 001 §3.17, L714–773).
-
-    Per box, beside the showdown: ``call_hand`` (the Call paytable line, L745–758:
-    ``royal_flush`` … ``two_pair``, and ``pair_or_ace_king`` for "Pair or AK"; ``None`` below
-    ace-king or for a folded box) and ``five_plus_one`` (best 5 of the box's 5 and the dealer's
-    face-up card, its ``bonus`` line from three of a kind up, L739, L760–769). The dealer's
-    ``up_card`` is in the dealer's facts.
-    """
+    """Caribbean Stud: ``call_hand`` (L745–758, ``None`` below ace-king or folded) and
+    ``five_plus_one`` (best 5 with the dealer's up card, a bonus from three of a kind, L739,
+    L760–769)."""
 
     name = "caribbean_stud"
     rules_model = CaribbeanStudRules

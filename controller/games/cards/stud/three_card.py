@@ -1,13 +1,6 @@
-"""Three Card Poker and Teen Patti (seed 000 §7 TCP; seed 001 §3.13 L517–561), stud games of
-:mod:`tablectl.controller.games.cards.stud`.
-
-Three cards to each playing box and to the dealer, face down, in rotation (PKH-09; TCP §6; L521);
-the dealer qualifies with queen high (TCP §10; L527). Two forms (:data:`Form`): ``table`` (seed 000
-§7, up to six boxes, the PKH-21 misdeal remedy) and ``live`` (seed 001 §3.13, one hand, the L561
-refund).
-
-Pure: no I/O.
-"""
+"""Three Card Poker and Teen Patti (seed 000 §7 TCP; seed 001 §3.13 L517–561): three cards each,
+face down, in rotation (PKH-09; TCP §6; L521); queen high qualifies (TCP §10; L527). Forms:
+:data:`Form`. Pure."""
 
 from __future__ import annotations
 
@@ -53,12 +46,9 @@ Form: TypeAlias = Literal["table", "live"]
 
 
 class ThreeCardPokerRules(StudRules):
-    """Three Card Poker / Teen Patti ``[rules]``; defaults follow ``form`` (see :data:`Form`).
-
-    ``form`` left out: ``live`` when ``ranking = "teen_patti"`` (only seed 001 has Teen Patti,
-    L517–519), else ``table``. ``boxes`` left out: 6 at a table (TCP-B1), 1 live (L521).
-    ``bonus_on_fold`` left out: ``lost`` at a table (TCP §7, V-TCP-3), ``settled`` live (L531).
-    """
+    """Defaults follow ``form``, itself ``live`` for Teen Patti (only seed 001 has it, L517–519):
+    ``boxes`` 6 (TCP-B1) or 1 (L521); ``bonus_on_fold`` ``lost`` (TCP §7, V-TCP-3) or ``settled``
+    (L531)."""
 
     ranking: ThreeCardRanking = "three_card_poker"
     form: Form = "table"
@@ -93,15 +83,8 @@ _ANTE_BONUS: Final = frozenset(
 
 
 class ThreeCardPoker(StudGame):
-    """Three Card Poker and Teen Patti (seed 000 §7 TCP; seed 001 §3.13 L517–561).
-
-    Per box, beside the showdown: ``pair_plus`` (the "BONUS (Pair Plus)" / "Plus a pair" line,
-    pair or better, independent of the dealer: TCP §12, L531, L540–548; ``mini_royal`` is its
-    own line), ``ante_bonus`` (straight, three of a kind, straight flush "regardless of the
-    dealer's hand", TCP §14, L533–538; needs the play bet, so none for a folded box) and
-    ``six_card`` (best 5 of the box's 3 and the dealer's 3, L550–559, C41: its ``bonus`` line
-    from three of a kind up).
-    """
+    """Three Card Poker and Teen Patti: ``pair_plus`` (TCP §12, L531, L540–548), ``ante_bonus`` (TCP
+    §14, L533–538; needs the play bet) and ``six_card`` (L550–559, C41)."""
 
     name = "three_card_poker"
     rules_model = ThreeCardPokerRules
@@ -133,10 +116,8 @@ class ThreeCardPoker(StudGame):
         return evaluate3(cards, ranking=self._tcp.ranking)
 
     def deal_error(self, deal: Deal, error: DealError) -> Remedy:
-        """The table form: PKH-21 "If the dealer deals the wrong number of cards or deals any
-        cards face up, all cards will be reshuffled and Bets will remain untouched" (V-TCP-1).
-        The live form: L561 "Any technical bug cancels the round … the player gets back his
-        bet"."""
+        """Table form: PKH-21, reshuffle with bets standing (V-TCP-1). Live form: L561, bets
+        back."""
         del deal, error
         if self._tcp.form == "table":
             return Remedy("void", "PKH-21", MISDEAL, RESHUFFLE_BETS_STAND)

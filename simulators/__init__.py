@@ -1,9 +1,12 @@
 """Simulated table devices that speak the production wire protocols (reusing ``drivers``' codecs).
 
-The models are I/O-free and driven by time passed in; :mod:`tablectl.simulators.serve` puts one on a
-pty or a TCP port, and :mod:`tablectl.simulators.cli.ss2` is ``tablectl simulate``. Every model
-scripts its faults (``KIND@N[=VALUE]``) through the one parser of :mod:`tablectl.simulators.faults`,
-and :mod:`tablectl.simulators.scenario` reads scenario files (``config/scenarios/*.toml``).
+Models, not replayed captures, because the host talks back. They are I/O-free and driven by time
+passed in, so the same model runs in tests with any clock, behind a pty or TCP port
+(:mod:`tablectl.simulators.serve`) and in the demo, with the same bytes for the same seed, script
+and command timing. Every byte comes from the production encoder and every host command goes
+through the production decoder, so a simulator cannot drift from its codec (STYLE practice 8).
+Faults are scripted as ``KIND@N[=VALUE]`` (:mod:`tablectl.simulators.faults`); scenario files are
+read by :mod:`tablectl.simulators.scenario`.
 """
 
 from __future__ import annotations

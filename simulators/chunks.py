@@ -1,9 +1,7 @@
 """What a simulated serial device hands its server: timed pieces of output (:class:`Chunk`).
 
-Neutral ground for the models (:mod:`tablectl.simulators.ss2`, :mod:`tablectl.simulators.shuffler`,
-…) and the servers (:mod:`tablectl.simulators.serve`), so that none of them imports another device's
-model for it. :class:`Outbox` is the output buffer the serial models share, :func:`noise_burst` the
-line noise of a ``garbage`` fault on a line protocol.
+Neutral ground, so no model imports another device's model for it; :class:`Outbox` is the serial
+models' output buffer, :func:`noise_burst` a line protocol's ``garbage`` noise.
 """
 
 from __future__ import annotations
@@ -13,10 +11,8 @@ from typing import NamedTuple
 
 
 class Chunk(NamedTuple):
-    """Bytes the wheel sent at model time ``at`` (the timeline of the ``now`` arguments).
-
-    ``partial`` marks a fragment of a line cut by a ``split`` fault: servers pause briefly before
-    writing the next chunk so that the host really reads it in pieces.
+    """Bytes sent at model time ``at``. ``partial``: a fragment cut by a ``split`` fault; servers
+    pause before the next chunk so the host really reads it in pieces.
     """
 
     at: float
@@ -25,9 +21,8 @@ class Chunk(NamedTuple):
 
 
 class Outbox:
-    """The chunks a model queued since its server last took them (``advance_chunks``).
-
-    ``size`` (bytes queued) lets a model stop queueing for a server that does not take them.
+    """The chunks queued since the server last took them; ``size`` lets a model stop queueing for a
+    server that does not take them.
     """
 
     def __init__(self) -> None:

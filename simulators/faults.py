@@ -1,22 +1,18 @@
 """Scripted faults for every simulator: one ``KIND@N[=VALUE]`` parser, with the kinds kept as data.
 
-Each simulator describes its faults with a :class:`FaultKinds` table: what its counter ``N`` counts
-(games, draws, spins, shuffles, cards), and for each kind a :class:`ValueRule` saying whether it
-takes a value, of what type and range, and its default. Each simulator then binds that table to a
-:class:`FaultSpec` subclass of its own (``tablectl.simulators.ss2.FaultSpec`` …), so that a drum
-fault cannot be handed to the wheel, even by mistake in a test, and mypy catches it.
-
-The parsing, the range checks, their error messages and the ``--help`` text all come from here,
-so the five simulators read and explain their ``--fault`` options the same way::
+Each simulator describes its kinds in a :class:`FaultKinds` table (what ``N`` counts, a
+:class:`ValueRule` per kind) bound to a :class:`FaultSpec` subclass of its own, so a drum fault
+cannot be handed to the wheel and mypy catches it. Parsing, checks, messages and ``--help`` come
+from here, so every simulator reads ``--fault`` alike::
 
     from tablectl.simulators import ss2
     spec = ss2.FaultSpec.from_spec("silence@3=4")  # FaultSpec(kind='silence', at=3, value=4.0)
     spec.number                                    # 4.0; the kind's default (3.0) when unset
     ss2.FAULTS.help()                              # "inject a fault at GAME (...): misspin, ..."
 
-Why ``read`` exists (:class:`ValueRule`): the big wheel always read its revolutions as any number
-(``2.0`` is 2), the other simulators read whole values as integer literals (``2.5`` is "not a
-number"); both are kept, as data, rather than one simulator's error messages changing.
+``read`` exists because the big wheel always read whole values as any number (``2.0`` is 2) and
+the others as integer literals (``2.5`` is "not a number"); both are kept rather than one
+simulator's messages changing.
 """
 
 from __future__ import annotations
@@ -43,18 +39,10 @@ MAX_SECONDS = 3600
 class ValueRule:
     """What ``VALUE`` one fault kind takes. Build one with the class methods.
 
-    Args:
-        takes: ``nothing``; ``whole`` (a whole number within ``low``..``high`` or one of
-            ``choices``); ``seconds`` (device seconds, > 0 and <= :data:`MAX_SECONDS`);
-            ``code`` (one word matching ``pattern``, read in capitals); ``codes`` (a comma list
-            of such words).
-        default: the value the simulator uses when the spec gives none (``None``: the
-            simulator works it out, e.g. "the next pocket up").
-        what: the value's name in error messages (``"revolutions"``, ``"*F code"``).
-        read: how ``VALUE`` text is read for ``whole``: ``int`` (``2.5`` is "not a number") or
-            ``float`` (``2.0`` is 2, ``2.5`` is out of range).
-        metavar: the value's name in ``--help`` (``misfire[=s]``).
-        note: a few words for ``--help`` after the kind.
+    ``takes``: ``nothing``, ``whole`` (``low``..``high`` or ``choices``), ``seconds`` (> 0, at most
+    :data:`MAX_SECONDS`), ``code`` (a word matching ``pattern``, in capitals) or ``codes`` (a comma
+    list). ``default`` ``None``: the simulator works it out. ``what``, ``metavar``, ``note`` are
+    message and ``--help`` texts; ``read`` is ``int`` or ``float`` for ``whole`` (see the module).
     """
 
     takes: Takes
@@ -143,11 +131,7 @@ class ValueRule:
         )
 
     def parse(self, text: str) -> FaultValue:
-        """``VALUE`` text as this rule's type (unchecked: :meth:`check` follows).
-
-        Raises:
-            ValueError: a number that does not read as one (the caller names the spec).
-        """
+        """``VALUE`` text as this rule's type, unchecked (:meth:`check` follows)."""
         if self.takes == "code":
             return text.strip().upper()
         if self.takes == "codes":
@@ -229,14 +213,8 @@ class ValueRule:
 
 
 class FaultKinds:
-    """One simulator's fault kinds: the counter's name and a :class:`ValueRule` per kind.
-
-    Args:
-        counter: what ``N`` in ``KIND@N`` counts, singular (``"game"``); 1-based.
-        rules: kind → rule, in the order ``--help`` lists them.
-        examples: specs for the error message of a malformed spec and for ``--help``.
-        counts: what ``N`` counts, for ``--help`` (``"games since start"``).
-        noun: what an unknown kind is called in its error (``"fault kind"``).
+    """One simulator's fault kinds: what ``N`` counts (1-based) and a :class:`ValueRule` per kind,
+    in ``--help`` order, with examples and texts for errors and ``--help``.
     """
 
     def __init__(
@@ -316,11 +294,7 @@ class FaultKinds:
         rule.check(kind, value)
 
     def parse(self, text: str) -> tuple[str, int, FaultValue]:
-        """``KIND@N[=VALUE]`` → its parts, checked.
-
-        Raises:
-            ValueError: ``fault spec 'TEXT': …`` naming the bad part and the expected shape.
-        """
+        """``KIND@N[=VALUE]`` → its parts, checked (``fault spec 'TEXT': …`` on error)."""
         *head, last = self.examples
         listed = f"{', '.join(head)} or {last}" if head else last
         shape = f"expected {self.metavar}, e.g. {listed}"
@@ -346,11 +320,8 @@ class FaultKinds:
 
 @dataclass(frozen=True)
 class FaultSpec:
-    """A scripted fault: ``kind`` strikes at ``at`` (the simulator's 1-based counter), with
-    ``value`` (``None``: the kind's default). Checked against the subclass's :attr:`KINDS`.
-
-    Raises:
-        ValueError: unknown kind, ``at`` < 1, or a value the kind does not take.
+    """A scripted fault: ``kind`` strikes at ``at`` (1-based) with ``value`` (``None``: the
+    default), checked against the subclass's :attr:`KINDS`.
     """
 
     KINDS: ClassVar[FaultKinds]
@@ -365,11 +336,7 @@ class FaultSpec:
 
     @classmethod
     def from_spec(cls, text: str) -> Self:
-        """Parse ``KIND@N[=VALUE]`` (``misspin@2``, ``silence@3=4``, ``missing_card@1=QS,KH``).
-
-        Raises:
-            ValueError: with a message naming the bad part and the expected shape.
-        """
+        """Parse ``KIND@N[=VALUE]`` (``misspin@2``, ``silence@3=4``, ``missing_card@1=QS,KH``)."""
         return cls(*cls.KINDS.parse(text))
 
     @property

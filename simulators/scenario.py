@@ -1,16 +1,10 @@
 """Simulator scenarios as data files: one device, its options and faults, and what a host must see.
 
-A scenario is a TOML file (``config/scenarios/*.toml``; the format is described in
-``config/scenarios/README.md``) with a spec version, a device family, the simulator's options and
-faults, the production driver's options, how long to run, and the events the production decoder
-and interpreter must report, in order. The file is the test (Klipper's ``test/klippy/*.test``,
-pyvisa-sim's device files): ``tests/integration/test_scenarios.py`` runs every file the same way.
-
-This module only reads and checks: :func:`load_scenario` rejects a wrong spec version, unknown
-keys, options of the wrong type, faults the family does not have, driver options its settings
-model refuses and events that do not exist, each with the file and the key in the message, and
-:meth:`Scenario.mismatch` compares what a host reported with what the file expects. Running the
-device against a host is the caller's (the test's).
+A TOML file (``config/scenarios/*.toml``, format in ``config/scenarios/README.md``) is the test,
+as Klipper's ``test/klippy/*.test`` and pyvisa-sim's device files: ``tests/integration/
+test_scenarios.py`` runs every one the same way. This module only reads and checks
+(:func:`load_scenario`, every error naming file and key) and compares
+(:meth:`Scenario.mismatch`); running is the caller's.
 
     TablectlError
     └── ScenarioError(ValueError)    a scenario file that cannot be used
@@ -100,14 +94,8 @@ CUT: Final = _Type(
 
 @dataclass(frozen=True)
 class Family:
-    """One device family a scenario can run: its simulator, faults, options and driver.
-
-    Args:
-        name: the scenario's ``family``.
-        model: the simulator class, called with the options and ``faults=``.
-        faults: the family's :class:`~tablectl.simulators.faults.FaultSpec` subclass.
-        driver: the registry name of the production driver whose settings ``[host]`` holds.
-        options: simulator option → the type it takes (the model's keyword arguments).
+    """One device family a scenario can run: its simulator, fault spec, options and the registry
+    name of the driver whose settings ``[host]`` holds.
     """
 
     name: str
@@ -314,12 +302,7 @@ def _toml(value: object) -> str:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and check one scenario file.
-
-    Raises:
-        ScenarioError: the file cannot be read or parsed, its ``spec`` is not
-            :data:`SPEC_VERSION`, or any key, option, fault, driver option or event is wrong.
-    """
+    """Read and check one scenario file (``ScenarioError`` for anything wrong in it)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -1,24 +1,16 @@
 """Serve an I/O-free simulated device on a pseudo-terminal or a TCP port.
 
-Why both: a pty gives the host a real tty path (``/dev/pts/N``), so the production serial code
-path (termios, ``serial_for_url("/dev/…")``) runs unchanged on a bench without hardware; TCP
-(``socket://host:port`` in pyserial) works in containers and CI where ptys are awkward, and lets a
-``disconnect`` fault be an honest closed connection.
+A pty gives the host a real tty path, so the production serial path (termios,
+``serial_for_url("/dev/…")``) runs unchanged; TCP works in containers and CI and makes a
+``disconnect`` an honest closed connection. Every tick (about ``20 ms / speed``) the model gets
+``time.monotonic()`` and its output is written; host bytes go to ``receive`` right after an
+``advance`` at the same instant, so replies never overtake earlier output. One writer task keeps
+``split`` pieces in order.
 
-The model owns all behaviour; this module only moves bytes and time: every tick (about ``20 ms /
-speed``) it passes ``time.monotonic()`` to :meth:`~tablectl.simulators.ss2.SimSS2.advance_chunks`
-and writes the result; host bytes go to :meth:`~tablectl.simulators.ss2.SimSS2.receive` right after
-an ``advance`` at the same instant, so replies never overtake earlier wheel output. One writer task
-drains a queue so that ``split`` fragments go out with small pauses without reordering.
-
-Disconnects (``disconnect`` fault, polled through ``model.link_down(now)``):
-
-- TCP: the client connection is aborted (the host sees EOF / ``SerialException``); connections
-  that arrive during the window are closed at once; afterwards one client is accepted again.
-- pty: the master is closed (the host's reads fail as on an unplugged USB adapter) and a *new*
-  pty pair is opened when the window ends, so its ``/dev/pts/N`` differs. A host can only find the
-  port again through a stable path: pass ``link_path`` and point the host at that symlink; it is
-  removed during the window and re-created to the new slave afterwards.
+Disconnects (``model.link_down(now)``): TCP aborts the client and refuses others during the
+window. A pty's master is closed (reads fail as on an unplugged adapter) and a new pair opens
+afterwards with another ``/dev/pts/N``, so a host needs ``link_path``: a symlink removed during
+the window and re-created to the new slave.
 """
 
 from __future__ import annotations
@@ -182,11 +174,7 @@ async def serve_pty(
 ) -> None:
     """Serve ``model`` on a new pty until cancelled; ``on_ready(slave_path)`` once it is open.
 
-    Args:
-        model: the simulated device.
-        on_ready: called once with the first slave path (``/dev/pts/N``).
-        link_path: optional symlink kept pointing at the current slave; the only stable path
-            across ``disconnect`` faults, which replace the pty pair (see the module docstring).
+    ``link_path``: a symlink kept at the current slave, the only stable path across ``disconnect``.
     """
     loop = asyncio.get_running_loop()
     pump = _Pump(model)
@@ -245,9 +233,8 @@ async def serve_tcp(
 ) -> None:
     """Serve ``model`` to one TCP client at a time until cancelled.
 
-    ``on_ready("host:port")`` is called once listening, with the real port when ``port`` is 0.
-    A second client is closed at once (a serial port has one owner). The wheel runs whether or not
-    a client is connected; a client sees the stream from the moment it connects.
+    ``on_ready("host:port")`` once listening (the real port when ``port`` is 0). A second client is
+    closed at once (a serial port has one owner); the device runs whether or not one is connected.
     """
     tcp = _TcpServer(model)
     server = await asyncio.start_server(tcp.handle, host, port)

@@ -1,35 +1,21 @@
 """Simulated barcode-reading card shoe: an I/O-free model of one shoe, dealt as barcode lines.
 
-The model composes the whole shoe up front — a seeded shuffle of ``decks`` × 52 cards (or a scripted
-list), the cut card at its position, the scripted faults, and the shoe-empty signal at the end — as
-a list of barcode lines (:attr:`SimShoe.script`). Dealing only walks that list, so the same seed and
-faults give the same lines however the dealing is paced (STYLE practice 8). Barcodes are written by
-the production :class:`~tablectl.drivers.shoe.barcodes.BarcodeCodec`
-(:meth:`~tablectl.drivers.shoe.barcodes.BarcodeCodec.encode`), HID reports by
-:func:`tablectl.drivers.shoe.hid.encode_line`, so the simulator cannot drift from the decoders.
+The whole shoe is composed up front (seeded shuffle of ``decks`` × 52 or a scripted list, the cut
+card, the faults, the shoe-empty signal) as :attr:`SimShoe.script`; dealing only walks it, so the
+lines do not depend on pacing (STYLE practice 8). Barcodes come from the production
+:meth:`~tablectl.drivers.shoe.barcodes.BarcodeCodec.encode`, HID reports from
+:func:`tablectl.drivers.shoe.hid.encode_line`.
 
-The two wirings:
+Serial: served by ``serve_pty``/``serve_tcp``, a line as ASCII + CR LF, a misread character as
+0xFF (→ U+FFFD → ``unreadable``). HID: :func:`make_usb_device` on a
+:class:`~tablectl.simulators.usb_backend.SimUsbBackend`, lines typed by :func:`push_lines` /
+:func:`serve_usb`. Pacing: ``rate`` lines/s times ``speed``, plus :meth:`SimShoe.request`-ed lines
+at once (``rate = 0``: on request only); tests use :meth:`SimShoe.deal`.
 
-* serial: :meth:`SimShoe.advance_chunks` fits :class:`tablectl.simulators.serve.SimDevice`, so
-  ``serve_pty``/``serve_tcp`` serve it; each line goes out as ASCII + CR LF, a misread character
-  as the byte 0xFF (which the driver decodes to U+FFFD → ``unreadable``);
-* HID: :func:`make_usb_device` builds the scanner on a
-  :class:`~tablectl.simulators.usb_backend.SimUsbBackend` and :func:`push_lines` / :func:`serve_usb`
-  type lines into its interrupt IN endpoint as boot-keyboard reports.
-
-Pacing: ``rate`` lines per second (times ``speed``) from the first :meth:`SimShoe.advance`, plus
-any :meth:`SimShoe.request`-ed lines at once; ``rate = 0`` deals on request only. In-process
-tests skip time altogether with :meth:`SimShoe.deal` / :meth:`SimShoe.next_barcodes`.
-
-Faults (:class:`ShoeFault`, ``KIND@N`` with N the 1-based position in the shoe's card order):
-
-- ``unreadable@N``: card N's barcode is misread (some characters become U+FFFD);
-- ``duplicate@N``: card N is read twice;
-- ``foreign@N``: a card from deck :data:`FOREIGN_DECK` comes out before card N;
-- ``extra@N``: one more card of the shoe's own decks comes out before card N (composition +1);
-- ``cut_early@N`` / ``cut_late@N``: the cut card comes out after card N instead of its regular
-  place (N must be before / after it);
-- ``removed@N``: the shoe is taken off its base and put back before card N.
+Faults (``KIND@N``, N the 1-based card position): ``unreadable`` (some characters become U+FFFD),
+``duplicate`` (read twice), ``foreign`` (a card of :data:`FOREIGN_DECK` before N), ``extra`` (one
+more own card before N), ``cut_early``/``cut_late`` (the cut card after card N, before/after its
+place), ``removed`` (the shoe lifted and put back before N).
 """
 
 from __future__ import annotations
@@ -85,22 +71,9 @@ class ShoeFault(BaseFaultSpec):
 class SimShoe:
     """One simulated shoe; see the module docstring.
 
-    Args:
-        seed: RNG seed of the shuffle and of fault details (which card is extra, which
-            characters a misread loses).
-        decks: decks in a generated shoe (1–8 in practice).
-        cards: a scripted card order (any accepted spelling) instead of a shuffled shoe.
-        cut_from_end: cards behind the cut card; ``"auto"``: 14 for a generated shoe, no cut card
-            for a scripted list; None: no cut card (a shuffler-fed shoe).
-        deck_serials: one serial per deck, printed in each barcode (``B0001-KH``); empty: bare
-            notation (``KH``).
-        faults: scripted faults.
-        rate: lines per second when served (0: only on :meth:`request`).
-        speed: time-lapse factor for ``rate``.
-        codec: the barcode codec whose spelling to use (default: notation).
-
-    Raises:
-        ValueError: inconsistent arguments (a fault beyond the shoe, a cut position outside it…).
+    ``cut_from_end``: ``"auto"`` is 14 for a generated shoe and none for a scripted list; ``None``:
+    no cut card (a shuffler-fed shoe). ``deck_serials`` are printed in each barcode (``B0001-KH``).
+    ``ValueError`` for inconsistent arguments.
     """
 
     def __init__(

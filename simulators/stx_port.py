@@ -1,14 +1,10 @@
-"""The simulated serial line of a device on the reference frame (``STX payload ETX CC``, the
-shuffler's and the dice unit's): one wire server, which each of their ``HostPort`` mixes in with
-its own commands.
+"""The simulated serial line of a reference-frame device (``STX payload ETX CC``: the shuffler,
+the dice unit), mixed into each ``HostPort``.
 
-Host bytes go through the production command decoder (``_decoder``) and each command to the
-model's handler for its type (``_handlers``); a frame that cannot be used is NAKed as the real
-devices do (line noise outside frames is ignored). Every frame out is encoded with the production
-encoder and queued with the wire faults applied: silence, an unplugged link, ``split`` and a
-broken checksum. A fault code is raised (``FALT``) once and cleared (``FCLR``) once. The protocol's
-own messages come from its :class:`StxMessages`; the state it reads is the model's, set in its
-``__init__``.
+Host bytes go through the production decoder (``_decoder``) to the model's handler per command
+type (``_handlers``); an unusable frame is NAKed as real devices do (noise outside frames is
+ignored). Frames out use the production encoder with the wire faults applied (silence, unplugged,
+``split``, a broken checksum); a fault code goes ``FALT`` once and ``FCLR`` once.
 """
 
 from __future__ import annotations
@@ -68,10 +64,10 @@ class StxPort(SerialModel[int, R], Generic[M, R]):
         return frozenset(self._active)
 
     def receive(self, data: bytes, now: float) -> bytes:
-        """Handle host bytes arriving at ``now``; return the immediate replies.
+        """Handle host bytes at ``now``; return the immediate replies.
 
-        Frames a command causes (a shuffle's start after its ``ACK``, a fault cleared after
-        ``ACK;CLRF``) are queued for the next ``advance``, so they follow the reply.
+        Frames a command causes (a shuffle's start, a cleared fault) are queued for the next
+        ``advance``, so they follow the reply.
         """
         self._run_until(now)
         if now < self._silent_until or self.link_down(now):

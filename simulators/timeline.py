@@ -1,11 +1,9 @@
-"""Model time: what a simulated device has scheduled (:class:`Timeline`), the part of a model that
-every device shares (:class:`TimedModel`), and what every serial one adds (:class:`SerialModel`).
+"""Model time: a device's schedule (:class:`Timeline`), what every model shares
+(:class:`TimedModel`) and what every serial one adds (:class:`SerialModel`).
 
-A model is I/O-free, never reads a clock and never sleeps: its server (or a test, or a scenario)
-hands it ``now`` and takes what it sent up to then, and waits until the next entry is due. Between
-two calls, what the model will do is on its timeline, run in time order; entries at the same time
-run in the order they were scheduled, so a seed, a script and the timing of the host's commands
-always give the same bytes, however often the model is advanced.
+A model never reads a clock or sleeps: it is handed ``now``. Entries run in time order, ties in
+scheduling order, so a seed, a script and the host's timing always give the same bytes, however
+often the model is advanced.
 """
 
 from __future__ import annotations
@@ -62,12 +60,9 @@ class Timeline(Generic[T]):
 
 
 class TimedModel(Generic[A, R]):
-    """The part every model shares: the time-lapse factor, the timeline run up to each ``now``,
-    and what the device has done (``R``: a result, what a CLI's ``--games N`` counts). An action
-    on the timeline is a ``kind`` and its detail (of type ``A``; ``no_arg`` when it has none).
-
-    A subclass calls :meth:`_start_timeline` in its ``__init__``, starts its schedule in
-    :meth:`_on_start` (the first ``now`` it is handed) and acts in :meth:`_on_event`.
+    """The part every model shares: ``speed``, the timeline run up to each ``now``, and the results
+    (``R``: what ``--games N`` counts). A subclass calls :meth:`_start_timeline`, schedules in
+    :meth:`_on_start` and acts in :meth:`_on_event` (``A``: an action's detail).
     """
 
     _speed: float
@@ -122,9 +117,8 @@ class TimedModel(Generic[A, R]):
 
 
 class SerialModel(TimedModel[A, R]):
-    """What a serial model adds (the wheel, the shuffler, the dice unit, the big wheel): the
-    output a server takes with :meth:`advance_chunks`, the window of a ``disconnect`` fault, and
-    the host input it ignored.
+    """What a serial model adds: the output for :meth:`advance_chunks`, the ``disconnect`` window
+    and the host input it ignored.
     """
 
     _outbox: Outbox
@@ -144,10 +138,8 @@ class SerialModel(TimedModel[A, R]):
         return self._ignored
 
     def link_down(self, now: float) -> bool:
-        """Whether a ``disconnect`` fault has the cable pulled at ``now``.
-
-        Servers poll this after :meth:`advance`: they close the port or connection while it is
-        true. The model itself drops everything it would send in that window.
+        """Whether a ``disconnect`` fault has the cable pulled at ``now``; servers close the port
+        while it is, and the model drops what it would send.
         """
         window = self._link_down
         return window is not None and window[0] <= now < window[1]

@@ -1,13 +1,7 @@
 """A simulated pyusb backend: USB devices described as data, served at the ``IBackend`` layer.
 
-Why this layer: everything above it is the real pyusb (``usb.core.find``, ``Device``,
-``set_configuration``, ``usb.util.claim_interface``, ``Endpoint.read/write``,
-``usb.util.get_string``), so production transports run unchanged and only libusb is replaced —
-the pyusb counterpart of python-can's virtual bus (STYLE practice 7). Any test or simulator can
-host devices on it: the shoe simulator (a HID keyboard with an interrupt IN endpoint) and the
-shuffler simulator (bulk IN/OUT) both do.
-
-Usage::
+Everything above it is real pyusb, so production transports run unchanged and only libusb is
+replaced: pyusb's counterpart of python-can's virtual bus (STYLE practice 7). Usage::
 
     device = SimUsbDevice.hid_keyboard(vid=0x0C2E, pid=0x0B61, serial="SHOE-1")
     backend = SimUsbBackend(device)
@@ -15,27 +9,14 @@ Usage::
     device.push_in(0x81, report)          # the device side: queue an IN transfer
     device.on_out(lambda ep, data: ...)   # the device side: OUT transfers arrive here
 
-What is modelled, and how faithfully (Linux libusb semantics, errors as pyusb's libusb1 backend
-raises them: ``USBError(strerror, libusb_code, errno)``):
-
-* Descriptors: one configuration (value 1), interfaces with one alternate setting, endpoints of a
-  given address/type; string descriptors (language 0x0409) for manufacturer, product, serial.
-* Kernel drivers: an interface may have one (``usbhid`` for the keyboard helper), bound whenever
-  the device is plugged. ``claim_interface`` and ``set_configuration`` fail with EBUSY while it is
-  bound (or while another handle holds a claim), as usbfs does; ``detach_kernel_driver`` /
-  ``attach_kernel_driver`` flip it (ENOENT when there is none to detach).
-* IN endpoints: a FIFO per endpoint. Each :meth:`SimUsbDevice.push_in` is one transfer; a read
-  returns the head transfer, cut to the read size (the rest stays queued). An empty queue blocks
-  the reading thread up to the timeout, then raises ``USBTimeoutError`` (ETIMEDOUT, code -7);
-  timeout 0 waits forever, as in libusb. Thread-safe: the device side may push from any thread.
-* OUT endpoints: each write calls the :meth:`SimUsbDevice.on_out` callback (in the writer's
-  thread) and accepts all bytes. Control transfers: standard GET_DESCRIPTOR is answered, other IN
-  requests stall (EPIPE), OUT requests (HID SET_IDLE, SET_PROTOCOL, vendor) are accepted and
-  recorded in :attr:`SimUsbDevice.control_log`.
-* Hot-plug: :meth:`SimUsbDevice.unplug` drops the device from enumeration, wakes blocked readers
-  and fails every later call on its handles with ``USBError`` ENODEV (code -4) — what a real
-  unplug looks like. :meth:`SimUsbDevice.plug` makes it enumerable again as a *new* device
-  (old ``usb.core.Device`` objects stay dead, the kernel driver is bound again, queues are empty).
+Linux libusb semantics, errors as pyusb's libusb1 backend raises them (``USBError(strerror,
+libusb_code, errno)``): one configuration (value 1); string descriptors in language 0x0409; a
+bound kernel driver makes ``claim_interface``/``set_configuration`` fail with EBUSY, as usbfs
+does (ENOENT detaching none); an IN endpoint is a FIFO of transfers, cut to the read size, an
+empty one timing out with ETIMEDOUT (-7; timeout 0 waits forever); OUT writes call
+:meth:`SimUsbDevice.on_out`; GET_DESCRIPTOR is answered, other IN control requests stall (EPIPE),
+OUT ones are logged in :attr:`SimUsbDevice.control_log`. :meth:`SimUsbDevice.unplug` fails every
+later call with ENODEV (-4); :meth:`SimUsbDevice.plug` brings it back as a new device.
 """
 
 from __future__ import annotations

@@ -195,11 +195,7 @@ class SimUsbDevice:
             return interface in self._claims
 
     def push_in(self, address: int, data: bytes) -> None:
-        """Queue one IN transfer on endpoint ``address``. Dropped while unplugged (no host).
-
-        Raises:
-            ValueError: ``address`` is not an IN endpoint of this device.
-        """
+        """Queue one IN transfer on endpoint ``address`` (dropped while unplugged)."""
         endpoint = self._endpoints.get(address)
         if endpoint is None or not endpoint.is_in:
             raise SimulatorError(f"{self!r} has no IN endpoint 0x{address:02x}")

@@ -1,33 +1,18 @@
-"""Simulated big money wheel sensor: an I/O-free device model driven by passed-in time.
+"""Simulated big money wheel sensor: the production codec, I/O-free (STYLE practice 8; see
+:mod:`tablectl.simulators`).
 
-Every byte it sends comes from :func:`tablectl.drivers.bigwheel.protocol.encode_message` and every
-host command is parsed by :class:`tablectl.drivers.bigwheel.protocol.CommandDecoder`, so the
-simulator cannot drift from the production codec (STYLE practice 8). The same model runs in-process
-in tests (call :meth:`SimBigWheel.advance` with any clock), behind a pty or a TCP port
-(:mod:`tablectl.simulators.serve`), and in the demo, with byte-identical output for the same seed,
-script and command timing.
+Physics. A spin is planned when it starts: direction (clockwise unless ``wrong_direction``), full
+revolutions (seeded, or ``short_spin``'s), the stop segment (scripted ``stops``, then seeded) and
+the rest point inside it (never within 15 % of a pin, unless ``divider`` puts it on the pin after
+the segment). From 0.45–0.6 rev/s the wheel decelerates uniformly through exactly that angle, so
+the ``REV`` periods are the true kinematic ones. Indices increase clockwise from the reference
+mark; a clockwise wheel brings lower indices under the fixed pointer.
 
-Physics. A spin is planned when it starts: the direction (clockwise unless ``wrong_direction``),
-the full revolutions (seeded in ``revolutions``, or ``short_spin``'s value), the stop segment
-(scripted ``stops`` in order, then seeded) and where inside it the pointer comes to rest (never
-within 15 % of a pin, unless ``divider`` puts it exactly on the pin after the segment). From an
-initial speed of 0.45–0.6 rev/s the wheel decelerates uniformly through exactly that angle, so
-the revolution ticks come slower and slower and their periods are the true kinematic ones.
-Segment indices increase clockwise around the face, index 0 starting at the reference mark; a
-clockwise-turning wheel brings lower indices under the fixed pointer.
-
-Time. All durations are *wheel seconds*, divided by ``speed``: the 1 s heartbeat, the spin, the
-rest ``every`` between a stop and the next start (also from power-up to the first spin), and
-fault values. The schedule depends only on the seeded RNG, drawn in spin order, so the output does
-not depend on how often :meth:`SimBigWheel.advance` is called. Periods in ``REV`` are wheel
-milliseconds (what the sensor measures), whatever the speed.
-
-Faults: :class:`FaultSpec`, ``kind@spin[=value]`` on the command line (kinds in :data:`FAULTS`);
-``spin`` counts spins since start (1-based, the same as the wire's spin number until it wraps
-at 9999).
-
-Layout, as for the other simulated devices: :mod:`~tablectl.simulators.bigwheel.faults` (the fault
-table, the argument checks) and :mod:`~tablectl.simulators.bigwheel.model` (the sensor itself).
+Time. Durations are wheel seconds divided by ``speed`` (heartbeat, spin, the rest ``every``, fault
+values); ``REV`` periods are wheel milliseconds whatever the speed. The seeded RNG is drawn in
+spin order, so output does not depend on how often :meth:`SimBigWheel.advance` is called.
+Faults: ``kind@spin[=value]`` (:data:`FAULTS`), ``spin`` 1-based, the wire's spin number until it
+wraps at 9999.
 """
 
 from tablectl.simulators.bigwheel.faults import FAULT_KINDS, FAULTS, FaultSpec, from_spec

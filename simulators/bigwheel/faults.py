@@ -1,7 +1,7 @@
-"""The simulated big wheel's fault table (see the package docstring), :class:`FaultSpec`, the line
-noise of its ``garbage`` fault, and the checks on a model's arguments and scripted faults: what a
-scenario or ``--fault kind@spin[=value]`` may ask of the model, kept apart from the physics so
-the CLI and scenarios can parse faults without building a wheel."""
+"""The simulated big wheel's fault table, :class:`FaultSpec`, its ``garbage`` noise and the checks
+on a model's arguments, apart from the physics so the CLI and scenarios parse faults without a
+wheel.
+"""
 
 from __future__ import annotations
 

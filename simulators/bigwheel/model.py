@@ -1,7 +1,6 @@
-"""The simulated big wheel's model: spins planned and decelerated, revolution ticks, stops, the
-heartbeat, sensor faults raised and cleared, and the host's commands. I/O-free: the package
-docstring, :mod:`tablectl.simulators.bigwheel`, describes the physics, the time base and the
-faults; :mod:`tablectl.simulators.serve` puts the model behind a pty or a TCP port."""
+"""The simulated big wheel's model: spins, revolution ticks, stops, the heartbeat, sensor faults and
+the host's commands. I/O-free; the package docstring describes physics, time and faults.
+"""
 
 from __future__ import annotations
 
@@ -84,21 +83,10 @@ class _Plan:
 class SimBigWheel(SerialModel[tuple[int, int], SpinResult]):
     """The simulated sensor. Feed it time and host bytes; it returns sensor bytes.
 
-    Args:
-        seed: RNG seed; the same seed, script and command timing give byte-identical output.
-        speed: time-lapse factor; every duration is divided by it.
-        segments: the segment count the sensor starts configured for (``SEG`` changes it).
-        stops: scripted stop indices in order; seeded random afterwards.
-        every: wheel seconds at rest between a stop and the next spin (and before the first).
-        faults: scripted faults, at most one per kind and spin.
-        revolutions: inclusive range of full revolutions of a normal spin.
-        spins: stop spinning after this many spins (``None``: run on); heartbeats go on.
-        by_hand: spins start only when the presenter presses (:meth:`press_spin`), as a studio
-            host sets the wheel going once the round's RNG has drawn (``every`` is then unused).
-
-    Raises:
-        ValueError: any argument out of range, a scripted stop the wheel does not have, or two
-            faults of the same kind for the same spin.
+    ``every``: wheel seconds at rest between spins. ``spins``: stop spinning after this many
+    (heartbeats go on). ``by_hand``: spins start only on :meth:`press_spin`, as a studio host starts
+    the wheel once the round's RNG has drawn. ``ValueError`` for anything out of range, a stop the
+    wheel lacks, or two faults of one kind for one spin.
     """
 
     def __init__(
@@ -169,10 +157,9 @@ class SimBigWheel(SerialModel[tuple[int, int], SpinResult]):
     # --- driving -------------------------------------------------------------------------------
 
     def receive(self, data: bytes, now: float) -> bytes:
-        """Handle host bytes arriving at ``now``; return the immediate replies.
+        """Handle host bytes at ``now``; return the immediate replies.
 
-        Output due up to ``now`` is kept for the next :meth:`advance`; call ``advance(now)``
-        first when wire order matters (the servers do).
+        Output due by ``now`` waits for :meth:`advance`; call it first when wire order matters.
         """
         self._run_until(now)
         if _inside(self._quiet, now) or self.link_down(now):

@@ -1,9 +1,5 @@
-"""``tablectl simulate bigwheel``: serve a simulated money-wheel sensor on a pty or a TCP port.
-
-Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
-after ``--spins N`` stops, 2 on bad arguments. The sensor speaks the reference protocol
-(``docs/protocols/bigwheel.md``); point a ``driver = "tablectl-bigwheel"`` device at the pty path
-or at ``socket://HOST:PORT``.
+"""``tablectl simulate bigwheel``: a simulated money-wheel sensor (``docs/protocols/bigwheel.md``)
+on a pty or a TCP port; stops after ``--spins N``. Conventions: :mod:`tablectl.simulators.cli.kit`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``tablectl simulate dice``: serve a simulated dice shaker and result reader on a pty or a TCP
-port.
-
-Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
-after ``--games N`` rolls ended, 2 on bad arguments. The unit speaks the reference protocol
-(``docs/protocols/dice.md``) and runs its table's cycle by itself; point a
-``driver = "tablectl-dice"`` device at the pty path or at ``socket://HOST:PORT``.
+"""``tablectl simulate dice``: a simulated dice unit (``docs/protocols/dice.md``) on a pty or a TCP
+port; stops after ``--games N`` rolls ended. Conventions: :mod:`tablectl.simulators.cli.kit`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """``tablectl simulate dice-studio``: a simulated studio dice shaker and camera service on a broker.
 
-Both services connect to the broker at ``--url`` and speak the wiring of
-``docs/protocols/dice-mqtt.md`` (the ``mqtt-dice`` driver's defaults, or the shapes of a
-``--shapes`` file). Prints exactly one line to stdout once connected, ``READY mqtt URL``, so
-scripts, tests and the demo know when to start the table; everything else goes to logging
-(stderr). Exits 0 on SIGINT/SIGTERM or ``--shakes N`` shakes after start, 2 on bad arguments, 1
-when serving failed.
+Speaks ``docs/protocols/dice-mqtt.md`` (the ``mqtt-dice`` defaults, or a ``--shapes`` file).
+Prints ``READY mqtt URL`` once connected; exits 0 on SIGINT/SIGTERM or after ``--shakes N``, 2 on
+bad arguments, 1 when serving failed.
 """
 
 from __future__ import annotations
@@ -47,12 +44,8 @@ def _url(text: str) -> str:
 
 
 def load_shapes(path: Path | None) -> StudioShape:
-    """The studio's wiring from a TOML file with the ``mqtt-dice`` device keys (topics,
-    ``status_words``, ``shake_command``, ``camera_keys``, …; a pasted ``[[devices]]`` entry's
-    ``id`` and ``driver`` are ignored); the driver's defaults without a file.
-
-    Raises:
-        SimulatorError: the file cannot be read, or its keys are not the driver's.
+    """The wiring from a TOML file of ``mqtt-dice`` device keys (a pasted entry's ``id`` and
+    ``driver`` are ignored), or the driver's defaults; ``SimulatorError`` if unreadable or wrong.
     """
     if path is None:
         return StudioShape()

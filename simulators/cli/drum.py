@@ -1,16 +1,10 @@
 """``tablectl simulate drum``: run a simulated ball drum on a python-can bus.
 
-Prints one line to stdout once the drum is on the bus, ``READY can INTERFACE CHANNEL`` (like the
-``READY pty …`` of the serial simulators, :mod:`tablectl.simulators.cli.kit`). Exits 0 on
-SIGINT/SIGTERM or after ``--draws N`` completed draws, 1 when the bus cannot be opened, 2 on bad
-arguments.
-
-Which interface: python-can's ``virtual`` bus only connects buses *in the same process*, so
-``--interface virtual`` is for callers that run :func:`run` inside the process that also runs
-the driver (the demo, tests). Between processes use an interface that crosses them: a real or
-``vcan`` socketcan interface (``--interface socketcan --channel vcan0``, needs the vcan kernel
-module), or ``udp_multicast`` where the ``msgpack`` package is installed; see
-``docs/protocols/drum.md`` ("Simulator") for what was checked on the build machine.
+Prints ``READY can INTERFACE CHANNEL``; exits 0 on SIGINT/SIGTERM or after ``--draws N``, 1 when
+the bus cannot be opened, 2 on bad arguments. python-can's ``virtual`` bus only joins buses in one
+process, so ``--interface virtual`` is for callers running :func:`run` beside the driver; between
+processes use socketcan (``vcan0``, needs the vcan module) or ``udp_multicast`` with ``msgpack``
+(``docs/protocols/drum.md``, "Simulator").
 """
 
 from __future__ import annotations

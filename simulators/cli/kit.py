@@ -1,28 +1,15 @@
 """What the simulator CLIs share: argument types, the common options, the serve loop and stop.
 
-Each ``tablectl simulate DEVICE`` (``simulators/cli/DEVICE.py``) only declares its device's options
-and builds its model; this module supplies the rest, the same for all of them:
+Each ``simulators/cli/DEVICE.py`` declares its options and builds its model; this module has the
+rest: argparse types that report bad values verbatim, ``--pty | --tcp HOST:PORT`` and ``--link``,
+``--seed``, ``--speed``, ``--fault`` and count options, and :func:`run_served`, which prints
+exactly one line to stdout once serving (``READY pty /dev/pts/N`` or ``READY tcp
+127.0.0.1:PORT``; everything else is logging on stderr) so scripts, tests and the demo know where
+to connect. Exit codes: :data:`EXIT_OK` 0, :data:`EXIT_ERROR` 1, :data:`EXIT_USAGE` 2.
 
-- argparse types that report bad values verbatim (:func:`argument_type`, :func:`number_type`,
-  :func:`whole_type`, :func:`tcp_type`, :data:`speed_type`), ``--pty | --tcp HOST:PORT`` plus
-  ``--link`` (:func:`add_transport_arguments`), ``--seed`` and ``--speed``
-  (:func:`add_seed_argument`, :func:`add_speed_argument`), device seconds
-  (:func:`add_seconds_argument`), ``--fault`` from the device's fault table
-  (:func:`add_fault_argument`) and ``--games N``-like counts (:func:`add_count_argument`);
-- :func:`run_served`: serve a model on a pty or TCP port, print exactly one line to stdout once
-  serving, ``READY pty /dev/pts/N`` or ``READY tcp 127.0.0.1:PORT`` (so scripts, tests and the
-  demo know where to connect; everything else goes to logging, on stderr), and stop when
-  cancelled, after ``count`` results or once ``done`` returns; :func:`serve_until_stopped` is its
-  transport-free core (the CAN drum and the MQTT dice studio use it directly, with READY lines
-  of their own);
-- the exit codes: :data:`EXIT_OK` (0: stopped, or the count reached), :data:`EXIT_ERROR` (1,
-  serving failed), :data:`EXIT_USAGE` (2, bad arguments), and :func:`main_for` for ``python -m
-  tablectl.simulators.cli.DEVICE``.
-
-Serving ends when cancelled: ``tablectl simulate`` runs a simulator under the one stop mechanism of
-every command (``tablectl.controller.service.stopping``: SIGINT and SIGTERM cancel it, it stops
-serving, exit 0). This layer may not import it, so :func:`run_main` (no controller imports at all)
-cancels on the two signals itself, the same way.
+``tablectl simulate`` stops by the one mechanism of every command
+(``tablectl.controller.service.stopping``); this layer may not import it, so :func:`run_main`
+cancels on SIGINT/SIGTERM itself, the same way.
 """
 
 from __future__ import annotations
@@ -55,9 +42,8 @@ _M = TypeVar("_M", bound=SimDevice)
 
 
 def argument_type(parse: Callable[[str], _T]) -> Callable[[str], _T]:
-    """``parse`` as an argparse ``type=``: its ``ValueError`` message is shown verbatim.
-
-    (argparse reports ``ArgumentTypeError`` verbatim, a bare ``ValueError`` as "invalid … value".)
+    """``parse`` as an argparse ``type=`` whose ``ValueError`` message is shown verbatim (argparse
+    shows only ``ArgumentTypeError`` so; a bare ``ValueError`` becomes "invalid … value").
     """
 
     @functools.wraps(parse)
@@ -202,17 +188,11 @@ async def run_served(
     done: Callable[[_M, asyncio.Future[None]], Awaitable[object]] | None = None,
     while_serving: Callable[[_M], AbstractContextManager[object]] | None = None,
 ) -> int:
-    """Serve ``build()`` as :func:`add_transport_arguments`' options say, until stopped.
+    """Serve ``build()`` on the transport the options say until cancelled or ``done(model, ready)``
+    returns (``ready`` resolves at the READY line; :func:`until_results` makes the usual ``done``).
 
-    Prints ``READY pty PATH`` or ``READY tcp HOST:PORT`` once serving. Stops when cancelled (the
-    command's SIGINT/SIGTERM), or when ``done(model, ready)`` returns (``ready`` resolves at the
-    READY line; :func:`until_results` makes the usual ``done``).
-    ``while_serving(model)`` is entered around the serving (e.g. to watch stdin).
-
-    Returns:
-        :data:`EXIT_USAGE` for ``--link`` with ``--tcp`` or when ``build`` raises ``ValueError``
-        (its message goes to stderr after ``name``); :data:`EXIT_ERROR` when serving failed;
-        else :data:`EXIT_OK`.
+    ``while_serving(model)`` is entered around the serving. :data:`EXIT_USAGE` for ``--link`` with
+    ``--tcp`` or a ``ValueError`` from ``build``; :data:`EXIT_ERROR` when serving failed.
     """
     if args.link and args.tcp:
         return usage_error(name, "--link needs --pty")
@@ -247,12 +227,8 @@ async def serve_until_stopped(
     done: Awaitable[object] | None = None,
     task_name: str = "sim:serve",
 ) -> int:
-    """Run ``serving`` until ``done`` finishes, until it ends itself, or until cancelled (the
-    command's stop: SIGINT/SIGTERM); both tasks are over when this returns or raises.
-
-    Returns:
-        :data:`EXIT_ERROR` (the error printed after ``name``) when ``serving`` raised, else
-        :data:`EXIT_OK`.
+    """Run ``serving`` until ``done`` finishes, it ends itself, or the command is cancelled; both
+    tasks are over on return. :data:`EXIT_ERROR` (printed after ``name``) when ``serving`` raised.
     """
     served = asyncio.create_task(serving, name=task_name)
     waiters: list[asyncio.Future[Any]] = []

@@ -1,12 +1,8 @@
-"""``tablectl simulate shoe``: serve a simulated serial barcode shoe on a pty or a TCP port.
+"""``tablectl simulate shoe``: a simulated serial barcode shoe on a pty or a TCP port.
 
-Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`. Point a ``serial-shoe``
-device at the path (or ``socket://HOST:PORT``). The HID wiring needs the simulated pyusb backend in
-the same process, so it is not served here (see :func:`tablectl.simulators.shoe.serve_usb`).
-
-Dealing: ``--rate R`` lines per second (times ``--speed``); ``--rate 0`` deals on request: each
-line on stdin deals one card, or N cards if the line is a number. Exits 0 on SIGINT/SIGTERM, or
-with ``--exit-at-end`` once the shoe-empty signal went out; 2 on bad arguments.
+The HID wiring needs the simulated pyusb backend in the same process, so it is not served here
+(:func:`tablectl.simulators.shoe.serve_usb`). ``--rate 0`` deals on request: each stdin line deals
+one card, or N for a number. ``--exit-at-end`` exits once the shoe-empty signal went out.
 """
 
 from __future__ import annotations
@@ -81,11 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_model(args: argparse.Namespace) -> SimShoe:
-    """The model the arguments describe.
-
-    Raises:
-        ValueError: inconsistent arguments.
-    """
+    """The model the arguments describe (``ValueError`` when they are inconsistent)."""
     cut: int | Literal["auto"] | None = "auto" if args.cut is None else (args.cut or None)
     return SimShoe(
         seed=args.seed,

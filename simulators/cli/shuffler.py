@@ -1,9 +1,5 @@
-"""``tablectl simulate shuffler``: serve a simulated card shuffler on a pty or a TCP port.
-
-Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
-after ``--shuffles N`` completed shuffles, 2 on bad arguments. The shuffler speaks the reference
-protocol (``docs/protocols/shuffler.md``); point a ``driver = "tablectl-shuffler"`` device at the
-pty path or at ``socket://HOST:PORT``.
+"""``tablectl simulate shuffler``: a simulated card shuffler (``docs/protocols/shuffler.md``) on a
+pty or a TCP port; stops after ``--shuffles N``. Conventions: :mod:`tablectl.simulators.cli.kit`.
 """
 
 from __future__ import annotations

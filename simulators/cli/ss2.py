@@ -1,7 +1,5 @@
-"""``tablectl simulate ss2``: serve a simulated Slingshot 2 wheel on a pty or a TCP port.
-
-Prints the one ``READY`` line of :mod:`tablectl.simulators.cli.kit`; exits 0 on SIGINT/SIGTERM or
-after ``--games N`` results, 2 on bad arguments.
+"""``tablectl simulate ss2``: a simulated Slingshot 2 wheel on a pty or a TCP port; stops after
+``--games N`` results. Conventions: :mod:`tablectl.simulators.cli.kit`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The simulated dice unit's mechanism: the table's cycle, faults raised and cleared, and the
-schedule that drives them (the package docstring, :mod:`tablectl.simulators.dice`, describes the
-protocol it speaks). What it hears and says on the line is its
-:class:`~tablectl.simulators.dice.wire.HostPort`. I/O-free: :mod:`tablectl.simulators.serve` puts
-it behind a pty or a TCP port, tests and scenarios drive it with any clock."""
+"""The simulated dice unit's mechanism: the cycle, faults and their schedule. What it says on the
+line is its :class:`~tablectl.simulators.dice.wire.HostPort`.
+"""
 
 from __future__ import annotations
 
@@ -84,27 +82,12 @@ def _optional_seconds(value: float | None, what: str) -> float | None:
 
 
 class SimDice(HostPort[RollOutcome]):
-    """The simulated dice unit (a shaker dome or a tower, and its reader). Feed it time and host
-    bytes; it returns unit bytes.
+    """The simulated dice unit. Feed it time and host bytes; it returns unit bytes.
 
-    Args:
-        seed: RNG seed (faces, confidences, the dice's order on the plate, jitter, garbage, the
-            serial number); the same seed, faults and command timing give the same bytes.
-        speed: time-lapse factor; every duration is divided by it.
-        dice: dice in the unit (1–6).
-        colors: the dice's colours (one per die, distinct), or none when they look alike; the
-            reader then reports them in the order it sees them.
-        faults: scripted faults, at most one per kind and game.
-        faces: results to give, in order, one tuple per successful read (random afterwards).
-        betting_seconds: betting stays open this long (``None``: until the host's ``CLOS`` or
-            :meth:`press_close`).
-        roll_delay: the dealer shakes this long after betting closed or a no-result (``None``:
-            only the host's ``ROLL`` or :meth:`press_roll`).
-        shake_seconds, settle_seconds: the shake (or drop), then the dice coming to rest.
-        result_seconds: the result shows this long before the next game opens.
-
-    Raises:
-        SimulatorError: an argument out of range, or two faults of one kind for the same game.
+    ``colors``: one per die, distinct, or none (the reader then reports its own order). ``faces``:
+    results in order, then random. ``betting_seconds`` ``None``: only ``CLOS``/:meth:`press_close`
+    closes; ``roll_delay`` ``None``: only ``ROLL``/:meth:`press_roll` rolls. ``SimulatorError`` for
+    an argument out of range or two faults of one kind for one game.
     """
 
     def __init__(

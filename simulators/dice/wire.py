@@ -1,10 +1,6 @@
-"""The simulated dice unit's serial line: its commands on the one reference-frame port
-(:class:`~tablectl.simulators.stx_port.StxPort`).
-
-:class:`HostPort` is the half of :class:`~tablectl.simulators.dice.model.SimDice` that talks, kept
-apart from the mechanism (the cycle, faults, the schedule) because it is what a host sees: it
-answers or refuses the host's commands as the reference protocol says. The state it reads and the
-schedule it moves are the model's.
+"""The simulated dice unit's serial line on the reference-frame port
+(:class:`~tablectl.simulators.stx_port.StxPort`): :class:`HostPort`, the half of the model a host
+sees, answering or refusing its commands; the state and schedule are the model's.
 """
 
 from __future__ import annotations

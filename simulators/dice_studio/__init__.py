@@ -1,20 +1,11 @@
 """A simulated live-studio dice table: the shaker and the camera (vision) service on a broker.
 
-Both services speak the wiring of ``docs/protocols/dice-mqtt.md`` through the production codec
-(:class:`tablectl.drivers.dice_mqtt.messages.StudioCodec`, the services' side), with the same
-configurable shapes as the ``mqtt-dice`` driver, so the two ends cannot drift apart.
-
-Layout: :mod:`~tablectl.simulators.dice_studio.shaker` (status words, the shake, the dice),
-:mod:`~tablectl.simulators.dice_studio.camera` (answers to read requests),
-:mod:`~tablectl.simulators.dice_studio.studio` (the two as one I/O-free model, driven by passed-in
-time), :mod:`~tablectl.simulators.dice_studio.service` (the model on a real broker, on an injected
-clock), :mod:`~tablectl.simulators.dice_studio.faults` (the fault table) and
-:mod:`~tablectl.simulators.dice_studio.timeline` (what is planned, when).
-
-Seeded: the dice depend only on the seed and the number of completed shakes. ``speed`` divides
-every studio duration, the commanded shake's too. Faults: :class:`FaultSpec`,
-``KIND@SHAKE[=VALUE]`` (kinds in :data:`FAULTS`), ``SHAKE`` counting the shake commands the
-shaker accepted.
+Both speak ``docs/protocols/dice-mqtt.md`` through the production
+:class:`tablectl.drivers.dice_mqtt.messages.StudioCodec` with the driver's configurable shapes, so
+the two ends cannot drift. Modules: ``shaker``, ``camera``, ``studio`` (both as one I/O-free
+model), ``service`` (the model on a broker), ``faults``, ``timeline``. The dice depend only on the
+seed and the completed shakes; ``speed`` divides every studio duration, the commanded shake's
+too. Faults: ``KIND@SHAKE[=VALUE]`` (:data:`FAULTS`), counting accepted shake commands.
 """
 
 from tablectl.simulators.dice_studio.faults import FAULT_CODES, FAULT_KINDS, FAULTS, FaultSpec

@@ -1,10 +1,9 @@
 """The simulated camera (vision) service: it answers read requests with the shaker's dice.
 
-Each request is answered ``delay`` studio seconds later (the time a vision service takes to look)
-with the round id it carried, the dice at rest and ``err`` 0, unless a fault of the shake that
-left those dice says otherwise (``unreadable``, ``cocked``, ``off_table``: ``res: null`` and the
-shape's error number; ``silence``: no answer for a while; ``duplicate_result``: two answers;
-``garbage``: a truncated JSON document first).
+Each answer comes ``delay`` studio seconds later with the request's round id, the dice and ``err``
+0, unless a fault of that shake says otherwise: ``unreadable``, ``cocked``, ``off_table``
+(``res: null`` and the shape's error number), ``silence``, ``duplicate_result`` (two answers),
+``garbage`` (a truncated JSON document first).
 """
 
 from __future__ import annotations
@@ -29,16 +28,7 @@ GARBAGE_RESULT: Final = b'{"response":"result","arg":{"round_id":'
 
 
 class SimCamera:
-    """A camera service model driven by passed-in time (see the module docstring).
-
-    Args:
-        codec: the studio's wiring (topics, key names, error numbers).
-        shaker: whose dice it reads, and whose shake count the faults refer to.
-        speed: time-lapse factor.
-        faults: the studio's scripted faults (the camera's: ``unreadable``, ``cocked``,
-            ``off_table``, ``silence``, ``duplicate_result``, ``garbage``).
-        delay: studio seconds from a request to its answer.
-    """
+    """A camera service model driven by passed-in time (see the module docstring)."""
 
     def __init__(
         self,

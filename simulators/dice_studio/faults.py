@@ -60,10 +60,8 @@ class FaultSpec(BaseFaultSpec):
 
 
 def camera_error(camera: CameraShape, kind: str) -> int:
-    """The ``err`` number a camera fault sends: the shape's number for its stable code.
-
-    Raises:
-        SimulatorError: the shape's error table has no number for that code.
+    """The ``err`` a camera fault sends: the shape's number for its code (``SimulatorError`` if
+    none).
     """
     code = FAULT_CODES[kind]
     numbers = sorted((n for n, c in camera.errors.items() if c == code), reverse=True)

@@ -1,11 +1,9 @@
 """Play a :class:`~tablectl.simulators.dice_studio.studio.SimDiceStudio` on a real broker.
 
-The model decides everything; this module only moves messages: it subscribes to the services'
-command topics through the production link
-(:class:`~tablectl.drivers.transports.mqtt.MqttLink`), hands each command to the model, publishes
-what the model says, and waits (on the injected clock) until the model's next planned word or the
-next command. A dropped connection is retried every ``reconnect_delay``; the ``disconnect`` fault
-closes the link itself and stays away until the model is back.
+The model decides everything; this only moves messages through the production
+:class:`~tablectl.drivers.transports.mqtt.MqttLink` and waits on the injected clock for the next
+planned word or command. A dropped connection is retried every ``reconnect_delay``; the
+``disconnect`` fault closes the link itself until the model is back.
 """
 
 from __future__ import annotations
@@ -24,17 +22,8 @@ from tablectl.simulators.dice_studio.studio import SimDiceStudio
 class StudioService:
     """One studio model on one broker until cancelled.
 
-    Args:
-        model: the studio.
-        endpoint: the broker.
-        clock: every wait (the model's timeline, the reconnect delay); tests pass a manual one.
-        client_id: the MQTT client id (``None``: a random one).
-        reconnect_delay: seconds between connection attempts.
-
-    Attributes:
-        connections: successful connects so far (a test waits for the first, or the next).
-        connected: whether a connection is up now.
-        failures: connection attempts that failed.
+    ``connections`` (successful connects, for a test to wait on), ``connected`` and ``failures``
+    describe the link.
     """
 
     def __init__(

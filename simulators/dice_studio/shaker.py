@@ -1,11 +1,8 @@
 """The simulated dice shaker: status words in answer to commands, and the dice it leaves.
 
-It behaves as the studio's shaker does on the wire: a state query is answered with the current
-status word; a shake command while idle is answered at once with "command received" (S2), the
-shaking starts a moment later (S1) and ends after the commanded duration (S0) with new dice; a
-command while it is busy is answered with its current word and otherwise ignored. A
-``motion_fault`` aborts the shake halfway (S90) and clears after its value (S0, no new dice).
-Durations are studio seconds divided by ``speed``.
+A query gets the current word. A shake while idle gets S2 at once, S1 a moment later and S0 with
+new dice after the commanded duration; a command while busy gets the current word and is ignored.
+``motion_fault`` aborts halfway (S90) and clears after its value (S0, no new dice).
 """
 
 from __future__ import annotations
@@ -43,15 +40,8 @@ class _Step:
 
 
 class SimShaker:
-    """A shaker model driven by passed-in time (see the module docstring).
-
-    Args:
-        codec: the studio's wiring (status words and command texts).
-        rng: the dice's random source (seeded by the studio).
-        dice: how many dice it shakes.
-        speed: time-lapse factor.
-        faults: the studio's scripted faults (only ``motion_fault`` and ``garbage`` are the
-            shaker's).
+    """A shaker model driven by passed-in time (see the module docstring); of the faults only
+    ``motion_fault`` and ``garbage`` are the shaker's.
     """
 
     def __init__(

@@ -1,10 +1,7 @@
 """The simulated studio: one shaker and one camera on one broker, as one I/O-free model.
 
-Messages in (topic, payload), messages out; every decision is data and every wait is a time on a
-timeline, so the model runs the same under a test's manual clock and on a live broker
-(:mod:`tablectl.simulators.dice_studio.service`). Commands are decoded with the production codec
-(:class:`~tablectl.drivers.dice_mqtt.messages.StudioCodec`, the services' side), so the simulator
-and the driver cannot disagree about a shape.
+Every wait is a time on a timeline, so it runs the same under a manual clock and on a live broker;
+commands are decoded with the production codec, so simulator and driver agree on every shape.
 """
 
 from __future__ import annotations
@@ -32,17 +29,7 @@ from tablectl.simulators.faults import check_unique, faults_at
 class SimDiceStudio:
     """A shaker and a camera service speaking ``shape`` (see the package docstring).
 
-    Args:
-        shape: the studio's wiring (the driver's defaults when unset).
-        dice: how many dice the shaker shakes (1–6).
-        seed: seeds the dice.
-        speed: time-lapse factor: every studio duration (the commanded shake too) is divided
-            by it.
-        faults: scripted faults (``KIND@SHAKE[=VALUE]``).
-        camera_delay: studio seconds from a read request to its answer.
-
-    Raises:
-        SimulatorError: a setting or fault the studio cannot play.
+    ``SimulatorError`` for a setting or fault the studio cannot play.
     """
 
     def __init__(
@@ -121,10 +108,9 @@ class SimDiceStudio:
         return self._send(self.shaker.receive(command, now))
 
     def advance(self, now: float) -> list[TopicMessage]:
-        """What the studio says by ``now``, in the order it was due; what was due while it was
-        off the broker is lost. Each word counts at its own time, so the result does not depend
-        on how often this is called (one call covering a ``disconnect`` shake's S1 and S0 still
-        loses the S0)."""
+        """What the studio says by ``now``, in order; what fell due while off the broker is lost.
+        Each word counts at its own time, so the result does not depend on the call rate.
+        """
         said = sorted(self.shaker.advance(now) + self.camera.advance(now), key=lambda s: s.at)
         out = self._send(said)
         if self.offline_until is not None and now >= self.offline_until:

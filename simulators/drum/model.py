@@ -1,7 +1,6 @@
-"""The simulated drum's model: mixing, releases, balls travelling past the readers, heartbeats
-and state frames, and the host's commands. I/O-free; :func:`~tablectl.simulators.drum.runner.
-run_sim_drum` runs it over a frame link. The package docstring, :mod:`tablectl.simulators.drum`,
-describes the protocol and the faults."""
+"""The simulated drum's model: mixing, releases, balls past the readers, heartbeats, state frames
+and the host's commands. I/O-free; :func:`~tablectl.simulators.drum.runner.run_sim_drum` runs it.
+"""
 
 from __future__ import annotations
 
@@ -68,20 +67,9 @@ class _Draw:
 class SimDrum(TimedModel[None, DrawResult]):
     """The simulated drum. Feed it time and host frames; it returns drum frames.
 
-    Args:
-        seed: RNG seed (which balls come out).
-        speed: time-lapse factor for mechanical durations (heartbeats stay at 200 ms).
-        balls: balls in the drum, numbered ``first_ball .. first_ball + balls - 1``.
-        first_ball: 1, or 0 for drums with a ball 0 (1 Bet).
-        draw: balls per draw; the receiver reports full at this count.
-        readers: reader nodes (1–8); reader 1 reads at the receiver's mouth.
-        node_id: the controller's node id (readers follow it).
-        faults: scripted faults, at most one per kind and draw.
-        auto: run the draw cycle by itself (otherwise only host commands act).
-        mix_seconds, ball_interval, hold_seconds, idle_seconds: the automatic cycle, drum s.
-
-    Raises:
-        ValueError: an argument out of range or two faults of one kind for the same draw.
+    ``first_ball`` is 0 for drums with a ball 0 (1 Bet). ``auto`` runs the draw cycle by itself
+    (otherwise only commands act). ``ValueError`` for an argument out of range or two faults of one
+    kind for one draw.
     """
 
     def __init__(

@@ -21,8 +21,7 @@ async def run_sim_drum(
 ) -> None:
     """Run ``model`` on an open ``link`` until cancelled (or the link fails).
 
-    Time comes from ``clock``; the model's own schedule says when to wake, so frames go out on
-    time without a fixed tick. ``on_frame`` sees every frame the drum sends.
+    The model's own schedule says when to wake, so frames go out on time without a fixed tick.
     """
     recv: asyncio.Future[CanFrame] | None = None
 

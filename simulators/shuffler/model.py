@@ -1,9 +1,6 @@
-"""The simulated shuffler's mechanism: shuffles, the door, faults raised and cleared, and the
-schedule that drives them (the package docstring, :mod:`tablectl.simulators.shuffler`, describes
-the protocol it speaks). What it hears and says on the line is its
-:class:`~tablectl.simulators.shuffler.wire.HostPort`. I/O-free:
-:class:`~tablectl.simulators.shuffler.usb.SimShufflerUsb` puts it behind a simulated USB device,
-:mod:`tablectl.simulators.serve` behind a pty or a TCP port."""
+"""The simulated shuffler's mechanism: shuffles, the door, faults and their schedule. What it says
+on the line is its :class:`~tablectl.simulators.shuffler.wire.HostPort`.
+"""
 
 from __future__ import annotations
 
@@ -69,19 +66,10 @@ class ShufflePlan:
 class SimShuffler(HostPort[ShuffleResult]):
     """The simulated shuffler. Feed it time and host bytes; it returns shuffler bytes.
 
-    Args:
-        seed: RNG seed (garbage bytes, duration jitter, the serial number); the same seed,
-            faults and command timing give byte-identical output.
-        speed: time-lapse factor; every duration is divided by it.
-        decks: decks loaded (1–8); a complete shoe counts ``decks`` × 52 cards.
-        faults: scripted faults, at most one per kind and shuffle.
-        shuffle_seconds: device seconds per shuffle (default 2 + 1 per deck).
-        auto: the dealer presses the start button this many device seconds after the shuffler
-            becomes idle or ready (``None``: only the host's ``SHUF`` starts a shuffle).
-        reads_faces: False models a shuffler without a card reader (deck checks report ``?``).
-
-    Raises:
-        ValueError: an argument out of range or two faults of one kind for the same shuffle.
+    ``shuffle_seconds`` defaults to 2 + 1 per deck. ``auto``: the dealer presses start this many
+    device seconds after idle or ready (``None``: only ``SHUF``). ``reads_faces`` False: no card
+    reader (deck checks report ``?``). ``ValueError`` for an argument out of range or two faults of
+    one kind for one shuffle.
     """
 
     def __init__(

@@ -21,19 +21,12 @@ USB_PID: Final = 0x5346
 
 
 class SimShufflerUsb:
-    """A :class:`SimShuffler` behind the bulk IN/OUT endpoints of a simulated USB device.
+    """A :class:`SimShuffler` behind the bulk endpoints of a simulated USB device.
 
-    The model is the same; only the wire differs: each chunk the model sends becomes one IN
-    transfer on ``0x81`` (a ``split`` fault's pieces become short transfers, which the host must
-    reassemble, as with any byte stream), and each OUT transfer on ``0x02`` goes to
-    :meth:`SimShuffler.receive`, its reply pushed at once. A ``disconnect`` fault unplugs the
-    device and plugs it back in as a new one. Pass :attr:`backend` to the driver
-    (``usb_backend=``) and drive time with :meth:`run` (or :meth:`poll` in a test).
-
-    Args:
-        model: the shuffler model.
-        vid, pid, serial: what the device enumerates as.
-        clock: the time source for the model (monotonic seconds).
+    Each chunk becomes one IN transfer on ``0x81`` (``split`` pieces become short transfers the host
+    must reassemble); each OUT transfer on ``0x02`` goes to :meth:`SimShuffler.receive`, its reply
+    pushed at once. ``disconnect`` unplugs the device and plugs it back as a new one. Give
+    :attr:`backend` to the driver and drive time with :meth:`run` (or :meth:`poll`).
     """
 
     def __init__(

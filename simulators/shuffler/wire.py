@@ -1,10 +1,6 @@
-"""The simulated shuffler's serial line: its commands on the one reference-frame port
-(:class:`~tablectl.simulators.stx_port.StxPort`).
-
-:class:`HostPort` is the half of :class:`~tablectl.simulators.shuffler.model.SimShuffler` that
-talks, kept apart from the mechanism (shuffles, door, faults, the schedule) because it is what a
-host sees: it answers or refuses the host's commands as the real shuffler does. The state it
-reads and the schedule it moves are the model's.
+"""The simulated shuffler's serial line on the reference-frame port
+(:class:`~tablectl.simulators.stx_port.StxPort`): :class:`HostPort`, the half of the model a host
+sees, answering or refusing its commands as the real shuffler does.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The simulated SS2's model: the controller's tick loop, its phases, the ball and the rotor.
-
-What the wheel says and hears on its serial port (host commands, the wire faults on its lines) is
-:class:`~tablectl.simulators.ss2.wire.HostPort`, which this class extends; the package docstring
-(:mod:`tablectl.simulators.ss2`) describes the timing model and the sensor geometry.
+"""The simulated SS2's model: the controller's tick loop, its phases, the ball and the rotor; its
+serial side is :class:`~tablectl.simulators.ss2.wire.HostPort`, which this class extends.
 """
 
 from __future__ import annotations
@@ -58,23 +55,11 @@ from tablectl.simulators.ss2.wire import HostPort
 class SimSS2(HostPort):
     """The simulated wheel (serial port 1). Feed it time and host bytes; it returns wheel bytes.
 
-    Args:
-        seed: RNG seed; the same seed, scenario and command timing give byte-identical output.
-        speed: time-lapse factor; every duration is divided by it (the status period is
-            ``0.5 / speed`` seconds).
-        mode: operating-mode bit sum (``*o``); see the ``MODE_*`` constants.
-        pockets: 37 (single zero) or 38 (adds ``"00"``).
-        faults: scripted faults, at most one per kind and game.
-        numbers: scripted results in order (``17``, ``"00"``, ``"5"``); seeded random afterwards.
-        revolutions: inclusive range of ball revolutions in the sensor stream.
-        spin: the spin counter shown before the first launch (1–256; it wraps 256 → 1).
-        wait_for_host: hold in state 1 (idle, status lines going out) until the first host
-            command arrives, so a host that connects late still sees game 1 from its start.
-            Not something a real wheel does: it is for tests and benches that count games.
-
-    Raises:
-        ValueError: any argument out of range, a number the wheel does not have, or two faults of
-            the same kind for the same game.
+    ``mode``: the ``*o`` bit sum (``MODE_*``); ``pockets`` 37 or 38 (``"00"``); ``spin``: the
+    counter before the first launch (1–256, wraps). ``wait_for_host`` holds state 1 until the first
+    host command, so a late host still sees game 1 from its start; no real wheel does this, it is
+    for tests that count games. ``ValueError`` for anything out of range, a number the wheel lacks,
+    or two faults of one kind for one game.
     """
 
     def __init__(
@@ -325,9 +310,8 @@ class SimSS2(HostPort):
         self._schedule_sensors(t, game)
 
     def _schedule_sensors(self, t: float, game: GamePlan) -> None:
-        """Ball revolutions for the ``*I 4`` stream: slowing down from launch to leaving the rim.
-
-        Drawn whether or not the stream is on, so enabling it does not change the RNG sequence.
+        """Ball revolutions for the ``*I 4`` stream, slowing from launch to leaving the rim; drawn
+        even with the stream off, so enabling it does not change the RNG sequence.
         """
         if game.has("short_spin"):
             count = int(game.value("short_spin"))

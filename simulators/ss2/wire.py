@@ -1,10 +1,6 @@
-"""The simulated SS2's serial port: host bytes in, the command handlers, wheel lines out.
-
-:class:`HostPort` is the half of :class:`~tablectl.simulators.ss2.model.SimSS2` that talks: it
-parses host commands with the production :class:`~tablectl.drivers.ss2.protocol.CommandDecoder`,
-answers them, and encodes every line with
-:func:`~tablectl.drivers.ss2.protocol.encode_message`, applying a game's wire faults (garbage,
-split). The model's state and schedule, which the handlers read and move, live in the model.
+"""The simulated SS2's serial port: :class:`HostPort`, the half of
+:class:`~tablectl.simulators.ss2.model.SimSS2` that talks, through the production decoder and
+encoder, with a game's wire faults (garbage, split) applied.
 """
 
 from __future__ import annotations
@@ -72,10 +68,9 @@ class HostPort(SerialModel[int, Number]):
     # --- host bytes in -------------------------------------------------------------------------
 
     def receive(self, data: bytes, now: float) -> bytes:
-        """Handle host bytes arriving at ``now``; return the immediate replies.
+        """Handle host bytes at ``now``; return the immediate replies.
 
-        Wheel output due up to ``now`` is kept for the next :meth:`advance`; call ``advance(now)``
-        first when wire order matters (the servers do).
+        Output due by ``now`` waits for :meth:`advance`; call it first when wire order matters.
         """
         self._run_until(now)
         if now < self._silent_until or self.link_down(now):

@@ -3,23 +3,14 @@
 
 Phases (the machine's states)::
 
-    idle ─round_open─▶ open ─bets_closed─▶ closed ─beads (a count that counts)─▶ idle
-                        │                    │  ╲
-                        │                    │   beads: no_beads, beads_out_of_range,
-                        │                    │   fault_latched (waits for a recount or void)
-                        └── void; beads: void result_before_bets_closed ──▶ idle
+idle ─round_open─▶ open ─bets_closed─▶ closed ─beads (a count that counts)─▶ idle │
+│  ╲ │                    │   beads: no_beads, beads_out_of_range, │                    │
+fault_latched (waits for a recount or void) └── void; beads: void result_before_bets_closed ──▶
+idle
 
-Fan Tan has no device protocol yet (the dealer counts by hand, seed-001 L3985–3989): the count is a
-``beads`` event keyed in with ``cmd/event`` or, later, from a driver.
-
-- The count comes after ``bets_closed`` (L3987: bets are placed "during the time when the beads
-  are under the cup"); one during betting voids ``result_before_bets_closed``.
-- A count that cannot be the result is a verdict; the round stays ``closed`` for a recount.
-- Faults latch beside the phase (R14): no round opens, bets do not close, no count counts; Fan
-  Tan has no malfunction clause (seed-001 §2.2), so nothing voids on its own.
-
-Pure; :meth:`BeadEngine.apply` never raises.
-"""
+The dealer counts by hand (seed-001 L3985–3989): ``beads`` is keyed in with ``cmd/event``. The
+count comes after ``bets_closed`` (L3987). No malfunction clause (§2.2): a latched fault (R14)
+voids nothing on its own. Never raises."""
 
 from __future__ import annotations
 

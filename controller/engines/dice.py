@@ -3,27 +3,13 @@ the pure rules of :mod:`tablectl.controller.games.dice`.
 
 Phases (the machine's states)::
 
-    idle ─round_open─▶ open ─bets_closed─▶ closed ─roll_started─▶ rolling
-                        │                  ▲  │  rng_draw (lightning)  │
-                        │                  │  └──────── dice ─────────┴─▶ idle (settled)
-                        │                  └──── re-roll, bets stand ──┘
-                        └── void; dice: void result_before_bets_closed ──▶ idle
+idle ─round_open─▶ open ─bets_closed─▶ closed ─roll_started─▶ rolling │                  ▲  │
+rng_draw (lightning)  │ │                  │  └──────── dice ─────────┴─▶ idle (settled) │
+└──── re-roll, bets stand ──┘ └── void; dice: void result_before_bets_closed ──▶ idle
 
-``held`` (``on_fault = "decide"``; Lightning Dice with ``on_rng_missing = "hold"``) waits for
-``confirm`` or ``void``; a ``dice`` read meanwhile is judged on ``confirm``.
-
-- A result is read only at rest after a real tumble (seed-001 L2683, L2757, L3069): a
-  ``roll_invalid``, a tumble under ``min_tumble_seconds`` or (``require_roll_started``) no
-  ``roll_started`` is a verdict and a re-roll with bets standing, never a result.
-- Lightning Dice (L3069, §2.2 (d)): one ``rng_draw`` between ``bets_closed`` and the roll; it
-  stands through re-rolls; a result without it is ``rng_missing`` (verdict, then void or hold).
-- Craps (L2751–2757): each roll is a round; the point is engine state carried between rounds
-  (replayed, checkpointed); a void roll leaves it.
-- Faults latch beside the phase (R14): no round opens, bets do not close and (``on_fault =
-  "reroll"``) no roll counts while one is latched.
-
-Pure; :meth:`DiceEngine.apply` never raises.
-"""
+``held`` waits for ``confirm`` or ``void``. Results only at rest after a real tumble (seed-001
+L2683, L2757, L3069); Lightning's draw stands through re-rolls (L3069, §2.2 (d)); the craps point
+is engine state across rounds (L2751–2757); faults latch (R14). Pure; never raises."""
 
 from __future__ import annotations
 

@@ -1,26 +1,16 @@
-"""The ball-draw round engine (lucky5/6/7, lotto 5/35, mega ball, bingo 37/38, keno, fruitrace, cash
-or crash): a strict state machine around :class:`tablectl.controller.games.draw_round.Draw`.
+"""The ball-draw round engine: a strict state machine around
+:class:`tablectl.controller.games.draw_round.Draw`.
 
 Phases (the machine's states)::
 
-    idle ─round_open─▶ open ─bets_closed─▶ closed ─ball─▶ drawing ─settle─▶ drawn ─round_open─▶ …
-                        │                    │  ╲            │   ▲              │
-                        │                    │   hold        hold resume        └ ball: extra_ball
-                        │                    │     ╲         ▼   │
-                        └── void ◀───────────┴────── held ───────┘   (held: confirm / void)
+idle ─round_open─▶ open ─bets_closed─▶ closed ─ball─▶ drawing ─settle─▶ drawn ─round_open─▶ … │
+│  ╲            │   ▲              │ │                    │   hold        hold resume        └
+ball: extra_ball │                    │     ╲         ▼   │ └── void ◀───────────┴────── held
+───────┘   (held: confirm / void)
 
-- Complete at its count (``draw`` + ``bonus``) or, for Cash or Crash, at the crash ball no shield
-  took or the top level (seed-001 §6.13 L4407).
-- ``drawn``: balls read after the count are verdict ``extra_ball`` (Lucky 7 L2319: "the other
-  balls are ignored").
-- ``held``: a read waits for a re-read, manual entry or supervisor, or a fault for a supervisor
-  (``on_fault = "decide"``); reads are still taken, the outcome waits.
-- Faults latch beside the phase; no round opens and bets do not close while one is latched
-  (regulatory R14, R18, R21). Minimum mixing before the first ball is timed from events' ``ts``
-  (R16).
-
-Pure; :meth:`DrawEngine.apply` never raises (codes: docs/verdicts.md, "Ball draws").
-"""
+Rule anchors: Cash or Crash ends per seed-001 §6.13 L4407; extra balls are ignored (L2319); no
+round while a fault is latched (R14, R18, R21); mixing timed by ``ts`` (R16). Codes:
+docs/verdicts.md, "Ball draws". Never raises."""
 
 from __future__ import annotations
 

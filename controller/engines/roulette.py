@@ -1,29 +1,18 @@
 """The roulette round engine (roulette, lightning_roulette, double_ball_roulette): the strict
 machine of :mod:`.roulette_machine` around the pure rules of
-:mod:`tablectl.controller.games.roulette`, :mod:`~tablectl.controller.games.lightning_roulette` and
-:mod:`~tablectl.controller.games.double_ball`.
+:mod:`tablectl.controller.games.roulette`.
 
-``ball_launched`` is accepted while ``open`` (the SS2 launches before "no more bets", seed-002-004
-C-A11) and ``closed``. ``round_open`` during a round abandons it. Faults latch beside the phase.
+- ``ball_launched`` is accepted while ``open`` too: the SS2 launches before "no more bets"
+  (seed-002-004 C-A11).
+- A result must be the round's own spin (seed-001 G1/G3, R15), read consistently (R22) from a
+  rotor that kept its direction (seed-001 §4.1 L95); events without spin or direction are not
+  checked, so older journals replay as before.
+- ``held`` ends only by ``void`` or a ``manual`` number, and stays held over a restart (the
+  restart gate confirms rounds in play only).
+- Lightning: one ``rng_draw`` before the result (seed-001 L115). Double Ball: one bad ball voids
+  (L119).
 
-A result must be the round's own: the round keeps the spin it opened at and its launch (``spin``,
-``rotor_direction``). Another spin's ``winning_number`` is void ``spin_mismatch``; one with no
-launch in the round ``launch_not_seen`` (seed-001 G1/G3, R15); readings that disagree
-(``status_number``) void ``result_mismatch`` or hold (R22); a rotor reversed since the launch voids
-``rotor_direction_changed`` (seed-001 §4.1 L95). Events without spin or direction are not checked,
-so older journals replay as before.
-
-``held`` waits for a supervisor: only ``void`` or a ``manual`` ``winning_number`` ends it; the
-wheel's own events are refused ``decision_pending``; a fault only latches. A restart keeps it held
-(the restart gate confirms rounds in play only: ``tablectl.controller.service.recovery``).
-
-Lightning Roulette: one ``rng_draw`` between ``bets_closed`` and the result (seed-001 L115; order
-checked by :mod:`tablectl.controller.games.rng`); none is ``rng_missing``, then void or held. Double
-Ball: each ball is checked as a spin; the second settles; one bad ball voids (L119).
-
-Pure; an outcome's ``ts`` is its last event's; :meth:`RouletteEngine.apply` never raises, refusals
-are :class:`~tablectl.controller.core.outcomes.Verdict` values (docs/verdicts.md).
-"""
+Pure; refusals are verdicts (docs/verdicts.md)."""
 
 from __future__ import annotations
 
@@ -79,9 +68,8 @@ _WAIT_FOR_SUPERVISOR: Final = frozenset(
 
 
 class RouletteEngine(RoundEngine):
-    """One roulette table's rounds (roulette, lightning_roulette, double_ball_roulette), built
-    as :class:`~tablectl.controller.engines.EngineClass` says (``rules``: the defaults if
-    ``None``)."""
+    """One roulette table's rounds, built as :class:`~tablectl.controller.engines.EngineClass`
+    says."""
 
     _FAULT_IN_PLAY = (OPEN, CLOSED)
     _BETS_LATCHED = None  # bets close whatever is latched (a fault in play voids, or stays: R23)
@@ -132,13 +120,8 @@ class RouletteEngine(RoundEngine):
         return self._rules
 
     def snapshot(self) -> dict[str, Any]:
-        """Table state for the retained ``state`` topic.
-
-        ``rounds`` counts rounds opened by this engine; ``last_number`` is the last *settled*
-        number (a void's number was never a result). Lightning adds ``lightning`` (the round's
-        numbers once drawn); double ball ``balls`` (the numbers in so far, by ball) and
-        ``last_numbers`` (the last settled pair).
-        """
+        """Table state for the retained ``state`` topic; ``last_number`` is the last settled one (a
+        void's number was never a result)."""
         return self._state(
             ball_in_play=self._ball_in_play,
             last_number=self._last_number,
@@ -345,9 +328,8 @@ class RouletteEngine(RoundEngine):
         )
 
     def _with_launch_data(self, event: WinningNumber) -> WinningNumber:
-        """Fill the rotor direction and spin number from this round's launch when the result
-        lacks them: the rotor cannot reverse mid-spin (seed-001 §4.1 L95), so the direction
-        seen at launch still holds for the direction check."""
+        """The launch's direction and spin where the result lacks them: the rotor cannot reverse
+        mid-spin (seed-001 §4.1 L95)."""
         launch = self._launch
         if launch is None:
             return event

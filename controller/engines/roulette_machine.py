@@ -2,21 +2,13 @@
 
 Phases (the machine's states)::
 
-    idle --round_open--> open --bets_closed--> closed --winning_number--> idle (settled | void)
-                          |                      |   |
-                          |                      |   +--hold--> held --void----------------> idle
-                          |                      |             (R22)  --manual winning_number-->
-                          +--- no_spin / void / fault (void_on_fault) / winning_number ---> idle
+idle --round_open--> open --bets_closed--> closed --winning_number--> idle (settled | void) |
+|   | |                      |   +--hold--> held --void----------------> idle |
+|             (R22)  --manual winning_number--> +--- no_spin / void / fault (void_on_fault) /
+winning_number ---> idle
 
-Lightning Roulette adds ``rng_draw`` while ``closed`` (seed-001 L115) and ``confirm`` from
-``held`` (a round held for its missing draw, seed-001 G4); Double Ball adds ``ball`` while
-``closed`` (one ball's result in, the other's due: seed-001 L119). Plain roulette's machine is
-exactly what it was before the two: its refusals, whose messages list the allowed events, read
-the same in every journal and replay. The engine is
-:class:`tablectl.controller.engines.roulette.RouletteEngine`.
-
-Pure data: no I/O.
-"""
+Lightning adds ``rng_draw`` (seed-001 L115) and ``confirm`` from ``held`` (G4); Double Ball adds
+``ball`` (L119). Pure data."""
 
 from __future__ import annotations
 
@@ -32,18 +24,12 @@ CLOSED: Final = "closed"
 HELD: Final = "held"
 
 Flavour: TypeAlias = Literal["roulette", "lightning", "double_ball"]
-"""Which of the family's machines a table runs: plain roulette (and every variant of the wheel),
-Lightning Roulette (an RNG draw while ``closed``; a supervisor's ``confirm`` of a round held for
-it), or
-Double Ball (one ball's result keeps the round ``closed`` until the other's)."""
+"""Which of the family's machines a table runs."""
 
 
 def _definition(void_on_fault: bool, flavour: Flavour = "roulette") -> MachineDefinition:
-    """The roulette round machine; ``void_on_fault`` decides where a fault mid-round leads.
-
-    Plain roulette's machine is exactly what it always was: its refusals (and their messages,
-    which list the allowed events) stay the same in every journal and replay.
-    """
+    """Plain roulette's machine stays exactly what it was: its refusals list the allowed events, and
+    must read the same in every journal and replay."""
     in_round = (OPEN, CLOSED)
     transitions = [
         Transition(IDLE, "round_open", OPEN),

@@ -1,9 +1,5 @@
-"""What a Lightning or Double Ball round holds besides its spin: the RNG's lightning numbers and
-the balls in so far. A part of :class:`tablectl.controller.engines.roulette.RouletteEngine` (its
-state, cleared at every round's end), kept apart so the engine reads as the spin it judges.
-
-Pure: no I/O, no clock.
-"""
+"""What a Lightning or Double Ball round holds besides its spin, kept apart so the engine reads as
+the spin it judges. Pure."""
 
 from __future__ import annotations
 
@@ -23,11 +19,7 @@ from tablectl.controller.games.roulette import Pocket, RouletteRules
 
 
 class RoundExtras:
-    """One round's lightning numbers (once drawn) and balls (each ball's spin result, by ball).
-
-    Args:
-        rules: the table's rules (``lightning``, ``balls``, the lightning limits).
-    """
+    """One round's lightning numbers and balls, cleared at every round's end."""
 
     def __init__(self, rules: RouletteRules) -> None:
         self._rules = rules
@@ -84,11 +76,7 @@ class RoundExtras:
     def draw_refused(
         self, event: RngDraw, *, phase: str, last_round: str | None
     ) -> tuple[str, str, dict[str, Any]] | None:
-        """Why the ``rng_draw`` comes at the wrong time (code, message, data), or ``None``.
-
-        Seed-001 L115 ("at the end of the time of betting"), §2.2 (d) (before the result): only
-        while bets are closed and no result is known, once a round.
-        """
+        """Only while bets are closed, before the result, once a round (seed-001 L115, §2.2 (d))."""
         stage: Stage = (
             "betting" if phase == "open"
             else "result" if phase == "held"

@@ -1,7 +1,5 @@
 """Building a card table: a game of the catalog (:func:`load_game`), or one game's table by hand
-(:class:`BaccaratEngine`, :class:`DragonTigerEngine`, :class:`BlackjackEngine`: shorthands for tests
-and tools; the registry builds every card table as a
-:class:`~tablectl.controller.engines.cards.engine.CardEngine` from the catalog)."""
+(shorthands for tests and tools)."""
 
 from __future__ import annotations
 
@@ -20,11 +18,8 @@ from tablectl.controller.games.cards.dragon_tiger import DragonTiger, DragonTige
 
 
 def load_game(game: str, rules: Mapping[str, Any], *, source: str) -> BaseGame:
-    """The card game ``game`` of the catalog, with its ``[rules]`` validated (preset first).
-
-    Raises:
-        ConfigError: not a card game of the catalog, or ``[rules]`` the game's model rejects.
-    """
+    """The catalog's card game with its ``[rules]`` validated (preset first); else
+    ``ConfigError``."""
     entry = catalog.CATALOG.get(game)
     if entry is None or entry.family != "cards":
         raise ConfigError(f"{source}: {game!r} is not a card game")

@@ -1,27 +1,11 @@
-"""The card engine: one engine for every card game, each a deal script with hooks.
+"""The card engine: one engine for every card game, each a deal script with hooks
+(docs/card-games.md).
 
-:class:`CardEngine` runs any :class:`~tablectl.controller.games.cards.deal.BaseGame`. It owns what
-every card table has: the round's life, the shoe's (:class:`~.shoe.ShoeLife`) and cards between
-rounds (:class:`~.idle.IdleCards`); shoe and device events and the round's end are its base's
-(:class:`~.table.CardTable`). The game owns where cards go (:class:`~.round.ScriptRound`), its
-``procedure`` how the dealer works (:data:`~tablectl.controller.games.cards.deal.Procedure`). The
-machine and the stream's irregularities: :mod:`~tablectl.controller.engines.cards.phases`. Pure; an
-outcome's ``ts`` is its last event's.
-
-- Rounds open only in ``idle``. The engine starts ``idle`` with a shoe of unknown history: a
-  stream that begins mid-shoe (contracts §4.4) counts composition from a full shoe, no burn.
-- The outcome is published right after the last card the rules call for.
-- ``pending_decision`` holds a round for a supervisor (seed-000 GEN-10/11/12, BAC-I4): a fault
-  once the deal has begun (``on_fault = "decide"``; during betting it only latches), a foreign
-  card, a card of a later stage before its decision window closed, or an empty shoe mid-round.
-  Cards keep being tracked; ``confirm`` settles or resumes, ``void`` voids.
-- Faults latch beside the phase (``shoe_removed`` latches its own code); no round opens while any
-  is latched (regulatory R14, R18, R21).
-- A studio RNG game (Golden Wealth, Lightning Baccarat) takes one ``rng_draw`` between
-  ``bets_closed`` and the first card (seed-001 §2.2 (d); L4025, L4123); other draws are refused
-  with :mod:`tablectl.controller.games.rng`'s codes; a first card without one is ``rng_missing``
-  (``on_rng_missing``: void or hold).
-"""
+The engine owns the round's life, the shoe's (:class:`~.shoe.ShoeLife`) and cards between rounds
+(:class:`~.idle.IdleCards`); the game owns where cards go. Rule anchors: a stream that begins
+mid-shoe (contracts §4.4); ``pending_decision`` for a supervisor (seed-000 GEN-10/11/12, BAC-I4);
+no round while a fault is latched (regulatory R14, R18, R21); one ``rng_draw`` before the first
+card (seed-001 §2.2 (d); L4025, L4123). Pure; an outcome's ``ts`` is its last event's."""
 
 from __future__ import annotations
 
@@ -67,9 +51,8 @@ from tablectl.drivers.cards import Card as PlayingCard
 
 
 class CardEngine(CardTable):
-    """One card table's shoes and rounds (see the module docstring), built as
-    :class:`~tablectl.controller.engines.EngineClass` says (``card_game``: the game with its
-    validated ``[rules]``; ``game``: its name by default)."""
+    """One card table's shoes and rounds, built as :class:`~tablectl.controller.engines.EngineClass`
+    says."""
 
     _BETS_LATCHED = "no deal while faults are latched ({faults})"
 
@@ -112,11 +95,9 @@ class CardEngine(CardTable):
     # -- public surface -------------------------------------------------------------------------
 
     def conceals(self, event: TableEvent) -> bool:
-        """Whether ``event``, applied next, is a card dealt face down, which must not be published
-        before it is revealed: a face-down card of the deal (blackjack's scanned hole card,
-        seed-002-004 BJ 3.7; a poker hand), burned cards ("burned without anyone seeing them",
-        seed-000 BAC-E6), and generally no card before its reveal (seed-000 L79). The runner asks
-        before journaling the event."""
+        """Whether ``event`` is a card that must not be published yet: a face-down card
+        (seed-002-004 BJ 3.7), a burned card (seed-000 BAC-E6), no card before its reveal
+        (seed-000 L79). Asked before journaling."""
         if not isinstance(event, Card):
             return False
         phase = self.phase
@@ -128,13 +109,8 @@ class CardEngine(CardTable):
         return False
 
     def snapshot(self) -> dict[str, Any]:
-        """Table state for the retained ``state`` topic.
-
-        Never an undealt, burned or face-down card (seed-000 L79, §11 item 10): the shoe appears
-        as counters only, the round as its face-up cards. With the dealer-screen procedure,
-        ``deal`` is where the deal stands (the dealer screen's prompt): the position the next card
-        goes to, and whether the dealer must first close a decision window (``confirm``).
-        """
+        """Table state for the ``state`` topic: never an undealt, burned or face-down card (seed-000
+        L79, §11 item 10); with the dealer screen, ``deal`` is its prompt."""
         state = self._state(
             pending=sorted(self._pending),
             shoe=self._life.summary(),

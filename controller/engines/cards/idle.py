@@ -1,12 +1,8 @@
 """Cards read with no round in progress (seed-000 BAC-I1, BAC-I2, BAC-I3; blackjack BJ-I1).
 
-Each such card is carried: it is the first card of the next round ("all cards are played",
-BJ-I1; BAC-I2). A game with ``no_bets_deal`` (baccarat, dragon tiger) plays a second one as a coup
-without bets instead (BAC-I3): the carried card and those that follow are dealt into a round of
-their own (a :class:`~tablectl.controller.engines.cards.round.ScriptRound` built without a
-``bets_closed``), played to the end and reported (``no_action_coup``), never settled: no round was
-opened, so nothing may be paid. The engine turns the findings into verdicts. Pure: no I/O.
-"""
+Each is carried into the next round ("all cards are played"); a ``no_bets_deal`` game plays them
+as a coup without bets (BAC-I3), reported as ``no_action_coup`` and never settled: no round was
+opened, so nothing may be paid. Pure."""
 
 from __future__ import annotations
 

@@ -1,38 +1,19 @@
 """The card table's phases: the strict machine every card table runs, and the codes of the card
-engine's verdicts and voids (docs/verdicts.md, "Card games"; the shoe's and the deal's codes are in
-:mod:`tablectl.controller.games.cards.shoe` and :mod:`~tablectl.controller.games.cards.deal`).
+engine's verdicts and voids (docs/verdicts.md, "Card games").
 
 Phases (the machine's states)::
 
-                      shuffle_completed (ok)                      round_open
-    shuffling ───────────────────────────────▶ [burn] ──▶ idle ───────────▶ open
-        ▲   shuffle_completed (count wrong) ─▶ shoe_end      ▲                │ bets_closed
-        │                                        │  ▲        │ settle / void  ▼
-        └──────────── shuffle_started ───────────┘  └────────┴──────────── dealing ◀─┐
-                                                    settle_last / void_last   │ hold │ confirm
-                                                    (cut card's last coup,    ▼      │ (resume)
-                                                     shoe empty)       pending_decision
+shuffle_completed (ok)                      round_open shuffling ───────────────────────────────▶
+[burn] ──▶ idle ───────────▶ open ▲   shuffle_completed (count wrong) ─▶ shoe_end      ▲
+│ bets_closed │                                        │  ▲        │ settle / void  ▼
+└──────────── shuffle_started ───────────┘  └────────┴──────────── dealing ◀─┐ settle_last /
+void_last   │ hold │ confirm (cut card's last coup,    ▼      │ (resume) shoe empty)
+pending_decision
 
-Where one event has several outcomes the machine is fired with internal names (``shoe_ok`` /
-``shoe_burn`` / ``shoe_rejected``, ``settle_last`` / ``void_last``); :func:`accepted` names the
-events as they come.
-
-Irregularities of the card stream:
-
-- a card while betting is open → void ``misdeal`` (seed-002-004 BAC 2.1.6 / BJ 2.1.3, regulatory
-  R10); the card is burned (R7);
-- a card when none is due right after a round → verdict ``extra_card``, the first card of the next
-  round (seed-000 BAC-I1, BAC-I2; BJ-I1); a deck shuffled every round plays it in no round
-  (seed-001 §3.0 (2));
-- more cards while idle → in a ``no_bets_deal`` game (baccarat, dragon tiger) verdict
-  ``deal_without_bets``, the coup played out and reported as ``no_action_coup`` with its result,
-  no outcome (BAC-I3); the others carry each card too;
-- a ``read_error`` → verdict ``read_error``; the round waits for a rescan or a manual ``card``.
-
-Dealer-screen procedure (issue 8): ``confirm`` while cards of the stage are due is
-``wrong_card_count`` (PKH-21); a ``deal_error`` gets the game's remedy; a device fault before the
-first card voids ``hand_cancelled`` (seed-000 PKH-22). Pure data.
-"""
+One event with several outcomes fires internal names; :func:`accepted` names them as they come.
+Rule anchors: ``misdeal`` (seed-002-004 BAC 2.1.6 / BJ 2.1.3, R10; burned, R7); ``extra_card``
+(seed-000 BAC-I1, BAC-I2; BJ-I1; seed-001 §3.0 (2)); ``deal_without_bets`` (BAC-I3);
+``wrong_card_count`` (PKH-21); ``hand_cancelled`` (PKH-22)."""
 
 from __future__ import annotations
 

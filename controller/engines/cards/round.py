@@ -1,14 +1,6 @@
 """One round of a card game: its deal script dealt position by position, the game's hooks asked for
-what the script cannot say statically (:mod:`tablectl.controller.games.cards.deal`).
-
-:class:`ScriptRound` is the card engine's round model
-(:class:`tablectl.controller.engines.cards.engine.CardEngine`): built at ``bets_closed`` (or for a
-deal without bets) and fed the carried cards first. The n-th card read goes to the n-th slot due:
-first the script's queue (and the slots the game's ``more`` adds to it, or a decision or remedy
-calls for), then, with nothing queued, the game's ``next_slot``.
-
-Pure: no I/O.
-"""
+what the script cannot say statically. The n-th card read goes to the n-th slot due: the queue
+first (script, ``more``, decisions, remedies), then the game's ``next_slot``. Pure."""
 
 from __future__ import annotations
 
@@ -128,9 +120,8 @@ class ScriptRound:
         return None
 
     def remedy(self, remedy: Remedy, position: str | None, what: str) -> str:
-        """Apply a deal error's remedy that keeps the round; the verdict's message. A voided
-        position gets no more cards (the card-poker family, L335); otherwise the cards the
-        remedy calls for are due next (the dealer's fifth card, L335)."""
+        """A remedy that keeps the round: a voided position gets no more cards, or the cards it
+        calls for are due next (both L335)."""
         if remedy.action == "void_position" and position is not None:
             self.deal.void_positions[position] = remedy.remedy
             self._queue = deque(s for s in self._queue if s.position != position)
@@ -139,9 +130,8 @@ class ScriptRound:
         return f"{what}: {len(remedy.slots)} more card(s) to {position}"
 
     def confirm(self) -> bool:
-        """A ``confirm`` while dealing: the dealer closes a decision window (when the next card
-        waits for it, or the game holds a window open), or the game takes it itself; ``False``
-        when there is nothing to confirm."""
+        """A ``confirm`` while dealing closes a window or is the game's; ``False``: nothing to
+        confirm."""
         slot = self.due()
         opens = slot is not None and slot.stage > self.deal.windows_closed
         if opens or (slot is None and self._waiting()):

@@ -1,20 +1,8 @@
 """The life of a card table's shoe, as the card engine tracks it beside the round.
 
-:class:`ShoeLife` holds one shoe's history since its shuffle: reconciliation, burn, cut card,
-composition (:class:`~tablectl.controller.games.cards.shoe.Shoe`), barcodes seen, its end. Its
-``state`` (the snapshot's ``shoe.state``) is a strict machine, validated at import::
-
-    event       from                    to
-    shuffled    any                     ready      a shuffle the shuffler reconciled (R6)
-    rejected    any                     rejected   the shuffler's count or deck check failed
-    emptied     any                     ended      the shoe reports no card left
-    last_coup   unknown, ready, ended   ended      the shoe's last round is over
-    burn_done   ready                   ready      the burn of the new shoe is complete
-
-``unknown``: the stream began mid-shoe (contracts §4.4: composition from a full shoe, no burn
-expected). ``rejected``: R6, the deck is removed. ``ended``: the cut card's last coup (seed-002-004
-BAC 3.2.2 / 3.5.4), a deck shuffled every round, or empty. Pure.
-"""
+``state`` is a strict machine (validated at import): ``unknown`` (a stream that began mid-shoe,
+contracts §4.4), ``ready`` (reconciled, R6), ``rejected`` (R6: the deck is removed), ``ended``
+(the cut card's last coup, seed-002-004 BAC 3.2.2 / 3.5.4, a per-round deck, or empty). Pure."""
 
 from __future__ import annotations
 
@@ -50,16 +38,8 @@ SHOE_MACHINE: Final = _shoe_machine()
 
 
 class ShoeLife:
-    """The shoe in use and what it has been through (see the module docstring).
-
-    Args:
-        rules: the table's shoe keys (decks, jokers, ranks, burn, cut card, last coup).
-        coups_per_shoe: rounds a shoe deals before it must be shuffled again (``1``: a deck
-            shuffled for every round); ``None``: until the cut card.
-        unique_barcodes: each physical card has its own barcode (war of bets).
-        symbols: a symbol deck's cards of each symbol per deck (0: ranked cards).
-        composition_rule: the rule id a composition finding cites (the game's own).
-    """
+    """The shoe in use and its history. ``coups_per_shoe``: rounds before a shuffle (``None``: to
+    the cut card); ``unique_barcodes``: war of bets."""
 
     def __init__(
         self,

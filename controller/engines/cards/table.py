@@ -1,16 +1,7 @@
 """The card table under every deal: the shoe, the devices and the end of a round.
 
-:class:`CardTable` is the base of :class:`~tablectl.controller.engines.cards.engine.CardEngine`.
-It holds one table's state — the game, the shoe's life (:class:`~.shoe.ShoeLife`), the cards between
-rounds (:class:`~.idle.IdleCards`), the round in progress (:class:`~.round.ScriptRound`) and what a
-supervisor must decide — and answers the events that come from the shoe and the devices whatever
-the game deals: the shuffle and its count, the burn, the cut card, the shoe running out, faults and
-read errors. It also ends rounds (settled or void, the shoe's last coup), which both sides do.
-
-The split: what a round's cards and decisions mean is the game's deal script, run by
-:class:`~.engine.CardEngine`; what a shoe or a device reports means the same at every card table.
-Pure: no asyncio, no I/O, no clock.
-"""
+What a round's cards and decisions mean is the game's deal script (:class:`~.engine.CardEngine`);
+what a shoe or a device reports means the same at every card table, so it lives here. Pure."""
 
 from __future__ import annotations
 
@@ -54,9 +45,7 @@ from tablectl.drivers.cards import Card as PlayingCard
 
 
 class CardTable(RoundEngine):
-    """One card table's shoe, devices and round ends (see the module docstring); its arguments
-    are :class:`~.engine.CardEngine`'s and ``handlers``, the engine's whole table (this class's
-    handlers too)."""
+    """One card table's shoe, devices and round ends; ``handlers`` are the engine's whole table."""
 
     def __init__(
         self,

@@ -1,16 +1,6 @@
-"""Monopoly's dice bonus in the wheel engine (seed-001 §5.2 L1891–1921): the handlers of the dice
-table's events while a bonus is in play, on the pure rules of
-:mod:`tablectl.controller.games.monopoly_bonus`.
-
-:class:`BonusRounds` is the layer of the engine between the round template
-(:class:`~tablectl.controller.engines.base.RoundEngine`) and
-:class:`~tablectl.controller.engines.wheel.engine.WheelEngine`: the wheel engine starts the bonus
-when "2 rolls"/"4 rolls" comes up (``dice_bonus = true``) and settles the round on its last roll
-(its :meth:`BonusRounds._settle`). A table with no bonus in play refuses the dice
-(``dice_without_bonus``).
-
-Pure: no asyncio, no I/O, no clock.
-"""
+"""Monopoly's dice bonus in the wheel engine (seed-001 §5.2 L1891–1921): the layer between the round
+template and the wheel engine that handles the dice while a bonus is in play (otherwise
+``dice_without_bonus``). Pure."""
 
 from __future__ import annotations
 

@@ -1,26 +1,14 @@
-"""The money-wheel round engine (dream catcher, the 19-sector wheel, crazy time, monopoly, mega
-wheel, wheelbet, spin & win, music wheel): the strict machine of :mod:`.machine` around the pure
-rules of :mod:`tablectl.controller.games.wheel`.
+"""The money-wheel round engine: the strict machine of :mod:`.machine` around the pure rules of
+:mod:`tablectl.controller.games.wheel`.
 
-- A spin that breaks the wheel's rules (pointer on a divider, wrong direction, too few
-  revolutions) is a ``respin`` verdict, never a result; bets stand (seed-001 §5.4 L2471, L2091,
-  C6, C37).
-- A multiplier segment chains the next spin into the round (Dream Catcher L1754).
-- ``held`` (``on_fault = "decide"``): a fault after bets closed waits for a supervisor; a segment
-  meanwhile is judged on ``confirm``. ``on_fault = "void"`` voids ``device_fault`` (Dream Catcher
-  L1768, Crazy Time L2097).
+- A spin against the wheel's rules is a ``respin`` verdict, bets standing (seed-001 §5.4 L2471,
+  L2091, C6, C37).
+- Multiplier segments chain (Dream Catcher L1754); ``on_fault = "void"`` per L1768, L2097.
 - A ``segment`` may come without a ``wheel_spin`` (sensors that report stops only).
-- An RNG overlay (:mod:`tablectl.controller.games.wheel.overlay`) is one ``rng_draw`` after bets
-  close, before the spin starts or the wheel stops (seed-001 §2.2 (d), L3959, L4339); other draws
-  get :mod:`tablectl.controller.games.rng`'s codes; none is ``rng_missing`` (void, or ``held``
-  until settled without the overlay). The result carries ``rng``.
-- ``bonus`` (Monopoly, ``dice_bonus = true``): the round stays open for the bonus's ``dice``
-  (:mod:`tablectl.controller.games.monopoly_bonus`) and settles on the last roll. ``roll_invalid``
-  is a re-roll; a fault voids or holds (``bonus_held``); dice with no bonus in play are
-  ``dice_without_bonus``.
+- RNG overlays: one ``rng_draw`` before the spin or stop (seed-001 §2.2 (d), L3959, L4339).
+- Monopoly's dice bonus keeps the round open for the ``dice`` (:mod:`.bonus`).
 
-Pure; :meth:`WheelEngine.apply` never raises.
-"""
+Pure; :meth:`WheelEngine.apply` never raises."""
 
 from __future__ import annotations
 
@@ -131,9 +119,8 @@ class WheelEngine(BonusRounds):
         return self._rules
 
     def snapshot(self) -> dict[str, Any]:
-        """Table state for the retained ``state`` topic (``bonus`` only on a dice-bonus table,
-        ``rng`` only on a wheel with an RNG overlay, so every other wheel's state stays as it
-        was)."""
+        """``bonus`` and ``rng`` appear only where the table has them, so every other wheel's state
+        stays as it was."""
         snap = self._state(
             spins=[dict(s) for s in self._spins],
             multiplier=self._multiplier(),
@@ -256,9 +243,8 @@ class WheelEngine(BonusRounds):
         return []
 
     def _rng_stage(self) -> Stage:
-        """Where the round is for an ``rng_draw`` (the shared ``rng_order``'s stage): a stop makes
-        any draw late (its segment is known: L3959 "before the wheel stops"), a spin one due
-        before the spin (L4339)."""
+        """A stop makes any draw late (L3959 "before the wheel stops"), a spin one due before the
+        spin (L4339)."""
         if self.phase == OPEN:
             return "betting"
         if self.phase == IDLE:

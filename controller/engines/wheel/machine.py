@@ -1,22 +1,15 @@
-"""The money-wheel round machine: its phases, the codes the wheel engine uses, and the strict
-transitions (:mod:`tablectl.controller.engines.wheel.engine` fires them).
+"""The money-wheel round machine: phases, codes and strict transitions.
 
 Phases (the machine's states)::
 
-    idle ─round_open─▶ open ─bets_closed─▶ closed ─wheel_spin─▶ spinning ─segment─▶ idle (settled)
-                        │                    ▲  ▲                 │  │ respin (bets stand)
-                        │                    │  └─────────────────┘  │ chain (2x, 7x: no betting)
-                        │                    │                       ▼
-                        │                    │                   chained ─wheel_spin─▶ spinning …
-                        └─ void / segment (result_before_bets_closed) ─▶ idle
-    closed / spinning ─rng_draw (an RNG overlay: Mega Wheel, Music Wheel, Top Slot)─▶ itself
-    spinning / chained ─segment "2 rolls"/"4 rolls" (dice_bonus)─▶ bonus ─dice … last roll─▶ idle
+idle ─round_open─▶ open ─bets_closed─▶ closed ─wheel_spin─▶ spinning ─segment─▶ idle (settled) │
+▲  ▲                 │  │ respin (bets stand) │                    │  └─────────────────┘  │
+chain (2x, 7x: no betting) │                    │                       ▼ │                    │
+chained ─wheel_spin─▶ spinning … └─ void / segment (result_before_bets_closed) ─▶ idle closed /
+spinning ─rng_draw (an RNG overlay: Mega Wheel, Music Wheel, Top Slot)─▶ itself spinning /
+chained ─segment "2 rolls"/"4 rolls" (dice_bonus)─▶ bonus ─dice … last roll─▶ idle
 
-``held`` waits for a supervisor: a fault after bets closed (``on_fault = "decide"``), or a result
-with no RNG draw (``on_rng_missing = "hold"``). ``bonus_held`` is the dice bonus's own hold.
-
-Pure: no I/O.
-"""
+``held`` and ``bonus_held`` wait for a supervisor. Pure."""
 
 from __future__ import annotations
 

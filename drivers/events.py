@@ -333,6 +333,17 @@ class FaultLatch:
             return []
         return [DeviceFaultCleared(device=self._device, at=now, code=code)]
 
+    def reconcile(self, reported: dict[str, str], *, keep: str, now: float) -> list[DeviceEvent]:
+        """A status's fault list is a level: clear what it no longer shows (but ``keep``, which
+        the interpreter latches itself), then latch what it shows (code → detail)."""
+        events: list[DeviceEvent] = []
+        for code in sorted(c for c in self._details if c != keep):
+            if code not in reported:
+                events += self.clear(code, now=now)
+        for code, detail in sorted(reported.items()):
+            events += self.latch(code, detail=detail, now=now)
+        return events
+
     @property
     def codes(self) -> frozenset[str]:
         """The latched codes."""

@@ -15,10 +15,12 @@ from typing import Generic, TypeVar
 from tablectl.drivers.clock import Clock, within
 from tablectl.drivers.errors import DeviceTimeoutError
 
-__all__ = ["Replies", "Waiter", "as_a", "is_a"]
+__all__ = ["Replies", "Waiter", "acked", "as_a", "is_a"]
 
 M = TypeVar("M")
 T = TypeVar("T")
+A = TypeVar("A")
+N = TypeVar("N")
 
 
 def _new_future() -> asyncio.Future[M]:
@@ -121,3 +123,19 @@ def as_a(kind: type[T]) -> Callable[[object], T]:
         return message
 
     return convert
+
+
+def acked(
+    verb: str, ack: type[A], nak: type[N]
+) -> tuple[Callable[[object], bool], Callable[[object], A | N]]:
+    """Match and convert for the ``ack`` or ``nak`` naming ``verb``, or ``?`` (the device could
+    not read which command it refuses)."""
+
+    def match(message: object) -> bool:
+        return isinstance(message, (ack, nak)) and getattr(message, "verb", None) in (verb, "?")
+
+    def convert(message: object) -> A | N:
+        assert isinstance(message, (ack, nak))
+        return message
+
+    return match, convert

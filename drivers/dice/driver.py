@@ -35,7 +35,7 @@ from tablectl.drivers.dice.protocol import (
     command_verb,
     encode_command,
 )
-from tablectl.drivers.replies import as_a, is_a
+from tablectl.drivers.replies import acked, as_a, is_a
 from tablectl.drivers.transports.base import ByteStream
 
 T = TypeVar("T")
@@ -124,11 +124,11 @@ class DiceDriver(StreamDriver[DiceSettings]):
         """No more bets now (``Nak("CLOS", "STATE")`` unless open); the closing comes as
         ``NoMoreBets``.
         """
-        return await self._request(CloseBetting(), _ack_or_nak("CLOS"), _ack_nak)
+        return await self._request(CloseBetting(), *acked("CLOS", Ack, Nak))
 
     async def roll(self) -> Ack | Nak:
         """Shake (or drop) now, once betting is closed (``Nak("ROLL", "STATE")`` otherwise)."""
-        return await self._request(RollNow(), _ack_or_nak("ROLL"), _ack_nak)
+        return await self._request(RollNow(), *acked("ROLL", Ack, Nak))
 
     async def clear_fault(self, code: int | None = None) -> Ack | Nak:
         """Ask to clear fault ``code`` (all when ``None``); the event follows the unit's own
@@ -136,7 +136,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
         """
         if code is not None and not 1 <= code <= MAX_CODE:
             raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
-        return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
+        return await self._request(ClearFault(code), *acked("CLRF", Ack, Nak))
 
     async def self_test(self) -> TestReport | Nak:
         """Run the self-test (between games) and return its report, or the refusal.
@@ -147,7 +147,7 @@ class DiceDriver(StreamDriver[DiceSettings]):
         # follow the ACK in the same read.
         report = self._replies.expect(is_a(TestReport))
         try:
-            reply = await self._request(SelfTest(), _ack_or_nak("TEST"), _ack_nak)
+            reply = await self._request(SelfTest(), *acked("TEST", Ack, Nak))
             if isinstance(reply, Nak):
                 return reply
             timeout = self.settings.self_test_timeout
@@ -160,15 +160,3 @@ class DiceDriver(StreamDriver[DiceSettings]):
     ) -> T:
         timeout = self.settings.reply_timeout
         return convert(await self._exchange(command, match, timeout, command_verb(command)))
-
-
-def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
-    def match(message: Message) -> bool:
-        return isinstance(message, Ack | Nak) and message.verb in (verb, "?")
-
-    return match
-
-
-def _ack_nak(message: Message) -> Ack | Nak:
-    assert isinstance(message, Ack | Nak)
-    return message

@@ -344,14 +344,8 @@ class DiceInterpreter:
         return self._faults.clear(FAULT_CONFIG_MISMATCH, now=now)
 
     def _reconcile_faults(self, status: Status, now: float) -> list[DeviceEvent]:
-        events: list[DeviceEvent] = []
-        reported = {fault_code(code): code for code in status.faults}
-        for code in sorted(c for c in self._faults if c != FAULT_CONFIG_MISMATCH):
-            if code not in reported:
-                events += self._faults.clear(code, now=now)
-        for code, number in sorted(reported.items()):
-            events += self._faults.latch(code, detail=_meaning(number), now=now)
-        return events
+        reported = {fault_code(code): _meaning(code) for code in status.faults}
+        return self._faults.reconcile(reported, keep=FAULT_CONFIG_MISMATCH, now=now)
 
     # --- helpers ---------------------------------------------------------------------------------
 

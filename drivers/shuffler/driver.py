@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import pydantic
 
 from tablectl.drivers.base import DriverSettings, StreamDriver
-from tablectl.drivers.replies import as_a, is_a
+from tablectl.drivers.replies import acked, as_a, is_a
 from tablectl.drivers.shuffler.interpreter import ShufflerInterpreter
 from tablectl.drivers.shuffler.protocol import (
     MAX_CODE,
@@ -145,7 +145,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         count = self.settings.decks if decks is None else decks
         if not 1 <= count <= MAX_DECKS:
             raise ValueError(f"decks must be 1-{MAX_DECKS}, not {count}")
-        return await self._request(StartShuffle(count), _ack_or_nak("SHUF"), _ack_nak)
+        return await self._request(StartShuffle(count), *acked("SHUF", Ack, Nak))
 
     async def query_status(self) -> Status:
         """The shuffler's current status (state, door, cards, faults, last shuffle number)."""
@@ -161,7 +161,7 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
         """
         if code is not None and not 1 <= code <= MAX_CODE:
             raise ValueError(f"fault code must be 1-{MAX_CODE}, not {code}")
-        return await self._request(ClearFault(code), _ack_or_nak("CLRF"), _ack_nak)
+        return await self._request(ClearFault(code), *acked("CLRF", Ack, Nak))
 
     async def deck_check(self) -> DeckReport | Nak:
         """Count and check the loaded cards (missing/extra by rank and suit), or the refusal."""
@@ -182,15 +182,3 @@ class ShufflerDriver(StreamDriver[ShufflerSettings]):
     ) -> T:
         timeout = self.settings.reply_timeout
         return convert(await self._exchange(command, match, timeout, command_verb(command)))
-
-
-def _ack_or_nak(verb: str) -> Callable[[Message], bool]:
-    def match(message: Message) -> bool:
-        return isinstance(message, Ack | Nak) and message.verb in (verb, "?")
-
-    return match
-
-
-def _ack_nak(message: Message) -> Ack | Nak:
-    assert isinstance(message, Ack | Nak)
-    return message

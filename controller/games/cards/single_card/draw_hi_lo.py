@@ -47,7 +47,7 @@ def hi_lo_direction(base: Card, following: Card) -> Direction:
 
 
 class DrawHiLoRules(GameRules):
-    """ "1 deck" (L1595), dealt through: 2 cards a round, so 2 behind a cut card."""
+    """One deck (L1595), dealt through: 2 cards a round, so 2 behind a cut card."""
 
     decks: int = pydantic.Field(default=1, ge=1, le=8)
     jokers_per_deck: int = pydantic.Field(default=0, ge=0, le=0)

@@ -55,7 +55,7 @@ def red_dog_kind(first: Card, second: Card) -> tuple[Kind, int | None]:
 
 
 class RedDogRules(GameRules):
-    """ "8 decks" (L1591); a round takes at most 3 cards, so 3 behind the cut card (derived, as Top
+    """Eight decks (L1591); a round takes at most 3 cards, so 3 behind the cut card (derived, as Top
     Card's 7)."""
 
     decks: int = pydantic.Field(default=8, ge=1, le=16)

@@ -40,7 +40,7 @@ def top_card_value(card: Card) -> int:
 
 
 class TopCardRules(GameRules):
-    """ "6 decks" (L1599); a round takes at most 7 cards (2, then 3 burned and 2 in a war), so 7
+    """Six decks (L1599); a round takes at most 7 cards (2, then 3 burned and 2 in a war), so 7
     behind the cut card (derived; no cut-card rule). One position (a "Deal button" game, L1599)."""
 
     decks: int = pydantic.Field(default=6, ge=1, le=16)

@@ -21,7 +21,7 @@ from tablectl.controller.games.cards.deal import (
     box_name,
     hand_codes,
 )
-from tablectl.controller.games.cards.poker import HandValue, qualifies, summary
+from tablectl.controller.games.cards.poker import HandValue, best_of, qualifies, summary
 from tablectl.controller.games.findings import Finding
 from tablectl.drivers.cards import Card
 
@@ -81,6 +81,14 @@ def showdown(
 def paytable_line(hand: HandValue, royal: str) -> str:
     """A hand's paytable line: its category, or ``royal`` for the ace-high straight flush."""
     return royal if hand.is_royal else hand.category.name.lower()
+
+
+def six_card_bonus(cards: Sequence[Card]) -> dict[str, Any]:
+    """The best 5 of a box's cards and the dealer's shown ones, with its bonus line from three of a
+    kind up: Caribbean Stud's 5+1 (L739, L760–769) and Three Card Poker's 6 Card (L550–559, C41)."""
+    six = best_of(cards, 5)
+    bonus = paytable_line(six, "royal_flush") if qualifies(six, "three_of_a_kind") else None
+    return {**summary(six), "bonus": bonus}
 
 
 def _foul(deal: Deal) -> list[str]:

@@ -13,12 +13,16 @@ from tablectl.controller.games.cards.deal import BOXES, Deal, DealScript, Remedy
 from tablectl.controller.games.cards.poker import (
     HandCategory,
     HandValue,
-    best_of,
     evaluate5,
     qualifies,
-    summary,
 )
-from tablectl.controller.games.cards.stud.base import DEALER, StudGame, StudRules, paytable_line
+from tablectl.controller.games.cards.stud.base import (
+    DEALER,
+    StudGame,
+    StudRules,
+    paytable_line,
+    six_card_bonus,
+)
 from tablectl.drivers.cards import Card
 
 
@@ -88,9 +92,7 @@ class CaribbeanStud(StudGame):
             )
         five_plus_one: dict[str, Any] | None = None
         if not bonuses_lost:
-            six = best_of([*cards, dealer_cards[_UP_CARD - 1]], 5)
-            bonus = paytable_line(six, "royal_flush") if qualifies(six, "three_of_a_kind") else None
-            five_plus_one = {**summary(six), "bonus": bonus}
+            five_plus_one = six_card_bonus([*cards, dealer_cards[_UP_CARD - 1]])
         return {"call_hand": call_hand, "five_plus_one": five_plus_one}
 
     def dealer_facts(self, dealer_cards: Sequence[Card]) -> dict[str, Any]:

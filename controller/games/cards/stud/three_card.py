@@ -25,10 +25,7 @@ from tablectl.controller.games.cards.poker import (
     HandValue,
     ThreeCardCategory,
     ThreeCardRanking,
-    best_of,
     evaluate3,
-    qualifies,
-    summary,
 )
 from tablectl.controller.games.cards.shoe import COMPOSITION_RULE
 from tablectl.controller.games.cards.stud.base import (
@@ -37,6 +34,7 @@ from tablectl.controller.games.cards.stud.base import (
     StudGame,
     StudRules,
     paytable_line,
+    six_card_bonus,
 )
 from tablectl.drivers.cards import Card
 
@@ -139,9 +137,7 @@ class ThreeCardPoker(StudGame):
         if not bonuses_lost:
             if hand.category >= ThreeCardCategory.PAIR:
                 pair_plus = paytable_line(hand, "mini_royal")
-            six = best_of([*cards, *dealer_cards], 5)
-            bonus = paytable_line(six, "royal_flush") if qualifies(six, "three_of_a_kind") else None
-            six_card = {**summary(six), "bonus": bonus}
+            six_card = six_card_bonus([*cards, *dealer_cards])
         ante_bonus = None
         if not folded and hand.category in ante_bonus_hands:
             ante_bonus = hand.category.name.lower()

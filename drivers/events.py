@@ -306,6 +306,11 @@ DeviceEvent = (
 )
 
 
+def silent(device: str, now: float, detail: str) -> list[DeviceEvent]:
+    """The one ``DeviceUnavailable`` of a device gone quiet (its interpreter decides when)."""
+    return [DeviceUnavailable(device=device, at=now, reason="silent", detail=detail)]
+
+
 class FaultLatch:
     """A device's latched faults, by stable code, and the events that change them.
 

@@ -41,10 +41,10 @@ from tablectl.drivers.bigwheel.protocol import (
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     FaultLatch,
     WheelSpinStarted,
     WheelStopped,
+    silent,
 )
 
 FAULT_SEGMENT_COUNT = "bigwheel_segment_count"
@@ -189,14 +189,7 @@ class BigWheelInterpreter:
             return []
         self._reported_down = True
         self.available = False
-        return [
-            DeviceUnavailable(
-                device=self.device_id,
-                at=now,
-                reason="silent",
-                detail=f"no valid sentence for {quiet:.1f} s",
-            )
-        ]
+        return silent(self.device_id, now, f"no valid sentence for {quiet:.1f} s")
 
     def connection_lost(self, now: float) -> list[DeviceEvent]:
         """The link went away. The driver base reports ``DeviceUnavailable("disconnected")``,

@@ -45,12 +45,12 @@ from tablectl.drivers.events import (
     BettingOpened,
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     DiceRead,
     DiceRollInvalid,
     DiceRollStarted,
     FaultLatch,
     NoMoreBets,
+    silent,
 )
 
 FAULT_CONFIG_MISMATCH: Final = "dice_config_mismatch"
@@ -185,14 +185,7 @@ class DiceInterpreter:
         if last is not None and not self._reported_down and now - last >= self.silence_timeout:
             self._reported_down = True
             self.available = False
-            events.append(
-                DeviceUnavailable(
-                    device=self.device_id,
-                    at=now,
-                    reason="silent",
-                    detail=f"no valid frame for {now - last:.1f} s",
-                )
-            )
+            events += silent(self.device_id, now, f"no valid frame for {now - last:.1f} s")
         if self._last_poll is None or now - self._last_poll >= self.poll_interval:
             self._commands.append(QueryStatus())
             self._last_poll = now

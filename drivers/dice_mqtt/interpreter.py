@@ -41,13 +41,13 @@ from tablectl.drivers.events import (
     BettingOpened,
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     DiceRead,
     DiceRollInvalid,
     DiceRollStarted,
     FaultLatch,
     NoMoreBets,
     RollInvalidCode,
+    silent,
 )
 
 FAULT_MOTION: Final = "dice_motion_fault"
@@ -215,14 +215,7 @@ class DiceStudioInterpreter:
             return []
         self._reported_down = True
         self.available = False
-        return [
-            DeviceUnavailable(
-                device=self.device_id,
-                at=now,
-                reason="silent",
-                detail=f"no status word from the shaker for {quiet:.1f} s",
-            )
-        ]
+        return silent(self.device_id, now, f"no status word from the shaker for {quiet:.1f} s")
 
     def _heard_from_shaker(self, word: str, now: float) -> list[DeviceEvent]:
         self._heard = now

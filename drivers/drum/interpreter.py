@@ -45,10 +45,10 @@ from tablectl.drivers.events import (
     BallRead,
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     FaultLatch,
     MixingChanged,
     TubeFull,
+    silent,
 )
 
 FAULT_BLOWER = "drum_blower_fault"
@@ -216,14 +216,9 @@ class DrumInterpreter:
             return []
         if self._last_controller is not None and now - self._last_controller > timeout:
             self.available = False
-            return [
-                DeviceUnavailable(
-                    device=self.device_id,
-                    at=now,
-                    reason="silent",
-                    detail=f"no frame from node {self.settings.node_id} for {timeout:g} s",
-                )
-            ]
+            return silent(
+                self.device_id, now, f"no frame from node {self.settings.node_id} for {timeout:g} s"
+            )
         events: list[DeviceEvent] = []
         for number, reader in self._readers.items():
             ref = reader.last_heartbeat

@@ -15,10 +15,10 @@ from __future__ import annotations
 from tablectl.drivers.events import (
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     FaultLatch,
     ShuffleCompleted,
     ShuffleStarted,
+    silent,
 )
 from tablectl.drivers.shuffler.protocol import (
     FAULT_JAM,
@@ -146,14 +146,7 @@ class ShufflerInterpreter:
         if self._unanswered >= self.missed_polls and not self._reported_down:
             self._reported_down = True
             self.available = False
-            events.append(
-                DeviceUnavailable(
-                    device=self.device_id,
-                    at=now,
-                    reason="silent",
-                    detail=f"{self._unanswered} status polls unanswered",
-                )
-            )
+            events += silent(self.device_id, now, f"{self._unanswered} status polls unanswered")
         self._commands.append(QueryStatus())
         self._last_poll = now
         self._unanswered += 1

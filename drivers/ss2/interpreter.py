@@ -36,12 +36,12 @@ from tablectl.drivers.events import (
     BallLaunched,
     DeviceAvailable,
     DeviceEvent,
-    DeviceUnavailable,
     FaultLatch,
     NoMoreBets,
     SpinInvalid,
     WheelReady,
     WheelSettled,
+    silent,
 )
 from tablectl.drivers.ss2.game import (
     FAULT_POWERED_DOWN,
@@ -181,14 +181,7 @@ class SS2Interpreter:
             self.available = False
             # A hold must be *continuous*: a silent wheel has not confirmed it.
             self._no_ball_since = self._misfire_since = None
-            events.append(
-                DeviceUnavailable(
-                    device=self.device_id,
-                    at=now,
-                    reason="silent",
-                    detail=f"no valid message for {quiet:.1f} s",
-                )
-            )
+            events += silent(self.device_id, now, f"no valid message for {quiet:.1f} s")
         if self.available:
             events += self._check_holds(now)
         return events

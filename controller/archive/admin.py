@@ -1,10 +1,6 @@
 """The archive's read-side commands: ``tablectl verify --dsn``/``--archive-file`` and
-``tablectl archive-admin partitions|create|detach``.
-
-Kept apart from the walks (:mod:`.audit`, :mod:`.partitions`) so those stay usable from tests and
-other tools without any output format. ``verify`` on the archive says what ``verify`` on a journal
-says where it means the same (``OK: N records, hash chain intact``; ``hash chain broken at seq N:
-…`` on stderr, exit 1), one line per table, each prefixed with the table's id.
+``tablectl archive-admin``, apart from the walks so those stay usable without an output format.
+``verify`` on the archive says what it says on a journal, one line per table prefixed with its id.
 """
 
 from __future__ import annotations
@@ -78,14 +74,8 @@ def wants_archive(args: argparse.Namespace) -> bool:
 def run_verify(
     args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Verify the archive's chains; 0 when every table's is intact (and, with ``--key``, vouched
-    for by the key), 1 otherwise.
-
-    Raises:
-        ArchiveError: the archive or a file cannot be read, a file differs from its manifest,
-            or the tables asked for are nowhere.
-        ConfigError: the ``--key`` file is unusable.
-    """
+    """Verify the archive's chains; 0 when every table's is intact (and, with ``--key``, vouched for
+    by the key), 1 otherwise."""
     out = out or sys.stdout
     err = err or sys.stderr
     if getattr(args, "anchor", None) is not None:
@@ -252,12 +242,7 @@ def add_admin_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_admin(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Run one ``archive-admin`` command.
-
-    Raises:
-        ArchiveError: the archive cannot be reached or refuses, a month is malformed or too
-            recent, or the files cannot be written.
-    """
+    """Run one ``archive-admin`` command."""
     from tablectl.controller.archive.reader import open_archive  # noqa: PLC0415
 
     out = out or sys.stdout

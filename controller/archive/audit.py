@@ -1,13 +1,5 @@
-"""Verifying the archive: each table's chain from its records in PostgreSQL and its detached months.
-
-``tablectl verify --dsn`` (and ``--archive-file DIR``) walks each table in ``seq`` order, detached
-files first, then the database, and checks what can be checked from published bytes:
-
-* every column against the published bytes (:func:`~tablectl.controller.archive.reader.row_record`);
-* link and hash by :func:`~tablectl.controller.archive.chains.check_record`; withheld cards are
-  linked but not re-hashed, and counted;
-* gaps: every missing ``seq`` range is named (the archiver asks for a resend);
-* with ``--key``, every anchor's mac (:mod:`tablectl.controller.journal.anchors`).
+"""Verifying the archive: each table's chain from its records in PostgreSQL and its detached months
+(``tablectl verify --dsn``, ``--archive-file``; what is checked: docs/fleet.md).
 
 Across sources a record may come before its predecessor (a clock stepped back at a month's end):
 early records wait, up to :data:`PENDING_LIMIT` a table, before a gap is declared.
@@ -53,11 +45,7 @@ class MonthFolder:
 
 def find_months(paths: Iterable[Path]) -> list[MonthFolder]:
     """The detached months under ``paths`` (a month's folder, its manifest, or a folder of month
-    folders), oldest first.
-
-    Raises:
-        ArchiveError: a path that holds no detached month, or the same month twice.
-    """
+    folders), oldest first."""
     found: list[MonthFolder] = []
     for path in paths:
         folder = path.parent if path.name == MANIFEST else path
@@ -177,12 +165,8 @@ class _Walk:
 def _start(
     table: str, months: list[MonthFolder], catalog: list[dict[str, Any]]
 ) -> tuple[int, str, int]:
-    """Where a table's walk starts: ``(seq, prev_hash, starts_after)``.
-
-    From the beginning (seq 1, genesis) when files are given or nothing was detached; else after
-    the last detached month that holds the table (its manifest says where the chain stands).
-    Given files that start later than seq 1: taken up there (earlier months not given).
-    """
+    """Where a table's walk starts: ``(seq, prev_hash, starts_after)``: from genesis when files are
+    given or nothing was detached, else after the last detached month that holds the table."""
     if months:
         for folder in months:
             entry = folder.manifest["tables"].get(table)
@@ -229,15 +213,8 @@ def verify_archive(
     tables: list[str] | None = None,
     key: bytes | None = None,
 ) -> list[TableChain]:
-    """Verify each table's chain across ``months`` (detached files) and the ``archive``.
-
-    Returns one :class:`TableChain` per table; a broken link ends that table's walk (its
-    ``problem``), gaps are collected; the other tables are verified all the same.
-
-    Raises:
-        ArchiveError: the archive cannot be read, a file differs from its manifest, or
-            nothing at all was found for the tables asked for.
-    """
+    """Verify each table's chain across ``months`` and the ``archive``: a broken link ends that
+    table's walk, the other tables are verified all the same."""
     catalog = detached_catalog(archive) if archive is not None else []
     known = set(table_ids(archive)) if archive is not None else set()
     for folder in months:

@@ -1,27 +1,8 @@
 """Per-table verification in the archive: links, body hashes, anchors, gaps (pure).
 
-Per table and over the *stored* rows, because archivers share the work (MQTT shared subscriptions)
-and none sees all of a table's records, nor in order. The walk reads rows in ``seq`` order from the
-verified head (``archive_tables.verified_seq`` / ``verified_hash``) and advances while the chain is
-contiguous; the SQL is :mod:`tablectl.controller.archive.verifier`'s.
-
-Checked for each row after the head, with the journal's own code (:func:`record_hash`,
-:data:`GENESIS_HASH`, :func:`anchor_problem`, ``mac_matches``):
-
-* **the link**: ``seq`` is the head's + 1 and ``prev_hash`` its ``hash`` (genesis for ``seq`` 1);
-* **the body**: ``hash`` is sha256 over ``prev_hash`` + the canonical JSON as published; a
-  **withheld** record (a face-down card, docs/mqtt.md) is only linked, not re-hashed. Which
-  records are withheld is the outbox's rule (:func:`is_withheld`); anything else saying
-  ``"withheld": true`` is re-hashed;
-* **the envelope**: the record's ``table``, ``seq``, ``prev_hash``, ``hash`` are the row's;
-* **anchors**: an ``anchor`` names the record before it and, with the table's key, carries the
-  HMAC of that head;
-* **one record per seq**: a second, different record for a ``seq`` is a break.
-
-A break stops the walk (nothing after it is vouched for) and stays until an operator deals with it
-(docs/fleet.md). A missing ``seq`` stops it as a **gap**, which a resend may fill.
-:func:`check_record` is the archive's one per-record check: :func:`walk`, ``tablectl verify --dsn``
-(:mod:`.audit`) and the export's reads (:mod:`.reader`) all call it.
+Per table and over the *stored* rows, because archivers share the work and none sees all of a
+table's records, nor in order. A break stops the walk and stays until an operator deals with it; a
+missing ``seq`` stops it as a gap a resend may fill (docs/fleet.md, "What is verified").
 """
 
 from __future__ import annotations
@@ -98,12 +79,9 @@ class Walk:
 
 
 def is_withheld(record: Mapping[str, Any]) -> bool:
-    """Whether the table's outbox withheld part of this published record (so its ``hash`` covers
-    what was not published): exactly what the outbox makes of a record it withholds
-    (:func:`~tablectl.controller.mqtt.outbound.withheld_form`: a ``card`` dealt ``face_down``,
-    ``"card": null``, no ``barcode``, ``"withheld": true``). A record that merely says
-    ``"withheld": true`` — another type, a card not dealt face down, one with its face — is not:
-    it is re-hashed like every record, so the flag cannot spare a forger the hash."""
+    """Whether the outbox withheld part of this record (a face-down card), so its ``hash`` covers
+    what was not published. Exactly the outbox's form: a record that merely says ``"withheld":
+    true`` is re-hashed, so the flag cannot spare a forger the hash."""
     kind = record.get("type")
     if not isinstance(kind, str) or record.get("withheld") is not True:
         return False
@@ -112,12 +90,7 @@ def is_withheld(record: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class RecordProblem:
-    """What is wrong with one record in its chain.
-
-    ``code`` lets a caller word it its own way (``verify --dsn`` raises a mac or auth mismatch as
-    the journal's keyed-evidence error): ``table``, ``link``, ``hash``, ``anchor``, ``mac`` (an
-    anchor's), ``auth`` (a record's own), or ``stored`` (the stored row is not the record it
-    should hold)."""
+    """What is wrong with one record in its chain; ``code`` lets a caller word it its own way."""
 
     code: str
     reason: str
@@ -141,21 +114,12 @@ class RecordCheck:
 def check_record(
     table: str, record: Mapping[str, Any], head: str | None, key: bytes | None = None
 ) -> RecordCheck:
-    """One published record of ``table`` in its chain, with the journal's own code.
+    """One published record of ``table`` in its chain, with the journal's own code: the archive's
+    one per-record check (the walk, ``verify --dsn`` and the export's reads call it).
 
-    * it is ``table``'s;
-    * **the link**: its ``prev_hash`` is ``head`` (the previous record's ``hash``, the genesis
-      hash for ``seq`` 1); ``head`` ``None``: the record before it is not at hand (a gap, the
-      first record of a window), so the link is not checked;
-    * **the body**: ``hash`` is :func:`record_hash` of it — unless :func:`is_withheld`;
-    * **an anchor**: it names the record before it (:func:`anchor_problem`) and, with ``key``,
-      its mac is that head's under the key;
-    * **its own auth**, with ``key``: a record that carries ``auth`` (every record of a keyed
-      journal since issue 26) is its table's own — the MAC of its ``seq`` and ``hash``. One
-      without is not refused here (journals written before it have none; anchors vouch for
-      those): whether it may lack one is the walk's rule (:func:`auth_stripped`).
-
-    The envelope against its storage (row columns, ``seq`` order) is the caller's.
+    ``head`` ``None``: the record before it is not at hand, so the link is not checked. A record
+    without ``auth`` is not refused here (older journals have none; anchors vouch for those):
+    whether it may lack one is the walk's rule (:func:`auth_stripped`).
     """
     if record.get("table") != table:
         why = f"record's own 'table' is {record.get('table')!r}, not {table!r}"
@@ -246,15 +210,8 @@ def walk(
     *,
     key: bytes | None = None,
 ) -> Walk:
-    """Advance ``state`` over ``rows`` (``seq`` order from its head's own row on) as far as
-    they verify.
-
-    The head's row is read again so that a second row for the head's ``seq`` (another ``ts``:
-    the primary key let it in) is seen however the rows are paged.
-
-    Stops at the first missing ``seq`` (``stopped_at_gap``), or at a break (``broke``; the state
-    then records it). A broken state is returned unchanged: nothing after a break is vouched for.
-    """
+    """Advance ``state`` over ``rows`` as far as they verify, to the first gap or break. The head's
+    row is read again so a second row for its ``seq`` is seen however the rows are paged."""
     if state.broken_at is not None:
         return Walk(state)
     seq, head = state.verified_seq, state.head_hash
@@ -376,14 +333,8 @@ def resends_due(gaps: Sequence[Gap], now: datetime, timeout: timedelta) -> list[
 def plan_resends(
     due: Sequence[Gap], limit: int, chunk: int = MAX_RESEND
 ) -> tuple[list[tuple[int, int]], list[Gap]]:
-    """The ``cmd/resend`` requests for the ``due`` gaps of one table: at most ``limit``
-    requests of at most ``chunk`` records each, from the start of each gap (oldest gap first:
-    the chain is verified from its head on). Returns the requests and the gaps they ask for
-    (a gap left without a request is not asked this time: not due until it is).
-
-    Bounded whatever the gaps: ``limit`` requests, not one per ``chunk`` of a gap that may span
-    2**63 ``seq`` values.
-    """
+    """The ``cmd/resend`` requests for the ``due`` gaps of one table, oldest first, and the gaps
+    they ask for: at most ``limit`` requests of ``chunk`` records, whatever a gap's size (2**63)."""
     requests: list[tuple[int, int]] = []
     asked: list[Gap] = []
     for gap in sorted(due, key=lambda g: g.from_seq):

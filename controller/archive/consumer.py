@@ -1,21 +1,9 @@
 """The archiver: every table's records from the broker into PostgreSQL (verification, resends and
-status: :mod:`tablectl.controller.archive.upkeep`).
+status: :mod:`.upkeep`).
 
-* **Acknowledged after commit.** A persistent session, QoS 1 acknowledged by hand only once the
-  batch is committed: a kill -9 costs nothing (redelivery, idempotent storage); what the broker
-  loses is a ``seq`` gap the table resends (``cmd/resend``).
-* **Backpressure, not memory.** Receive Maximum bounds the unacknowledged messages; while
-  PostgreSQL is down the broker keeps the rest. (Mosquitto 2.0.11 sends a queued backlog past it:
-  our ``status`` then waits behind it for its PUBACK.)
-* **Little per message.** Taken from aiomqtt's queue in bulk (:class:`_Inbox`), parsed once,
-  stored a group commit at a time, tables walked once per many batches.
-* **Shared work.** With ``share`` the subscriptions are ``$share/{group}/…``.
-* **Three loops per connection** (receive, store, send) in a TaskGroup; any failure rebuilds the
-  connection.
-* **Nothing on the broker is trusted.** Every message goes through
-  :func:`~tablectl.controller.archive.gate.admission.admit` in its own ``try``; a refusal is
-  quarantined, counted, alarmed and acknowledged, never fatal, never redelivered for ever. With
-  MQTT v5 the broker is told the largest packet taken (:data:`PACKET_SLACK` over the size cap).
+Acknowledged by hand after commit (a kill -9 costs a redelivery; a broker's loss is a gap the table
+resends), bounded by Receive Maximum, every message through :func:`.gate.admission.admit`: nothing
+on the broker is trusted (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -65,13 +53,9 @@ log = structlog.get_logger("tablectl.archive")
 def paho_client(client: aiomqtt.Client) -> paho.Client:
     """The paho client inside an aiomqtt one: the one place that reaches past aiomqtt's API.
 
-    The archive acknowledges a message only once the batch holding it is committed (paho's
-    ``manual_ack_set`` and ``ack``). aiomqtt 2 has no public way to do that: its ``Client`` takes
-    no ``manual_ack`` and hands out no paho client, its ``Message`` has no ``ack`` (read in
-    aiomqtt 2.5's ``client.py``; asked for upstream in empicano/aiomqtt#345, draft PR #346). It
-    keeps paho's client as ``_client``. Should a release within the pin (``>=2.5,<3``) move it,
-    this says so when the archiver connects, not with an ``AttributeError`` in the store loop.
-    When aiomqtt gains manual acks, its own API replaces this function and its two callers.
+    Acknowledging after commit needs paho's ``manual_ack_set``/``ack``; aiomqtt 2 has no public way
+    (empicano/aiomqtt#345, draft PR #346). Should a release within the pin move ``_client``, this
+    says so at connect, not with an ``AttributeError`` in the store loop.
     """
     inner = getattr(client, "_client", None)
     if not isinstance(inner, paho.Client):
@@ -126,13 +110,8 @@ class _Received:
 
 
 class _Inbox(asyncio.Queue[aiomqtt.Message]):
-    """aiomqtt's queue of received messages (its ``queue_type``), also emptied in one go.
-
-    aiomqtt's message iterator makes a task and an ``asyncio.wait`` per message: draining a
-    backlog, that cost more than storing the records. The receive loop waits for a message
-    through the iterator (which also ends at a lost connection), then takes every message
-    queued behind it (:meth:`take`) without an await each.
-    """
+    """aiomqtt's queue of received messages, also emptied in one go: its iterator's task and
+    ``asyncio.wait`` per message cost more than storing the records of a backlog."""
 
     def _init(self, maxsize: int) -> None:
         self._queue: deque[aiomqtt.Message] = deque()
@@ -148,13 +127,7 @@ _LOST: Final = lost_errors()
 
 
 class Archiver:
-    """``tablectl archive`` (see the module doc). ``run`` until ``stop`` is set.
-
-    Args:
-        config: the settings.
-        clock: wall time for gap ages and alarm times, monotonic time for rates (injected for
-            tests).
-    """
+    """``tablectl archive``: ``run`` until ``stop`` is set."""
 
     def __init__(self, config: ArchiverConfig, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
@@ -210,20 +183,12 @@ class Archiver:
     # -- lifecycle -------------------------------------------------------------------------
 
     def prepare(self) -> list[int]:
-        """Connect once and migrate the schema (a sync connection, before the loop starts).
-
-        Raises:
-            ArchiveError: the DSN is wrong or the server unreachable (one line).
-        """
+        """Connect once and migrate the schema (a sync connection, before the loop starts)."""
         with connect(self.config.dsn, autocommit=True) as conn:
             return migrate(conn)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Archive until ``stop`` is set; reconnects to the broker and the database as needed.
-
-        Raises:
-            ArchiveUnavailableError: the first connection to the broker or the database fails.
-        """
+        """Archive until ``stop`` is set; reconnects to the broker and the database as needed."""
         await self._db.get("ingest", at_start=True)
         await self._upkeep.load()
         try:
@@ -354,15 +319,11 @@ class Archiver:
             self._drained.clear()
 
     async def _store_loop(self) -> None:
-        """Store batches as they fill; acknowledge each after its commit.
+        """Store batches as they fill (a group commit); acknowledge each after its commit.
 
-        A group commit: a batch is what arrived while the previous one was being stored; only
-        after an idle moment (nothing was waiting) does the first record wait ``batch_seconds``
-        for others, so a trickle still makes one commit for many records.
-
-        Outlives a broker connection on purpose: cancelling a batch half-way through its
-        transaction could leave the database connection unusable. A message of a connection
-        that is gone is stored but not acknowledged (the broker sends it again: a duplicate).
+        Outlives a broker connection on purpose: cancelling a batch mid-transaction could leave the
+        database connection unusable. A message of a connection that is gone is stored, not
+        acknowledged.
         """
         config = self.config
         idle = True

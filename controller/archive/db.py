@@ -1,17 +1,6 @@
-"""Connecting to the archive's PostgreSQL, and the archive's errors.
-
-Why a module: every archive command (``archive``, ``export --dsn``, ``verify --dsn``, ``diag
-stats --dsn``) fails the same way when the DSN is wrong or the server is down, and a person wants
-one line saying which (never a libpq traceback):
-
-    ControllerError
-    └── ArchiveError                the archive cannot be used
-        ├── ArchiveConfigError(ConfigError)  a DSN that is not one (names what is wrong)
-        └── ArchiveUnavailableError           the server cannot be reached or refused us
-
-psycopg (the ``archive`` extra) is imported lazily, so the rest of tablectl runs without it and
-an archive command without it says how to install it.
-"""
+"""Connecting to the archive's PostgreSQL, and the archive's errors: every archive command says in
+one line what is wrong (never a libpq traceback, never a password). psycopg (the ``archive`` extra)
+is imported lazily, so the rest of tablectl runs without it."""
 
 from __future__ import annotations
 
@@ -59,12 +48,8 @@ def psycopg_module() -> object:
 
 
 def check_dsn(dsn: str) -> str:
-    """``dsn`` if libpq can read it; else :class:`ArchiveConfigError` naming what is wrong.
-
-    Accepts ``postgresql://`` / ``postgres://`` URLs and ``key=value`` strings, as libpq does.
-    The message never holds the DSN's password (:func:`scrub`): libpq quotes a URL it cannot
-    read whole, password included.
-    """
+    """``dsn`` if libpq can read it; else :class:`ArchiveConfigError` naming what is wrong, never
+    the password (libpq quotes a URL it cannot read whole)."""
     psycopg_module()
     from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - optional extra
 
@@ -156,12 +141,8 @@ def redact_dsn(dsn: str) -> str:
 
 
 def scrub(text: str, dsn: str) -> str:
-    """``text`` (libpq's words about ``dsn``) without any of ``dsn``'s passwords.
-
-    libpq quotes what it cannot read: the whole URL, a parameter's value, the word after an
-    unquoted password's space. The DSN is replaced by its redacted form, every quoted part that
-    holds a secret (or a word of one) by ``"***"``, and any longer secret left by ``***``.
-    """
+    """``text`` (libpq's words about ``dsn``) without any of ``dsn``'s passwords: libpq quotes the
+    whole URL, a parameter's value, or the word after an unquoted password's space."""
     redacted, secrets = _redacted(dsn.strip())
     if dsn.strip():
         text = text.replace(dsn.strip(), redacted)
@@ -183,12 +164,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
-    """A (synchronous) connection to the archive.
-
-    Raises:
-        ArchiveConfigError: the DSN is not one.
-        ArchiveUnavailableError: the server is down, unreachable or refused the login.
-    """
+    """A (synchronous) connection to the archive."""
     check_dsn(dsn)
     import psycopg  # noqa: PLC0415 - optional extra
 
@@ -203,12 +179,7 @@ def connect(dsn: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[o
 async def connect_async(
     dsn: str, *, autocommit: bool = False
 ) -> psycopg.AsyncConnection[tuple[object, ...]]:
-    """An asynchronous connection to the archive (the archiver's).
-
-    Raises:
-        ArchiveConfigError: the DSN is not one.
-        ArchiveUnavailableError: the server is down, unreachable or refused the login.
-    """
+    """An asynchronous connection to the archive (the archiver's)."""
     check_dsn(dsn)
     import psycopg  # noqa: PLC0415 - optional extra
 
@@ -232,14 +203,8 @@ def lost_errors() -> tuple[type[Exception], ...]:
 
 
 class Connections:
-    """The archiver's named connections (``ingest``, ``verify``), each reconnected with backoff
-    (up to 10 s apart) while the server is away, for as long as it takes.
-
-    Args:
-        dsn: the archive's connection string.
-        on_change: told ``(available, detail)`` at each failed attempt, loss and reconnection
-            (the archiver alarms when the availability changes).
-    """
+    """The archiver's named connections, each reconnected with backoff (up to 10 s apart) for as
+    long as the server is away; ``on_change`` hears of each attempt, loss and reconnection."""
 
     MAX_DELAY: Final = 10.0
 
@@ -251,11 +216,8 @@ class Connections:
     async def get(
         self, which: str, *, at_start: bool = False
     ) -> psycopg.AsyncConnection[tuple[Any, ...]]:
-        """The named connection, (re)connected while the server is away.
-
-        Raises:
-            ArchiveUnavailableError: only ``at_start``: the server is not there.
-        """
+        """The named connection, (re)connected while the server is away (``at_start``: it must be
+        there)."""
         conn = self._conns.get(which)
         if conn is not None and not conn.closed:
             return conn

@@ -1,19 +1,9 @@
 """A published record as a row of ``records``, and batched, idempotent inserts.
 
-Batches through COPY because 1–4k records/s would make per-record round trips the limit: a batch is
-COPY'd into a temporary table and moved with one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` in one
-transaction with the checks below; the consumer acknowledges only after it commits.
-
-A redelivered record is the same row (same ``ts``, the partition key) and is skipped. A *different*
-record for a stored ``(table_id, seq)`` must not be (docs/fleet.md, "Schema"):
-
-* same ``ts``: the primary key refuses it; it is kept in ``archive_conflicts``;
-* another ``ts``: for a ``seq`` already verified it is moved to ``archive_conflicts`` here (under
-  a share lock on the ``archive_tables`` row, so the verifier cannot pass it meanwhile); for a
-  later ``seq`` the verifier's walk refuses two rows for one ``seq``.
-
-Either way the verifier reports the chain break at that ``seq``. A record of a month detached to
-files (``archive_detached``) is counted as late and dropped, not re-created.
+COPY into a temporary table, then one ``INSERT … ON CONFLICT DO NOTHING``: at 1–4k records/s
+per-record round trips would be the limit. A redelivery is skipped; a *different* record for a
+stored ``(table_id, seq)`` is kept in ``archive_conflicts`` or refused by the walk (docs/fleet.md,
+"Schema"). A record of a detached month is counted as late and dropped.
 """
 
 from __future__ import annotations
@@ -65,15 +55,8 @@ class Incoming:
 
 
 def parse_published(table: str, payload: bytes) -> Incoming:
-    """The record a table published on ``{prefix}/{table}/events`` (or ``anchor``).
-
-    No bounds here: the archiver admits a message through
-    :func:`~tablectl.controller.archive.gate.admission.admit` (size, depth, windows) first.
-
-    Raises:
-        MalformedRecordError: not a JSON object with the journal's envelope, or naming another
-            table than its topic (one line, for the archive's alarm).
-    """
+    """The record a table published on ``{prefix}/{table}/events`` (or ``anchor``); the bounds are
+    admission's, checked first."""
     try:
         record: Any = json.loads(payload.decode("utf-8"))  # as published: UTF-8 only
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -82,11 +65,7 @@ def parse_published(table: str, payload: bytes) -> Incoming:
 
 
 def incoming_of(table: str, payload: bytes, record: Any) -> Incoming:
-    """The row of ``payload``, whose JSON is ``record`` (parsed once by the caller).
-
-    Raises:
-        MalformedRecordError: as :func:`parse_published`.
-    """
+    """The row of ``payload``, whose JSON is ``record`` (parsed once by the caller)."""
     if not isinstance(record, dict):
         raise MalformedRecordError(f"{table}: message is not a JSON object")
     seq = record.get("seq")
@@ -152,11 +131,8 @@ def _unique(batch: Sequence[Incoming]) -> list[Incoming]:
 
 
 class Ingest:
-    """Stores batches in ``records`` (see the module doc); one per archive connection.
-
-    Remembers which monthly partitions exist, so a batch pays for a catalog look-up only when
-    a record of a new month arrives.
-    """
+    """Stores batches in ``records``; remembers which partitions exist, so only a new month costs a
+    catalog look-up."""
 
     def __init__(self) -> None:
         self._months: set[Month] = set()
@@ -189,11 +165,7 @@ class Ingest:
     async def store(
         self, conn: psycopg.AsyncConnection[tuple[Any, ...]], batch: Sequence[Incoming]
     ) -> StoreResult:
-        """Insert ``batch`` (one transaction); return what happened.
-
-        Raises:
-            psycopg.Error: the database failed (nothing of the batch is committed).
-        """
+        """Insert ``batch`` (one transaction); return what happened."""
         rows = _unique(batch)
         if not rows:
             return StoreResult()
@@ -212,14 +184,8 @@ class Ingest:
     async def store_each(
         self, conn: psycopg.AsyncConnection[tuple[Any, ...]], batch: Sequence[Incoming]
     ) -> tuple[StoreResult, list[tuple[Incoming, str]]]:
-        """:meth:`store` the batch; when the database refuses it (a statement's error, not the
-        connection's), record by record: a record it refuses must not stop the floor.
-
-        Returns what was stored and the refused records with the database's one-line reason.
-
-        Raises:
-            psycopg.OperationalError, psycopg.InterfaceError: the connection failed.
-        """
+        """:meth:`store` the batch; when a statement (not the connection) fails, record by record: a
+        record the database refuses must not stop the floor."""
         lost = lost_errors()
         try:
             return await self.store(conn, batch), []

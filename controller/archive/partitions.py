@@ -1,21 +1,8 @@
 """The archive's months: monthly partitions of ``records``, and old ones detached to files.
 
-Months because ten years of a floor is 150–600 TB of JSON: a time window reads only its months, and
-retention is ``DETACH PARTITION`` plus an export, not a ``DELETE`` over billions of rows. A month is
-detached only once no table can still send into it (journals kept ≥ 90 days, R19, and resendable):
-by default it must have ended :data:`MIN_AGE_DAYS` ago (docs/fleet.md). Detaching
-(:func:`detach_months`):
-
-1. ``ALTER TABLE records DETACH PARTITION records_YYYY_MM`` (ingest goes on),
-2. rows exported per table to ``DIR/records_YYYY_MM/TABLE.jsonl.gz`` (published bytes, ``seq``
-   order) and ``manifest.json`` (per table: first/last ``seq``, linked and last hash, count,
-   file sha256),
-3. the files read back and checked against the manifest and the chain,
-4. the month recorded in ``archive_detached`` (so ``verify --dsn`` knows where chains continue),
-5. the detached table dropped (``--keep`` keeps it).
-
-Each step is safe to repeat: a run that dies midway is finished by the next one. ``tablectl verify
---archive-file DIR`` checks the files (:mod:`tablectl.controller.archive.audit`).
+A time window reads only its months, and retention is ``DETACH PARTITION`` plus an export, not a
+``DELETE`` over billions of rows. A month is detached only once no table can still send into it
+(R19); each step of :func:`detach_months` is safe to repeat (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -53,11 +40,7 @@ _KIND = "tablectl-archive-month"
 
 
 def parse_month(text: str, what: str = "month") -> Month:
-    """``2025-01`` → ``Month(2025, 1)``.
-
-    Raises:
-        ArchiveError: not ``YYYY-MM`` (naming ``what``).
-    """
+    """``2025-01`` → ``Month(2025, 1)``."""
     found = re.fullmatch(r"(\d{4})-(\d{2})", text.strip())
     if found is None or not 1 <= int(found[2]) <= 12:
         raise ArchiveError(f"{what}: {text!r} is not a month (YYYY-MM, e.g. 2025-01)")
@@ -88,12 +71,8 @@ class Partition:
 
 
 def ensure_partitions(archive: Archive, months: Sequence[Month]) -> list[Month]:
-    """Create the partitions of ``months`` that do not exist yet; the months created.
-
-    Raises:
-        ArchiveError: a month was detached (its rows are in files now: a record for it is
-            refused rather than starting the month over), or the database refuses.
-    """
+    """Create the partitions of ``months`` that do not exist yet; the months created. A detached
+    month is refused rather than started over."""
     detached = {p.month for p in list_partitions(archive) if not p.attached}
     detached |= {parse_month(str(e["month"])) for e in detached_catalog(archive)}
     created: list[Month] = []
@@ -224,11 +203,7 @@ def _export_table(archive: Archive, month: Month, table: str, path: Path) -> dic
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
-    """A detached month's manifest (``folder/manifest.json``).
-
-    Raises:
-        ArchiveError: missing, not JSON, or not a month's manifest.
-    """
+    """A detached month's manifest (``folder/manifest.json``)."""
     path = folder / MANIFEST
     try:
         manifest = json.loads(path.read_bytes())
@@ -247,15 +222,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 
 def read_month_file(folder: Path, table: str, entry: dict[str, Any]) -> Iterator[JournalRecord]:
-    """One table's records from a detached month, in file order, each parsed from its bytes.
-
-    The file must be the one the manifest names (size and sha256), each line the canonical JSON
-    of a record of ``table``; the chain itself is the caller's walk.
-
-    Raises:
-        ArchiveError: the file is missing, unreadable or differs from the manifest.
-        ChainBrokenError: a line that is not a record of this table (naming its ``seq``).
-    """
+    """One table's records from a detached month, each parsed from its bytes, the file checked
+    against the manifest; the chain itself is the caller's walk."""
     path = folder / str(entry.get("file"))
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -304,14 +272,7 @@ def detach_months(
     now: datetime | None = None,
     progress: Any = None,
 ) -> list[dict[str, Any]]:
-    """Detach every month before ``before`` and export it under ``to`` (see the module doc).
-
-    Returns the manifests written, oldest first.
-
-    Raises:
-        ArchiveError: ``before`` is too recent (unless ``force``), the folder cannot be
-            written, a month's files do not read back as exported, or the database refuses.
-    """
+    """Detach every month before ``before`` and export it under ``to``; the manifests written."""
     now = now or datetime.now(UTC)
     if not force and before.start > now - timedelta(days=MIN_AGE_DAYS):
         latest = month_text(month_of(now - timedelta(days=MIN_AGE_DAYS)))

@@ -1,20 +1,8 @@
 """Reading the floor's archive: one table's records by ``seq``, by round and by time window.
 
-The archive (PostgreSQL, table ``records``; the schema is :mod:`tablectl.controller.archive.schema`)
-holds every table's records *as published*: ``raw`` is the payload's exact bytes, and every other
-column (``seq``, ``type``, ``hash``, ``record`` as ``jsonb``, …) is derived from it. So a record is
-read from ``raw`` alone and each column is checked against it (:func:`row_record`): a column
-edited behind the payload's back is named like a journal column that differs from its body.
-
-Why these readers exist: ``tablectl export --dsn`` (a dispute's round, from the archive instead of a
-table's own journal), ``diag stats --dsn`` (wheel bias and shuffle tests across tables and months)
-and ``tablectl verify --dsn`` read the archive through them. Connections are read-only
-(``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY``): a query for evidence can never alter it.
-
-Published records equal journal records except cards dealt face down, published withheld
-(``"card": null, "withheld": true``) while ``hash`` covers the journaled card: their content
-cannot be re-hashed from the archive
-(:func:`~tablectl.controller.archive.chains.is_withheld`), their links still chain.
+``raw`` is the payload's exact bytes; a record is read from it alone and every other column checked
+against it. Connections are read-only: a query for evidence can never alter it. Withheld cards link
+but cannot be re-hashed (:func:`.chains.is_withheld`).
 """
 
 from __future__ import annotations
@@ -77,13 +65,7 @@ class Archive(Closing):
 
 
 def open_archive(dsn: str, *, read_only: bool = True) -> Archive:
-    """Connect to the archive at ``dsn`` (autocommit; read-only unless asked otherwise).
-
-    Raises:
-        ArchiveConfigError: not a connection string (one line, never the password).
-        ArchiveUnavailableError: the server cannot be reached or refuses.
-        ArchiveError: the database holds no archive (no ``records`` table).
-    """
+    """Connect to the archive at ``dsn`` (autocommit; read-only unless asked otherwise)."""
     conn = connect(dsn, autocommit=True)
     archive = Archive(conn, describe_dsn(dsn))
     try:
@@ -103,11 +85,8 @@ def open_archive(dsn: str, *, read_only: bool = True) -> Archive:
 
 
 def table_ids(archive: Archive) -> list[str]:
-    """Every table the archive has records of (or knows from ``archive_tables``), sorted.
-
-    A loose index scan (one index probe per table) rather than ``DISTINCT``, which would read
-    every row of every month.
-    """
+    """Every table the archive knows, sorted: a loose index scan, where ``DISTINCT`` would read
+    every row of every month."""
     rows = archive.query(
         "WITH RECURSIVE t(id) AS ("
         " SELECT min(table_id) FROM records"
@@ -130,13 +109,7 @@ def _has(archive: Archive, relation: str) -> bool:
 
 
 def row_record(row: Sequence[Any]) -> JournalRecord:
-    """A ``records`` row (:data:`COLUMNS`) as the record its ``raw`` bytes hold, every column
-    checked against them.
-
-    Raises:
-        ChainBrokenError: ``raw`` is not the canonical JSON of a record, or a column differs
-            from it (naming the ``seq`` and the column).
-    """
+    """A ``records`` row as the record its ``raw`` bytes hold, every column checked against them."""
     table_id, seq, ts, kind, round_id, digest, prev, document, raw = row
     seq = int(seq)
     try:
@@ -176,14 +149,9 @@ def _check_link(
     span: bool = True,
     key: bytes | None = None,
 ) -> None:
-    """Within a read span: consecutive, and each record checked in its chain
-    (:func:`~tablectl.controller.archive.chains.check_record`: linked to the one before it,
-    hashed as stored unless withheld, an anchor naming its head; with ``key``, its own ``auth``,
-    and none stripped after one that carried it).
-
-    ``span=False`` (a time window): ``seq`` may skip — a conclusion carries its deciding event's
-    ``ts``, so a window's records need not be consecutive — and only consecutive ones are linked.
-    """
+    """Within a read span: consecutive, and each record checked in its chain. ``span=False`` (a time
+    window): a conclusion carries its deciding event's ``ts``, so ``seq`` may skip; only consecutive
+    ones are linked."""
     head = None
     if before is not None:
         if record.seq == before.seq:
@@ -206,21 +174,8 @@ def _check_link(
 class ArchiveReader:
     """One table's records in the archive, read-only, optionally within a time window.
 
-    The same reading interface as the journal's
-    (:class:`~tablectl.controller.tools.journal_reader.JournalReader`: ``first_seq``, ``files``,
-    ``records``, ``backwards``, ``find_outcome``), so one export serves both; plus ``between``
-    (a time window read through the monthly partitions it touches) and ``rows`` (the
-    statistics' newest-first reading).
-
-    Args:
-        archive: an open archive (:func:`open_archive`).
-        table: the table id.
-        since, until: with ``rows``, only records with ``since <= ts < until``.
-        key: the table's journal key: each record's own ``auth`` is checked as it is read (a
-            forged or stripped one stops a read; ``rows`` leaves it out and counts it in
-            ``refused``). ``None``: authorship unverified.
-        through: with ``rows``, only records up to this ``seq`` (the archiver's verified head:
-            :func:`verified_head`); ``None``: every stored record.
+    The journal reader's interface, so one export serves both. ``key``: each record's own ``auth``
+    is checked as read; ``through``: the archiver's verified head.
     """
 
     def __init__(
@@ -277,12 +232,7 @@ class ArchiveReader:
         return [row_record(r) for r in rows]
 
     def records(self, first: int = 1, last: int | None = None) -> Iterator[JournalRecord]:
-        """Records with ``first <= seq <= last`` in order, linked and hashed as they are read.
-
-        Raises:
-            ChainBrokenError: a record missing inside the span, one stored twice, a broken link
-                or a record whose content does not match its hash.
-        """
+        """Records with ``first <= seq <= last`` in order, linked and hashed as they are read."""
         end = last if last is not None else 1 << 62
         after, before = first - 1, None
         while True:

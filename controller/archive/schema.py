@@ -1,24 +1,8 @@
-"""The archive's tables (the contract others query) and their migrations.
+"""The archive's tables (the contract others query, docs/fleet.md "Schema") and their migrations.
 
 An archive outlives many tablectl versions, so each version ships the SQL that takes an older
-archive to its shape, applied in order, one transaction each, at archiver start and by
-:func:`migrate`; ``archive_migrations`` records them.
-
-The contract (docs/fleet.md, "Schema"; PostgreSQL ≥ 13)::
-
-    records          one row per (table_id, seq): the record as published, its hash and link
-                     (PRIMARY KEY (table_id, seq, ts): the partition key must be in it;
-                     redelivery is ON CONFLICT DO NOTHING; other content for a (table_id, seq)
-                     is a chain break, kept in archive_conflicts or refused by the walk)
-    archive_tables   per table: how far its chain is verified, its last seq, where it broke
-    archive_gaps     per table: missing seq ranges, since when, how often a resend was asked
-    archive_conflicts  a second, different record for a (table_id, seq) already stored
-    archive_detached   months detached to files (their manifests)
-    archive_quarantine what the archiver refused to store in records, bounded
-
-``records`` is range-partitioned by month of its own ``ts`` (``records_YYYY_MM``): this month and
-the next are created ahead, others on demand (:func:`partition_sql`). There is no DEFAULT partition,
-so an unexpected month gets its own partition instead of a catch-all that cannot be detached.
+archive to its shape, one transaction each. ``records`` is partitioned by month with no DEFAULT
+partition, so every month can be detached.
 """
 
 from __future__ import annotations
@@ -191,11 +175,8 @@ def partition_name(month: Month) -> str:
 
 
 def partition_sql(month: Month) -> str:
-    """``CREATE TABLE IF NOT EXISTS`` of ``month``'s partition (bounds in UTC).
-
-    Two archivers may create the same month at once: the loser gets a duplicate error from the
-    catalog, which callers treat as success (the partition exists).
-    """
+    """``CREATE TABLE IF NOT EXISTS`` of ``month``'s partition (bounds in UTC); a racing archiver's
+    duplicate error means it exists."""
     start = month.start.isoformat()
     end = month.next().start.isoformat()
     return (
@@ -220,13 +201,8 @@ def migrate(
 ) -> list[int]:
     """Apply the migrations the archive lacks, each in one transaction; return their versions.
 
-    Concurrent callers (two archivers starting at once) are serialised by an advisory lock and
-    each re-reads the applied versions under it, so every migration runs exactly once. Then the
-    partitions of the current and the next month (of ``now``, default the clock) are made sure
-    of. ``conn`` must not be inside a transaction (psycopg's default: call it first thing).
-
-    Raises:
-        psycopg.Error: a statement failed (its transaction is rolled back; nothing half-done).
+    An advisory lock serialises concurrent archivers, so each migration runs once. ``conn`` must not
+    be inside a transaction.
     """
     done: list[int] = []
     for migration in migrations:

@@ -1,25 +1,9 @@
 """What an archiver says about itself: counters, alarms and its retained status (pure).
 
-Topics, beside the tables' own (``_archive`` is no table id a floor uses)::
-
-    {prefix}/_archive/{name}/status   retained  online/offline (Last Will), counters, what is
-                                                open: gaps past the timeout, broken chains
-    {prefix}/_archive/{name}/alarms             one message per event, stable codes:
-
-``chain_broken``  ``table``, ``seq``, ``reason``; kept until an operator deals with it
-``gap``           ``table``, ``from_seq``..``to_seq`` missing past the timeout; repeated at
-                  each resend request (``requests``) until filled
-``gap_filled``    that range arrived (only for a reported gap)
-``conflict``      a second, different record for ``table``/``seq``
-``malformed``     no journal record (``topic``, ``reason``, ``detail``)
-``quarantined``   refused (``table``, ``seq``, ``reason``, ``detail``), kept in
-                  ``archive_quarantine``
-``db_unavailable`` / ``db_available``  the archive's PostgreSQL went away / came back
-
-``malformed`` and ``quarantined`` are limited to :data:`ALARMS_PER_WINDOW` per :data:`ALARM_WINDOW`
-(a flood is one hostile publisher): the next one sent, or the last held back once the window ends
-(:meth:`ArchiveStatus.held_alarms`), says how many were ``suppressed``. Counters are monotonic
-totals since start and count every alarm; gauges say what is open now.
+Topics ``{prefix}/_archive/{name}/status`` (retained, Last Will) and ``…/alarms`` with stable codes
+(docs/fleet.md). ``malformed`` and ``quarantined`` are limited to :data:`ALARMS_PER_WINDOW` per
+:data:`ALARM_WINDOW` (a flood is one hostile publisher), the next one saying how many were
+``suppressed``.
 """
 
 from __future__ import annotations
@@ -87,15 +71,8 @@ class TableView:
 
 
 class ArchiveStatus:
-    """The archiver's view of the floor, fed by verification passes; builds its payloads.
-
-    Args:
-        prefix: the floor's topic prefix.
-        name: this archiver's name (its topics and MQTT client id).
-        share: the shared-subscription group, if any (said in the status).
-        keys: the tables' journal keys it checks authorship with (``authorship`` in the status
-            says for whom: without one, what it stores is in order, not proven the tables').
-    """
+    """The archiver's view of the floor, fed by verification passes; builds its payloads. Without a
+    table's key, what it stores is in order, not proven the table's."""
 
     def __init__(
         self, prefix: str, name: str, share: str | None = None, keys: KeyRing | None = None

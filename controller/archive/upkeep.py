@@ -1,16 +1,8 @@
 """What the archiver does besides storing: verifying, asking for what is missing, saying how it is.
 
-Apart from :mod:`tablectl.controller.archive.consumer` because it reads the *stored* rows back on
-its own connection and cadence, so archivers sharing a floor verify the same chains. Cadences (for
-2,000 mostly healthy tables): a table stored into is walked :attr:`Cadence.verify_after` s later
-(batches gather); an open gap or a locked table every half gap timeout; every table each
-:attr:`Cadence.sweep_every`. Gaps go to ``cmd/resend`` (at most :data:`MAX_RESEND` a request); a
-quiet table is probed for a lost tail after :attr:`Cadence.probe_after`.
-
-Bounded per pass: :attr:`Cadence.resend_per_table` and :attr:`Cadence.resend_per_pass` requests, and
-loops run over rows read, never over ``seq`` ranges (a gap may span 2**63). It awaits the database
-between tables, so SIGTERM is taken within one pass. It keeps each table's verified head for
-admission (:meth:`Upkeep.head`).
+It reads the *stored* rows back on its own connection and cadence, so archivers sharing a floor
+verify the same chains. Bounded per pass, loops over rows read, never over ``seq`` ranges (a gap
+may span 2**63); it awaits between tables, so SIGTERM is taken within one pass.
 """
 
 from __future__ import annotations
@@ -85,18 +77,8 @@ class _Quiet:
 
 
 class Upkeep:
-    """The archiver's verification loop, resends, probes and status (see the module doc).
-
-    Args:
-        status: the archiver's counters and view of the floor (its topics name it).
-        verifier: the per-table verification pass.
-        cadence: how often.
-        connections: the archiver's; this uses its ``verify`` connection.
-        send: queues ``(topic, payload, retain)`` for the broker.
-        clock: wall time for gap ages and alarm times, monotonic time for quiet tables and the
-            cadence.
-        signer: signs the resend requests (a table with ``[security]`` answers only those).
-    """
+    """The archiver's verification loop, resends (signed: a table with ``[security]`` answers only
+    those), probes and status."""
 
     def __init__(
         self,
@@ -149,12 +131,8 @@ class Upkeep:
         return self._heads.get(table)
 
     def reply(self, table: str, payload: bytes) -> tuple[str, str] | None:
-        """A table answered a ``cmd/resend``: counted when it answers this archiver.
-
-        Read as a record is (the bounded reader, its refusals in admission's codes): returns
-        ``(reason, detail)`` when the message is no reply at all (the caller counts and alarms it
-        as malformed); never raises.
-        """
+        """A table answered a ``cmd/resend``: counted when it answers this archiver; ``(reason,
+        detail)`` when the message is no reply at all. Never raises."""
         limits = self.limits
         try:
             reply = read_object(payload, max_bytes=limits.max_bytes, max_depth=limits.max_depth)

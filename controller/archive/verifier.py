@@ -1,18 +1,8 @@
 """The per-table verification pass over the stored rows, and the gaps it keeps.
 
-One pass for one table, in one transaction: lock its ``archive_tables`` row (``FOR UPDATE SKIP
-LOCKED``: when another archiver is verifying it, or storing a batch of it, this one moves on and
-comes back at its next sweep), read its rows after the verified head page by page, walk them
-(:func:`tablectl.controller.archive.chains.walk`), turn a kept conflict into a break, list the
-missing ranges after the head, reconcile them with ``archive_gaps``, decide which are due for a
-resend, and write the new head (its ``seq``, ``hash`` and ``ts``). The caller publishes the
-resend requests and the alarms after the commit.
-
-Bounded whatever is stored: gaps are looked for only up to the table's ``seq`` horizon
-(:func:`~tablectl.controller.archive.gate.admission.seq_horizon`: the verified head + the window),
-so a row stored beyond it — a hostile ``seq`` 2**63-1 stored before admission bounded them — is
-no gap to fill; and at most ``resends`` requests of :data:`MAX_RESEND` records are planned a
-pass (:func:`~tablectl.controller.archive.chains.plan_resends`), whatever a gap's size.
+One transaction per table, its ``archive_tables`` row locked ``FOR UPDATE SKIP LOCKED``: another
+archiver at it means come back at the next sweep. Gaps are looked for only up to the table's
+``seq`` horizon, so a hostile ``seq`` 2**63-1 is no gap to fill.
 """
 
 from __future__ import annotations
@@ -99,13 +89,7 @@ def _state(row: tuple[Any, ...]) -> ChainState:
 
 
 class Verifier:
-    """Verifies tables one pass at a time (see the module doc).
-
-    Args:
-        keys: anchor keys per table.
-        gap_timeout: how long a missing ``seq`` may be missing before a resend is asked.
-        limits: admission's bounds (the ``seq`` horizon of gaps).
-    """
+    """Verifies tables one pass at a time."""
 
     def __init__(self, keys: KeyRing, gap_timeout: float, limits: Limits | None = None) -> None:
         self.keys = keys
@@ -120,13 +104,8 @@ class Verifier:
         *,
         resends: int = RESENDS_PER_TABLE,
     ) -> TablePass | None:
-        """One pass of ``table``; ``None`` when another transaction holds it (come back later).
-
-        ``resends``: requests planned at most (0: none this pass; the gaps stay due).
-
-        Raises:
-            psycopg.Error: the database failed (the pass is rolled back).
-        """
+        """One pass of ``table``; ``None`` when another transaction holds it. ``resends``: requests
+        planned at most."""
         async with conn.transaction():
             head = await (
                 await conn.execute(
@@ -239,11 +218,9 @@ class Verifier:
         now: datetime,
         horizon: int,
     ) -> tuple[GapChange, int]:
-        """The table's gaps after ``after`` up to ``horizon``, and the last ``seq`` stored
-        within it: found from the stored ``seq`` values, carried over from ``archive_gaps``. A
-        gap kept from before the horizon existed (one up to a hostile 2**63-2) is cut to it; one
-        wholly beyond it, or beyond the last record stored within it, is dropped (no record past
-        it to fill towards), not filled."""
+        """The table's gaps after ``after`` up to ``horizon``, and the last ``seq`` stored within
+        it. A gap kept from before the horizon existed is cut to it; one wholly beyond it is
+        dropped."""
         seqs = [
             int(s[0])
             for s in await (

@@ -1,22 +1,5 @@
 """The journal: the hash-chained, fsync'd SQLite store per table, its outbox, anchors, rotation and
-retention.
-
-Other layers import from here (``from tablectl.controller.journal import Journal``). The modules,
-one job each, inner to outer (each imports only those before it):
-
-    anchors     keyed anchors: the HMAC over the chain head (pure)
-    records     canonical JSON, the hash chain, what a caller may append (pure)
-    errors      JournalIntegrityError, KeyedEvidenceError
-    files       rotated-file names, sets of files per table, fsync of folders
-    db          the SQLite file: schema, WAL, ``meta``, read-only connections
-    seals       FILE.seal: every byte of a closed file, and its mac
-    outbox      the unpublished tail, marking what the broker acknowledged
-    verify      one file without writing to it (``tablectl verify``)
-    retention   deleting old rotated files, the retirement log, verifying sets of files
-    live        the live file: its connection, chain ends and seal
-    store       the Journal: append, anchor, rotate, read, behind one lock
-    cli         ``tablectl verify``'s command line
-"""
+retention. Other layers import from here; the modules and their order: docs/journal.md."""
 
 from tablectl.controller.journal.anchors import (
     ANCHOR,

@@ -1,22 +1,8 @@
 """Keyed anchors: an HMAC over the journal's chain head, journaled and published off the machine.
 
-Why (R13 "secure transaction file", R15 audit trail): the sha256 chain proves *order*, but whoever
-can write the file can recompute every hash and delete the seal; a keyed MAC proves *authorship*
-as long as the key is not where the journal is (``[journal] key_file``, readable by the service
-only). Everything keyed uses :func:`head_mac` over a chain head (``seq``, ``hash``, table)::
-
-    mac = hex(HMAC-SHA256(key, canonical_json({"head_hash": h, "head_seq": n,
-                                                "purpose": "tablectl-journal-head", "table": t})))
-
-* **anchor records** ``{"type": "anchor", "head_seq": n, "head_hash": h, "mac": …}``: every
-  ``anchor_every`` records (same transaction as the batch that crossed the count: no extra fsync)
-  and after ``anchor_seconds`` on a quiet table. An anchor covers the record right before it and
-  is itself chained; it is published on ``events`` and retained on ``{prefix}/{table}/anchor``.
-* **the seal** of a closed or rotated file carries ``mac`` over its ``last_seq``/``last_hash``.
-
-What ``verify --key`` proves, and its limits (records after the newest anchor of a live file; a tail
-cut exactly at an anchor, caught only by ``verify --anchor``): docs/journal.md. Pure: no I/O, no
-clock.
+The sha256 chain proves *order*; whoever can write the file can recompute it. A keyed MAC proves
+*authorship* while the key is not where the journal is (R13 "secure transaction file", R15 audit
+trail). Anchor records, keyed seals and what ``verify --key`` proves: docs/journal.md. Pure.
 """
 
 from __future__ import annotations
@@ -52,11 +38,8 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def head_mac(key: bytes, table: str, head_seq: int, head_hash: str) -> str:
-    """HMAC-SHA256 (hex) of the chain head ``head_seq``/``head_hash`` of ``table``'s journal.
-
-    The message is canonical JSON (sorted keys, no whitespace), so a verifier in another
-    language reproduces it from the record's fields.
-    """
+    """HMAC-SHA256 (hex) of a chain head, over canonical JSON so a verifier in another language
+    reproduces it from the record's fields."""
     message = json.dumps(
         {"head_hash": head_hash, "head_seq": head_seq, "purpose": _PURPOSE, "table": table},
         sort_keys=True,
@@ -89,11 +72,8 @@ def withheld_matches(key: bytes, published: Mapping[str, Any]) -> bool:
 
 
 def anchor_problem(record: Mapping[str, Any]) -> str | None:
-    """What is wrong with a stored anchor record's own fields, or ``None`` (no key needed).
-
-    The chained fields (``seq``, ``prev_hash``, ``hash``) are the chain walk's to check; this
-    checks that the anchor names the record right before it and carries a well-formed mac.
-    """
+    """What is wrong with a stored anchor's own fields, or ``None`` (no key needed; the chained
+    fields are the chain walk's to check)."""
     seq, prev = record.get("seq"), record.get("prev_hash")
     head_seq, mac = record.get("head_seq"), record.get("mac")
     if type(seq) is not int or type(head_seq) is not int or head_seq != seq - 1:
@@ -114,15 +94,8 @@ def mac_matches(key: bytes, mac: object, table: object, head_seq: int, head_hash
 
 @dataclass(frozen=True)
 class KeyedAnchors:
-    """The journal's keyed-evidence settings: the key and how often to anchor.
-
-    Args:
-        key: the HMAC key (``[journal] key_file``'s content, read by
-            :func:`tablectl.controller.secrets.read_journal_key`).
-        every: journal an anchor once this many records follow the last one.
-        seconds: journal an anchor once the oldest unanchored record is this old (the timer's
-            job: :meth:`tablectl.controller.journal.store.Journal.anchor_if_due`).
-    """
+    """The journal's keyed-evidence settings: the key (``[journal] key_file``), an anchor every
+    ``every`` records, and once the oldest unanchored record is ``seconds`` old."""
 
     key: bytes = field(repr=False)
     every: int = DEFAULT_EVERY

@@ -1,10 +1,7 @@
 """``tablectl verify``: a journal file, a set of files or a folder, and the published anchor.
 
-Without ``--key`` it proves order, not authorship (anyone can recompute a sha256 chain); with the
-journal's key it checks the keyed anchors and seal macs (:mod:`tablectl.controller.journal.anchors`;
-R13, R15), and ``--anchor`` compares the journal with the anchor published off the machine. What
-one file's verification checks is :func:`tablectl.controller.journal.verify.verify_journal_file`;
-a set of files, :func:`tablectl.controller.journal.retention.verify_chain`.
+Without ``--key`` it proves order, not authorship; with it, the keyed anchors and seal macs (R13,
+R15); ``--anchor`` compares with the anchor published off the machine.
 """
 
 from __future__ import annotations
@@ -66,14 +63,8 @@ AUTHORSHIP_UNVERIFIED = (
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """Print ``OK: N records, hash chain intact`` (and what was checked) or raise.
-
-    Raises:
-        ChainBrokenError: naming the first broken link (the CLI prints it, exit 1).
-        JournalError: a file that is missing, not a journal, or altered outside its links.
-        KeyedEvidenceError: with ``--key``: naming the record whose keyed evidence fails.
-        ConfigError: the ``--key`` file is unusable (missing, readable by others, too short).
-    """
+    """Print ``OK: N records, hash chain intact`` (and what was checked) or raise the journal's
+    error (``ConfigError`` for an unusable ``--key`` file)."""
     paths: list[Path] = list(args.journal)
     key_file: Path | None = getattr(args, "key", None)
     anchor_file: Path | None = getattr(args, "anchor", None)
@@ -171,15 +162,8 @@ def check_published_anchor(
 ) -> bool:
     """The journal must hold ``anchor`` (published on ``{prefix}/{table}/anchor``) as it is.
 
-    The published copy lives off the machine: it catches what the file alone cannot, a tail cut
-    right after an anchor with the seal deleted (R13, R15). Returns whether it was compared
-    with a record (``False``: its ``seq`` is before the files given).
-
-    Raises:
-        JournalError: the anchor itself is malformed, not hashed as a record, or its mac does
-            not match (not this key's).
-        KeyedEvidenceError: the journal ends before the anchor's ``seq``, or holds another
-            record there.
+    The off-machine copy catches what the file alone cannot: a tail cut right after an anchor with
+    the seal deleted (R13, R15). ``False``: its ``seq`` is before the files given.
     """
     problem = anchor_problem(anchor)
     seq, prev, digest = anchor.get("seq"), anchor.get("prev_hash"), anchor.get("hash")

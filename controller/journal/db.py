@@ -1,11 +1,8 @@
 """The journal's SQLite file: its schema, WAL settings, ``meta`` table and read-only connections.
 
-Why SQLite in WAL mode with ``synchronous=FULL``: each commit is fsync'd (durable when
-:meth:`tablectl.controller.journal.store.Journal.append` returns) while readers never block the
-writer. Appends are group commits: one transaction, hence one fsync, for a whole batch.
-
-A rotated-to file's ``meta`` table holds its *anchor*: the ``seq`` and ``hash`` of the record
-before its first one (the old file's last), so the chain continues across files.
+WAL with ``synchronous=FULL``: each commit is fsync'd while readers never block the writer. A
+rotated-to file's ``meta`` holds the ``seq`` and ``hash`` of the record before its first one, so
+the chain continues across files.
 """
 
 from __future__ import annotations
@@ -73,13 +70,10 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 def use_wal(conn: sqlite3.Connection, path: Path) -> None:
-    """WAL mode, every commit fsync'd, a bounded write-ahead log and a bounded page cache.
+    """WAL mode, every commit fsync'd, a bounded WAL and page cache.
 
-    Each commit adds whole pages to the WAL, and SQLite's defaults let it reach 4 MiB before a
-    checkpoint and keep that size. On a nearly full disk that space was the journal's own
-    lock-out: a checkpoint needs room in the main file, so a WAL that had filled the disk could
-    never be given back (the fault suite's journal-outage lane, a 4 MiB disk). 1 MiB costs
-    nothing measurable (an append took 0.57 ms against 0.64 ms with the defaults, here).
+    SQLite lets the WAL reach 4 MiB and keep it; on a nearly full disk that was the journal's own
+    lock-out (a checkpoint needs room in the main file). 1 MiB costs nothing measurable.
     """
     mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
     if str(mode).lower() != "wal":
@@ -91,11 +85,8 @@ def use_wal(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def bound_memory(conn: sqlite3.Connection) -> None:
-    """Cap what one journal connection keeps in memory: its page cache, and no memory map.
-
-    ``mmap_size`` is 0 by default in the SQLite builds we know, but a build or a system
-    configuration may set another default, and a mapped journal would count its file in the RSS.
-    """
+    """Cap the page cache and map nothing: a build may default ``mmap_size`` to more than 0, and a
+    mapped journal counts its file in the RSS."""
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute("PRAGMA mmap_size = 0")
 
@@ -121,12 +112,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
 
 
 def checkpoint_now(conn: sqlite3.Connection) -> bool:
-    """Checkpoint the whole WAL into the main file and empty it, or give up at once.
-
-    Without waiting: a reader holding the WAL (``diag stats``, an export's snapshot) must not
-    stall a shutdown or an append for the busy timeout; the caller just skips the seal or
-    retries the rotation later.
-    """
+    """Checkpoint and empty the WAL, or give up at once: a reader holding the WAL must not stall a
+    shutdown or an append for the busy timeout."""
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
@@ -136,11 +123,8 @@ def checkpoint_now(conn: sqlite3.Connection) -> bool:
 
 
 def leave_wal(conn: sqlite3.Connection) -> bool:
-    """Checkpoint the WAL and leave WAL mode, for a rotation; ``False`` when not possible now.
-
-    The rotated file is then one self-contained file that a reader opens read-only without
-    creating ``-wal``/``-shm`` files next to it.
-    """
+    """Checkpoint the WAL and leave WAL mode for a rotation, so the rotated file opens read-only
+    without ``-wal``/``-shm`` files; ``False`` when not possible now."""
     if not checkpoint_now(conn):
         return False
     mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
@@ -148,11 +132,8 @@ def leave_wal(conn: sqlite3.Connection) -> bool:
 
 
 def rollback(conn: sqlite3.Connection) -> None:
-    """Roll back the open transaction, if any, without raising.
-
-    A failed COMMIT may already have rolled back, and a failed ROLLBACK (no transaction) must
-    not hide the original error.
-    """
+    """Roll back without raising: a failed COMMIT may already have rolled back, and a failed
+    ROLLBACK must not hide the original error."""
     if conn.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
@@ -174,11 +155,8 @@ def count_unanchored(
 
 
 def read_meta(conn: sqlite3.Connection) -> tuple[int, str] | None:
-    """The file's anchor ``(anchor_seq, anchor_hash)``, ``None`` when it has none.
-
-    Raises:
-        JournalIntegrityError: the ``meta`` table holds anything else.
-    """
+    """The file's anchor ``(anchor_seq, anchor_hash)`` or ``None``; anything else in ``meta`` is a
+    ``JournalIntegrityError``."""
     if not conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
     ).fetchone():
@@ -241,14 +219,9 @@ def expected_schema() -> dict[object, object]:
 def connect_read_only(path: Path) -> sqlite3.Connection:
     """A read-only connection that can never change ``path``.
 
-    A file without a ``-wal`` next to it (closed, rotated, copied as evidence) is opened with
-    ``immutable=1``: nothing else to read, and no ``-shm``/``-wal`` files are created next to
-    the evidence. With a ``-wal`` (a live journal) ``mode=ro`` reads the writer's committed
-    frames too; a copy in a read-only folder cannot get its ``-shm`` index created, so
-    ``immutable=1`` is the fallback there as well.
-
-    Raises:
-        JournalError: the file cannot be opened as an SQLite database.
+    Without a ``-wal`` (closed, rotated, evidence) ``immutable=1``: no ``-shm``/``-wal`` is created
+    next to it. With one, ``mode=ro`` reads the writer's commits too; ``immutable=1`` is the
+    fallback in a read-only folder, where the ``-shm`` index cannot be created.
     """
     uri = path.resolve().as_uri()
     last: BaseException | None = None
@@ -280,11 +253,7 @@ def describe_read_error(exc: BaseException | None) -> str:
 
 
 def read_only(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """The rows of one query on ``path``, opened read-only (:func:`connect_read_only`).
-
-    Raises:
-        JournalError: the file cannot be opened or read.
-    """
+    """The rows of one query on ``path``, opened read-only (:func:`connect_read_only`)."""
     conn = connect_read_only(path)
     try:
         return list(conn.execute(sql, params).fetchall())

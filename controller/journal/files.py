@@ -1,10 +1,5 @@
-"""Journal files on disk: the names of rotated files, sets of files per table, durable renames.
-
-Rotation (:meth:`tablectl.controller.journal.store.Journal.rotate`) renames the live file with its
-``seq`` range, ``ROU-01.sqlite`` holding seq 1..4711 → ``ROU-01.000001-004711.sqlite`` in the same
-folder, and starts a new live file that continues the chain. This module knows those names; it
-opens no database.
-"""
+"""Journal files on disk: the names of rotated files (``ROU-01.000001-004711.sqlite`` for seq
+1..4711), sets of files per table, durable renames. Opens no database."""
 
 from __future__ import annotations
 
@@ -80,13 +75,8 @@ def _is_journal_file(path: Path) -> bool:
 
 
 def journal_sets(paths: Iterable[Path]) -> dict[Path, list[Path]]:
-    """Group journal files (folders expanded) by the live file they rotated from.
-
-    Each group is ordered as the chain runs: rotated files by ``seq``, then the live file.
-
-    Raises:
-        JournalError: a path that does not exist.
-    """
+    """Journal files (folders expanded) grouped by the live file they rotated from, each group in
+    chain order: rotated files by ``seq``, then the live file."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():

@@ -1,12 +1,8 @@
 """The journal's live file: its SQLite connection, its chain ends, and its seal when it closes.
 
-:class:`LiveFile` is the one writable file of a journal. Opening it checks whose journal it is,
-counts the records after its newest anchor and (keyed) whether the seal of the last clean close
-vouched for them, then removes that seal: from here on the file changes. Closing it (or rotating
-it away) checkpoints the WAL into the main file and seals it, so the seal covers every byte.
-
-Not locked: :class:`tablectl.controller.journal.store.Journal` holds its lock around every use
-and decides when to append, anchor and rotate.
+Opening it checks whose journal it is and whether the last clean close's seal vouched for the
+tail, then removes that seal (the file changes from here on). Not locked: the ``Journal`` holds
+its lock around every use.
 """
 
 from __future__ import annotations
@@ -43,12 +39,7 @@ log = structlog.get_logger("tablectl.journal")
 class LiveFile:
     """One journal's live SQLite file, opened (created if missing) for appending.
 
-    ``archives`` (rotated files, oldest first) lets an empty file continue the newest one's chain;
-    with ``key``, a tail after the newest anchor that the last seal does not vouch for is logged
-    (``journal_tail_not_keyed``).
-
-    Raises:
-        JournalError: the file cannot be opened, is not a journal, or is another table's.
+    ``archives`` (rotated files, oldest first) lets an empty file continue the newest one's chain.
     """
 
     def __init__(
@@ -121,12 +112,9 @@ class LiveFile:
         return conn
 
     def _check_tail_keyed(self, key: bytes, last_seq: int, last_hash: str) -> None:
-        """Log whether the records after the newest anchor were keyed by the last close's seal.
-
-        They get anchored soon (the first timer tick, or the count); if no keyed seal vouched for
-        them, that anchor vouches for them *as found*, and this warning is the trace of it: a
-        crash (no seal), a journal from before the key, another key, or an edit while stopped.
-        """
+        """Log (``journal_tail_not_keyed``) a tail the last seal did not key: the next anchor
+        vouches for it *as found*, and this is the trace (a crash, another key, an edit while
+        stopped)."""
         why = unkeyed_tail(self.path, key, self.table_id, last_seq, last_hash)
         if why is None:
             return
@@ -145,11 +133,8 @@ class LiveFile:
         return self.last_seq == self.anchor_seq
 
     def insert(self, rows: list[Row], what: str) -> None:
-        """Insert ``rows`` in one transaction (one fsync); all or nothing.
-
-        Raises:
-            JournalWriteError: the storage refused (disk full, I/O error); rolled back.
-        """
+        """Insert ``rows`` in one transaction (one fsync); all or nothing
+        (``JournalWriteError``)."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany(
@@ -171,34 +156,22 @@ class LiveFile:
         self.last_seq, self.last_hash = seq, last_hash
 
     def size(self) -> int:
-        """Bytes in the main file (pages × page size).
-
-        Raises:
-            sqlite3.Error: the file cannot be asked.
-        """
+        """Bytes in the main file (pages × page size)."""
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         if self._page_size is None:  # fixed once the file exists: asked once, not per append
             self._page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
         return int(pages) * self._page_size
 
     def query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[int, str]]:
-        """``(seq, text)`` rows of a query on the file.
-
-        Raises:
-            JournalError: the file cannot be read.
-        """
+        """``(seq, text)`` rows of a query on the file."""
         try:
             return [(int(r[0]), str(r[1])) for r in self.conn.execute(sql, params)]
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: cannot read journal: {exc}") from None
 
     def close(self, mac: str | None, sealed_at: datetime) -> None:
-        """Checkpoint the WAL, close, and seal (``mac``: a keyed journal's seal mac;
-        ``sealed_at``: the caller's wall clock).
-
-        No seal is written when the WAL could not be emptied (another connection still reads
-        it): the file is then checked structurally only, as a live one is.
-        """
+        """Checkpoint the WAL, close, and seal; no seal when another connection still reads the WAL
+        (the file is then checked structurally only, as a live one is)."""
         checkpointed = False
         with contextlib.suppress(sqlite3.Error):
             checkpointed = checkpoint_now(self.conn)
@@ -211,15 +184,8 @@ class LiveFile:
                 log.warning("journal_seal_failed", path=str(self.path), error=str(exc))
 
     def move_to(self, target: Path, mac: str | None, sealed_at: datetime) -> None:
-        """Close the file (out of WAL mode already), seal it for ``target``, rename it there.
-
-        Seal first, then rename: a crash between the two leaves a stray seal (removed by
-        retention's tidy-up), never a rotated file without a seal.
-
-        Raises:
-            JournalError: ``target`` exists, or the seal or rename failed (the seal is removed;
-                the file stays where it was, closed).
-        """
+        """Close, seal for ``target``, rename there. Seal first: a crash between the two leaves a
+        stray seal (retention tidies it), never a rotated file without one."""
         self.conn.close()
         try:
             if target.exists():

@@ -1,14 +1,8 @@
 """The outbox: the journal's unpublished tail, and marking what the broker acknowledged.
 
-There is no separate outbox: every record is written to the journal first, and the MQTT outbox
-is just the ``published`` column. A row is marked only after the broker acknowledged it, so
-unpublished rows are always a suffix of the live file (the ``records_unpublished`` index finds it
-in O(log n)), and a restart publishes whatever is still unmarked. A running table's outbox is
-handed each commit's rows (:mod:`tablectl.controller.mqtt.outbound`); it reads them from here
-only for what was not handed (a start's backlog, a long broker outage, a time-based anchor).
-
-These functions run on the live file's connection;
-:class:`tablectl.controller.journal.store.Journal` calls them under its lock.
+There is no separate outbox: it is the ``published`` column, marked only after the broker's
+acknowledgement, so unpublished rows are a suffix of the live file (see docs/mqtt.md). Runs on the
+live file's connection, under the ``Journal``'s lock.
 """
 
 from __future__ import annotations
@@ -72,14 +66,9 @@ def has_unpublished(conn: sqlite3.Connection) -> bool:
 def mark_published(conn: sqlite3.Connection, path: Path, up_to_seq: int) -> None:
     """Mark every record with ``seq <= up_to_seq`` as acknowledged, without its own fsync.
 
-    A lost mark costs a duplicate delivery after restart, never a gap — which is why this one
-    write is committed with ``synchronous=NORMAL``: in WAL mode it can then only be lost on power
-    failure, never corrupt anything, and the next append's fsync makes it durable with it.
-
-    Raises:
-        JournalError: the update could not be written.
-        FullSyncLostError: ``synchronous=FULL`` could not be restored afterwards; the caller must
-            close the connection.
+    A lost mark costs a duplicate delivery, never a gap: ``synchronous=NORMAL`` for this write, and
+    the next append's fsync makes it durable. ``FullSyncLostError``: the caller must close the
+    connection.
     """
     try:
         conn.execute("PRAGMA synchronous=NORMAL")

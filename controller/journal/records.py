@@ -1,12 +1,8 @@
 """Journal records: the canonical JSON, the hash chain, and what a caller may append.
 
-Why a hash chain: each record carries ``prev_hash`` and ``hash`` = sha256 over ``prev_hash`` +
-the canonical JSON of the record without ``hash``. An edit, deletion or reordering of any row
-breaks a link that :func:`tablectl.controller.journal.verify.verify_file` names by ``seq``
-(``tablectl verify``), and consumers can check the published payloads themselves because they are
-the same canonical JSON.
-
-Pure: no I/O, no clock.
+``hash`` = sha256 over ``prev_hash`` + the record's canonical JSON: an edit, deletion or reordering
+breaks a link that ``tablectl verify`` names, and consumers check the published payloads
+themselves (the same canonical JSON). Pure.
 """
 
 from __future__ import annotations
@@ -50,13 +46,9 @@ Row = tuple[int, str, str, str, str, str]
 class JournalRecord(Mapping[str, Any]):
     """One journaled record: the chain's envelope typed, the record's own fields beside it.
 
-    Why a type: records cross the journal, the outbox, the runner, recovery, checkpoints, metrics
-    and export. What every one of them relies on — ``seq``, ``ts``, ``type`` and the chain's
-    hashes — is checked once, where the record leaves the journal (:func:`stored_record`), and
-    read as attributes after that. The rest of a record is what its writer put there (an
-    event's card, an outcome's result), different per type, so it stays a mapping: ``fields``
-    holds the whole hashed object, envelope included, exactly as stored and published, and the
-    record reads as that (read-only) mapping too, equal to a dict with the same items.
+    The envelope (``seq``, ``ts``, ``type``, hashes) is checked once where the record leaves the
+    journal (:func:`stored_record`); the rest differs per type, so it stays a read-only mapping of
+    the whole hashed object, exactly as stored and published.
     """
 
     seq: int
@@ -81,12 +73,8 @@ class JournalRecord(Mapping[str, Any]):
 
 
 def stored_record(fields: dict[str, Any], seq: int) -> JournalRecord:
-    """``fields``, the record chained as ``seq``, as a :class:`JournalRecord`.
-
-    Raises:
-        ChainBrokenError: its ``seq`` is not ``seq``, or an envelope key is missing or not a
-            string (naming ``seq``).
-    """
+    """``fields``, the record chained as ``seq``, as a :class:`JournalRecord` (a bad envelope is a
+    ``ChainBrokenError``)."""
     if fields.get("seq") != seq:
         raise ChainBrokenError(seq, f"record's own 'seq' is {fields.get('seq')!r}")
     for key in ("ts", "type", "prev_hash", "hash"):
@@ -103,20 +91,13 @@ def stored_record(fields: dict[str, Any], seq: int) -> JournalRecord:
 
 
 def read_record(body: str, seq: int) -> JournalRecord:
-    """A stored body as a :class:`JournalRecord` (:func:`loads_record`, then the envelope).
-
-    Raises:
-        ChainBrokenError: the body is not a JSON object or its envelope is malformed.
-    """
+    """A stored body as a :class:`JournalRecord`."""
     return stored_record(loads_record(body, seq), seq)
 
 
 def canonical_json(obj: Mapping[str, Any]) -> str:
-    """The one serialization that is hashed, stored and published.
-
-    Sorted keys and no whitespace make it reproducible byte for byte; ``ensure_ascii=False``
-    keeps it UTF-8 as published; NaN/Infinity are refused because they are not JSON.
-    """
+    """The one serialization that is hashed, stored and published: reproducible byte for byte, UTF-8
+    as published, no NaN/Infinity (not JSON)."""
     if not isinstance(obj, dict):  # a JournalRecord or another mapping: json encodes dicts
         obj = dict(obj)
     return json.dumps(
@@ -132,11 +113,7 @@ def record_hash(prev_hash: str, record: Mapping[str, Any]) -> str:
 
 
 def loads_record(body: str, seq: int) -> dict[str, Any]:
-    """A stored body (the record's canonical JSON) as the record.
-
-    Raises:
-        ChainBrokenError: the body is not a JSON object (naming ``seq``).
-    """
+    """A stored body (the record's canonical JSON) as the record."""
     try:
         obj = json.loads(body)
     except (TypeError, ValueError) as exc:
@@ -147,12 +124,7 @@ def loads_record(body: str, seq: int) -> dict[str, Any]:
 
 
 def prepare_record(raw: Mapping[str, Any], table_id: str) -> dict[str, Any]:
-    """A caller's record, checked and stamped with ``schema`` and ``table`` (not yet chained).
-
-    Raises:
-        ValueError: it lacks ``type``/``ts``, sets a journal-assigned key, is an ``anchor``, or
-            names another table or schema.
-    """
+    """A caller's record, checked (``ValueError``) and stamped with ``schema`` and ``table``."""
     for key in ASSIGNED:
         if key in raw:
             raise JournalRecordError(f"record key {key!r} is assigned by the journal")
@@ -171,16 +143,10 @@ def prepare_record(raw: Mapping[str, Any], table_id: str) -> dict[str, Any]:
 
 
 def chain_record(rec: dict[str, Any], seq: int, prev_hash: str, key: bytes | None = None) -> Row:
-    """Link ``rec`` after ``prev_hash`` as ``seq`` (sets ``seq``, ``prev_hash``, ``hash`` in place,
-    and ``auth`` with a ``key``) and return its row.
+    """Link ``rec`` after ``prev_hash`` as ``seq`` in place and return its row.
 
-    ``auth`` makes each record's authorship checkable on its own, not only at the next anchor:
-    :func:`~tablectl.controller.journal.anchors.head_mac` of the record as a chain head (its
-    table, ``seq`` and ``hash``), so whoever holds the key (the floor's archive) refuses a forged
-    record on arrival. It is the same MAC an anchor over this record would carry.
-
-    Raises:
-        ValueError: ``rec`` is not JSON-serializable (the hash's encoding is the check).
+    ``auth`` (with a ``key``) is the MAC an anchor over this record would carry, so whoever holds
+    the key (the floor's archive) refuses a forged record on arrival, not only at the next anchor.
     """
     rec["seq"] = seq
     rec["prev_hash"] = prev_hash

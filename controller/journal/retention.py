@@ -1,16 +1,9 @@
-"""Journal retention and rotated-file sets: what may be deleted, and verifying many files as one.
+"""Journal retention (R19 at least 90 days, R13 enough to recreate play) and verifying many files
+as one chain.
 
-R19 wants logs kept at least 90 days, R13 enough to recreate play. The oldest rotated files are
-deleted once every record in them is
-
-* published (the journal is the outbox: an unpublished record is never deleted), and
-* older than the retention period by the wall clock, by the newest journaled ``ts``, and by an
-  age a clock step cannot forge (:func:`trusted_age`: wall-clock age less journaled clock steps
-  and unverified gaps).
-
-Only a prefix of the chain is deleted, and each deletion is first appended to ``STEM.retired.jsonl``
-with the file's ``seq`` range and chain ends, so :func:`verify_chain` can tell "retired by policy"
-from "files removed" (the log links up from the genesis hash).
+Only a published prefix of the chain that is old by the wall clock, the newest ``ts`` and
+:func:`trusted_age` is deleted, each deletion first logged to ``STEM.retired.jsonl`` so
+:func:`verify_chain` tells "retired by policy" from "files removed" (docs/journal.md).
 """
 
 from __future__ import annotations
@@ -54,13 +47,8 @@ def prune(
     now: datetime | None = None,
     discount_now: float | None = None,
 ) -> list[Path]:
-    """Delete the oldest rotated files of ``live`` that are past retention; return them.
-
-    Stops at the first file that does not qualify (unpublished records, a record newer than the
-    cutoff, a name that does not match its contents), so only a prefix of the chain goes. ``now``
-    defaults to the wall clock; the :class:`~tablectl.controller.journal.store.Journal` passes the
-    earlier of that and its newest record's ``ts``.
-    """
+    """Delete the oldest rotated files of ``live`` past retention, stopping at the first that does
+    not qualify (only a prefix of the chain goes); return them."""
     live = Path(live)
     moment = now if now is not None else datetime.now(UTC)
     period = timedelta(days=retention_days)
@@ -217,11 +205,7 @@ def _append_retired(live: Path, entry: dict[str, Any]) -> None:
 
 
 def read_retired(live: Path) -> list[dict[str, Any]]:
-    """The retirement log's entries, checked to link up from the genesis hash.
-
-    Raises:
-        JournalIntegrityError: a line is not canonical JSON, or the entries do not link.
-    """
+    """The retirement log's entries, checked to link up from the genesis hash."""
     path = retired_log_path(live)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -297,18 +281,11 @@ class ChainReport:
 def verify_chain(
     paths: Sequence[Path], *, complete: bool | None = None, key: bytes | None = None
 ) -> list[ChainReport]:
-    """Verify every file (see :func:`~tablectl.controller.journal.verify.verify_journal_file`) and
-    the links between them: each file's anchor is the previous file's last ``seq``/``hash``.
+    """Verify every file and the links between them.
 
-    ``complete`` (default: a folder was given) also requires the chain's start be accounted
-    for: seq 1 from the genesis hash, or the end of the last file retired by retention.
-    ``key`` checks every file's keyed anchors and seal mac as well (R13, R15).
-
-    Raises:
-        ChainBrokenError: naming the first broken link, within a file or between two.
-        JournalIntegrityError: a file altered outside its links, or a bad retirement log.
-        KeyedEvidenceError: (``key`` only) a mac that does not match, or a closed file without
-            a keyed seal.
+    ``complete`` (a folder was given) also requires the chain's start be accounted for: seq 1 from
+    the genesis hash, or the end of the last retired file. ``key``: every keyed anchor and seal
+    (R13, R15).
     """
     if complete is None:
         complete = any(p.is_dir() for p in paths)

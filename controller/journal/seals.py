@@ -1,8 +1,7 @@
 """Seals: ``FILE.seal``, the sha256 and size of a whole closed journal file and its chain ends.
 
-Why: a SQLite file has bytes no query reads (free space in pages, free pages, header counters), so
-no structural check sees a flip there. Every cleanly closed or rotated file gets a seal; a keyed
-journal's seal also carries ``mac`` (:func:`tablectl.controller.journal.anchors.head_mac`).
+A SQLite file has bytes no query reads (free space, header counters), so no structural check sees a
+flip there. A keyed journal's seal also carries ``mac``.
 """
 
 from __future__ import annotations
@@ -39,13 +38,8 @@ def write_seal(
     name: str | None = None,
     mac: str | None = None,
 ) -> Path:
-    """Seal journal file ``path`` (closed, no WAL): sha256 + size + chain ends, fsync'd.
-
-    ``sealed_at``: the caller's wall clock (written to the second). ``name`` is the file name
-    the seal is for when the file is about to be renamed to it. ``mac`` (a keyed journal,
-    :func:`tablectl.controller.journal.anchors.head_mac` over ``last_seq``/``last_hash``) makes
-    the seal keyed evidence.
-    """
+    """Seal closed journal file ``path``: sha256 + size + chain ends, fsync'd (``name``: the name it
+    is about to be renamed to)."""
     size, sha = file_digest(path)
     seal: dict[str, Any] = {
         "file": name or path.name,
@@ -80,12 +74,7 @@ def unseal(path: Path) -> None:
 
 
 def read_seal(path: Path) -> dict[str, Any] | None:
-    """The seal of journal file ``path``, ``None`` when it has none.
-
-    Raises:
-        JournalError: the seal cannot be read.
-        JournalIntegrityError: the seal exists but is not a well-formed seal.
-    """
+    """The seal of journal file ``path``, ``None`` when it has none."""
     seal = seal_path(path)
     try:
         raw = seal.read_bytes()
@@ -113,11 +102,7 @@ def read_seal(path: Path) -> dict[str, Any] | None:
 
 
 def check_seal_mac(path: Path, seal: Mapping[str, Any], key: bytes) -> None:
-    """The seal of ``path`` must carry a ``mac`` over its chain end that matches under ``key``.
-
-    Raises:
-        KeyedEvidenceError: no mac, or one that does not match (naming the seal's ``last_seq``).
-    """
+    """The seal of ``path`` must carry a ``mac`` over its chain end that matches under ``key``."""
     last_seq, last_hash = seal["last_seq"], seal["last_hash"]
     if "mac" not in seal:
         raise KeyedEvidenceError(

@@ -1,14 +1,7 @@
 """The journal: an append-only, fsync'd, hash-chained SQLite file per table (contracts §3, §7).
 
-Every table event is written here *before* it is acted on or published; the MQTT outbox is the
-``published`` column (:mod:`tablectl.controller.journal.outbox`). This module is the
-:class:`Journal` that puts the package's parts together behind one lock.
-
-Rotation lives here because the chain must continue across files: :meth:`Journal.rotate` seals the
-file, renames it with its ``seq`` range (``ROU-01.000001-004711.sqlite``) and starts a file whose
-``meta`` holds the old file's last ``seq`` and ``hash``; reads go across the rotated files. Keyed
-anchors are written inside :meth:`Journal.append` (same transaction). Format and guarantees:
-docs/journal.md.
+Every table event is written here *before* it is acted on or published. Rotation lives here
+because the chain must continue across files; format and guarantees: docs/journal.md.
 """
 
 from __future__ import annotations
@@ -67,19 +60,9 @@ class Committed(NamedTuple):
 class Journal(Closing):
     """One table's journal file (plus, after rotations, its rotated files).
 
-    Thread-safe (one lock around the single connection); not async. A running table sends its calls
-    to the journal's own writer thread (:meth:`in_writer`), so a slow fsync stalls that table only.
-
-    Args:
-        rotate_bytes: rotate (inside :meth:`append`) once the live file is this large.
-        rotate_days: rotate once the file's first record is this many days older than the batch
-            being appended (the caller's clock, so tests need not wait).
-        retention_days: delete rotated files all published and older than this
-            (:func:`tablectl.controller.journal.retention.prune`); ``None`` keeps everything. The
-            R19 floor (90 days) is the config's job.
-        anchors: key and cadence of keyed evidence (R13/R15); ``None``: the chain proves order only.
-        clock: the wall clock of ``sealed_at`` and of retention's "now"; records carry the caller's
-            ``ts``.
+    Thread-safe, not async: a running table sends its calls to the journal's own writer thread
+    (:meth:`in_writer`), so a slow fsync stalls that table only. ``anchors``: keyed evidence
+    (R13/R15); the R19 retention floor is the config's job.
     """
 
     def __init__(
@@ -154,12 +137,7 @@ class Journal(Closing):
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the file (idempotent) and seal it.
-
-        The WAL is checkpointed into the main file first, so the seal covers every byte of the
-        journal. No seal is written when that is not possible (another connection still reads
-        the WAL): the journal is then checked structurally only, as a live one is.
-        """
+        """Close (idempotent) and seal; see :meth:`LiveFile.close`."""
         if self._writer is not None:
             # What is queued on the journal's thread (the outbox's last mark) runs first; not
             # under the lock, which those calls take.
@@ -171,15 +149,8 @@ class Journal(Closing):
             self._live.close(self._head_mac(), self._clock.wall())
 
     def in_writer(self, call: Callable[[], T]) -> Future[T]:
-        """Run ``call`` on the journal's own thread, in order; await the result with
-        :func:`asyncio.wrap_future`.
-
-        A thread per journal so one table's slow fsync never stalls the shared event loop. Direct
-        calls take the same lock, so both may be mixed.
-
-        Raises:
-            JournalError: the journal is closed (its thread is gone).
-        """
+        """Run ``call`` on the journal's own thread, in order, so one table's slow fsync never
+        stalls the shared event loop (direct calls take the same lock)."""
         # Not under the lock: the writer thread holds it for a whole commit, and the loop must
         # never wait for that (the call is queued behind it instead).
         self._check_open()
@@ -232,26 +203,14 @@ class Journal(Closing):
     def commit(
         self, records: Sequence[Mapping[str, Any]], *, after_seq: int | None = None
     ) -> Committed:
-        """Append a batch in one transaction (one fsync); the stored records and every row written
-        (:class:`Committed`: its writer hands those to the outbox, which publishes them as
-        stored, without reading them back).
+        """Append a batch in one transaction (one fsync): all durable when this returns, or none
+        stored.
 
-        ``after_seq``: the ``seq`` the batch must follow. A caller that decided what the records
-        say from the ``seq`` they will get (the runner gives the engine each event's ``seq``
-        before the commit) passes it, so that a record appended meanwhile by another caller is a
-        :class:`JournalConflictError` (nothing written; decide again), never a wrong ``seq``.
-
-        Each input needs ``type`` and ``ts`` (ISO string, the caller's clock). The journal adds
-        ``schema``, ``table``, ``seq``, ``prev_hash`` and ``hash``. Either the whole batch is
-        durable when this returns, or none of it is stored. When a rotation threshold is passed
-        the live file is rotated first (see :meth:`rotate`), so the batch starts the new file.
-
-        Raises:
-            ValueError: a record lacks ``type``/``ts``, sets a journal-assigned key, names another
-                table or schema, or is not JSON-serializable (nothing is written).
-            JournalWriteError: the write failed (disk full, I/O error). Rolled back; the journal
-                stays usable and the same batch can be retried.
-            JournalConflictError: the newest record is not ``after_seq`` (nothing written).
+        Returns the stored records and every row written (the outbox publishes those without reading
+        them back). ``after_seq``: a caller that decided from the ``seq`` the records will get
+        passes it, so a record appended meanwhile is a ``JournalConflictError`` (nothing written),
+        never a wrong ``seq``. A passed rotation threshold rotates first. A failed write
+        (``JournalWriteError``) can be retried.
         """
         with self._lock:
             self._check_open()
@@ -288,12 +247,9 @@ class Journal(Closing):
             return Committed(stored, [(row[0], row[2], row[3].encode("utf-8")) for row in rows])
 
     def _advance(self, seq: int, last_hash: str, first_ts: str, last_ts: str) -> None:
-        """After an insert: the newest record, and the live file's first ``ts`` (rotation).
-
-        No parse for a ``ts`` in ``format_ts``'s form (what the runner writes): it is a time,
-        read when retention needs it (:meth:`_newest_time`). Another form may be no time, so
-        the newest time is settled before it replaces the text.
-        """
+        """After an insert: the newest record, and the live file's first ``ts`` (rotation). A ``ts``
+        in ``format_ts``'s form is read only when retention needs it; another form may be no
+        time."""
         self._live.advance(seq, last_hash, first_ts)
         if not is_canonical(last_ts):
             self._last_ts = parse_ts(last_ts) or self._newest_time()
@@ -318,15 +274,8 @@ class Journal(Closing):
         return self._anchors is not None
 
     def anchor(self, ts: str) -> JournalRecord | None:
-        """Journal an anchor over the newest record now (its own transaction, one fsync).
-
-        ``ts`` is the caller's clock, as for every record. Returns the stored anchor, or
-        ``None`` when there is nothing to anchor: an unkeyed journal, or the newest record is
-        already covered (an anchor, or nothing after the live file's keyed start).
-
-        Raises:
-            JournalWriteError: the write failed (rolled back; nothing changed).
-        """
+        """Journal an anchor over the newest record now (its own transaction), or ``None`` when
+        there is nothing to anchor (unkeyed, or already covered)."""
         with self._lock:
             self._check_open()
             if self._anchors is None or self._unanchored == 0:
@@ -339,14 +288,9 @@ class Journal(Closing):
             return read_record(rows[0][3], rows[0][0])
 
     def anchor_if_due(self, now: float, ts: str) -> JournalRecord | None:
-        """The time-based anchor: journal one once records have waited ``anchors.seconds``.
-
-        Called periodically by a timer (``tablectl.controller.service.app``) with its own clock
-        ``now`` (seconds, e.g. ``time.monotonic()``; tests pass numbers) and ``ts`` for the record.
-        The wait starts at the first call that sees unanchored records, so the clock need not be the
-        one of the records' ``ts``; a tail found when the journal was opened is anchored at the
-        first call. Returns the stored anchor or ``None``.
-        """
+        """The time-based anchor, once records have waited ``anchors.seconds`` by the timer's own
+        ``now``: the wait starts at the first call that sees them, so that clock need not be the
+        records'."""
         with self._lock:
             if self._anchors is None or self._closed or self._unanchored == 0:
                 self._unanchored_seen = None
@@ -398,15 +342,9 @@ class Journal(Closing):
     def rotate(self) -> Path | None:
         """Rotate now: seal the live file, rename it with its ``seq`` range, start a new one.
 
-        The live :class:`Journal` object keeps working (same lock, new connection); the new
-        file's first record will carry the old file's last ``hash`` as ``prev_hash``. Returns
-        the rotated file, or ``None`` when nothing was rotated: the live file is empty, holds
-        records the broker has not acknowledged yet (the outbox reads only the live file, so
-        they must stay in it), or another connection holds its WAL. :meth:`append` calls this
-        by itself when a threshold is passed, retrying on later appends when it could not.
-
-        Raises:
-            JournalError: the rename or the new file failed; the journal is then closed.
+        ``None`` when nothing was rotated: empty, holding unacknowledged records (the outbox reads
+        only the live file), or another connection holds its WAL; :meth:`append` retries later. A
+        failed rename or new file closes the journal.
         """
         with self._lock:
             self._check_open()
@@ -446,13 +384,9 @@ class Journal(Closing):
     # -- retention -------------------------------------------------------------------------
 
     def prune(self, now: datetime | None = None) -> list[Path]:
-        """Delete rotated files past ``retention_days`` (see
-        :func:`tablectl.controller.journal.retention.prune`).
-
-        ``now`` defaults to the earlier of the wall clock and the newest record's ``ts``: a wall
-        clock that jumps ahead alone must not delete anything early. Returns the deleted files.
-        A no-op without ``retention_days``.
-        """
+        """Delete rotated files past ``retention_days``. ``now`` defaults to the earlier of the wall
+        clock and the newest record's ``ts``: a clock that jumps ahead alone must not delete
+        anything early."""
         with self._lock:
             return self._prune_locked(now)
 
@@ -502,29 +436,15 @@ class Journal(Closing):
     def unpublished_payloads(
         self, limit: int = 100, after: int = 0
     ) -> list[tuple[int, str, bytes]]:
-        """Like :meth:`unpublished`, as ``(seq, type, payload)`` with the stored canonical JSON.
-
-        The stored body *is* the canonical JSON of the record, byte for byte what
-        ``canonical_json(record)`` gives after decoding it, so the outbox publishes it as is
-        instead of decoding and re-encoding every record. ``after``: only records past this
-        ``seq`` (those up to it were acknowledged, but their mark could not be written yet).
-        """
+        """Like :meth:`unpublished`, with the stored body: it *is* the canonical JSON, so the outbox
+        publishes it as is. ``after``: acknowledged records whose mark could not be written yet."""
         with self._lock:
             self._check_open()
             return outbox.unpublished_payloads(self._live.conn, self.path, limit, after)
 
     def mark_published(self, up_to_seq: int) -> None:
-        """Mark every record with ``seq <= up_to_seq`` as acknowledged.
-
-        Call only after the broker's PUBACK for every topic the records went to. A lost mark
-        costs a duplicate delivery after restart, never a gap — which is why this one write is
-        committed without its own fsync (``synchronous=NORMAL`` for the statement): in WAL mode
-        it can then only be lost on power failure, never corrupt anything, and the next append's
-        fsync makes it durable with it. The records themselves are always fsync'd.
-
-        Raises:
-            JournalError: the update could not be written.
-        """
+        """Mark every record with ``seq <= up_to_seq`` as acknowledged: only after the broker's
+        PUBACK for every topic the records went to (see :func:`outbox.mark_published`)."""
         with self._lock:
             self._check_open()
             try:
@@ -539,11 +459,8 @@ class Journal(Closing):
     # -- reading ---------------------------------------------------------------------------
 
     def records(self, since_seq: int = 0) -> Iterator[JournalRecord]:
-        """Records with ``seq > since_seq`` in order (paged, so safe on a long journal).
-
-        Reads the rotated files still on disk first, then the live file, so a caller (recovery)
-        sees the whole retained history; a rotation during the iteration loses nothing.
-        """
+        """Records with ``seq > since_seq`` in order, paged, rotated files first: the whole retained
+        history, and a rotation during the iteration loses nothing."""
         after = since_seq
         while True:
             with self._lock:
@@ -587,13 +504,7 @@ class Journal(Closing):
         return None
 
     def verify(self) -> int:
-        """Check the live file: its hash chain from its anchor, every column against the hashed
-        body, and SQLite's integrity check; return the number of records checked.
-
-        Raises:
-            ChainBrokenError: naming the first ``seq`` whose link does not verify.
-            JournalIntegrityError: the file is damaged outside the links.
-        """
+        """Check the live file (chain, columns, integrity); return the number of records checked."""
         with self._lock:
             self._check_open()
             return verify_conn(self._live.conn, self.path, self.table_id).count

@@ -1,10 +1,7 @@
 """Verifying a journal file without writing to it (``tablectl verify``; R13, R19, R20).
 
-Beyond the chain: every column against the hashed body, the body as *the* canonical JSON byte for
-byte (``1e+20`` and ``1E+20`` decode alike), ``published`` as a 0/1 prefix, and SQLite's ``PRAGMA
-integrity_check``; the seal covers bytes no query reads; with the key, every anchor's and seal's mac
-(authorship, not just order). Sets of files:
-:func:`tablectl.controller.journal.retention.verify_chain`.
+Beyond the chain: every column against the body, the body as *the* canonical JSON, ``published`` as
+a 0/1 prefix, SQLite's integrity check, the seal, and with the key every mac.
 """
 
 from __future__ import annotations
@@ -95,12 +92,8 @@ def _text(value: object, seq: int, column: str) -> str:
 def verify_conn(
     conn: sqlite3.Connection, path: Path, table: str | None = None, key: bytes | None = None
 ) -> FileSummary:
-    """Chain, columns and structure of one file, through an open connection.
-
-    The chain goes first so that an altered record is named by its ``seq`` even when SQLite's
-    own check would also notice (a ``type`` edit breaks the type index too). ``key`` checks
-    every anchor's mac as well (:class:`KeyedEvidenceError` naming the first that fails).
-    """
+    """Chain, columns and structure of one open file. The chain goes first, so an altered record is
+    named by its ``seq`` even where SQLite's own check would notice too."""
     old_factory = conn.text_factory
     conn.text_factory = bytes  # a flipped byte may leave invalid UTF-8: name it, do not crash
     try:
@@ -278,11 +271,8 @@ _HEADER = 100
 
 
 def _check_header(path: Path, data: bytes, size: int) -> None:
-    """Header fields SQLite itself ignores or tolerates, checked where they have one valid value.
-
-    (The change counter, schema cookie and version fields have no fixed value: only a seal
-    covers them.)
-    """
+    """Header fields SQLite ignores or tolerates, where they have one valid value (the others only a
+    seal covers)."""
     if len(data) < _HEADER or not data.startswith(b"SQLite format 3\x00"):
         raise JournalIntegrityError(f"{path}: not an SQLite file (header altered?)")
     page_size = struct.unpack(">H", data[16:18])[0]
@@ -304,21 +294,9 @@ def _check_header(path: Path, data: bytes, size: int) -> None:
 def verify_journal_file(
     path: Path | str, *, table: str | None = None, key: bytes | None = None
 ) -> FileSummary:
-    """Verify one journal file without writing to it; see :func:`verify_file`.
-
-    Checks the chain from the file's anchor, every column, the ``published`` flags, SQLite's
-    integrity check, single-valued header fields and, when sealed, every byte against the seal. With
-    ``key`` (R13, R15) also every mac, and a closed or rotated file must have a keyed seal;
-    ``keyed_through`` of the result says where the key's word ends on a live file.
-
-    Raises:
-        JournalError: the file is missing or not a journal.
-        ChainBrokenError: naming the first broken link.
-        JournalIntegrityError: the file is altered outside the links (structure, header,
-            flags) or differs from its seal; a rotated file without its seal.
-        KeyedEvidenceError: (``key`` only) naming the anchor or seal end whose mac does not
-            match, or the first record a closed file's missing keyed seal leaves unproven.
-    """
+    """Verify one journal file without writing to it (R13, R15 with ``key``: a closed or rotated
+    file must then have a keyed seal; ``keyed_through`` says where the key's word ends on a live
+    file)."""
     path = Path(path)
     if not path.is_file():
         raise JournalError(f"{path}: no such journal file")
@@ -372,13 +350,8 @@ def verify_journal_file(
 
 
 def _no_keyed_seal(path: Path, summary: FileSummary) -> None:
-    """A closed file without a seal, verified with the key: what it leaves unproven.
-
-    The journal seals every file it closes and rotates; an SQLite edit by anyone else leaves a
-    closed file too, and deleting the seal is what makes a recomputed chain or a cut tail pass
-    the unkeyed checks. (A journal closed while another reader held its WAL is not sealed either:
-    then the next start and clean close seal it.)
-    """
+    """A closed file without a seal, verified with the key: what it leaves unproven. Deleting the
+    seal is what lets a recomputed chain or a cut tail pass the unkeyed checks."""
     through = summary.keyed_through
     if through < summary.last_seq:
         raise KeyedEvidenceError(
@@ -396,14 +369,6 @@ def _no_keyed_seal(path: Path, summary: FileSummary) -> None:
 
 
 def verify_file(path: Path | str) -> int:
-    """Verify a journal file without writing to it (``tablectl verify`` on a copy or evidence).
-
-    Opened read-only through a ``mode=ro`` URI, so a verification can never alter the file.
-    Returns the number of records checked. See :func:`verify_journal_file` for what is checked.
-
-    Raises:
-        JournalError: the file is missing or not a journal.
-        ChainBrokenError: naming the first broken link.
-        JournalIntegrityError: the file is altered outside the links or differs from its seal.
-    """
+    """Verify a journal file, opened ``mode=ro`` so verification can never alter it; return the
+    number of records checked."""
     return verify_journal_file(path).count

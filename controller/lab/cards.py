@@ -1,12 +1,6 @@
-"""The lab's card tables beyond the dealer-screen games: the shoe games' variants, and the studio
-RNG of Golden Wealth and Lightning Baccarat.
-
-Every card game of the catalog runs on a :class:`~tablectl.controller.lab.tables.ScriptedTableSim`
-(a barcode shoe, a shuffler for standard decks, the simulated dealer). A game with a studio RNG
-also needs the RNG: after each close of bets it draws the round's multiplier cards — five cards
-of a virtual 52-card deck, each with one of the game's multipliers (seed-001 L4021, L4119) — and
-commits them as an ``rng_draw``; the simulated dealer waits for it before the first card, as the
-dealer waits for the Golden / Lightning Round to end (L4025, L4123).
+"""The lab's card tables beyond the dealer-screen games, and the studio RNG of Golden Wealth and
+Lightning Baccarat: after each close of bets it draws five multiplier cards (seed-001 L4021, L4119)
+as an ``rng_draw``, and the simulated dealer waits for it before the first card (L4025, L4123).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """A simulated dealer for card tables: the human at the table, for demos, benches and tests.
 
-A real dealer looks at the dealer screen (the table's phase) and acts with their hands: presses
-"open"/"no more bets", starts the shuffler, burns, draws cards from the shoe until the screen says
-the coup is complete. This class does the same against a running table: it reads the engine's
-phase the way the dealer screen shows it, submits the button presses as ordinary events (they
-are journaled like any other), and pulls cards from a simulated shoe. It lives in ``controller``
-because it needs the table's state; the devices it drives are the real drivers talking to
-simulators over real transports.
+It reads the engine's phase as the dealer screen shows it, submits button presses as ordinary
+(journaled) events and pulls cards from a simulated shoe; the devices are the real drivers over
+simulators.
 """
 
 from __future__ import annotations
@@ -35,16 +31,8 @@ class DealerPace:
 class SimulatedDealer:
     """Deals shoes on a card table until ``shoes`` shoes are done (0: forever).
 
-    Args:
-        runner: the table.
-        pull_card: take one card (line) out of the simulated shoe.
-        start_shuffle: start the shuffler (the dealer's button), or None when cards are preloaded.
-        new_shoe: load the next simulated shoe after a shoe ends (None: stop after one shoe).
-        rounds: stop once this many rounds are over (0: no limit).
-        open_rounds: press open / no more bets (False when a betting timer or game server does).
-        count_stub: after a shoe's last round, count the rest of the shoe out through the reader
-            (R10; multi-deck shoes). ``False`` for a deck shuffled every round: the dealer puts
-            the rest back into the shuffler unread.
+    ``count_stub``: after a shoe's last round, count the rest out through the reader (R10);
+    ``False`` for a deck shuffled every round, whose rest goes back into the shuffler unread.
     """
 
     def __init__(
@@ -163,14 +151,11 @@ class SimulatedDealer:
 
 
 class SimulatedPresenter:
-    """The presenter of a wheel or ball-draw game: opens betting, closes it, then lets the device
-    produce the result (``start`` is the presenter's action once bets are closed: start the
-    drum's mixing and release the balls, or nothing for a wheel that spins on its own).
+    """The presenter of a wheel or ball-draw game: opens and closes betting, then ``start`` (the
+    presenter's action once bets are closed) lets the device produce the result.
 
-    Rounds are run until ``rounds`` are done (0: forever). ``supervise``: the presenter is also
-    the lab's supervisor — a round held for a device fault (``on_fault = "decide"``) is confirmed
-    once the fault has cleared, as a supervisor would after a link blip that touched no ball
-    (seed-001 G3, C42). Without it such a round waits for a ``confirm`` nobody in a lab gives.
+    ``supervise``: also the lab's supervisor, confirming a round held for a device fault once it has
+    cleared (seed-001 G3, C42); without it such a round waits for a ``confirm`` nobody gives.
     """
 
     def __init__(

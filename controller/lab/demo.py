@@ -1,15 +1,8 @@
 """``tablectl demo``: whole tables on one machine, one command.
 
-Starts an in-process MQTT broker, the simulated devices (a Cammegh SS2 wheel on a local TCP port;
-a shuffler on a TCP port and a barcode shoe as a USB HID keyboard behind a simulated pyusb
-backend), the real controller for each table (journal, engine, publisher) and a live view
-subscribed to the broker like any results display. Only the devices (and the card dealer's hands)
-are simulated: they speak the real wire protocols to the real drivers.
-
-The view is one panel per table on a terminal (:mod:`tablectl.controller.tools.panels`), or the
-one-line summaries (``--plain``, and whenever stdout is not a terminal). The journals are kept
-(``demo-journals/<start time>/`` unless ``--state-dir`` says where), and the run ends with a
-summary per table: rounds, voids and their codes, faults, the journal file.
+An in-process broker, simulated devices speaking the real wire protocols to the real drivers, the
+real controller per table, and a live view subscribed like any results display. The journals are
+kept, and the run ends with a summary per table.
 """
 
 from __future__ import annotations
@@ -97,21 +90,8 @@ async def run_demo(
     record: Path | None = None,
     console: Console | None = None,
 ) -> int:
-    """Run until Ctrl-C, or until every table has shown ``rounds`` outcomes.
-
-    Args:
-        speed: time-lapse of the simulated devices and the dealer.
-        rounds: stop once every table has shown this many outcomes (voids count); 0 runs on.
-        faults: wheel faults (``KIND@GAME``) for the roulette table.
-        state_dir: the journals' folder (default: ``demo-journals/<start time>/``); kept.
-        tables: which tables to run (``roulette``, ``baccarat``, ``lucky7``, ``dream_catcher``,
-            and any game of :data:`tablectl.controller.games.catalog.GAMES`).
-        events: also show every table event, not only outcomes, alarms and shoe ends.
-        panels: one live panel per table (a terminal); else one line per outcome.
-        record: also write the final screen of panels as an SVG file (with or without
-            ``panels``).
-        console: where the panels and the summary go (default: stdout).
-    """
+    """Run until Ctrl-C, or until every table has shown ``rounds`` outcomes (voids count; 0 runs
+    on)."""
     folder = state_dir or JOURNALS / datetime.now().strftime("%Y%m%d-%H%M%S")
     folder.mkdir(parents=True, exist_ok=True)
     kinds = _LINE_KINDS | ({"event"} if events else set())
@@ -148,8 +128,8 @@ async def run_demo(
 async def _run(demo: _Demo, view: PanelView, *, panels: bool, colour: bool) -> None:
     """Start the broker, the view and the tables; end (raising :class:`_DemoOverError`) when done.
 
-    Exit order matters: the task group (devices, runners, dealers, the view) stops first, then
-    the tables close (their last records still reach the broker), then the broker.
+    Exit order matters: the task group stops first, then the tables close (their last records still
+    reach the broker), then the broker.
     """
     folder, speed, seed, tables = demo.folder, demo.speed, demo.seed, demo.tables
     async with (

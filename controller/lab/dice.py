@@ -1,11 +1,6 @@
-"""Simulated dice tables for the demo and the end-to-end tests: a real driver, a simulated unit.
-
-A dice table is a shaker or tower with a result reader (``tablectl simulate dice``, the serial
-reference protocol) that runs its own cycle — betting open, closed, the shake, the dice at rest —
-as a roulette wheel does. Lightning Dice adds the studio's RNG: once bets are closed it strikes
-the lightning numbers (an ``rng_draw``, journaled before anything else of the roll), and only then
-does the dealer drop the dice (seed-001 L3067: "After betting time has expired, the 'lightning
-strikes' … Then the dealer drops the dice through the 'Lightning Tower'").
+"""Simulated dice tables for the demo and the end-to-end tests: a real driver, a simulated unit
+that runs its own cycle as a roulette wheel does. Lightning Dice's RNG strikes once bets are closed,
+and only then does the dealer drop the dice (seed-001 L3067).
 """
 
 from __future__ import annotations
@@ -53,11 +48,8 @@ async def start_dice_table(
     prefix: str = "tablectl",
     mqtt_url: str = "embedded",
 ) -> DiceTableSim:
-    """A simulated dice unit on a local TCP port, and the dice table's config.
-
-    Lightning Dice's unit waits for the dealer's drop (:class:`SimulatedRng` presses it after the
-    RNG's strike); the other units shake by themselves a moment after betting closes.
-    """
+    """A simulated dice unit on a local TCP port, and the dice table's config. Lightning Dice's unit
+    waits for the dealer's drop (after the RNG's strike); the others shake by themselves."""
     if game not in _DICE:
         raise ValueError(f"no lab dice table for {game!r} (known: {', '.join(DICE_TABLES)})")
     unit = SimDice(
@@ -90,11 +82,7 @@ async def start_dice_table(
 
 class SimulatedRng(rng.SimulatedRng):
     """A studio RNG and the Lightning Dice dealer: after bets close, strike 1–5 lightning numbers
-    (3–18, multipliers 50x–1000x), journal them as ``rng_draw``, then drop the dice.
-
-    Attach :meth:`on_record` to the runner's listeners; :meth:`run` acts on what it saw
-    (:class:`tablectl.controller.lab.rng.SimulatedRng`, with the drop as its ``after``).
-    """
+    (3–18, multipliers 50x–1000x), journal them as ``rng_draw``, then drop the dice."""
 
     MULTIPLIERS: Final = (50, 100, 150, 200, 250, 500, 1000)
 

@@ -1,9 +1,6 @@
-"""Simulated tables on one broker: the one place that wires a lab table together.
-
-``tablectl demo``, the dashboard's screenshots and its browser test all start tables the same
-way: the simulated devices, the real controller (journal, engine, publisher) and whoever works
-the table (a dealer, a presenter, a studio RNG). :class:`LabFloor` does it per table name.
-"""
+"""Simulated tables on one broker: the one place that wires a lab table together (the devices,
+the real controller and whoever works the table) for the demo, the screenshots and the browser
+test."""
 
 from __future__ import annotations
 
@@ -46,17 +43,8 @@ def lab_tables() -> frozenset[str]:
 
 
 class LabFloor:
-    """Simulated tables publishing to one broker, their tasks in ``group``, their controllers
-    closed by ``stack``.
-
-    Args:
-        group: runs the simulators, the runners and the dealers.
-        stack: closes each table (its last records still reach the broker) when it unwinds.
-        folder: where the journals go (``<table id>.sqlite``).
-        broker: ``(host, port)`` of the broker every table publishes to.
-        speed: time-lapse of the simulated devices and the dealers.
-        seed: the simulators' and dealers' seed.
-    """
+    """Simulated tables publishing to one broker, their tasks in ``group``, each table closed by
+    ``stack`` (its last records still reach the broker)."""
 
     def __init__(
         self,
@@ -85,14 +73,8 @@ class LabFloor:
         faults: Sequence[str] = (),
         seed: int | None = None,
     ) -> str:
-        """Start the table ``name``; its table id.
-
-        ``table_id`` and ``faults`` (``KIND@GAME``) apply to the ``roulette`` table (a second
-        wheel beside the first, one that fails on cue); ``seed`` overrides the floor's.
-
-        Raises:
-            ValueError: no lab table is called ``name``.
-        """
+        """Start the table ``name``; its table id. ``table_id`` and ``faults`` apply to the
+        ``roulette`` table (a second wheel that fails on cue)."""
         seed = self._seed if seed is None else seed
         if name == "roulette":
             return await self._roulette(table_id or "ROU-DEMO", faults, seed)

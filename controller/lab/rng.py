@@ -1,11 +1,6 @@
-"""A simulated studio RNG for the lab's lightning tables: once bets close, it strikes its picks and
-commits them to the table as an ``rng_draw`` before anything else of the round happens.
-
-Seed-001 §2.2 (d): an RNG's picks are generated and committed before the physical result is known
-(Lightning Dice L3069, Lightning Roulette L115: "at the end of the time of betting"). The RNG
-watches the table's journal (a runner listener) for ``bets_closed`` and submits its draw then; an
-``after`` hook lets a table go on only once the draw is in (the Lightning Dice dealer drops the
-dice after the strike). The picks are seeded: a lab run is the same every time.
+"""A simulated studio RNG for the lab's lightning tables: once bets close, it commits its seeded
+picks as an ``rng_draw`` before anything else of the round happens (seed-001 §2.2 (d): picks are
+committed before the physical result is known; Lightning Dice L3069, Lightning Roulette L115).
 """
 
 from __future__ import annotations
@@ -21,11 +16,7 @@ from tablectl.controller.service.runner import TableRunner
 
 class RngPicker:
     """A studio RNG's seeded picks: ``count`` distinct ``values`` (a number of picks drawn in that
-    inclusive range), each with one of ``multipliers``.
-
-    Raises:
-        ValueError: ``count`` does not fit the values.
-    """
+    inclusive range), each with one of ``multipliers``."""
 
     def __init__(
         self,
@@ -55,16 +46,8 @@ class RngPicker:
 
 class SimulatedRng:
     """A studio RNG at a table: after each close of bets, a :class:`RngPicker`'s next draw,
-    journaled as ``rng_draw``; then ``after`` (e.g. the dealer drops the dice).
-
-    Attach :meth:`on_record` to the runner's listeners; :meth:`run` acts on what it saw.
-
-    Args:
-        runner: the table's runner (the draw is submitted to it, as the RNG service's link is).
-        values, multipliers, count, seed: the picks (:class:`RngPicker`; a picker built with
-            the same arguments previews them).
-        after: called once each draw is journaled.
-    """
+    journaled as ``rng_draw`` (submitted to the runner, as the RNG service's link is); then
+    ``after``."""
 
     def __init__(
         self,

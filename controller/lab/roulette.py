@@ -1,16 +1,9 @@
-"""Simulated Lightning Roulette and Double Ball Roulette tables for the demo and the end-to-end
-tests: a simulated Cammegh SS2 wheel on a TCP port (the real driver reads it), plus what the wheel
+"""Simulated Lightning and Double Ball Roulette tables: a simulated SS2 wheel, plus what the wheel
 cannot report.
 
-- **Lightning Roulette** (seed-001 L115): the studio RNG (:func:`lightning_rng`, the lab's
-  :class:`~tablectl.controller.lab.rng.SimulatedRng` over the wheel's pockets with seed-000's
-  multipliers, L255–265) strikes once bets close (the wheel's state 4), while the ball still runs.
-- **Double Ball Roulette** (seed-001 L119): the SS2 reports one winning number a spin (its
-  protocol has no second one), so the wheel's own number is the first ball's. The second ball is
-  read by a studio's ball-recognition service (:class:`SecondBallReader`), which sends it to the
-  table over the broker as a ``cmd/event`` ``winning_number`` with ``"ball": 2`` (journaled
-  ``manual``, as every event a command enters). In the lab it reads the following ball as soon as
-  bets close: the book lets either ball settle first.
+Lightning (seed-001 L115): the lab RNG strikes once bets close, with seed-000's multipliers
+(L255–265). Double Ball (seed-001 L119): the SS2 reports one number, the first ball's; the second
+comes from a ball-recognition service (:class:`SecondBallReader`) as a ``cmd/event``.
 """
 
 from __future__ import annotations
@@ -114,10 +107,7 @@ def command_sender(config: TableConfig, host: str, port: int) -> Send:
 @dataclass
 class SecondBallReader:
     """A double-ball wheel's second reader: after each close of bets, the following ball's number
-    (scripted ``numbers`` first, then seeded at random), sent as ``cmd/event``.
-
-    Attach :meth:`on_record` to the runner's listeners; :meth:`run` sends what it read.
-    """
+    (scripted ``numbers`` first, then seeded at random), sent as ``cmd/event``."""
 
     send: Send
     numbers: Sequence[int] = ()

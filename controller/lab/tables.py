@@ -1,10 +1,5 @@
-"""Simulated tables for the demo and the end-to-end tests: real drivers, simulated devices.
-
-Each function starts the simulators a table needs (over the same transports a bench uses: TCP
-``socket://`` for serial devices, the simulated pyusb backend for a USB HID shoe), returns the
-table's config, and — for card tables — the simulated dealer that works the table. Nothing in the
-controller is replaced: the table runs exactly as it would on the floor.
-"""
+"""Simulated tables for the demo and the end-to-end tests: real drivers, simulated devices over
+the transports a bench uses. Nothing in the controller is replaced."""
 
 from __future__ import annotations
 
@@ -184,13 +179,9 @@ async def start_card_table(
 
 @dataclass
 class ScriptedTableSim:
-    """A house-banked poker or single-deck card game table: a barcode shoe (USB HID), a shuffler
-    when the game's decks are standard 52-card decks, and the dealer who works the table.
-
-    Decks a shuffler cannot check (jokers, 21 Bet's 36 cards, a symbol deck) are shuffled by hand:
-    the dealer enters ``shuffle_started`` / ``shuffle_completed`` with the deck's count, as on the
-    floor. Any card game of the catalog runs here (the shoe games too).
-    """
+    """A house-banked poker or single-deck card game table: a barcode shoe (USB HID), a shuffler for
+    standard decks, and the dealer. Decks a shuffler cannot check are shuffled by hand, the dealer
+    entering the shuffle events with the deck's count, as on the floor."""
 
     config: TableConfig
     game: BaseGame
@@ -334,11 +325,8 @@ async def start_wheel_table(
     prefix: str = "tablectl",
     mqtt_url: str = "embedded",
 ) -> TableConfig:
-    """A simulated money-wheel sensor on a local TCP port, and the wheel table's config.
-
-    The wheel rests ``every`` (wheel) seconds between spins: the presenter opens and closes
-    betting inside that rest, as a studio host does before setting the wheel going.
-    """
+    """A simulated money-wheel sensor on a local TCP port, and the wheel table's config. The
+    presenter opens and closes betting inside the wheel's rest of ``every`` seconds."""
     model = SimBigWheel(seed=seed, speed=speed, segments=segments, every=every, stops=stops)
     port = await serve_sim(group, model, f"sim:{table_id}:wheel")
     return lab_config(
@@ -417,11 +405,9 @@ async def start_draw_table(
 ) -> DrawTableSim:
     """A simulated drum on python-can's ``virtual`` bus (in-process), and the table's config.
 
-    The drum runs in the controller's own event loop, beside every other table of a demo or a
-    test: while they start up (imports, journals, connections) the loop can stall for longer than
-    a real drum's 1 s heartbeat timeout, and a silent drum mid-draw holds the round for a
-    supervisor. ``heartbeat_timeout`` (3 s by default here) tolerates that; the presenter
-    confirms a hold whose fault has cleared (:class:`SimulatedPresenter` ``supervise``).
+    The drum shares the controller's loop, which can stall at start-up for longer than a real drum's
+    1 s heartbeat timeout; ``heartbeat_timeout`` tolerates that, and the presenter confirms a hold
+    whose fault has cleared.
     """
     model = SimDrum(
         seed=seed,

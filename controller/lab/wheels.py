@@ -1,12 +1,8 @@
 """Simulated money-wheel tables whose presenter sets the wheel going: a real driver, a simulated
-big-wheel sensor, and — for a wheel with an RNG overlay — the studio's RNG.
+big-wheel sensor, and the studio's RNG for a wheel with an overlay.
 
-The wheel is spun by hand (:meth:`~tablectl.simulators.bigwheel.SimBigWheel.press_spin`), once a
-round, after bets close and after the round's RNG draw is journaled: seed-001 §2.2 (d), Music
-Wheel L4339 ("After the betting round and before start of the spin, the electronic device …
-determines the bonus sector"), Mega Wheel L3959 ("before the wheel stops"). Each round then has
-exactly one spin, in the scripted order of ``stops``. The RNG is the lab's
-(:class:`~tablectl.controller.lab.rng.SimulatedRng`), seeded: a run is the same every time.
+The wheel is spun by hand once a round, after bets close and the RNG draw is journaled (seed-001
+§2.2 (d); Music Wheel L4339, Mega Wheel L3959), in the scripted order of ``stops``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """An in-process MQTT broker for ``mqtt.url = "embedded"`` (``tablectl demo``, standalone tables).
 
-Why embedded: a demo or a single table on a laptop should work with one command and no system
-service. Production tables use an external broker (Mosquitto); the publisher does not care which,
-it only gets a host and a port.
-
-Which broker: a Mosquitto binary when the machine has one (started as a child process on a
-loopback port, no persistence), since it is the broker production runs and it delivers retained
-messages exactly once; otherwise amqtt, a pure-Python broker that is an optional extra
-(``pip install 'tablectl[embedded]'``). Neither present is a one-line :class:`ConfigError`.
+Mosquitto when installed (what production runs; retained messages exactly once), else amqtt (the
+``embedded`` extra); neither is a one-line :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -42,11 +36,8 @@ def find_mosquitto() -> str | None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago (bind to 0, read it, release it).
-
-    There is a small window in which someone else may take it; good enough for a demo broker
-    and for tests, which is all this is used for.
-    """
+    """A TCP port that was free a moment ago: someone may take it meanwhile, good enough for a demo
+    broker and tests."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
@@ -54,13 +45,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class EmbeddedBroker:
-    """A broker listening on ``host:port`` for the lifetime of an ``async with``.
-
-    Args:
-        host: address to bind; loopback by default so a demo never exposes a broker.
-        port: 0 picks a free port, readable as :attr:`port` (also before entering).
-        engine: ``"auto"`` (Mosquitto if installed, else amqtt), or one of them by name.
-    """
+    """A broker listening on ``host:port`` (loopback by default, so a demo never exposes one) for
+    the lifetime of an ``async with``."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, engine: Engine = "auto") -> None:
         self.host = host
@@ -83,11 +69,7 @@ class EmbeddedBroker:
         return "amqtt" if self._broker is not None else None
 
     async def start(self) -> None:
-        """Start listening. Idempotent.
-
-        Raises:
-            ConfigError: the chosen broker is not installed (the message says what to install).
-        """
+        """Start listening. Idempotent."""
         if self.running:
             return
         binary = find_mosquitto() if self.engine in ("auto", "mosquitto") else None

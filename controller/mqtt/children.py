@@ -1,12 +1,9 @@
 """A child a command starts dies with it, however the command ends: Linux's parent-death signal.
 
-For the ends an orderly stop does not see (SIGKILL, OOM, a crash in C), after which a child in its
-own session (the embedded broker) would run on as an orphan. Every spawn passes
-:func:`die_with_parent` as ``preexec_fn``: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` between ``fork`` and
-``exec``, then a check that the parent is still there. Limits (``prctl(2)``): the signal follows the
-forking *thread* (spawn from the event loop's thread), and is cleared by a set-user-ID exec or a
-user/group change (the embedded Mosquitto is configured to stay the same user). Not Linux: returns
-``None``. It lives in this layer because ``controller.core`` must stay pure.
+For SIGKILL, OOM or a crash in C, after which the embedded broker would run on as an orphan:
+:func:`die_with_parent` is every spawn's ``preexec_fn``. Limits (``prctl(2)``): it follows the
+forking *thread* (spawn from the loop's thread) and is cleared by a set-user-ID exec. Not in
+``controller.core``, which must stay pure.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The outbox drain: the journal's unpublished records to the broker, in ``seq`` order.
 
-The journal is the queue (contracts §4.3; docs/mqtt.md): records go out with QoS 1 as the runner
-handed them after their commit (or, when not handed, from :meth:`Journal.unpublished_payloads`) and
-are marked only after every route's PUBACK: duplicates at worst, never a gap. A batch is one write
-on the outbox's own connection (:class:`~.wire.Wire`) and one await; reads and marks run on the
-journal's thread (:meth:`Journal.in_writer`).
+The journal is the queue (contracts §4.3; docs/mqtt.md): QoS 1, marked only after every route's
+PUBACK, so duplicates at worst, never a gap.
 """
 
 from __future__ import annotations
@@ -73,15 +70,9 @@ class _Batch:
 
 
 class OutboxDrain:
-    """Publishes the journal's unpublished records and marks each acknowledged prefix.
-
-    Its progress outlives a connection: every record up to :attr:`_acked` was acknowledged; the
-    journal's marks may lag while the disk refuses writes (retried each drain).
-
-    Args:
-        batch_size: records read and pipelined per round; one mark each.
-        timeout: seconds to wait for a batch's PUBACKs before the connection is considered dead.
-    """
+    """Publishes the journal's unpublished records and marks each acknowledged prefix. Its progress
+    (:attr:`_acked`) outlives a connection; the journal's marks may lag while the disk refuses
+    writes."""
 
     def __init__(
         self,
@@ -108,22 +99,16 @@ class OutboxDrain:
         self._draining = False
 
     async def connect(self, link: Link) -> Wire[_Token]:
-        """The outbox's own connection (:class:`Wire`), its PUBACKs counted by this drain.
-
-        Raises:
-            aiomqtt.MqttError: it could not be opened (see :meth:`Wire.open`).
-        """
+        """The outbox's own connection (:class:`Wire`), its PUBACKs counted by this drain."""
         return await Wire.open(link, self._on_puback, self._on_lost)
 
     def republish_retained(self, wire: Wire[_Token]) -> None:
         """Publish again the journal's latest record of each retained type, ahead of the drain.
 
-        A broker restarted without persistence, or a fail-over to a fresh one, has lost the
-        retained ``outcome`` and ``anchor``; this brings back the last ones the journal holds.
-        Sent on the wire before any record of the drain, so a newer one still in the outbox
-        follows it on the same connection and the retained value ends as the newest. Not waited
-        for: unacknowledged, it is sent again on the next connection. An unkeyed journal has no
-        anchors: not looked for (the search would read every rotated file).
+        A broker without persistence has lost the retained ``outcome`` and ``anchor``. Sent before
+        the drain's records, so a newer one follows on the same connection and the retained value
+        ends newest. An unkeyed journal has no anchors: not looked for (that would read every
+        rotated file).
         """
         for kind, topic in self._topics.retained_records().items():
             if kind == ANCHOR and not self._journal.keyed:
@@ -153,12 +138,8 @@ class OutboxDrain:
         return not self._draining and not self._out.wakeup.is_set()
 
     async def drain(self, wire: Wire[_Token]) -> None:
-        """Publish unpublished records until there are none; mark each acked prefix.
-
-        A batch is pipelined (every PUBLISH written in one go, in journal order; PUBACKs awaited
-        together, under one deadline: no PUBACK in time = a dead connection; a lost connection
-        fails the batch at once).
-        """
+        """Publish unpublished records until there are none; mark each acked prefix. PUBACKs of a
+        batch are awaited under one deadline: none in time means a dead connection."""
         self._draining = True
         try:
             await self._drain(wire)
@@ -214,14 +195,11 @@ class OutboxDrain:
         return [(seq, kind, published_payload(kind, body, key)) for seq, kind, body in rows]
 
     def mark(self, up_to: int) -> None:
-        """Mark the acknowledged prefix in the journal, on its thread, without waiting for it
-        (the journal's thread runs the marks in order, and the next read asks past
-        :attr:`_acked`, not past the marks); a refused write is retried at the next one.
+        """Mark the acknowledged prefix on the journal's thread, without waiting for it.
 
-        A full disk must not cost the broker connection (the outage's alarm and the command
-        replies need it): the records stay unmarked, are not sent again on this connection
-        (:attr:`_acked`), and at worst go out once more after a restart (a duplicate, never a
-        gap).
+        A full disk must not cost the broker connection (the outage's alarm and the command replies
+        need it): the records stay unmarked, are not sent again on this connection, and at worst go
+        out once more after a restart.
         """
         if up_to <= max(self._marked_up_to, self._mark_asked):
             return

@@ -1,14 +1,8 @@
 """What a table hands to MQTT: its committed records, latest-value slots, ``status``, alarms.
 
-The table's runner writes to an :class:`Outbound`; the
-:class:`~tablectl.controller.mqtt.publisher.Publisher` reads and sends it (contracts §4.3). Kept
-apart from the publisher so the runner depends on this small surface only, not on the connection.
-
-The outbox in one place: the runner hands each commit's rows here (:meth:`Outbound.committed`),
-the drain (:mod:`~tablectl.controller.mqtt.drain`) publishes them as stored and marks the
-journal once the broker acknowledged them. The journal's file is read only for what was not
-handed: the backlog a start or a long broker outage leaves, and a record written without the
-runner (a time-based anchor: :meth:`Outbound.notify`).
+Apart from the publisher so the runner depends on this small surface only (contracts §4.3). The
+journal's file is read only for what was not handed: a start's backlog, a long broker outage, a
+time-based anchor.
 """
 
 from __future__ import annotations
@@ -45,25 +39,19 @@ def _utc_now() -> datetime:
 
 def withholds(kind: str, record: Mapping[str, Any]) -> bool:
     """The one withholding rule: a card dealt face down goes out without its face (seed-000 L79:
-    nothing that tells a card before its reveal leaves the table; the outcome reveals it).
-
-    Decided once, where the runner decides the batch the card is in (the record's
-    ``face_down``), and carried with the committed rows to the outbox
-    (:meth:`Outbound.committed`'s ``withheld``); a record read back from the journal carries it
-    in that field. The archive re-checks what it receives with the same rule
-    (:func:`tablectl.controller.archive.chains.is_withheld`), so the two cannot drift apart.
-    """
+    nothing that tells a card before its reveal leaves the table). The archive re-checks with the
+    same rule (:func:`tablectl.controller.archive.chains.is_withheld`), so the two cannot drift
+    apart."""
     return kind == "card" and record.get("face_down") is True
 
 
 def withheld_form(
     kind: str, record: Mapping[str, Any], key: bytes | None = None
 ) -> dict[str, Any] | None:
-    """The record as the outbox publishes it when it :func:`withholds` part of it —
-    ``"card": null``, no ``barcode``, ``"withheld": true``, while ``hash`` still covers the
-    journaled card; ``None`` when it publishes the record whole. With the journal's ``key`` it
-    carries :data:`~tablectl.controller.journal.WITHHELD_AUTH`, the MAC of that body (its
-    ``auth`` vouches only for the ``hash``, which covers the face the archive never sees)."""
+    """The record as published when it :func:`withholds` part of it, ``None`` when published whole.
+    With the ``key`` it carries :data:`~tablectl.controller.journal.WITHHELD_AUTH`, the MAC of that
+    body: its ``auth`` vouches only for the ``hash``, which covers the face the archive never
+    sees."""
     return _withheld(record, key) if withholds(kind, record) else None
 
 
@@ -78,11 +66,8 @@ def _withheld(record: Mapping[str, Any], key: bytes | None) -> dict[str, Any]:
 
 
 def published_form(record: JournalRecord, key: bytes | None = None) -> bytes:
-    """What goes on the wire for a journal record read back as a record (``cmd/resend``): its
-    canonical JSON, or its :func:`withheld_form` — byte for byte what the outbox sent.
-
-    ``tablectl verify`` / export show the journaled record in full after the round.
-    """
+    """What goes on the wire for a journal record read back (``cmd/resend``): byte for byte what the
+    outbox sent."""
     published = withheld_form(record.type, record.fields, key)
     return canonical_json(record.fields if published is None else published).encode("utf-8")
 
@@ -100,13 +85,8 @@ def published_payload(kind: str, stored: bytes, key: bytes | None = None) -> byt
 class Outbound:
     """What a table says on MQTT besides its journal: latest-value slots, ``status``, alarms.
 
-    The table writes here and the :class:`Publisher` sends it; built first and given to both, so
-    neither is wired to the other. Committed rows are handed here (:meth:`committed`) for the drain
-    (:meth:`handed`). The attributes are the publisher's to read and reset.
-
-    Args:
-        key: the journal's key (``[journal] key_file``): a record published withheld carries
-            the MAC of what is published (:func:`withheld_form`).
+    Built first and given to both the table and the :class:`Publisher`, so neither is wired to the
+    other; the attributes are the publisher's to read and reset.
     """
 
     def __init__(
@@ -168,11 +148,8 @@ class Outbound:
         self.wakeup.set()
 
     def handed(self, limit: int, after: int) -> list[StoredRow] | None:
-        """The oldest ``limit`` records past ``after`` (the broker acknowledged up to it), as
-        handed: ``(seq, type, payload as published)``; ``None`` when the journal's file must be
-        read instead (a record not handed, or dropped past :data:`HANDED_RECORDS`). Call
-        :meth:`read_file` with what that read found.
-        """
+        """The oldest ``limit`` handed records past ``after``; ``None`` when the journal's file must
+        be read instead (then call :meth:`read_file` with what it found)."""
         handed = self._handed
         while handed and handed[0][0] <= after:
             handed.popleft()
@@ -193,11 +170,7 @@ class Outbound:
             self._unhanded = True
 
     def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
-        """Set a latest-value slot (see :meth:`Publisher.set_retained`).
-
-        Raises:
-            ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
-        """
+        """Set a latest-value slot (see :meth:`Publisher.set_retained`)."""
         self.slots[topic] = canonical_json({"schema": SCHEMA, **payload}).encode("utf-8")
         self.dirty[topic] = None
         self.slots_changed.set()
@@ -223,15 +196,11 @@ class Outbound:
         self.slots_changed.set()
 
     def republish(self, payloads: Sequence[bytes]) -> bool:
-        """Publish journal records again on ``events`` (``cmd/resend``), in order, behind live
-        play: the publisher sends them a chunk at a time while the outbox has nothing of its
-        own to send, so a resend never delays an outcome by more than one small chunk.
+        """Publish journal records again on ``events`` (``cmd/resend``), behind live play, a chunk
+        at a time, so a resend never delays an outcome by more than one small chunk.
 
-        ``payloads`` are the records as the outbox sent them (:func:`published_form`), each
-        published on ``events`` only: the retained ``outcome`` and ``anchor`` must keep the
-        newest record, not a resent older one. Returns ``False`` (nothing queued) when no broker
-        connection is up; like every transient message, what a lost connection did not send is
-        not sent again (the requester asks again).
+        On ``events`` only: the retained ``outcome`` and ``anchor`` must keep the newest record.
+        ``False`` when no connection is up; what a lost connection did not send is not sent again.
         """
         if not self.connected.is_set():
             return False

@@ -1,10 +1,7 @@
 """The MQTT 3.1.1 packets the outbox's own connection sends and reads (OASIS MQTT 3.1.1, §2–3).
 
-Why our own codec: paho cost ~50 µs per QoS 1 message, half the controller's CPU per event at the
-knee (docs/performance.md). A publishing client needs five packet types; a PUBLISH here is one
-``bytes.join``, a PUBACK two bytes of a buffer. Only CONNACK, PUBACK and PINGRESP are decoded; any
-other packet or broken framing is a :class:`PacketError` and the connection is rebuilt, never
-guessed at.
+Our own codec because paho cost ~50 µs per QoS 1 message (docs/performance.md). Any packet but
+CONNACK, PUBACK and PINGRESP, or broken framing, is a :class:`PacketError`: rebuilt, never guessed.
 """
 
 from __future__ import annotations
@@ -52,11 +49,7 @@ class Packet:
 
 
 def remaining_length(n: int) -> bytes:
-    """The variable-length Remaining Length of ``n`` bytes (§2.2.3).
-
-    Raises:
-        ValueError: ``n`` is negative or above :data:`MAX_REMAINING`.
-    """
+    """The variable-length Remaining Length of ``n`` bytes (§2.2.3)."""
     if not 0 <= n <= MAX_REMAINING:
         raise ValueError(f"remaining length {n} outside 0..{MAX_REMAINING}")
     if n < 128:  # every PUBACK and most records' headers: no loop
@@ -83,15 +76,8 @@ def connect_packet(
     username: str | None = None,
     password: str | None = None,
 ) -> bytes:
-    """A CONNECT with a clean session and no Will (§3.1).
-
-    A clean session because the journal is the queue: the broker keeps nothing for the outbox,
-    and after a reconnect the drain sends again whatever was not acknowledged.
-
-    Raises:
-        ValueError: a password without a user name (§3.1.2.9), or a keepalive outside
-            0..65535 s.
-    """
+    """A CONNECT with a clean session and no Will (§3.1): the journal is the queue, so the broker
+    keeps nothing for the outbox."""
     if password is not None and username is None:
         raise ValueError("an MQTT 3.1.1 password needs a user name")
     if not 0 <= keepalive <= 0xFFFF:
@@ -109,11 +95,7 @@ def connect_packet(
 
 
 def publish_header(topic: str) -> bytes:
-    """The encoded topic name of a PUBLISH (§3.3.2.1), kept per topic by the caller.
-
-    Raises:
-        ValueError: a topic with a wildcard or a NUL, or an empty one (§4.7.3).
-    """
+    """The encoded topic name of a PUBLISH (§3.3.2.1), kept per topic by the caller."""
     if not topic or "+" in topic or "#" in topic or "\x00" in topic:
         raise ValueError(f"not a topic to publish to: {topic!r}")
     return _string(topic)
@@ -135,12 +117,8 @@ def publish_packet(topic: bytes, packet_id: int, payload: bytes, *, retain: bool
 
 
 class PacketReader:
-    """Splits the broker's byte stream into packets, whatever the reads' boundaries.
-
-    ``feed`` keeps an incomplete packet for the next call. A Remaining Length of more than four
-    bytes, or a packet longer than ``max_packet``, is a :class:`PacketError` (a publishing
-    client is only ever sent short packets; a huge length is a broken or hostile peer).
-    """
+    """Splits the broker's byte stream into packets, whatever the reads' boundaries. A publishing
+    client is only sent short packets: a huge length is a broken or hostile peer."""
 
     __slots__ = ("_buffer", "_max_packet")
 
@@ -149,11 +127,7 @@ class PacketReader:
         self._max_packet = max_packet
 
     def feed(self, data: bytes) -> list[Packet]:
-        """The packets completed by ``data``, in order.
-
-        Raises:
-            PacketError: the framing is broken (the stream cannot be resynchronized).
-        """
+        """The packets completed by ``data``, in order."""
         buffer = self._buffer
         buffer += data
         packets: list[Packet] = []

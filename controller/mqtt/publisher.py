@@ -1,13 +1,7 @@
 """The MQTT side of a table: outbox drain, retained snapshots, status and commands (contracts §4.3).
 
-With :mod:`~tablectl.controller.mqtt.drain` the only modules of the service that speak MQTT. The
-design (docs/mqtt.md): the journal is the queue, so the session is clean and commands sent while
-offline are dropped, not run late; reconnect is an explicit loop with jittered backoff (aiomqtt 2
-does not reconnect); ``status`` has a retained birth and the Last Will, and a graceful exit
-publishes offline itself (a clean DISCONNECT suppresses the Will). Two connections, rebuilt
-together: aiomqtt's (status, commands, replies) and the outbox's own (:mod:`.wire`: records and
-retained views, so a view follows the records it describes); their loops are named tasks in one
-TaskGroup.
+Design: docs/mqtt.md. Two connections, rebuilt together: aiomqtt's (status, commands, replies) and
+the outbox's own (:mod:`.wire`: records and retained views, so a view follows its records).
 """
 
 from __future__ import annotations
@@ -62,15 +56,8 @@ log = structlog.get_logger(__name__)
 
 
 def broker_address(url: str) -> tuple[str, int, bool]:
-    """``(host, port, tls)`` of an ``mqtt://`` or ``mqtts://`` URL; ports default to 1883/8883.
-
-    The rules are the drivers' (:func:`~tablectl.drivers.transports.pubsub.broker_url_problem`),
-    so a table's ``[mqtt] url`` and a studio device's ``url`` read alike.
-
-    Raises:
-        ConfigError: ``"embedded"`` (it has no address until the broker is started) or any URL
-            that is not ``mqtt[s]://host[:port]``.
-    """
+    """``(host, port, tls)`` of an ``mqtt://`` or ``mqtts://`` URL, by the drivers' rules, so a
+    table's ``[mqtt] url`` and a studio device's read alike."""
     if url == "embedded":
         raise ConfigError('mqtt.url "embedded" has no address: start an EmbeddedBroker and use it')
     problem = broker_url_problem(url)
@@ -115,22 +102,8 @@ def _request_id(payload: bytes) -> Any:
 class Publisher:
     """Publishes one table's journal and snapshots to an MQTT broker and serves its commands.
 
-    An async context manager, reusable but not reentrant. Entering connects in the background
-    (:meth:`wait_connected`); leaving flushes the outbox for up to ``flush_timeout`` seconds,
-    publishes ``status`` offline and disconnects.
-
-    Args:
-        config: ``[mqtt]`` section; its files are read here: a missing or unusable one raises
-            :class:`ConfigError`.
-        on_command: handler for ``cmd/{verb}``; its mapping is published on ``cmd/{verb}/reply``.
-            Without one, commands get an ``ok: false`` reply.
-        trace: called with ``("connected", {...})``, ``("disconnected", {"error": ...})``,
-            ``("puback", {"seq", "topic"})``, ``("marked", {"up_to"})``,
-            ``("command", {"verb"})``; must be cheap and must not raise.
-        batch_size: records read and pipelined per outbox round; one mark (one fsync) each.
-        timeout: seconds to wait for CONNACK, PUBACK or SUBACK before the connection is rebuilt.
-        clock: connection lifetimes and refusal logging (monotonic), and a fresh ``outbound``'s
-            wall clock.
+    Reusable, not reentrant. Leaving flushes the outbox for up to ``flush_timeout`` seconds,
+    publishes ``status`` offline and disconnects. ``trace`` must be cheap and must not raise.
     """
 
     def __init__(
@@ -217,15 +190,8 @@ class Publisher:
         self._out.notify()
 
     def set_retained(self, topic: str, payload: Mapping[str, Any]) -> None:
-        """Set a latest-value slot (e.g. ``topics.state``, ``topics.device(id)``).
-
-        Published retained with QoS 1 as soon as possible and again after every reconnect.
-        Only the latest value per topic matters, so rapid updates coalesce. ``schema`` is added
-        when missing.
-
-        Raises:
-            ValueError: ``payload`` is not JSON-serializable (raised here, not in the background).
-        """
+        """Set a latest-value slot, published retained after every reconnect; rapid updates
+        coalesce."""
         self._out.set_retained(topic, payload)
 
     def set_status(self, extra: Mapping[str, Any]) -> None:
@@ -236,11 +202,8 @@ class Publisher:
         self._out.set_status(extra)
 
     def publish_once(self, topic: str, payload: Mapping[str, Any]) -> None:
-        """Publish a message that is not a journal record (QoS 1, not retained) soon.
-
-        For what cannot wait for the journal: a journal outage's alarm. Dropped when no broker
-        connection is up (the retained ``status`` and ``state`` carry the same fact).
-        """
+        """Publish a non-record message soon (a journal outage's alarm); dropped with no connection
+        up (the retained ``status`` and ``state`` carry the same fact)."""
         self._out.publish_once(topic, payload)
 
     async def __aenter__(self) -> Self:
@@ -359,11 +322,8 @@ class Publisher:
         return True
 
     async def _serve(self, client: aiomqtt.Client) -> None:
-        """One connection's life: birth, snapshots, subscribe, then the loops until stop.
-
-        The outbox's own connection (:mod:`.wire`) is opened first and lives as long as this
-        one: if either fails, both are rebuilt.
-        """
+        """One connection's life: birth, snapshots, subscribe, then the loops until stop; if either
+        connection fails, both are rebuilt."""
         out = self._out
         async with await self._drain.connect(self._link) as wire:
             self._connected_at = self._clock.monotonic()
@@ -425,14 +385,9 @@ class Publisher:
             await self._publish_slots(client, wire)
 
     async def _publish_slots(self, client: aiomqtt.Client, wire: Wire[Any]) -> None:
-        """Send the one-off messages, then every slot changed since the last call.
-
-        On the outbox's connection (:mod:`.wire`), not waited for: the views follow the records
-        they describe on the same connection, and cost no paho message each. What a lost
-        connection did not deliver is sent again after the reconnect, which marks every slot
-        changed. ``status`` alone goes on the table's own connection, beside its Will, so an
-        "online" can never arrive after the broker published the Will's "offline".
-        """
+        """Send the one-off messages, then every slot changed since the last call, on the outbox's
+        connection (the views follow their records). ``status`` alone goes on the table's own
+        connection, beside its Will, so an "online" never arrives after the Will's "offline"."""
         out = self._out
         status = self._topics.status
         while out.transient:

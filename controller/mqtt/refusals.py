@@ -1,16 +1,8 @@
-"""Refused commands, counted per window and journaled as one record.
+"""Refused commands, counted per window and journaled as one ``commands_refused`` record.
 
-Anyone who can publish on ``cmd/+`` can send refusals as fast as the broker forwards them (300
-unsigned voids once made 302 fsync'd records in 4 s). What the audit trail needs (R15, R19: who
-tried what, why refused) is how many, of which kind, who came first::
-
-    {"type": "commands_refused", "ts": "…", "since": "…", "count": 300,
-     "codes": {"unauthorised": {"count": 300, "first": {"verb": "void", "id": "c-1",
-               "reason": "void needs a command signed by role supervisor", "by": null, …}}}}
-
-Verified signatures spent their nonce: the record lists them (``nonces``, at most
-:data:`MAX_NONCES`) so a restart remembers them. Accepted commands are journaled one by one. Pure:
-the runner passes the time in.
+Anyone on ``cmd/+`` can send refusals as fast as the broker forwards them (300 once made 302
+fsync'd records in 4 s); the audit trail (R15, R19) needs how many, of which kind, who came first.
+Spent nonces are listed (at most :data:`MAX_NONCES`) so a restart remembers them. Pure.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Who may talk to a table: MQTT transport security and signed, role-checked commands (§7).
 
-Two layers (docs/security.md): the broker link (TLS, client certificates, password, ACLs;
-:func:`client_security`, secrets read from files, a missing one a :class:`ConfigError`) decides
-who may publish on ``cmd/#``; the controller decides whether a round-changing command may run,
-because MQTT 3.1.1 does not say who published and ACLs are per topic. Such commands carry an
-HMAC-SHA256 by the *role's* key, bound to table and verb, fresh within ``max_age``, with a
-once-only nonce (:class:`~tablectl.controller.mqtt.authority.CommandAuthority` checks,
-:func:`sign_command` signs)::
-
-    {"id": "c-17", "reason": "foreign_object",            <- the verb's own fields
-     "role": "supervisor", "by": "FM-0042", "table": "BAC-01", "verb": "void",
-     "ts": "2026-11-30T10:00:00.000000Z", "nonce": "9f2c4e0a7b1d3e5f",
-     "sig": hex(HMAC-SHA256(key(role), canonical_json(request without "sig")))}
-
-``canonical_json`` is the journal's (sorted keys, no whitespace, UTF-8); other languages reproduce
-it for strings, integers, booleans, null, arrays and objects (avoid floats). The key is the key
-file's stripped content as bytes; a key or password file group/others may read or write is a
-:class:`ConfigError`. ``by`` is attested by the role's key holder, not proven per person.
+The broker link decides who may publish on ``cmd/#``; the controller decides whether a
+round-changing command may run, as MQTT 3.1.1 does not say who published. The signature scheme
+and key files: docs/security.md.
 """
 
 from __future__ import annotations
@@ -62,14 +48,8 @@ def _tls_context(config: MqttConfig) -> ssl.SSLContext:
 
 
 def client_security(config: MqttConfig) -> ClientSecurity:
-    """Read ``[mqtt]``'s CA, client certificate and password file now (at start).
-
-    ``mqtts://`` gets a verifying TLS context (the system store unless ``ca_file``; host name
-    checked against the broker's certificate; TLS 1.2 at least). ``mqtt://`` gets none.
-
-    Raises:
-        ConfigError: naming the file that is missing, unreadable or unusable.
-    """
+    """Read ``[mqtt]``'s CA, client certificate and password file now (at start); ``mqtts://`` gets
+    a verifying TLS context (TLS 1.2 at least)."""
     tls = config.url.startswith("mqtts://")
     password = read_password_file(config.password_file) if config.password_file else None
     return ClientSecurity(
@@ -84,12 +64,8 @@ _AUTH_WORDS = ("user name or password", "not authorized", "not authorised", "bad
 
 
 def connect_failure_hint(error: str) -> str | None:
-    """What to check when a connect attempt failed for a reason that retrying will not fix.
-
-    ``error`` is the failure's text (aiomqtt wraps both TLS and CONNACK refusals into
-    ``MqttError``). ``None`` for the ordinary cases (broker down, network), which the reconnect
-    loop handles quietly.
-    """
+    """What to check when a connect failed for a reason retrying will not fix; ``None`` for the
+    ordinary cases the reconnect loop handles quietly."""
     lowered = error.lower()
     if any(word in lowered for word in _AUTH_WORDS):
         return "the broker refused our credentials: check mqtt.username / password_file / cert"
@@ -105,11 +81,7 @@ def connect_failure_hint(error: str) -> str | None:
 
 
 def signing_bytes(request: Mapping[str, Any]) -> bytes:
-    """The bytes the signature covers: the canonical JSON of the request without ``sig``.
-
-    Raises:
-        ValueError: the request holds something JSON cannot carry (NaN, a lone surrogate).
-    """
+    """The bytes the signature covers: the canonical JSON of the request without ``sig``."""
     unsigned = {k: v for k, v in request.items() if k != "sig"}
     return canonical_json(unsigned).encode("utf-8")
 
@@ -125,14 +97,8 @@ def sign_command(
     ts: datetime | None = None,
     nonce: str | None = None,
 ) -> dict[str, Any]:
-    """A signed request for ``cmd/{verb}`` of ``table``: ``payload`` plus the signed fields.
-
-    ``by`` names the person (e.g. ``"FM-0042"``, the floor manager's badge). ``ts`` defaults to
-    now and ``nonce`` to 128 random bits; pass them only to reproduce a signature.
-
-    Raises:
-        ValueError: ``payload`` sets a field the signature owns, or is not canonical JSON.
-    """
+    """A signed request for ``cmd/{verb}`` of ``table``: ``payload`` plus the signed fields. Pass
+    ``ts`` and ``nonce`` only to reproduce a signature."""
     clash = sorted(set(payload) & {*SIGNED_FIELDS, "sig"})
     if clash:
         raise ValueError(f"payload must not set {', '.join(clash)}: sign_command adds them")

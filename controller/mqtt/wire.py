@@ -1,11 +1,8 @@
 """The outbox's own MQTT connection: QoS 1 PUBLISHes out, PUBACKs counted by packet id.
 
-Why beside aiomqtt's: paho cost ~50 µs per message, half the CPU per event (docs/performance.md);
-here a batch is one ``write`` and PUBACKs cost a slice each (:mod:`.packets`). On purpose it does
-not subscribe, receive, carry the Will, or do QoS 0/2; the two connections live and die together.
-Order: MQTT orders one connection only, so everything whose order matters goes here: after each
-connect the newest retained record of each retained type, then the records in ``seq`` order.
-Session: clean (§3.1.2.4); the journal is the queue.
+Beside aiomqtt's because paho cost half the CPU per event (docs/performance.md). It only publishes;
+MQTT orders one connection only, so everything whose order matters goes here. Clean session: the
+journal is the queue.
 """
 
 from __future__ import annotations
@@ -30,12 +27,8 @@ _MAX_PACKET_ID = 0xFFFF
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """Where the wire connects and as whom (the main connection's settings, another client id).
-
-    ``timeout`` bounds the TCP/TLS connect and the CONNACK; ``keepalive`` is MQTT's (0 = none):
-    a PINGREQ after half of it without a write, the connection given up when its PINGRESP is
-    not back within a whole one.
-    """
+    """Where the wire connects and as whom. ``keepalive``: a PINGREQ after half of it without a
+    write, given up when the PINGRESP is not back within a whole one."""
 
     host: str
     port: int
@@ -61,16 +54,10 @@ class _Protocol(asyncio.Protocol):
 
 
 class Wire(Generic[Token]):
-    """One connected MQTT 3.1.1 client that only publishes, QoS 1.
+    """One connected MQTT 3.1.1 client that only publishes, QoS 1; use from the event loop only.
 
-    Open with :meth:`open`; :meth:`publish` queues a PUBLISH, :meth:`flush` writes what is
-    queued in one go; each PUBACK calls ``on_puback(token)``, on the loop's thread, once per
-    PUBLISH, in the order the broker acknowledges them. ``on_lost(error)`` is called once when
-    the connection ends other than by :meth:`close` (also after a protocol error or a missed
-    PINGRESP), never for a wire whose :meth:`open` raised; :meth:`wait_lost` raises that
-    error. Use from the event loop only.
-
-    Neither callback may raise: they run inside asyncio's read callback.
+    ``on_puback(token)`` once per PUBLISH; ``on_lost(error)`` once when the connection ends other
+    than by :meth:`close`. Neither may raise: they run inside asyncio's read callback.
     """
 
     def __init__(
@@ -106,13 +93,8 @@ class Wire(Generic[Token]):
         on_puback: Callable[[Token], None],
         on_lost: Callable[[aiomqtt.MqttError], None] | None = None,
     ) -> Self:
-        """Connect, send CONNECT and wait for a CONNACK that accepts it.
-
-        Raises:
-            aiomqtt.MqttError: the broker cannot be reached, the TLS handshake failed, or the
-                CONNACK refused us (its text is paho's, e.g. "bad user name or password", so
-                :func:`~.security.connect_failure_hint` reads it), all within ``link.timeout``.
-        """
+        """Connect, send CONNECT and wait for a CONNACK that accepts it, within ``link.timeout`` (a
+        refusal's text is paho's, so :func:`~.security.connect_failure_hint` reads it)."""
         wire = cls(link, on_puback, on_lost)
         try:
             async with asyncio.timeout(link.timeout):
@@ -204,13 +186,8 @@ class Wire(Generic[Token]):
     # -- publishing ----------------------------------------------------------------------------
 
     def publish(self, topic: str, payload: bytes, *, retain: bool, token: Token) -> None:
-        """Queue a QoS 1 PUBLISH (sent by the next :meth:`flush`); ``on_puback(token)`` follows
-        its PUBACK.
-
-        Raises:
-            aiomqtt.MqttError: the connection is gone (the outbox's connection is rebuilt).
-            ValueError: ``topic`` is not a topic to publish to.
-        """
+        """Queue a QoS 1 PUBLISH for the next :meth:`flush`; ``on_puback(token)`` follows its
+        PUBACK."""
         if self._error is not None or self._closing:
             raise aiomqtt.MqttError(f"outbox connection is closed: {self._error}")
         encoded = self._topics.get(topic)

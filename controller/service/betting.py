@@ -1,11 +1,8 @@
 """The table's betting timer: who opens and closes betting when no device does.
 
-A roulette wheel drives its own rounds (SS2 state 2 = place bets, state 4 = no more bets), so its
-table uses ``mode = "device"``. A card table's shoe only reports cards: betting is opened and
-closed by the game server (``mode = "external"``: it sends ``cmd/event`` round_open / bets_closed)
-or by this timer (``mode = "timer"``), which seed-004 makes authoritative ("the system timer is
-what blocks bets", BAC 2.1.6, BJ 2.1.3). The timer's decisions are ordinary events: journaled,
-published and replayable like any other.
+A card table's shoe only reports cards: betting is the game server's (``mode = "external"``) or
+this timer's, which seed-004 makes authoritative (BAC 2.1.6, BJ 2.1.3). Its decisions are ordinary
+events: journaled, published and replayable.
 """
 
 from __future__ import annotations
@@ -25,13 +22,8 @@ log = structlog.get_logger("tablectl.betting")
 
 
 class BettingTimer:
-    """Opens a round when the table is idle, closes betting ``open_seconds`` later.
-
-    It reads the table's phase and whether play is held (``look``: a latched fault, a journal
-    outage) and submits events to the table's queue, so it never bypasses the journal. A held
-    table is left alone (R14: play is locked until the fault is cleared). It measures the pause
-    and the open time on ``clock``'s monotonic time (the runner's clock).
-    """
+    """Opens a round when the table is idle, closes betting ``open_seconds`` later, through the
+    table's queue (never around the journal). A held table is left alone (R14)."""
 
     def __init__(
         self,

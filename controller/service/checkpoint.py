@@ -1,24 +1,10 @@
 """Recovery checkpoints: a restart replays the journal from the last checkpoint, not from the start.
 
-Why: 90 days of journal (R19) is millions of records on a busy table; a full replay (contracts §3)
-outlasts systemd's ``TimeoutStartSec`` and the table would never come up. A checkpoint holds the
-engine, journal scan and latches as of one ``seq`` in ``JOURNAL.checkpoint``; it is saved at an
-orderly stop, every :data:`CHECKPOINT_EVERY` records (in play and during a long replay) and at a
-replay's end.
-
-Trust: a checkpoint never says more than the journal does.
-
-* Used only if the journal's record at its ``seq`` has the hash it names, and its fingerprint
-  (every ``.py`` of ``tablectl.controller`` and ``tablectl.drivers`` where imported from, plus
-  table id, game and rules) matches; sources not found: :func:`fingerprint` is ``None`` and
-  checkpoints are off.
-* The pickle is read by an unpickler that resolves only the game packages
-  (:data:`_ALLOWED_MODULES`) and a few containers: a planted file cannot reach ``os.system``.
-* Any doubt (missing, torn, other fingerprint or chain, unusable state: :func:`state_mismatch`)
-  is logged ``checkpoint_ignored`` and the journal is replayed in full. Deleting the file is
-  always safe.
-* Layout :data:`SCHEMA`; versions and compatibility corpus: docs/journal.md. Written atomically
-  (temp file, fsync, rename, fsync of the directory).
+90 days of journal (R19) replayed in full (contracts §3) would outlast systemd's
+``TimeoutStartSec``. A checkpoint never says more than the journal does: used only if the record
+at its ``seq`` has its hash and the code and rules fingerprint matches; unpickled only into the
+game packages; any doubt is ``checkpoint_ignored`` and a full replay. Deleting it is always safe
+(docs/journal.md).
 """
 
 from __future__ import annotations
@@ -107,14 +93,9 @@ class SourcesNotFoundError(ControllerError):
 
 
 def source_roots() -> dict[str, Path]:
-    """The folder of each of :data:`SOURCE_PACKAGES`, where it was imported from.
-
-    Located through the imported packages themselves, so the same code answers in a source tree
-    (``tablectl/controller`` is a link to ``controller/``), an editable install and a wheel
-    (``site-packages/tablectl/controller``). Raises :class:`SourcesNotFoundError` when a package
-    has no file or this very module is not inside the one it belongs to (the digest would not
-    cover the running code).
-    """
+    """The folder of each of :data:`SOURCE_PACKAGES`, where it was imported from (a source tree, an
+    editable install or a wheel alike); :class:`SourcesNotFoundError` when the digest would not
+    cover the running code."""
     roots: dict[str, Path] = {}
     for name in SOURCE_PACKAGES:
         module = importlib.import_module(name)
@@ -131,11 +112,7 @@ def source_roots() -> dict[str, Path]:
 
 
 def source_digest(roots: Mapping[str, Path]) -> str:
-    """SHA-256 over every ``.py`` file below each root: its package-relative name and its bytes.
-
-    Never the digest of nothing: a root without a single ``.py`` file raises
-    :class:`SourcesNotFoundError` (a wrong folder, or an install without sources).
-    """
+    """SHA-256 over every ``.py`` file below each root, never the digest of nothing."""
     digest = hashlib.sha256()
     for name, root in sorted(roots.items()):
         files = sorted(
@@ -159,12 +136,8 @@ def _code_digest() -> str:
 
 
 def fingerprint(*, table: str, game: str, rules: Mapping[str, Any]) -> str | None:
-    """Code + table rules: a checkpoint is only valid for exactly what wrote it.
-
-    ``None`` (logged as ``checkpoints_off``) when the code's sources cannot be found: a table
-    without a fingerprint neither writes nor uses checkpoints (it replays its journal in full),
-    rather than trusting every checkpoint of every other version.
-    """
+    """Code + table rules: a checkpoint is only valid for exactly what wrote it. ``None`` when the
+    sources cannot be found: then no checkpoints at all, rather than trusting every version's."""
     try:
         code = _code_digest()
     except (OSError, ImportError, SourcesNotFoundError) as exc:
@@ -226,14 +199,10 @@ def _missing(restored: object, fresh: object, path: str, seen: set[int]) -> str 
 
 
 def state_mismatch(state: RecoveryState, engine: object) -> str | None:
-    """What a loaded state lacks that the current code's fresh ``engine`` (and a fresh
-    :class:`JournalScan`) hold, as ``"engine._extras (RouletteEngine) has no ..."``; ``None``
-    when its shape is the current code's.
+    """What a loaded state lacks that the current code's fresh objects hold, or ``None``.
 
-    A checkpoint of other code must never be loaded (the fingerprint says so); this catches what
-    the fingerprint cannot: a pickle of an older class whose new attributes were never set (an
-    ``AttributeError`` on first use, or worse, a silently different rule). Only what the fresh
-    objects hold is asked for: an attribute set later in play is not missing.
+    Catches what the fingerprint cannot: a pickle of an older class whose new attributes were never
+    set (an ``AttributeError`` on first use, or a silently different rule).
     """
     if type(state.engine) is not type(engine):
         return (
@@ -286,14 +255,8 @@ class CheckpointIgnoredError(ControllerError):
 
 
 class Checkpoints:
-    """The checkpoint file of one table's journal.
-
-    Args:
-        journal_path: the live journal file; the checkpoint lives beside it.
-        table: the table id (a checkpoint of another table is never used).
-        fingerprint: from :func:`fingerprint` for this table's code and rules; ``None`` (the
-            code could not be fingerprinted): checkpoints are neither used nor written.
-    """
+    """The checkpoint file of one table's journal, beside it (``fingerprint`` ``None``: neither used
+    nor written)."""
 
     def __init__(self, journal_path: Path, table: str, fingerprint: str | None) -> None:
         self.path = checkpoint_path(journal_path)

@@ -1,17 +1,9 @@
 """The table's wall clock, watched: a step is detected, journaled, alarmed, and trusted by no one.
 
-Why: retention deletes by age (R19) and a signed command is fresh only within ``max_age``; a +100 d
-step once deleted four days of journal. A step is told by ``CLOCK_BOOTTIME``, which it cannot move:
-on one boot ``wall - boottime`` changes only when the wall clock is stepped.
-:meth:`ClockWatch.check` (about once a second) compares against ``[clock] max_step_seconds``;
-:meth:`ClockWatch.at_start` compares with the newest journaled clock reading (after a reboot only a
-clock behind the journal is certainly stepped).
-
-A ``clock_step`` record (``before``, ``after``, ``step_s``; on ``alarms``) makes the clock *suspect*
-until ``cmd/clock_confirm`` or its return to the trusted course; meanwhile retention keeps every
-file and signed commands are judged by nonce, not time. Each clock record carries ``discount_s``
-(summed steps and unvouched gaps) which :mod:`tablectl.controller.journal.retention` subtracts from
-a file's age: when in doubt, keep.
+Retention deletes by age (R19) and signed commands are fresh within ``max_age``; a +100 d step once
+deleted four days of journal. ``CLOCK_BOOTTIME`` cannot be stepped, so on one boot ``wall -
+boottime`` changes only with a step. A suspect clock keeps every file and judges commands by nonce;
+each clock record's ``discount_s`` is subtracted from a file's age (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -86,13 +78,7 @@ class _Reference:
 
 
 class ClockWatch:
-    """Detects the steps of one table's wall clock (see the module docstring).
-
-    Args:
-        max_step: seconds the wall clock may move against ``CLOCK_BOOTTIME`` before it is a
-            step (``[clock] max_step_seconds``).
-        read: the clocks (tests pass readings of their own).
-    """
+    """Detects the steps of one table's wall clock against ``CLOCK_BOOTTIME``."""
 
     def __init__(self, *, max_step: float, read: Callable[[], ClockReading] = read_clock) -> None:
         self.max_step = max_step
@@ -138,12 +124,9 @@ class ClockWatch:
     # --- the checks ---------------------------------------------------------------------------
 
     def at_start(self, newest_ts: float | None) -> dict[str, Any] | None:
-        """The ``clock_step`` record to journal before ``power_on``, or ``None``.
-
-        ``newest_ts``: the journal's newest record time (:meth:`restore`'s answer). Without a
-        reading of the same boot the time since it is unverified: added to the discount, and a
-        step only when the clock is behind the journal.
-        """
+        """The ``clock_step`` record to journal before ``power_on``, or ``None``. Without a reading
+        of the same boot the time since is unverified: discounted, and a step only when behind the
+        journal."""
         now = self._read()
         ref = self._reference
         if ref is not None and ref.boot_id == now.boot_id != _UNKNOWN:

@@ -1,11 +1,8 @@
 """Several tables in one process: a studio server (``tablectl run --config A --config B …``).
 
-Each table is its own supervised task (:func:`supervise_table`) with its own journal, drivers,
-engine and MQTT session; only the loop, metrics, systemd notifications and an embedded broker are
-shared. A device fault is events, not a failure; a table whose task fails is restarted with jittered
-backoff (1 s doubling to 60 s) while the others go on; a table that *blocks* the loop stalls all,
-the watchdog fires and systemd restarts the host (so keep hosts small). Config problems are checked
-for every table before any starts: they fail the start, not a restart loop.
+Each table is its own supervised task, restarted with backoff while the others go on; a table that
+*blocks* the loop stalls all and the watchdog restarts the host (so keep hosts small). Configs are
+checked before any table starts: they fail the start, not a restart loop.
 """
 
 from __future__ import annotations
@@ -35,12 +32,8 @@ RESTART_MAX_DELAY = 60.0
 
 
 def check_host(configs: Sequence[TableConfig]) -> None:
-    """Every table's config as ``run`` checks it, plus what must differ between tables.
-
-    Raises:
-        ConfigError: naming the file(s): no config, a bad config, or two configs sharing a table
-            id, a journal file or an MQTT client id.
-    """
+    """Every table's config as ``run`` checks it, plus what must differ between tables (table id,
+    journal file, MQTT client id)."""
     if not configs:
         raise ConfigError("no table config given")
     seen: dict[str, dict[object, str]] = {"table id": {}, "journal path": {}, "mqtt client_id": {}}
@@ -110,13 +103,8 @@ async def run_tables(
 ) -> None:
     """Run several tables in this process until SIGTERM/SIGINT (or cancellation).
 
-    ``READY=1`` goes to systemd once every table finished its readiness wait, or at the latest
-    ``ready_timeout`` + 1 s after start (a table failing to start must not hold up the others'
-    service). ``broker`` overrides every config's broker (tests); otherwise tables with
-    ``url = "embedded"`` share one in-process broker per ``embedded_listen`` address.
-
-    Raises:
-        ConfigError: see :func:`check_host`; raised before any table starts.
+    ``READY=1`` goes out at the latest ``ready_timeout`` + 1 s after start: a table failing to start
+    must not hold up the others'. ``broker`` overrides every config's broker (tests).
     """
     check_host(configs)
     async with service_scope(metrics_listen=metrics_listen, notifier=notifier) as service:

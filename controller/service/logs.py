@@ -1,19 +1,9 @@
 """Logging setup: structlog, readable in a terminal, JSON lines under systemd (journald).
 
-Log lines carry the table, round, device and seq as keys where they are known: the table is bound
-per table task with ``structlog.contextvars`` (``tablectl.controller.service.app.serve_table``), so
-it is on every line a table's tasks emit, also in a multi-table host; the others are bound where
-they are known (the runner, the drivers). Nothing is logged per device byte at info level (that is
-what ``diag sniff`` and the trace hooks are for).
-
-Why the standard library is routed through the same renderer: aiomqtt, amqtt and the simulators
-log with :mod:`logging`, and a service whose journal mixes JSON lines with plain text cannot be
-parsed by the log shipper. Their records get the same keys (``level``, ``timestamp``, ``logger``
-and the bound context) as ours.
-
-Under journald (``$JOURNAL_STREAM`` names our stderr) each line is prefixed with its syslog
-priority (``<3>``…): journald strips the prefix (``SyslogLevelPrefix=yes``, its default), keeps
-the line as pure JSON and files it at that priority, so ``journalctl -p warning`` works.
+The table is bound per table task, so it is on every line, also in a multi-table host. The
+standard library goes through the same renderer, since a journal mixing JSON with plain text cannot
+be parsed by the log shipper. Under journald each line gets its syslog priority prefix, so
+``journalctl -p warning`` works.
 """
 
 from __future__ import annotations
@@ -110,10 +100,7 @@ def configure_logging(
     quiet: bool = False,
 ) -> None:
     """Configure structlog and stdlib logging once, for the CLI process (logs go to stderr).
-
-    ``auto`` is JSON when stderr is not a terminal (systemd, pipes, CI) and a readable console
-    otherwise. ``quiet`` keeps warnings and errors only: the demo's live view is its output.
-    """
+    ``auto`` is JSON unless stderr is a terminal; ``quiet`` keeps warnings and errors only."""
     level = logging.DEBUG if verbose else (logging.WARNING if quiet else logging.INFO)
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     renderer: structlog.typing.Processor

@@ -1,12 +1,8 @@
 """A journal outage: the table is locked while the journal cannot write (regulatory R14, R18).
 
-An event that cannot be journaled is not acted on (contracts §3); unnoticed, the open round once
-settled on a later spin's number when the disk recovered. So an outage is a state: raised at once
-(``journal_unavailable`` on ``alarms``, ``status``, ``state`` and ``/metrics``); while it lasts
-device events are counted and dropped (device faults kept, R18) and commands refused; when a write
-succeeds, one transaction journals the pending conclusions, the void of the round in play
-(``journal_outage``, R23), the outage as a fault raised and cleared, and the swallowed device
-faults. Pure: the runner passes the time in.
+An event that cannot be journaled is not acted on (contracts §3). While it lasts device events are
+dropped (faults kept, R18) and commands refused; the first write that succeeds journals the void of
+the round in play (``journal_outage``, R23) and the outage as a fault (docs/operations.md). Pure.
 """
 
 from __future__ import annotations
@@ -33,13 +29,8 @@ _KEPT = (Fault, FaultCleared, ShoeRemoved)
 
 @dataclass
 class JournalOutage:
-    """One outage, from the first failed write to the first successful one.
-
-    Args:
-        started_ts: when the first write failed (ISO text, the runner's clock).
-        error: the first failure's message (``disk full`` …).
-        round: the round in play when it began, if any (it is voided when writing resumes).
-    """
+    """One outage, from the first failed write to the first successful one (the round in play then
+    is voided when writing resumes)."""
 
     started_ts: str
     error: str
@@ -87,11 +78,8 @@ class JournalOutage:
         }
 
     def closing_events(self, now_ts: str, *, void_round: bool) -> list[TableEvent]:
-        """The events journaled when writing resumes (after any lost conclusions).
-
-        ``void_round``: a round is still in play (the engine has not ended it); it is voided
-        ``journal_outage`` first, so the fault that follows does not void it as a device fault.
-        """
+        """The events journaled when writing resumes. A round still in play is voided
+        ``journal_outage`` first, so the fault that follows does not void it as a device fault."""
         seconds = _seconds(self.started_ts, now_ts)
         detail = (
             f"journal could not write from {self.started_ts} to {now_ts} ({seconds}); "

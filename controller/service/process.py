@@ -1,10 +1,5 @@
 """The process around the tables: systemd readiness and watchdog, the metrics endpoint, signals.
-
-:func:`run_table` is ``tablectl run`` for one table; a multi-table host
-(:mod:`tablectl.controller.service.host`) uses :class:`Service`, :func:`service_scope` and
-:func:`run_until_signal` the same way. What runs a table itself is
-:func:`tablectl.controller.service.app.serve_table`.
-"""
+:func:`run_table` is ``tablectl run`` for one table; a multi-table host uses the same parts."""
 
 from __future__ import annotations
 
@@ -32,12 +27,8 @@ log = structlog.get_logger("tablectl.app")
 
 
 class Service:
-    """Process-level plumbing shared by ``run_table`` and a multi-table host.
-
-    Sends ``READY=1`` once every expected table reported ready (or the deadline passed), keeps
-    ``STATUS=`` current, pings the watchdog from the event loop, says ``STOPPING=1`` on the way
-    out, and owns the metrics registry.
-    """
+    """Process-level plumbing shared by ``run_table`` and a multi-table host: ``READY=1``,
+    ``STATUS=``, the watchdog pings from the loop, ``STOPPING=1``, and the metrics registry."""
 
     def __init__(self, notifier: Notifier, metrics: MetricsRegistry | None) -> None:
         self.notifier = notifier
@@ -150,15 +141,10 @@ async def run_table(
     ready_timeout: float = READY_TIMEOUT,
     notifier: Notifier | None = None,
 ) -> None:
-    """Run one table until cancelled or SIGTERM/SIGINT: the service (``tablectl run``).
+    """Run one table until cancelled or SIGTERM/SIGINT (``tablectl run``).
 
-    ``on_ready(app)`` is called once the devices had their first connect attempt and the broker
-    session is up (or ``ready_timeout`` passed), right when ``READY=1`` goes to systemd.
-    ``metrics_listen`` (``"HOST:PORT"``) serves Prometheus metrics on ``/metrics``.
-
-    Raises:
-        ConfigError: see :func:`check_config`; raised before any socket, journal or device is
-            opened (a config error must not leave a metrics port answering, or half a journal).
+    Config errors are raised before any socket, journal or device is opened: a bad config must not
+    leave a metrics port answering, or half a journal.
     """
     check_config(config)
     if metrics_listen is not None:
@@ -187,11 +173,7 @@ async def run_table(
 async def run_until_signal(
     work: Coroutine[Any, Any, None], *, on_signal: Callable[[], None] | None = None
 ) -> None:
-    """Await ``work``; SIGTERM/SIGINT cancel it, which is the graceful way out.
-
-    ``on_signal`` runs first (``STOPPING=1`` to systemd). The signals are taken by
-    :func:`tablectl.controller.service.stopping.until_signal`, the one mechanism of every command.
-    """
+    """Await ``work``; SIGTERM/SIGINT cancel it, the graceful way out (``on_signal`` first)."""
 
     def stopping() -> None:
         log.info("table_stopping")

@@ -1,27 +1,17 @@
 """Restart recovery: what a restart records, and whether an interrupted round may resume.
 
-Pure (``now`` is passed in): the runner feeds it the journal (:class:`JournalScan`) and the first
-device events (:class:`RestartGate`).
+Power records (R20, R21): ``power_on`` at every start, ``power_off`` at every orderly stop. An
+interrupted round (contracts §3, R12) resumes only on the devices' word that nothing happened
+meanwhile, else it is voided :data:`CONTROLLER_RESTART` (seed-001 G1, G3):
 
-Power records (R20, R21): ``power_on`` at every start, ``power_off`` at every orderly stop; the
-controller's own records, never fed to an engine. ``power_on.previous`` is ``"power_off"``,
-``"unclean"`` or ``"none"`` and names the round in play.
+* wheel games: the first spin-carrying report shows the spin the journal knows (any other, or an
+  unknown one, ends it);
+* card and dice tables: every device back within the window after a short outage
+  (``card_outage_limit``); a round with a supervisor stays with the supervisor;
+* money wheels, ball draws, Fan Tan: a round still betting resumes; one under way is not gated;
+* no confirmation within :data:`CONFIRM_SECONDS`: the round ends.
 
-An interrupted round (contracts §3, R12) is only as good as the devices' word that nothing happened
-meanwhile:
-
-* Wheel games (roulette, Lightning, Double Ball): resume when the first spin-carrying report shows
-  the spin the journal knows for the round; catch-up milestones it already has are dropped. Any
-  other spin, or an unknown spin, ends it (a wheel already showing our result is no confirmation).
-* Card and dice tables: resume when every device is back within the window and the outage was
-  short (``card_outage_limit``; dice after bets closed likewise); a round with a supervisor stays
-  with the supervisor.
-* Money wheels, ball draws, Fan Tan: a round still betting resumes; one under way is not gated.
-* No confirmation within :data:`CONFIRM_SECONDS` → the round ends.
-
-It ends with a journaled ``void``, reason :data:`CONTROLLER_RESTART`: seed-001 G1 (communication
-failure → odds of 1, a refund) and G3 (a software error voids unless it could not have affected the
-result: only a device confirmation shows that). Latched faults are restored by the replay (R18).
+Latched faults are restored by the replay (R18). Pure (``now`` is passed in).
 """
 
 from __future__ import annotations
@@ -196,13 +186,9 @@ class Interrupted:
 
 @dataclass(frozen=True)
 class GateAnswer:
-    """What the runner does with one device event while a restart is being confirmed.
-
-    ``decision``: ``"resume"`` → journal a ``round_resumed`` record (``detail``) first;
-    ``"void"`` → journal and apply ``void`` :data:`CONTROLLER_RESTART` first; ``None`` → nothing
-    was decided. ``forward``: whether the event itself is then journaled as usual (``False`` for a
-    catch-up milestone the resumed round already has).
-    """
+    """What the runner does with one device event while a restart is being confirmed: ``decision``
+    ``"resume"``, ``"void"`` or ``None``; ``forward`` ``False`` for a catch-up milestone the resumed
+    round already has."""
 
     decision: Literal["resume", "void"] | None = None
     forward: bool = True
@@ -237,18 +223,8 @@ GATE_MACHINE: Final = MachineDefinition(
 
 
 class RestartGate:
-    """Decides whether the interrupted round resumes (see the module docstring).
-
-    Args:
-        interrupted: the round in play at start-up (``None``: nothing to decide).
-        devices: the table's device ids (card tables wait for all of them).
-        now: start-up time, epoch seconds.
-        window: seconds to wait for a confirmation (:data:`CONFIRM_SECONDS`).
-        card_outage_limit: see :data:`CARD_OUTAGE_LIMIT`.
-
-    State (:data:`GATE_MACHINE`): ``pending`` until decided, then ``resumed`` (still filtering
-    the catch-up burst of a wheel) or ``done``.
-    """
+    """Decides whether the interrupted round resumes: ``pending``, then ``resumed`` (still filtering
+    a wheel's catch-up burst) or ``done`` (:data:`GATE_MACHINE`)."""
 
     def __init__(
         self,

@@ -1,27 +1,9 @@
 """How a long-running command stops: SIGINT and SIGTERM, one orderly path (docs/operations.md).
 
-``run``, ``demo``, ``watch``, ``dashboard``, ``archive``, ``simulate`` and ``diag`` run their main
-coroutine with :func:`run`. The first SIGINT or SIGTERM either cancels it (the default: every
-``finally`` and ``async with`` on the way out runs — ``run`` journals ``power_off`` and flushes
-its outbox, ``demo`` prints its summary, the embedded broker stops last) or, for a command that
-ends itself on an event (the archive, the dashboard, diag's probes), calls its ``on_signal``.
-Either way the command then ends as if it had finished: :func:`run` returns ``None`` for a
-cancelled command and the command exits 0. A further signal while it stops is logged and
-ignored: the stop is bounded, and SIGKILL remains (a child the command started dies with it,
-:mod:`tablectl.controller.mqtt.children`).
-
-A signal is never raised as an exception in the middle of something:
-
-- before the event loop runs (imports, argument parsing, reading a config) and while it closes
-  (leftover tasks cancelled, executor threads joined), a signal is only noted
-  (:func:`defer_signals`); one noted before the command started stops it as it starts — or
-  keeps it from starting at all; once the command is over, the process exits ignoring them
-  (:func:`ignore_signals`);
-- while the loop runs, the loop's own handlers (``loop.add_signal_handler``) take it: a callback
-  between two steps, never an exception inside a task, a ``finally`` or a thread.
-
-:func:`until_signal` is the part inside a running loop, for code that runs its own loop (the
-table host, the benchmarks); scopes nest, and the innermost one takes the signal.
+The first signal cancels the command (every ``finally`` runs) or calls its ``on_signal``; it then
+exits 0 as if finished. Further signals are logged and ignored. A signal is never an exception in
+the middle of something: before and after the loop it is only noted, and while the loop runs its
+own handlers take it between two steps.
 """
 
 from __future__ import annotations
@@ -54,11 +36,8 @@ def _note(signum: int, frame: FrameType | None) -> None:
 
 
 def defer_signals() -> None:
-    """From now on, a SIGINT or SIGTERM that no running command takes is noted, not raised.
-
-    For a process whose one job is a long-running command (the ``tablectl`` script calls it
-    first thing): the handlers stay until the process exits.
-    """
+    """From now on, a SIGINT or SIGTERM that no running command takes is noted, not raised (the
+    ``tablectl`` script calls it first thing)."""
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
             signal.signal(sig, _note)
@@ -91,16 +70,8 @@ def run(
     on_signal: Callable[[], object] | None = None,
     cancel: bool = True,
 ) -> T | None:
-    """Run ``main`` on a new event loop until it ends or a stop signal ends it (see the module).
-
-    Args:
-        main: the command.
-        on_signal: called at the first SIGINT/SIGTERM (the command's own stop, e.g. an event).
-        cancel: also cancel ``main`` then (turn it off for a command ``on_signal`` ends).
-
-    Returns:
-        What ``main`` returned; ``None`` when a signal cancelled it (or came before it started).
-    """
+    """Run ``main`` on a new event loop until it ends or a stop signal ends it; ``None`` when a
+    signal cancelled it (``cancel=False``: ``on_signal`` ends it)."""
     in_main = threading.current_thread() is threading.main_thread()
     previous: dict[signal.Signals, _Handler] = {}
     if in_main:
@@ -190,12 +161,8 @@ async def until_signal(
     on_signal: Callable[[], object] | None = None,
     cancel: bool = True,
 ) -> T | None:
-    """Await ``work`` in this task; the first SIGINT/SIGTERM stops it (see :func:`run`).
-
-    Returns:
-        What ``work`` returned; ``None`` when the signal cancelled it. A cancellation from
-        anyone else propagates as usual.
-    """
+    """Await ``work`` in this task; the first SIGINT/SIGTERM stops it (``None``). A cancellation
+    from anyone else propagates as usual."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     stops = _loops.get(loop)

@@ -1,17 +1,8 @@
 """systemd integration: ``sd_notify`` over ``$NOTIFY_SOCKET`` and watchdog pings, no dependency.
 
-Why our own twenty lines instead of ``python-systemd``/``sdnotify``: the protocol is one
-datagram of ``KEY=value`` lines on a unix socket (``man sd_notify``), and the C binding needs
-libsystemd headers at install time, which a locked-down table PC image should not need.
-
-Why the pings come from the event loop and nowhere else: the point of ``WatchdogSec=`` is to catch
-a *wedged* process. A thread that pings would keep pinging while the loop is stuck in a blocking
-call or a busy loop; a task on the loop stops pinging exactly when the loop stops running, and
-systemd then kills and restarts the service (``Restart=on-failure`` covers watchdog timeouts).
-
-Everything here is a no-op outside systemd (no ``NOTIFY_SOCKET``), so the same code path runs in
-a terminal, in tests and under the service manager. Sending never blocks and never raises: the
-service must not stall or die because the manager is slow or gone.
+The protocol is one datagram on a unix socket; the C binding would need libsystemd headers. The
+pings come from the event loop only, so they stop exactly when the loop wedges. Outside systemd
+everything is a no-op, and sending never blocks or raises.
 """
 
 from __future__ import annotations
@@ -41,11 +32,7 @@ def _socket_address(name: str) -> str | None:
 
 
 class Notifier:
-    """Sends ``sd_notify`` messages to the service manager; does nothing when there is none.
-
-    Args:
-        socket_name: the value of ``$NOTIFY_SOCKET`` (``None`` or empty: notifications disabled).
-    """
+    """Sends ``sd_notify`` messages to the service manager; does nothing when there is none."""
 
     def __init__(self, socket_name: str | None) -> None:
         self.socket_name = socket_name or None
@@ -67,12 +54,8 @@ class Notifier:
         return self._address is not None
 
     def notify(self, *assignments: str) -> bool:
-        """Send ``KEY=value`` assignments in one datagram (``READY=1``, ``STATUS=…``, …).
-
-        Returns whether the datagram went out. A full socket buffer or a vanished manager is
-        logged once per distinct error and otherwise ignored: a ping that cannot be sent must not
-        take the table down (if the manager really is gone, its watchdog is gone too).
-        """
+        """Send ``KEY=value`` assignments in one datagram; whether it went out. Failures are logged
+        once per distinct error: a ping that cannot be sent must not take the table down."""
         if self._address is None or not assignments:
             return False
         payload = "\n".join(assignments).encode("utf-8")
@@ -113,12 +96,8 @@ class Notifier:
 def watchdog_interval(
     environ: Mapping[str, str] | None = None, *, pid: int | None = None
 ) -> float | None:
-    """Seconds between watchdog pings: half of ``$WATCHDOG_USEC``, or ``None`` if not enabled.
-
-    Half, as ``man sd_watchdog_enabled`` recommends, so one late ping is not yet a restart.
-    ``$WATCHDOG_PID``, when set, must be this process: a child that inherited the environment
-    must not ping on behalf of its parent.
-    """
+    """Seconds between watchdog pings: half of ``$WATCHDOG_USEC`` (one late ping is not yet a
+    restart), or ``None``; a child that inherited ``$WATCHDOG_PID`` must not ping for its parent."""
     env = os.environ if environ is None else environ
     raw_usec = env.get("WATCHDOG_USEC", "")
     if not raw_usec.isdigit() or int(raw_usec) == 0:
@@ -137,13 +116,8 @@ async def watchdog_pings(
     status_interval: float = 2.0,
     clock: Clock = SYSTEM_CLOCK,
 ) -> None:
-    """Until cancelled: ``WATCHDOG=1`` every ``interval`` s, and ``STATUS=`` when it changes.
-    ``clock``'s monotonic time paces it (the loop's own time, with the system clock).
-
-    Runs as a task on the loop it guards (see the module docstring). With no watchdog
-    (``interval`` is ``None``) only the status is kept fresh, every ``status_interval`` s.
-    Returns at once when ``notifier`` is disabled.
-    """
+    """Until cancelled: ``WATCHDOG=1`` every ``interval`` s and ``STATUS=`` when it changes (without
+    a watchdog, the status every ``status_interval`` s), as a task on the loop it guards."""
     if not notifier.enabled:
         return
     last_status: str | None = None

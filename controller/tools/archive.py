@@ -1,13 +1,9 @@
-"""``tablectl archive``: the floor's central archive process (docs/fleet.md).
+"""``tablectl archive``: the floor's central archive process (docs/fleet.md), the composition root
+of :mod:`tablectl.controller.archive`.
 
-The composition root of :mod:`tablectl.controller.archive`: reads the options and the secret
-files (broker login, journal keys), migrates the schema, and runs the
-:class:`~tablectl.controller.archive.consumer.Archiver` until SIGTERM or Ctrl-C.
-
-Exit codes (one line on stderr, never a traceback): 0 after SIGTERM/Ctrl-C; 78 (EX_CONFIG) for a
-bad option, DSN or key file; 69 (EX_UNAVAILABLE) when PostgreSQL or the broker cannot be reached
-at start, or the ``archive`` extra (psycopg) is not installed. Once running, both are
-reconnected as often as needed (alarmed on the archive's own ``alarms`` topic).
+Exit codes (one line on stderr): 0 after SIGTERM/Ctrl-C; 78 (EX_CONFIG) for a bad option, DSN or
+key file; 69 (EX_UNAVAILABLE) when PostgreSQL or the broker is not there at start, or psycopg is
+missing. Once running, both are reconnected as often as needed.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The broker login every floor tool takes the same way: ``--username``, ``--password-file``,
-``--ca-file``, ``--cert-file``, ``--cert-key-file``.
-
-``tablectl watch``, ``dashboard`` and ``archive`` read the floor's broker, which (docs/fleet.md)
-lets only known clients in: each needs the same five options, checked by the same ``[mqtt]``
-rules as a table's config (:class:`~tablectl.controller.config.MqttConfig`) and read once at start
-(:func:`~tablectl.controller.mqtt.security.client_security`).
-"""
+"""The broker login every floor tool takes the same way (``--username``, ``--password-file``, the
+TLS files): the floor's broker lets only known clients in (docs/fleet.md), checked by the same
+``[mqtt]`` rules as a table's config."""
 
 from __future__ import annotations
 
@@ -34,12 +29,8 @@ def add_login_arguments(parser: argparse.ArgumentParser) -> None:
 def broker_login(
     args: argparse.Namespace, url: str, prefix: str, base: MqttConfig | None = None
 ) -> tuple[MqttConfig, ClientSecurity]:
-    """``[mqtt]`` settings of ``url``/``prefix`` and the login options (a config's ``base``
-    login where an option is not given), and the client's security read from them now.
-
-    Raises:
-        ConfigError: a bad URL or a file that is missing, unreadable or unusable (one line).
-    """
+    """``[mqtt]`` settings of ``url``/``prefix`` and the login options (a config's ``base`` login
+    where an option is not given), and the client's security read from them now."""
     given = {
         "username": args.username,
         "password_file": args.password_file,

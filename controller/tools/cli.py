@@ -1,8 +1,7 @@
 """``tablectl``: the command line (contracts §4.5).
 
-Every subcommand has ``--help``; errors exit non-zero with a one-line reason on stderr. ``replay``
-and ``verify`` never need a broker or a device. ``simulate`` and ``demo`` are the only places the
-controller reaches into ``simulators`` (lazily): they are composition roots for benches and demos.
+Errors exit non-zero with a one-line reason on stderr. ``simulate`` and ``demo`` are the only
+places the controller reaches into ``simulators`` (lazily): composition roots for benches and demos.
 """
 
 from __future__ import annotations
@@ -262,10 +261,9 @@ def _add_simulate(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tablectl`` console script.
 
-    As the script (no ``argv``), a long-running command takes SIGINT and SIGTERM from here on:
-    noted until its loop runs, then an orderly stop, then ignored while the process exits (never
-    a ``KeyboardInterrupt`` half-way through an import or a ``finally``). Called with ``argv``
-    (tests), the process's handlers are left as they are outside the command's own loop.
+    As the script (no ``argv``), a long-running command takes SIGINT and SIGTERM from here on: never
+    a ``KeyboardInterrupt`` half-way through an import or a ``finally``. With ``argv`` (tests), the
+    process's handlers are left alone outside the command's own loop.
     """
     if argv is not None:
         return _main(argv, deferred=False)

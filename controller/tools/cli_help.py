@@ -1,12 +1,8 @@
 """The CLI's help, finished in one place: defaults shown, one example per command, completion.
 
-Every subcommand's options are defined beside its code (``diag/cli.py``, the simulators' CLIs,
-…); rather than each of them formatting help its own way, :func:`polish` walks the finished
-parser once: every parser gets :class:`HelpFormatter` (an option's default is shown unless its
-help already says it; indented lines of a description or epilog are kept as written, the rest is
-wrapped to the terminal), and a parser without an example gets the one in :data:`EXAMPLES`.
-:func:`completion_script` is ``tablectl completion bash|zsh|tcsh``: the shell's completion,
-generated from the same parser by shtab, so it never drifts from the commands.
+Options are defined beside each command's code; :func:`polish` walks the finished parser once
+instead of each formatting help its own way, and shtab generates the shell completion from the
+same parser, so it never drifts from the commands.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """``tablectl cmd VERB``: sign a command, publish it to a table's ``cmd/VERB``, print the reply.
 
-A client tool for technicians and for testing a pit UI's signatures, like ``watch`` is for
-displays: it is not part of the service. The broker login is the *sender's* (a pit or dealer
-user), not the table's: the ACL lets a table read commands, not send them. So the broker
-settings may come from a table config (url, prefix, table id, CA) while ``--username``,
-``--password-file`` and the client certificate options override its credentials.
-
-Exit status: 0 when the table replied ``ok: true``, 1 when it refused or did not reply.
+A client tool, not part of the service. The broker login is the *sender's* (a pit or dealer user):
+the ACL lets a table read commands, not send them, so the login options override a table config's.
+Exit status 0 when the table replied ``ok: true``, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -121,13 +117,8 @@ async def send_command(
     *,
     wait: float = 5.0,
 ) -> dict[str, Any] | None:
-    """Publish ``request`` on ``cmd/{verb}`` and return the reply with its ``id``, or ``None``
-    when none came within ``wait`` seconds (also the connect timeout).
-
-    Raises:
-        ConfigError: an unusable CA, certificate or password file.
-        aiomqtt.MqttError: the broker could not be reached or refused the login.
-    """
+    """Publish ``request`` on ``cmd/{verb}`` and return the reply with its ``id``, or ``None`` when
+    none came within ``wait`` seconds (also the connect timeout)."""
     host, port, _tls = broker_address(mqtt.url)
     security = client_security(mqtt)
     async with aiomqtt.Client(

@@ -1,15 +1,9 @@
 """``tablectl export``: a round, a time range or everything, as normalized events for a dispute.
 
-The output is the contracts §4.4 JSONL that ``tablectl replay`` reads: events only, no journal
-fields and no conclusions, so the rules run again must conclude the same by themselves; the stored
-records verbatim go to a second file on request (``--records``). A round's ``round_open`` carries
-the journal's round id so replay names the same round.
-
-Read-only: the live journal is copied with SQLite's backup API, rotated files opened immutable,
-every file verified first (:mod:`tablectl.controller.tools.journal_reader`). Sources: the journal
-(``--journal``) or the archive (``--dsn … --table T``,
-:class:`tablectl.controller.archive.reader.ArchiveReader`); the archive holds face-down cards
-withheld, so such a round exports from the journal.
+The contracts §4.4 JSONL ``tablectl replay`` reads: events only, so the rules run again must
+conclude the same by themselves (``--records``: the stored records too). Read-only and verified
+first; from the journal or the archive (which holds face-down cards withheld, so such a round
+exports from the journal).
 """
 
 from __future__ import annotations
@@ -119,15 +113,9 @@ def export_round(
 ) -> ExportedRange:
     """The events of one round: from the end of the round before to the event that decided it.
 
-    The deciding event is the last event before the outcome with the outcome's ``ts``; next-round
-    events a batch journaled before this outcome are left out. A card dealt between two coups
-    belongs to the next one (baccarat BAC-I2), and what a round inherits can reach further back, so
-    with ``engine_factory`` the export checks itself: it tries earlier starts, one round at a time,
-    until one reproduces the journal's outcome (``reproduced``).
-
-    Raises:
-        ExportError: no outcome for ``round_id`` (unknown, or still in progress: an open round
-            is not exported, its face-down cards are not revealed yet), or no ``round_open``.
+    A card dealt between two coups belongs to the next one (baccarat BAC-I2) and a round may inherit
+    from further back, so with ``engine_factory`` earlier starts are tried until one reproduces the
+    journal's outcome. An open round is not exported: its face-down cards are not revealed yet.
     """
     outcome = reader.find_outcome(round_id)
     if outcome is None:
@@ -196,13 +184,8 @@ def _range(
 def _candidate_starts(
     reader: RecordSource, round_id: str, opening: int, deciding: int
 ) -> tuple[int, list[int]]:
-    """Where a round's export may start: ``(default, candidates)``.
-
-    The default is just after the previous round's deciding event (the ``round_open`` when
-    there is no previous round). The candidates, for a self-checking export, are the
-    ``round_open``, then just after each earlier round's deciding event (latest first), as far
-    back as :data:`_ROUNDS_BACK` rounds, then the oldest record on disk.
-    """
+    """Where a round's export may start: ``(default, candidates)``: just after the previous round's
+    deciding event, then earlier rounds' (up to :data:`_ROUNDS_BACK`), then the oldest record."""
     found: list[int] = []
     for record in reader.backwards(deciding):
         if len(found) >= _ROUNDS_BACK:
@@ -347,12 +330,7 @@ def _moment(text: str | None, flag: str) -> datetime | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``tablectl export``; errors are raised for the CLI to print (exit 1).
-
-    Raises:
-        ExportError: a bad time, an unknown round, or nothing in the range.
-        JournalError: a journal file that is missing or does not verify (nothing is exported).
-    """
+    """Run ``tablectl export``; errors are raised for the CLI to print (exit 1)."""
     if args.until is not None and args.since is None:
         raise ExportError("--until needs --since")
     since, until = _moment(args.since, "--since"), _moment(args.until, "--until")

@@ -1,9 +1,6 @@
-"""Read-only, verified access to one table's journal files, by ``seq`` (for ``tablectl export``).
-
-The live journal is first copied with SQLite's backup API (a consistent snapshot, even while the
-service appends), rotated files are opened immutable, and every file read is verified (chain,
-columns, structure, seal) before anything is read from it.
-"""
+"""Read-only, verified access to one table's journal files, by ``seq`` (for ``tablectl export``):
+the live file copied with SQLite's backup API (a consistent snapshot while the service appends),
+rotated files opened immutable, every file verified before it is read."""
 
 from __future__ import annotations
 
@@ -44,12 +41,8 @@ class _File:
 
 
 class JournalReader(Closing):
-    """Read-only access to a journal and its rotated files, verified, by ``seq``.
-
-    Args:
-        path: the live journal file, one of its rotated files, or a folder holding one table's
-            journal files.
-    """
+    """Read-only access to a journal (a live file, a rotated one, or a table's folder), by
+    ``seq``."""
 
     def __init__(self, path: Path) -> None:
         path = Path(path)

@@ -1,15 +1,8 @@
 """One short line per published outcome, for a person: ``ROU-01 #000123 17 black (6 turns)``.
 
-A reader of the MQTT contract (``docs/mqtt.md``, ``docs/games/*.md``), not of the rules: it turns
-an ``outcome`` payload into what a pit supervisor reads at a glance. It lives with the tools, not
-in ``games/``, because it decides nothing and knows only the published JSON; the rules never need
-it. Pure: no I/O, no clock.
-
-Dispatch follows the catalog: the game's family picks the function, and within the card family
-(one engine, many deal scripts) the game's class does; a game outside the catalog (a plug-in) or a
-result of an unknown shape gets :func:`facts`, the scalar fields only. No line shows raw JSON or
-exceeds :data:`MAX_LENGTH`, and none shows a card the payload does not (a face-down card is
-published withheld: nothing here reconstructs it).
+A reader of the MQTT contract, not of the rules: it decides nothing, so it lives with the tools.
+A game outside the catalog or an unknown result gets :func:`facts`. No line shows raw JSON,
+exceeds :data:`MAX_LENGTH`, or shows a card the payload does not. Pure.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """``tablectl watch`` and the demo's live view: subscribe to a table's topics and print them.
 
-A consumer tool (like a results display), not part of the service: the service's only MQTT client is
-:mod:`tablectl.controller.mqtt.publisher`.
-
-Every line starts with the local time and the table: ``10:00:01 ROU-01 #000123 17 black (6
-turns)``. Outcomes are one line each (:mod:`tablectl.controller.tools.summary`); a retained
-message the broker hands out again (on (re)subscribe, or a republish after a reconnect) is shown
-once, and an event once per ``(table, seq, hash)`` (the outbox may deliver one twice,
-docs/mqtt.md; a forged record at a real record's ``seq`` does not hide it).
-
-Nothing read from the broker is trusted (contracts §7): every payload is read by the controller's
-one bounded reader, :func:`tablectl.controller.core.bounded_json.read_object` (size, UTF-8, JSON
-depth, numbers, an object), a journal record's fields are type-checked (:func:`check_record`),
-and a message that fails is one line saying so (a
-:class:`~tablectl.controller.core.errors.MalformedError`), never the end of the view. The
-dashboard reads its messages with the same functions.
+A retained message handed out again is shown once, an event once per ``(table, seq, hash)`` (a
+forged record at a real one's ``seq`` does not hide it). Nothing from the broker is trusted
+(contracts §7): bounded reads, checked fields, and a failure is one line, never the end of the view;
+the dashboard reads with the same functions.
 """
 
 from __future__ import annotations
@@ -61,13 +50,7 @@ _MAX_HASH: Final = 128
 
 
 def _check_fields(body: Mapping[str, Any]) -> None:
-    """The types of a record's fields every reader uses, where present: ``seq`` an integer in
-    1..2⁶³−1, ``type``, ``hash``, ``prev_hash``, ``ts``, ``round``, ``status``, ``reason`` and
-    ``game`` strings (or null).
-
-    Raises:
-        MalformedError: ``bad_field``, naming the field.
-    """
+    """The types of a record's fields every reader uses, where present (``seq`` in 1..2⁶³−1)."""
     seq = body.get("seq")
     if seq is not None and (
         not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= MAX_SEQ
@@ -83,13 +66,8 @@ def _check_fields(body: Mapping[str, Any]) -> None:
 
 
 def check_record(body: Mapping[str, Any], *, hashed: bool = True) -> int:
-    """A journal record as published (``events``, the retained ``outcome``): its ``seq``, after
-    checking the fields every reader uses (see :func:`_check_fields`); ``seq`` is required, and
-    with ``hashed`` ``hash`` and ``prev_hash`` too (every journal record has them).
-
-    Raises:
-        MalformedError: ``bad_field``, naming the field.
-    """
+    """A journal record as published: its ``seq``, after checking the fields every reader uses;
+    with ``hashed`` ``hash`` and ``prev_hash`` are required too."""
     _check_fields(body)
     seq = body.get("seq")
     if not isinstance(seq, int):
@@ -225,21 +203,8 @@ async def watch(
     identifier: str | None = None,
     security: ClientSecurity | None = None,
 ) -> None:
-    """Print every message on ``topic_filter`` until cancelled.
-
-    Args:
-        raw: ``topic payload`` as received (no summary).
-        as_json: one JSON object per line, ``{"topic", "retained", "payload"}`` (the payload as
-            published), for machines.
-        kinds: which lines to show (default: all); ``on_line`` sees every line shown.
-        on_message: gets every new message as ``(topic, payload, retained)`` instead of it being
-            printed (the panels draw it); ``emit`` then only gets the "connected" line.
-        clock: the local time stamped on each line.
-        security: the broker login and TLS (``--username``, ``--ca-file``, …; default: none).
-
-    Raises:
-        ConnectionError: the broker cannot be reached, or the connection is lost (one line).
-    """
+    """Print every message on ``topic_filter`` until cancelled; ``on_message`` gets them instead
+    (the panels draw them) and ``emit`` then only the "connected" line."""
     levels = topic_filter.split("/")
     table_level = max(len(levels) - 2, 0)
     seen = MessageFilter(table_level=table_level)

@@ -1,32 +1,10 @@
 """Admission: what the archive stores of a message on a table's topic, and what it quarantines.
 
-Nothing on the broker is trusted (contracts §7): anyone who can publish there can send ten
-megabytes, JSON nested a hundred thousand deep, a ``seq`` of 2**63-1 or a record in each of four
-thousand months. Every message on a table's ``events``/``anchor`` goes through :func:`admit`, which
-never raises and returns :class:`Admitted` (a row for ``records``) or :class:`Quarantined` (a reason
-code, kept in ``archive_quarantine``, counted and alarmed). A later check (the per-record keyed MAC,
-issue 26) goes in :func:`admit` too, at the place marked there.
-
-The checks, cheap and bounding ones first:
-
-1. **size**: at most :attr:`Limits.max_bytes`;
-2. **the table id** of the topic: ``[A-Za-z0-9_-]``, ≤ 64, as a table's config accepts;
-3. **JSON**, by the controller's one bounded reader
-   (:func:`tablectl.controller.core.bounded_json.read_object`): UTF-8, depth ≤
-   :attr:`Limits.max_depth`, no NaN/Infinity, no integer over 32 digits, no lone surrogate
-   (``jsonb`` would refuse the whole batch), an object; refusals mapped by :func:`refusal_of`;
-4. **the envelope**: a journal record of this table (:func:`~.ingest.incoming_of`);
-5. authorship, with the table's journal key: ``auth`` MAC and body hash
-   (:func:`authorship_problem`);
-6. **the seq window**: at most :attr:`Limits.seq_window` after the verified head, plus what the
-   table could have journaled since at :attr:`Limits.seq_rate` a second (2**63-1 always fails);
-7. **the time window**: not after now + :attr:`Limits.ts_ahead`, not before the head's ``ts`` −
-   :attr:`Limits.ts_back`, never before now − :attr:`Limits.max_age` (a first start gets that
-   whole span). So every admitted month lies in :meth:`Limits.months` and no flood creates
-   thousands of partitions.
-
-A record refused for its window leaves a gap that the archiver asks the table to resend; it is
-stored once the window admits it. Pure: no database, no clock of its own (``Context.now``).
+Nothing on the broker is trusted (contracts §7). :func:`admit` never raises; its checks run cheap
+and bounding ones first: size, table id, bounded JSON, envelope, authorship, the seq window, the
+time window (so no flood creates thousands of partitions). A record refused for its window is a
+gap the table resends. Pure: no database, no clock of its own (docs/fleet.md, "What the archive
+refuses").
 """
 
 from __future__ import annotations
@@ -216,12 +194,8 @@ def authorship_problem(
 ) -> tuple[str, str] | None:
     """``(reason, detail)`` when a record is not its table's own under ``key``, else ``None``.
 
-    Each record of a keyed journal carries ``auth``, the MAC of its ``seq`` and ``hash``
-    (tablectl.controller.journal.records.chain_record); its body must then hash to that
-    ``hash`` — except a record the outbox withheld part of (a face-down card), whose hash covers
-    what was not published. A record without ``auth`` is refused too: a forger cannot make one,
-    only strip it. So a forgery never reaches ``records``, whatever arrived first, and the table's
-    own record is stored when it comes (issue 26).
+    A record without ``auth`` is refused too: a forger cannot make one, only strip it, so a forgery
+    never reaches ``records`` (issue 26). A withheld record's hash covers what was not published.
     """
     auth = fields.get(AUTH)
     if auth is None:
@@ -257,12 +231,8 @@ def seq_horizon(head: Head | None, now: datetime, limits: Limits) -> int:
 def ts_window(
     seq: int, head: Head | None, now: datetime, limits: Limits
 ) -> tuple[datetime, datetime, bool]:
-    """``(earliest, latest, by_head)``: the dates a record of ``seq`` may have now; ``by_head``
-    when the earliest is the verified head's ``ts`` − :attr:`Limits.ts_back`.
-
-    A record at or before the head (a redelivery, or a conflict the verifier names) is held to
-    :attr:`Limits.max_age` only: it does not continue the chain from the head.
-    """
+    """``(earliest, latest, by_head)``: the dates a record of ``seq`` may have now. A record at or
+    before the head does not continue the chain: held to :attr:`Limits.max_age` only."""
     latest = now + limits.ts_ahead
     floor = now - limits.max_age
     if head is not None and head.ts is not None and seq > head.seq:

@@ -1,10 +1,5 @@
-"""``tablectl archive``'s options for what it takes from the broker (docs/fleet.md, "What the
-archive refuses"): admission's :class:`~tablectl.controller.archive.gate.admission.Limits` and the
-resend caps of :class:`~tablectl.controller.archive.upkeep.Cadence`.
-
-Here rather than in the command's module so that the bounds, their defaults and their checks
-stay in one place with the code that applies them.
-"""
+"""``tablectl archive``'s options for what it takes from the broker: admission's limits and the
+resend caps, with their defaults and checks beside the code that applies them."""
 
 from __future__ import annotations
 
@@ -84,11 +79,7 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def bounds_of(args: argparse.Namespace, cadence: Cadence) -> tuple[Limits, Cadence]:
-    """The :class:`Limits` of the options, and ``cadence`` with their resend caps.
-
-    Raises:
-        ConfigError: a bound out of its range (one line naming the option).
-    """
+    """The :class:`Limits` of the options, and ``cadence`` with their resend caps."""
     checks = (
         ("--max-message-bytes", args.max_message_bytes, 1_024, 16 * 1024 * 1024),
         ("--max-json-depth", args.max_json_depth, 4, 512),

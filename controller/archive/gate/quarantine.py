@@ -1,18 +1,7 @@
-"""``archive_quarantine``: the messages the archive refused to store in ``records``, kept for
-forensics (who published what, when, and why it was refused).
+"""``archive_quarantine``: the messages the archive refused, kept for forensics.
 
-Bounded like everything a broker message can make the archive do:
-
-* a row per distinct message (its topic and the sha256 of its bytes): the same message again
-  counts up ``times`` and ``last_received_at``, it adds no row;
-* a row holds at most ``keep_bytes`` of the message (the archive's message size cap: a record
-  refused for its window is kept whole; a 10 MB message only its start, with its ``size`` and
-  ``sha256``); topic, table id and detail are cut to a few hundred characters;
-* at most :data:`PER_MINUTE` rows are written a minute (a token bucket): a flood of distinct
-  messages is counted (``quarantine_skipped``) beyond that, not written.
-
-The archiver writes a batch's quarantined messages after the batch's records, before it
-acknowledges them (:mod:`tablectl.controller.archive.consumer`).
+Bounded like everything a broker message can make the archive do: a row per distinct message,
+at most ``keep_bytes`` of it, at most :data:`PER_MINUTE` rows a minute (the rest counted).
 """
 
 from __future__ import annotations
@@ -50,12 +39,7 @@ def _text(value: str, chars: int) -> str:
 
 
 class QuarantineWriter:
-    """Writes quarantined messages (see the module doc).
-
-    Args:
-        keep_bytes: bytes of a message kept at most.
-        per_minute: rows written a minute at most.
-    """
+    """Writes quarantined messages."""
 
     def __init__(self, keep_bytes: int, per_minute: int = PER_MINUTE) -> None:
         self.keep_bytes = keep_bytes
@@ -101,11 +85,7 @@ class QuarantineWriter:
         items: Sequence[Quarantined],
         now: datetime,
     ) -> None:
-        """Write ``items`` (one transaction; the caller took their tokens).
-
-        Raises:
-            psycopg.Error: the database failed (nothing written).
-        """
+        """Write ``items`` (one transaction; the caller took their tokens)."""
         rows = self.rows(items, now)
         if not rows:
             return

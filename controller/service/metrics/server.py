@@ -25,18 +25,8 @@ _REQUEST_TIMEOUT = 5.0
 def parse_listen(
     text: str, *, what: str = "metrics listen address", example: str | None = None
 ) -> tuple[str, int]:
-    """``"HOST:PORT"`` (``[v6]:PORT`` for IPv6; port 0 picks a free one) → ``(host, port)``.
-
-    The one parser of a listen address: ``[metrics] listen``, ``--metrics-listen`` and the
-    dashboard's ``--listen``.
-
-    Args:
-        what: Names the setting in the error (``"--listen"``).
-        example: Shown in the error (``e.g. 127.0.0.1:8080``).
-
-    Raises:
-        ConfigError: not of that shape.
-    """
+    """``"HOST:PORT"`` (``[v6]:PORT``; port 0 picks one) → ``(host, port)``: the one parser of a
+    listen address; ``what`` and ``example`` word the error."""
     host, sep, port = text.rpartition(":")
     host = host.strip()
     if host.startswith("[") and host.endswith("]"):
@@ -56,12 +46,8 @@ class Scraped(Protocol):
 
 
 class MetricsServer:
-    """Serves ``GET /metrics`` for a registry until the context exits.
-
-    HTTP/1.x, one request per connection (``Connection: close``): Prometheus scrapes are
-    independent and infrequent, and this keeps the server small. A client that does not send its
-    request within 5 s, or sends more than 8 KiB of head, is dropped.
-    """
+    """Serves ``GET /metrics`` for a registry until the context exits: one request per connection
+    (scrapes are independent and rare); a slow or oversized head is dropped."""
 
     def __init__(self, registry: Scraped, host: str, port: int) -> None:
         self.registry = registry

@@ -55,17 +55,8 @@ _COUNTER_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class TableMetrics:
-    """Everything measured about one table; survives restarts of the table in a host.
-
-    Wire it as a runner listener (:meth:`on_record`) and the publisher's trace
-    (:meth:`on_publisher`), then :meth:`attach` the live parts once the table is open and
-    :meth:`detach` them when it closes.
-
-    Args:
-        table_id: the ``table`` label.
-        clock: the latency's monotonic time and a late-found fault's wall time (injected for
-            tests).
-    """
+    """Everything measured about one table; survives restarts of the table in a host. A runner
+    listener and the publisher's trace; :meth:`attach` the live parts while the table is open."""
 
     def __init__(self, table_id: str, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.table_id = table_id

@@ -1,11 +1,7 @@
 """The dashboard's web app (Starlette): the pages, the statistics' SVG, the live stream.
 
-Routes, all ``GET``: ``/``, ``/table/{id}``, ``/billboard/{id}``, ``/stats/{id}``,
-``/svg/{id}/wheel.svg`` and ``shuffle.svg`` (404 while empty), ``/stream`` (server-sent ``fragment``
-events from :mod:`.pages`, a comment every 15 s for proxies), ``/static/…`` (one script, one
-stylesheet, no build step). Every response has a strict same-origin CSP and no caching, and over TLS
-``Strict-Transport-Security``. :class:`Guard` checks ``Host`` on loopback (DNS rebinding) and HTTP
-Basic with a users file (:mod:`.auth`), throttled per source and name.
+Every response has a strict same-origin CSP and no caching (HSTS over TLS); :class:`Guard` checks
+``Host`` on loopback (DNS rebinding) and the login (docs/dashboard.md).
 """
 
 from __future__ import annotations
@@ -74,15 +70,8 @@ def _hostname(host: str) -> str:
 
 
 class Guard:
-    """ASGI middleware: the ``Host`` check, the login, and the security headers.
-
-    Args:
-        hosts: the host names a request may name (``None``: any; a non-loopback listener, which
-            has a login instead).
-        login: HTTP Basic users (``None``: no login).
-        throttle: the delays after failed logins (default: :class:`~.auth.Throttle`'s).
-        on_failure: called once per failed login (the metrics' count).
-    """
+    """ASGI middleware: the ``Host`` check (``hosts`` ``None``: a non-loopback listener, which has a
+    login instead), the login, and the security headers."""
 
     def __init__(
         self,

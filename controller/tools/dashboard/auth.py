@@ -1,12 +1,7 @@
 """Who may see the dashboard: the loopback rule, TLS, and the users file (HTTP Basic).
 
-The rule (docs/dashboard.md): loopback needs nothing; any other address needs **both** TLS and
-``--users FILE`` or it refuses to start (Basic sends the password with every request). Users file:
-``name:scrypt$N$r$p$salt$hash`` lines, compared with :func:`hmac.compare_digest`, owner-readable
-only (:func:`tablectl.controller.secrets.read_secret`); ``--add-user NAME`` edits it.
-:class:`Throttle` delays the next attempt per source and per name after a failure (0.5 s doubling to
-60 s), one check at a time per source or name (beyond a few waiting: 429), so a flood costs one
-scrypt at a time; each failure is logged and counted.
+Any address but loopback needs **both** TLS and ``--users FILE`` (Basic sends the password with
+every request; docs/dashboard.md). :class:`Throttle` makes a flood cost one scrypt at a time.
 """
 
 from __future__ import annotations
@@ -110,12 +105,7 @@ def _parse(text: str, path: Path) -> dict[str, str]:
 
 
 def load_users(path: Path) -> Users:
-    """The users at ``path``.
-
-    Raises:
-        ConfigError: missing, unreadable, open to group/others, not UTF-8, a malformed line,
-            or no user at all.
-    """
+    """The users at ``path`` (owner-readable only, at least one)."""
     data = read_secret(path, _WHAT)
     try:
         text = data.decode("utf-8")
@@ -128,12 +118,7 @@ def load_users(path: Path) -> Users:
 
 
 def add_user(path: Path, name: str, password: str) -> None:
-    """Create or update ``name``'s entry; the file is written owner-only (0600), atomically.
-
-    Raises:
-        ConfigError: a bad name, an empty password, or an existing file that is open to
-            group/others or malformed.
-    """
+    """Create or update ``name``'s entry; the file is written owner-only (0600), atomically."""
     if not _NAME.fullmatch(name):
         raise ConfigError(f"user name {name!r}: 1-64 of A-Z a-z 0-9 _ . @ -")
     if not password:
@@ -268,10 +253,9 @@ class _Failures:
 class Throttle:
     """Exponential delays after failed logins, per key (a source address, a user name).
 
-    After ``n`` failures in a row a key's next attempt waits ``min(most, first * 2**(n-1))``
-    seconds from the last failure; a success clears the key, and a key quiet for ``forget``
-    seconds is forgotten. Attempts for one key are checked one at a time (:meth:`turn`), at
-    most ``queue`` waiting. At most ``keys`` keys are remembered (the oldest go first).
+    After ``n`` failures a key waits ``min(most, first * 2**(n-1))`` s; a success clears it, a quiet
+    key is forgotten, at most ``keys`` are kept. One attempt per key is checked at a time, at most
+    ``queue`` waiting.
     """
 
     def __init__(
@@ -337,12 +321,8 @@ class Throttle:
 
     @contextlib.asynccontextmanager
     async def turn(self, keys: Sequence[str]) -> AsyncIterator[None]:
-        """Wait for this attempt's turn: one attempt per key checked at a time, after the
-        key's delay. Never blocks anything else (an ``asyncio`` wait).
-
-        Raises:
-            BusyError: more than ``queue`` attempts already wait for one of the keys.
-        """
+        """Wait for this attempt's turn (an ``asyncio`` wait, never blocking anything else);
+        ``BusyError`` when more than ``queue`` already wait."""
         entries = [self._get(key) for key in sorted(set(keys))]
         for entry in entries:
             if entry.waiting >= self.queue:

@@ -1,13 +1,7 @@
-"""The roulette billboard's figures: what a results display beside the wheel shows players.
+"""The roulette billboard's figures over the last :data:`WINDOW` spins (pure).
 
-Pure: winning numbers in (oldest first), a :class:`Billboard` out. The last numbers in their
-colours, the hot and cold numbers and the shares of the even-money and dozen outcomes, all over
-one window of the most recent spins (:data:`WINDOW`), the way a casino billboard counts them.
-A share is a percentage of *all* spins of the window, zeros included: red and black (and odd
-and even, low and high) then add up to less than 100 by the green share, as players expect.
-
-These are a display, not a test: whether a wheel is biased is the statistics page's χ²
-(``diag stats``' maths), never "hot" numbers.
+A share is a percentage of *all* spins, zeros included, so red and black add up to less than 100
+by the green share, as players expect. A display, not a test: bias is the statistics page's χ².
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """The statistics page: ``diag stats``' own tests and charts, over what the tables publish.
 
-One mechanism for the statistics: the wheel's report is ``diag stats``' (χ², its verdict and how
-many more spins it needs), drawn by the same :func:`wheel_charts` and :func:`svg_document`; the
-shuffle's is its shoe reading and :func:`shuffle_report`, drawn by :func:`position_chart`. Only
-the source differs: the numbers and cards the dashboard received instead of a journal. A card
-dealt face down is published withheld, so it keeps its position in the shoe and is left out of
-the tallies (as an unreadable card is in a journal); the shoe a table is dealing is not counted.
-
-Pure: figures in, text and SVG out.
+One mechanism with ``diag stats``; only the source differs. A card published withheld keeps its
+position in the shoe and is left out of the tallies; the shoe being dealt is not counted. Pure.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``tablectl dashboard``: its options, its checks before listening, and the server.
 
-The server is uvicorn on a socket bound here, so that a port in use or an address refused is a
-one-line error before anything starts. What may listen where is :mod:`.auth`'s rule, checked
-first: a non-loopback address without TLS and a login is refused with the reason. Exit codes:
-0 after Ctrl-C or SIGTERM, 1 for a refusal or a bad file (one line on stderr), 69 (EX_UNAVAILABLE)
-when the ``dashboard`` extra (Starlette, uvicorn) is not installed.
+uvicorn runs on a socket bound here, so a port in use is a one-line error before anything starts.
+Exit codes: 0 after Ctrl-C or SIGTERM, 1 for a refusal or a bad file, 69 (EX_UNAVAILABLE) without
+the ``dashboard`` extra.
 """
 
 from __future__ import annotations

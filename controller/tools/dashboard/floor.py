@@ -1,24 +1,9 @@
 """The floor as the dashboard knows it: every table's published messages in, typed views out.
 
-Pure: :meth:`Floor.ingest` takes each MQTT message (retained ``status``, ``state``, ``outcome``,
-``devices/{id}``, live ``events``, ``alarms``; docs/mqtt.md); pages read :class:`Tile`,
-:class:`OutcomeEntry` and the spins.
-
-**Nothing on the broker is trusted** (contracts §7): messages are read bounded
-(:func:`~tablectl.controller.core.bounded_json.read_object`), fields type-checked, and only typed,
-bounded snapshots kept; failures count in :attr:`Floor.malformed` / :attr:`Floor.refused`, never
-raise. Bounded: ``max_tables`` (evicting the longest quiet table without retained topics),
-``max_devices``, ``history``, :data:`SPINS`, :data:`SHOE_RECORDS`, :data:`ALARMS`, :data:`LINKS`; an
-empty retained payload forgets its topic.
-
-**The chain**: a record is used only if its ``prev_hash`` links to an accepted record at ``seq − 1``
-(or provisionally, until that record arrives and disagrees); de-duplication is by ``(table, seq,
-hash)``; nothing beyond ``max_ahead`` past the retained ``state`` is shown (at most :data:`HELD`
-held). Two records that both link at one ``seq`` are shown as a fork (only a keyed journal tells
-them apart, docs/fleet.md).
-
-Tile level ``"fault"``: a latched fault, a lock, or ``offline``; ``"warn"``: a link down, status
-unknown, or a forked chain.
+Pure. **Nothing on the broker is trusted** (contracts §7): messages are read bounded, type-checked,
+and kept only as bounded snapshots; failures are counted, never raised. A record is used only if it
+links to an accepted record at ``seq − 1`` (or provisionally); two that link at one ``seq`` are
+shown as a fork (only a keyed journal tells them apart, docs/fleet.md). docs/dashboard.md.
 """
 
 from __future__ import annotations
@@ -255,16 +240,7 @@ def _digest(payload: bytes) -> bytes:
 
 
 class Floor:
-    """Every table under ``prefix`` (see the module docstring).
-
-    Args:
-        prefix: the topic prefix (``tablectl``; may itself have levels, ``site/hall``).
-        history: outcomes kept per table.
-        max_tables: tables followed at once.
-        max_devices: devices per table.
-        max_ahead: records past a table's ``state`` still shown.
-        max_bytes: the largest message read.
-    """
+    """Every table under ``prefix`` (which may itself have levels, ``site/hall``)."""
 
     def __init__(
         self,

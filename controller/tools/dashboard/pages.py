@@ -1,16 +1,8 @@
 """The dashboard's HTML, built as strings with every published value escaped.
 
-Why no template engine: four small pages do not justify a dependency, and one helper applied
-to every value that came from the broker is easy to check: :func:`_t` makes it printable on one
-line (:func:`~tablectl.controller.tools.summary.printable`: bidi controls and other format
-characters removed, control characters as spaces, bounded) and escapes it
-(:func:`html.escape`). Pages are made of *fragments*, elements with a stable ``id`` (a tile, a
-history, the billboard, the banner): the first request renders them in the page, and the live
-stream (:mod:`.app`) sends the same fragments again when they change, which the page's small
-script swaps in. So what a person sees live and after a reload is the same HTML.
-
-No inline script or style (the Content-Security-Policy forbids both): bars are ``<progress>``
-elements, colours are classes, times are ``<time>`` elements the script shows in local time.
+No template engine: four small pages, and one helper (:func:`_t`) applied to every broker value is
+easy to check. Pages are made of *fragments* with a stable ``id`` that the live stream sends again
+when they change, so live and reloaded pages are the same HTML. No inline script or style (CSP).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""The README's pictures of the dashboard, taken from live simulated tables.
+"""The README's pictures of the dashboard, taken from live simulated tables::
 
     python -m tablectl.controller.tools.dashboard.screenshots docs/images
 
-starts an embedded broker, simulated tables (a roulette wheel, a second wheel that powers down
-with a latched fault, a baccarat shoe, a Lucky 7 drum and a Dream Catcher wheel: real drivers and
-controllers over simulated devices, as ``tablectl demo`` runs them), the dashboard on a free
-loopback port, and Debian's headless Chromium (through playwright), then saves
-``dashboard.png`` (the floor) and ``billboard.png`` (the roulette billboard after 20 spins) at
-1280×800. :func:`start_lab_tables` is also what the browser test runs its tables with.
+An embedded broker, lab tables, the dashboard and headless Chromium (playwright);
+:func:`start_lab_tables` is also what the browser test runs its tables with.
 """
 
 from __future__ import annotations
@@ -40,12 +36,8 @@ async def start_lab_tables(
     seed: int = 7,
     roulette_faults: Sequence[str] = (),
 ) -> list[str]:
-    """Start simulated tables publishing to ``broker`` (:class:`LabFloor`); their table ids.
-
-    ``tables``: any lab table; ``roulette`` is ``ROU-DEMO`` with ``roulette_faults``, and
-    ``roulette-fault`` a second wheel, ``ROU-02``, that powers down with a latched fault on its
-    fourth game.
-    """
+    """Start lab tables publishing to ``broker``; their table ids. ``roulette-fault`` is a second
+    wheel, ``ROU-02``, that powers down with a latched fault on its fourth game."""
     lab = LabFloor(group, stack, folder, broker, speed=speed, seed=seed)
     ids: list[str] = []
     for name in tables:

@@ -1,20 +1,8 @@
 """The dashboard's MQTT side: subscribe to every table under the prefix and feed the floor.
 
-Read-only by construction: it subscribes to the topics the tables publish for consumers
-(``status``, ``state``, ``outcome``, ``devices/+``, ``events``, ``alarms`` of every table, the
-``+`` level) and never publishes. Listing the topics rather than ``{prefix}/+/#`` keeps command
-traffic (``cmd/…``, which a broker ACL should not let a display read anyway) out of it.
-
-The connection is an explicit loop with the one jittered exponential backoff
-(:class:`~tablectl.drivers.connection.Backoff`, the publisher's too; ``docs/mqtt.md``): a broker
-that goes away marks the floor's link ``lost`` at once, which every page shows as a banner over
-the last known state, and the retained topics refresh the floor when it comes back.
-
-Nothing on the broker ends the feed: each message is taken in its own ``try``
-(:meth:`FloorFeed.ingest`; the floor counts what it refuses, :mod:`.floor`), and what goes
-wrong is logged once per reason per :data:`LOG_EVERY` seconds with how many since. Should the
-feed die anyway (a bug), :func:`keep_following` marks the link ``down`` at once, which every page
-shows ("feed down since …"), and starts it again after :data:`RESTART` seconds.
+Read-only: it lists the consumer topics rather than ``{prefix}/+/#``, so command traffic stays out.
+A lost broker marks the link ``lost`` at once (a banner on every page); nothing on the broker ends
+the feed, and should it die anyway (a bug) :func:`keep_following` marks it ``down`` and restarts it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Capture files of ``diag sniff --capture``: what crossed the wire, when, in which direction.
 
-Format (text, UTF-8, one chunk per line, so it diffs and greps well and a simulator or a test
-can replay it with no parser beyond :func:`load_capture`)::
+Text, one chunk per line, so it diffs and greps and a replayer needs no parser::
 
     # tablectl capture 1
     # device wheel driver cammegh-ss2 port /dev/ttyUSB0 started 2026-11-30T10:00:00Z
     0.000000 tx 2a580d0a
     0.012345 rx 2a583b313b3130313b20203b303b3134303b300d0a
 
-* ``#`` lines are comments (the first names the format version); blank lines are ignored.
-* Field 1: seconds since the capture started (monotonic clock), non-decreasing.
-* Field 2: ``rx`` (device → host) or ``tx`` (host → device, what diag itself sent).
-* Field 3: the chunk's bytes in lower-case hex, exactly as read or written (chunk boundaries are
-  the transport's, so a replayer that honours them reproduces split frames too).
-
-Replaying: send each ``rx`` chunk at its offset; ``tx`` lines are what the host said (a replayer
-may wait for them or ignore them).
+Seconds since start (monotonic), ``rx`` (device → host) or ``tx``, the bytes in hex as read or
+written: chunk boundaries are the transport's, so a replay reproduces split frames too.
 """
 
 from __future__ import annotations
@@ -59,12 +52,7 @@ class CaptureWriter:
 
 
 def load_capture(path: Path | str) -> list[CaptureRecord]:
-    """Read a capture file written by ``diag sniff --capture``.
-
-    Raises:
-        DiagError: the file cannot be read, or a line is not ``<seconds> <rx|tx> <hex>``
-            (naming the file and line), or time goes backwards.
-    """
+    """Read a capture file written by ``diag sniff --capture``."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

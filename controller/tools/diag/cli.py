@@ -1,17 +1,7 @@
 """``tablectl diag``: the technician's commands (contracts §4.5, issue 6).
 
-Wiring, from :mod:`tablectl.controller.tools.cli`::
-
-    diag = sub.add_parser("diag", help="technician tools: ports, probe, sniff, selftest, stats")
-    from tablectl.controller.tools.diag.cli import add_arguments, run as run_diag
-    add_arguments(diag) ... if command == "diag":
-        return run_diag(args)
-
-:func:`run` is synchronous (it runs its own event loop, handles Ctrl-C) and returns the exit
-status; :func:`run_async` is the same for callers that already have a loop (tests). Every error
-this package expects is printed as one line, ``tablectl diag <cmd>: <reason>``, with status 1.
-Human-readable output by default, ``--json`` for scripts (one document, or one per line for the
-streaming commands ``probe`` and ``sniff``).
+:func:`run` runs its own event loop; :func:`run_async` is for callers that have one (tests). Every
+expected error is one line, ``tablectl diag <cmd>: <reason>``, status 1.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""Diagnostics errors: a branch of the one tree (:class:`tablectl.drivers.errors.TablectlError`).
-
-    ControllerError
-    └── DiagError                 a diagnostic that cannot run (no such device, no reply, …)
-        ├── PortHeldError         another process (normally the table service) holds the port
-        └── UnsupportedError      the device's driver has no such diagnostic (yet)
-
-``tablectl diag`` turns each of these into one line on stderr and a non-zero exit.
-"""
+"""Diagnostics errors (``DiagError`` below ``ControllerError``); ``tablectl diag`` turns each into
+one line on stderr and a non-zero exit."""
 
 from __future__ import annotations
 

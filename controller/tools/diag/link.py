@@ -1,12 +1,8 @@
 """An open link to one device for a technician tool: one reader, a tap on both directions.
 
-Why not the driver itself: a driver reconnects forever and turns a failed open into an availability
-event, and it acts on what it hears (``*R`` after a misspin). A technician wants the opposite: fail
-at once with a reason when the port is busy, and send nothing the technician did not ask for. So
-diagnostics open the device's transport directly (built by the device's diagnostics plug-in,
-normally the same :class:`~tablectl.drivers.transports.serial.SerialStream` the driver uses, with
-the same exclusive lock), read it from one task, and hand every chunk in either direction to an
-optional *tap* (``diag sniff`` prints and captures through it).
+Not the driver: it reconnects forever and acts on what it hears, where a technician wants a reason
+at once when the port is busy and nothing sent unasked. So the transport is opened directly, with
+the driver's exclusive lock, and a *tap* sees every chunk.
 """
 
 from __future__ import annotations
@@ -30,27 +26,14 @@ _LOCK_MARKERS = ("exclusively lock", "device or resource busy", "resource busy")
 
 
 def is_lock_error(exc: BaseException) -> bool:
-    """Whether an open failure means another process holds the port.
-
-    pyserial's ``exclusive=True`` takes ``flock(LOCK_EX | LOCK_NB)`` and reports a held lock as
-    "Could not exclusively lock port …: [Errno 11] Resource temporarily unavailable"; a tty
-    opened with ``TIOCEXCL`` by someone else, or a USB interface claimed by another process,
-    gives EBUSY ("Resource busy"). Both arrive wrapped in
-    :class:`DriverInitError` by the transport, so the text is what we can go by.
-    """
+    """Whether an open failure means another process holds the port: pyserial's failed ``flock``
+    ("Resource temporarily unavailable") or EBUSY, both only as the wrapped error's text."""
     text = str(exc).lower()
     return any(marker in text for marker in _LOCK_MARKERS)
 
 
 class Link:
-    """``async with Link(stream, port) as link``: open, read in the background, close.
-
-    Args:
-        stream: the device's transport, not yet open.
-        port: what to call the port in messages (the configured path or URL).
-        tap: sees every chunk read (``rx``) and written (``tx``) with its time.
-        clock: monotonic seconds for the tap's timestamps (injected for tests).
-    """
+    """``async with Link(stream, port) as link``: open, read in the background, close."""
 
     def __init__(
         self,
@@ -80,12 +63,7 @@ class Link:
         await self.close()
 
     async def open(self) -> None:
-        """Open the transport and start reading.
-
-        Raises:
-            PortHeldError: another process holds the port (the service, a ``screen``).
-            DiagError: the port cannot be opened for another reason (named in the message).
-        """
+        """Open the transport and start reading; ``PortHeldError`` when another process holds it."""
         try:
             await self._stream.open()
         except DriverInitError as exc:

@@ -1,14 +1,7 @@
 """``diag ports``: what is plugged in (serial, USB, CAN) and which configured device each is.
 
-Why three sources: a wheel or shuffler usually sits behind a USB serial adapter (pyserial's
-``list_ports`` gives its vid/pid/serial and ``/dev/serial/by-id`` gives the stable name udev
-made for it), a barcode shoe is often a USB HID device (pyusb), and a future device may be on
-CAN (``/sys/class/net/*/type`` 280 = ARPHRD_CAN). A device is *marked* when its configured port
-resolves to the same node (following symlinks such as by-id or a simulator's ``--link``), or
-when its config names a ``vid``/``pid`` (or a CAN ``channel``) that matches.
-
-Nothing here opens a device: listing is safe while the service runs. pyusb needs libusb; without
-it the USB section is replaced by a one-line note.
+Three sources because a wheel sits behind a USB serial adapter, a shoe is often USB HID and a
+device may be on CAN. Nothing here opens a device, so listing is safe while the service runs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""``diag probe DEVICE``: open one configured device, identify it, show its live decoded traffic.
-
-Output: the identity facts (SS2: ``*K CAM``, firmware from ``*V``, the current status), then
-one line per decoded message, per event the driver would report to the table, and per action
-the service would take (shown, never performed), until Ctrl-C or ``--seconds``. Exit status 0
-when the device identified itself (or has no way to), 1 when it did not answer.
-"""
+"""``diag probe DEVICE``: identify one configured device and show its live decoded traffic, and
+what the service would do (never done), until Ctrl-C or ``--seconds``. Exit 0 when it identified
+itself (or has no way to), 1 when it did not answer."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """``diag selftest DEVICE``: run the device's own self-test and explain every result code.
-
-The SS2 self-test (``*F``) runs only in state 6 and can take up to five minutes, so progress is
-shown on stderr while it runs (elapsed seconds and a dot per second; stdout stays clean for
-``--json``). Exit status 0 only when every code means "no fault"; 1 for faults or a timeout.
-"""
+Progress goes to stderr (stdout stays clean for ``--json``); exit 0 only when no code is a fault."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """``diag sniff DEVICE``: raw traffic with timestamps, direction, hex and ASCII; optional capture.
 
-A serial line cannot be tapped from software while another process owns it, so "both
-directions" means: what the device sends (``rx``) and what diag itself sends (``tx``, from
-``--send '*X'`` / ``--send-hex 2a580d0a``, optionally every ``--repeat`` seconds). To watch a
-service's own traffic, put a hardware tap or ``socat -x`` between it and the device.
-
-``--capture FILE`` writes the traffic in the format of :mod:`tablectl.controller.tools.diag.capture`
-while it happens (flushed per chunk), so a capture survives Ctrl-C and can be replayed or decoded
-later.
+Software cannot tap a serial line another process owns: ``tx`` is what diag itself sends. For a
+service's own traffic, put a hardware tap or ``socat -x`` in between. ``--capture`` is flushed per
+chunk, so it survives Ctrl-C.
 """
 
 from __future__ import annotations

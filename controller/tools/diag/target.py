@@ -40,13 +40,7 @@ def pick_device(config: TableConfig, device_id: str | None) -> DeviceConfig:
 
 
 def resolve_target(config_path: Path, device_id: str | None) -> Target:
-    """Load the config, pick the device, validate its driver keys, find its diagnostics.
-
-    Raises:
-        ConfigError: the config or the device's keys are invalid.
-        DriverError: the driver key is unknown or its module cannot load.
-        DiagError / UnsupportedError: no such device, or no diagnostics for its driver.
-    """
+    """Load the config, pick the device, validate its driver keys, find its diagnostics."""
     config = load_config(config_path)
     device = pick_device(config, device_id)
     index = config.devices.index(device)

@@ -1,9 +1,4 @@
-"""Live terminal panels for ``tablectl watch`` and ``tablectl demo``: one panel per table.
-
-``model`` turns published messages into per-table views (pure), ``results`` draws each game
-family's recent results, ``layout`` lays the panels out for the terminal, ``live`` runs the view
-(rich ``Live``) beside the MQTT subscription, with logs kept out of it (``logsink``).
-"""
+"""Live terminal panels for ``tablectl watch`` and ``tablectl demo``: one panel per table."""
 
 from tablectl.controller.tools.panels.layout import FloorScreen, table_panel
 from tablectl.controller.tools.panels.model import (

@@ -1,13 +1,5 @@
 """The screen: a header, one panel per table in a grid that fits the terminal, the log footer.
-
-:class:`FloorScreen` is a rich renderable that lays itself out for whatever width and height it
-is given (the terminal's, or a recording console's): as many panel columns as fit
-:data:`PANEL_WIDTH`, the results in full or, when the panels would not leave room for the footer,
-compact (the footer then takes the free cells beside the last row, if it has to); a floor with more
-tables than panels fit gets a line a table. The footer takes the rows that are left. Every line is
-cut to the width (never wrapped past it), and nothing is JSON: the panels show fields, the footer
-the one-line summaries.
-"""
+Every line is cut to the width (never wrapped), and nothing is JSON."""
 
 from __future__ import annotations
 
@@ -112,13 +104,8 @@ def footer_line(stamped: StampedLine) -> Text:
 
 
 class FloorScreen:
-    """The whole screen for a :class:`Floor` (a rich renderable; lays out at render time).
-
-    Args:
-        floor: the tables and the footer's lines.
-        header: the first line (who is watching what, and how to stop).
-        tables: only these tables, in this order (default: every table, as first seen).
-    """
+    """The whole screen for a :class:`Floor`, laid out at render time for whatever size it is given:
+    full or compact results, or a line a table when the panels do not fit."""
 
     def __init__(
         self,

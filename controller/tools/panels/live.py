@@ -1,11 +1,6 @@
-"""Running the panels: a :class:`PanelView` fed by the MQTT subscription, drawn by rich ``Live``.
-
-The subscription is :func:`tablectl.controller.tools.watch.watch` (one connection, retained
-messages shown once, one-line errors); its messages go to a :class:`Floor`, and a task redraws
-the :class:`FloorScreen` twice a second while anything changed. Logs written meanwhile go to the
-footer and a file (:mod:`~tablectl.controller.tools.panels.logsink`), never across the panels.
-``record_svg`` renders the same screen into an SVG file (the README's demo picture).
-"""
+"""Running the panels: a :class:`PanelView` fed by the ``watch`` subscription, drawn by rich
+``Live``, redrawn twice a second while anything changed; logs go to the footer, never across the
+panels."""
 
 from __future__ import annotations
 
@@ -35,15 +30,7 @@ _FONT_FACE: Final = re.compile(r"@font-face\s*\{[^}]*\}\s*")
 
 
 class PanelView:
-    """A :class:`Floor` on screen: feed it messages, run it until stopped.
-
-    Args:
-        floor: the tables (the caller may read its tallies).
-        console: where to draw (the terminal).
-        title: the header's first words (``tablectl demo · 5 tables``).
-        clock: the local time of footer lines and the header.
-        tables: only these tables, in this order (default: all, as first seen).
-    """
+    """A :class:`Floor` on screen: feed it messages, run it until stopped."""
 
     def __init__(
         self,
@@ -132,12 +119,7 @@ async def watch_panels(
     security: ClientSecurity | None = None,
 ) -> None:
     """``tablectl watch`` on a terminal: the panels of every table under ``topic_filter`` until
-    cancelled (Ctrl-C). ``security``: the broker login (:func:`watch`'s).
-
-    Raises:
-        ConnectionError: the broker cannot be reached, or the connection is lost (one line,
-            printed by the caller once the panels are gone).
-    """
+    cancelled (Ctrl-C)."""
     levels = topic_filter.split("/")
     floor = Floor(table_level=max(len(levels) - 2, 0))
     view = PanelView(floor, console, title=f"tablectl watch {topic_filter}")

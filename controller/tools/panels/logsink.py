@@ -1,11 +1,8 @@
 """Logs while the panels are on screen: into a file and the footer, never across the panels.
 
-The CLI's logging writes to whatever ``sys.stderr`` is at the time
-(:mod:`tablectl.controller.service.logs`), so the live view swaps in a :class:`LogSink` for as long
-as it draws: every line goes whole to the log file (when there is one), and a short readable form
-(``warning journal_not_keyed: no [journal] key_file…``) to the footer, the same warning from
-several tables folded into one line with a count. Python's own last-resort messages (an
-unhandled task exception) take the same way.
+The CLI's logging writes to whatever ``sys.stderr`` is, so the live view swaps in a
+:class:`LogSink`: whole lines to the file, a short form to the footer (the same warning from
+several tables folded into one line).
 """
 
 from __future__ import annotations
@@ -40,12 +37,7 @@ def readable(line: str) -> tuple[str, str]:
 
 
 class LogSink(io.TextIOBase):
-    """A text stream for ``sys.stderr``: whole lines to ``file`` and to ``on_line(text, table)``.
-
-    Args:
-        on_line: gets each line's :func:`readable` form (the footer).
-        file: gets each line as written (``None``: no file).
-    """
+    """A text stream for ``sys.stderr``: whole lines to ``file`` and to ``on_line(text, table)``."""
 
     def __init__(self, on_line: Callable[[str, str], None], file: TextIO | None = None) -> None:
         super().__init__()

@@ -1,13 +1,7 @@
 """What the panels show, as data: MQTT messages in, one :class:`TableView` per table out.
 
-A consumer of the published topics (``docs/mqtt.md``), like :mod:`~tablectl.controller.tools.watch`
-whose one-line :func:`~tablectl.controller.tools.watch.format_message` it reuses for the footer.
-It keeps, per table, the retained ``status``, ``state`` and ``devices/{id}`` as they last were,
-the last :data:`HISTORY` outcomes (as published: a face-down card is never in them), and a tally
-of rounds, voids and alarms for the demo's exit summary. Rendering is elsewhere
-(:mod:`~tablectl.controller.tools.panels.results`, :mod:`~tablectl.controller.tools.panels.layout`).
-
-Pure: no I/O, no clock — the caller stamps each message with its local time (``HH:MM:SS``).
+Per table the retained topics as they last were, the last :data:`HISTORY` outcomes as published,
+and a tally for the demo's exit summary. Pure: the caller stamps each message with its time.
 """
 
 from __future__ import annotations
@@ -184,12 +178,7 @@ class _Table:
 
 class Floor:
     """Every table seen under a topic filter: feed it messages, read views and footer lines.
-
-    Args:
-        table_level: the table's index among a topic's levels (1 for ``prefix/TABLE/…``).
-        kinds: the footer's line kinds (default: outcomes, alarms, status and anything else;
-            add ``event`` to see every table event). Log lines (:meth:`log`) are always shown.
-    """
+    ``table_level``: the table's index among a topic's levels."""
 
     def __init__(
         self,

@@ -1,9 +1,5 @@
-"""What each table did while it was watched, one line a table: the demo's exit summary.
-
-``ROU-DEMO roulette: 12 rounds, 1 void (same_direction), no fault; journal demo-journals/…``.
-Pure: from the :class:`~tablectl.controller.tools.panels.model.TableTally` records and the
-journal paths the caller knows.
-"""
+"""The demo's exit summary, one line a table (pure):
+``ROU-DEMO roulette: 12 rounds, 1 void (same_direction), no fault; journal demo-journals/…``."""
 
 from __future__ import annotations
 

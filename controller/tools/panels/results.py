@@ -1,15 +1,6 @@
-"""Each game family's recent results, drawn the way its people read them, to fit a width.
-
-Roulette: a strip of the last numbers on red, black and green. Banker/player games (baccarat,
-dragon tiger, andar bahar, top card, 21 bet): a bead road, column by column. Poker and the other
-card games: the one-line summaries with the cards as rank and suit symbol. Money wheels: the
-segment labels with their multipliers. Draws: the balls in their colours. Dice: the faces.
-Anything else (Fan Tan, a plug-in's game): the one-line summaries.
-
-Every function returns :class:`rich.text.Text` lines that are never wider than ``width`` (they
-are built to fit, and cut with ``…`` if a published string is longer). Only what the outcome
-published is drawn (a face-down card was never in it).
-"""
+"""Each game family's recent results, drawn the way its people read them (a roulette strip, a bead
+road, ball colours, dice faces; else the one-line summaries), never wider than ``width`` and only
+what the outcome published."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""Diagnostics for the dice shaker and result reader (``driver = "tablectl-dice"``, reference
-protocol, ``docs/protocols/dice.md``).
+"""Diagnostics for the dice shaker and result reader (``driver = "tablectl-dice"``,
+``docs/protocols/dice.md``), through the driver's own codec and interpreter.
 
-Spoken through the driver's own codec (:mod:`tablectl.drivers.dice.protocol`) and interpreter, so
-``diag probe`` shows what the service would make of the same bytes. Commands used: ``IDNT``
-(model, firmware, serial, number of dice, colours: R9) and ``STAT`` to identify; ``TEST`` (a test
-shake and read between games) as the self-test. ``CLOS``, ``ROLL``, ``CLRF`` and ``LAST`` are sent
-only when a technician asks (``diag sniff --send``).
-
-Self-test codes: the unit's own fault codes (``FALT``: 1 shaker motion, 2 lid open, 3 reader,
-10–99 vendor) that are active when the test starts or that the test found, or 0 when it passed.
+``IDNT`` (R9) and ``STAT`` identify; ``TEST`` is the self-test, its codes the unit's ``FALT`` codes
+or 0 when it passed. Other commands only on request (``diag sniff --send``).
 """
 
 from __future__ import annotations

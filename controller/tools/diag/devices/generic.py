@@ -1,13 +1,8 @@
 """Listen-only diagnostics for any stream driver (card shoes, the shuffler, future devices).
 
-Why: ``probe`` and ``sniff`` need only two things from a device family, its transport and its
-decoder, and every :class:`~tablectl.drivers.base.StreamDriver` already has both
-(``_open_link`` builds the transport with the driver's own settings and lock;
-``_receive``/``_on_tick`` turn bytes and time into device events). Calling those hooks on a driver
-whose connection loop never runs gives exactly what the service would see, and nothing is ever sent:
-commands the hooks queue stay queued (the loop that flushes them is not running). A family that can
-identify itself or run a self-test gets its own plug-in on top of this (see
-:mod:`tablectl.controller.tools.diag.devices.ss2`).
+Every :class:`~tablectl.drivers.base.StreamDriver` has a transport and a decoder; calling its hooks
+on a driver whose connection loop never runs gives exactly what the service would see, and sends
+nothing (queued commands stay queued).
 """
 
 from __future__ import annotations

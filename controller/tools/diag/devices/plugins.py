@@ -1,18 +1,10 @@
 """The per-driver diagnostics seam: driver key → what ``tablectl diag`` can do with that device.
 
-Every command in :mod:`tablectl.controller.tools.diag` is device-neutral; what it means to identify,
-decode, self-test or ask for statistics lives in one :class:`DeviceDiagnostics` subclass per device
-family, found through :data:`DIAGNOSTICS` (driver registry key → ``(module, class)``), imported
-lazily like :mod:`tablectl.drivers.registry` so that ``diag ports`` or ``diag stats`` never import a
-device library they do not need. A family that has no entry (or whose module is not there yet) gets
-a one-line :class:`~tablectl.controller.tools.diag.errors.UnsupportedError`, and a plug-in may leave
-out any capability it does not have (the base raises the same error).
-
-To add a device family: subclass :class:`DeviceDiagnostics` in ``controller/diag/<family>.py``,
-implement :meth:`~DeviceDiagnostics.open_stream` and :meth:`~DeviceDiagnostics.decoder` (enough
-for ``probe`` and ``sniff``), add ``identify``/``selftest``/``statistics`` where the device has
-them (:mod:`tablectl.controller.tools.diag.devices.talk` has the conversation and the live decoder
-they share), and add a line to :data:`DIAGNOSTICS`.
+One :class:`DeviceDiagnostics` subclass per family, found lazily through :data:`DIAGNOSTICS` so
+``diag ports`` or ``diag stats`` never import a device library they do not need; a missing
+capability is a one-line ``UnsupportedError``. A new family: a subclass with ``open_stream`` and
+``decoder`` (plus what the device has: ``identify``, ``selftest``, ``statistics``) and a line in
+:data:`DIAGNOSTICS`.
 """
 
 from __future__ import annotations
@@ -50,12 +42,8 @@ Progress = Callable[[float], None]
 
 @dataclass(frozen=True)
 class Decoded:
-    """One thing a device said, as a technician reads it.
-
-    ``kind``: ``message`` (a decoded frame), ``event`` (what the driver would report to the
-    table), ``error`` (bytes that are no valid frame) or ``note`` (what the service would do).
-    ``data`` is the JSON form.
-    """
+    """One thing a device said, as a technician reads it: ``kind`` ``message``, ``event`` (what the
+    driver would report), ``error`` (no valid frame) or ``note`` (what the service would do)."""
 
     kind: str
     text: str

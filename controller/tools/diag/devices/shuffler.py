@@ -1,16 +1,9 @@
-"""Diagnostics for the card shuffler (``driver = "tablectl-shuffler"``, reference protocol).
+"""Diagnostics for the card shuffler (``driver = "tablectl-shuffler"``,
+``docs/protocols/shuffler.md``), through the driver's own codec and interpreter.
 
-Spoken through the driver's own codec (:mod:`tablectl.drivers.shuffler.protocol`, or a vendor codec
-set on the driver class) and its interpreter, so ``diag probe`` shows what the service would make of
-the same bytes. Commands used (``docs/protocols/shuffler.md``): ``VERS`` (model, firmware, serial
-number: R9, "identical to the approved prototype") and ``STAT`` (state, door, card count, active
-faults, last shuffle) to identify; ``DCHK`` (count and check the loaded cards: R6) as the self-test.
-``SHUF`` and ``CLRF`` are sent only when a technician asks (``diag sniff --send``).
-
-Self-test codes: the shuffler's own fault codes (1–99, ``FALT``, with their reference meanings)
-that are active when the test starts, then the deck check as diag's own codes, which no device
-sends: 0 the deck is complete, 100 the count is wrong, 101 cards are missing, 102 extra cards,
-103 the shuffler reads no faces (count only; passes when the count is right).
+``VERS`` (R9) and ``STAT`` identify; ``DCHK`` (R6) is the self-test. Its codes: the shuffler's own
+``FALT`` codes, then diag's deck-check codes that no device sends (``DECK_*``: 0 complete, 100
+wrong count, 101 missing, 102 extra, 103 no faces read).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Diagnostics for the Cammegh Slingshot 2 wheel (``driver = "cammegh-ss2"``).
 
-Everything here is spoken through the production codec (:mod:`tablectl.drivers.ss2.protocol`) and
-the production interpreter (:mod:`tablectl.drivers.ss2.interpreter`), so what ``diag probe`` shows
-is exactly what the service would make of the same bytes. Diagnostics never *act* on what they hear:
-where the service would answer (``*R`` after a misspin) the probe prints a note instead.
-
-Commands used (vendor guide V2.07): ``*X`` status, ``*K`` identify (``*K CAM`` when idle; in
-host-start mode, operating-mode bit 2, it *starts a game* and answers ``*K OK``, which we report
-as a warning), ``*V`` firmware, ``*P 0`` power down, ``*F`` self-test (state 6 only, up to five
-minutes, one ``*F <code>`` line per fault, ``*F 0`` when all is well), ``*w`` chi-square and
-``*W`` winning-number table (states 5/6 only, else ``BUSY``).
+Spoken through the production codec and interpreter, so ``diag probe`` shows what the service
+would make of the same bytes; where the service would answer (``*R`` after a misspin) it notes it
+instead. ``*K`` in host-start mode *starts a game* (reported as a warning); ``*F`` self-test only in
+state 6, up to five minutes (vendor guide V2.07).
 """
 
 from __future__ import annotations
@@ -148,12 +142,8 @@ def describe(message: Message) -> Decoded:
 
 
 class SS2LiveDecoder(InterpretedDecoder[Message]):
-    """Bytes → decoded messages, the events the driver would report and the commands it would
-    send (shown, not sent); the interpreter's timers run.
-
-    Status lines repeat every 500 ms; one is shown only when something other than the (noisy)
-    rotor speed changed, the way the interpreter acts on changes.
-    """
+    """Bytes → decoded messages, events, and the commands the driver would send (shown, not sent).
+    A status line (every 500 ms) is shown only when more than the rotor speed changed."""
 
     def __init__(self, device_id: str, settings: SS2Settings, *, mid_stream: bool = True) -> None:
         super().__init__(Decoder(), SS2Interpreter(device_id, settings), describe)

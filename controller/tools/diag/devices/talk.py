@@ -1,11 +1,5 @@
-"""What the plug-ins that talk to a device share: a conversation over the link (send a command,
-read the device's decoded messages until one answers it), a live decoder that runs the driver's
-own codec and interpreter over the bytes a probe hears, how an undecodable chunk reads, and a
-technician's ``--send TEXT`` as one reference-frame command.
-
-Both are the production code's, only driven from here: a plug-in says which codec, which
-interpreter and how a message reads (``describe``), and adds what its device does differently.
-"""
+"""What the plug-ins that talk to a device share: a conversation (a command and its answer), a
+live decoder running the driver's own codec and interpreter, and ``--send TEXT`` as a command."""
 
 from __future__ import annotations
 
@@ -133,13 +127,10 @@ class Conversation(Generic[M]):
 
 
 class InterpretedDecoder(Generic[M]):
-    """Bytes → the codec's messages (as ``describe`` reads them) and the events the driver's
-    interpreter would report for them.
+    """Bytes → the codec's messages and the events the driver's interpreter would report.
 
-    By default the commands the interpreter would send are dropped (diag sends no polls), and
-    there are no timers: the service calls a device silent when polls go unanswered, but diag
-    polls nothing, so that verdict would be wrong here. A plug-in overrides the hooks
-    (:meth:`_show`, :meth:`_interpret`, :meth:`_commands`, :meth:`tick`) where its device differs.
+    No commands are sent and no timers run by default: diag polls nothing, so the service's "silent"
+    verdict would be wrong here. A plug-in overrides the hooks where its device differs.
     """
 
     def __init__(

@@ -1,11 +1,6 @@
-"""``diag stats --dsn``: the same reports across the floor's tables and months, from the archive.
-
-Why (UKGC RTS 17, R17): game logs collated into statistics analysed for trends — a wheel's bias
-over months, a shuffler's randomness shoe after shoe — need more than one table's journal, which
-keeps 90 days on its own PC. The archive holds every table's records for years; each table's
-window of it is a :class:`~tablectl.controller.tools.diag.stats.wheel.RowSource` like a journal
-file, so the readings (spins, shoes) and the maths are the ones ``diag stats --journal`` runs.
-"""
+"""``diag stats --dsn``: the same reports across the floor's tables and months, from the archive
+(R17: trends over months need more than one table's 90 days). Each table's window is a
+:class:`~.wheel.RowSource` like a journal file, so the readings and maths are the same."""
 
 from __future__ import annotations
 
@@ -51,14 +46,8 @@ def month_windows(
 async def run_archive_stats(
     request: StatsRequest, run_one: RunOne, *, out: TextIO, err: TextIO, as_json: bool
 ) -> int:
-    """One report per table (each its game's: wheel bias or shuffle tests) over the window, or
-    one per table and month with ``per_month``. 0 unless a table asked for by name has no
-    statistics to give (its game has none, or it has no records).
-
-    Raises:
-        DiagError: ``--dsn`` mixed with a journal, a config or a device.
-        ArchiveError: the archive cannot be reached or read (one line).
-    """
+    """One report per table over the window, or per table and month with ``per_month``. 0 unless a
+    table asked for by name has no statistics to give."""
     if request.config is not None or request.journal is not None or request.device is not None:
         raise DiagError("--dsn reads the archive: not with --config, --journal or --device")
     from tablectl.controller.archive.reader import (  # noqa: PLC0415 - psycopg only here

@@ -1,16 +1,6 @@
-"""``diag stats``: wheel bias or shuffle randomness, whichever the table's game calls for.
-
-A roulette table gets the journal's wheel-bias report, optionally with the wheel's own figures
-(:mod:`tablectl.controller.tools.diag.stats.wheel`); a card table (the catalog's card games,
-:data:`~tablectl.controller.tools.diag.stats.shuffle.CARD_GAMES`) gets the shuffle-randomness
-report of its shoes (read by :mod:`tablectl.controller.tools.diag.stats.shoes`, tested by
-:mod:`tablectl.controller.tools.diag.stats.shuffle`, presented by
-:mod:`tablectl.controller.tools.diag.stats.shuffle_report`). The game comes from the config's
-``[table] game``; with ``--journal`` alone, from the journal itself (its newest outcome, else
-whether it holds cards). Kept apart from the reading and the maths
-(:mod:`tablectl.controller.tools.diag.stats.maths`) so those stay usable from tests and other tools
-without any output format.
-"""
+"""``diag stats``: wheel bias or shuffle randomness, whichever the table's game calls for (from the
+config, else from the journal itself). Kept apart from the reading and the maths so those stay
+usable without an output format."""
 
 from __future__ import annotations
 

@@ -1,44 +1,13 @@
-"""Wheel-bias statistics, pure (regulatory R5, R17, R24): no I/O, no SciPy.
+"""Wheel-bias and shuffle statistics, pure (regulatory R5, R17, R24): no I/O, no SciPy.
 
-R24 (a regulator's wheel-bias rules as reported): every number's frequency within **3σ** of
-its expectation, a **χ² goodness-of-fit test against uniform at risk level 0.025**, and a
-**serial-correlation** test. R5 asks 95 % confidence of a shuffler's χ², i.e. the same test at
-0.05. Here:
+R24: every number within **3σ** of its expectation, a **χ² test against uniform at 0.025**, and a
+**serial-correlation** test; R5: a shuffler's χ² at 95 % confidence. The χ² p-value is the
+regularised incomplete gamma Q (Numerical Recipes §6.2, ~1e-12). A flag means "look at this wheel":
+with 37 numbers about one in 370 fair windows flags a number at 3σ by chance.
 
-* frequency: count ``c`` of each pocket over ``n`` spins on ``k`` pockets, expectation
-  ``n/k``, binomial σ = √(n·p·(1−p)) with p = 1/k; flagged when ``|c − n/k| > 3σ``;
-* χ² = Σ (c − n/k)² / (n/k) with k − 1 degrees of freedom; its p-value is the upper tail
-  Q(k/2 − ½, χ²/2) of the regularised incomplete gamma function, computed below with the
-  series / continued-fraction pair (Numerical Recipes §6.2), accurate to ~1e-12;
-* lag-1 serial correlation r₁ of the sequence (as numbers and as positions round the wheel);
-  under independence r₁ ≈ N(−1/n, 1/n), so z = (r₁ + 1/n)·√n and a two-sided p-value.
-
-A flag means "look at this wheel", not "the wheel is biased": with 37 numbers, about one in 370
-fair windows flags some number at 3σ by chance.
-
-The shuffle tests (R5) reuse the same pieces on cards, shoe by shoe:
-
-* :func:`frequency_test`: χ² of counts against any probabilities (the first card's rank, a
-  baccarat shoe's banker/player/tie results), with a z and a σ flag per category;
-* :func:`position_test`: one χ² per card position across shoes (the rank, or suit, of the n-th
-  card of every shoe against uniform), summed over the positions into one statistic with the
-  summed degrees of freedom, plus each position on its own against a Bonferroni limit. The sum is
-  not exactly χ² (positions of one shoe are drawn without replacement), but its mean is exact and
-  its spread a little smaller, so the test errs on the quiet side (checked by simulation in the
-  tests: about α of fair windows flag, fewer with few shoes); each position alone is judged by
-  its most frequent category (:func:`max_cell_p`, exact enough with a handful of shoes, where
-  the χ² approximation is not);
-* :func:`pooled_serial_correlation`: lag-1 correlation of consecutive values *within* each
-  sequence (never across a shuffle), pooled; a whole shuffled shoe has E[r₁] = −1/L, L its length;
-* :func:`repetition_test`: how often a shoe repeats the previous shoe's card at the same position
-  (a shuffler that does not shuffle), one-sided against the rate of two independent shoes.
-
-The sample-size rule (:func:`more_needed`, :func:`verdict`): a χ² p-value is only trusted when
-every cell expects at least :data:`MIN_EXPECTED_PER_CELL` (5, the textbook rule of thumb). Below
-that, a test that passes is not "ok" but "too few" (with how many more spins or shoes would make
-it trustworthy), since a quiet χ² on 0.3 spins per pocket says nothing. A test that flags stays
-flagged: the flags that fire on small samples here (a stuck pocket, a stacked shoe) are far
-beyond any approximation error, and the per-position sums err on the quiet side anyway.
+The per-position sum is not exactly χ² (no replacement within a shoe) but errs on the quiet side;
+each position alone is judged by :func:`max_cell_p`. A χ² that passes with fewer than
+:data:`MIN_EXPECTED_PER_CELL` expected per cell is "too few", not "ok"; a flag stays a flag.
 """
 
 from __future__ import annotations
@@ -117,12 +86,8 @@ def chi2_sf(x: float, dof: int) -> float:
 
 
 def more_needed(n: int, smallest_p: float, *, min_expected: float = MIN_EXPECTED_PER_CELL) -> int:
-    """How many more observations a χ² over ``n`` needs for its rarest cell (probability
-    ``smallest_p``) to expect ``min_expected``; 0 when it already does (exactly 5 is enough).
-
-    Raises:
-        RuleError: ``smallest_p`` is not a probability above 0.
-    """
+    """How many more observations a χ² over ``n`` needs for its rarest cell to expect
+    ``min_expected``; 0 when it already does."""
     if not 0 < smallest_p <= 1:
         raise RuleError(f"a cell's probability must be in (0, 1], not {smallest_p}")
     # round(): 5 / (1/37) is 185.00000000000003 in floating point, and 185 spins are enough.
@@ -322,14 +287,9 @@ def frequency_test(
     sigma: float = 3.0,
     sigma_min_expected: float = 0.0,
 ) -> FrequencyTest:
-    """χ² goodness of fit of ``counts`` to ``probabilities`` (which must sum to 1), with k − 1
-    degrees of freedom, and each category's binomial z (flagged beyond ``sigma``, but only where
-    at least ``sigma_min_expected`` are expected: a binomial with a small mean is too skewed for
-    a σ limit, e.g. 7 of 30 where 2.3 are expected is "3.2 σ" and happens one time in 120).
-
-    Raises:
-        ValueError: fewer than two categories, or probabilities that are not a distribution.
-    """
+    """χ² goodness of fit of ``counts`` to ``probabilities``, and each category's binomial z,
+    flagged only where ``sigma_min_expected`` are expected: a small-mean binomial is too skewed for
+    a σ limit (7 of 30 where 2.3 are expected is "3.2 σ" and happens one time in 120)."""
     k = len(probabilities)
     if k < 2:
         raise RuleError("need at least two categories")
@@ -361,12 +321,8 @@ def frequency_test(
 
 
 def max_cell_p(counts: Sequence[int]) -> float:
-    """P(some category gets at least ``max(counts)``) for ``sum(counts)`` uniform draws over
-    ``len(counts)`` categories, bounded above by the union: k · P(Binomial(n, 1/k) ≥ max).
-
-    Valid for any n (the χ² approximation is not, with a handful of shoes per position), and
-    what a stacked position looks like: the same rank again and again.
-    """
+    """P(some category gets at least ``max(counts)``), bounded by k · P(Binomial(n, 1/k) ≥ max):
+    valid for any n, where χ² with a handful of shoes is not."""
     k, n, top = len(counts), sum(counts), max(counts, default=0)
     if k < 2 or n == 0:
         return 1.0
@@ -388,14 +344,8 @@ class PositionOutlier:
 
 @dataclass(frozen=True)
 class PositionTest:
-    """Per-position χ² against uniform, summed (see the module docstring).
-
-    ``positions``: how many positions were tested (1-based positions ``1..positions`` that at
-    least ``min_shoes`` shoes reached). ``outliers``: positions whose most frequent category is
-    beyond ``outlier_alpha / positions`` (Bonferroni) by :func:`max_cell_p`, most extreme first.
-    ``least_p``: the smallest of those per-position p-values and its position (shown even when
-    not an outlier, so a technician sees where the window is least uniform).
-    """
+    """Per-position χ² against uniform, summed; ``outliers`` beyond ``outlier_alpha / positions``
+    (Bonferroni); ``least_p`` shown even when not an outlier, to show where it is least uniform."""
 
     categories: tuple[str, ...]
     positions: int
@@ -442,17 +392,8 @@ def position_test(
     outlier_alpha: float | None = None,
     max_outliers: int = 20,
 ) -> PositionTest:
-    """``columns[i][c]``: how many shoes had ``categories[c]`` at position ``i + 1``.
-
-    Positions are tested from the first while at least ``min_shoes`` shoes reached them (a
-    position only a few shoes reached says nothing: one shoe gives a constant χ²). The sum is
-    tested at ``alpha``, the positions one by one at ``outlier_alpha`` (default ``alpha``)
-    divided by the number of positions.
-
-    Raises:
-        ValueError: fewer than two categories, ``min_shoes`` below 2, or a column that does not
-            have one count per category.
-    """
+    """``columns[i][c]``: how many shoes had ``categories[c]`` at position ``i + 1``. Positions are
+    tested while at least ``min_shoes`` shoes reached them (one shoe gives a constant χ²)."""
     k = len(categories)
     if k < 2:
         raise RuleError("need at least two categories")
@@ -502,12 +443,8 @@ def position_test(
 def pooled_serial_correlation(
     sequences: Sequence[Sequence[float]], *, alpha: float = 0.05
 ) -> SerialCorrelation | None:
-    """Lag-1 autocorrelation of consecutive values within each sequence, pooled over all of
-    them (around the overall mean); ``None`` when undefined (under 3 pairs, or constant).
-
-    Each sequence is a whole shuffled shoe (or its dealt part), for which E[r₁] ≈ −1/L; pooled
-    over S sequences of V values in all that is −S/V, and z = (r₁ + S/V)·√pairs.
-    """
+    """Lag-1 autocorrelation within each sequence, pooled; ``None`` under 3 pairs or constant. A
+    whole shuffled shoe has E[r₁] ≈ −1/L, so z = (r₁ + S/V)·√pairs."""
     used = [s for s in sequences if len(s) >= 2]
     values = [v for s in used for v in s]
     pairs = len(values) - len(used)

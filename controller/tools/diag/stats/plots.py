@@ -1,14 +1,7 @@
 """``diag stats`` pictures: bar charts as plain Unicode text and as a hand-written SVG file.
 
-Pure: a :class:`Chart` is data (bars, an optional reference line such as the expected count),
-and the two renderers turn it into lines no wider than asked (:func:`text_lines`) or into an SVG
-document (:func:`svg_document`). No plotting library: a technician's laptop or the table PC
-needs nothing beyond tablectl, and the SVG opens in any browser. Text is readable without colour
-(blocks for bars, a dotted line for the reference).
-
-The charts for a wheel (:func:`wheel_charts`: count by number in wheel order, and per sector of
-neighbouring pockets) and for shuffles (:func:`position_chart`: each position's χ²) are built
-here from the maths' reports, so the text and the SVG always show the same figures.
+No plotting library: the table PC needs nothing beyond tablectl and the SVG opens in any browser.
+Both renderers take the same :class:`Chart`, so text and SVG show the same figures. Pure.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
-"""The shoes of a card table's journal, for ``diag stats`` (the tests on them are
-:mod:`tablectl.controller.tools.diag.stats.shuffle`).
+"""The shoes of a card table's journal, for ``diag stats``: a reading of the journal, not a
+statistic.
 
-Kept apart from the tests because a shoe is a reading of the journal, not a statistic: which
-records make a shoe, where position 1 is, what is left out. The card engines journal every event
-before acting on it, so a table's journal holds, in ``seq`` order, ``shuffle_started``,
-``shuffle_completed`` (the shuffler's count), every ``card`` as it left the shoe (burned cards and
-blackjack hole cards too: they are journaled in full with ``"face_down": true`` and only withheld
-when *published*), the engine's ``outcome`` records and ``shoe_end``. Here a shoe is the cards
-between a ``shuffle_completed`` and the next ``shuffle_started``/``shuffle_completed`` (cards dealt
-after ``shoe_end``, before the next shuffle, still came out of that shuffle), and position 1 is the
-first card after the shuffle, the burn card included. A shoe still being dealt (no ``shoe_end``
-and no later shuffle) is not counted, so that a window of "the last N shoes" does not change in
-the middle of a shoe; cards before the first shuffle read (a journal that begins mid-shoe) have
-no known position and are left out.
+A shoe is the cards between a ``shuffle_completed`` and the next shuffle (position 1 the first
+card, the burn card included; face-down cards are journaled in full). A shoe still being dealt is
+not counted, so "the last N shoes" does not change mid-shoe; cards before the first shuffle read
+have no known position and are left out.
 """
 
 from __future__ import annotations
@@ -43,12 +35,8 @@ class Shoe:
 
 @dataclass(frozen=True)
 class ShoeWindow:
-    """The shoes a report covers, and what was left out.
-
-    ``in_progress``: the shoe still being dealt (0 or 1), not counted. ``empty``: shuffles no
-    card came out of (a rejected shoe), skipped. ``outside``: cards with no shuffle before them
-    in what was read. ``game``: the ``game`` of the newest outcome read, if any.
-    """
+    """The shoes a report covers, and what was left out (the shoe in progress, empty shuffles, cards
+    before any shuffle)."""
 
     shoes: tuple[Shoe, ...]
     in_progress: int = 0
@@ -99,12 +87,7 @@ def _rows(source: RowSource, last: int | None) -> list[tuple[int, str, str]]:
 
 
 def read_shoes(source: Path | RowSource, *, last: int | None = None) -> ShoeWindow:
-    """The last ``last`` (all when ``None``) dealt shoes of ``source`` (a journal file, or a
-    table's window of the archive), oldest first.
-
-    Raises:
-        DiagError: the file is missing or is not a journal.
-    """
+    """The last ``last`` (all when ``None``) dealt shoes of ``source``, oldest first."""
     rows = _rows(row_source(source), last)
     parser = _ShoeParser()
     for seq, kind, body in rows:
@@ -213,12 +196,8 @@ def _newest(source: RowSource, types: tuple[str, ...]) -> tuple[int, str, str] |
 
 
 def journal_game(source: Path | RowSource) -> str | None:
-    """What the table plays, for ``--journal`` (or the archive) without ``--config``: the newest
-    outcome's ``game``; else ``"cards"`` when it holds shuffles or cards; else ``None``.
-
-    Raises:
-        DiagError: the file is missing or is not a journal.
-    """
+    """What the table plays, without ``--config``: the newest outcome's ``game``; else ``"cards"``
+    when it holds shuffles or cards; else ``None``."""
     rows = row_source(source)
     row = _newest(rows, ("outcome",))
     if row is not None:

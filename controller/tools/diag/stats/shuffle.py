@@ -1,36 +1,9 @@
 """``diag stats`` for card tables: shuffle randomness from the journal (regulatory R5, R17).
 
-The shoes come from :mod:`tablectl.controller.tools.diag.stats.shoes` (what a shoe is in the
-journal, where position 1 is, what is left out); this module runs the tests on them and says
-which tables they apply to (:data:`CARD_GAMES`).
-
-What is tested (the maths is :mod:`tablectl.controller.tools.diag.stats.maths`):
-
-* **rank by position**, *the* R5 test ("chi-squared goodness-of-fit test at 95 % confidence",
-  so at risk level α = 0.05 by default): for every position, the rank (13) of the card at that
-  position across the shoes of the window, χ² against uniform (each position of a fairly
-  shuffled standard shoe holds each rank with probability 1/13, whatever the deck count), summed
-  over the positions;
-
-and, as supplementary tests that each run at α/k (Bonferroni over the k of them, so that
-together they flag a fair shuffler about α of the time rather than k·α):
-
-* **positions one by one**: any single position where one rank (or suit) came up too often for
-  chance, against the Bonferroni limit over all positions (a bias at one position barely moves
-  a sum over 400);
-* **suit by position**: as for ranks, with the 4 suits;
-* **the first card** of each shoe: its rank and suit against uniform, with σ flags per rank;
-* **serial correlation**: lag-1 correlation of consecutive ranks (A = 1 … K = 13) within a shoe;
-* **repetition**: the same card at the same position as in the previous shoe, against the rate
-  of two independent shoes (about 1/52): a shuffler that passes cards through unshuffled;
-* **results** (baccarat, the dragon tiger family): the winners' frequencies against their
-  theoretical probabilities (baccarat: the 8-deck figures, which differ from 6-deck ones only in
-  the fourth decimal).
-
-Jokers and codes that are no card keep their position but are left out of the tallies. A fair
-shuffler still has the R5 test or a supplementary one flagged in about 2α of windows (one in
-ten at α = 0.05): a flag means "look again at this shuffler, with another window", not "the
-shuffle is biased".
+*The* R5 test is rank by position (χ² at α = 0.05, summed over the positions); the supplementary
+tests (single positions, suits, the first card, serial correlation, repetition, baccarat-family
+results) each run at α/k (Bonferroni), so together they flag a fair shuffler about α of the time.
+A flag means "look again with another window", not "the shuffle is biased".
 """
 
 from __future__ import annotations

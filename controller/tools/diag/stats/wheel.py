@@ -1,17 +1,8 @@
 """``diag stats``: wheel bias from the journal (read-only) and, if asked, from the wheel itself.
 
-Why the journal: it is the source of truth, it holds every settled outcome, and reading it needs
-no device, so the statistics can be read while the table runs. The file is opened through a
-``mode=ro`` URI: a technician's query can never write to a regulated log, and SQLite's WAL
-mode lets it read while the service appends. Only ``settled`` roulette outcomes count (a void
-spin has no number a wheel could be biased towards).
-
-The wheel's own figures (SS2 ``*w`` chi-square, ``*W`` winning-number table) need the serial
-port, which the running service holds exclusively; asking for them then fails with a message
-saying so, after the journal statistics have been shown.
-
-Across tables and months, the same readings run on the floor's archive (``diag stats --dsn``):
-the records come from a :class:`RowSource`, a journal file or one table's window of the archive.
+The journal is the source of truth and needs no device; opened ``mode=ro``, it can be read while
+the table runs. Only ``settled`` roulette outcomes count. The wheel's own figures need the serial
+port the service holds; asking then fails after the journal's statistics are shown.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""The Prometheus endpoints of the floor's own processes: ``tablectl archive`` and ``dashboard``.
-
-One mechanism with the tables' (:mod:`tablectl.controller.service.metrics`): the same text
-exposition and the same asyncio endpoint (``GET /metrics``), on ``--metrics-listen HOST:PORT`` —
-off unless asked, as ``run``'s ``[metrics] listen`` / ``--metrics-listen`` is. The values are
-read at scrape time from what each process already keeps: the archiver's status (its counters,
-the gaps it asks for, the chains it found broken) and the dashboard's feed. What an operator is
-paged for with them is in ``config/prometheus/tablectl.rules.yml`` (docs/operations.md, "Runbook:
-alerts").
-"""
+"""The Prometheus endpoints of the floor's own processes, ``tablectl archive`` and ``dashboard``:
+the tables' exposition and endpoint, values read at scrape time from what each process keeps.
+Alerts: docs/operations.md, "Runbook: alerts"."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Final
 
@@ -69,6 +62,19 @@ async def serving(scraped: Scraped, listen: str | None) -> AsyncIterator[Metrics
         yield server
 
 
+def _by_reason(
+    out: Exposition,
+    name: str,
+    help_text: str,
+    counts: Mapping[str, int],
+    labels: Mapping[str, str] | None = None,
+) -> None:
+    """A counter family with one sample per ``reason`` (sorted)."""
+    out.family(name, "counter", help_text)
+    for reason, count in sorted(counts.items()):
+        out.add(name, "counter", "", {**(labels or {}), "reason": reason}, count)
+
+
 class ArchiveMetrics:
     """``tablectl archive``'s scrape: its links, counters and each table it has seen.
 
@@ -107,20 +113,14 @@ class ArchiveMetrics:
                 labels,
                 value,
             )
-        out.family(
+        _by_reason(
+            out,
             "tablectl_archive_quarantined_total",
-            "counter",
             "Messages the archive refused to store in records (kept in archive_quarantine), by"
             " reason",
+            status.quarantined_by_reason,
+            labels,
         )
-        for reason, count in sorted(status.quarantined_by_reason.items()):
-            out.add(
-                "tablectl_archive_quarantined_total",
-                "counter",
-                "",
-                {**labels, "reason": reason},
-                count,
-            )
         views = status.tables()
         for table in sorted(views):
             view = views[table]
@@ -195,22 +195,20 @@ class DashboardMetrics:
             {},
             len(floor.tables()),
         )
-        out.family(
+        _by_reason(
+            out,
             "tablectl_dashboard_malformed_total",
-            "counter",
             "Messages from the broker that were no payload of a table's, by reason (too_large, "
             "not_json, bad_number, too_deep, not_object, bad_field, bad_topic, internal): ignored",
+            floor.malformed,
         )
-        for reason, count in sorted(floor.malformed.items()):
-            out.add("tablectl_dashboard_malformed_total", "counter", "", {"reason": reason}, count)
-        out.family(
+        _by_reason(
+            out,
             "tablectl_dashboard_refused_total",
-            "counter",
             "Well-formed messages refused, by reason (tables, devices: a bound; unlinked: a "
             "record that does not link to the table's chain)",
+            floor.refused,
         )
-        for reason, count in sorted(floor.refused.items()):
-            out.add("tablectl_dashboard_refused_total", "counter", "", {"reason": reason}, count)
         out.add(
             "tablectl_dashboard_login_failures_total",
             "counter",

@@ -67,14 +67,14 @@ def expects(
     if state is None:
         return Prompt("Waiting for the table")
     faults = [str(f) for f in state.get("faults") or ()]
-    if (status or {}).get("locked") or state.get("locked"):
-        return Prompt("The table is locked", "stop", detail="Call a supervisor")
     if faults:
         return Prompt(
             f"Fault: {', '.join(faults)}",
             "stop",
             detail="Stop the game and call a supervisor",
         )
+    if (status or {}).get("locked") or state.get("locked"):
+        return Prompt("The table is locked", "stop", detail="Call a supervisor")
     if asking is not None and asking.get("code") == "read_error":
         return Prompt("Key in the card the shoe could not read", "go", key_in="card")
     phase = str(state.get("phase") or "")

@@ -3,6 +3,8 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 let screen = null;
+const KINDS = { card: "the card", number: "the number", beads: "the bead count", dice: "the dice",
+  segment: "the segment", ball: "the ball" };
 let lastInput = null;
 
 function el(tag, text, cls) {
@@ -201,7 +203,7 @@ function keypad(pad) {
   if (pad.dataset.letters) keys.push(..."ATJQK".split(""), ..."SHDC".split(""));
   keys.push("⌫");
   for (const key of keys) {
-    const b = el("button", key);
+    const b = el("button", key, /[0-9⌫]/.test(key) ? "" : "letter");
     b.type = "button";
     b.dataset.key = key;
     b.addEventListener("click", () => {
@@ -249,7 +251,7 @@ function wire() {
   $("btn-confirm").addEventListener("click", () => act("confirm", {}));
   $("btn-key-in").addEventListener("click", () => {
     const kind = (screen && screen.prompt.key_in) || "card";
-    $("key-in-kind").textContent = kind;
+    $("key-in-kind").textContent = KINDS[kind] || kind;
     $("dlg-key-in").dataset.kind = kind;
     open("dlg-key-in");
   });

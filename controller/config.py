@@ -332,6 +332,10 @@ class SecurityConfig(_Strict):
         return self
 
 
+DEALER_REQUIRED = "dealer_required"
+"""The engine's rule that ``[staff] dealer_required`` sets (:attr:`TableConfig.engine_rules`)."""
+
+
 class StaffConfig(_Strict):
     """``[staff]``: the people at the table (docs/station.md)."""
 
@@ -371,6 +375,13 @@ class TableConfig(_Strict):
     station: StationConfig = StationConfig()
     devices: tuple[DeviceConfig, ...] = ()
     source: str = "<memory>"
+
+    @property
+    def engine_rules(self) -> dict[str, Any]:
+        """``[rules]`` as the engine is built with them: ``[staff] dealer_required`` added."""
+        if self.staff is None or not self.staff.dealer_required:
+            return dict(self.rules)
+        return {**self.rules, DEALER_REQUIRED: True}
 
     @pydantic.model_validator(mode="after")
     def _unique_device_ids(self) -> TableConfig:

@@ -11,10 +11,11 @@ inner to outer, each importing only itself and what is inside it:
     controller.plugins           → games, core                   (installed packages' games)
     controller.engines           → games, config, plugins, core  (pure round engines)
     controller.journal           → config, secrets, core
-    controller.mqtt              → journal, config, secrets, core
+    controller.staff             → config, secrets, core         (the roster, sign-on, identity)
+    controller.mqtt              → staff, journal, config, secrets, core
     controller.archive           → mqtt, journal, config, secrets, core  (the floor's archive)
-    controller.service           → mqtt, journal, engines, games, config, secrets, core, drivers
-    controller.tools, .lab       → anything (composition roots; they also start simulators)
+    controller.service           → mqtt, staff, journal, engines, games, config, secrets, core, …
+    controller.tools, .lab, .station → anything (composition roots; they also start simulators)
 
 Purity is transitive: a codec, a game rule or an engine fails if anything it imports, at any depth,
 imports an I/O, event-loop or clock module. The graph is of modules: ``from tablectl.drivers import
@@ -48,8 +49,10 @@ ALLOWED: dict[str, set[str]] = {
     | CORE,
     "controller.plugins": {"controller.plugins", "controller.games"} | CORE,
     "controller.journal": {"controller.journal", "controller.config", "controller.secrets"} | CORE,
+    "controller.staff": {"controller.staff", "controller.config", "controller.secrets"} | CORE,
     "controller.mqtt": {
         "controller.mqtt",
+        "controller.staff",
         "controller.journal",
         "controller.config",
         "controller.secrets",
@@ -66,6 +69,7 @@ ALLOWED: dict[str, set[str]] = {
     "controller.service": {
         "controller.service",
         "controller.mqtt",
+        "controller.staff",
         "controller.journal",
         "controller.engines",
         "controller.games",
@@ -75,6 +79,7 @@ ALLOWED: dict[str, set[str]] = {
     | CORE,
     "controller.tools": {"controller", "drivers", "simulators"},
     "controller.lab": {"controller", "drivers", "simulators"},
+    "controller.station": {"controller", "drivers"},
     "controller": {"controller"},  # the package's own __init__
 }
 IMPURE = {

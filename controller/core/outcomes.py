@@ -24,10 +24,12 @@ class Outcome:
     reason: str | None = None
     result: dict[str, Any] | None = None
     ts: str | None = None
+    dealer: str | None = None
+    """The dealer on duty when the round opened (docs/station.md); left out when none was."""
 
     def to_payload(self) -> dict[str, Any]:
         """The outcome payload (contracts §4.3) less ``seq``/``hash``/``prev_hash`` (journal's)."""
-        return {
+        payload = {
             "schema": SCHEMA,
             "table": self.table,
             "game": self.game,
@@ -37,6 +39,9 @@ class Outcome:
             "reason": self.reason,
             "result": self.result,
         }
+        if self.dealer is not None:
+            payload["dealer"] = self.dealer
+        return payload
 
 
 @dataclass(frozen=True, kw_only=True)

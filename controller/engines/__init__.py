@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from tablectl.controller.config import validate_section
+from tablectl.controller.config import DEALER_REQUIRED, validate_section
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.core.events import TableEvent
 from tablectl.controller.core.outcomes import EngineOutput
@@ -147,4 +147,14 @@ def build_engine(
         cls: EngineClass = _import(module_name, class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{source}: engine for game {game!r} cannot be loaded: {exc}") from None
-    return cls(table_id, load_rules(game, rules, source=source), game=game, next_round=next_round)
+    # [staff] dealer_required travels with the rules (TableConfig.engine_rules): every game has it.
+    required = rules.get(DEALER_REQUIRED, False)
+    if not isinstance(required, bool):
+        raise ConfigError(f"{source}: rules.{DEALER_REQUIRED}: must be true or false")
+    raw = {k: v for k, v in rules.items() if k != DEALER_REQUIRED}
+    engine = cls(table_id, load_rules(game, raw, source=source), game=game, next_round=next_round)
+    from tablectl.controller.engines.base import RoundEngine  # noqa: PLC0415 - loaded by now
+
+    if isinstance(engine, RoundEngine):
+        engine.dealer_required = required
+    return engine

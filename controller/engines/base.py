@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Literal, cast
 
+from tablectl.controller.core.crew import NO_DEALER, Crew
 from tablectl.controller.core.errors import RuleError, TransitionNotAllowedError
 from tablectl.controller.core.events import (
     EVENT_TYPES,
@@ -19,6 +20,8 @@ from tablectl.controller.core.events import (
     Fault,
     FaultCleared,
     RoundOpen,
+    StaffOff,
+    StaffOn,
     TableEvent,
     Void,
 )
@@ -61,7 +64,16 @@ FaultAnswer = Literal["void", "hold"] | list[EngineOutput]
 # -- event routing -----------------------------------------------------------------------------
 
 SHARED_EVENTS: Final = frozenset(
-    {"round_open", "bets_closed", "void", "confirm", "fault", "fault_cleared"}
+    {
+        "round_open",
+        "bets_closed",
+        "void",
+        "confirm",
+        "fault",
+        "fault_cleared",
+        "staff_on",
+        "staff_off",
+    }
 )
 """The table's and the supervisor's events: never another game's (an engine without a handler
 of one refuses it through its machine, ``unexpected_event``)."""
@@ -198,6 +210,11 @@ class RoundEngine(ABC):
             **handlers,
         }
         self._other_games = foreign_events(family, frozenset(self._handlers), unplayed)
+        self.crew = Crew()
+        """Who is on duty (docs/station.md): kept here so a replay knows every round's dealer."""
+        self.dealer_required = False
+        """``[staff] dealer_required``: no round opens without a dealer on duty."""
+        self._round_dealer: str | None = None
 
     # -- the public surface (the runner's Engine protocol) --------------------------------------
 
@@ -222,6 +239,8 @@ class RoundEngine(ABC):
 
     def apply(self, event: TableEvent) -> list[EngineOutput]:
         """Feed one event, get what it concludes. Never raises for a bad sequence."""
+        if isinstance(event, StaffOn | StaffOff):
+            return self._staff(event)
         answered = self._intercept(event)
         if answered is not None:
             return answered
@@ -275,6 +294,11 @@ class RoundEngine(ABC):
 
     def _bets_now_closed(self, event: BetsClosed) -> list[EngineOutput]:
         """What the engine starts once bets are closed (default: nothing)."""
+        del event
+        return []
+
+    def _dealer_changed(self, event: StaffOn) -> list[EngineOutput]:
+        """A new dealer took over from another (R7: a card table owes a burn; default: nothing)."""
         del event
         return []
 
@@ -344,6 +368,20 @@ class RoundEngine(ABC):
 
     # -- what the template owns -----------------------------------------------------------------
 
+    def _staff(self, event: StaffOn | StaffOff) -> list[EngineOutput]:
+        """Who goes on or off duty; a dealer change in a round needs a supervisor."""
+        in_round = self._round is not None
+        if isinstance(event, StaffOff):
+            refused = self.crew.sign_off(event, in_round=in_round)
+            return [] if refused is None else [self._verdict(refused.code, refused.message, event)]
+        before = self.crew.last_dealer
+        refused = self.crew.sign_on(event, in_round=in_round)
+        if refused is not None:
+            return [self._verdict(refused.code, refused.message, event)]
+        if event.role == "dealer" and before not in (None, event.person):
+            return self._dealer_changed(event)
+        return []
+
     def _open_refused(self, event: RoundOpen) -> Verdict | None:
         """A held round, a latched fault (regulatory R14/R18/R21: locked until every fault is
         cleared) or a reused id."""
@@ -353,6 +391,9 @@ class RoundEngine(ABC):
             )
         if self._faults:
             return self._latched(event, "round not opened")
+        if self.dealer_required and self.crew.dealer is None:
+            message = "round not opened: no dealer on duty (a dealer signs on at the station)"
+            return self._verdict(NO_DEALER, message, event, "R17")
         if self._ids.used(event.round, self._round):
             return self._verdict(
                 DUPLICATE_ROUND, f"round id {event.round!r} was already used", event
@@ -363,6 +404,8 @@ class RoundEngine(ABC):
         """The round opening now gets its id (the event's, or the next automatic one)."""
         self._round = self._ids.take(event.round)
         self._rounds += 1
+        dealer = self.crew.dealer
+        self._round_dealer = None if dealer is None else dealer.person
 
     def _end_event(self, kind: str) -> str:
         """The machine's event that ends a round as ``kind`` (a card shoe's last coup has its
@@ -386,6 +429,7 @@ class RoundEngine(ABC):
             reason=reason,
             result=result,
             ts=event.ts,
+            dealer=self._round_dealer,
         )
         self._ids.ended(self._round)
         self._round = None
@@ -400,6 +444,7 @@ class RoundEngine(ABC):
             "rounds": self._rounds,
             "faults": sorted(self._faults),
             **more,
+            **({"staff": self.crew.view()} if self.crew.people else {}),
         }
 
     def _verdict(

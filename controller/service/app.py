@@ -26,6 +26,7 @@ from tablectl.controller.mqtt.authority import (
     authority_for,
     describe_security,
     insecure_commands,
+    roster_for,
 )
 from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.mqtt.outbound import Outbound
@@ -52,7 +53,7 @@ def build_engine_for(config: TableConfig, *, next_round: int = 1) -> Engine:
     return build_engine(
         config.table.id,
         config.table.game,
-        config.rules,
+        config.engine_rules,
         source=config.source,
         next_round=next_round,
     )
@@ -279,7 +280,7 @@ async def open_table(
         checkpoints = Checkpoints(
             config.journal.path,
             config.table.id,
-            fingerprint(table=config.table.id, game=config.table.game, rules=config.rules),
+            fingerprint(table=config.table.id, game=config.table.game, rules=config.engine_rules),
         )
         topics = Topics(config.mqtt.topic_prefix, config.table.id)
         if broker is not None:
@@ -302,6 +303,7 @@ async def open_table(
             checkpoint_every=config.journal.checkpoint_every,
             authority=authority_for(config),
             insecure_commands=insecure_commands(config),
+            roster=roster_for(config),
             clock_watch=ClockWatch(
                 max_step=config.clock.max_step_seconds, read=functools.partial(read_clock, clock)
             ),

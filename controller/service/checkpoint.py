@@ -52,6 +52,7 @@ _ALLOWED_MODULES: Final = (
 _ALLOWED_EXACT: Final = frozenset(
     {
         "tablectl.controller.core.statemachine",
+        "tablectl.controller.core.crew",
         "tablectl.controller.core.events",
         "tablectl.controller.core.outcomes",
         "tablectl.controller.service.recovery",

@@ -33,7 +33,7 @@ from tablectl.controller.staff.credentials import CredentialError, SlowHash, has
 STAFF_ROLES: Final = ("dealer", "supervisor", "technician")
 """The roles a person can hold on the floor; the same names as ``[security] roles`` keys."""
 PERSON_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
-_NAME: Final = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
+NAME: Final = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 MAX_PERSONS: Final = 10_000
 
 
@@ -155,7 +155,7 @@ def _person(entry: object, where: str, salt: bytes) -> Person:
         raise ConfigError(f"{where}: id must match {PERSON_ID.pattern}")
     where = f"{where} ({person_id})"
     name = entry.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise ConfigError(f"{where}: name must be 1 to 64 printable characters")
     roles = entry.get("roles")
     if not isinstance(roles, list) or not roles or not set(roles) <= set(STAFF_ROLES):

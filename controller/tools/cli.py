@@ -20,7 +20,9 @@ from tablectl.controller.service import stopping
 
 _CONFIG_EXIT_COMMANDS = frozenset({"run", "check-config"})
 """Commands whose config error exits :data:`EXIT_CONFIG`; the others exit :data:`EXIT_ERROR`."""
-_LONG_RUNNING = frozenset({"run", "demo", "watch", "dashboard", "archive", "simulate", "diag"})
+_LONG_RUNNING = frozenset(
+    {"run", "demo", "watch", "dashboard", "archive", "simulate", "diag", "station"}
+)
 """Commands that run until stopped: SIGINT and SIGTERM stop them in order
 (:mod:`tablectl.controller.service.stopping`, docs/operations.md "Stopping")."""
 
@@ -102,6 +104,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     check.add_argument("config", type=Path)
 
     _add_watch(sub)
+    from tablectl.controller.staff import cli as staff_cli  # noqa: PLC0415
+    from tablectl.controller.station import cli as station_cli  # noqa: PLC0415
+
+    staff_cli.add_parser(sub)
+    station_cli.add_parser(sub)
 
     cmd = sub.add_parser("cmd", help="sign a command, send it to a table, print the reply")
     from tablectl.controller.tools.commander import add_arguments as add_cmd_arguments  # noqa: PLC0415
@@ -359,6 +366,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_dashboard(args)
     if command == "watch":
         return _watch(args)
+    if command in ("staff", "station"):
+        from tablectl.controller.staff import cli as staff_cli  # noqa: PLC0415
+        from tablectl.controller.station import cli as station_cli  # noqa: PLC0415
+
+        code: int = (staff_cli if command == "staff" else station_cli).run(args)
+        return code
     if command == "verify":
         return _verify(args)
     if command == "archive-admin":

@@ -28,6 +28,12 @@ EXAMPLES: Final[Mapping[str, str]] = {
     "replay": "tablectl replay --config /etc/tablectl/ROU-01.toml rounds.jsonl",
     "check-config": "tablectl check-config /etc/tablectl/ROU-01.toml",
     "watch": "tablectl watch --url mqtt://127.0.0.1:1883 --table ROU-01",
+    "staff": "tablectl staff list --roster /etc/tablectl/roster.toml",
+    "staff init": "tablectl staff init --roster /etc/tablectl/roster.toml",
+    "staff add": "tablectl staff add --roster /etc/tablectl/roster.toml --id D-0142 "
+    '--name "Ana Ruiz" --role dealer',
+    "staff list": "tablectl staff list --roster /etc/tablectl/roster.toml",
+    "station": "tablectl station --config /etc/tablectl/BAC-01.toml --listen 127.0.0.1:8090",
     "cmd": 'tablectl cmd void \'{"reason": "foreign_object", "round": "ROU-01-000123"}\' --config '
     "/etc/tablectl/ROU-01.toml --role supervisor --key-file supervisor.key --by pit-17",
     "diag": "tablectl diag probe wheel --config /etc/tablectl/ROU-01.toml",

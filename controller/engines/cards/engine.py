@@ -9,7 +9,7 @@ card (seed-001 §2.2 (d); L4025, L4123). Pure; an outcome's ``ts`` is its last e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from tablectl.controller.core.errors import TransitionNotAllowedError
 from tablectl.controller.core.events import (
@@ -19,10 +19,11 @@ from tablectl.controller.core.events import (
     Decision,
     RngDraw,
     RoundOpen,
+    StaffOn,
     TableEvent,
 )
 from tablectl.controller.core.outcomes import EngineOutput, Outcome
-from tablectl.controller.engines.base import VOID_ROUND_ABANDONED
+from tablectl.controller.engines.base import IDLE, VOID_ROUND_ABANDONED
 from tablectl.controller.engines.cards.phases import (
     BURNING,
     DEAL_ERROR_NOTED,
@@ -48,6 +49,9 @@ from tablectl.controller.games.rng import (
     rng_order,
 )
 from tablectl.drivers.cards import Card as PlayingCard
+
+BURN_MISSED: Final = "burn_missed"
+"""A card dealt into a round before the burn a dealer change owes (R7)."""
 
 
 class CardEngine(CardTable):
@@ -91,6 +95,8 @@ class CardEngine(CardTable):
         self._read_in_round = 0
         """Cards read in the round in progress (not the carried ones it began with): an RNG's
         draw is too late once the first is out."""
+        self._burn_owed = 0
+        """Cards still to burn after a dealer change (R7, ``burn_after_dealer_change``)."""
 
     # -- public surface -------------------------------------------------------------------------
 
@@ -106,7 +112,11 @@ class CardEngine(CardTable):
             return model is not None and model.expects_card() and model.next_hidden()
         if phase == BURNING:
             return self._life.burn_hidden
-        return False
+        return self._burns_now()
+
+    def _burns_now(self) -> bool:
+        """The next card is a dealer change's burn: owed, and no card of a round is due yet."""
+        return self._burn_owed > 0 and self.phase in (IDLE, OPEN)
 
     def snapshot(self) -> dict[str, Any]:
         """Table state for the ``state`` topic: never an undealt, burned or face-down card (seed-000
@@ -122,7 +132,15 @@ class CardEngine(CardTable):
             state["deal"] = None if self._model is None else self._model.prompt()
         if self._game_rules.rng_draw:
             state["rng"] = self._rng_state()
+        if self._burn_owed:
+            state["dealer_burn"] = self._burn_owed
         return state
+
+    def _dealer_changed(self, event: StaffOn) -> list[EngineOutput]:
+        """R7: cards are burned after a dealer change (``[rules] burn_after_dealer_change``)."""
+        del event
+        self._burn_owed = self._shoe_rules.burn_after_dealer_change
+        return []
 
     # -- round lifecycle ------------------------------------------------------------------------
 
@@ -300,6 +318,10 @@ class CardEngine(CardTable):
             self._machine.fire("read_error")  # same effect as a read error: nothing moves
             return [self._finding(parsed, event)]
         phase = self.phase
+        if self._burn_owed:
+            burned = self._dealer_burn(parsed, event)
+            if burned is not None:
+                return burned
         if phase == OPEN:
             return self._misdeal(parsed, event)
         if phase in (DEALING, PENDING_DECISION):
@@ -315,6 +337,21 @@ class CardEngine(CardTable):
             # (R10: the dealer counts the stub); the shoe_empty that follows reconciles (R6).
             return outputs
         return outputs + self._idle_card(parsed, event)
+
+    def _dealer_burn(self, card: PlayingCard, event: Card) -> list[EngineOutput] | None:
+        """R7: between rounds (or while bets are open) the card is burned unseen; dealt into a
+        round instead, it is ``burn_missed`` and the round is void. ``None``: not a burn's."""
+        if self._burns_now():
+            self._burn_owed -= 1
+            return self._deal_from_shoe(card, event, hidden=True)
+        if self.phase not in (DEALING, PENDING_DECISION) or self._round is None:
+            return None
+        self._burn_owed = 0
+        message = f"{card.code} was dealt before the burn a dealer change owes"
+        verdict = self._verdict(BURN_MISSED, message, event, "R7")
+        self._machine.fire(self._end_event("void"))
+        outputs = self._deal_from_shoe(card, event, hidden=False)
+        return [verdict, *outputs, self._end_round("void", BURN_MISSED, event)]
 
     def _card_in_round(self, card: PlayingCard, event: Card) -> list[EngineOutput]:
         assert self._model is not None

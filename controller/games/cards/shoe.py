@@ -77,6 +77,9 @@ class ShoeRules(pydantic.BaseModel):
     burn: bool = False
     """Expect the burn procedure after each shuffle (seed-000 BAC-E6, V-BAC-1)."""
 
+    burn_after_dealer_change: int = pydantic.Field(default=0, ge=0, le=10)
+    """Cards burned unseen after a dealer change, before the next round's first card (R7)."""
+
     cut_card_min_behind: int = pydantic.Field(default=0, ge=0)
     """Cards that must remain behind the cut card when it comes out; 0 disables the check."""
 

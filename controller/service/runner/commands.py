@@ -38,6 +38,8 @@ from tablectl.controller.service.runner.records import MAX_REASON, OUTPUT_TYPES,
 from tablectl.controller.service.runner.resend import ANONYMOUS, Resender, ResendRefusedError
 from tablectl.controller.service.runner.state import EventQueue, TableState
 from tablectl.controller.service.runner.views import TableOutputs, TableViews, status_view
+from tablectl.controller.staff.identity import NOBODY, IdentityError, Sender, sender, staff_event
+from tablectl.controller.staff.roster import Roster
 from tablectl.drivers.clock import Clock
 
 log = structlog.get_logger("tablectl.runner")
@@ -138,8 +140,10 @@ class CommandDesk:
         clock: Clock,
         authority: CommandAuthority | None,
         insecure: bool,
+        roster: Roster | None = None,
     ) -> None:
         self._state = state
+        self._roster = roster
         self._journal = journal
         self._committer = committer
         self._queue = queue
@@ -191,10 +195,16 @@ class CommandDesk:
             return self._refuse(verb, request, _refused(verdict, why), code)
         if not verdict.accepted:
             return self._refuse(verb, request, verdict, code)
-        if verb == "clock_confirm":
-            return self._confirm_clock(request, verdict, corr)
         try:
-            event = self._command_event(verb, request)
+            who = sender(self._roster, request, verdict.role)
+        except IdentityError as exc:
+            return self._refuse(verb, request, _refused(verdict, str(exc)), exc.code)
+        if verb == "clock_confirm":
+            return self._confirm_clock(request, verdict, corr, who)
+        try:
+            event = staff_event(self._roster, self._command_event(verb, request), who, verdict.role)
+        except IdentityError as exc:
+            return self._refuse(verb, request, _refused(verdict, str(exc)), exc.code)
         except EventFormatError as exc:
             code = exc.code if isinstance(exc, CommandRefusedError) else "bad_request"
             return self._refuse(verb, request, _refused(verdict, str(exc)), code)
@@ -203,7 +213,7 @@ class CommandDesk:
             event = replace(event, by=verdict.by)
         # The verdict is durable before the event is acted on; a journal that cannot take it
         # cannot take the event either, so nothing happens unrecorded.
-        record = self._journal_command(verb, request, verdict)
+        record = self._journal_command(verb, request, verdict, who)
         if record is None:
             error = "not journaled: the journal refused the command record"
             return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
@@ -216,14 +226,14 @@ class CommandDesk:
         return _reply(corr, ok=True, seq=records[0].seq, command_seq=record.seq, outputs=outputs)
 
     def _confirm_clock(
-        self, request: Mapping[str, Any], verdict: CommandVerdict, corr: object
+        self, request: Mapping[str, Any], verdict: CommandVerdict, corr: object, who: Sender
     ) -> dict[str, Any]:
         """``cmd/clock_confirm``: the table's clock is right now (after a ``clock_step``);
         retention resumes and signed commands are judged by their time again."""
         if self._views.clock_suspect() is None:
             why = "the table's clock is not suspect: nothing to confirm"
             return self._refuse("clock_confirm", request, _refused(verdict, why), "clock_trusted")
-        record = self._journal_command("clock_confirm", request, verdict)
+        record = self._journal_command("clock_confirm", request, verdict, who)
         if record is None:
             error = "not journaled: the journal refused the command record"
             return _reply(corr, error=error, code=JOURNAL_UNAVAILABLE)
@@ -344,14 +354,18 @@ class CommandDesk:
         return fields
 
     def _journal_command(
-        self, verb: str, request: Mapping[str, Any], verdict: CommandVerdict
+        self,
+        verb: str,
+        request: Mapping[str, Any],
+        verdict: CommandVerdict,
+        who: Sender = NOBODY,
     ) -> JournalRecord | None:
         """Journal an accepted command's ``command`` record before it acts.
 
         Returns the stored record, or ``None`` when the journal refused it (logged: the reply
         says so, and the command is then not acted on).
         """
-        record = {"type": "command", **self._command_fields(verb, request, verdict)}
+        record = {"type": "command", **self._command_fields(verb, request, verdict), **who.fields()}
         stored = self._committer.journal_records([record], raising=False)
         if not stored:
             log.error("command_not_journaled", verb=record["verb"])

@@ -39,6 +39,7 @@ from tablectl.controller.service.runner.views import (
     TableViews,
     betting_view,
 )
+from tablectl.controller.staff.roster import Roster
 from tablectl.drivers import events as dev
 from tablectl.drivers.base import Driver
 from tablectl.drivers.clock import Clock
@@ -87,6 +88,7 @@ class TableRunner:
         checkpoint_every: int = CHECKPOINT_EVERY,
         authority: CommandAuthority | None = None,
         insecure_commands: bool = False,
+        roster: Roster | None = None,
         refusals: RefusalLog | None = None,
         clock_watch: ClockWatch | None = None,
     ) -> None:
@@ -153,6 +155,7 @@ class TableRunner:
             clock=clock,
             authority=authority,
             insecure=insecure_commands,
+            roster=roster,
         )
         self.timer = BettingTimer(
             betting or BettingConfig(),

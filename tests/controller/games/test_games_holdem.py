@@ -880,6 +880,7 @@ def test_rule_book_defaults() -> None:
         "jokers_per_deck": 0,
         "ranks": "A23456789TJQK",
         "burn": False,
+        "burn_after_dealer_change": 0,
         "cut_card_min_behind": 0,
         "last_coup": "current",
         "on_fault": "decide",

@@ -68,6 +68,11 @@ class Topics:
         return f"{self.base}/state"
 
     @property
+    def staff(self) -> str:
+        """Who is on duty (retained; docs/station.md)."""
+        return f"{self.base}/staff"
+
+    @property
     def events(self) -> str:
         return f"{self.base}/events"
 

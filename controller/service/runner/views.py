@@ -109,6 +109,7 @@ class TableViews:
         self._clock = clock
         self.clock_watch = clock_watch
         self._state_seq = journal.last_seq
+        self._staff: Mapping[str, Any] | None = None
         """The journal's last ``seq`` when ``state`` was last built (the outbox backlog's edge)."""
 
     def publish_state(self) -> None:
@@ -128,6 +129,16 @@ class TableViews:
             clock_suspect=self.clock_suspect(),
         )
         self._outputs.set_view("state", view)
+        self._publish_staff(view.get("staff"), view["ts"])
+
+    def _publish_staff(self, staff: Mapping[str, Any] | None, ts: str) -> None:
+        """The retained ``staff`` (docs/station.md) when who is on duty changed; never on a table
+        that has had nobody on duty (its topics stay as they were)."""
+        if staff == self._staff:
+            return
+        self._staff = staff
+        body = staff or {"dealer": None, "supervisors": [], "technicians": []}
+        self._outputs.set_view("staff", {"schema": 1, "table": self.table_id, "ts": ts, **body})
 
     def _outbox_pending(self) -> int:
         """Records journaled before this batch (up to the last ``state``'s ``seq``) that the broker

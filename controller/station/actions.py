@@ -222,9 +222,13 @@ CODE_WORDS: Final[Mapping[str, str]] = {
     "not_in_role": "That person may not do this",
     "dealer_change_mid_round": "A dealer change during a round needs a supervisor",
     "no_dealer": "No dealer is on duty: sign on first",
+    "not_on_duty": "That person is not on duty",
 }
 """Refusal codes (docs/mqtt.md) in a dealer's words; an unknown code shows the table's
 ``error``."""
+REFUSING: Final = frozenset({"dealer_change_mid_round", "not_on_duty", "no_dealer"})
+"""Verdict codes that mean the event was refused (docs/station.md), though accepted as a
+command."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +247,9 @@ def words(command: Command, reply: Mapping[str, Any] | None) -> Said:
     if reply is None:
         return Said(False, "The table did not answer: is it running?", code="no_reply")
     if reply.get("ok") is True:
+        refusal = _refusal(reply.get("outputs"))
+        if refusal is not None:
+            return refusal
         detail = _verdicts(reply.get("outputs"))
         if detail:
             return Said(True, f"{command.done}, but the table says:", detail, reply=reply)
@@ -253,6 +260,17 @@ def words(command: Command, reply: Mapping[str, Any] | None) -> Said:
     if not isinstance(code, str):
         return Said(False, "The table refused it", shown, reply=reply)
     return Said(False, CODE_WORDS.get(code, "The table refused it"), shown, code, reply)
+
+
+def _refusal(outputs: object) -> Said | None:
+    """An accepted event the table's rules refused with a code of :data:`REFUSING` (a dealer
+    change in a round): to the screen it is a refusal, and it says what to do."""
+    for output in outputs if isinstance(outputs, Sequence) else ():
+        if isinstance(output, Mapping) and output.get("code") in REFUSING:
+            code = str(output["code"])
+            message = output.get("message")
+            return Said(False, CODE_WORDS[code], str(message)[:200] if message else None, code)
+    return None
 
 
 def _verdicts(outputs: object) -> str | None:

@@ -54,6 +54,12 @@ class Table:
         entry = CATALOG.get(self.game)
         return entry.family if entry is not None else "unknown"
 
+    @property
+    def decisions(self) -> bool:
+        """Whether the dealer closes decision windows (a dealer-screen card game)."""
+        entry = CATALOG.get(self.game)
+        return entry is not None and entry.dealer_screen
+
 
 def expects(
     table: Table,
@@ -148,6 +154,9 @@ def _cards(table: Table, phase: str, state: Mapping[str, Any]) -> Prompt:
         return Prompt("Shoe over: waiting for the shuffler")
     if phase == "burn":
         return _burn(shoe.get("burn"))
+    owed = state.get("dealer_burn")
+    if isinstance(owed, int) and owed > 0 and phase in ("idle", "open"):
+        return Prompt(f"Dealer change: burn {owed} card{'s' if owed != 1 else ''} face down", "go")
     found = _opening(table, phase, "the next coup")
     if found is not None:
         return found

@@ -18,6 +18,8 @@ from tablectl.controller.station.prompts import Table, expects, position_name
 from tablectl.controller.tools.summary import printable
 
 _SHORT = 48
+_FIRST = ("player", "banker", "dragon", "tiger", "andar", "bahar")
+"""Positions a dealer reads left to right in this order; any other keeps the engine's order."""
 
 
 def _p(value: object, limit: int = _SHORT) -> str:
@@ -35,6 +37,7 @@ def model(view: TableView, table: Table, desk: Desk, *, station: str) -> dict[st
         "family": table.family,
         "station": station,
         "dealer_betting": table.betting == "dealer",
+        "decisions": table.decisions,
         "lab": desk.lab,
         "link": view.link,
         "online": (view.status or {}).get("state") != "offline" and view.status is not None,
@@ -64,7 +67,9 @@ def _hands(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     coup = state.get("coup")
     if isinstance(coup, Mapping):
         hands = []
-        for position, cards in list(coup.items())[:12]:
+        first = {name: i for i, name in enumerate(_FIRST)}
+        ordered = sorted(list(coup.items())[:12], key=lambda item: first.get(item[0], len(first)))
+        for position, cards in ordered:
             if isinstance(cards, list):
                 shown = [None if c is None else _p(c, 4) for c in cards[:12]]
                 hands.append({"name": position_name(_p(position, 24)), "cards": shown})

@@ -9,15 +9,20 @@ screen sends is what a floor table would judge. Screenshots go to docs/images/st
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tablectl.controller.lab.tables import serve_sim
+from tablectl.simulators.shoe import ShoeFault, SimShoe
+from tablectl.simulators.shuffler import SimShuffler
 from tablectl.simulators.ss2 import DEFAULT_MODE
 from tests.support.dashboard import browser, env
 from tests.support.mosquitto import MosquittoProcess, free_port
@@ -339,3 +344,166 @@ async def test_a_technician_clears_the_wheels_fault_from_the_screen(
         )
         commands = [c for c in _records(sub, "ROU-ST", "command") if c["verb"] == "clear_fault"]
         assert {(c["role"], c["by"]) for c in commands} == {("technician", "T-0300")}
+
+
+def _baccarat_points(card: str) -> int:
+    faces = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}
+    return faces[card[0]] if card[0] in faces else int(card[0])
+
+
+async def _deal_until(page: Any, shoe: SimShoe, *, stop: str) -> None:
+    """The dealer pulls cards while the screen asks for them (a burn, the coup) until ``stop``."""
+    for _ in range(20):
+        text = await page.inner_text("#prompt-text")
+        if text == stop:
+            return
+        if text.startswith(("Burn", "Draw and show", "Deal ", "Dealer change: burn")):
+            shoe.request(1)
+        await page.wait_for_function(
+            "t => document.getElementById('prompt-text').textContent !== t", arg=text
+        )
+    raise AssertionError(f"the screen never asked for {stop!r}")
+
+
+@contextlib.asynccontextmanager
+async def _baccarat_table(
+    tmp_path: Path, mosquitto: MosquittoProcess, shoe: SimShoe, *, rules: str = ""
+) -> AsyncIterator[tuple[Any, Subscriber, SimShuffler]]:
+    """A baccarat table (``tablectl run``) whose shoe and shuffler are simulated on TCP ports,
+    its station, a touch page on it and a subscriber to the table's topics."""
+    shuffler = SimShuffler(seed=7, speed=50, decks=8)
+    async with asyncio.TaskGroup() as group:
+        shoe_port = await serve_sim(group, shoe, "shoe")
+        shuffler_port = await serve_sim(group, shuffler, "shuffler")
+        devices = "\n".join(
+            f'[[devices]]\nid = "{name}"\ndriver = "{driver}"\n'
+            f'port = "socket://127.0.0.1:{port}"\nreconnect_max_delay = 0.5\n{extra}'
+            for name, driver, port, extra in (
+                ("shoe", "serial-shoe", shoe_port, ""),
+                ("shuffler", "tablectl-shuffler", shuffler_port, "decks = 8\n"),
+            )
+        )
+        config = table_config(
+            tmp_path,
+            table="BAC-ST",
+            game="baccarat",
+            mqtt_url=mosquitto.url,
+            body=f'[betting]\nmode = "dealer"\n\n[rules]\ndecks = 8\n{rules}\n\n{devices}',
+        )
+        try:
+            async with Subscriber(mosquitto.host, mosquitto.port, "it/BAC-ST/#") as sub:
+                with start_controller(config, tmp_path):
+                    async with station_page(config, tmp_path) as page:
+                        yield page, sub, shuffler
+        finally:
+            for task in group._tasks:
+                task.cancel()
+
+
+async def _first_shoe(page: Any, shoe: SimShoe, shuffler: SimShuffler) -> None:
+    """Ana signs on, the shuffler shuffles, the first card is shown and its burn dealt."""
+    await sign_on(page, "BADGE-0142", name="Ana Ruiz")
+    await prompt_is(page, "Waiting for the shuffler")
+    shuffler.press_start(time.monotonic())
+    await prompt_is(page, "Draw and show the first card")
+    await _deal_until(page, shoe, stop="Open betting")
+
+
+async def test_baccarat_a_misread_card_keyed_in_and_a_misdeal_voided_by_a_supervisor(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    plain = SimShoe(seed=7, decks=8, rate=0)
+    burn = _baccarat_points(plain.cards[0]) or 10
+    banker_first = 1 + burn + 2  # P1 B1: the Banker's first card is the coup's second
+    missed = plain.cards[banker_first - 1]
+    misread = ShoeFault.from_spec(f"unreadable@{banker_first}")
+    shoe = SimShoe(seed=7, decks=8, rate=0, faults=[misread])
+    async with _baccarat_table(tmp_path, mosquitto, shoe) as (page, sub, shuffler):
+        await _first_shoe(page, shoe, shuffler)
+        await _coup(page, shoe, missed)
+    cards = _records(sub, "BAC-ST", "card")
+    manual = [c for c in cards if c.get("manual")]
+    assert [c["card"] for c in manual] == [missed]
+    assert [v["code"] for v in _records(sub, "BAC-ST", "verdict")] == ["read_error"]
+    (void,) = _records(sub, "BAC-ST", "outcome")
+    assert (void["status"], void["reason"]) == ("void", "misdeal")
+    commands = [(c["verb"], c["role"], c["by"]) for c in _records(sub, "BAC-ST", "command")]
+    assert ("void", "supervisor", "S-0007") in commands
+    assert ("event", "dealer", "D-0142") in commands
+
+
+async def _coup(page: Any, shoe: SimShoe, missed: str) -> None:
+    await tap(page, "#btn-open")
+    await prompt_is(page, "Close betting")
+    await tap(page, "#btn-close")
+    await prompt_is(page, "Deal Player's first card")
+    await _deal_until(page, shoe, stop="Key in the card the shoe could not read")
+    await screenshot(page, "misread")
+    await tap(page, "#btn-key-in")
+    await type_on_keypad(page, "dlg-key-in", missed)
+    await page.focus("#key-in-again")
+    await type_on_keypad(page, "dlg-key-in", missed)
+    await tap(page, "#key-in-go")
+    await toast_is(page, f"Card {missed} keyed in")
+    await prompt_is(page, "Deal Player's second card")
+    assert missed in await page.inner_text("#hands")
+    await screenshot(page, "baccarat")
+    # The dealer exposes a card: a misdeal; the supervisor voids the coup with badge + PIN.
+    await tap(page, "#btn-call")
+    await page.wait_for_selector("#called:not([hidden])")
+    await tap(page, "#btn-supervisor")
+    await tap(page, "#dlg-supervisor .reason[data-reason='misdeal']")
+    await page.wait_for_selector("#dlg-signer:not([hidden])")
+    await page.keyboard.type("BADGE-0007")
+    await page.keyboard.press("Enter")
+    await type_on_keypad(page, "dlg-signer", "9051")
+    await screenshot(page, "supervisor")
+    await tap(page, "#signer-go")
+    await page.wait_for_function(
+        "() => document.getElementById('toast-msg').textContent.endsWith('void: misdeal')"
+    )
+    await page.wait_for_selector("#results li.void")
+    assert await page.inner_text("#results li.void") == "void: misdeal"
+    await tap(page, "#btn-uncall")
+
+
+async def test_a_dealer_change_with_its_burn_and_one_mid_round_signed_by_a_supervisor(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    shoe = SimShoe(seed=7, decks=8, rate=0)
+    rules = "burn_after_dealer_change = 1"
+    async with _baccarat_table(tmp_path, mosquitto, shoe, rules=rules) as (page, sub, shuffler):
+        await _first_shoe(page, shoe, shuffler)
+        # Between rounds: Ben takes over by badge, and the change owes a burn (R7).
+        await sign_on(page, "BADGE-0177", name="Ben Okafor")
+        await prompt_is(page, "Dealer change: burn 1 card face down")
+        await page.wait_for_function(
+            "() => document.getElementById('on-duty').textContent.includes('Ben Okafor')"
+        )
+        await screenshot(page, "dealer-change")
+        await _deal_until(page, shoe, stop="Open betting")
+        await tap(page, "#btn-open")
+        await tap(page, "#btn-close")
+        await prompt_is(page, "Deal Player's first card")
+        shoe.request(1)
+        await prompt_is(page, "Deal Banker's first card")
+        # In the round Ana cannot take over alone: the screen asks a supervisor to sign it.
+        await tap(page, "#btn-sign-on")
+        await page.keyboard.type("BADGE-0142")
+        await page.keyboard.press("Enter")
+        await page.wait_for_selector("#dlg-signer:not([hidden])", timeout=15_000)
+        title = await page.inner_text("#signer-title")
+        assert title == "A dealer change during a round needs a supervisor"
+        await sign_as(page, badge="BADGE-0007", pin="9051")
+        await toast_is(page, "Ana Ruiz is on duty as dealer")
+    changes = [(r["person"], r.get("supervisor")) for r in _records(sub, "BAC-ST", "staff_on")]
+    # The refused attempt is journaled too, then its verdict: the journal says who tried.
+    assert changes == [("D-0142", None), ("D-0177", None), ("D-0142", None), ("D-0142", "S-0007")]
+    refused = [v for v in _records(sub, "BAC-ST", "verdict")]
+    assert [v["code"] for v in refused] == ["dealer_change_mid_round"]
+    records = [p for p in sub.payloads("it/BAC-ST/events")]
+    ben = next(i for i, r in enumerate(records) if r.get("person") == "D-0177")
+    burn = next(r for r in records[ben:] if r["type"] == "card")
+    assert burn["card"] is None  # burned unseen (R7)
+    staff = sub.payloads("it/BAC-ST/staff")[-1]
+    assert staff["dealer"]["person"] == "D-0142"

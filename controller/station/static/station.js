@@ -91,6 +91,7 @@ function render(model) {
   }
   $("btn-open").hidden = !model.dealer_betting;
   $("btn-close").hidden = !model.dealer_betting;
+  $("btn-confirm").hidden = !model.decisions;
   $("called").hidden = !model.supervisor_called;
   document.body.dataset.ready = "1";
 }
@@ -150,7 +151,8 @@ function askSigner(roles, title) {
     b.addEventListener("click", () => choose(box, b));
     box.append(b);
   });
-  $("signer-title").textContent = title || (roles[0] + ": badge and PIN");
+  const who = roles.map((r) => r[0].toUpperCase() + r.slice(1)).join(" or ");
+  $("signer-title").textContent = title || who + ": badge and PIN";
   open("dlg-signer");
   return new Promise((resolve) => { signerDone = resolve; });
 }
@@ -163,10 +165,10 @@ function choose(box, button) {
   button.classList.add("chosen");
 }
 
-async function act(action, fields, roles) {
+async function act(action, fields, roles, title) {
   let signer = null;
   if (roles) {
-    signer = await askSigner(roles);
+    signer = await askSigner(roles, title);
     if (!signer) return null;
   }
   let said = await post("/api/act", signer ? { action, fields, signer } : { action, fields });
@@ -178,7 +180,7 @@ async function act(action, fields, roles) {
 }
 
 function clearFault(device, code) {
-  act("clear_fault", { device, code }, ["technician", "supervisor"]);
+  act("clear_fault", { device, code }, ["technician", "supervisor"], "Clear " + code + ": badge and PIN");
 }
 
 let signOnWithSupervisor = false;
@@ -272,9 +274,9 @@ function wire() {
   $("btn-uncall").addEventListener("click", () => post("/api/call", { cancel: true }));
   $("btn-supervisor").addEventListener("click", () => open("dlg-supervisor"));
   for (const b of document.querySelectorAll("#dlg-supervisor .reason")) {
-    b.addEventListener("click", () => { closeAll(); act("void", { reason: b.dataset.reason }, ["supervisor"]); });
+    b.addEventListener("click", () => { closeAll(); act("void", { reason: b.dataset.reason }, ["supervisor"], "Void the round (" + b.textContent + "): supervisor's badge and PIN"); });
   }
-  $("sup-approve").addEventListener("click", () => { closeAll(); act("approve", {}, ["supervisor"]); });
+  $("sup-approve").addEventListener("click", () => { closeAll(); act("approve", {}, ["supervisor"], "Approve: supervisor's badge and PIN"); });
   $("sup-dealer-change").addEventListener("click", () => {
     closeAll();
     signOnWithSupervisor = true;

@@ -216,3 +216,11 @@ async def test_a_lab_desk_sends_unsigned_requests_naming_the_person(table: _Tabl
     assert (request["person"], request["by"]) == ("D-0142", "D-0142")
     assert "sig" not in request
     assert "role" not in request
+
+
+def test_an_event_the_rules_refuse_is_a_refusal_on_the_screen() -> None:
+    command = Command("event", {"event": {"type": "staff_on"}}, "Ben Okafor is on duty")
+    verdict = {"type": "verdict", "code": "dealer_change_mid_round", "message": "refused: x"}
+    said = words(command, {"ok": True, "outputs": [verdict]})
+    assert (said.ok, said.code, said.detail) == (False, "dealer_change_mid_round", "refused: x")
+    assert said.message == "A dealer change during a round needs a supervisor"

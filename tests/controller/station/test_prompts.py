@@ -110,3 +110,20 @@ def test_fan_tan_asks_for_the_bead_count_once_bets_are_closed() -> None:
 )
 def test_positions_in_dealer_words(position: str, words: str) -> None:
     assert position_name(position) == words
+
+
+def test_a_dealer_change_asks_for_its_burn_before_betting_opens() -> None:
+    engine = build_engine("T-1", "baccarat", {"burn_after_dealer_change": 1}, source="<test>")
+    table = Table("baccarat", "dealer")
+    dealer = {"type": "staff_on", "role": "dealer", "how": "badge"}
+    state = _feed(
+        engine,
+        {"type": "shuffle_completed", "cards": 416},
+        {"type": "card", "card": "AH"},
+        {"type": "card", "card": "2C"},
+        {**dealer, "person": "D-1"},
+        {**dealer, "person": "D-2"},
+    )
+    assert expects(table, state).text == "Dealer change: burn 1 card face down"
+    state = _feed(engine, {"type": "card", "card": "3C"})
+    assert expects(table, state).text == "Open betting"

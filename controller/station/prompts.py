@@ -72,7 +72,8 @@ def expects(
         return Prompt("The table controller is offline", "stop", detail="Call a technician")
     if state is None:
         return Prompt("Waiting for the table")
-    faults = [str(f) for f in state.get("faults") or ()]
+    found = state.get("faults")
+    faults = [str(f) for f in found[:8]] if isinstance(found, list) else []
     if faults:
         return Prompt(
             f"Fault: {', '.join(faults)}",

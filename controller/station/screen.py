@@ -44,10 +44,10 @@ def model(view: TableView, table: Table, desk: Desk, *, station: str) -> dict[st
         "phase": _p(state.get("phase") or "–"),
         "round": _p(state.get("round")) if state.get("round") else None,
         "prompt": {
-            "text": prompt.text,
+            "text": _p(prompt.text, 120),
             "tone": prompt.tone,
             "key_in": prompt.key_in,
-            "detail": prompt.detail,
+            "detail": _p(prompt.detail, 120) if prompt.detail else None,
         },
         "hands": _hands(state),
         "devices": _devices(view),

@@ -147,6 +147,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "  tablectl diag stats --config /etc/tablectl/ROU-01.toml --last 500 --svg rou.svg\n"
         "  tablectl diag stats --dsn postgresql://archive@db/tablectl --since 2026-01-01T00:00Z"
         " --per-month\n"
+        "  tablectl diag stats --dsn postgresql://archive@db/tablectl --by dealer --json\n"
         "\n"
         "A chi-square test is judged only when every cell expects at least 5 (185 spins on a\n"
         "european wheel, 65 shoes for ranks by position); below that a passing test says\n"
@@ -198,6 +199,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=5,
         metavar="N",
         help="pockets per sector in the wheel's sector chart (default 5)",
+    )
+    stats.add_argument(
+        "--by",
+        choices=("dealer",),
+        help="one report of every dealer's rounds, pace, voids, misdeals, manual entries, deal"
+        " errors and results against theory, across the journal or the archive's tables"
+        " (default: the table's wheel or shuffle report)",
     )
     archive = stats.add_argument_group(
         "the floor's archive (instead of a journal): every table's report, each its game's"
@@ -303,6 +311,7 @@ async def _dispatch(
             device=args.device,
             svg=args.svg,
             sector=args.sector,
+            by=args.by,
         )
         return await run_stats(request, out=out, err=err, as_json=args.json)
 

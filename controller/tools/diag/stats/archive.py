@@ -73,7 +73,7 @@ async def run_archive_stats(
             game = journal_game(whole)
             if game is None:
                 line = f"{table}: no outcome, shuffle or card in the archive: nothing to analyse"
-                _note(err if named else out, line, named)
+                note(err if named else out, line, named)
                 status = max(status, int(named))
                 continue
             windows: list[tuple[datetime | None, datetime | None]] = [
@@ -95,30 +95,30 @@ async def run_archive_stats(
                 try:
                     status = max(status, await run_one(one, out=out, err=err, as_json=as_json))
                 except DiagError as exc:  # this table's game has no statistics: say so, go on
-                    _note(err if named else out, f"{table}: {exc}", named)
+                    note(err if named else out, f"{table}: {exc}", named)
                     status = max(status, int(named))
                     break
-                _left_out(notes, table, head, source)
+                left_out(notes, table, head, source)
                 if not as_json:
                     out.write("\n")
     if request.key is None:
-        _note(notes, AUTHORSHIP_UNVERIFIED, error=False)
+        note(notes, AUTHORSHIP_UNVERIFIED, error=False)
     return status
 
 
-def _left_out(stream: TextIO, table: str, head: int, source: ArchiveReader) -> None:
+def left_out(stream: TextIO, table: str, head: int, source: ArchiveReader) -> None:
     """Say what the report did not count: records past the verified head, and (with the key)
     records whose own ``auth`` is not the table's."""
     after = source.unverified()
     if after:
-        _note(
+        note(
             stream,
             f"{table}: {after} record(s) after the archive's verified head (seq {head}) left out:"
             " not yet verified in their chain",
             error=False,
         )
     if source.refused:
-        _note(
+        note(
             stream,
             f"{table}: {source.refused} record(s) left out: their auth does not match the"
             " table's key (forged or stripped)",
@@ -144,6 +144,6 @@ def _variant(source: RowSource) -> str | None:
             rows.close()
 
 
-def _note(stream: TextIO, line: str, error: bool) -> None:
+def note(stream: TextIO, line: str, error: bool) -> None:
     stream.write(f"tablectl diag stats: {line}\n" if error else f"{line}\n")
     stream.flush()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import shutil
 import textwrap
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -69,6 +70,8 @@ class StatsRequest:
     key: bytes | None = None
     """With ``dsn``: the tables' journal key; only records whose own ``auth`` it matches count
     (``None``: authorship unverified, said in the report)."""
+    by: str | None = None
+    """``"dealer"``: one report of every dealer's rounds instead of a table's (:mod:`.staff`)."""
 
     @property
     def columns(self) -> int:
@@ -114,7 +117,7 @@ def _kind(
     )
 
 
-def _sources(request: StatsRequest) -> tuple[TableConfig | None, Path | RowSource, Variant]:
+def resolve_sources(request: StatsRequest) -> tuple[TableConfig | None, Path | RowSource, Variant]:
     config = load_config(request.config) if request.config is not None else None
     if config is None and request.journal is None:
         raise DiagError("give --config FILE (or --journal FILE)")
@@ -135,6 +138,12 @@ def _table_id(config: TableConfig | None, journal: Path | RowSource) -> str | No
 
 async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
     """Print the report; 1 if the wheel was asked for and could not be reached, else 0."""
+    if request.by is not None:
+        from tablectl.controller.tools.diag.stats.staff import run_by_dealer  # noqa: PLC0415
+
+        return await _fitted(
+            request, out, as_json, lambda o: run_by_dealer(request, out=o, err=err, as_json=as_json)
+        )
     if request.dsn is not None:
         from tablectl.controller.tools.diag.stats.archive import run_archive_stats  # noqa: PLC0415
 
@@ -145,11 +154,22 @@ async def run_stats(request: StatsRequest, *, out: TextIO, err: TextIO, as_json:
     journal = request.journal or (config.journal.path if config is not None else None)
     assert journal is not None
     kind, game = _kind(config, journal, request.game)
+    return await _fitted(
+        request,
+        out,
+        as_json,
+        lambda o: _run_kind(request, config, journal, kind, game, out=o, err=err, json=as_json),
+    )
+
+
+async def _fitted(
+    request: StatsRequest, out: TextIO, as_json: bool, run: Callable[[TextIO], Awaitable[int]]
+) -> int:
     if as_json or not out.isatty():  # a pipe or a file keeps whole lines (grep, less -S)
-        return await _run_kind(request, config, journal, kind, game, out=out, err=err, json=as_json)
+        return await run(out)
     text = io.StringIO()  # a terminal: every line of the report fitted to its width
     try:
-        return await _run_kind(request, config, journal, kind, game, out=text, err=err, json=False)
+        return await run(text)
     finally:
         out.write(fit_lines(text.getvalue(), request.columns))
         out.flush()
@@ -237,18 +257,18 @@ def _run_shuffle(
         emit_json(out, shuffle_json(view))
     else:
         render_shuffle(out, view)
-        _render_charts(out, charts, request.columns)
-    _write_svg(request.svg, charts, f"shuffle randomness, table {table_id or '-'}")
+        render_charts(out, charts, request.columns)
+    write_svg(request.svg, charts, f"shuffle randomness, table {table_id or '-'}")
     return 0
 
 
-def _render_charts(out: TextIO, charts: list[Chart], width: int) -> None:
+def render_charts(out: TextIO, charts: list[Chart], width: int) -> None:
     for chart in charts:
         out.write("\n" + "\n".join(text_lines(chart, width=width)) + "\n")
     out.flush()
 
 
-def _write_svg(path: Path | None, charts: list[Chart], title: str) -> None:
+def write_svg(path: Path | None, charts: list[Chart], title: str) -> None:
     if path is None:
         return
     try:
@@ -258,7 +278,7 @@ def _write_svg(path: Path | None, charts: list[Chart], title: str) -> None:
 
 
 async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json: bool) -> int:
-    config, journal, variant = _sources(request)
+    config, journal, variant = resolve_sources(request)
     window = read_spins(journal, variant, last=request.last)
     alpha = request.alpha if request.alpha is not None else WHEEL_ALPHA
     report = wheel_report(window, variant, alpha=alpha, sigma=request.sigma)
@@ -289,7 +309,7 @@ async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json
                 "kind": "wheel",
                 "variant": variant,
                 "window": _window_json(window, request.last),
-                "journal_stats": _bias_json(report),
+                "journal_stats": bias_json(report),
                 "device": _device_json(request.device, device, device_bias, device_error),
             },
         )
@@ -303,10 +323,10 @@ async def _run_wheel(request: StatsRequest, *, out: TextIO, err: TextIO, as_json
             report=report,
             last=request.last,
         )
-        _render_charts(out, charts, request.columns)
+        render_charts(out, charts, request.columns)
         if device is not None:
             _render_device(out, request.device or "", device, device_bias)
-    _write_svg(request.svg, charts, f"wheel bias, table {table_id or '-'} ({variant})")
+    write_svg(request.svg, charts, f"wheel bias, table {table_id or '-'} ({variant})")
     if device_error is not None:
         err.write(f"tablectl diag stats: {device_error}\n")
         return 1
@@ -331,7 +351,7 @@ def _serial_json(serial: SerialCorrelation | None) -> dict[str, Any] | None:
     return {"r": serial.r, "z": serial.z, "p_value": serial.p_value, "flagged": serial.flagged}
 
 
-def _bias_json(report: BiasReport) -> dict[str, Any]:
+def bias_json(report: BiasReport) -> dict[str, Any]:
     return {
         "spins": report.spins,
         "pockets": report.pockets,
@@ -379,7 +399,7 @@ def _device_json(
             "percent": device.percent,
             "counts": {str(k): v for k, v in device.counts.items()},
             "notes": list(device.notes),
-            "table_stats": _bias_json(bias) if bias is not None else None,
+            "table_stats": bias_json(bias) if bias is not None else None,
         }
     return out
 
@@ -406,7 +426,7 @@ def _serial_text(label: str, serial: SerialCorrelation | None) -> str:
     )
 
 
-def _render_bias(out: TextIO, report: BiasReport, *, serial: bool) -> None:
+def render_bias(out: TextIO, report: BiasReport, *, serial: bool) -> None:
     out.write(
         f"chi-square = {report.chi_square:.2f} with {report.dof} dof, "
         f"p = {report.p_value:.4f} (risk level {report.alpha:g})  {_chi_text(report)}\n"
@@ -447,7 +467,7 @@ def _render(
     if not window.spins:
         out.write("no settled spins in the journal window: nothing to test\n")
         return
-    _render_bias(out, report, serial=True)
+    render_bias(out, report, serial=True)
     verdict = "FLAGGED: look at this wheel" if report.flagged else "no test flagged"
     if not report.flagged and report.needed > 0:
         verdict += f" (but too few spins to trust the chi-square: {report.needed} more needed)"
@@ -465,5 +485,5 @@ def _render_device(
         out.write(f"  note: {note}\n")
     if bias is not None:
         out.write(f"  *W table: {bias.spins} results\n")
-        _render_bias(out, bias, serial=False)
+        render_bias(out, bias, serial=False)
     out.flush()

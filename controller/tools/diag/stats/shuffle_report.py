@@ -42,14 +42,14 @@ def _flag(flagged: bool) -> str:
     return "FLAGGED" if flagged else "ok"
 
 
-def _judged(flagged: bool, needed: int) -> str:
+def judged(flagged: bool, needed: int, what: str = "shoes") -> str:
     """``ok``/``FLAGGED``, or "too few" for a pass on a sample under 5 expected per cell (a
-    flag stays a flag, marked as resting on few shoes)."""
+    flag stays a flag, marked as resting on few shoes, or whatever ``what`` counts)."""
     if flagged:
         return "FLAGGED" + (
-            f" (on few shoes: {needed} more for an expected 5 per cell)" if needed > 0 else ""
+            f" (on few {what}: {needed} more for an expected 5 per cell)" if needed > 0 else ""
         )
-    return too_few_text(needed, "shoes") if needed > 0 else "ok"
+    return too_few_text(needed, what) if needed > 0 else "ok"
 
 
 # --- JSON ---------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def _position_json(test: PositionTest | None) -> dict[str, Any] | None:
     }
 
 
-def _frequency_json(test: FrequencyTest | None) -> dict[str, Any] | None:
+def frequency_json(test: FrequencyTest | None) -> dict[str, Any] | None:
     if test is None:
         return None
     return {
@@ -125,6 +125,11 @@ def _frequency_json(test: FrequencyTest | None) -> dict[str, Any] | None:
         "verdict": test.chi_verdict,
         "needed": test.needed,
     }
+
+
+def model_json(label: str | None, test: FrequencyTest | None) -> dict[str, Any] | None:
+    """A results test with the model it tests against."""
+    return None if test is None else {"model": label, **(frequency_json(test) or {})}
 
 
 def _serial_json(serial: SerialCorrelation | None) -> dict[str, Any] | None:
@@ -171,14 +176,12 @@ def shuffle_json(view: ShuffleView) -> dict[str, Any]:
             "rank_by_position": _position_json(report.rank_by_position),
             "suit_by_position": _position_json(report.suit_by_position),
             "first_card": {
-                "rank": _frequency_json(report.first_rank),
-                "suit": _frequency_json(report.first_suit),
+                "rank": frequency_json(report.first_rank),
+                "suit": frequency_json(report.first_suit),
             },
             "serial_correlation": _serial_json(report.serial),
             "repetition": _repetition_json(report.repetition),
-            "results": None
-            if report.results is None
-            else {"model": report.results_label, **(_frequency_json(report.results) or {})},
+            "results": model_json(report.results_label, report.results),
             "tests": report.tests,
             "notes": list(report.notes),
             "flagged": report.flagged,
@@ -206,7 +209,7 @@ def _position_text(out: TextIO, what: str, test: PositionTest | None) -> None:
     out.write(
         f"  {label}: chi-square = {test.chi_square:.1f} with {test.dof} dof, "
         f"p = {test.p_value:.4f} (risk level {test.alpha:.3g})  "
-        f"{_judged(test.sum_flagged, test.needed)}\n"
+        f"{judged(test.sum_flagged, test.needed)}\n"
     )
     limit = f"p < {test.outlier_alpha:.3g}/{test.positions}"
     if test.outliers:
@@ -222,10 +225,12 @@ def _position_text(out: TextIO, what: str, test: PositionTest | None) -> None:
         )
 
 
-def _frequency_text(out: TextIO, label: str, test: FrequencyTest, *, rows: bool) -> None:
+def frequency_text(
+    out: TextIO, label: str, test: FrequencyTest, *, rows: bool, what: str = "shoes"
+) -> None:
     out.write(
         f"  {label}: chi-square = {test.chi_square:.2f} with {test.dof} dof, "
-        f"p = {test.p_value:.4f} (n = {test.n})  {_judged(test.flagged, test.needed)}\n"
+        f"p = {test.p_value:.4f} (n = {test.n})  {judged(test.flagged, test.needed, what)}\n"
     )
     beyond = test.flagged_categories
     if beyond:
@@ -306,8 +311,8 @@ def render_shuffle(out: TextIO, view: ShuffleView) -> None:
         _position_text(out, "suit", suit)
     if report.first_rank is not None and report.first_suit is not None:
         out.write("first card of each shoe:\n")
-        _frequency_text(out, "rank", report.first_rank, rows=True)
-        _frequency_text(out, "suit", report.first_suit, rows=False)
+        frequency_text(out, "rank", report.first_rank, rows=True)
+        frequency_text(out, "suit", report.first_suit, rows=False)
     serial = report.serial
     if serial is None:
         out.write("lag-1 serial correlation of ranks within a shoe: not enough cards\n")
@@ -326,7 +331,7 @@ def render_shuffle(out: TextIO, view: ShuffleView) -> None:
         )
     if report.results is not None:
         out.write(f"results against theory ({report.results_label}):\n")
-        _frequency_text(out, "winners", report.results, rows=True)
+        frequency_text(out, "winners", report.results, rows=True)
     for note in report.notes:
         out.write(f"note: {note}\n")
     tests = report.tests

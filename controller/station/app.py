@@ -33,10 +33,11 @@ from starlette.staticfiles import StaticFiles
 
 from tablectl.controller.station.actions import Said
 from tablectl.controller.station.desk import Credentials, Desk
-from tablectl.controller.station.live import Broker, Watch, follow
+from tablectl.controller.station.live import Watch, follow
 from tablectl.controller.station.prompts import Table
 from tablectl.controller.station.screen import model
 from tablectl.controller.tools.dashboard.app import ASGIApp, Guard
+from tablectl.controller.tools.dashboard.subscriber import Broker
 
 STATIC: Final = Path(__file__).resolve().parent / "static"
 KEEPALIVE: Final = 15.0

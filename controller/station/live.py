@@ -23,7 +23,7 @@ import structlog
 
 from tablectl.controller.core.bounded_json import read_object
 from tablectl.controller.core.errors import MalformedError
-from tablectl.controller.mqtt.security import ClientSecurity
+from tablectl.controller.tools.dashboard.subscriber import Broker
 from tablectl.controller.tools.summary import printable
 from tablectl.drivers.connection import Backoff
 
@@ -190,14 +190,6 @@ class Watch:
         if self.view.version != version or self.closed:
             return
         await self._changed.wait()
-
-
-@dataclass(frozen=True)
-class Broker:
-    host: str
-    port: int
-    url: str
-    security: ClientSecurity = field(default_factory=ClientSecurity)
 
 
 async def follow(watch: Watch, broker: Broker, *, first: float = 0.5, cap: float = 5.0) -> None:

@@ -22,15 +22,6 @@ from tablectl.drivers.cards import parse_card
 Tone = Literal["go", "wait", "stop"]
 
 ORDINALS: Final = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
-KEY_INS: Final[Mapping[str, str]] = {
-    "roulette": "number",
-    "dice": "dice",
-    "beads": "beads",
-    "wheel": "segment",
-    "draw": "ball",
-    "cards": "card",
-}
-"""What a dealer keys in when the family's reader missed it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,8 +57,9 @@ def check(config: TableConfig) -> tuple[Roster, dict[str, bytes]]:
 def serve(args: argparse.Namespace) -> int:
     from tablectl.controller.station.app import create_app  # noqa: PLC0415
     from tablectl.controller.station.desk import Desk  # noqa: PLC0415
-    from tablectl.controller.station.live import Broker, TableView, Watch  # noqa: PLC0415
+    from tablectl.controller.station.live import TableView, Watch  # noqa: PLC0415
     from tablectl.controller.station.prompts import Table  # noqa: PLC0415
+    from tablectl.controller.tools.dashboard.subscriber import Broker  # noqa: PLC0415
 
     config = load_config(args.config)
     roster, keys = check(config)

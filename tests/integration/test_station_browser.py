@@ -136,6 +136,12 @@ async def station_page(config: Path, tmp_path: Path) -> AsyncIterator[Any]:
             await context.close()
 
 
+def _device(device_id: str, driver: str, port: str, more: str = "") -> str:
+    """One ``[[devices]]`` table of the config, reconnecting quickly."""
+    head = f'[[devices]]\nid = "{device_id}"\ndriver = "{driver}"\nport = "{port}"\n'
+    return f"{head}reconnect_max_delay = 0.5\n{more}\n"
+
+
 async def tap(page: Any, selector: str) -> None:
     await page.tap(selector, timeout=10_000)
 
@@ -159,6 +165,17 @@ async def toast_is(page: Any, text: str) -> None:
 async def type_on_keypad(page: Any, dialog: str, text: str) -> None:
     for key in text:
         await tap(page, f"#{dialog} .keypad button[data-key='{key}']")
+
+
+async def key_in(page: Any, first: str, again: str, *, shot: str | None = None) -> None:
+    """What a reader missed, entered twice on the keypad (the screen compares them)."""
+    await tap(page, "#btn-key-in")
+    await type_on_keypad(page, "dlg-key-in", first)
+    await page.focus("#key-in-again")
+    await type_on_keypad(page, "dlg-key-in", again)
+    if shot is not None:
+        await screenshot(page, shot)
+    await tap(page, "#key-in-go")
 
 
 async def sign_on(page: Any, badge: str, *, name: str) -> None:
@@ -190,6 +207,11 @@ async def screenshot(page: Any, name: str) -> None:
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(150)]
 
 
+def _fan_tan(tmp_path: Path, mosquitto: MosquittoProcess, table: str, **more: str) -> Path:
+    """A Fan Tan table: no device, the dealer keys in the count (docs/games/fan_tan.md)."""
+    return table_config(tmp_path, table=table, game="fan_tan", mqtt_url=mosquitto.url, **more)
+
+
 def _records(sub: Subscriber, table: str, kind: str) -> list[dict[str, Any]]:
     return [p for p in sub.payloads(f"it/{table}/events") if p.get("type") == kind]
 
@@ -197,13 +219,7 @@ def _records(sub: Subscriber, table: str, kind: str) -> list[dict[str, Any]]:
 async def test_fan_tan_betting_and_a_bead_count_keyed_in_twice(
     tmp_path: Path, mosquitto: MosquittoProcess
 ) -> None:
-    config = table_config(
-        tmp_path,
-        table="FT-ST",
-        game="fan_tan",
-        mqtt_url=mosquitto.url,
-        body='[betting]\nmode = "dealer"\n',
-    )
+    config = _fan_tan(tmp_path, mosquitto, "FT-ST", body='[betting]\nmode = "dealer"\n')
     async with Subscriber(mosquitto.host, mosquitto.port, "it/FT-ST/#") as sub:
         with start_controller(config, tmp_path):
             async with station_page(config, tmp_path) as page:
@@ -215,18 +231,9 @@ async def test_fan_tan_betting_and_a_bead_count_keyed_in_twice(
                 await tap(page, "#btn-close")
                 await prompt_is(page, "Key in the bead count")
                 # Entered twice: a slip of the finger is caught before anything is sent.
-                await tap(page, "#btn-key-in")
-                await type_on_keypad(page, "dlg-key-in", "27")
-                await page.focus("#key-in-again")
-                await type_on_keypad(page, "dlg-key-in", "28")
-                await tap(page, "#key-in-go")
+                await key_in(page, "27", "28")
                 await toast_is(page, "the two entries differ: enter it again")
-                await tap(page, "#btn-key-in")
-                await type_on_keypad(page, "dlg-key-in", "27")
-                await page.focus("#key-in-again")
-                await type_on_keypad(page, "dlg-key-in", "27")
-                await screenshot(page, "key-in")
-                await tap(page, "#key-in-go")
+                await key_in(page, "27", "27", shot="key-in")
                 await toast_is(page, "Bead count 27 keyed in")
                 await page.wait_for_selector("#results li", timeout=15_000)
                 assert await page.inner_text("#results li") == "27 (3)"
@@ -245,13 +252,7 @@ async def test_fan_tan_betting_and_a_bead_count_keyed_in_twice(
 async def test_wrong_pins_lock_the_person_out_and_the_station_counts_it(
     tmp_path: Path, mosquitto: MosquittoProcess
 ) -> None:
-    config = table_config(
-        tmp_path,
-        table="FT-LOCK",
-        game="fan_tan",
-        mqtt_url=mosquitto.url,
-        station="max_pin_failures = 3\nlockout_seconds = 600",
-    )
+    config = _fan_tan(tmp_path, mosquitto, "FT-LOCK", station="max_pin_failures = 3")
     with start_controller(config, tmp_path):
         async with station_page(config, tmp_path) as page:
             for attempt in range(3):
@@ -271,7 +272,7 @@ async def test_wrong_pins_lock_the_person_out_and_the_station_counts_it(
             await page.fill("#sign-on-person", "D-0177")
             await page.fill("#sign-on-pin", "7730")
             await tap(page, "#sign-on-go")
-            await toast_is(page, "Ben Okafor is locked out for 10 minutes")
+            await toast_is(page, "Ben Okafor is locked out for 15 minutes")
             assert await page.get_attribute("#toast", "data-code") == "locked_out"
             await screenshot(page, "locked-out")
             port = page.url.split(":")[2].split("/")[0]
@@ -291,16 +292,10 @@ async def test_a_technician_clears_the_wheels_fault_from_the_screen(
     link = tmp_path / "wheel"
     sim_args = ["--pty", "--link", str(link), "--speed", "20", "--seed", "3", "--wait-for-host"]
     sim_args += ["--fault", "fault@2", "--numbers", "17,0,32,5"]
-    device = (
-        f'[[devices]]\nid = "wheel"\ndriver = "cammegh-ss2"\nport = "{link}"\n'
-        f"reconnect_max_delay = 0.5\noperating_mode = {DEFAULT_MODE}\n"
-    )
+    wheel = _device("wheel", "cammegh-ss2", str(link), f"operating_mode = {DEFAULT_MODE}")
+    body = f"[rules]\nmin_revolutions = 4\n\n{wheel}"
     config = table_config(
-        tmp_path,
-        table="ROU-ST",
-        game="roulette",
-        mqtt_url=mosquitto.url,
-        body=f"[rules]\nmin_revolutions = 4\n\n{device}",
+        tmp_path, table="ROU-ST", game="roulette", mqtt_url=mosquitto.url, body=body
     )
     async with Subscriber(mosquitto.host, mosquitto.port, "it/ROU-ST/#") as sub:
         with start_controller(config, tmp_path), contextlib.ExitStack() as wheel:
@@ -375,20 +370,14 @@ async def _baccarat_table(
     async with asyncio.TaskGroup() as group:
         shoe_port = await serve_sim(group, shoe, "shoe")
         shuffler_port = await serve_sim(group, shuffler, "shuffler")
-        devices = "\n".join(
-            f'[[devices]]\nid = "{name}"\ndriver = "{driver}"\n'
-            f'port = "socket://127.0.0.1:{port}"\nreconnect_max_delay = 0.5\n{extra}'
-            for name, driver, port, extra in (
-                ("shoe", "serial-shoe", shoe_port, ""),
-                ("shuffler", "tablectl-shuffler", shuffler_port, "decks = 8\n"),
-            )
+        shoe_device = _device("shoe", "serial-shoe", f"socket://127.0.0.1:{shoe_port}")
+        shuffler_device = _device(
+            "shuffler", "tablectl-shuffler", f"socket://127.0.0.1:{shuffler_port}", "decks = 8"
         )
+        body = f'[betting]\nmode = "dealer"\n\n[rules]\ndecks = 8\n{rules}\n\n'
+        body += shoe_device + shuffler_device
         config = table_config(
-            tmp_path,
-            table="BAC-ST",
-            game="baccarat",
-            mqtt_url=mosquitto.url,
-            body=f'[betting]\nmode = "dealer"\n\n[rules]\ndecks = 8\n{rules}\n\n{devices}',
+            tmp_path, table="BAC-ST", game="baccarat", mqtt_url=mosquitto.url, body=body
         )
         try:
             async with Subscriber(mosquitto.host, mosquitto.port, "it/BAC-ST/#") as sub:
@@ -439,11 +428,7 @@ async def _coup(page: Any, shoe: SimShoe, missed: str) -> None:
     await prompt_is(page, "Deal Player's first card")
     await _deal_until(page, shoe, stop="Key in the card the shoe could not read")
     await screenshot(page, "misread")
-    await tap(page, "#btn-key-in")
-    await type_on_keypad(page, "dlg-key-in", missed)
-    await page.focus("#key-in-again")
-    await type_on_keypad(page, "dlg-key-in", missed)
-    await tap(page, "#key-in-go")
+    await key_in(page, missed, missed)
     await toast_is(page, f"Card {missed} keyed in")
     await prompt_is(page, "Deal Player's second card")
     assert missed in await page.inner_text("#hands")

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from tablectl.controller.core.events import BetsClosed, Confirm, RoundOpen
 from tablectl.controller.service.runner import TableRunner
 
+BeforeRound = Callable[[int], Awaitable[object]]
+"""What the dealer or presenter does between rounds, given the rounds opened so far."""
+
 
 @dataclass(frozen=True)
 class DealerPace:
@@ -49,6 +52,8 @@ class SimulatedDealer:
         rounds: int = 0,
     ) -> None:
         self._runner = runner
+        self.before_round: BeforeRound | None = None
+        """Awaited between rounds with the rounds dealt so far (a dealer change, say)."""
         self._pull_card = pull_card
         self._start_shuffle = start_shuffle
         self._new_shoe = new_shoe
@@ -89,6 +94,10 @@ class SimulatedDealer:
                     await asyncio.sleep(0.02)
                     continue
                 await asyncio.sleep(self._pace.between_rounds)
+                if self.before_round is not None:
+                    await self.before_round(self.rounds)
+                while self._burn_owed() and self.phase == "idle":
+                    await self._deal_one()  # R7: the new dealer burns first
                 await self._runner.queue.submit(RoundOpen())
                 await asyncio.sleep(self._pace.betting)
                 await self._runner.queue.submit(BetsClosed())
@@ -114,6 +123,10 @@ class SimulatedDealer:
 
     def _enough(self) -> bool:
         return bool(self._max_rounds) and self.rounds >= self._max_rounds
+
+    def _burn_owed(self) -> bool:
+        """The screen says: burn a card (a dealer change, ``burn_after_dealer_change``)."""
+        return bool(self._runner.engine.snapshot().get("dealer_burn"))
 
     def _awaits_confirm(self) -> bool:
         """The dealer screen of a scripted game asks to close the decision window first."""
@@ -169,6 +182,8 @@ class SimulatedPresenter:
         supervise: bool = False,
     ) -> None:
         self._runner = runner
+        self.before_round: BeforeRound | None = None
+        """Awaited before each round with the rounds opened so far (a dealer change, say)."""
         self._between = frozenset(between)
         """Phases in which the previous round is over (a drum is ``drawn`` until emptied)."""
         self._start = start
@@ -183,6 +198,8 @@ class SimulatedPresenter:
         while not self._rounds or self.rounds < self._rounds:
             while not self.between_rounds():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
+            if self.before_round is not None:
+                await self.before_round(self.rounds)
             await self._runner.queue.submit(RoundOpen())
             await asyncio.sleep(self._betting)
             await self._runner.queue.submit(BetsClosed())

@@ -19,7 +19,8 @@ from typing import Final, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from tablectl.controller.lab.floor import LabFloor
+from tablectl.controller.lab.crew import LabCrew, write_roster
+from tablectl.controller.lab.floor import LabFloor, relief_table
 from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.tools.panels import Floor
 from tablectl.controller.tools.panels.live import PanelView, record_svg
@@ -154,7 +155,20 @@ async def _run(demo: _Demo, view: PanelView, *, panels: bool, colour: bool) -> N
         group.create_task(
             watch(*address, f"{PREFIX}/+/#", emit=emit, on_message=on_message), name="demo:view"
         )
-        lab = LabFloor(group, stack, folder, address, speed=speed, seed=seed)
+        # The crew: a roster in the state dir (real scrypt hashes: a second or so), a dealer
+        # signed on at each table before its first round, one dealer change during the run.
+        roster = await asyncio.to_thread(write_roster, folder / "roster.toml")
+        crew = LabCrew(roster)
+        lab = LabFloor(
+            group,
+            stack,
+            folder,
+            address,
+            speed=speed,
+            seed=seed,
+            crew=crew,
+            relief=relief_table(tables),
+        )
         demo.journals = lab.journals
         for name in tables:
             await lab.start(name, faults=demo.faults if name == "roulette" else ())

@@ -14,7 +14,8 @@ from tablectl.controller.config import TableConfig
 from tablectl.controller.games.catalog import GAMES
 from tablectl.controller.lab import rng as lab_rng
 from tablectl.controller.lab.cards import SHOE_VARIANTS, start_card_rng
-from tablectl.controller.lab.dealer import DealerPace, SimulatedPresenter
+from tablectl.controller.lab.crew import LabCrew
+from tablectl.controller.lab.dealer import DealerPace, SimulatedDealer, SimulatedPresenter
 from tablectl.controller.lab.dice import DICE_TABLES, SimulatedRng, start_dice_table
 from tablectl.controller.lab.roulette import (
     ROULETTE_TABLES,
@@ -42,6 +43,15 @@ def lab_tables() -> frozenset[str]:
     return frozenset({*LAB_TABLES, *GAMES, *SHOE_VARIANTS, *DICE_TABLES, *ROULETTE_TABLES})
 
 
+def relief_table(names: Sequence[str]) -> str | None:
+    """The table whose dealer changes during a run: the first card table (its burn after the
+    change shows R7), else the first whose rounds a presenter opens; dice and roulette tables
+    open rounds from their devices, where a change could fall in a round."""
+    cards = [n for n in names if n == "baccarat" or n in GAMES or n in SHOE_VARIANTS]
+    hosted = [n for n in names if n in ("lucky7", "dream_catcher")]
+    return next(iter(cards + hosted), None)
+
+
 class LabFloor:
     """Simulated tables publishing to one broker, their tasks in ``group``, each table closed by
     ``stack`` (its last records still reach the broker)."""
@@ -55,6 +65,8 @@ class LabFloor:
         *,
         speed: float,
         seed: int,
+        crew: LabCrew | None = None,
+        relief: str | None = None,
     ) -> None:
         self._group = group
         self._stack = stack
@@ -62,6 +74,10 @@ class LabFloor:
         self._broker = broker
         self._speed = speed
         self._seed = seed
+        self.crew = crew
+        """With a crew, every table has ``[staff]`` and a dealer on duty before its first round."""
+        self._relief = relief
+        """The table name (:meth:`start`'s) whose dealer changes after a few rounds."""
         self.journals: dict[str, Path] = {}
         """Table id → journal file, in the order the tables started."""
 
@@ -92,11 +108,38 @@ class LabFloor:
             return await self._roulette_game(name, seed)
         raise ValueError(f"no lab table {name!r}")
 
-    async def _open(self, config: TableConfig, **kw: Any) -> TableApp:
+    async def _open(self, config: TableConfig, *, relief: str = "", **kw: Any) -> TableApp:
+        """Open and run the table; with a crew, its dealer signs on before anyone opens a round
+        (``relief``: the table's name, for the one whose dealer changes later)."""
+        crew = self.crew
+        if crew is not None:
+            config = crew.staff(config, change=relief == self._relief)
         self.journals[config.table.id] = config.journal.path
         app = await self._stack.enter_async_context(open_table(config, broker=self._broker, **kw))
+        signing: asyncio.Task[None] | None = None
+        if crew is not None:
+            # Queued before the table runs, the sign-on comes before anything its devices say.
+            async with asyncio.timeout(10):
+                await app.publisher.wait_connected()
+                mark = app.journal.last_seq
+                send = command_sender(config, *self._broker)
+                signing = asyncio.create_task(crew.sign_on(config.table.id, send))
+                while not signing.done() and not _journaled(app, "command", mark):  # noqa: ASYNC110 - the journal has no change event
+                    await asyncio.sleep(0.01)
         self._group.create_task(app.runner.run(), name=f"lab:{config.table.id}")
+        if signing is not None:
+            await signing
         return app
+
+    def _relieved(
+        self, app: TableApp, name: str, host: SimulatedDealer | SimulatedPresenter
+    ) -> None:
+        """The table ``name``'s dealer hands over to the relief between rounds (if it is the
+        :func:`relief_table`)."""
+        if self.crew is not None and name == self._relief:
+            config = app.config
+            send = command_sender(config, *self._broker)
+            host.before_round = self.crew.relief(config.table.id, send)
 
     def _task(self, coro: Any, name: str) -> None:
         self._group.create_task(coro, name=f"lab:{name}")
@@ -118,24 +161,29 @@ class LabFloor:
         sim = await start_card_table(
             self._group, self._folder / "BAC-DEMO.sqlite", seed=seed, speed=speed * 5
         )
-        app = await self._open(sim.config, driver_kwargs=sim.driver_kwargs)
+        app = await self._open(sim.config, relief="baccarat", driver_kwargs=sim.driver_kwargs)
         pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed)
-        self._task(sim.dealer(app, pace=pace, shoes=0).run(), "baccarat-dealer")  # shoe on shoe
+        dealer = sim.dealer(app, pace=pace, shoes=0)  # shoe on shoe
+        self._relieved(app, "baccarat", dealer)
+        self._task(dealer.run(), "baccarat-dealer")
         return sim.config.table.id
 
     async def _lucky7(self) -> str:
         speed = self._speed
         draw = await start_draw_table(self._group, self._folder / "L7-DEMO.sqlite", speed=speed)
-        app = await self._open(draw.config)
-        self._task(draw.presenter(app, betting=8.0 / speed, mixing=4.0 / speed).run(), "lucky7")
+        app = await self._open(draw.config, relief="lucky7")
+        presenter = draw.presenter(app, betting=8.0 / speed, mixing=4.0 / speed)
+        self._relieved(app, "lucky7", presenter)
+        self._task(presenter.run(), "lucky7")
         return draw.config.table.id
 
     async def _dream_catcher(self) -> str:
         config = await start_wheel_table(
             self._group, self._folder / "DC-DEMO.sqlite", speed=self._speed, every=12.0
         )
-        app = await self._open(config)
+        app = await self._open(config, relief="dream_catcher")
         host = SimulatedPresenter(app.runner, betting=4.0 / self._speed)
+        self._relieved(app, "dream_catcher", host)
         self._task(host.run(), "dream_catcher-host")
         return config.table.id
 
@@ -152,10 +200,12 @@ class LabFloor:
             seed=seed,
             speed=speed * 5,
         )
-        app = await self._open(sim.config, driver_kwargs=sim.driver_kwargs)
+        app = await self._open(sim.config, relief=game, driver_kwargs=sim.driver_kwargs)
         start_card_rng(self._group, app.runner, sim.game, seed=seed)
         pace = DealerPace(betting=6.0 / speed, between_rounds=2.0 / speed, decisions=3.0 / speed)
-        self._task(sim.dealer(app, rounds=0, pace=pace).run(), f"{game}-dealer")
+        dealer = sim.dealer(app, rounds=0, pace=pace)
+        self._relieved(app, game, dealer)
+        self._task(dealer.run(), f"{game}-dealer")
         return table_id
 
     async def _dice(self, game: str, seed: int) -> str:
@@ -185,3 +235,7 @@ class LabFloor:
         app.runner.listeners.append(helper.on_record)
         self._task(helper.run(), f"{game}-helper")
         return sim.config.table.id
+
+
+def _journaled(app: TableApp, record_type: str, after: int) -> bool:
+    return any(r.type == record_type for r in app.journal.records(after))

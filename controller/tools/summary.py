@@ -22,19 +22,22 @@ Summary = Callable[[str, Result], str]
 
 
 def summarize(payload: Mapping[str, Any]) -> str:
-    """``TABLE #ROUND text`` for an outcome payload; ``… VOID reason`` for a void."""
+    """``TABLE #ROUND text`` for an outcome payload; ``… VOID reason`` for a void; either ends
+    with ``· dealer ID`` when the outcome names its dealer (docs/station.md)."""
     head = _head(payload)
+    dealer = payload.get("dealer")
+    tail = f" · dealer {_clip(dealer, 32)}" if isinstance(dealer, str) and dealer else ""
     if payload.get("status") == "void":
-        return _clip(f"{head} VOID {payload.get('reason') or 'no reason'}")
+        return _clip(f"{head} VOID {payload.get('reason') or 'no reason'}", tail=tail)
     game = str(payload.get("game") or "")
     result = payload.get("result")
     if not isinstance(result, Mapping):
-        return _clip(f"{head} {payload.get('status') or 'settled'}")
+        return _clip(f"{head} {payload.get('status') or 'settled'}", tail=tail)
     try:
         text = _summary_for(game)(game, result)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         text = ""  # a result of an unexpected shape: its facts, never a crash in a viewer
-    return _clip(f"{head} {text or facts(result)}")
+    return _clip(f"{head} {text or facts(result)}", tail=tail)
 
 
 def facts(mapping: Mapping[str, Any], *, limit: int = 6, empty: str = "settled") -> str:
@@ -98,10 +101,12 @@ def printable(value: object, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _clip(line: str) -> str:
+def _clip(line: str, limit: int = MAX_LENGTH, *, tail: str = "") -> str:
+    """``line`` cut to leave room for ``tail`` (the dealer stays on a long line)."""
     # Published strings (a reason, a plug-in's field) are not ours: keep the line one line.
     line = printable(line).replace("{", "(").replace("}", ")")
-    return line if len(line) <= MAX_LENGTH else line[: MAX_LENGTH - 1] + "…"
+    room = limit - len(tail)
+    return (line if len(line) <= room else line[: room - 1] + "…") + tail
 
 
 def _join(values: Iterable[Any], most: int, *, sep: str = " ") -> str:

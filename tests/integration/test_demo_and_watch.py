@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tablectl.controller.staff.roster import Roster
 from tablectl.controller.tools.watch import Line, format_message
 from tests.support.mosquitto import MosquittoProcess, free_port
 
@@ -42,9 +46,19 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
     outcomes = [line for line in result.stdout.splitlines() if OUTCOME.match(line)]
     assert len(outcomes) == 4, result.stdout[-3000:]
     # The default scenario scripts a misspin on game 3: the view shows its void and reason.
-    assert sum(" ROU-DEMO #000003 VOID same_direction" in line for line in outcomes) == 1
-    assert sum(line.endswith(" turns)") for line in outcomes) == 3
+    # Ana Ruiz signed on before the wheel's first game: every outcome names her.
+    assert sum(" ROU-DEMO #000003 VOID same_direction · dealer D-0142" in o for o in outcomes) == 1
+    assert sum(line.endswith(" turns) · dealer D-0142") for line in outcomes) == 3
     assert " ROU-DEMO status online" in result.stdout
+    assert " ROU-DEMO dealer Ana Ruiz (D-0142) on duty" in result.stdout
+    assert "no_dealer" not in result.stdout + result.stderr
+    journal = next((tmp_path / "demo-journals").glob("*/ROU-DEMO.sqlite"))
+    records = _records(journal)
+    assert [r["type"] for r in records[:3]] == ["power_on", "command", "staff_on"]
+    assert (records[1]["person"], records[2]["person"], records[2]["how"]) == ("D-0142",) * 2 + (
+        "badge",
+    )
+    assert {r.get("dealer") for r in records if r["type"] == "outcome"} == {"D-0142"}
 
 
 @pytest.mark.slow
@@ -74,6 +88,36 @@ def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) ->
     summary = result.stdout[result.stdout.index("tablectl demo: 5 tables") :].splitlines()
     journals = [line.rsplit("; journal ", 1)[-1] for line in summary[1:6]]
     assert all((tmp_path / journal).is_file() for journal in journals), summary
+    # A dealer on duty at every table before its first round, named by every outcome.
+    (roster,) = (tmp_path / "demo-journals").glob("*/roster.toml")
+    assert roster.stat().st_mode & 0o777 == 0o600
+    ana = Roster.load(roster).person("D-0142")  # real scrypt hashes of the documented PINs
+    assert ana is not None
+    assert ana.pin_matches("4821")
+    dealers = {"ROU-DEMO": "D-0142", "BAC-DEMO": "D-0177", "L7-DEMO": "D-0203"}
+    dealers |= {"DC-DEMO": "D-0218", "ULTIMATE-TEX-DEMO": "D-0251"}
+    for table, dealer in dealers.items():
+        lines = [line for line in outcomes if f" {table} #" in line]
+        assert all(line.endswith(f" · dealer {dealer}") for line in lines[:3]), lines
+        assert f" {table} dealer " in result.stdout, table
+        first = [r for r in _records(roster.parent / f"{table}.sqlite") if r["type"] == "outcome"]
+        assert first[0]["dealer"] == dealer, table
+    # After three rounds Femi Adeyemi relieves Ben Okafor at the baccarat table, between rounds;
+    # R7 (burn_after_dealer_change = 1): the simulated dealer burns a card before the next coup.
+    assert " BAC-DEMO dealer Femi Adeyemi (D-0260) on duty" in result.stdout
+    assert all(line.endswith(" · dealer D-0177") for line in baccarat[:3]), baccarat
+    assert all(line.endswith(" · dealer D-0260") for line in baccarat[3:]), baccarat
+    assert "burn_missed" not in result.stdout + result.stderr
+    records = _records(roster.parent / "BAC-DEMO.sqlite")
+    change = next(i for i, r in enumerate(records) if r.get("person") == "D-0260")
+    after = [r["type"] for r in records[change : change + 4]]
+    assert after == ["command", "staff_on", "card", "round_open"], after
+    assert records[change + 2]["face_down"] is True  # the burn, never shown
+
+
+def _records(journal: Path) -> list[dict[str, Any]]:
+    with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True)) as db:
+        return [json.loads(body) for (body,) in db.execute("SELECT body FROM records ORDER BY seq")]
 
 
 async def _start_watch(url: str, *args: str) -> asyncio.subprocess.Process:

@@ -50,11 +50,17 @@ def table_panel(view: TableView, *, compact: bool = False, width: int = PANEL_WI
     alarm = _alarmed(view)
     title = Text(view.table, "bold") + Text(f" {view.game}" if view.game else "", "cyan")
     state = "offline" if view.online is False else "online" if view.online else "?"
+    subtitle = Text(state, "bold red" if view.online is False else "green")
+    if view.dealer:  # "dealer" where the border has room: the state is never cut for it
+        said = f"dealer {view.dealer}"
+        subtitle.append(
+            f" · {said if len(state) + len(said) + 7 <= inner else view.dealer}", "cyan"
+        )
     return Panel(
         Group(*lines),
         title=title,
         title_align="left",
-        subtitle=Text(state, "bold red" if view.online is False else "green"),
+        subtitle=subtitle,
         subtitle_align="right",
         border_style="red" if alarm else "blue",
         padding=(0, 1),
@@ -187,7 +193,9 @@ def floor_list(views: Sequence[TableView], most: int | None = None) -> Table:
         health = Text(faults or ("offline" if view.online is False else "ok"))
         health.stylize("bold red" if _alarmed(view) else "green")
         last = card_text(view.results[-1].summary) if view.results else Text("-", "dim")
-        listing.add_row(Text(view.table, "bold"), phase, health, last)
+        table = Text(view.table, "bold")
+        table.append(f" {view.dealer}" if view.dealer else "", "cyan")
+        listing.add_row(table, phase, health, last)
     if hidden:
         listing.add_row(Text(f"+{hidden} more", "dim"), Text("(a taller terminal shows them)"))
     return listing

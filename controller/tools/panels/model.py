@@ -110,6 +110,8 @@ class TableView:
     """The round in play as ``state`` shows it (balls so far, the shoe, the craps point…)."""
     results: tuple[ResultMark, ...]
     """The newest last."""
+    dealer: str | None = None
+    """The dealer on duty as the retained ``staff`` (or ``state``) says: ``Name (ID)``."""
 
 
 class _Table:
@@ -121,6 +123,8 @@ class _Table:
         self.status: Mapping[str, Any] = {}
         self.state: Mapping[str, Any] = {}
         self.devices: dict[str, Mapping[str, Any]] = {}
+        self.staff: Mapping[str, Any] | None = None
+        """The retained ``staff`` (docs/station.md); ``None``: the table never published one."""
         self.results: deque[ResultMark] = deque(maxlen=HISTORY)
         self.outcomes = 0
         self.voids: Counter[str] = Counter()
@@ -164,7 +168,11 @@ class _Table:
             outbox=outbox if isinstance(outbox, int) else None,
             live=MappingProxyType(dict(state)),
             results=tuple(self.results),
+            dealer=self.dealer(),
         )
+
+    def dealer(self) -> str | None:
+        return _on_duty(self.staff if self.staff is not None else self.state.get("staff"))
 
     def tally(self) -> TableTally:
         return TableTally(
@@ -202,9 +210,13 @@ class Floor:
         table = self._table(levels[self._level])
         leaf = "/".join(levels[self._level + 1 :])
         body = _json_object(payload)
+        before = _on_duty(table.staff)
         if body is not None:
             self._take(table, leaf, body)
         line = format_message(topic, payload, table_level=self._level)
+        dealer = _on_duty(table.staff)
+        if leaf == "staff" and dealer not in (None, before):  # a dealer signed on: say who
+            line = Line("status", table.table, f"{table.table} dealer {dealer} on duty")
         self.version += 1
         if line is not None and line.kind in self.kinds:
             self.footer.append(StampedLine(stamp, line))
@@ -250,6 +262,8 @@ class Floor:
         elif leaf == "state":
             table.state = body
             table.game = str(body.get("game") or table.game)
+        elif leaf == "staff":
+            table.staff = body
         elif leaf.startswith("devices/"):
             table.devices[leaf.removeprefix("devices/")] = body
         elif leaf == "outcome":
@@ -290,6 +304,15 @@ def _json_object(payload: bytes) -> Mapping[str, Any] | None:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _on_duty(staff: Any) -> str | None:
+    """The dealer of a ``staff`` view (docs/station.md) as ``Name (ID)``; ``None``: nobody."""
+    dealer = _mapping(_mapping(staff).get("dealer"))
+    name, person = dealer.get("name"), dealer.get("person")
+    if not person:
+        return None
+    return f"{clean(name, 32)} ({clean(person, 32)})" if name else clean(person, 32)
 
 
 def _text(value: Any) -> str | None:

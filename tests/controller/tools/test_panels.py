@@ -15,6 +15,7 @@ from rich.console import Console
 
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.tools.panels import Floor, FloorScreen, table_panel
+from tablectl.controller.tools.panels.layout import floor_list
 from tablectl.controller.tools.panels.live import record_svg
 from tablectl.controller.tools.panels.logsink import LogSink, readable
 from tablectl.controller.tools.panels.model import TableTally
@@ -105,6 +106,58 @@ def test_the_view_holds_what_the_retained_topics_say() -> None:
         "10:00:01 ROU-1 status online",
         "10:00:01 ROU-1 #000006 17 black (6 turns)",
     ]
+
+
+def _staff(table: str, person: str | None, name: str = "") -> dict[str, Any]:
+    dealer = (
+        None
+        if person is None
+        else {"person": person, "name": name, "since": "2026-12-07T21:00:00Z"}
+    )
+    return {"schema": 1, "table": table, "dealer": dealer, "supervisors": [], "technicians": []}
+
+
+def test_the_dealer_on_duty_and_a_change_show_on_the_panel_and_in_the_footer() -> None:
+    floor = Floor()
+    _feed(floor, "BAC-1", "status", {"state": "online", "table": "BAC-1"})
+    _feed(floor, "BAC-1", "state", {"game": "baccarat", "phase": "idle", "rounds": 3})
+    assert floor.tables()[0].dealer is None  # a table without staff: nothing said
+    # The state (which names the crew too) may come first: the staff topic still says it once.
+    ana = _staff("BAC-1", "D-0142", "Ana Ruiz")
+    _feed(floor, "BAC-1", "state", {"game": "baccarat", "phase": "idle", "staff": ana})
+    assert floor.tables()[0].dealer == "Ana Ruiz (D-0142)"
+    _feed(floor, "BAC-1", "staff", ana)
+    _feed(floor, "BAC-1", "staff", _staff("BAC-1", "D-0142", "Ana Ruiz"))  # said again: once
+    outcome = _outcome("BAC-1", 3, None, game="baccarat", status="void", reason="burn_missed")
+    _feed(floor, "BAC-1", "outcome", {**outcome, "dealer": "D-0142"})
+    _feed(floor, "BAC-1", "staff", _staff("BAC-1", "D-0260", "Femi Adeyemi"))
+    (view,) = floor.tables()
+    assert view.dealer == "Femi Adeyemi (D-0260)"
+    assert view.results[-1].summary == "#000003 VOID burn_missed · dealer D-0142"
+    assert [line.text() for line in floor.footer] == [
+        "10:00:01 BAC-1 status online",
+        "10:00:01 BAC-1 dealer Ana Ruiz (D-0142) on duty",
+        "10:00:01 BAC-1 #000003 VOID burn_missed · dealer D-0142",
+        "10:00:01 BAC-1 dealer Femi Adeyemi (D-0260) on duty",
+    ]
+    # The panel's border says who deals; a narrow one drops the word, never the table's state.
+    assert "online · dealer Femi Adeyemi (D-0260)" in _render(table_panel(view, width=60), 60)[-1]
+    assert "online · Femi Adeyemi (D-0260)" in _render(table_panel(view, width=38), 38)[-1]
+    assert "BAC-1 Femi Adeyemi" in "\n".join(_render(floor_list([view]), 120))
+    _feed(floor, "BAC-1", "staff", _staff("BAC-1", None))  # signed off: nobody deals
+    assert floor.tables()[0].dealer is None
+    assert len(floor.footer) == 4
+
+
+def test_the_dealer_comes_from_the_state_without_a_staff_topic_and_is_cleaned() -> None:
+    floor = Floor()
+    staff = _staff("B", "D-1", "Eve {\u202e}\n" + "x" * 60)
+    _feed(floor, "B", "state", {"game": "baccarat", "phase": "idle", "staff": staff})
+    dealer = floor.tables()[0].dealer
+    assert dealer is not None
+    assert dealer.startswith("Eve (")
+    assert dealer.endswith("… (D-1)")
+    assert not {"{", "\n", "\u202e"} & set(dealer)
 
 
 def test_tallies_count_rounds_voids_and_faults_per_table() -> None:

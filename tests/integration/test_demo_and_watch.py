@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.lab.crew import CREW
 from tablectl.controller.staff.roster import Roster
 from tablectl.controller.tools.watch import Line, format_message
 from tests.support.mosquitto import MosquittoProcess, free_port
@@ -113,6 +115,31 @@ def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) ->
     after = [r["type"] for r in records[change : change + 4]]
     assert after == ["command", "staff_on", "card", "round_open"], after
     assert records[change + 2]["face_down"] is True  # the burn, never shown
+
+
+def test_the_example_roster_holds_real_hashes_of_the_demo_crews_documented_pins(
+    tmp_path: Path,
+) -> None:
+    example = (REPO / "config" / "roster.example").read_text(encoding="utf-8")
+    copy = tmp_path / "roster.toml"
+    copy.write_text(example, encoding="utf-8")
+    copy.chmod(0o644)
+    with pytest.raises(ConfigError, match=r"mode 0644"):  # as git checks it out: refused
+        Roster.load(copy)
+    copy.chmod(0o600)
+    roster = Roster.load(copy)
+    assert len(roster.people) == 4
+    for person in roster.people.values():
+        member = next(m for m in CREW if m.id == person.id)  # the demo's crew, PINs in its header
+        assert f"{member.id:<7} {member.name:<11} " in example
+        assert f"PIN {member.pin} " in example
+        assert (person.name, person.roles) == (member.name, frozenset(member.roles))
+        assert person.pin_matches(member.pin)
+        assert member.pin not in str(person.pin)
+        if member.badge is not None:
+            assert roster.by_badge(member.badge) == person
+        else:
+            assert person.badge is None
 
 
 def _records(journal: Path) -> list[dict[str, Any]]:

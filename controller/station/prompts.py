@@ -39,6 +39,8 @@ class Table:
     game: str
     betting: str = "device"
     """``[betting] mode``: ``dealer`` means the dealer opens and closes betting here."""
+    dealer_required: bool = False
+    """``[staff] dealer_required``: no round opens without a dealer on duty."""
 
     @property
     def family(self) -> str:
@@ -57,8 +59,11 @@ def expects(
     state: Mapping[str, Any] | None,
     status: Mapping[str, Any] | None = None,
     asking: Mapping[str, Any] | None = None,
+    *,
+    dealer: bool = True,
 ) -> Prompt:
-    """The prompt for the table as it stands; faults and a locked table come first."""
+    """The prompt for the table as it stands; faults and a locked table come first, then a
+    table that needs a dealer on duty (``dealer``: one is) before its next round."""
     if status is not None and status.get("state") == "offline":
         return Prompt("The table controller is offline", "stop", detail="Call a technician")
     if state is None:
@@ -76,6 +81,8 @@ def expects(
     if asking is not None and asking.get("code") == "read_error":
         return Prompt("Key in the card the shoe could not read", "go", key_in="card")
     phase = str(state.get("phase") or "")
+    if table.dealer_required and not dealer and phase == "idle":
+        return Prompt("Sign on: no dealer on duty", "go")
     if phase in ("held", "pending_decision", "bonus_held"):
         return Prompt("Waiting for a supervisor", "stop", detail="The round is held")
     handler = _FAMILIES.get(table.family, _generic)

@@ -29,8 +29,10 @@ def _p(value: object, limit: int = _SHORT) -> str:
 def model(view: TableView, table: Table, desk: Desk, *, station: str) -> dict[str, Any]:
     """The screen as JSON (see the module docstring)."""
     state = view.state or {}
-    prompt = expects(table, view.state, view.status, view.asking)
     on_duty = desk.on_duty
+    staff = _staff(view.staff)
+    dealer = staff["dealer"] is not None if view.staff else on_duty is not None
+    prompt = expects(table, view.state, view.status, view.asking, dealer=dealer)
     return {
         "table": _p(view.table),
         "game": table.game,
@@ -53,7 +55,7 @@ def model(view: TableView, table: Table, desk: Desk, *, station: str) -> dict[st
         "devices": _devices(view),
         "faults": _faults(view),
         "results": [_result(r) for r in view.results],
-        "staff": _staff(view.staff),
+        "staff": staff,
         "at_station": None
         if on_duty is None
         else {"person": on_duty.person.id, "name": on_duty.person.name, "role": on_duty.role},

@@ -90,7 +90,8 @@ def serve(args: argparse.Namespace) -> int:
             return None
 
     desk = Desk(config.table.id, gate, config.security, keys, send, state=lambda: view.state)
-    table = Table(config.table.game, config.betting.mode)
+    required = config.staff is not None and config.staff.dealer_required
+    table = Table(config.table.game, config.betting.mode, required)
     hosts = frozenset({"localhost", "127.0.0.1", "::1", host}) if is_loopback(host) else None
     app = create_app(
         watch,

@@ -127,3 +127,11 @@ def test_a_dealer_change_asks_for_its_burn_before_betting_opens() -> None:
     assert expects(table, state).text == "Dealer change: burn 1 card face down"
     state = _feed(engine, {"type": "card", "card": "3C"})
     assert expects(table, state).text == "Open betting"
+
+
+def test_a_table_that_needs_a_dealer_asks_for_one_between_rounds() -> None:
+    table = Table("fan_tan", "dealer", dealer_required=True)
+    idle = {"phase": "idle", "round": None, "faults": []}
+    assert expects(table, idle, dealer=False).text == "Sign on: no dealer on duty"
+    assert expects(table, idle, dealer=True).text == "Open betting"
+    assert expects(Table("fan_tan", "dealer"), idle, dealer=False).text == "Open betting"

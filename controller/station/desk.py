@@ -49,8 +49,8 @@ class Credentials:
             return None
         found = {k: fields.get(k) for k in ("badge", "person", "pin", "role")}
         text = {k: v.strip() for k, v in found.items() if isinstance(v, str) and v.strip()}
-        return cls(text.get("role", default_role), text.get("badge"), text.get("person"),
-                   text.get("pin"))  # fmt: skip
+        role = text.get("role", default_role)
+        return cls(role, text.get("badge"), text.get("person"), text.get("pin"))
 
 
 @dataclass
@@ -202,9 +202,13 @@ class Desk:
             if key is None:
                 return Said(False, f"This table has no {who.role} key: call a technician")
             request = sign_command(
-                request, verb=command.verb, table=self.table_id, role=who.role, key=key,
+                request,
+                verb=command.verb,
+                table=self.table_id,
+                role=who.role,
+                key=key,
                 by=who.person.id,
-            )  # fmt: skip
+            )
         else:
             request["by"] = who.person.id  # a lab table: unsigned, and the screen says LAB
         self.actions += 1

@@ -196,6 +196,14 @@ def test_bad_entries_are_refused_before_sending(
         build(action, fields, {"round": None})
 
 
+def test_a_deal_error_is_reported_for_a_supervisor_to_sign(table: _Table) -> None:
+    command = build("deal_error", {"kind": "card_exposed", "position": "box1"}, {})
+    assert command.payload == {
+        "event": {"type": "deal_error", "kind": "card_exposed", "position": "box1"}
+    }
+    assert signers(command, table.config.security) == {"supervisor"}
+
+
 def test_who_may_sign_follows_the_tables_require(table: _Table) -> None:
     security = table.config.security
     assert signers(

@@ -126,13 +126,13 @@ class Chain:
         body["hash"] = self.head = hashlib.sha256(json.dumps(body).encode()).hexdigest()
         return body
 
-    def spin(self, number: int) -> dict[str, Any]:
+    def spin(self, number: int, ts: str = "2026-11-30T10:00:00.000000Z") -> dict[str, Any]:
         self.numbers.append(number)
         return self.record(
             "outcome",
             game="roulette",
             round=f"{self.table}-{self.seq + 1:06d}",
-            ts="2026-11-30T10:00:00.000000Z",
+            ts=ts,
             status="settled",
             reason=None,
             result={"number": number, "color": "red", "revolutions": 6, "variant": "european"},

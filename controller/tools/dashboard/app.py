@@ -32,8 +32,10 @@ from tablectl.controller.tools.dashboard.pages import (
     fragments,
     not_found_page,
     page,
+    staff_page,
     tile,
 )
+from tablectl.controller.tools.dashboard.staff import StaffSource
 from tablectl.controller.tools.dashboard.subscriber import Broker, FloorFeed, keep_following
 from tablectl.controller.tools.summary import printable
 
@@ -45,7 +47,7 @@ HSTS: Final = "max-age=31536000"
 """``Strict-Transport-Security`` over TLS: a year (no ``includeSubDomains``: the dashboard's
 host name may be shared with other services)."""
 _BUSY_LOG_EVERY: Final = 10.0
-_VIEWS: Final[tuple[View, ...]] = ("floor", "table", "billboard", "stats")
+_VIEWS: Final[tuple[View, ...]] = ("floor", "table", "billboard", "stats", "staff")
 _HEADERS: Final = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -194,7 +196,9 @@ async def _changes(
         link_changed = drawn.get(None) != floor.link
         if link_changed:
             drawn[None] = floor.link
-        if view == "floor" or table is None:
+        if view == "staff":
+            due = [banner(floor)] if link_changed else []
+        elif view == "floor" or table is None:
             due = [banner(floor)] if link_changed else []
             names = floor.tables()
             present = set(names)
@@ -234,10 +238,12 @@ def create_app(
     login: BasicLogin | None = None,
     throttle: float = 0.25,
     login_throttle: Throttle | None = None,
+    staff: StaffSource | None = None,
 ) -> Guard:
     """The dashboard as an ASGI app; with ``broker`` it follows the floor while it runs (and
-    starts the feed again should it die)."""
+    starts the feed again should it die); with ``staff`` its staff page reads that archive."""
     floor: Floor = feed.floor
+    archive = staff or StaffSource(None)
 
     def _table(request: Request) -> str:
         return str(request.path_params["table"])
@@ -253,6 +259,15 @@ def create_app(
 
     async def stats_page(request: Request) -> Response:
         return HTMLResponse(page(floor, "stats", _table(request)))
+
+    async def staff_view(request: Request) -> Response:
+        return HTMLResponse(staff_page(floor, await archive.figures()))
+
+    async def staff_svg(request: Request) -> Response:
+        figures = await archive.figures()
+        if figures is None or figures.svg is None:
+            return PlainTextResponse("no figures by dealer\n", status_code=404)
+        return Response(figures.svg, media_type="image/svg+xml")
 
     async def svg(request: Request) -> Response:
         name, kind = _table(request), request.path_params["kind"]
@@ -303,6 +318,8 @@ def create_app(
             Route("/table/{table}", table_page),
             Route("/billboard/{table}", billboard_page),
             Route("/stats/{table}", stats_page),
+            Route("/staff", staff_view),
+            Route("/staff.svg", staff_svg),
             Route("/svg/{table}/{kind:str}.svg", svg),
             Route("/stream", stream),
             Route("/favicon.ico", no_icon),

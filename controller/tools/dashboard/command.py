@@ -37,6 +37,7 @@ from tablectl.controller.tools.dashboard.floor import (
     MAX_AHEAD,
     MAX_DEVICES,
     MAX_TABLES,
+    STAFF_DAYS,
     Floor,
 )
 from tablectl.controller.tools.floor_metrics import DashboardMetrics, check_listen
@@ -45,6 +46,7 @@ from tablectl.controller.tools.floor_metrics import serving as metrics_endpoint
 if TYPE_CHECKING:  # the dashboard extra: imported when serving (see run)
     import uvicorn
 
+    from tablectl.controller.tools.dashboard.staff import StaffSource
     from tablectl.controller.tools.dashboard.subscriber import FloorFeed
 
 DEFAULT_LISTEN: Final = "127.0.0.1:8080"
@@ -113,6 +115,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve Prometheus metrics on http://HOST:PORT/metrics (default: none; no login: "
         "the loopback or a monitoring network)",
+    )
+    parser.add_argument(
+        "--archive-dsn",
+        metavar="DSN",
+        help="the floor's archive (postgresql://…), read-only, for the staff page's figures by"
+        " dealer (default: none; the page says so)",
+    )
+    parser.add_argument(
+        "--archive-key",
+        type=Path,
+        metavar="FILE",
+        help="with --archive-dsn: the tables' journal key: only records whose auth it matches"
+        " count (default: none; the page says authorship unverified)",
+    )
+    parser.add_argument(
+        "--staff-days",
+        type=int,
+        default=STAFF_DAYS,
+        help="days of the archive the staff page counts (default: %(default)s)",
     )
 
 
@@ -185,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
             raise DashboardError(f"--{option.replace('_', '-')} must be at least 1")
     if args.max_ahead < 0:
         raise DashboardError("--max-ahead must be at least 0")
+    staff = _staff_source(args)
     mqtt, security = broker_login(args, args.url, args.prefix)
     broker_host, broker_port, _tls = broker_address(mqtt.url)
     broker = Broker(broker_host, broker_port, mqtt.url, security)
@@ -199,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     hosts = None
     if is_loopback(host):
         hosts = frozenset({"localhost", "127.0.0.1", "::1", host})
-    app = create_app(feed, broker=broker, hosts=hosts, login=login)
+    app = create_app(feed, broker=broker, hosts=hosts, login=login, staff=staff)
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     scheme = "https" if tls else "http"
@@ -230,6 +252,22 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sock.close()
     return 0
+
+
+def _staff_source(args: argparse.Namespace) -> StaffSource:
+    """The staff page's archive; its options checked (a key read now: a bad file is a config
+    error before the server starts)."""
+    from tablectl.controller.secrets import read_journal_key  # noqa: PLC0415 - only when asked
+    from tablectl.controller.tools.dashboard.staff import StaffSource  # noqa: PLC0415
+
+    if args.staff_days < 1:
+        raise DashboardError("--staff-days must be at least 1")
+    if args.archive_dsn is None and args.archive_key is not None:
+        raise DashboardError("--archive-key goes with --archive-dsn")
+    key = None
+    if args.archive_key is not None:
+        key = read_journal_key(args.archive_key, "dashboard --archive-key")
+    return StaffSource(args.archive_dsn, key=key, days=args.staff_days)
 
 
 def _server(config: uvicorn.Config) -> uvicorn.Server:

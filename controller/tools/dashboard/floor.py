@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from tablectl.controller.core.bounded_json import MAX_BYTES, read_object
 from tablectl.controller.core.errors import MalformedError
+from tablectl.controller.core.time import parse_ts_seconds
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.games.roulette import Pocket
 from tablectl.controller.tools.summary import clock_summary, summarize
@@ -41,6 +42,8 @@ MAX_DEVICES: Final = 32
 MAX_AHEAD: Final = 1_000
 """Records past the table's ``state`` ``seq`` still shown (``--max-ahead``): a table publishes
 its records before the state that describes them, a backlog after an outage included."""
+STAFF_DAYS: Final = 30
+"""Days of the archive the staff page counts (``--staff-days``)."""
 LINKS: Final = 512
 """Records per table whose ``seq``, ``hash`` and ``prev_hash`` are kept to link and
 de-duplicate the next ones."""
@@ -54,7 +57,9 @@ _TEXT: Final = 200
 _CODES: Final = 32
 """Fault codes kept per list."""
 _SHOE_TYPES: Final = frozenset({"card", "shuffle_started", "shuffle_completed", "shoe_end"})
-_RETAINED: Final = frozenset({"status", "state", "outcome", "device"})
+_RETAINED: Final = frozenset({"status", "state", "outcome", "device", "staff"})
+PACE_WINDOW: Final = 3600.0
+"""Seconds of outcomes, back from the newest, a tile's pace is measured over."""
 
 T = TypeVar("T")
 
@@ -112,6 +117,24 @@ class Link:
     detail: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class OnDuty:
+    """A person on duty as the retained ``staff`` topic names them (docs/station.md)."""
+
+    person: str
+    name: str | None
+    since: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Staff:
+    """Who is on duty at a table (its retained ``staff``): at most one dealer."""
+
+    dealer: OnDuty | None
+    supervisors: tuple[OnDuty, ...] = ()
+    technicians: tuple[OnDuty, ...] = ()
+
+
 @dataclass(frozen=True)
 class Tile:
     """What a table's tile shows. ``alerts`` say why it is red, ``warnings`` why amber."""
@@ -133,6 +156,10 @@ class Tile:
     updated: str | None
     more_devices: int = 0
     """Devices left off the tile (beyond ``max_devices``)."""
+    staff: Staff | None = None
+    """``None``: the table publishes no ``staff`` (no roster)."""
+    pace: float | None = None
+    """Rounds per hour over the last hour of outcomes seen (:func:`pace`)."""
 
     @property
     def level(self) -> Level:
@@ -200,6 +227,7 @@ class _Table:
     name: str
     status: _Status | None = None
     state: _State | None = None
+    staff: Staff | None = None
     devices: dict[str, _Device] = field(default_factory=dict)
     retained: dict[str, bytes] = field(default_factory=dict)
     """Digest of each retained topic's payload held (``status``, ``state``, ``outcome``,
@@ -310,7 +338,14 @@ class Floor:
             if not rest[2] or len(rest[2]) > MAX_ID:
                 raise MalformedError("bad_topic", "device id")
             kind, device = "device", rest[2]
-        elif len(rest) == 2 and rest[1] in ("status", "state", "outcome", "events", "alarms"):
+        elif len(rest) == 2 and rest[1] in (
+            "status",
+            "state",
+            "outcome",
+            "events",
+            "alarms",
+            "staff",
+        ):
             kind, device = rest[1], None
         else:
             return None
@@ -341,6 +376,10 @@ class Floor:
             table = self._table(name)
             table.state = state
             table.game = state.game or table.game
+        elif kind == "staff":
+            staff = _staff(body)
+            table = self._table(name)
+            table.staff = staff
         elif kind == "device":
             assert device is not None
             health = _device(body)
@@ -392,6 +431,8 @@ class Floor:
             table.status = None
         elif kind == "state":
             table.state = None
+        elif kind == "staff":
+            table.staff = None
         elif kind == "device" and device is not None:
             table.devices.pop(device, None)
         if not table.retained:
@@ -737,6 +778,8 @@ class Floor:
             last_event=event[2] if event is not None else None,
             updated=table.updated,
             more_devices=more,
+            staff=table.staff,
+            pace=pace(history),
         )
 
 
@@ -826,6 +869,43 @@ def _state(body: Mapping[str, Any], max_devices: int) -> _State:
         locked=_flag(body, "locked"),
         journal_available=available,
     )
+
+
+def _on_duty(entry: object, field: str) -> OnDuty:
+    if not isinstance(entry, Mapping):
+        raise MalformedError("bad_field", field)
+    person = _optional(entry, "person", str)
+    if person is None or len(person) > MAX_ID:
+        raise MalformedError("bad_field", f"{field}.person")
+    return OnDuty(person, _optional(entry, "name", str), _optional(entry, "since", str))
+
+
+def _staff(body: Mapping[str, Any]) -> Staff:
+    """The retained ``staff``: every person checked, at most :data:`_CODES` per role."""
+    dealer = body.get("dealer")
+    crews: list[tuple[OnDuty, ...]] = []
+    for role in ("supervisors", "technicians"):
+        listed = body.get(role)
+        if listed is not None and not isinstance(listed, list):
+            raise MalformedError("bad_field", role)
+        crews.append(tuple(_on_duty(entry, role) for entry in (listed or [])[:_CODES]))
+    return Staff(None if dealer is None else _on_duty(dealer, "dealer"), *crews)
+
+
+def pace(outcomes: Sequence[OutcomeEntry]) -> float | None:
+    """Rounds per hour: the outcomes (in ``seq`` order) of the :data:`PACE_WINDOW` before the
+    newest, their count less one over the time from the first to the last (``None``: fewer
+    than two, or no time between them). Voids are rounds too."""
+    times: list[float] = []
+    for entry in reversed(outcomes):
+        moment = parse_ts_seconds(entry.ts)
+        if moment is None:
+            continue
+        if times and times[0] - moment > PACE_WINDOW:
+            break
+        times.append(moment)
+    span = max(times, default=0.0) - min(times, default=0.0)
+    return (len(times) - 1) * 3600 / span if len(times) > 1 and span > 0 else None
 
 
 def _device(body: Mapping[str, Any]) -> _Device:

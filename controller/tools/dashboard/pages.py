@@ -23,10 +23,12 @@ from tablectl.controller.tools.dashboard.charts import (
     shuffle_figures,
     wheel_figures,
 )
-from tablectl.controller.tools.dashboard.floor import Floor, OutcomeEntry, Tile
+from tablectl.controller.tools.dashboard.floor import Floor, OutcomeEntry, Staff, Tile
+from tablectl.controller.tools.dashboard.staff import StaffFigures
+from tablectl.controller.tools.diag.stats.staff import RATES, duty_text, figure_text
 from tablectl.controller.tools.summary import printable
 
-View = Literal["floor", "table", "billboard", "stats"]
+View = Literal["floor", "table", "billboard", "stats", "staff"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,7 @@ def tile(floor: Floor, table: str) -> Fragment:
         f'<dl class="facts"><dt>phase</dt><dd class="phase">{_t(t.phase or "–")}</dd>'
         f'<dt>round</dt><dd class="round">{_t(_round(t.table, t.round))} {rounds}</dd>'
         f'<dt>status</dt><dd class="status">{online}</dd>'
+        f"{_crew(t.staff)}{_pace(t.pace)}"
         f"<dt>updated</dt><dd>{_time(t.updated)}</dd></dl>"
         f'<ul class="devices">'
         f"{''.join(_device(d.device, d.available, d.faults) for d in t.devices)}{more}</ul>"
@@ -171,6 +174,33 @@ def tile(floor: Floor, table: str) -> Fragment:
         f"{_outcome_line(t.table, t.last_outcome)}{event}{_links(t)}</article>"
     )
     return Fragment(element, body, "tiles")
+
+
+def _crew(staff: Staff | None) -> str:
+    """Who is on duty, for a table that publishes it (a roster's; none: nothing shown)."""
+    if staff is None:
+        return ""
+    dealer = staff.dealer
+    if dealer is None:
+        shown = '<dd class="dealer none">nobody on duty</dd>'
+    else:
+        since = f" <small>since {_time(dealer.since)}</small>" if dealer.since else ""
+        shown = (
+            f'<dd class="dealer" data-person="{_t(dealer.person)}">'
+            f"{_t(dealer.name or dealer.person)}{since}</dd>"
+        )
+    others = [*(("supervisor", p) for p in staff.supervisors)]
+    others += [("technician", p) for p in staff.technicians]
+    crew = ", ".join(f"{_t(p.name or p.person)} ({role})" for role, p in others)
+    return f"<dt>dealer</dt>{shown}" + (
+        f'<dt>crew</dt><dd class="crew">{crew}</dd>' if crew else ""
+    )
+
+
+def _pace(pace: float | None) -> str:
+    if pace is None:
+        return ""
+    return f'<dt>pace</dt><dd class="pace">{pace:.0f} rounds/h</dd>'
 
 
 def _balls(numbers: Iterable[Pocket]) -> str:
@@ -281,6 +311,8 @@ def stats_fragment(floor: Floor, table: str) -> Fragment:
 def fragments(floor: Floor, view: View, table: str | None = None) -> list[Fragment]:
     """Every fragment of a page, as the live stream sends them."""
     out = [banner(floor)]
+    if view == "staff":
+        return out  # the archive's figures: read when the page is
     if view == "floor" or table is None:
         return out + [tile(floor, name) for name in floor.tables()]
     if view == "table":
@@ -323,6 +355,67 @@ def page(floor: Floor, view: View, table: str | None = None) -> str:
     )
 
 
+def staff_page(floor: Floor, figures: StaffFigures | None) -> str:
+    """The figures by dealer from the archive (``None``: the dashboard has no archive)."""
+    if figures is None:
+        inner = (
+            '<p class="no-archive">No archive: the figures by dealer are read from the floor\'s'
+            " archive. Start the dashboard with <code>--archive-dsn</code> to see them here"
+            " (or run <code>tablectl diag stats --by dealer</code> on a table's journal).</p>"
+        )
+    elif figures.error is not None:
+        inner = f'<p class="error" role="alert">the archive cannot be read: {_t(figures.error)}</p>'
+    else:
+        inner = _dealers(figures)
+    main = f'<h1>staff</h1><section id="staff" class="staff">{inner}</section>'
+    return _document("staff", "staff", "/stream?view=staff", banner(floor).html, main, floor=floor)
+
+
+def _dealers(figures: StaffFigures) -> str:
+    rows = []
+    for report in figures.reports:
+        t = report.tally
+        rates = "".join(f'<td class="num">{figure_text(t.per_100(what))}</td>' for what in RATES)
+        flags = "; ".join(report.flags)
+        person = t.person or "–"
+        rows.append(
+            f'<tr class="{"flagged" if flags else "ok"}" data-dealer="{_t(person)}">'
+            f"<td>{_t(person)}</td><td>{_t(t.name or ('nobody on duty' if not t.person else ''))}"
+            f"</td><td>{_t(', '.join(sorted(t.tables)))}</td>"
+            f'<td class="num rounds">{t.rounds}</td><td class="num">{duty_text(t.duty)}</td>'
+            f'<td class="num pace">{figure_text(t.pace)}</td>{rates}'
+            f'<td class="flags">{_t(flags or "ok")}</td></tr>'
+        )
+    notes = "".join(f"<li>{_t(line)}</li>" for line in figures.notes)
+    image = ""
+    if figures.svg is not None:
+        src = f"/staff.svg?{urlencode({'at': figures.read_at})}"
+        image = f'<img class="chart" src="{_t(src)}" alt="rounds per hour and results by dealer">'
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "dealer",
+            "name",
+            "tables",
+            "rounds",
+            "on duty",
+            "rounds/h",
+            "voids",
+            "misdeals",
+            "manual",
+            "deal errors",
+            "flags (test)",
+        )
+    )
+    body = "".join(rows) or '<tr><td colspan="11">no outcome in the archive yet</td></tr>'
+    return (
+        f'<p class="source">the last {figures.days} days of {_t(figures.where)}, read at '
+        f"{_time(figures.read_at)}; voids, misdeals, manual entries and deal errors per 100 rounds"
+        f" (docs/station.md)</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+        f'</table><ul class="notes">{notes}</ul>{image}'
+    )
+
+
 def not_found_page(floor: Floor, what: str) -> str:
     return _document(
         "not found", "floor", "", "", f"<h1>not found</h1><p>{_t(what)}</p>", floor=floor
@@ -336,7 +429,8 @@ def _where(floor: Floor) -> str:
 def _document(
     title: str, view: str, stream: str, banner_html: str, main: str, *, floor: Floor
 ) -> str:
-    nav = "" if view == "billboard" else '<nav class="top"><a href="/">floor</a></nav>'
+    links = '<a href="/">floor</a> <a href="/staff">staff</a>'
+    nav = "" if view == "billboard" else f'<nav class="top">{links}</nav>'
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -25,7 +25,7 @@ from tablectl.drivers.connection import Backoff
 
 log = structlog.get_logger("tablectl.dashboard")
 
-LEAVES: Final = ("status", "state", "outcome", "devices/+", "events", "alarms")
+LEAVES: Final = ("status", "state", "outcome", "devices/+", "events", "alarms", "staff")
 """What the dashboard subscribes to under each table (``{prefix}/+/{leaf}``)."""
 LOG_EVERY: Final = 60.0
 """Seconds between two log lines of one reason (malformed or refused messages)."""

@@ -34,6 +34,15 @@ PER_LEAF = {
     "state": [b'{"faults":[[1]]}', b'{"devices":[]}', b'{"rounds":"7"}', b'{"seq":true}'],
     "alarms": [b'{"type":[]}', b'{"type":"fault","code":{"a":1}}'],
     "devices/x": [b'{"available":"yes"}', b'{"faults":"x"}'],
+    "staff": [
+        b'{"dealer":"D-1"}',
+        b'{"dealer":{"person":[1]}}',
+        b'{"dealer":{"name":"no person"}}',
+        b'{"dealer":{"person":"' + b"D" * 65 + b'"}}',
+        b'{"dealer":{"person":"D-1","since":7}}',
+        b'{"supervisors":{"person":"S-1"}}',
+        b'{"technicians":[{"person":"T-1"},"T-2"]}',
+    ],
 }
 """Malformed on one topic: a field every reader uses, of the wrong type."""
 

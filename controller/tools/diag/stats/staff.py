@@ -9,6 +9,7 @@ staff". A staff event the table refused (its verdict follows it) changed nobody'
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 from collections import Counter
@@ -394,12 +395,13 @@ def dealer_reports(
 # --- output -------------------------------------------------------------------------------------
 
 
-def _hours(seconds: float) -> str:
+def duty_text(seconds: float) -> str:
+    """Time on duty as ``2h05`` (``-``: none)."""
     minutes = round(seconds / 60)
     return f"{minutes // 60}h{minutes % 60:02d}" if seconds > 0 else "-"
 
 
-def _number(value: float | None, digits: int = 1) -> str:
+def figure_text(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
@@ -451,9 +453,9 @@ def render_text(out: TextIO, reports: list[DealerReport], *, source: str, sigma:
     rows = []
     for report in reports:
         t = report.tally
-        rates = [_number(t.per_100(what)) for what in RATES]
+        rates = [figure_text(t.per_100(what)) for what in RATES]
         name = t.name if t.person is not None else "(nobody on duty)"
-        row = (t.person, name, t.rounds, _hours(t.duty), _number(t.pace), *rates)
+        row = (t.person, name, t.rounds, duty_text(t.duty), figure_text(t.pace), *rates)
         rows.append(row)
     headers = ("dealer", "name", "rounds", "on duty", "per hour", "voids", "misdeals")
     out.write(table((*headers, "manual", "deal errors"), rows, right="2345678") + "\n")
@@ -562,6 +564,17 @@ async def run_by_dealer(request: StatsRequest, *, out: TextIO, err: TextIO, as_j
         if config is not None:
             reader.tables.add(config.table.id)
         return _report(request, reader, f"journal {journal}", out=out, as_json=as_json)
+    reader, where, notes = read_archive(request)
+    status = _report(request, reader, where, out=out, as_json=as_json)
+    stream = err if as_json else out  # JSON stays one document; the notes go beside it
+    stream.write(notes)
+    stream.flush()
+    return status
+
+
+def read_archive(request: StatsRequest) -> tuple[DutyReader, str, str]:
+    """The archive's tables (``request.tables``, else all) over the window: the reading, where
+    it was read, and the lines saying what it left out (also the dashboard's staff page)."""
     if request.config is not None or request.journal is not None:
         raise DiagError("--dsn reads the archive: not with --config or --journal")
     from tablectl.controller.archive.reader import (  # noqa: PLC0415 - psycopg only here
@@ -573,10 +586,10 @@ async def run_by_dealer(request: StatsRequest, *, out: TextIO, err: TextIO, as_j
     from tablectl.controller.journal import AUTHORSHIP_UNVERIFIED  # noqa: PLC0415
     from tablectl.controller.tools.diag.stats.archive import left_out, note  # noqa: PLC0415
 
+    assert request.dsn is not None
     reader = DutyReader(check_variant(request.variant or "european"))
-    notes = err if as_json else out
+    notes = io.StringIO()
     with open_archive(request.dsn) as archive:
-        read: list[tuple[str, int, ArchiveReader]] = []
         for table_id in list(request.tables) or table_ids(archive):
             # Only what the archiver verified counts (issue 26), as for every diag stats report.
             head = verified_head(archive, table_id)
@@ -589,14 +602,11 @@ async def run_by_dealer(request: StatsRequest, *, out: TextIO, err: TextIO, as_j
                 through=head,
             )
             reader.read(source)
-            read.append((table_id, head, source))
-        where = f"archive {archive.where}{window_text(request.since, request.until)}"
-        status = _report(request, reader, where, out=out, as_json=as_json)
-        for table_id, head, source in read:
             left_out(notes, table_id, head, source)
+        where = f"archive {archive.where}{window_text(request.since, request.until)}"
     if request.key is None:
         note(notes, AUTHORSHIP_UNVERIFIED, error=False)
-    return status
+    return reader, where, notes.getvalue()
 
 
 def _report(

@@ -1,8 +1,9 @@
 """``tablectl demo``: whole tables on one machine, one command.
 
 An in-process broker, simulated devices speaking the real wire protocols to the real drivers, the
-real controller per table, and a live view subscribed like any results display. The journals are
-kept, and the run ends with a summary per table.
+real controller per table, a crew (a dealer on duty per table, one dealer change: lab/crew.py),
+and a live view subscribed like any results display. The journals are kept, and the run ends
+with a summary per table.
 """
 
 from __future__ import annotations

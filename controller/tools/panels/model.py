@@ -45,7 +45,8 @@ class ResultMark:
     result: Mapping[str, Any]
     """The outcome's ``result`` (read-only; empty for a void without one)."""
     summary: str
-    """The one-line summary without the table (``#000123 17 black (6 turns)``)."""
+    """The one-line summary without the table (``#000123 17 black (6 turns)``) nor the dealer
+    (the panel's border names the dealer on duty; the footer's line keeps the round's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +280,7 @@ class Floor:
 
 def _mark(table: str, body: Mapping[str, Any]) -> ResultMark:
     result = body.get("result")
-    line = summarize({**body, "table": table})
+    line = summarize({**body, "table": table, "dealer": None})
     reason = body.get("reason")
     return ResultMark(
         round=_round_number(table, body.get("round")) or "",

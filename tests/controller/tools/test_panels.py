@@ -133,7 +133,7 @@ def test_the_dealer_on_duty_and_a_change_show_on_the_panel_and_in_the_footer() -
     _feed(floor, "BAC-1", "staff", _staff("BAC-1", "D-0260", "Femi Adeyemi"))
     (view,) = floor.tables()
     assert view.dealer == "Femi Adeyemi (D-0260)"
-    assert view.results[-1].summary == "#000003 VOID burn_missed · dealer D-0142"
+    assert view.results[-1].summary == "#000003 VOID burn_missed"  # the border says who deals
     assert [line.text() for line in floor.footer] == [
         "10:00:01 BAC-1 status online",
         "10:00:01 BAC-1 dealer Ana Ruiz (D-0142) on duty",

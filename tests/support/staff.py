@@ -1,47 +1,23 @@
-"""Rosters for tests: real scrypt hashes (at the smallest cost a roster accepts) in real files."""
+"""Rosters for tests: the lab's crew (controller/lab/crew.py), real scrypt hashes in real files."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from tablectl.controller.staff.credentials import hash_secret, new_salt
-from tablectl.controller.staff.roster import Person, Roster
+from tablectl.controller.lab.crew import DEALERS, SUPERVISOR, TECHNICIAN, Member
+from tablectl.controller.lab.crew import write_roster as write_lab_roster
+from tablectl.controller.staff.credentials import new_salt
+from tablectl.controller.staff.roster import Roster
 
-
-@dataclass(frozen=True)
-class Member:
-    id: str
-    name: str
-    roles: tuple[str, ...]
-    pin: str
-    badge: str | None = None
-
-
-CREW = (
-    Member("D-0142", "Ana Ruiz", ("dealer",), "4821", "BADGE-0142"),
-    Member("D-0177", "Ben Okafor", ("dealer",), "7730", "BADGE-0177"),
-    Member("S-0007", "Carla Maas", ("supervisor", "dealer"), "9051", "BADGE-0007"),
-    Member("T-0300", "Dev Patel", ("technician",), "3141", None),
-)
+CREW = (DEALERS[0], DEALERS[1], SUPERVISOR, TECHNICIAN)
+"""Ana Ruiz (D-0142, PIN 4821), Ben Okafor (D-0177, 7730), Carla Maas (S-0007, supervisor and
+dealer, 9051) and Dev Patel (T-0300, technician, 3141, no badge)."""
 
 
 def make_roster(members: tuple[Member, ...] = CREW) -> Roster:
     salt = new_salt()
-    people = {
-        m.id: Person(
-            m.id,
-            m.name,
-            frozenset(m.roles),
-            hash_secret(m.pin),
-            None if m.badge is None else hash_secret(m.badge, salt=salt),
-        )
-        for m in members
-    }
-    return Roster(salt, people)
+    return Roster(salt, {m.id: m.person(salt) for m in members})
 
 
 def write_roster(path: Path, members: tuple[Member, ...] = CREW) -> Path:
-    path.write_text(make_roster(members).dump(), encoding="utf-8")
-    path.chmod(0o600)
-    return path
+    return write_lab_roster(path, members)

@@ -4,15 +4,18 @@ A real Mosquitto (the fixture), the table as ``tablectl run`` with simulated dev
 as its own process (``python -m tablectl.controller.station``, what ``tablectl station`` runs),
 and Debian's headless Chromium at 1280×800 with touch (``has_touch``, ``page.tap``). The table
 checks every command's signature (``[security] roles``) and has a ``[staff] roster``: what the
-screen sends is what a floor table would judge. Screenshots go to docs/images/station-*.png.
+screen sends is what a floor table would judge. ``TABLECTL_STATION_SCREENSHOTS=1`` remakes
+docs/images/station-*.png.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -200,8 +203,12 @@ async def sign_as(page: Any, *, badge: str, pin: str) -> None:
 
 
 async def screenshot(page: Any, name: str) -> None:
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(IMAGES / f"station-{name}.png"))
+    """docs/images/station-NAME.png when ``TABLECTL_STATION_SCREENSHOTS=1`` (remaking the docs'
+    pictures), else a throwaway file: a test run leaves the checkout as it was."""
+    folder = IMAGES if os.environ.get("TABLECTL_STATION_SCREENSHOTS") == "1" else None
+    folder = folder or Path(tempfile.gettempdir()) / "tablectl-station-screens"
+    folder.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(folder / f"station-{name}.png"))
 
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(150)]

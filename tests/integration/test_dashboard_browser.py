@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import ssl
 import urllib.error
 import urllib.request
@@ -204,4 +205,115 @@ async def test_login_over_tls_is_required_when_a_users_file_is_given(tmp_path: P
         # Over TLS the browser is told never to come back over plain HTTP (issue 26 #8).
         assert headers["Strict-Transport-Security"] == "max-age=31536000"
         assert (await asyncio.to_thread(_get, base + "/static/dashboard.js", context))[0] == 401
+    assert proc.returncode == 0, log.read_text(errors="replace")
+
+
+STAFF = {
+    "schema": 1,
+    "table": "ROU-01",
+    "ts": "2026-11-30T10:00:00Z",
+    "dealer": {"person": "D-0142", "name": "Ana Ruiz", "since": "2026-11-30T09:58:00Z"},
+    "supervisors": [{"person": "S-0007", "name": "Carla Maas"}],
+    "technicians": [],
+}
+
+
+async def _archive_of_dealers(tmp_path: Path, dsn: str) -> dict[str, Any]:
+    """The generated rounds of tests/controller/tools/test_diag_staff.py, stored and verified
+    as the archiver does; each dealer's figures as ``diag stats --by dealer --dsn`` gives them."""
+    import psycopg  # noqa: PLC0415
+
+    from tablectl.controller.archive.schema import migrate  # noqa: PLC0415
+    from tests.controller.tools.test_diag_staff import (  # noqa: PLC0415
+        baccarat_script,
+        by_dealer,
+        journal,
+        roulette_script,
+    )
+    from tests.integration.test_archive_use import _store, _verify  # noqa: PLC0415
+
+    with psycopg.connect(dsn) as conn:
+        migrate(conn)
+    for script in (roulette_script(), baccarat_script()):
+        records = journal(tmp_path / f"{script.table}.sqlite", script)
+        await asyncio.to_thread(_store, dsn, records)
+    await asyncio.to_thread(_verify, dsn)
+    code, out, err = await by_dealer("--dsn", dsn, "--json")
+    assert code == 0, err
+    return {d["dealer"]: d for d in json.loads(out)["dealers"]}
+
+
+async def _on_duty(mosquitto: MosquittoProcess, tile: Any, shot: Path) -> None:
+    """A table's staff and spins published; the tile names the dealer and the pace; poison on
+    ``staff`` changes nothing; the dealer's break shows."""
+    import aiomqtt  # noqa: PLC0415
+
+    from tests.support.dashboard import Chain  # noqa: PLC0415
+
+    async with aiomqtt.Client(mosquitto.host, mosquitto.port, timeout=10) as client:
+
+        async def send(leaf: str, body: object, retain: bool = False) -> None:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            await client.publish(f"tablectl/ROU-01/{leaf}", raw, qos=1, retain=retain)
+
+        chain = Chain("ROU-01")
+        await send("status", {"state": "online"}, retain=True)
+        await send("staff", STAFF, retain=True)
+        for i in range(13):  # one spin every 30 s: 120 an hour
+            await send("events", chain.spin(i, f"2026-11-30T10:{i // 2:02d}:{i % 2 * 30:02d}Z"))
+        await send("state", chain.state(), retain=True)
+        await tile.locator(".dealer", has_text="Ana Ruiz").wait_for(timeout=20_000)
+        await tile.locator(".pace", has_text="120 rounds/h").wait_for(timeout=20_000)
+        assert "Carla Maas (supervisor)" in await tile.locator(".crew").inner_text()
+        await tile.screenshot(path=str(shot))
+        for payload in (b'{"dealer":{"person":[1]}}', b'{"a":' * 5000 + b"1" + b"}" * 5000):
+            await send("staff", payload, retain=True)
+        await send("staff", {**STAFF, "dealer": None})
+        await tile.locator(".dealer.none").wait_for(timeout=20_000)
+
+
+async def test_who_is_on_duty_the_pace_and_the_staff_page_in_a_browser(
+    tmp_path: Path, mosquitto: MosquittoProcess, postgres_dsn: str
+) -> None:
+    """A table's retained ``staff`` and its outcomes on a real Mosquitto, an archive in a real
+    PostgreSQL: the tile names the dealer and the pace, poison on ``staff`` is counted, the
+    staff page shows what ``diag stats --by dealer --dsn`` gives. Screenshots:
+    docs/images/dashboard-on-duty.png and dashboard-staff.png."""
+    from tests.support.dashboard import REPO  # noqa: PLC0415
+    from tests.support.tables import scrape  # noqa: PLC0415
+
+    want = await _archive_of_dealers(tmp_path, postgres_dsn)
+    port, metrics = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "dashboard.log"
+    args = ["--url", mosquitto.url, "--listen", f"127.0.0.1:{port}"]
+    args += ["--archive-dsn", postgres_dsn, "--staff-days", "36500"]
+    args += ["--metrics-listen", f"127.0.0.1:{metrics}"]
+    images = REPO / "docs" / "images"
+    with _dashboard(args, log) as proc:
+        await _serving(proc, log)
+        async with _browser() as browser:
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            await page.goto(base + "/")
+            await page.wait_for_selector("#banner.ok", state="attached", timeout=30_000)
+            tile = page.locator("#tile-ROU-01")
+            await _on_duty(mosquitto, tile, images / "dashboard-on-duty.png")
+            _, text = await scrape(metrics)
+            assert 'tablectl_dashboard_malformed_total{reason="bad_field"} 1' in text
+            assert 'tablectl_dashboard_malformed_total{reason="too_deep"} 1' in text
+
+            await page.click("nav.top a[href='/staff']")
+            await page.wait_for_selector("#staff table", timeout=30_000)
+            for person in ("D-1", "D-2", "D-3"):
+                row = page.locator(f"#staff tr[data-dealer='{person}']")
+                assert await row.locator(".rounds").inner_text() == str(want[person]["rounds"])
+                pace = f"{want[person]['pace_per_hour']:.1f}"
+                assert await row.locator(".pace").inner_text() == pace
+            flags = await page.locator("#staff tr[data-dealer='D-2'] .flags").inner_text()
+            assert "wheel sectors" in flags
+            assert "authorship unverified" in await page.locator("#staff .notes").inner_text()
+            svg = await page.request.get(base + "/staff.svg")
+            assert svg.status == 200
+            assert svg.headers["content-type"].startswith("image/svg+xml")
+            await page.screenshot(path=str(images / "dashboard-staff.png"), full_page=True)
     assert proc.returncode == 0, log.read_text(errors="replace")

@@ -165,8 +165,7 @@ def tile(floor: Floor, table: str) -> Fragment:
         f'<dl class="facts"><dt>phase</dt><dd class="phase">{_t(t.phase or "–")}</dd>'
         f'<dt>round</dt><dd class="round">{_t(_round(t.table, t.round))} {rounds}</dd>'
         f'<dt>status</dt><dd class="status">{online}</dd>'
-        f"{_crew(t.staff)}{_pace(t.pace)}"
-        f"<dt>updated</dt><dd>{_time(t.updated)}</dd></dl>"
+        f"<dt>updated</dt><dd>{_time(t.updated)}</dd>{_crew(t.staff)}{_pace(t.pace)}</dl>"
         f'<ul class="devices">'
         f"{''.join(_device(d.device, d.available, d.faults) for d in t.devices)}{more}</ul>"
         f'<ul class="faults">{faults}</ul>'

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import ssl
 import urllib.error
 import urllib.request
@@ -277,8 +278,9 @@ async def test_who_is_on_duty_the_pace_and_the_staff_page_in_a_browser(
 ) -> None:
     """A table's retained ``staff`` and its outcomes on a real Mosquitto, an archive in a real
     PostgreSQL: the tile names the dealer and the pace, poison on ``staff`` is counted, the
-    staff page shows what ``diag stats --by dealer --dsn`` gives. Screenshots:
-    docs/images/dashboard-on-duty.png and dashboard-staff.png."""
+    staff page shows what ``diag stats --by dealer --dsn`` gives. With
+    ``TABLECTL_DASHBOARD_SCREENSHOTS=1`` it remakes docs/images/dashboard-on-duty.png and
+    dashboard-staff.png (else the pictures go to ``tmp_path``: the checkout stays as it was)."""
     from tests.support.dashboard import REPO  # noqa: PLC0415
     from tests.support.tables import scrape  # noqa: PLC0415
 
@@ -289,7 +291,8 @@ async def test_who_is_on_duty_the_pace_and_the_staff_page_in_a_browser(
     args = ["--url", mosquitto.url, "--listen", f"127.0.0.1:{port}"]
     args += ["--archive-dsn", postgres_dsn, "--staff-days", "36500"]
     args += ["--metrics-listen", f"127.0.0.1:{metrics}"]
-    images = REPO / "docs" / "images"
+    remake = os.environ.get("TABLECTL_DASHBOARD_SCREENSHOTS") == "1"
+    images = REPO / "docs" / "images" if remake else tmp_path
     with _dashboard(args, log) as proc:
         await _serving(proc, log)
         async with _browser() as browser:

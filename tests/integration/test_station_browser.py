@@ -263,6 +263,10 @@ async def test_wrong_pins_lock_the_person_out_and_the_station_counts_it(
     with start_controller(config, tmp_path):
         async with station_page(config, tmp_path) as page:
             for attempt in range(3):
+                # Each attempt waits for its own answer, not the one before it on the screen.
+                await page.evaluate(
+                    "() => { document.getElementById('toast-msg').textContent = '' }"
+                )
                 await tap(page, "#btn-sign-on")
                 await page.fill("#sign-on-person", "D-0177")
                 await page.focus("#sign-on-pin")

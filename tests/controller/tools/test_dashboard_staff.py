@@ -163,7 +163,7 @@ async def test_the_staff_page_shows_diag_stats_by_dealer_from_the_archive(
     got = {r.tally.person: r.tally for r in figures.reports}
     assert set(got) == set(want) == {"D-1", "D-3"}
     for person, tally in got.items():
-        assert (tally.rounds, tally.misdeals, tally.manual) == (
+        assert (tally.rounds, tally.counts["misdeals"], tally.counts["manual"]) == (
             want[person]["rounds"],
             want[person]["misdeals"],
             want[person]["manual"],

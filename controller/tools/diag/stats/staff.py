@@ -74,10 +74,8 @@ class DealerTally:
     name: str | None = None
     tables: set[str] = field(default_factory=set)
     rounds: int = 0
-    voids: int = 0
-    misdeals: int = 0
-    manual: int = 0
-    deal_errors: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    """Of each of :data:`RATES`: voids, misdeals, manual entries, deal errors."""
     duty: float = 0.0
     """Seconds on duty as a dealer (docs/station.md)."""
     results: dict[tuple[str, str], Counter[Pocket]] = field(default_factory=dict)
@@ -89,7 +87,7 @@ class DealerTally:
         return self.rounds * 3600 / self.duty if self.duty > 0 else None
 
     def per_100(self, what: str) -> float | None:
-        count: int = getattr(self, what)
+        count = self.counts[what]
         return 100 * count / self.rounds if self.rounds else None
 
 
@@ -134,9 +132,9 @@ class DutyReader:
             elif kind == "outcome":
                 self._outcome(record)
             elif kind == "deal_error":
-                self.tally(self._on_duty()).deal_errors += 1
+                self.tally(self._on_duty()).counts["deal_errors"] += 1
             elif record.get("manual") is True and kind not in PROCEDURES:
-                self.tally(self._on_duty()).manual += 1
+                self.tally(self._on_duty()).counts["manual"] += 1
         if pending is not None:
             self._staff(pending[1], pending[2])
         if self._stint is not None:
@@ -177,8 +175,8 @@ class DutyReader:
             if self._stint.person == dealer:
                 self._stint.last = ts
         if record.get("status") == "void":
-            tally.voids += 1
-            tally.misdeals += record.get("reason") == "misdeal"
+            tally.counts["voids"] += 1
+            tally.counts["misdeals"] += record.get("reason") == "misdeal"
         elif record.get("status") == "settled":
             self._result(tally, record)
 
@@ -290,9 +288,9 @@ def _rates(tally: DealerTally, floor: Iterable[DealerTally], sigma: float) -> li
     rounds = sum(t.rounds for t in dealers)
     tests = []
     for what in RATES:
-        total: int = sum(getattr(t, what) for t in dealers)
+        total = sum(t.counts[what] for t in dealers)
         rate = total / rounds if rounds else 0.0
-        count: int = getattr(tally, what)
+        count = tally.counts[what]
         expected = tally.rounds * rate
         judged = len(dealers) > 1 and expected >= MIN_EXPECTED
         z = (count - expected) / math.sqrt(expected) if judged else None
@@ -417,10 +415,7 @@ def report_json(
                 "name": t.name,
                 "tables": sorted(t.tables),
                 "rounds": t.rounds,
-                "voids": t.voids,
-                "misdeals": t.misdeals,
-                "manual": t.manual,
-                "deal_errors": t.deal_errors,
+                **{what: t.counts[what] for what in RATES},
                 "on_duty_seconds": t.duty,
                 "pace_per_hour": t.pace,
                 "per_100": {what: t.per_100(what) for what in RATES},

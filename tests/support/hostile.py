@@ -77,6 +77,7 @@ LEAVES: Final = (
     "status",
     "state",
     "alarms",
+    "staff",
     "devices/wheel",
     "devices/d0",
     "cmd/resend",

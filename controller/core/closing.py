@@ -1,4 +1,5 @@
-"""One base for a resource that ``with`` closes (a journal, a reader, an archive connection).
+"""One base for a resource that ``with`` closes (a journal, a reader, an archive connection), and
+its ``async with`` twin (a broker, an MQTT wire, the metrics endpoint, a technician's link).
 
 Each of them has a ``close()`` that is safe to call twice; ``with`` closing it on the way out,
 whatever happened inside, was written out in each. Not ``contextlib.closing``: that wraps an
@@ -27,3 +28,26 @@ class Closing:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class AsyncClosing:
+    """``async with resource:`` awaits its :meth:`_open`, gives the resource and awaits its
+    :meth:`close` on the way out."""
+
+    async def _open(self) -> None:
+        """What entering does first: nothing, for a resource that a factory already opened."""
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -14,9 +14,9 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
+from tablectl.controller.core.closing import AsyncClosing
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.mqtt.children import die_with_parent
 
@@ -44,7 +44,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(AsyncClosing):
     """A broker listening on ``host:port`` (loopback by default, so a demo never exposes one) for
     the lifetime of an ``async with``."""
 
@@ -173,14 +173,5 @@ class EmbeddedBroker:
             if workdir is not None:
                 workdir.cleanup()
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
+    _open = start  # what ``async with`` awaits first ...
+    close = stop  # ... and last

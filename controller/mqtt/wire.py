@@ -12,11 +12,11 @@ import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 import aiomqtt
 
+from tablectl.controller.core.closing import AsyncClosing
 from tablectl.controller.mqtt import packets
 from tablectl.controller.mqtt.packets import Packet, PacketError, PacketReader
 
@@ -53,7 +53,7 @@ class _Protocol(asyncio.Protocol):
         self.wire._lost(exc)
 
 
-class Wire(Generic[Token]):
+class Wire(AsyncClosing, Generic[Token]):
     """One connected MQTT 3.1.1 client that only publishes, QoS 1; use from the event loop only.
 
     ``on_puback(token)`` once per PUBLISH; ``on_lost(error)`` once when the connection ends other
@@ -165,17 +165,6 @@ class Wire(Generic[Token]):
         transport.close()
         # Let asyncio's connection_lost run, so the socket is closed before we return.
         await asyncio.wait({self._lost_future}, timeout=1.0)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def wait_lost(self) -> None:
         """Wait until the connection ends; raises its error unless :meth:`close` ended it."""

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol
 
 import structlog
 
+from tablectl.controller.core.closing import AsyncClosing
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.service.metrics.exposition import CONTENT_TYPE
 
@@ -45,7 +45,7 @@ class Scraped(Protocol):
     def render(self) -> str: ...
 
 
-class MetricsServer:
+class MetricsServer(AsyncClosing):
     """Serves ``GET /metrics`` for a registry until the context exits: one request per connection
     (scrapes are independent and rare); a slow or oversized head is dropped."""
 
@@ -55,7 +55,7 @@ class MetricsServer:
         self.port = port
         self._server: asyncio.Server | None = None
 
-    async def __aenter__(self) -> Self:
+    async def _open(self) -> None:
         try:
             self._server = await asyncio.start_server(
                 self._handle, self.host, self.port, limit=_HEAD_LIMIT
@@ -66,14 +66,8 @@ class MetricsServer:
             ) from None
         self.port = int(self._server.sockets[0].getsockname()[1])
         log.info("metrics_listening", host=self.host, port=self.port)
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         server, self._server = self._server, None
         if server is not None:
             server.close()

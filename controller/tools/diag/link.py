@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Literal, Self
+from typing import Literal
 
+from tablectl.controller.core.closing import AsyncClosing
 from tablectl.controller.tools.diag.errors import DiagError, PortHeldError
 from tablectl.drivers.errors import DriverInitError, TransportClosedError
 from tablectl.drivers.transports.base import ByteStream
@@ -32,7 +32,7 @@ def is_lock_error(exc: BaseException) -> bool:
     return any(marker in text for marker in _LOCK_MARKERS)
 
 
-class Link:
+class Link(AsyncClosing):
     """``async with Link(stream, port) as link``: open, read in the background, close."""
 
     def __init__(
@@ -49,18 +49,6 @@ class Link:
         self._clock = clock
         self._queue: asyncio.Queue[bytes | TransportClosedError] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def open(self) -> None:
         """Open the transport and start reading; ``PortHeldError`` when another process holds it."""
@@ -80,6 +68,8 @@ class Link:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
         await self._stream.close()
+
+    _open = open  # what ``async with`` awaits first
 
     async def _read_loop(self) -> None:
         try:

@@ -155,11 +155,6 @@ class Baccarat(BaseGame):
     """seed-000 V-BAC-6 (BAC-E1): at most 8 copies of each (rank, suit) per shoe."""
     rules: BaccaratRules
 
-    def __init__(self, rules: ShoeRules) -> None:
-        assert isinstance(rules, BaccaratRules)
-        super().__init__(rules)
-        self.rules = rules
-
     def playing_boxes(self, bets_closed: BetsClosed | None) -> tuple[int, ...]:
         del bets_closed
         return ()

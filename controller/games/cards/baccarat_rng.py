@@ -118,11 +118,6 @@ class _OverlayBaccarat(Baccarat):
     """The overlay's name in the result: ``"gold"``, ``"lightning"``."""
     rules: OverlayRules
 
-    def __init__(self, rules: ShoeRules) -> None:
-        assert isinstance(rules, OverlayRules)
-        super().__init__(rules)
-        self.rules = rules
-
     @property
     def on_rng_missing(self) -> RngMissing:
         return self.rules.on_rng_missing

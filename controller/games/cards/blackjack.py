@@ -417,11 +417,6 @@ class Blackjack(BaseGame):
     composition_rule: ClassVar[str] = "V-BJ-2"  # seed-000: ≤ decks of each (rank, suit)
     rules: BlackjackRules
 
-    def __init__(self, rules: ShoeRules) -> None:
-        assert isinstance(rules, BlackjackRules)
-        super().__init__(rules)
-        self.rules = rules
-
     @staticmethod
     def round_of(deal: Deal) -> BlackjackRound:
         rnd = deal.notes["round"]

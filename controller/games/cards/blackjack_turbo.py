@@ -47,7 +47,5 @@ class BlackjackTurbo(Blackjack):
     rules: BlackjackTurboRules
 
     def __init__(self, rules: ShoeRules) -> None:
-        assert isinstance(rules, BlackjackTurboRules)
         super().__init__(rules)
-        self.rules = rules
-        self.script = DealScript(Blackjack.script.steps, reshuffle=rules.reshuffle)
+        self.script = DealScript(Blackjack.script.steps, reshuffle=self.rules.reshuffle)

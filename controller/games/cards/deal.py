@@ -186,6 +186,8 @@ class BaseGame:
     ``False``: never (a poker room's hole cards and burns: seed-002 T 35, G 14)."""
 
     def __init__(self, rules: ShoeRules) -> None:
+        if not isinstance(rules, self.rules_model):
+            raise TypeError(f"{type(self).__name__} needs {self.rules_model.__name__}")
         self.rules = rules
 
     @property

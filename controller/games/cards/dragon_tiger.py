@@ -130,15 +130,13 @@ class DragonTiger(BaseGame):
     rules: DragonTigerRules
 
     def __init__(self, rules: ShoeRules) -> None:
-        assert isinstance(rules, DragonTigerRules)
         super().__init__(rules)
-        self.rules = rules
-        first, second = rules.preset.positions
+        first, second = self.rules.preset.positions
         # L2625: with a second betting round the second card waits for its close (a window).
         steps = (
             (Step((first,)), Step((second,), stage=1))
-            if rules.second_bets
-            else (Step(rules.preset.positions),)
+            if self.rules.second_bets
+            else (Step(self.rules.preset.positions),)
         )
         self.script = DealScript(steps, reshuffle="shoe")
 

@@ -84,11 +84,6 @@ class BombayPoker(DealerPoker):
     decision_rule = "seed-000 BMP §7–10"
     rules: BombayRules
 
-    def __init__(self, rules: GameRules) -> None:
-        assert isinstance(rules, BombayRules)
-        super().__init__(rules)
-        self.rules = rules
-
     # -- the dealer ------------------------------------------------------------------------------
 
     def dealer_dealt(self, deal: Deal) -> list[Card]:

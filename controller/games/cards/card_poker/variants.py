@@ -108,10 +108,8 @@ class CardPoker(DealerPoker):
     rules: CardPokerRules
 
     def __init__(self, rules: GameRules) -> None:
-        assert isinstance(rules, CardPokerRules)
         super().__init__(rules)
-        self.rules = rules
-        self.variant: Variant = rules.variant
+        self.variant: Variant = self.rules.variant
         self.decision_rule = _FAMILY_RULE[self.variant]
         self.jokers = "wild" if self.variant == "poker_with_joker" else "forbid"
 

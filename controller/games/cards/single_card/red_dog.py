@@ -82,11 +82,6 @@ class RedDog(BaseGame):
     window_rule: ClassVar[str] = "seed-001 L1591"  # Ride or Stand before the third card
     rules: RedDogRules
 
-    def __init__(self, rules: GameRules) -> None:
-        assert isinstance(rules, RedDogRules)
-        super().__init__(rules)
-        self.rules = rules
-
     @staticmethod
     def _open(deal: Deal) -> tuple[Card, Card] | None:
         first, second = deal.hand("first"), deal.hand("second")

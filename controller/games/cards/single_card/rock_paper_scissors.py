@@ -67,11 +67,6 @@ class RockPaperScissors(BaseGame):
     deal_error_rule: ClassVar[str] = DEAL_ERROR_RULE
     rules: RockPaperScissorsRules
 
-    def __init__(self, rules: GameRules) -> None:
-        assert isinstance(rules, RockPaperScissorsRules)
-        super().__init__(rules)
-        self.rules = rules
-
     @property
     def symbols_per_deck(self) -> int:
         return self.rules.cards_per_symbol

@@ -13,7 +13,7 @@ from typing import Final, Generic
 
 from typing_extensions import TypeVar
 
-__all__ = ["DecodeError", "FrameScanner", "Framing", "Reasons"]
+__all__ = ["DecodeError", "FrameScanner", "Framing", "Reasons", "Version"]
 
 RawT = TypeVar("RawT", default=bytes)
 
@@ -29,6 +29,16 @@ class DecodeError(Generic[RawT]):
 
     reason: str
     raw: RawT
+
+
+@dataclass(frozen=True)
+class Version:
+    """A device's identity, the reply to a version query: the big wheel's ``$BWVER,<model>,
+    <firmware>,<serial>`` (to ``IDN``), the shuffler's ``VERS;<model>;<firmware>;<serial>``."""
+
+    model: str
+    firmware: str
+    serial: str
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons
+from tablectl.drivers.codec import DecodeError, FrameScanner, Framing, Reasons, Version
 from tablectl.drivers.errors import EncodeError
 
 __all__ = [
@@ -311,15 +311,6 @@ class FaultCleared:
     """``$BWFCL,<code>``: fault ``code`` is no longer active."""
 
     code: str
-
-
-@dataclass(frozen=True)
-class Version:
-    """``$BWVER,<model>,<firmware>,<serial>``: the reply to ``IDN``."""
-
-    model: str
-    firmware: str
-    serial: str
 
 
 @dataclass(frozen=True)

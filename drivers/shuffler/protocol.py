@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from tablectl.drivers import stx
-from tablectl.drivers.codec import DecodeError
+from tablectl.drivers.codec import DecodeError, Version
 from tablectl.drivers.errors import EncodeError
 from tablectl.drivers.stx import FieldError, FrameDecoder
 
@@ -221,15 +221,6 @@ class FaultClear:
     """``FCLR;<code>``: fault ``code`` is no longer active."""
 
     code: int
-
-
-@dataclass(frozen=True)
-class Version:
-    """``VERS;<model>;<firmware>;<serial>``: the reply to a version query."""
-
-    model: str
-    firmware: str
-    serial: str
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -201,16 +200,7 @@ async def follow(watch: Watch, broker: Broker, *, first: float = 0.5, cap: float
     while True:
         watch.set_link("connecting" if watch.view.link == "connecting" else "lost")
         try:
-            async with aiomqtt.Client(
-                broker.host,
-                broker.port,
-                identifier=f"tablectl-station-{uuid.uuid4().hex[:12]}",
-                username=broker.security.username,
-                password=broker.security.password,
-                tls_context=broker.security.tls_context,
-                keepalive=10,
-                timeout=5,
-            ) as client:
+            async with broker.client("station") as client:
                 await client.subscribe([(f, 1) for f in filters])
                 watch.set_link("connected")
                 backoff.reset()

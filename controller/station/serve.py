@@ -27,7 +27,7 @@ from tablectl.controller.staff.roster import Roster
 from tablectl.controller.tools.broker_login import broker_login
 from tablectl.controller.tools.commander import send_command
 from tablectl.controller.tools.dashboard.auth import is_loopback
-from tablectl.controller.tools.dashboard.command import _bind, _server
+from tablectl.controller.tools.dashboard.command import bind, web_server
 
 log = structlog.get_logger("tablectl.station")
 
@@ -105,9 +105,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve(app: Any, host: str, port: int, *, lab: bool, config: TableConfig, watch: Any) -> int:
-    import uvicorn  # noqa: PLC0415 - the dashboard extra, only when serving
-
-    sock = _bind(host, port)
+    sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"tablectl station: serving http://{shown}:{sock.getsockname()[1]}/ for table "
@@ -117,17 +115,7 @@ def _serve(app: Any, host: str, port: int, *, lab: bool, config: TableConfig, wa
     )
     if lab:
         print("tablectl station: LAB table (insecure_commands): never on a floor", file=sys.stderr)
-    server = _server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            server_header=False,
-            proxy_headers=False,
-            timeout_graceful_shutdown=1,
-        )
-    )
+    server = web_server(app)
 
     def stop() -> None:
         server.should_exit = True

@@ -16,7 +16,7 @@ import ssl
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tablectl.controller.core.exits import EXIT_UNAVAILABLE
 from tablectl.controller.mqtt.publisher import broker_address
@@ -158,7 +158,8 @@ def _check_tls(cert: Path | None, key: Path | None) -> None:
         raise DashboardError(f"--tls-cert {cert} / --tls-key {key}: unusable: {exc}") from None
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket for a web page (the dashboard's, the station's): one-line errors."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl dashboard: {args.add_user} written to {args.users}")
         return 0
     try:
-        import uvicorn  # noqa: PLC0415 - the optional extra, only when serving
+        import uvicorn  # noqa: F401, PLC0415 - the optional extra: missing, say so before serving
 
         from tablectl.controller.tools.dashboard.app import create_app  # noqa: PLC0415
         from tablectl.controller.tools.dashboard.subscriber import (  # noqa: PLC0415
@@ -222,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
     if is_loopback(host):
         hosts = frozenset({"localhost", "127.0.0.1", "::1", host})
     app = create_app(feed, broker=broker, hosts=hosts, login=login, staff=staff)
-    sock = _bind(host, port)
+    sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     scheme = "https" if tls else "http"
     print(
@@ -231,18 +232,7 @@ def run(args: argparse.Namespace) -> int:
         f"{'; login required' if login else ''}",
         flush=True,
     )
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=1,
-        ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
-        ssl_keyfile=str(args.tls_key) if args.tls_key else None,
-    )
-    server = _server(config)
+    server = web_server(app, tls_cert=args.tls_cert, tls_key=args.tls_key)
 
     def stop() -> None:
         server.should_exit = True
@@ -270,11 +260,26 @@ def _staff_source(args: argparse.Namespace) -> StaffSource:
     return StaffSource(args.archive_dsn, key=key, days=args.staff_days)
 
 
-def _server(config: uvicorn.Config) -> uvicorn.Server:
-    """A uvicorn server that leaves the signals to the command's one stop mechanism
+def web_server(
+    app: Any, *, tls_cert: Path | None = None, tls_key: Path | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for a page of ours (no access log, no server header, no proxy headers)
+    that leaves the signals to the command's one stop mechanism
     (:mod:`tablectl.controller.service.stopping`, which sets ``should_exit``): its own handlers
     would raise the signal again once it stopped, and the command would die of it."""
     import uvicorn  # noqa: PLC0415 - the optional extra, only when serving
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=1,
+        ssl_certfile=str(tls_cert) if tls_cert else None,
+        ssl_keyfile=str(tls_key) if tls_key else None,
+    )
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

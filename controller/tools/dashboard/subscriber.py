@@ -42,6 +42,20 @@ class Broker:
     url: str
     security: ClientSecurity = field(default_factory=ClientSecurity)
 
+    def client(self, who: str) -> aiomqtt.Client:
+        """A reader's connection (the dashboard's, a station's): a fresh client id each time, so
+        two readers never take over each other's session."""
+        return aiomqtt.Client(
+            self.host,
+            self.port,
+            identifier=f"tablectl-{who}-{uuid.uuid4().hex[:12]}",
+            username=self.security.username,
+            password=self.security.password,
+            tls_context=self.security.tls_context,
+            keepalive=10,
+            timeout=5,
+        )
+
 
 class FloorFeed:
     """The floor and the live views waiting on it: :meth:`wait` returns once the floor changed
@@ -164,16 +178,7 @@ async def follow(
     while True:
         feed.set_link("connecting", broker.url)
         try:
-            async with aiomqtt.Client(
-                broker.host,
-                broker.port,
-                identifier=f"tablectl-dashboard-{uuid.uuid4().hex[:12]}",
-                username=broker.security.username,
-                password=broker.security.password,
-                tls_context=broker.security.tls_context,
-                keepalive=10,
-                timeout=5,
-            ) as client:
+            async with broker.client("dashboard") as client:
                 await client.subscribe([(f, 1) for f in filters])
                 feed.set_link("connected", broker.url)
                 connected = True

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -27,7 +26,7 @@ from tablectl.controller.lab.tables import serve_sim
 from tablectl.simulators.shoe import ShoeFault, SimShoe
 from tablectl.simulators.shuffler import SimShuffler
 from tablectl.simulators.ss2 import DEFAULT_MODE
-from tests.support.dashboard import browser, env
+from tests.support.dashboard import browser, page_process
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Subscriber
 from tests.support.processes import start_controller, start_simulator
@@ -89,33 +88,10 @@ id = "st-{table}"
 
 @contextlib.contextmanager
 def station_process(config: Path, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The station as its own process until the block ends (SIGTERM: a clean stop)."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tablectl.controller.station",
-                "--config",
-                str(config),
-                "--listen",
-                f"127.0.0.1:{port}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env(),
-            cwd=REPO,
-        )
-    try:
+    """``tablectl station`` as its own process until the block ends (SIGTERM: a clean stop)."""
+    args = ["--config", str(config), "--listen", f"127.0.0.1:{port}"]
+    with page_process("station", args, log) as proc:
         yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @contextlib.asynccontextmanager

@@ -24,7 +24,16 @@ import pytest
 from tablectl.controller.tools.dashboard.screenshots import CHROMIUM
 from tests.support.waiting import wait_until
 
-__all__ = ["REPO", "Chain", "browser", "dashboard_process", "env", "http_get", "serving"]
+__all__ = [
+    "REPO",
+    "Chain",
+    "browser",
+    "dashboard_process",
+    "env",
+    "http_get",
+    "page_process",
+    "serving",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,9 +45,16 @@ def env() -> dict[str, str]:
 @contextlib.contextmanager
 def dashboard_process(args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """``tablectl dashboard ARGS`` until the block ends (SIGTERM: a clean stop, exit 0)."""
+    with page_process("dashboard", args, log) as proc:
+        yield proc
+
+
+@contextlib.contextmanager
+def page_process(command: str, args: Sequence[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``tablectl COMMAND ARGS`` (a page: the dashboard, a station) until the block ends."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tablectl", "dashboard", *args],
+            [sys.executable, "-m", "tablectl", command, *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -194,8 +194,8 @@ def _whole(text: str, what: str, low: int, high: int) -> int:
 
 
 def _text(value: object, what: str, *, optional: bool = False) -> str:
-    if value is None and optional:
-        return ""
+    if optional and (value is None or (isinstance(value, str) and not value.strip())):
+        return ""  # an optional field left empty (the page sends ``""``): not given
     if not isinstance(value, str) or not value.strip():
         raise ActionError(f"the {what} is missing")
     if len(value) > MAX_TEXT or not value.isprintable():

@@ -92,6 +92,7 @@ function render(model) {
   $("btn-open").hidden = !model.dealer_betting;
   $("btn-close").hidden = !model.dealer_betting;
   $("btn-confirm").hidden = !model.decisions;
+  $("btn-deal-error").hidden = !model.decisions; // only a dealer-screen game takes deal_error
   $("called").hidden = !model.supervisor_called;
   document.body.dataset.ready = "1";
 }

@@ -202,6 +202,10 @@ def test_a_deal_error_is_reported_for_a_supervisor_to_sign(table: _Table) -> Non
         "event": {"type": "deal_error", "kind": "card_exposed", "position": "box1"}
     }
     assert signers(command, table.config.security) == {"supervisor"}
+    # The page sends the optional position empty when the dealer leaves it: not given.
+    for empty in ("", "  ", None):
+        bare = build("deal_error", {"kind": "wrong_count", "position": empty}, {})
+        assert bare.payload == {"event": {"type": "deal_error", "kind": "wrong_count"}}
 
 
 def test_who_may_sign_follows_the_tables_require(table: _Table) -> None:

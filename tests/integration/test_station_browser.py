@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 
+from tablectl.controller.games.cards.baccarat import next_expected
 from tablectl.controller.lab.tables import serve_sim
+from tablectl.drivers.cards import parse_card
 from tablectl.simulators.shoe import ShoeFault, SimShoe
 from tablectl.simulators.shuffler import SimShuffler
 from tablectl.simulators.ss2 import DEFAULT_MODE
@@ -349,25 +351,27 @@ async def _deal_until(page: Any, shoe: SimShoe, *, stop: str) -> None:
 
 @contextlib.asynccontextmanager
 async def _baccarat_table(
-    tmp_path: Path, mosquitto: MosquittoProcess, shoe: SimShoe, *, rules: str = ""
+    tmp_path: Path, mosquitto: MosquittoProcess, shoe: SimShoe, *, rules: str = "", game: str = ""
 ) -> AsyncIterator[tuple[Any, Subscriber, SimShuffler]]:
-    """A baccarat table (``tablectl run``) whose shoe and shuffler are simulated on TCP ports,
-    its station, a touch page on it and a subscriber to the table's topics."""
-    shuffler = SimShuffler(seed=7, speed=50, decks=8)
+    """A card table (``tablectl run``, baccarat unless ``game``; its id ``BAC-ST``, ``TOP-ST``…)
+    whose shoe and shuffler are simulated on TCP ports, its station, a touch page on it and a
+    subscriber to its topics."""
+    game = game or "baccarat"
+    table = f"{game[:3].upper()}-ST"
+    shuffler = SimShuffler(seed=7, speed=50, decks=shoe.decks)
     async with asyncio.TaskGroup() as group:
         shoe_port = await serve_sim(group, shoe, "shoe")
         shuffler_port = await serve_sim(group, shuffler, "shuffler")
         shoe_device = _device("shoe", "serial-shoe", f"socket://127.0.0.1:{shoe_port}")
+        decks = f"decks = {shoe.decks}"
         shuffler_device = _device(
-            "shuffler", "tablectl-shuffler", f"socket://127.0.0.1:{shuffler_port}", "decks = 8"
+            "shuffler", "tablectl-shuffler", f"socket://127.0.0.1:{shuffler_port}", decks
         )
-        body = f'[betting]\nmode = "dealer"\n\n[rules]\ndecks = 8\n{rules}\n\n'
+        body = f'[betting]\nmode = "dealer"\n\n[rules]\n{decks}\n{rules}\n\n'
         body += shoe_device + shuffler_device
-        config = table_config(
-            tmp_path, table="BAC-ST", game="baccarat", mqtt_url=mosquitto.url, body=body
-        )
+        config = table_config(tmp_path, table=table, game=game, mqtt_url=mosquitto.url, body=body)
         try:
-            async with Subscriber(mosquitto.host, mosquitto.port, "it/BAC-ST/#") as sub:
+            async with Subscriber(mosquitto.host, mosquitto.port, f"it/{table}/#") as sub:
                 with start_controller(config, tmp_path):
                     async with station_page(config, tmp_path) as page:
                         yield page, sub, shuffler
@@ -383,6 +387,15 @@ async def _first_shoe(page: Any, shoe: SimShoe, shuffler: SimShuffler) -> None:
     shuffler.press_start(time.monotonic())
     await prompt_is(page, "Draw and show the first card")
     await _deal_until(page, shoe, stop="Open betting")
+
+
+async def _first_card(page: Any, shoe: SimShoe, *, then: str) -> None:
+    """Betting opened and closed by the dealer, the Player's first card dealt: ``then``'s due."""
+    await tap(page, "#btn-open")
+    await tap(page, "#btn-close")
+    await prompt_is(page, "Deal Player's first card")
+    shoe.request(1)
+    await prompt_is(page, f"Deal {then}'s first card")
 
 
 async def test_baccarat_a_misread_card_keyed_in_and_a_misdeal_voided_by_a_supervisor(
@@ -454,11 +467,7 @@ async def test_a_dealer_change_with_its_burn_and_one_mid_round_signed_by_a_super
         )
         await screenshot(page, "dealer-change")
         await _deal_until(page, shoe, stop="Open betting")
-        await tap(page, "#btn-open")
-        await tap(page, "#btn-close")
-        await prompt_is(page, "Deal Player's first card")
-        shoe.request(1)
-        await prompt_is(page, "Deal Banker's first card")
+        await _first_card(page, shoe, then="Banker")
         # In the round Ana cannot take over alone: the screen asks a supervisor to sign it.
         await tap(page, "#btn-sign-on")
         await page.keyboard.type("BADGE-0142")
@@ -479,3 +488,117 @@ async def test_a_dealer_change_with_its_burn_and_one_mid_round_signed_by_a_super
     assert burn["card"] is None  # burned unseen (R7)
     staff = sub.payloads("it/BAC-ST/staff")[-1]
     assert staff["dealer"]["person"] == "D-0142"
+
+
+def _coup_size(cards: list[str]) -> int:
+    """How many cards the coup dealt from the top of ``cards`` takes (the game's own rule)."""
+    player: list[Any] = []
+    banker: list[Any] = []
+    for card in cards:
+        hand = next_expected(player, banker)
+        if hand is None:
+            break
+        (player if hand == "player" else banker).append(parse_card(card))
+    return len(player) + len(banker)
+
+
+async def test_a_coup_held_by_a_lifted_shoe_is_approved_by_a_supervisor(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    plain = SimShoe(seed=7, decks=8, rate=0)
+    burn = _baccarat_points(plain.cards[0]) or 10
+    size = _coup_size(list(plain.cards[1 + burn :]))
+    last = plain.cards[burn + size]  # the coup's last card, at position 1 + burn + size
+    # The shoe is lifted and put back before the coup's last card (baccarat: on_fault = "decide").
+    lifted = ShoeFault.from_spec(f"removed@{1 + burn + size}")
+    shoe = SimShoe(seed=7, decks=8, rate=0, faults=[lifted])
+    async with _baccarat_table(tmp_path, mosquitto, shoe) as (page, sub, shuffler):
+        await _first_shoe(page, shoe, shuffler)
+        await tap(page, "#btn-open")
+        await tap(page, "#btn-close")
+        await prompt_is(page, "Deal Player's first card")
+        await _deal_until(page, shoe, stop="Fault: shoe_removed")
+        assert await page.get_attribute("#prompt", "class") == "tone-stop"
+        shoe.request(1)  # put back: the fault clears, the coup still waits for a supervisor
+        await prompt_is(page, "Waiting for a supervisor")
+        assert await page.inner_text("#prompt-detail") == "The round is held"
+        # Baccarat takes no deal_error (a shoe game): the screen offers no Deal error button.
+        assert await page.is_hidden("#btn-deal-error")
+        shoe.request(1)  # the last card, dealt while the coup is held
+        await page.wait_for_function(
+            "c => document.getElementById('hands').textContent.includes(c)", arg=last
+        )
+        await prompt_is(page, "Waiting for a supervisor")
+        assert await page.query_selector("#results li") is None
+        # Only a supervisor approves: badge and PIN for this one action.
+        await tap(page, "#btn-supervisor")
+        await tap(page, "#sup-approve")
+        assert await page.inner_text("#signer-title") == "Approve: supervisor's badge and PIN"
+        await sign_as(page, badge="BADGE-0007", pin="9051")
+        await toast_is(page, "Approved")
+        await page.wait_for_selector("#results li", timeout=15_000)
+        shown = await page.inner_text("#results li")
+        await prompt_is(page, "Open betting")
+        assert "Carla Maas" not in await page.inner_text("#at-station")  # still Ana's station
+    (removed,) = _records(sub, "BAC-ST", "shoe_removed")
+    cleared = _records(sub, "BAC-ST", "fault_cleared")
+    assert [c["code"] for c in cleared] == ["shoe_removed"]
+    (confirm,) = [
+        c
+        for c in _records(sub, "BAC-ST", "command")
+        if c["verb"] == "event" and c.get("event_type") == "confirm"
+    ]
+    assert (confirm["person"], confirm["role"], confirm["by"]) == ("S-0007", "supervisor", "S-0007")
+    assert (confirm["accepted"], confirm["verified"]) == (True, True)
+    (event,) = _records(sub, "BAC-ST", "confirm")
+    assert event["manual"] is True
+    (outcome,) = _records(sub, "BAC-ST", "outcome")
+    assert outcome["status"] == "settled"
+    assert removed["seq"] < event["seq"] < outcome["seq"]  # the confirm settled the held coup
+    result = outcome["result"]
+    totals = f"{result['player']['total']}–{result['banker']['total']}"
+    assert shown == f"{result['winner']} {totals}"
+    assert len(result["player"]["cards"]) + len(result["banker"]["cards"]) == size
+    assert _records(sub, "BAC-ST", "verdict") == []
+
+
+async def test_a_deal_error_reported_by_the_dealer_and_signed_by_a_supervisor_voids_the_round(
+    tmp_path: Path, mosquitto: MosquittoProcess
+) -> None:
+    # Top Card is a dealer-screen game: it takes deal errors (a shoe game such as baccarat does
+    # not), and its rule book voids the round with stakes returned (seed-001 G1 L59).
+    shoe = SimShoe(seed=7, decks=6, rate=0)
+    table = "TOP-ST"
+    async with _baccarat_table(tmp_path, mosquitto, shoe, game="top_card") as (
+        page,
+        sub,
+        shuffler,
+    ):
+        await sign_on(page, "BADGE-0142", name="Ana Ruiz")
+        await prompt_is(page, "Waiting for the shuffler")
+        shuffler.press_start(time.monotonic())
+        await prompt_is(page, "Open betting")
+        await _first_card(page, shoe, then="Dealer")
+        # The dealer flips the Dealer's card face up: a deal error, which only a supervisor signs.
+        # The position is optional: left empty, as a dealer in a hurry leaves it.
+        await tap(page, "#btn-deal-error")
+        await tap(page, "#dlg-deal-error .kind[data-kind='card_exposed']")
+        await page.wait_for_selector("#dlg-signer:not([hidden])", timeout=10_000)
+        assert await page.inner_text("#signer-title") == "A supervisor must sign this"
+        await sign_as(page, badge="BADGE-0007", pin="9051")
+        await toast_is(page, "Deal error reported")
+        await page.wait_for_selector("#results li.void", timeout=15_000)
+        assert await page.inner_text("#results li.void") == "void: misdeal"
+        await prompt_is(page, "Open betting")
+    commands = [c for c in _records(sub, table, "command") if c.get("event_type") == "deal_error"]
+    assert [(c["person"], c["role"], c["by"]) for c in commands] == [
+        ("S-0007", "supervisor", "S-0007")
+    ]
+    (error,) = _records(sub, table, "deal_error")
+    assert (error["kind"], error.get("position"), error["manual"]) == ("card_exposed", None, True)
+    (outcome,) = _records(sub, table, "outcome")
+    assert (outcome["status"], outcome["reason"]) == ("void", "misdeal")
+    assert error["seq"] < outcome["seq"]
+    result = outcome["result"]
+    assert (result["error"], result["remedy"]) == ("card exposed", "refund")
+    assert result["rule"] == "seed-001 G1 L59"

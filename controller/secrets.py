@@ -9,6 +9,8 @@ its errors are the :class:`ConfigError` they are to the controller.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -31,6 +33,22 @@ def read_secret(path: Path, what: str) -> bytes:
         return secret_files.read_secret(path, what)
     except DriverInitError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def write_secret(path: Path, text: str) -> None:
+    """Write a secret file (a roster, a users file) owner-only from its first byte and atomically:
+    never half written, never readable by others, not even for a moment."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_password_file(path: Path) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Final
 from tablectl.controller.config import StaffConfig, TableConfig
 from tablectl.controller.games.catalog import CATALOG
 from tablectl.controller.lab.roulette import Send
+from tablectl.controller.secrets import write_secret
 from tablectl.controller.staff.credentials import hash_secret, new_salt
 from tablectl.controller.staff.roster import Person, Roster
 
@@ -63,11 +63,7 @@ table (R7): the relief's first card is a burn."""
 def write_roster(path: Path, members: tuple[Member, ...] = CREW) -> Path:
     """The roster of ``members`` at ``path``, owner-only from its first byte (Roster.dump)."""
     salt = new_salt()
-    text = Roster(salt, {m.id: m.person(salt) for m in members}).dump()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(text)
+    write_secret(path, Roster(salt, {m.id: m.person(salt) for m in members}).dump())
     return path
 
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from tablectl.controller.core.errors import ConfigError
+from tablectl.controller.secrets import write_secret
 from tablectl.controller.staff.credentials import BADGE_PATTERN, PIN_PATTERN, hash_secret, new_salt
 from tablectl.controller.staff.roster import NAME, PERSON_ID, STAFF_ROLES, Person, Roster
 
@@ -56,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.staff_command == "init":
         if path.exists():
             raise ConfigError(f"staff.roster {path}: exists already (add people with: staff add)")
-        _write(path, Roster(new_salt(), {}))
+        write_secret(path, Roster(new_salt(), {}).dump())
         print(f"{path}: empty roster written (mode 0600)")
         return 0
     roster = Roster.load(path)
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     )
     updated = roster.with_person(person)
     Roster.parse(_reparse(updated), source=str(path))  # the name, a badge twice: refused here
-    _write(path, updated)
+    write_secret(path, updated.dump())
     print(f"{path}: {person.id} ({person.name}) {', '.join(sorted(person.roles))}")
     return 0
 
@@ -100,19 +99,6 @@ def _ask(prompt: str, *, twice: bool) -> str:
     if twice and getpass.getpass("again: ") != first:
         raise ConfigError("the two entries differ")
     return first
-
-
-def _write(path: Path, roster: Roster) -> None:
-    """Owner-only and atomic: a roster is never half written, nor readable by others."""
-    fd, tmp = tempfile.mkstemp(prefix=".roster-", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(roster.dump())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _show(roster: Roster) -> None:

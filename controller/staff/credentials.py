@@ -20,11 +20,12 @@ from typing import Final
 MIN_COST: Final = 2**14
 """Smallest scrypt ``N`` accepted (OWASP's floor with r=8, p=1: ~16 MiB and tens of ms)."""
 DEFAULT_COST: Final = 2**14
-MAX_COST: Final = 2**20
+MAX_COST: Final = 2**17
 _R: Final = 8
 _P: Final = 1
 _SALT_BYTES: Final = 16
 _HASH_BYTES: Final = 32
+_MAXMEM: Final = 256 * 1024 * 1024
 _SHAPE = re.compile(
     r"scrypt\$(\d{1,8})\$(\d{1,2})\$(\d{1,2})\$([A-Za-z0-9+/]{16,88}={0,2})\$([A-Za-z0-9+/]{32,88}={0,2})"
 )
@@ -61,6 +62,8 @@ class SlowHash:
             raise CredentialError(f"scrypt N={cost}: want a power of two from {MIN_COST}")
         if not 1 <= block <= 32 or not 1 <= parallel <= 16:
             raise CredentialError(f"scrypt r={block} p={parallel} out of range")
+        if 128 * block * cost > _MAXMEM // 2:
+            raise CredentialError(f"scrypt N={cost} r={block} needs more memory than we give it")
         if len(salt) < _SALT_BYTES or not _HASH_BYTES <= len(digest) <= 64:
             raise CredentialError("scrypt salt or hash too short")
         return cls(cost, block, parallel, salt, digest)
@@ -89,8 +92,7 @@ def hash_secret(secret: str, *, salt: bytes | None = None, cost: int = DEFAULT_C
 def _scrypt(secret: str, salt: bytes, params: tuple[int, int, int], size: int) -> bytes:
     cost, block, parallel = params
     data = secret.encode("utf-8")
-    memory = 256 * 1024 * 1024
-    return hashlib.scrypt(data, salt=salt, n=cost, r=block, p=parallel, maxmem=memory, dklen=size)
+    return hashlib.scrypt(data, salt=salt, n=cost, r=block, p=parallel, maxmem=_MAXMEM, dklen=size)
 
 
 def _b64(data: bytes) -> str:

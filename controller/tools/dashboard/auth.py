@@ -10,13 +10,10 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import hashlib
 import hmac
 import ipaddress
-import os
 import re
 import secrets
-import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -25,12 +22,9 @@ from pathlib import Path
 from typing import Final
 
 from tablectl.controller.core.errors import ConfigError, ControllerError
-from tablectl.controller.secrets import read_secret
+from tablectl.controller.secrets import read_secret, write_secret
+from tablectl.controller.staff.credentials import CredentialError, SlowHash, hash_secret
 
-SCRYPT_N: Final = 2**14
-SCRYPT_R: Final = 8
-SCRYPT_P: Final = 1
-_MAXMEM: Final = 64 * 1024 * 1024
 _NAME: Final = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 _WHAT: Final = "dashboard users file"
 
@@ -40,34 +34,17 @@ class DashboardError(ControllerError):
 
 
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
-    """``scrypt$N$r$p$salt$hash`` (base64) for ``password``; a random 16-byte salt by default."""
-    salt = salt if salt is not None else secrets.token_bytes(16)
-    digest = hashlib.scrypt(
-        password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, maxmem=_MAXMEM
-    )
-    return "$".join(
-        ("scrypt", str(SCRYPT_N), str(SCRYPT_R), str(SCRYPT_P), _b64(salt), _b64(digest))
-    )
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    """``scrypt$N$r$p$salt$hash`` for ``password`` (the staff roster's form: one scrypt of ours,
+    :mod:`tablectl.controller.staff.credentials`); a random 16-byte salt by default."""
+    return str(hash_secret(password, salt=salt))
 
 
 def verify_password(password: str, entry: str) -> bool:
     """Whether ``password`` matches ``entry`` (False for an entry that is not ours)."""
-    parts = entry.split("$")
-    if len(parts) != 6 or parts[0] != "scrypt":
-        return False
     try:
-        n, r, p = (int(x) for x in parts[1:4])
-        salt, expected = base64.b64decode(parts[4], validate=True), base64.b64decode(parts[5])
-        digest = hashlib.scrypt(
-            password.encode("utf-8"), salt=salt, n=n, r=r, p=p, maxmem=_MAXMEM, dklen=len(expected)
-        )
-    except (ValueError, binascii.Error, MemoryError):
+        return SlowHash.parse(entry).matches(password)
+    except CredentialError:
         return False
-    return hmac.compare_digest(digest, expected)
 
 
 @dataclass(frozen=True)
@@ -129,15 +106,7 @@ def add_user(path: Path, name: str, password: str) -> None:
         _parse(text, path)
         lines = [line for line in text.splitlines() if line.partition(":")[0].strip() != name]
     lines.append(f"{name}:{hash_password(password)}")
-    fd, tmp = tempfile.mkstemp(prefix=".users-", dir=path.parent or Path())
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_secret(path, "\n".join(lines) + "\n")
 
 
 def is_loopback(host: str) -> bool:

@@ -39,6 +39,7 @@ def test_the_same_pin_hashes_differently_for_two_people() -> None:
         ("scrypt$1024$8$1$AAAAAAAAAAAAAAAAAAAAAA$" + "A" * 43, "want a power of two from"),
         ("scrypt$20000$8$1$AAAAAAAAAAAAAAAAAAAAAA$" + "A" * 43, "want a power of two from"),
         ("scrypt$16384$99$1$AAAAAAAAAAAAAAAAAAAAAA$" + "A" * 43, "out of range"),
+        ("scrypt$131072$16$1$AAAAAAAAAAAAAAAAAAAAAA$" + "A" * 43, "needs more memory"),
         ("bcrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$" + "A" * 43, "not a hash"),
     ],
 )

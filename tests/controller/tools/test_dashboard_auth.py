@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import re
 import stat
@@ -38,6 +39,17 @@ def test_a_password_hash_is_salted_scrypt_and_verifies() -> None:
     assert not verify_password("s3cret ", entry)
     assert not verify_password("s3cret", "md5$whatever")
     assert not verify_password("s3cret", "scrypt$x$8$1$AAAA$AAAA")
+    assert not verify_password("s3cret", "scrypt$131072$32$1$" + "A" * 22 + "$" + "A" * 43)
+
+
+def test_a_users_file_written_by_earlier_versions_still_verifies() -> None:
+    # Earlier versions wrote a 64-byte digest, base64 padded, from their own scrypt call.
+    salt = bytes(range(16))
+    digest = hashlib.scrypt(b"s3cret", salt=salt, n=2**14, r=8, p=1, maxmem=64 * 1024 * 1024)
+    entry = "scrypt$16384$8$1$" + base64.b64encode(salt).decode() + "$"
+    entry += base64.b64encode(digest).decode()
+    assert verify_password("s3cret", entry)
+    assert not verify_password("s3cre7", entry)
 
 
 def test_add_user_writes_an_owner_only_file_and_updates_in_place(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from tablectl.controller.core.time import parse_ts_seconds
 from tablectl.controller.journal import JournalRecord
 from tablectl.controller.mqtt.security import client_security, signing_bytes
 from tablectl.controller.secrets import read_key_file
-from tablectl.controller.staff.roster import STAFF_ROLES, Roster
+from tablectl.controller.staff.roster import describe_staff
 
 log = structlog.get_logger("tablectl.security")
 
@@ -436,23 +436,3 @@ def describe_security(config: TableConfig) -> list[str]:
         return lines
     authority = CommandAuthority.from_config(config.security, config.table.id)
     return lines + authority.describe()
-
-
-def roster_for(config: TableConfig) -> Roster | None:
-    """The table's staff roster (``[staff] roster``), read now; ``None`` without ``[staff]``.
-
-    Raises:
-        ConfigError: the file is missing, open to group/others, or names a person badly.
-    """
-    return None if config.staff is None else Roster.load(config.staff.roster)
-
-
-def describe_staff(config: TableConfig) -> list[str]:
-    """``check-config``'s line about the staff roster (read and checked now)."""
-    roster = roster_for(config)
-    if roster is None:
-        return []
-    counts = ", ".join(f"{len(roster.holding(r))} {r}s" for r in STAFF_ROLES)
-    required = config.staff is not None and config.staff.dealer_required
-    dealer = "a round opens only with a dealer on duty" if required else "dealer optional"
-    return [f"staff: roster {roster.source}: {len(roster.people)} people ({counts}); {dealer}"]

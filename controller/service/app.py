@@ -26,7 +26,6 @@ from tablectl.controller.mqtt.authority import (
     authority_for,
     describe_security,
     insecure_commands,
-    roster_for,
 )
 from tablectl.controller.mqtt.broker import EmbeddedBroker
 from tablectl.controller.mqtt.outbound import Outbound
@@ -39,6 +38,7 @@ from tablectl.controller.service.clock import ClockWatch, read_clock
 from tablectl.controller.service.metrics.server import parse_listen
 from tablectl.controller.service.metrics.tables import TableMetrics
 from tablectl.controller.service.runner import TableRunner
+from tablectl.controller.staff.roster import roster_for
 from tablectl.drivers.base import Driver, MessageDriver
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 from tablectl.drivers.errors import DriverConfigError, DriverError

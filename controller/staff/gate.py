@@ -15,15 +15,19 @@ from typing import Final
 import structlog
 
 from tablectl.controller.staff.credentials import BADGE_PATTERN, PIN_PATTERN
-from tablectl.controller.staff.roster import PERSON_ID, Person, Roster
+from tablectl.controller.staff.roster import (
+    NOT_IN_ROLE,
+    PERSON_ID,
+    UNKNOWN_PERSON,
+    Person,
+    Roster,
+)
 
 log = structlog.get_logger("tablectl.staff")
 
 UNKNOWN_BADGE: Final = "unknown_badge"
-UNKNOWN_PERSON: Final = "unknown_person"
 WRONG_PIN: Final = "wrong_pin"
 LOCKED_OUT: Final = "locked_out"
-NOT_IN_ROLE: Final = "not_in_role"
 PIN_REQUIRED: Final = "pin_required"
 BAD_INPUT: Final = "bad_input"
 

@@ -12,10 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from tablectl.controller.core.events import StaffOff, StaffOn, TableEvent
-from tablectl.controller.staff.roster import PERSON_ID, Roster
+from tablectl.controller.staff.roster import NOT_IN_ROLE, PERSON_ID, UNKNOWN_PERSON, Roster
 
-UNKNOWN_PERSON: Final = "unknown_person"
-NOT_IN_ROLE: Final = "not_in_role"
 NOT_YOURS: Final = "unauthorised"
 
 

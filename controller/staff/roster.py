@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from tablectl.controller.config import TableConfig
 from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.secrets import read_secret
 from tablectl.controller.staff.credentials import CredentialError, SlowHash, hash_secret
@@ -35,6 +36,10 @@ STAFF_ROLES: Final = ("dealer", "supervisor", "technician")
 PERSON_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 NAME: Final = re.compile(r"[^\x00-\x1f\x7f]{1,64}")
 MAX_PERSONS: Final = 10_000
+UNKNOWN_PERSON: Final = "unknown_person"
+NOT_IN_ROLE: Final = "not_in_role"
+"""Refusal codes of a person the roster does not hold (in that role): the station's and the
+table's alike."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,3 +188,23 @@ def _hash(value: object, where: str) -> SlowHash | None:
 def _toml_string(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
+
+
+def roster_for(config: TableConfig) -> Roster | None:
+    """The table's staff roster (``[staff] roster``), read now; ``None`` without ``[staff]``.
+
+    Raises:
+        ConfigError: the file is missing, open to group/others, or names a person badly.
+    """
+    return None if config.staff is None else Roster.load(config.staff.roster)
+
+
+def describe_staff(config: TableConfig) -> list[str]:
+    """``check-config``'s line about the staff roster (read and checked now)."""
+    roster = roster_for(config)
+    if roster is None:
+        return []
+    counts = ", ".join(f"{len(roster.holding(r))} {r}s" for r in STAFF_ROLES)
+    required = config.staff is not None and config.staff.dealer_required
+    dealer = "a round opens only with a dealer on duty" if required else "dealer optional"
+    return [f"staff: roster {roster.source}: {len(roster.people)} people ({counts}); {dealer}"]

@@ -7,10 +7,8 @@ import pytest
 from tablectl.controller.staff.gate import (
     BAD_INPUT,
     LOCKED_OUT,
-    NOT_IN_ROLE,
     PIN_REQUIRED,
     UNKNOWN_BADGE,
-    UNKNOWN_PERSON,
     WRONG_PIN,
     Gate,
     Identity,
@@ -18,6 +16,7 @@ from tablectl.controller.staff.gate import (
     Lockouts,
     Refused,
 )
+from tablectl.controller.staff.roster import NOT_IN_ROLE, UNKNOWN_PERSON
 from tests.support.staff import make_roster
 
 ROSTER = make_roster()

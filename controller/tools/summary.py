@@ -23,10 +23,11 @@ Summary = Callable[[str, Result], str]
 
 def summarize(payload: Mapping[str, Any]) -> str:
     """``TABLE #ROUND text`` for an outcome payload; ``… VOID reason`` for a void; either ends
-    with ``· dealer ID`` when the outcome names its dealer (docs/station.md)."""
+    with ``· dealt by ID`` when the outcome names its dealer (docs/station.md): "dealer" alone
+    is the dealer's hand in a card game's summary."""
     head = _head(payload)
     dealer = payload.get("dealer")
-    tail = f" · dealer {_clip(dealer, 32)}" if isinstance(dealer, str) and dealer else ""
+    tail = f" · dealt by {_clip(dealer, 32)}" if isinstance(dealer, str) and dealer else ""
     if payload.get("status") == "void":
         return _clip(f"{head} VOID {payload.get('reason') or 'no reason'}", tail=tail)
     game = str(payload.get("game") or "")

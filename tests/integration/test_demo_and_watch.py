@@ -49,8 +49,9 @@ def test_demo_shows_settled_spins_and_a_void(tmp_path: Path) -> None:
     assert len(outcomes) == 4, result.stdout[-3000:]
     # The default scenario scripts a misspin on game 3: the view shows its void and reason.
     # Ana Ruiz signed on before the wheel's first game: every outcome names her.
-    assert sum(" ROU-DEMO #000003 VOID same_direction · dealer D-0142" in o for o in outcomes) == 1
-    assert sum(line.endswith(" turns) · dealer D-0142") for line in outcomes) == 3
+    misspin = " ROU-DEMO #000003 VOID same_direction · dealt by D-0142"
+    assert sum(misspin in o for o in outcomes) == 1
+    assert sum(line.endswith(" turns) · dealt by D-0142") for line in outcomes) == 3
     assert " ROU-DEMO status online" in result.stdout
     assert " ROU-DEMO dealer Ana Ruiz (D-0142) on duty" in result.stdout
     assert "no_dealer" not in result.stdout + result.stderr
@@ -100,15 +101,15 @@ def test_demo_runs_card_draw_and_wheel_tables_beside_roulette(tmp_path: Path) ->
     dealers |= {"DC-DEMO": "D-0218", "ULTIMATE-TEX-DEMO": "D-0251"}
     for table, dealer in dealers.items():
         lines = [line for line in outcomes if f" {table} #" in line]
-        assert all(line.endswith(f" · dealer {dealer}") for line in lines[:3]), lines
+        assert all(line.endswith(f" · dealt by {dealer}") for line in lines[:3]), lines
         assert f" {table} dealer " in result.stdout, table
         first = [r for r in _records(roster.parent / f"{table}.sqlite") if r["type"] == "outcome"]
         assert first[0]["dealer"] == dealer, table
     # After three rounds Femi Adeyemi relieves Ben Okafor at the baccarat table, between rounds;
     # R7 (burn_after_dealer_change = 1): the simulated dealer burns a card before the next coup.
     assert " BAC-DEMO dealer Femi Adeyemi (D-0260) on duty" in result.stdout
-    assert all(line.endswith(" · dealer D-0177") for line in baccarat[:3]), baccarat
-    assert all(line.endswith(" · dealer D-0260") for line in baccarat[3:]), baccarat
+    assert all(line.endswith(" · dealt by D-0177") for line in baccarat[:3]), baccarat
+    assert all(line.endswith(" · dealt by D-0260") for line in baccarat[3:]), baccarat
     assert "burn_missed" not in result.stdout + result.stderr
     records = _records(roster.parent / "BAC-DEMO.sqlite")
     change = next(i for i, r in enumerate(records) if r.get("person") == "D-0260")

@@ -137,7 +137,7 @@ def test_the_dealer_on_duty_and_a_change_show_on_the_panel_and_in_the_footer() -
     assert [line.text() for line in floor.footer] == [
         "10:00:01 BAC-1 status online",
         "10:00:01 BAC-1 dealer Ana Ruiz (D-0142) on duty",
-        "10:00:01 BAC-1 #000003 VOID burn_missed · dealer D-0142",
+        "10:00:01 BAC-1 #000003 VOID burn_missed · dealt by D-0142",
         "10:00:01 BAC-1 dealer Femi Adeyemi (D-0260) on duty",
     ]
     # The panel's border says who deals; a narrow one drops the word, never the table's state.

@@ -136,9 +136,10 @@ ROULETTE = {"number": 17, "color": "black", "revolutions": 6}
 def test_an_outcome_names_its_dealer_at_the_end() -> None:
     # docs/station.md: every outcome and void carries the dealer on duty when its round opened.
     settled = _outcome("roulette", "ROU-01", 123, ROULETTE, dealer="D-0142")
-    assert summarize(settled) == "ROU-01 #000123 17 black (6 turns) · dealer D-0142"
+    assert summarize(settled) == "ROU-01 #000123 17 black (6 turns) · dealt by D-0142"
     void = _outcome("roulette", "ROU-01", 3, None, status="void", reason="misspin")
-    assert summarize({**void, "dealer": "D-0142"}) == "ROU-01 #000003 VOID misspin · dealer D-0142"
+    voided = summarize({**void, "dealer": "D-0142"})
+    assert voided == "ROU-01 #000003 VOID misspin · dealt by D-0142"
     # Without a dealer (a table without [staff]) the line is what it always was.
     assert summarize(_outcome("roulette", "ROU-01", 123, ROULETTE)) == (
         "ROU-01 #000123 17 black (6 turns)"
@@ -148,17 +149,17 @@ def test_an_outcome_names_its_dealer_at_the_end() -> None:
 
 def test_a_long_line_is_cut_before_its_dealer() -> None:
     longest = max(PAYLOADS, key=lambda p: len(summarize(p)))
-    assert len(summarize(longest)) + len(" · dealer D-0177") > MAX_LENGTH
+    assert len(summarize(longest)) + len(" · dealt by D-0177") > MAX_LENGTH
     line = summarize({**longest, "dealer": "D-0177"})
     assert len(line) == MAX_LENGTH
-    assert line.endswith("… · dealer D-0177")
-    assert line.startswith(summarize(longest)[: MAX_LENGTH - len(" · dealer D-0177") - 1])
+    assert line.endswith("… · dealt by D-0177")
+    assert line.startswith(summarize(longest)[: MAX_LENGTH - len(" · dealt by D-0177") - 1])
 
 
 def test_a_hostile_dealer_id_stays_one_short_line() -> None:
     dealer = "D-\u202e{x}\n" + "9" * 80
     line = summarize(_outcome("roulette", "ROU-01", 1, ROULETTE, dealer=dealer))
-    assert line.startswith("ROU-01 #000001 17 black (6 turns) · dealer D-(x) 999")
+    assert line.startswith("ROU-01 #000001 17 black (6 turns) · dealt by D-(x) 999")
     assert not {"{", "\n", "\u202e"} & set(line)
     assert line.endswith("…")
     assert len(line) <= MAX_LENGTH

@@ -17,6 +17,7 @@ from tablectl.controller.mqtt.broker import EmbeddedBroker, find_mosquitto
 from tablectl.controller.mqtt.publisher import Publisher
 from tablectl.controller.mqtt.topics import Topics
 from tests.support.mqtt import Subscriber
+from tests.support.waiting import wait_until
 
 ENGINES = [
     pytest.param(
@@ -83,7 +84,11 @@ async def test_publisher_over_embedded_broker(tmp_path: Path) -> None:
                         )
                     )
                     await sub.wait_for(lambda m: m.topic == topics.outcome)
-            assert journal.unpublished() == []
+                    # Delivered to the subscriber is not yet acknowledged to the publisher: the
+                    # records are marked published when their PUBACKs come back.
+                    await wait_until(
+                        lambda: journal.unpublished() == [], 3, what="the PUBACKs to be marked"
+                    )
 
 
 async def test_no_broker_installed_is_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:

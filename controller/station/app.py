@@ -12,7 +12,6 @@ the model of :mod:`.screen` whenever it changes, a comment every 15 s), ``GET /s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict
@@ -36,7 +35,7 @@ from tablectl.controller.station.desk import Credentials, Desk
 from tablectl.controller.station.live import Watch, follow
 from tablectl.controller.station.prompts import Table
 from tablectl.controller.station.screen import model
-from tablectl.controller.tools.dashboard.app import ASGIApp, Guard
+from tablectl.controller.tools.dashboard.app import ASGIApp, Guard, following
 from tablectl.controller.tools.dashboard.subscriber import Broker
 
 STATIC: Final = Path(__file__).resolve().parent / "static"
@@ -185,17 +184,9 @@ def create_app(
     async def no_icon(request: Request) -> Response:
         return Response(status_code=204)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(follow(watch, broker), name="station:mqtt") if broker else None
-        try:
-            yield
-        finally:
-            watch.close()
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-
+    lifespan = following(
+        "station:mqtt", (lambda: follow(watch, broker)) if broker else None, close=watch.close
+    )
     app = Starlette(
         routes=[
             Route("/", page),

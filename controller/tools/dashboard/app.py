@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, MutableMapping
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -69,6 +69,30 @@ def _hostname(host: str) -> str:
     if host.startswith("["):
         return host[1 : host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def following(
+    name: str,
+    follow: Callable[[], Coroutine[Any, Any, None]] | None,
+    close: Callable[[], None] | None = None,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """A Starlette lifespan for a page fed by the broker (the dashboard, the station): ``follow``
+    runs in a task named ``name`` while the app serves (``None``: no broker); at the end
+    ``close`` (what wakes the open streams) and then the task is cancelled and awaited."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        task = asyncio.create_task(follow(), name=name) if follow is not None else None
+        try:
+            yield
+        finally:
+            if close is not None:
+                close()
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    return lifespan
 
 
 class Guard:
@@ -298,20 +322,9 @@ def create_app(
     async def not_found(request: Request, exc: Exception) -> Response:
         return HTMLResponse(not_found_page(floor, request.url.path), status_code=404)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = (
-            asyncio.create_task(keep_following(feed, broker), name="dashboard:mqtt")
-            if broker
-            else None
-        )
-        try:
-            yield
-        finally:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-
+    lifespan = following(
+        "dashboard:mqtt", (lambda: keep_following(feed, broker)) if broker else None
+    )
     app = Starlette(
         routes=[
             Route("/", floor_page),

@@ -345,6 +345,21 @@ def _own(key: bytes, table: str, seq: int, digest: str, body: str) -> bool:
     return mac_matches(key, auth, table, seq, str(digest))
 
 
+def verified_reader(
+    archive: Archive,
+    table: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    key: bytes | None = None,
+) -> ArchiveReader:
+    """``table``'s records up to the archiver's verified head only (issue 26), what every
+    statistic reads: a record past it may be a forgery that a gap or a quarantine has not yet
+    exposed."""
+    head = verified_head(archive, table)
+    return ArchiveReader(archive, table, since=since, until=until, key=key, through=head)
+
+
 def verified_head(archive: Archive, table: str) -> int:
     """How far the archiver has verified ``table``'s chain (``archive_tables.verified_seq``; 0:
     nothing, or no archiver has run on this archive)."""

@@ -51,10 +51,9 @@ async def run_archive_stats(
     if request.config is not None or request.journal is not None or request.device is not None:
         raise DiagError("--dsn reads the archive: not with --config, --journal or --device")
     from tablectl.controller.archive.reader import (  # noqa: PLC0415 - psycopg only here
-        ArchiveReader,
         open_archive,
         table_ids,
-        verified_head,
+        verified_reader,
     )
 
     assert request.dsn is not None
@@ -66,10 +65,7 @@ async def run_archive_stats(
         if not tables:
             raise DiagError(f"{archive.where}: the archive holds no table's records")
         for table in tables:
-            # Only records the archiver verified in their chain count (issue 26): a record past
-            # the verified head may be a forgery that a gap or a quarantine has not yet exposed.
-            head = verified_head(archive, table)
-            whole = ArchiveReader(archive, table, key=request.key, through=head)
+            whole = verified_reader(archive, table, key=request.key)
             game = journal_game(whole)
             if game is None:
                 line = f"{table}: no outcome, shuffle or card in the archive: nothing to analyse"
@@ -86,9 +82,7 @@ async def run_archive_stats(
                 windows = list(month_windows(request.since, request.until, span[0], span[1]))
             variant = request.variant or (_variant(whole) if game == "roulette" else None)
             for since, until in windows:
-                source = ArchiveReader(
-                    archive, table, since=since, until=until, key=request.key, through=head
-                )
+                source = verified_reader(archive, table, since=since, until=until, key=request.key)
                 one = dataclasses.replace(
                     request, dsn=None, journal=source, game=game, variant=variant
                 )
@@ -98,7 +92,7 @@ async def run_archive_stats(
                     note(err if named else out, f"{table}: {exc}", named)
                     status = max(status, int(named))
                     break
-                left_out(notes, table, head, source)
+                left_out(notes, source)
                 if not as_json:
                     out.write("\n")
     if request.key is None:
@@ -106,21 +100,21 @@ async def run_archive_stats(
     return status
 
 
-def left_out(stream: TextIO, table: str, head: int, source: ArchiveReader) -> None:
+def left_out(stream: TextIO, source: ArchiveReader) -> None:
     """Say what the report did not count: records past the verified head, and (with the key)
     records whose own ``auth`` is not the table's."""
     after = source.unverified()
     if after:
         note(
             stream,
-            f"{table}: {after} record(s) after the archive's verified head (seq {head}) left out:"
-            " not yet verified in their chain",
+            f"{source.table}: {after} record(s) after the archive's verified head"
+            f" (seq {source.through}) left out: not yet verified in their chain",
             error=False,
         )
     if source.refused:
         note(
             stream,
-            f"{table}: {source.refused} record(s) left out: their auth does not match the"
+            f"{source.table}: {source.refused} record(s) left out: their auth does not match the"
             " table's key (forged or stripped)",
             error=False,
         )

@@ -573,10 +573,9 @@ def read_archive(request: StatsRequest) -> tuple[DutyReader, str, str]:
     if request.config is not None or request.journal is not None:
         raise DiagError("--dsn reads the archive: not with --config or --journal")
     from tablectl.controller.archive.reader import (  # noqa: PLC0415 - psycopg only here
-        ArchiveReader,
         open_archive,
         table_ids,
-        verified_head,
+        verified_reader,
     )
     from tablectl.controller.journal import AUTHORSHIP_UNVERIFIED  # noqa: PLC0415
     from tablectl.controller.tools.diag.stats.archive import left_out, note  # noqa: PLC0415
@@ -586,18 +585,11 @@ def read_archive(request: StatsRequest) -> tuple[DutyReader, str, str]:
     notes = io.StringIO()
     with open_archive(request.dsn) as archive:
         for table_id in list(request.tables) or table_ids(archive):
-            # Only what the archiver verified counts (issue 26), as for every diag stats report.
-            head = verified_head(archive, table_id)
-            source = ArchiveReader(
-                archive,
-                table_id,
-                since=request.since,
-                until=request.until,
-                key=request.key,
-                through=head,
+            source = verified_reader(
+                archive, table_id, since=request.since, until=request.until, key=request.key
             )
             reader.read(source)
-            left_out(notes, table_id, head, source)
+            left_out(notes, source)
         where = f"archive {archive.where}{window_text(request.since, request.until)}"
     if request.key is None:
         note(notes, AUTHORSHIP_UNVERIFIED, error=False)

@@ -17,6 +17,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Final
 
+from tablectl.controller.core.errors import ControllerError
+
 MIN_COST: Final = 2**14
 """Smallest scrypt ``N`` accepted (OWASP's floor with r=8, p=1: ~16 MiB and tens of ms)."""
 DEFAULT_COST: Final = 2**14
@@ -36,7 +38,7 @@ BADGE_PATTERN: Final = re.compile(r"[\x21-\x7e]{4,64}")
 """What a badge read is: 4 to 64 printable ASCII characters (a HID wedge types them)."""
 
 
-class CredentialError(ValueError):
+class CredentialError(ControllerError, ValueError):
     """A hash string that is not one of ours (its shape or cost)."""
 
 

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from tablectl.controller.core.errors import ControllerError
 from tablectl.controller.core.events import StaffOff, StaffOn, TableEvent
 from tablectl.controller.staff.roster import NOT_IN_ROLE, PERSON_ID, UNKNOWN_PERSON, Roster
 
 NOT_YOURS: Final = "unauthorised"
 
 
-class IdentityError(ValueError):
+class IdentityError(ControllerError, ValueError):
     """A command whose person does not hold up: ``code`` is the refusal's."""
 
     def __init__(self, code: str, message: str) -> None:

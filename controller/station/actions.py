@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tablectl.controller.config import DEFAULT_REQUIRE, SecurityConfig
+from tablectl.controller.core.errors import ControllerError
 from tablectl.controller.mqtt.authority import action_for
 from tablectl.drivers.cards import parse_card
 
@@ -24,7 +25,7 @@ VOID_REASONS: Final = ("misdeal", "card_exposed", "foreign_object", "dealer_erro
 """The reasons a supervisor picks from on the screen (any code the table takes would do)."""
 
 
-class ActionError(ValueError):
+class ActionError(ControllerError, ValueError):
     """An action the station refuses before sending anything (the message is for the screen)."""
 
 

@@ -11,7 +11,6 @@ and the station (:class:`~tablectl.controller.staff.gate.Gate`): logged and coun
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from tablectl.controller.config import SecurityConfig
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.staff.gate import Gate, Identity, Refused
 from tablectl.controller.station.actions import ActionError, Command, Said, build, signers, words
+from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
 log = structlog.get_logger("tablectl.station")
 
@@ -72,7 +72,9 @@ class Desk:
     keys: Mapping[str, bytes]
     send: Send
     state: Callable[[], Mapping[str, Any] | None] = lambda: None
-    clock: Callable[[], float] = time.time
+    clock: Clock = SYSTEM_CLOCK
+    """Lockouts count in monotonic seconds: a step of the wall clock neither ends nor extends
+    one."""
     on_duty: Identity | None = None
     """The dealer signed on at this station."""
     supervisor_called: float | None = None
@@ -93,7 +95,7 @@ class Desk:
             found = await asyncio.to_thread(
                 self.gate.authenticate,
                 role=creds.role,
-                now=self.clock(),
+                now=self.clock.monotonic(),
                 badge=creds.badge,
                 person_id=None if creds.badge else creds.person,
                 pin=creds.pin,
@@ -190,7 +192,7 @@ class Desk:
 
     def call_supervisor(self, *, cancel: bool = False) -> Said:
         """Ask for a supervisor: shown on the screen (the pit sees the station's log line)."""
-        self.supervisor_called = None if cancel else self.clock()
+        self.supervisor_called = None if cancel else self.clock.monotonic()
         who = self.on_duty.person.id if self.on_duty is not None else None
         log.warning("station_supervisor_called", table=self.table_id, person=who, cancel=cancel)
         return Said(True, "Call cancelled" if cancel else "A supervisor is called")

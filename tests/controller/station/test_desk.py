@@ -18,6 +18,7 @@ from tablectl.controller.mqtt.authority import authority_for
 from tablectl.controller.staff.gate import Gate, LockoutPolicy, Lockouts
 from tablectl.controller.station.actions import ActionError, Command, build, signers, words
 from tablectl.controller.station.desk import NEED_SIGNER, Credentials, Desk
+from tablectl.drivers.clock import ManualClock
 from tests.support.staff import make_roster
 
 KEY = b"k" * 32
@@ -124,6 +125,21 @@ async def test_wrong_pins_lock_the_person_and_are_counted(table: _Table) -> None
     assert desk.gate.lockouts.failures_total == 3
     assert desk.gate.lockouts.lockouts_total >= 1
     assert not table.sent  # nothing reached the table
+
+
+async def test_a_lockout_runs_on_monotonic_time_through_wall_clock_steps(table: _Table) -> None:
+    clock = ManualClock(start=1_000_000.0)
+    desk = _desk(table, max_failures=2, window=60.0, lock_seconds=600.0)
+    desk.clock = clock
+    wrong = Credentials("dealer", person="D-0177", pin="0000")
+    right = Credentials("dealer", person="D-0177", pin="7730")
+    assert [(await desk.sign_on(wrong)).code for _ in range(2)] == ["wrong_pin", "locked_out"]
+    clock.step_wall(3600.0)  # NTP (or an operator) steps the wall clock an hour ahead
+    assert (await desk.sign_on(right)).code == "locked_out"
+    clock.step_wall(-7200.0)  # and back: the lockout is not made longer either
+    clock.advance(601.0)
+    said = await desk.sign_on(right)
+    assert said.ok, said
 
 
 async def test_refusals_and_silence_in_words(table: _Table) -> None:

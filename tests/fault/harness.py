@@ -46,6 +46,7 @@ import aiomqtt
 from tablectl.controller.journal import GENESIS_HASH, Journal, record_hash
 from tablectl.controller.journal.files import list_archives
 from tablectl.simulators.ss2 import DEFAULT_MODE
+from tests.support.live_journal import read_rows
 from tests.support.processes import REPO, end_process, log_tail, write_config
 
 __all__ = [
@@ -237,8 +238,9 @@ def read_journal(path: Path) -> list[Row]:
         archives = [a.path for a in list_archives(path)]
         try:
             rows = [row for file in [*archives, path] for row in _read_file(file)]
-        except sqlite3.OperationalError:
-            # The live file renamed under the reader (a rotation): "disk I/O error". Again.
+        except sqlite3.DatabaseError:
+            # The live file renamed under the reader (a rotation): "disk I/O error", or the old
+            # file read with the new one's WAL: "malformed". Again.
             time.sleep(0.05)
             continue
         if [a.path for a in list_archives(path)] == archives:
@@ -248,21 +250,8 @@ def read_journal(path: Path) -> list[Row]:
 
 def _read_file(path: Path) -> list[Row]:
     """Every row of one journal file (``[]`` when it does not exist yet, or was just rotated
-    away)."""
-    if not path.exists():
-        return []
-    conn = sqlite3.connect(path, timeout=10)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        rows = conn.execute(
-            "SELECT seq, body, prev_hash, hash FROM records ORDER BY seq"
-        ).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return []
-        raise
-    finally:
-        conn.close()
+    away), read-only (:mod:`tests.support.live_journal` says why)."""
+    rows = read_rows(path, "SELECT seq, body, prev_hash, hash FROM records ORDER BY seq")
     return [Row(int(s), str(b).encode("utf-8"), str(p), str(h)) for s, b, p, h in rows]
 
 

@@ -29,7 +29,6 @@ import asyncio
 import itertools
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 import urllib.request
@@ -54,6 +53,7 @@ from tests.fault.harness import (
     records,
     set_clock_offset,
 )
+from tests.support.live_journal import read_rows
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.processes import REPO
 
@@ -180,11 +180,8 @@ async def _wait_for(
 def _unpublished(live: Path) -> int:
     total = 0
     for path in [*(a.path for a in list_archives(live)), live]:
-        conn = sqlite3.connect(path)
-        try:
-            total += conn.execute("SELECT count(*) FROM records WHERE published = 0").fetchone()[0]
-        finally:
-            conn.close()
+        rows = read_rows(path, "SELECT count(*) FROM records WHERE published = 0")
+        total += rows[0][0] if rows else 0
     return total
 
 

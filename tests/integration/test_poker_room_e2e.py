@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from tablectl.controller.core.events import BetsClosed, Confirm, RoundOpen
 from tablectl.controller.lab.tables import ScriptedTableSim, start_scripted_table
 from tablectl.controller.service.app import TableApp, open_table
 from tablectl.drivers.shuffler.driver import ShufflerDriver
+from tests.support.live_journal import read_rows
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 from tests.support.waiting import wait_until
@@ -134,10 +134,6 @@ async def test_the_misdeals_a_shoe_sees_are_flagged_on_the_broker(
 
 def _journal_cards(path: Path) -> dict[int, str]:
     """Every journaled card's face by ``seq`` (the journal holds them in full)."""
-    conn = sqlite3.connect(path)
-    try:
-        rows = conn.execute("SELECT seq, body FROM records").fetchall()
-    finally:
-        conn.close()
+    rows = read_rows(path, "SELECT seq, body FROM records")
     bodies = [(int(seq), json.loads(body)) for seq, body in rows]
     return {seq: body["card"] for seq, body in bodies if body["type"] == "card"}

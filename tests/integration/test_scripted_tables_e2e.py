@@ -25,6 +25,7 @@ from tablectl.controller.lab.dealer import DealerPace
 from tablectl.controller.lab.tables import start_scripted_table
 from tablectl.controller.service.app import open_table
 from tablectl.controller.tools.cli import main
+from tests.support.live_journal import read_rows
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Subscriber
 
@@ -123,13 +124,7 @@ async def test_a_simulated_shoe_deals_the_game_end_to_end(
 
 
 def _journal_cards(path: Path) -> dict[int, str]:
-    import sqlite3  # noqa: PLC0415
-
-    conn = sqlite3.connect(path)
-    try:
-        rows = conn.execute("SELECT seq, body FROM records").fetchall()
-    finally:
-        conn.close()
+    rows = read_rows(path, "SELECT seq, body FROM records")
     out: dict[int, str] = {}
     for seq, body in rows:
         record = json.loads(body)

@@ -28,6 +28,7 @@ from tablectl.controller.mqtt.outbound import published_payload
 from tablectl.controller.service.app import build_engine_for
 from tablectl.controller.tools.cli import main as tablectl
 from tests.fault.harness import Lane
+from tests.support.live_journal import read_rows
 from tests.support.processes import REPO, end_process, log_tail
 
 __all__ = [
@@ -126,20 +127,7 @@ class ArchiverProcess:
 def journal_bodies(journal: Path, key: bytes | None = None) -> dict[int, bytes]:
     """``seq`` → the bytes the table publishes for it (read beside a live writer); ``key``: the
     journal's, which a card published withheld carries the MAC of (``withheld_auth``)."""
-    import sqlite3  # noqa: PLC0415
-
-    if not journal.exists():
-        return {}
-    conn = sqlite3.connect(journal, timeout=10)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        rows = conn.execute("SELECT seq, type, body FROM records ORDER BY seq").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return {}  # the controller is creating it
-        raise
-    finally:
-        conn.close()
+    rows = read_rows(journal, "SELECT seq, type, body FROM records ORDER BY seq")
     return {int(s): published_payload(str(t), str(b).encode("utf-8"), key) for s, t, b in rows}
 
 

@@ -41,7 +41,7 @@ from tablectl.controller.core.time import format_moment
 from tablectl.controller.journal import canonical_json
 from tests.controller.archive.published import publish_journal
 from tests.fault.harness import Lane
-from tests.support.archive import ArchiverProcess, wait_archived, wait_played
+from tests.support.archive import ArchiverProcess, wait_archived, wait_played, wait_subscribed
 from tests.support.mosquitto import MosquittoProcess, free_port
 from tests.support.mqtt import Received, Subscriber
 from tests.support.postgres import PostgresServer, private_postgres
@@ -332,8 +332,7 @@ async def test_poison_messages_are_quarantined_and_kill_no_archiver_of_a_group(
             for archiver in archivers:
                 archiver.start()
             try:
-                await wait_played([lane], 1)
-                await wait_archived(postgres_dsn, {lane.table: lane.journal}, 40)
+                await _group_ready(mosquitto, postgres_dsn, lane, archivers)
                 poison, big = _poison(lane.table)
                 await _publish(mosquitto, poison)
                 await _wait_quarantined(postgres_dsn, 11, archivers)
@@ -385,6 +384,16 @@ async def test_poison_messages_are_quarantined_and_kill_no_archiver_of_a_group(
             finally:
                 for archiver in archivers:
                     archiver.kill()
+
+
+async def _group_ready(
+    broker: MosquittoProcess, dsn: str, lane: Lane, archivers: Sequence[ArchiverProcess]
+) -> None:
+    """The table played, the group archived it, and every archiver of the group is subscribed
+    (each counts the poison's replies: that subscription is not shared)."""
+    await wait_played([lane], 1)
+    await wait_archived(dsn, {lane.table: lane.journal}, 40)
+    await wait_subscribed(broker, archivers)
 
 
 async def _counters(

@@ -18,17 +18,21 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 
 from tablectl.controller.config import load_config
+from tablectl.controller.core.time import format_moment
 from tablectl.controller.engines.replay import run_replay
 from tablectl.controller.mqtt.outbound import published_payload
 from tablectl.controller.service.app import build_engine_for
 from tablectl.controller.tools.cli import main as tablectl
 from tests.fault.harness import Lane
 from tests.support.live_journal import read_rows
+from tests.support.mosquitto import MosquittoProcess
+from tests.support.mqtt import Received, Subscriber
 from tests.support.processes import REPO, end_process, log_tail
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "same_outcomes",
     "wait_archived",
     "wait_played",
+    "wait_subscribed",
     "write_key",
 ]
 
@@ -88,6 +93,12 @@ class ArchiverProcess:
     extra: Sequence[str] = ()
     proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
     starts: int = field(default=0, init=False)
+    started: str = field(default="", init=False)
+    """When :meth:`start` last ran, as the archiver writes its ``ts`` (UTC, ``Z``)."""
+
+    @property
+    def status_topic(self) -> str:
+        return f"{self.prefix}/_archive/{self.name}/status"
 
     @property
     def log(self) -> Path:
@@ -95,6 +106,7 @@ class ArchiverProcess:
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.started = format_moment(datetime.now(UTC))
         args = [
             *("--log-format", "json", "archive"),
             *("--url", self.url, "--dsn", self.dsn, "--prefix", self.prefix),
@@ -122,6 +134,28 @@ class ArchiverProcess:
 
     def log_tail(self, chars: int = 3000) -> str:
         return log_tail(self.log, chars)
+
+
+async def wait_subscribed(
+    broker: MosquittoProcess,
+    archivers: Sequence[ArchiverProcess],
+    timeout: float = 30.0,  # noqa: ASYNC109
+) -> None:
+    """Each archiver connected and subscribed since its last start: its ``online`` status, which
+    it sends right after its subscriptions. An archiver still starting misses what is published
+    meanwhile on a topic it reads alone (``cmd/resend/reply``: not a shared subscription)."""
+
+    def online(message: Received, archiver: ArchiverProcess) -> bool:
+        status = message.json()
+        return status.get("state") == "online" and str(status.get("ts", "")) >= archiver.started
+
+    async with Subscriber(broker.host, broker.port, [a.status_topic for a in archivers]) as seen:
+        await seen.wait_until(
+            lambda got: all(
+                any(m.topic == a.status_topic and online(m, a) for m in got) for a in archivers
+            ),
+            timeout=timeout,
+        )
 
 
 def journal_bodies(journal: Path, key: bytes | None = None) -> dict[int, bytes]:

@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.fault.harness import Lane
-from tests.support.archive import ArchiverProcess, check_archived, wait_archived, wait_played
+from tests.support.archive import (
+    ArchiverProcess,
+    check_archived,
+    wait_archived,
+    wait_played,
+    wait_subscribed,
+)
 from tests.support.mosquitto import Bridge, MosquittoProcess
 from tests.support.mqtt import Received, Subscriber
 from tests.support.rabbitmq import RabbitMQNode, rabbitmq_unavailable
@@ -58,6 +64,7 @@ async def test_two_archivers_share_the_work_and_store_each_record_once(
         try:
             for archiver in archivers:
                 archiver.start()
+            await wait_subscribed(mosquitto, archivers)  # each must get a share of the work
             for seed, lane in enumerate(lanes, 1):
                 await asyncio.to_thread(lane.start_sim, ["--seed", str(seed)])
                 lane.start_ctl()

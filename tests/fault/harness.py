@@ -616,8 +616,14 @@ class Lane:
         self.sim_where = line.decode().split(" ", 2)[2].strip()
 
     def kill_sim(self) -> None:
+        """SIGKILL the wheel, then drop its pty link as its own exit would have: a killed
+        simulator leaves the link at ``/dev/pts/N``, the kernel gives N to the next pty opened
+        (another lane's wheel, a test's), and this lane's controller, reopening its link, took
+        that wheel (seen: a roulette test's controller locked out of its own port for 5 s)."""
         _kill(self.sim, signal.SIGKILL)
         self.sim = None
+        if self.link.is_symlink():
+            self.link.unlink(missing_ok=True)
 
     # -- the controller ----------------------------------------------------------------------
 

@@ -473,7 +473,7 @@ def parse_event(obj: object) -> TableEvent:
     if not isinstance(obj, Mapping):
         raise EventFormatError(f"an event must be a JSON object, got {type(obj).__name__}")
     kind = obj.get("type")
-    if kind not in EVENT_TYPES:
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:  # a list or a dict is unhashable
         known = ", ".join(sorted(EVENT_TYPES))
         raise EventFormatError(f"unknown event type {kind!r} (known: {known})")
     try:

@@ -163,7 +163,7 @@ def _person(entry: object, where: str, salt: bytes) -> Person:
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise ConfigError(f"{where}: name must be 1 to 64 printable characters")
     roles = entry.get("roles")
-    if not isinstance(roles, list) or not roles or not set(roles) <= set(STAFF_ROLES):
+    if not isinstance(roles, list) or not roles or any(r not in STAFF_ROLES for r in roles):
         raise ConfigError(f"{where}: roles must be a non-empty list of {', '.join(STAFF_ROLES)}")
     pin = _hash(entry.get("pin"), f"{where}: pin")
     if pin is None:

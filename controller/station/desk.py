@@ -21,6 +21,7 @@ import structlog
 from tablectl.controller.config import SecurityConfig
 from tablectl.controller.mqtt.security import sign_command
 from tablectl.controller.staff.gate import Gate, Identity, Refused
+from tablectl.controller.staff.roster import STAFF_ROLES
 from tablectl.controller.station.actions import ActionError, Command, Said, build, signers, words
 from tablectl.drivers.clock import SYSTEM_CLOCK, Clock
 
@@ -31,7 +32,6 @@ Send = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
 NEED_SIGNER: Final = "need_signer"
 """The screen's code for "a supervisor (or technician) must authenticate for this"."""
-STAFF_ROLES: Final = ("dealer", "supervisor", "technician")
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,9 @@ async def test_void_command_voids_the_round_and_is_journaled_as_manual(tmp_path:
         ("void", b'{"reason": "x", "by": 5}', "'by' must be a string"),
         ("event", b'{"event": {"type": "card"}}', "bad card event: card: Field required"),
         ("event", b'{"event": 3}', "event needs an 'event' object"),
+        # An unhashable type was a TypeError ("internal error") until hypothesis found it.
+        ("event", b'{"event": {"type": []}}', "unknown event type []"),
+        ("event", b'{"event": {"type": {"a": 1}}}', "unknown event type {'a': 1}"),
         ("clear_fault", b'{"device": "wheel", "code": "x"}', "fault 'x' is not latched"),
         ("reboot", b"{}", "unknown command 'reboot'"),
     ],

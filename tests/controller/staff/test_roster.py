@@ -93,6 +93,7 @@ def _person(raw: dict[str, object], index: int) -> dict[str, object]:
         (lambda r: _person(r, 1).update(id="D-0142"), "person 2: id 'D-0142' appears twice"),
         (lambda r: _person(r, 0).update(roles=["boss"]), r"person 1 \(D-0142\): roles must"),
         (lambda r: _person(r, 0).update(roles=[]), r"person 1 \(D-0142\): roles must"),
+        (lambda r: _person(r, 0).update(roles=[["dealer"]]), r"person 1 \(D-0142\): roles must"),
         (lambda r: _person(r, 0).update(pin="4821"), r"\(D-0142\): pin: not a hash"),
         (lambda r: _person(r, 0).pop("pin"), r"\(D-0142\): pin: a hash is required"),
         (lambda r: _person(r, 0).update(id="has space"), r"person 1: id must match"),

@@ -198,6 +198,13 @@ class ArchiveReader:
         """Records ``rows`` left out because their ``auth`` did not match ``key`` (or was
         missing)."""
 
+    def window(self, since: datetime | None, until: datetime | None) -> ArchiveReader:
+        """The same table, key and verified head, within ``[since, until)``: every window of one
+        report counts up to one head."""
+        return ArchiveReader(
+            self.archive, self.table, since=since, until=until, key=self.key, through=self.through
+        )
+
     def __str__(self) -> str:
         window = ""
         if self.since is not None or self.until is not None:

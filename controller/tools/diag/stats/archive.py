@@ -82,7 +82,7 @@ async def run_archive_stats(
                 windows = list(month_windows(request.since, request.until, span[0], span[1]))
             variant = request.variant or (_variant(whole) if game == "roulette" else None)
             for since, until in windows:
-                source = verified_reader(archive, table, since=since, until=until, key=request.key)
+                source = whole.window(since, until)
                 one = dataclasses.replace(
                     request, dsn=None, journal=source, game=game, variant=variant
                 )

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from tablectl.controller.core.errors import ConfigError
 from tablectl.controller.lab.crew import CREW
 from tablectl.controller.staff.roster import Roster
 from tablectl.controller.tools.watch import Line, format_message
+from tests.support.live_journal import read_rows
 from tests.support.mosquitto import MosquittoProcess, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,8 +143,9 @@ def test_the_example_roster_holds_real_hashes_of_the_demo_crews_documented_pins(
 
 
 def _records(journal: Path) -> list[dict[str, Any]]:
-    with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True)) as db:
-        return [json.loads(body) for (body,) in db.execute("SELECT body FROM records ORDER BY seq")]
+    return [
+        json.loads(body) for (body,) in read_rows(journal, "SELECT body FROM records ORDER BY seq")
+    ]
 
 
 async def _start_watch(url: str, *args: str) -> asyncio.subprocess.Process:

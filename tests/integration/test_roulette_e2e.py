@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import select
-import sqlite3
 import tty
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from tablectl.controller.journal import Journal
 from tablectl.simulators.ss2 import DEFAULT_MODE
+from tests.support.live_journal import read_rows
 from tests.support.mosquitto import MosquittoProcess
 from tests.support.mqtt import Received, Subscriber, TcpProxy
 from tests.support.processes import Process, start_controller, start_simulator, write_config
@@ -76,16 +76,8 @@ def _count_settled(n: int) -> Any:
 def _journaled_after(journal: Path, kind: str, seq: int) -> bool:
     """Whether the live journal (read-only, beside its writer) has a ``kind`` record after
     ``seq``."""
-    conn = sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        row = conn.execute(
-            "SELECT 1 FROM records WHERE type = ? AND seq > ? LIMIT 1", (kind, seq)
-        ).fetchone()
-    except sqlite3.OperationalError:  # e.g. busy for a moment: ask again
-        return False
-    finally:
-        conn.close()
-    return row is not None
+    sql = "SELECT 1 FROM records WHERE type = ? AND seq > ? LIMIT 1"
+    return bool(read_rows(journal, sql, (kind, seq)))
 
 
 def _void_after_settled(messages: list[Received]) -> bool:

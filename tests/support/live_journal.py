@@ -27,23 +27,23 @@ _PAUSE_S = 0.02
 def read_rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """The rows of ``sql`` on the journal file ``path``, opened read-only; ``[]`` when the file
     does not exist (yet, or any more: rotated away) or its schema is not written yet."""
-    for attempt in range(_TRIES):
-        if not path.exists():
-            return []
+    for _ in range(_TRIES - 1):
         try:
             return _read_once(path, sql, params)
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return []  # the controller is creating it
-            if attempt == _TRIES - 1:
-                raise
-        time.sleep(_PAUSE_S)
-    raise AssertionError("unreachable")
+        except sqlite3.OperationalError:
+            time.sleep(_PAUSE_S)  # a rotation under the reader: again
+    return _read_once(path, sql, params)
 
 
 def _read_once(path: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    if not path.exists():
+        return []
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
     try:
         return list(conn.execute(sql, params).fetchall())
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []  # the controller is creating it
+        raise
     finally:
         conn.close()
